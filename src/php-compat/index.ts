@@ -1,0 +1,11 @@
+/**
+ * Everything that exists only to behave exactly like PHP (Generic Extractor's runtime): the
+ * value model, JSON decoding/encoding, float rendering, serialize(), query strings.
+ * The rest of gex reads as ordinary TypeScript on top of these.
+ */
+export * from './values.js';
+export * from './float-format.js';
+export * from './json-decode.js';
+export * from './json-encode.js';
+export * from './serialize.js';
+export * from './query-string.js';

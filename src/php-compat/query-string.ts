@@ -1,0 +1,70 @@
+import { formatFloat } from './float-format.js';
+import { PhpFloat, type JsonObject, type JsonValue } from './values.js';
+
+/** PHP `urlencode`: keeps `A-Z a-z 0-9 - _ .`, space becomes `+`, every other byte `%XX`. */
+export function phpUrlencode(s: string): string {
+  return encodeBytes(s, /[A-Za-z0-9_.-]/, true);
+}
+
+/** PHP `rawurlencode` (RFC 3986): keeps `A-Z a-z 0-9 - _ . ~`, space becomes `%20`. */
+export function phpRawUrlencode(s: string): string {
+  return encodeBytes(s, /[A-Za-z0-9_.~-]/, false);
+}
+
+function encodeBytes(s: string, keep: RegExp, plusForSpace: boolean): string {
+  if (/^[A-Za-z0-9_.-]*$/.test(s)) return s;
+  let out = '';
+  for (const ch of s) {
+    if (keep.test(ch)) out += ch;
+    else if (plusForSpace && ch === ' ') out += '+';
+    else for (const b of Buffer.from(ch, 'utf8')) out += '%' + b.toString(16).toUpperCase().padStart(2, '0');
+  }
+  return out;
+}
+
+/** PHP `urldecode`: `+` is a space, `%XX` a byte; malformed sequences stay as they are. */
+export function phpUrldecode(s: string): string {
+  return percentDecode(s.replace(/\+/g, ' '));
+}
+
+/** PHP `rawurldecode`. */
+export function percentDecode(s: string): string {
+  if (!s.includes('%')) return s;
+  const bytes: number[] = [];
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (c === '%' && /^[0-9A-Fa-f]{2}$/.test(s.slice(i + 1, i + 3))) {
+      bytes.push(parseInt(s.slice(i + 1, i + 3), 16));
+      i += 2;
+    } else bytes.push(...Buffer.from(c, 'utf8'));
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+/** String form of a scalar inside http_build_query: booleans are `1`/`0`, floats 14 digits. */
+function queryScalar(v: JsonValue): string {
+  if (v === true) return '1';
+  if (v === false) return '0';
+  if (v instanceof PhpFloat) return formatFloat(v.value, 14, 'E');
+  return String(v);
+}
+
+/**
+ * PHP `http_build_query` (PHP_QUERY_RFC1738): insertion order, nulls and empty arrays omitted,
+ * nested values as `key[sub]` with the brackets percent-encoded, list items by index.
+ */
+export function phpHttpBuildQuery(params: JsonObject | JsonValue[]): string {
+  const pieces: string[] = [];
+  build(params, null, pieces);
+  return pieces.join('&');
+}
+
+function build(value: JsonObject | JsonValue[], prefix: string | null, pieces: string[]): void {
+  const entries: Iterable<[string | number, JsonValue]> = Array.isArray(value) ? value.entries() : value.entries();
+  for (const [key, v] of entries) {
+    const k = prefix === null ? String(key) : `${prefix}[${key}]`;
+    if (v === null) continue;
+    if (Array.isArray(v) || v instanceof Map) build(v, k, pieces);
+    else pieces.push(`${phpUrlencode(k)}=${phpUrlencode(queryScalar(v))}`);
+  }
+}

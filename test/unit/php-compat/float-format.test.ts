@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { formatFloat } from '../../../src/php-compat/index.js';
+
+describe('php-compat: float rendering', () => {
+  const csv: Array<[number, string]> = [
+    [1.0, '1'],
+    [0.1, '0.1'],
+    [0.1 + 0.2, '0.3'],
+    [1e2, '100'],
+    [1.5e-7, '1.5E-7'],
+    [1e14, '1.0E+14'],
+    [99999999999999.0, '99999999999999'],
+    [0.00001234, '1.234E-5'],
+    [0.0001, '0.0001'],
+    [1e20, '1.0E+20'],
+    [123456789012345678901, '1.2345678901235E+20'],
+    [3.14159265358979323, '3.1415926535898'],
+    [-0.0, '-0'],
+    [-2.5, '-2.5'],
+    [10000000000000.5, '10000000000000'],
+    [10000000000001.5, '10000000000002'],
+    [1.5, '1.5'],
+  ];
+  for (const [value, expected] of csv) {
+    it(`precision 14: ${value} -> ${expected}`, () => assert.equal(formatFloat(value, 14, 'E'), expected));
+  }
+
+  const p17: Array<[number, string]> = [
+    [0.1, '0.10000000000000001'],
+    [1.0, '1'],
+    [1.5e-7, '1.4999999999999999e-7'],
+    [1e20, '1.0e+20'],
+    [1e25, '1.0000000000000001e+25'], // 1e25 is not exact in binary: 17 digits show it
+  ];
+  for (const [value, expected] of p17) {
+    it(`precision 17: ${value} -> ${expected}`, () => assert.equal(formatFloat(value, 17, 'e'), expected));
+  }
+
+  it('shortest round-trip form for request bodies', () => {
+    assert.equal(formatFloat(0.1 + 0.2, 'shortest', 'e'), '0.30000000000000004');
+    assert.equal(formatFloat(1.0, 'shortest', 'e'), '1');
+    assert.equal(formatFloat(0.1, 'shortest', 'e'), '0.1');
+  });
+
+  it('renders infinities like PHP', () => {
+    assert.equal(formatFloat(Infinity), 'INF');
+    assert.equal(formatFloat(-Infinity), '-INF');
+  });
+});
