@@ -9,3 +9,5 @@ export * from './json-decode.js';
 export * from './json-encode.js';
 export * from './serialize.js';
 export * from './query-string.js';
+export * from './build-url.js';
+export * from './guzzle-uri.js';

@@ -1,3 +1,5 @@
+import { formatFloat } from './float-format.js';
+
 /**
  * The value model shared by the whole extractor.
  *
@@ -139,4 +141,42 @@ export function deepEqual(a: JsonValue, b: JsonValue): boolean {
     return true;
   }
   return false;
+}
+
+/** PHP string conversion of a scalar: `true` is "1", `false` and null are "", floats 14 digits. */
+export function phpToString(v: JsonValue | undefined): string {
+  if (v === null || v === undefined || v === false) return '';
+  if (v === true) return '1';
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'bigint') return String(v);
+  if (v instanceof PhpFloat) return formatFloat(v.value, 14, 'E');
+  return Array.isArray(v) ? 'Array' : 'Object';
+}
+
+/**
+ * PHP `array_replace_recursive` on configuration values (PHP arrays): keys of `replacement`
+ * replace those of `base` in place (new keys are appended); where both sides hold arrays the
+ * merge recurses, so lists are merged index by index and an empty array replaces nothing.
+ */
+export function arrayReplaceRecursive(base: JsonValue, replacement: JsonValue): JsonValue {
+  const isArray = (v: JsonValue | undefined): v is JsonObject | JsonValue[] => Array.isArray(v) || v instanceof Map;
+  if (!isArray(base) || !isArray(replacement)) return replacement;
+  if (Array.isArray(base) && Array.isArray(replacement)) {
+    const result = base.slice();
+    replacement.forEach((v, i) => {
+      result[i] = i < base.length && isArray(base[i]) && isArray(v) ? arrayReplaceRecursive(base[i], v) : v;
+    });
+    return result;
+  }
+  const result = toPhpArrayMap(base);
+  for (const [k, v] of toPhpArrayMap(replacement)) {
+    const current = result.get(k);
+    result.set(k, current !== undefined && isArray(current) && isArray(v) ? arrayReplaceRecursive(current, v) : v);
+  }
+  return result;
+}
+
+/** A list as the PHP array it is (index keys), a map copied. */
+export function toPhpArrayMap(v: JsonObject | JsonValue[]): JsonObject {
+  return Array.isArray(v) ? new Map(v.map((x, i) => [String(i), x])) : new Map(v);
 }

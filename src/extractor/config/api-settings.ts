@@ -1,0 +1,134 @@
+import { ConfigError, UserError } from '../../common/errors.js';
+import {
+  isJsonObject,
+  isNumericString,
+  phpEmpty,
+  phpIntCast,
+  phpToString,
+  toPhpArrayMap,
+  type JsonObject,
+  type JsonValue,
+} from '../../php-compat/index.js';
+
+export interface RetrySettings {
+  maxRetries: number;
+  retryHeader: string;
+  httpCodes: number[];
+  curlCodes: number[];
+  /** longest wait a Retry-After header may impose before we give up (GE has no ceiling) */
+  maxRetryWaitMs: number;
+  /** first exponential backoff delay; doubles per retry (GE: 1 s) */
+  backoffBaseMs: number;
+}
+
+/** `parameters.api` resolved for one configuration (iteration). */
+export interface ApiSettings {
+  baseUrl: string;
+  name: string;
+  pagination: JsonValue | undefined;
+  /** client default headers: `api.http.headers` overlaid by `config.http.headers` */
+  clientHeaders: JsonObject;
+  /** `api.http.defaultOptions` merged under every job request */
+  defaultParams: JsonObject;
+  defaultHeaders: JsonObject;
+  ignoreErrors: number[];
+  connectTimeoutMs: number;
+  requestTimeoutMs: number;
+  retry: RetrySettings;
+}
+
+export const DEFAULT_RETRY: RetrySettings = {
+  maxRetries: 10,
+  retryHeader: 'Retry-After',
+  httpCodes: [500, 502, 503, 504, 408, 420, 429],
+  curlCodes: [28, 6, 7, 35, 52, 56],
+  maxRetryWaitMs: 600_000,
+  backoffBaseMs: 1000,
+};
+
+function objectOf(value: JsonValue | undefined, path: string): JsonObject {
+  if (phpEmpty(value)) return new Map();
+  if (isJsonObject(value) || Array.isArray(value)) return toPhpArrayMap(value);
+  throw new ConfigError(path, 'must be an object');
+}
+
+function integerList(value: JsonValue | undefined, fallback: number[]): number[] {
+  if (!Array.isArray(value)) return fallback;
+  // GE compares codes strictly as integers: "500" never matches
+  return value.filter((v): v is number => typeof v === 'number');
+}
+
+/** A number of seconds from configuration, in milliseconds; `fallbackMs` when absent or not positive. */
+function seconds(value: JsonValue | undefined, fallbackMs: number, zeroAllowed = false): number {
+  if (value === undefined || value === null || value === '') return fallbackMs;
+  const text = phpToString(value);
+  const n = isNumericString(text) ? Number(text) : NaN;
+  return Number.isFinite(n) && (n > 0 || (zeroAllowed && n === 0)) ? n * 1000 : fallbackMs;
+}
+
+export function parseRetrySettings(value: JsonValue | undefined, path: string): RetrySettings {
+  const retry = objectOf(value, path);
+  const http = objectOf(retry.get('http'), `${path}.http`);
+  const curl = objectOf(retry.get('curl'), `${path}.curl`);
+  const maxRetries = retry.get('maxRetries');
+  const maxWait = retry.get('maxRetryWait');
+  const backoff = retry.get('backoffBase');
+  return {
+    maxRetries: maxRetries === undefined || maxRetries === null ? DEFAULT_RETRY.maxRetries : Math.max(0, phpIntCast(maxRetries)),
+    retryHeader: phpToString(http.get('retryHeader') ?? retry.get('headerName')) || DEFAULT_RETRY.retryHeader,
+    httpCodes: integerList(http.get('codes') ?? retry.get('httpCodes'), DEFAULT_RETRY.httpCodes),
+    curlCodes: integerList(curl.get('codes') ?? retry.get('curlCodes'), DEFAULT_RETRY.curlCodes),
+    maxRetryWaitMs: seconds(maxWait, DEFAULT_RETRY.maxRetryWaitMs, true),
+    backoffBaseMs: seconds(backoff, DEFAULT_RETRY.backoffBaseMs),
+  };
+}
+
+function parseBaseUrl(value: JsonValue | undefined): string {
+  const path = 'parameters.api.baseUrl';
+  if (isJsonObject(value)) {
+    throw new ConfigError(path, 'user functions in baseUrl are not supported yet', 'Write the base URL as a plain string');
+  }
+  const url = phpToString(value);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError(path, `${JSON.stringify(url)} is not a valid URL`, 'Use an absolute http(s) URL such as "https://api.example.com/v1/"');
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new ConfigError(path, `${JSON.stringify(url)} is not an http(s) URL`, 'Use an absolute http(s) URL');
+  }
+  return url;
+}
+
+/** Builds the API settings of one configuration from `parameters.api` and `config` (attributes). */
+export function buildApiSettings(api: JsonObject, config: JsonObject): ApiSettings {
+  const http = objectOf(api.get('http'), 'parameters.api.http');
+  const configHttp = objectOf(config.get('http'), 'parameters.config.http');
+  const configHeaders = objectOf(configHttp.get('headers'), 'parameters.config.http.headers');
+  const required = http.get('requiredHeaders');
+  if (Array.isArray(required)) {
+    for (const name of required) {
+      const header = phpToString(name);
+      if (phpEmpty(configHeaders.get(header))) {
+        throw new UserError(`Missing required header ${header} in 'config.http.headers'. Set parameters.config.http.headers.${header}.`);
+      }
+    }
+  }
+  const clientHeaders = objectOf(http.get('headers'), 'parameters.api.http.headers');
+  for (const [k, v] of configHeaders) clientHeaders.set(k, v);
+  const defaults = objectOf(http.get('defaultOptions'), 'parameters.api.http.defaultOptions');
+  const name = api.get('name');
+  return {
+    baseUrl: parseBaseUrl(api.get('baseUrl')),
+    name: phpEmpty(name) ? 'generic' : phpToString(name),
+    pagination: api.get('pagination'),
+    clientHeaders,
+    defaultParams: objectOf(defaults.get('params'), 'parameters.api.http.defaultOptions.params'),
+    defaultHeaders: objectOf(defaults.get('headers'), 'parameters.api.http.defaultOptions.headers'),
+    ignoreErrors: integerList(http.get('ignoreErrors'), []),
+    connectTimeoutMs: seconds(http.get('connectTimeout'), 30_000),
+    requestTimeoutMs: seconds(http.get('requestTimeout'), 300_000),
+    retry: parseRetrySettings(api.get('retryConfig'), 'parameters.api.retryConfig'),
+  };
+}

@@ -1,0 +1,153 @@
+/**
+ * JSON Schema of the `parameters` Generic Extractor accepts. It is deliberately as lenient as GE
+ * where GE is lenient (numeric strings, PHP truthiness, unknown keys are ignored) and strict where
+ * GE fails at run time, so that a mistake is reported before any request is sent. The same schema
+ * is published as the `ex-generic-v2` component's `configurationSchema`.
+ */
+
+const integerLike = {
+  anyOf: [{ type: 'integer' }, { type: 'string', pattern: '^\\s*-?\\d+\\s*$' }],
+};
+const phpBoolean = { type: ['boolean', 'integer', 'string', 'null'] };
+const valueOrFunction = { type: ['string', 'number', 'boolean', 'object', 'null'] };
+
+const jobSchema = {
+  type: 'object',
+  required: ['endpoint'],
+  properties: {
+    endpoint: { type: 'string', minLength: 1, description: 'a path relative to api.baseUrl (e.g. "users") or an absolute URL' },
+    params: {
+      anyOf: [{ type: ['object', 'array', 'null'] }, { enum: ['', '0', 0, false] }],
+      description: 'an object of request parameters, e.g. {"type": "active"}',
+    },
+    method: {
+      type: 'string',
+      pattern: '^([Gg][Ee][Tt]|[Pp][Oo][Ss][Tt]|[Ff][Oo][Rr][Mm])$',
+      description: 'one of GET, POST (JSON body) or FORM (form-encoded body)',
+    },
+    dataType: { type: 'string', description: 'the output table name' },
+    dataField: {
+      anyOf: [
+        { type: 'string' },
+        {
+          type: 'object',
+          required: ['path'],
+          properties: { path: { type: 'string', minLength: 1 }, delimiter: { type: 'string', minLength: 1 } },
+        },
+      ],
+      description: 'a dotted path to the array of records in the response, or {"path": "...", "delimiter": "|"}',
+    },
+    responseFilter: {
+      anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }],
+      description: 'a path (or list of paths) of properties to keep as JSON text',
+    },
+    responseFilterDelimiter: { type: 'string', minLength: 1 },
+    children: { type: 'array', items: { $ref: '#/definitions/job' } },
+    placeholders: { type: 'object' },
+    recursionFilter: { type: 'string' },
+    scroller: { type: 'string' },
+    headers: { type: 'object' },
+  },
+};
+
+const paginationSchema = {
+  type: 'object',
+  properties: {
+    method: {
+      enum: ['pagenum', 'offset', 'response.url', 'response.param', 'cursor', 'multiple', 'zendesk.response.url'],
+      description: 'one of pagenum, offset, response.url, response.param, cursor, multiple, zendesk.response.url',
+    },
+    limit: {
+      anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', pattern: '^\\s*\\d*\\s*$' }, { type: 'null' }],
+      description: 'the page size: a non-negative integer',
+    },
+    limitParam: { type: 'string', minLength: 1 },
+    pageParam: { type: 'string', minLength: 1 },
+    offsetParam: { type: 'string', minLength: 1 },
+    firstPage: integerLike,
+    firstPageParams: phpBoolean,
+    offsetFromJob: phpBoolean,
+    concurrency: { type: 'integer', minimum: 1, maximum: 64, description: 'pages requested in parallel (1 = sequential, as Generic Extractor)' },
+    nextPageFlag: {
+      type: 'object',
+      required: ['field', 'stopOn'],
+      properties: { field: { type: 'string', minLength: 1 }, stopOn: { type: 'boolean' }, ifNotSet: { type: 'boolean' } },
+    },
+    forceStop: { type: 'object' },
+    limitStop: { type: 'object' },
+    scrollers: { type: 'object' },
+  },
+};
+
+export const parametersSchema = {
+  $id: 'https://gex.dev/schemas/ex-generic-v2/parameters.json',
+  type: 'object',
+  required: ['api', 'config'],
+  definitions: { job: jobSchema },
+  properties: {
+    api: {
+      type: 'object',
+      required: ['baseUrl'],
+      properties: {
+        baseUrl: {
+          anyOf: [{ type: 'string', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]+' }, { type: 'object' }],
+          description: 'an absolute http(s) URL such as "https://api.example.com/v1/" (or a user function)',
+        },
+        name: { type: 'string' },
+        pagination: paginationSchema,
+        http: {
+          type: 'object',
+          properties: {
+            headers: { type: 'object', additionalProperties: valueOrFunction },
+            requiredHeaders: { type: 'array', items: { type: 'string' } },
+            defaultOptions: {
+              type: 'object',
+              properties: { params: { type: ['object', 'array'] }, headers: { type: ['object', 'array'] } },
+            },
+            ignoreErrors: { type: 'array', items: { type: 'integer' } },
+            connectTimeout: { type: ['number', 'string', 'null'] },
+            requestTimeout: { type: ['number', 'string', 'null'] },
+          },
+        },
+        retryConfig: {
+          type: 'object',
+          properties: {
+            maxRetries: { ...integerLike, description: 'how many times a failed request is retried' },
+            maxRetryWait: { type: 'number', minimum: 0, description: 'seconds: the longest wait a Retry-After header may impose' },
+            backoffBase: { type: 'number', exclusiveMinimum: 0, description: 'seconds before the first retry (doubles each time)' },
+            http: {
+              type: 'object',
+              properties: { retryHeader: { type: 'string' }, codes: { type: 'array', items: { type: 'integer' } } },
+            },
+            curl: { type: 'object', properties: { codes: { type: 'array', items: { type: 'integer' } } } },
+          },
+        },
+        authentication: {
+          type: 'object',
+          properties: {
+            type: { enum: ['basic', 'query', 'url.query', 'login', 'oauth10', 'oauth20', 'oauth20.login'] },
+          },
+        },
+      },
+    },
+    config: {
+      type: 'object',
+      required: ['jobs'],
+      properties: {
+        jobs: {
+          type: 'array',
+          minItems: 1,
+          items: { $ref: '#/definitions/job' },
+          description: 'a non-empty list of jobs, e.g. [{"endpoint": "users"}]',
+        },
+        outputBucket: { type: 'string' },
+        id: { type: ['string', 'integer'] },
+        incrementalOutput: { type: 'boolean' },
+        compatLevel: integerLike,
+        mappings: { type: ['object', 'array'] },
+        http: { type: 'object', properties: { headers: { type: 'object', additionalProperties: valueOrFunction } } },
+      },
+    },
+    iterations: { type: 'array', items: { type: 'object' } },
+  },
+} as const;

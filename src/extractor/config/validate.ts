@@ -1,0 +1,56 @@
+import { Ajv, type ErrorObject } from 'ajv';
+import { ConfigError } from '../../common/errors.js';
+import { toPlain, type JsonValue } from '../../php-compat/index.js';
+import { parametersSchema } from './schema.js';
+
+const ajv = new Ajv({ allErrors: true, verbose: true, strict: false });
+const validate = ajv.compile(parametersSchema);
+
+/**
+ * Checks `parameters` against the schema and throws a ConfigError that names the JSON path, what
+ * is wrong and what is expected — for the most specific problem found.
+ */
+export function validateParameters(parameters: JsonValue, root = 'parameters'): void {
+  if (validate(toPlain(parameters))) return;
+  throw describe(validate.errors ?? [], root);
+}
+
+function describe(errors: ErrorObject[], root: string): ConfigError {
+  const located = errors.map((e) => ({ error: e, path: pathOf(e, root) }));
+  const depth = (p: string) => p.split(/[.[]/).length;
+  const deepest = Math.max(...located.map((l) => depth(l.path)));
+  const atDeepest = located.filter((l) => depth(l.path) === deepest);
+  const chosen = atDeepest.find((l) => l.error.keyword !== 'anyOf') ?? atDeepest[0];
+  const { error, path } = chosen;
+  const hint = atDeepest.map((l) => expected(l.error)).find((d) => d !== undefined);
+  if (error.keyword === 'required') {
+    return new ConfigError(path, 'is missing', hint ? `Set it to ${hint}` : undefined);
+  }
+  const got = render(error.data);
+  const problem = hint ? `got ${got}` : `${error.message ?? 'is invalid'} (got ${got})`;
+  return new ConfigError(path, problem, hint ? `Expected ${hint}` : undefined);
+}
+
+function pathOf(error: ErrorObject, root: string): string {
+  let path = root;
+  for (const segment of error.instancePath.split('/').slice(1)) {
+    const key = segment.replace(/~1/g, '/').replace(/~0/g, '~');
+    path += /^\d+$/.test(key) ? `[${key}]` : `.${key}`;
+  }
+  if (error.keyword === 'required') path += `.${(error.params as { missingProperty: string }).missingProperty}`;
+  return path;
+}
+
+function expected(error: ErrorObject): string | undefined {
+  const schema = error.parentSchema as { description?: string; properties?: Record<string, { description?: string }> } | undefined;
+  if (error.keyword === 'required') {
+    const missing = (error.params as { missingProperty: string }).missingProperty;
+    return schema?.properties?.[missing]?.description;
+  }
+  return schema?.description;
+}
+
+function render(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}

@@ -1,0 +1,77 @@
+import { ConfigError } from '../../common/errors.js';
+import {
+  arrayReplaceRecursive,
+  buildUrl,
+  isScalar,
+  phpHttpBuildQuery,
+  phpJsonEncode,
+  phpToString,
+  resolveGuzzleUrl,
+  type JsonObject,
+  type JsonValue,
+} from '../../php-compat/index.js';
+import type { ApiSettings } from '../config/api-settings.js';
+import type { PageRequest } from '../pagination/paginator.js';
+
+/** A request ready to send: absolute URL, ordered headers, optional body. */
+export interface HttpRequest {
+  method: 'GET' | 'POST';
+  url: string;
+  headers: Array<[string, string]>;
+  body?: string;
+}
+
+export const USER_AGENT = 'gex/0.1 (Generic Extractor compatible)';
+
+function headerValue(value: JsonValue, path: string): string {
+  if (value !== null && !isScalar(value)) {
+    throw new ConfigError(path, `invalid type "${Array.isArray(value) ? 'array' : 'object'}" in headers`, 'Header values must be strings or numbers');
+  }
+  return phpToString(value);
+}
+
+function hasHeader(headers: Array<[string, string]>, name: string): boolean {
+  const lower = name.toLowerCase();
+  return headers.some(([n]) => n.toLowerCase() === lower);
+}
+
+function setHeader(headers: Array<[string, string]>, name: string, value: string): void {
+  const lower = name.toLowerCase();
+  const kept = headers.filter(([n]) => n.toLowerCase() !== lower);
+  headers.length = 0;
+  headers.push(...kept, [name, value]);
+}
+
+/**
+ * Turns a job's page request into the HTTP request GE would send (ge-requests.md §3):
+ * `defaultOptions` merged under the job's params and headers, GET params in the query string
+ * (PHP `http_build_query`), POST as a PHP-encoded JSON body, FORM as a form body, the target
+ * resolved against `baseUrl` like Guzzle, and client headers added where the request has none.
+ */
+export function buildHttpRequest(page: PageRequest, jobHeaders: JsonObject, api: ApiSettings): HttpRequest {
+  const params = arrayReplaceRecursive(api.defaultParams, page.params) as JsonObject;
+  const requestHeaders = arrayReplaceRecursive(api.defaultHeaders, jobHeaders) as JsonObject;
+  const headers: Array<[string, string]> = [];
+  for (const [name, value] of requestHeaders) headers.push([name, headerValue(value, `headers.${name}`)]);
+
+  let target = page.endpoint;
+  let body: string | undefined;
+  if (page.method === 'GET') target = buildUrl(page.endpoint, params);
+  else if (page.method === 'POST') {
+    body = phpJsonEncode(params, { objectsAreArrays: true, floatPrecision: 'shortest' });
+    setHeader(headers, 'Content-Type', 'application/json');
+  } else {
+    body = phpHttpBuildQuery(params);
+    setHeader(headers, 'Content-Type', 'application/x-www-form-urlencoded');
+  }
+  for (const [name, value] of api.clientHeaders) {
+    if (!hasHeader(headers, name)) headers.push([name, headerValue(value, `parameters.api.http.headers.${name}`)]);
+  }
+  if (!hasHeader(headers, 'User-Agent')) headers.push(['User-Agent', USER_AGENT]);
+  return {
+    method: page.method === 'GET' ? 'GET' : 'POST',
+    url: resolveGuzzleUrl(api.baseUrl, target),
+    headers,
+    body,
+  };
+}

@@ -1,0 +1,83 @@
+import { UserError } from '../../common/errors.js';
+import { isNumericString } from '../../php-compat/index.js';
+import type { RetrySettings } from '../config/api-settings.js';
+
+/** Node.js error codes for the curl errors GE retries (curl numbers are what users configure). */
+const CURL_CODES: Record<string, number> = {
+  ETIMEDOUT: 28,
+  ESOCKETTIMEDOUT: 28,
+  ENOTFOUND: 6,
+  EAI_AGAIN: 6,
+  ECONNREFUSED: 7,
+  EHOSTUNREACH: 7,
+  ENETUNREACH: 7,
+  EADDRNOTAVAIL: 7,
+  EPROTO: 35,
+  ECONNRESET: 56,
+  EPIPE: 56,
+};
+
+export function curlCodeOf(error: { code?: string }): number | undefined {
+  const code = error.code ?? '';
+  if (code in CURL_CODES) return CURL_CODES[code];
+  if (code.startsWith('ERR_SSL') || code.startsWith('ERR_TLS')) return 35;
+  return undefined;
+}
+
+export interface RetryDelay {
+  ms: number;
+  source: 'header' | 'backoff';
+}
+
+/**
+ * GE's retry decision (juicer RetryHandler): listed status codes (any, even 2xx) and listed
+ * network errors are retried up to `maxRetries` times; the wait comes from the retry header
+ * (seconds, a unix timestamp or an HTTP date) or doubles from `backoffBase` (1 s, 2 s, 4 s…).
+ * Unlike GE, a server may not impose a wait longer than `maxRetryWait`.
+ */
+export class RetryPolicy {
+  constructor(
+    readonly settings: RetrySettings,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  canRetry(retriesSoFar: number): boolean {
+    return retriesSoFar < this.settings.maxRetries;
+  }
+
+  retriesStatus(status: number): boolean {
+    return this.settings.httpCodes.includes(status);
+  }
+
+  retriesError(error: { code?: string }): boolean {
+    const curl = curlCodeOf(error);
+    return curl !== undefined && this.settings.curlCodes.includes(curl);
+  }
+
+  /** Delay before retry number `retry` (1-based), honouring the retry header when present. */
+  delay(retry: number, headerValue: string | undefined, url: string): RetryDelay {
+    const fromHeader = this.headerDelay(headerValue);
+    if (fromHeader !== null && fromHeader > 0) {
+      if (fromHeader > this.settings.maxRetryWaitMs) {
+        throw new UserError(
+          `The API asked to wait ${Math.ceil(fromHeader / 1000)} s (${this.settings.retryHeader}: ${headerValue}) before retrying ${url}, ` +
+            `longer than the ceiling of ${this.settings.maxRetryWaitMs / 1000} s. Retry later or raise parameters.api.retryConfig.maxRetryWait.`,
+        );
+      }
+      return { ms: fromHeader, source: 'header' };
+    }
+    return { ms: this.settings.backoffBaseMs * 2 ** (retry - 1), source: 'backoff' };
+  }
+
+  private headerDelay(value: string | undefined): number | null {
+    if (value === undefined || value.trim() === '') return null;
+    const nowSeconds = Math.floor(this.now() / 1000);
+    if (isNumericString(value)) {
+      const n = Math.trunc(Number(value));
+      // small numbers are seconds, large ones a unix timestamp (GE's rule)
+      return n < nowSeconds - 86400 ? n * 1000 : (n - nowSeconds) * 1000;
+    }
+    const date = Date.parse(value);
+    return Number.isNaN(date) ? null : date - this.now();
+  }
+}

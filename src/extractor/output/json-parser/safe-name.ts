@@ -1,0 +1,50 @@
+import { md5Hex } from '../../../php-compat/index.js';
+
+/** PHP `str_word_count` in the C locale: runs of letters, `'` and `-`, not starting with `'`/`-`. */
+function strWordCount(s: string): number {
+  let start = 0;
+  let end = s.length;
+  if (s[0] === "'" || s[0] === '-') start++;
+  if (end > start && s[end - 1] === '-') end--;
+  let count = 0;
+  let p = start;
+  while (p < end) {
+    const from = p;
+    while (p < end && /[A-Za-z'-]/.test(s[p])) p++;
+    if (p > from) count++;
+    else p++;
+  }
+  return count;
+}
+
+/** json-parser `getSafeName` shortening of names over 64 bytes (acronym or md5 + the tail). */
+function shorten(name: string): string {
+  let short: string;
+  const starts = name.match(/(?:^|(?<=[^A-Za-z0-9_]))[A-Za-z0-9_]/g);
+  if (strWordCount(name) > 1 && starts) short = starts.join('');
+  else short = md5Hex(name);
+  short += '_';
+  const remaining = 64 - short.length;
+  const from = Math.max(0, name.length - remaining);
+  const space = name.indexOf(' ', from);
+  const next = space > 0 ? space : name.indexOf('_', from);
+  return next < 0 ? short : short + name.slice(next);
+}
+
+/**
+ * Table and column names of the JSON parser: every byte outside `[A-Za-z0-9-]` becomes `_`,
+ * names over 64 bytes are shortened, runs of `_` collapse and are trimmed.
+ */
+export function safeName(raw: string): string {
+  let name = replaceBytes(raw);
+  if (name.length > 64) name = shorten(name);
+  return name.replace(/[^A-Za-z0-9-]+/g, '_').replace(/^_+|_+$/g, '');
+}
+
+/** `preg_replace('/[^A-Za-z0-9-]/', '_')` works on bytes: a multi-byte character becomes several `_`. */
+function replaceBytes(s: string): string {
+  if (/^[\x00-\x7f]*$/.test(s)) return s.replace(/[^A-Za-z0-9-]/g, '_');
+  let out = '';
+  for (const ch of s) out += /[A-Za-z0-9-]/.test(ch) ? ch : '_'.repeat(Buffer.byteLength(ch));
+  return out;
+}

@@ -1,0 +1,67 @@
+export type NodeType = 'scalar' | 'object' | 'array' | 'null';
+
+export const ITEM_KEY = '[]';
+
+/**
+ * One node of the JSON parser's structure. It is kept as an ordered map of entries exactly like
+ * the PHP array json-parser uses — `nodeType`, `headerNames`, `type` and child nodes under
+ * `"[]"` (list items) or `"_" + key` (object properties) — because the entry order is what the
+ * saved state (`json_parser.struct`) and the column order reproduce.
+ */
+export class SchemaNode {
+  entries = new Map<string, string | SchemaNode>();
+
+  get nodeType(): NodeType | undefined {
+    return this.entries.get('nodeType') as NodeType | undefined;
+  }
+  set nodeType(t: NodeType) {
+    this.entries.set('nodeType', t);
+  }
+
+  get name(): string | undefined {
+    return this.entries.get('headerNames') as string | undefined;
+  }
+  set name(n: string) {
+    this.entries.set('headerNames', n);
+  }
+
+  /** an injected column (userData, parent_*, JSON_parentId) */
+  get isInjected(): boolean {
+    return this.entries.get('type') === 'parent';
+  }
+
+  get item(): SchemaNode | undefined {
+    return this.entries.get(ITEM_KEY) as SchemaNode | undefined;
+  }
+
+  prop(key: string): SchemaNode | undefined {
+    return this.entries.get(`_${key}`) as SchemaNode | undefined;
+  }
+
+  /** child node under an entry key (`"[]"` or `"_" + key`), created when missing */
+  childAt(entryKey: string): SchemaNode {
+    let child = this.entries.get(entryKey) as SchemaNode | undefined;
+    if (!child) {
+      child = new SchemaNode();
+      this.entries.set(entryKey, child);
+    }
+    return child;
+  }
+
+  /** child nodes with their entry keys, in order */
+  *children(): IterableIterator<[string, SchemaNode]> {
+    for (const [k, v] of this.entries) if (typeof v !== 'string') yield [k, v];
+  }
+
+  static injected(): SchemaNode {
+    const node = new SchemaNode();
+    node.entries.set('nodeType', 'scalar');
+    node.entries.set('type', 'parent');
+    return node;
+  }
+}
+
+/** Property key of a child entry (`"_id"` → `id`); `"[]"` stays. */
+export function decodeKey(entryKey: string): string {
+  return entryKey === ITEM_KEY ? entryKey : entryKey.slice(1);
+}

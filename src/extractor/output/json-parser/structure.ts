@@ -1,0 +1,168 @@
+import { UserError } from '../../../common/errors.js';
+import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
+import { safeName } from './safe-name.js';
+import { decodeKey, ITEM_KEY, SchemaNode, type NodeType } from './schema-node.js';
+
+/** A parser error surfaces as a user error, like GE's "Error parsing response JSON". */
+export class StructureError extends UserError {
+  constructor(message: string) {
+    super(`Error parsing response JSON: ${message}`);
+  }
+}
+
+/**
+ * The JSON parser's schema of everything seen in a run (json-parser `Analyzer` + `Structure`):
+ * type inference with GE's upgrade rules (scalar/object → array, the null/array quirk), and
+ * column names assigned once, unique per table, after every batch.
+ */
+export class Structure {
+  /** data types (`"_" + type`) → root array nodes */
+  readonly root = new SchemaNode();
+  /** names taken per table; not persisted, like GE */
+  private readonly taken = new Map<string, Set<string>>();
+  /** bumped whenever columns can change, to invalidate cached headers */
+  version = 0;
+
+  rootOf(dataType: string): SchemaNode | undefined {
+    return this.root.prop(dataType);
+  }
+
+  analyse(rows: JsonValue[], dataType: string): void {
+    const node = this.root.childAt(`_${dataType}`);
+    this.analyseList(rows, node, dataType);
+    this.record(node, 'array', dataType);
+    this.version++;
+  }
+
+  private analyseList(list: JsonValue[], node: SchemaNode, path: string): void {
+    const itemPath = `${path}.[]`;
+    const item = node.childAt(ITEM_KEY);
+    if (list.length === 0) this.record(item, 'null', itemPath);
+    let previous: NodeType | null = null;
+    for (const value of list) {
+      const type = this.analyseValue(value, node.childAt(ITEM_KEY), itemPath, true);
+      if (previous !== null && type !== previous && type !== 'null' && previous !== 'null') {
+        throw new StructureError(`Data in '${itemPath}' contains incompatible data types '${previous}' and '${type}'.`);
+      }
+      previous = type;
+    }
+  }
+
+  private analyseValue(value: JsonValue, node: SchemaNode, path: string, inList: boolean): NodeType {
+    let type: NodeType;
+    if (value === null) type = 'null';
+    else if (isJsonObject(value)) {
+      for (const [key, v] of value) this.analyseValue(v, node.childAt(`_${key}`), `${path}.${key}`, false);
+      type = 'object';
+    } else if (Array.isArray(value)) {
+      if (inList) type = 'scalar'; // a list inside a list is written as JSON text
+      else {
+        this.analyseList(value, node, path);
+        type = 'array';
+      }
+    } else type = 'scalar';
+    this.record(node, type, path);
+    return type;
+  }
+
+  /** Records a node type; a conflicting type upgrades the node or fails, as json-parser does. */
+  private record(node: SchemaNode, type: NodeType, path: string): void {
+    const old = node.nodeType;
+    if (old === undefined || old === type) {
+      node.nodeType = type;
+      return;
+    }
+    if (old === 'array' || type === 'array') this.upgradeToArray(node, type, path);
+    else if (type === 'null') return;
+    else if (old === 'null') node.nodeType = type;
+    else throw new StructureError(`Unhandled nodeType change from "${old}" to "${type}" in "${path}"`);
+  }
+
+  private upgradeToArray(node: SchemaNode, type: NodeType, path: string): void {
+    const old = node.nodeType!;
+    const item = node.item;
+    if (!item?.nodeType) throw new StructureError('Array contents are unknown');
+    const other = old === 'array' ? type : old;
+    if (item.nodeType !== other && other !== 'null' && item.nodeType !== 'null') {
+      throw new StructureError(`Data array in '${path}' contains incompatible types '${item.nodeType}' and '${other}'`);
+    }
+    // properties recorded on the node itself (object → array) move into the item
+    for (const [key, child] of node.children()) if (key !== ITEM_KEY) item.entries.set(key, child);
+    item.nodeType = type !== 'array' ? type : old;
+    const upgraded = new Map<string, string | SchemaNode>([[ITEM_KEY, item], ['nodeType', 'array']]);
+    if (node.name) {
+      item.name = 'data';
+      upgraded.set('headerNames', node.name);
+    }
+    node.entries = upgraded;
+  }
+
+  /** json-parser `generateHeaderNames`: names every node that has none (or a PHP-empty one). */
+  assignNames(): void {
+    for (const [typeKey, rootNode] of this.root.children()) {
+      for (const [, child] of rootNode.children()) this.nameNode(child, '[]', typeKey);
+    }
+    this.version++;
+  }
+
+  private nameNode(node: SchemaNode, dotted: string, table: string): void {
+    const current = node.name;
+    if (current === undefined || current === '' || current === '0') {
+      node.name = dotted === '[]' ? 'data' : this.unique(table, safeName(dotted));
+    }
+    let prefix = dotted;
+    if (node.nodeType === 'array') {
+      table = `${table}.${dotted}`;
+      prefix = '';
+    }
+    for (const [entryKey, child] of node.children()) {
+      const key = decodeKey(entryKey);
+      this.nameNode(child, prefix === '' || child.isInjected ? key : `${prefix}.${key}`, table);
+    }
+  }
+
+  private unique(table: string, name: string): string {
+    let names = this.taken.get(table);
+    if (!names) {
+      names = new Set();
+      this.taken.set(table, names);
+    }
+    let candidate = name;
+    for (let i = 0; names.has(candidate); i++) candidate = `${name}_u${i}`;
+    names.add(candidate);
+    return candidate;
+  }
+
+  /** `{"_type": node, …}` as saved in state (`json_parser.struct.data`). */
+  toState(): JsonObject {
+    return nodeToState(this.root);
+  }
+
+  /** Seeds the structure from a saved state; names are kept, the uniqueness registry is not. */
+  load(data: JsonValue): void {
+    if (!isJsonObject(data)) return;
+    for (const [key, value] of data) this.root.entries.set(key, nodeFromState(value, `json_parser.struct.data.${key}`));
+    this.version++;
+  }
+}
+
+function nodeToState(node: SchemaNode): JsonObject {
+  const out: JsonObject = new Map();
+  for (const [k, v] of node.entries) out.set(k, typeof v === 'string' ? v : nodeToState(v));
+  return out;
+}
+
+const NODE_TYPES = new Set(['null', 'array', 'object', 'scalar', 'string', 'integer', 'double', 'boolean']);
+
+function nodeFromState(value: JsonValue, path: string): SchemaNode {
+  if (!isJsonObject(value)) throw new UserError(`Invalid parser structure in state at ${path}: expected an object`);
+  const node = new SchemaNode();
+  for (const [k, v] of value) {
+    if (isJsonObject(v)) node.entries.set(k, nodeFromState(v, `${path}.${k}`));
+    else if (isScalar(v) && (k === 'nodeType' || k === 'headerNames' || k === 'type')) node.entries.set(k, String(v));
+    else throw new UserError(`Invalid parser structure in state at ${path}.${k}`);
+  }
+  const type = node.nodeType;
+  if (type === undefined || !NODE_TYPES.has(type)) throw new UserError(`Invalid parser structure in state at ${path}: unknown node type`);
+  return node;
+}

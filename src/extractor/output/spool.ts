@@ -1,0 +1,103 @@
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { once } from 'node:events';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { decodeJson, isJsonObject, PhpFloat, type JsonObject, type JsonValue } from '../../php-compat/index.js';
+
+/** One `process()` call of the JSON parser: records of a data type plus injected columns. */
+export interface SpoolBatch {
+  dataType: string;
+  injected: JsonObject;
+  rows: JsonValue[];
+}
+
+/**
+ * The parser's queue on disk. GE analyses everything before it writes any CSV (headers cover the
+ * whole run); keeping the queue in a file instead of memory keeps memory flat however many pages
+ * a run fetches. One batch per line, in a JSON form that decodes back to identical values.
+ */
+export class Spool {
+  private stream: WriteStream | null;
+  private needsDrain = false;
+  batches = 0;
+
+  private constructor(
+    private readonly dir: string,
+    readonly file: string,
+  ) {
+    this.stream = createWriteStream(file);
+  }
+
+  static async create(tmpRoot = os.tmpdir()): Promise<Spool> {
+    const dir = await mkdtemp(path.join(tmpRoot, 'gex-spool-'));
+    return new Spool(dir, path.join(dir, 'batches.jsonl'));
+  }
+
+  append(batch: SpoolBatch): void {
+    const line = `[${encodeLossless(batch.dataType)},${encodeLossless(batch.injected)},${encodeLossless(batch.rows)}]\n`;
+    if (!this.stream!.write(line)) this.needsDrain = true;
+    this.batches++;
+  }
+
+  /** Waits until buffered batches reached the file (call between pages). */
+  async settle(): Promise<void> {
+    if (!this.needsDrain) return;
+    this.needsDrain = false;
+    await once(this.stream!, 'drain');
+  }
+
+  async *read(): AsyncGenerator<SpoolBatch> {
+    if (this.stream) {
+      this.stream.end();
+      await once(this.stream, 'finish');
+      this.stream = null;
+    }
+    const lines = createInterface({ input: createReadStream(this.file), crlfDelay: Infinity });
+    for await (const line of lines) {
+      const [dataType, injected, rows] = decodeJson(line) as [string, JsonValue, JsonValue[]];
+      yield { dataType, injected: isJsonObject(injected) ? injected : new Map(), rows };
+    }
+  }
+
+  async dispose(): Promise<void> {
+    this.stream?.destroy();
+    this.stream = null;
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** JSON text that `decodeJson` reads back to the same value (floats always look like floats). */
+export function encodeLossless(v: JsonValue): string {
+  if (v === null) return 'null';
+  switch (typeof v) {
+    case 'string':
+      return JSON.stringify(v);
+    case 'number':
+    case 'bigint':
+    case 'boolean':
+      return String(v);
+  }
+  if (v instanceof PhpFloat) return floatToken(v.value);
+  if (Array.isArray(v)) {
+    let out = '[';
+    for (let i = 0; i < v.length; i++) out += (i ? ',' : '') + encodeLossless(v[i]);
+    return out + ']';
+  }
+  let out = '{';
+  let first = true;
+  for (const [k, x] of v as JsonObject) {
+    out += `${first ? '' : ','}${JSON.stringify(k)}:${encodeLossless(x)}`;
+    first = false;
+  }
+  return out + '}';
+}
+
+function floatToken(value: number): string {
+  if (value === Infinity) return '1e999';
+  if (value === -Infinity) return '-1e999';
+  if (Object.is(value, -0)) return '-0.0';
+  const s = String(value);
+  return /[.eE]/.test(s) ? s : `${s}.0`;
+}

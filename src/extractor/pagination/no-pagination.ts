@@ -1,0 +1,16 @@
+import { Stop, type PageRequest, type Paginator } from './paginator.js';
+
+/** Without `api.pagination` a job sends exactly one request. */
+export class NoPagination implements Paginator {
+  readonly description = 'no pagination';
+  first(job: PageRequest): PageRequest {
+    return job;
+  }
+  next(): Stop {
+    return new Stop('no pagination is configured');
+  }
+  reset(): void {}
+  clone(): Paginator {
+    return new NoPagination();
+  }
+}

@@ -1,0 +1,90 @@
+import { ConfigError } from '../../common/errors.js';
+import { phpEmpty, phpIntCast } from '../../php-compat/index.js';
+import { numericLimit, type PaginationOptions } from './options.js';
+import { Stop, withParams, type PageRequest, type Paginator, type ReceivedPage } from './paginator.js';
+
+export interface OffsetSettings {
+  limit: number;
+  limitParam: string;
+  offsetParam: string;
+  firstPageParams: boolean;
+  offsetFromJob: boolean;
+}
+
+export function offsetSettings(options: PaginationOptions): OffsetSettings {
+  const limit = options.limit();
+  if (limit === null) {
+    throw new ConfigError(`${options.path}.limit`, 'is required for offset pagination', 'Set the page size, e.g. "limit": 100');
+  }
+  return {
+    limit,
+    limitParam: options.string('limitParam', 'limit'),
+    offsetParam: options.string('offsetParam', 'offset'),
+    firstPageParams: options.bool('firstPageParams', true),
+    offsetFromJob: options.bool('offsetFromJob', false),
+  };
+}
+
+/**
+ * `offset`: `limitParam` = page size, `offsetParam` = 0, limit, 2·limit…; the start offset may come
+ * from the job (`offsetFromJob`). Stops when a page has fewer records than the limit.
+ */
+export class OffsetPaginator implements Paginator {
+  private offset = 0;
+
+  constructor(
+    readonly settings: OffsetSettings,
+    private readonly path: string,
+  ) {}
+
+  get description(): string {
+    const s = this.settings;
+    return `offset (${s.limitParam}=${s.limit}, ${s.offsetParam}=0..)`;
+  }
+
+  limitFor(job: PageRequest): number {
+    const own = job.params.get(this.settings.limitParam);
+    return phpEmpty(own) ? this.settings.limit : numericLimit(own!, `${this.path} (job params.${this.settings.limitParam})`);
+  }
+
+  startOffset(job: PageRequest): number {
+    const own = job.params.get(this.settings.offsetParam);
+    return this.settings.offsetFromJob && !phpEmpty(own) ? phpIntCast(own) : 0;
+  }
+
+  /** The request for a given offset (also used to prefetch pages in parallel). */
+  requestFor(job: PageRequest, offset: number): PageRequest {
+    return withParams(job, [
+      [this.settings.limitParam, this.limitFor(job)],
+      [this.settings.offsetParam, offset],
+    ]);
+  }
+
+  first(job: PageRequest): PageRequest {
+    this.offset = this.startOffset(job);
+    return this.settings.firstPageParams ? this.requestFor(job, this.offset) : job;
+  }
+
+  next(job: PageRequest, page: ReceivedPage): PageRequest | Stop {
+    const stop = this.stopReason(job, page.data.length);
+    if (stop) {
+      this.reset();
+      return new Stop(stop);
+    }
+    this.offset += this.limitFor(job);
+    return this.requestFor(job, this.offset);
+  }
+
+  stopReason(job: PageRequest, count: number): string | null {
+    const limit = this.limitFor(job);
+    return count < limit ? `page had ${count} records, fewer than the limit ${limit}` : null;
+  }
+
+  reset(): void {
+    this.offset = 0;
+  }
+
+  clone(): Paginator {
+    return new OffsetPaginator(this.settings, this.path);
+  }
+}

@@ -1,0 +1,92 @@
+import { phpEmpty, type JsonValue } from '../../php-compat/index.js';
+import { numericLimit, type PaginationOptions } from './options.js';
+import { Stop, withParams, type PageRequest, type Paginator, type ReceivedPage } from './paginator.js';
+
+export interface PageNumberSettings {
+  pageParam: string;
+  limitParam: string;
+  /** configured page size; null = no limit */
+  limit: number | null;
+  /** the value sent for the configured limit (GE sends it as written, e.g. "2") */
+  limitValue: JsonValue;
+  firstPage: number;
+  firstPageParams: boolean;
+}
+
+export function pageNumberSettings(options: PaginationOptions): PageNumberSettings {
+  const limit = options.limit();
+  return {
+    pageParam: options.string('pageParam', 'page'),
+    limitParam: options.string('limitParam', 'limit'),
+    limit,
+    limitValue: limit === null ? null : options.raw.get('limit')!,
+    firstPage: options.int('firstPage', 1),
+    firstPageParams: options.bool('firstPageParams', true),
+  };
+}
+
+/**
+ * `pagenum`: page `firstPage`, then +1 per request; the page size (if any) goes in `limitParam`;
+ * a job's own `params[limitParam]` overrides it. Stops on underflow (fewer records than the
+ * limit), or — without a limit — on an empty page.
+ */
+export class PageNumberPaginator implements Paginator {
+  private page: number;
+
+  constructor(
+    readonly settings: PageNumberSettings,
+    private readonly path: string,
+  ) {
+    this.page = settings.firstPage;
+  }
+
+  get description(): string {
+    const s = this.settings;
+    return `pagenum (${s.pageParam}=${s.firstPage}.., ${s.limit === null ? 'no limit' : `${s.limitParam}=${s.limit}`})`;
+  }
+
+  /** The job's limit override if set (PHP-non-empty), else the configured one. */
+  limitFor(job: PageRequest): { size: number | null; value: JsonValue } {
+    const own = job.params.get(this.settings.limitParam);
+    if (!phpEmpty(own)) return { size: numericLimit(own!, `${this.path} (job params.${this.settings.limitParam})`), value: own! };
+    return { size: this.settings.limit, value: this.settings.limitValue };
+  }
+
+  /** The request for a given page number (also used to prefetch pages in parallel). */
+  requestFor(job: PageRequest, page: number): PageRequest {
+    const { size, value } = this.limitFor(job);
+    const values: Array<[string, JsonValue]> = [[this.settings.pageParam, page]];
+    if (size !== null) values.push([this.settings.limitParam, value]);
+    return withParams(job, values);
+  }
+
+  first(job: PageRequest): PageRequest {
+    this.page = this.settings.firstPage;
+    return this.settings.firstPageParams ? this.requestFor(job, this.page) : job;
+  }
+
+  next(job: PageRequest, page: ReceivedPage): PageRequest | Stop {
+    const stop = this.stopReason(job, page.data.length);
+    if (stop) {
+      this.reset();
+      return new Stop(stop);
+    }
+    this.page++;
+    return this.requestFor(job, this.page);
+  }
+
+  /** Why a page with `count` records is the last one, or null to go on. */
+  stopReason(job: PageRequest, count: number): string | null {
+    const { size } = this.limitFor(job);
+    if (size === null) return count === 0 ? 'empty page (no limit is set)' : null;
+    return count < size ? `page had ${count} records, fewer than the limit ${size}` : null;
+  }
+
+  reset(): void {
+    this.page = this.settings.firstPage;
+  }
+
+  clone(): Paginator {
+    return new PageNumberPaginator(this.settings, this.path);
+  }
+}

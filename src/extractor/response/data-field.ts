@@ -1,0 +1,36 @@
+import { UserError } from '../../common/errors.js';
+import { isJsonObject, phpEmpty, type JsonValue } from '../../php-compat/index.js';
+import type { DataFieldSpec } from '../config/job-config.js';
+import { lookupPath } from './path-lookup.js';
+
+export interface FoundData {
+  records: JsonValue[];
+  /** set when the response held no records where expected (GE logs a warning) */
+  warning?: string;
+}
+
+/**
+ * Finds the records of a response (GE `FindResponseArray`): the value at `dataField` (a list as
+ * is, anything else wrapped in a list), or — without `dataField` — the response itself when it is
+ * a list, else its only top-level list property.
+ */
+export function findRecords(response: JsonValue, dataField: DataFieldSpec | null): FoundData {
+  if (dataField) {
+    const value = lookupPath(response, dataField.path, dataField.delimiter);
+    if (value === undefined || phpEmpty(value, false)) {
+      return { records: [], warning: `dataField '${dataField.path}' contains no data!` };
+    }
+    return { records: Array.isArray(value) ? value : [value] };
+  }
+  if (Array.isArray(response)) return { records: response };
+  if (isJsonObject(response)) {
+    const lists = [...response.entries()].filter(([, v]) => Array.isArray(v));
+    if (lists.length === 0) return { records: [], warning: 'No data array found in response!' };
+    if (lists.length > 1) {
+      const names = lists.map(([k]) => `'${k}'`).join(', ');
+      throw new UserError(`More than one array found in response (${names})! Use 'dataField' to choose the one holding the records.`);
+    }
+    return { records: lists[0][1] as JsonValue[] };
+  }
+  throw new UserError(`Unknown response from API: expected a JSON object or list, got ${response === null ? 'null' : typeof response}.`);
+}
