@@ -77,7 +77,7 @@ export class OffsetPaginator implements Paginator {
 
   stopReason(job: PageRequest, count: number): string | null {
     const limit = this.limitFor(job);
-    return count < limit ? `page had ${count} records, fewer than the limit ${limit}` : null;
+    return count < limit ? `underflow: the page had ${count} records, less than the limit ${limit}` : null;
   }
 
   reset(): void {

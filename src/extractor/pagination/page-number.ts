@@ -79,7 +79,7 @@ export class PageNumberPaginator implements Paginator {
   stopReason(job: PageRequest, count: number): string | null {
     const { size } = this.limitFor(job);
     if (size === null) return count === 0 ? 'empty page (no limit is set)' : null;
-    return count < size ? `page had ${count} records, fewer than the limit ${size}` : null;
+    return count < size ? `underflow: the page had ${count} records, less than the limit ${size}` : null;
   }
 
   reset(): void {
