@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { Logger } from '../common/logger.js';
-import { phpSerialize, type JsonObject } from '../php-compat/index.js';
+import { deepEqual, type JsonObject, type JsonValue } from '../php-compat/index.js';
 import type { ApiSettings } from './config/api-settings.js';
 import type { JobConfig } from './config/job-config.js';
 import type { HttpClient } from './http/http-client.js';
@@ -27,10 +26,6 @@ export interface JobResult {
   stopReason: string;
 }
 
-function digest(text: string): string {
-  return createHash('sha1').update(text).digest('hex');
-}
-
 /**
  * Runs one job: request, decode, find the records, filter, hand them to the parser, ask the
  * paginator for the next request — until it stops. A page identical to the previous one (whole
@@ -42,7 +37,7 @@ export async function runJob(job: JobConfig, paginator: Paginator, ctx: JobRunCo
   const label = job.dataType;
   logger.info(`Job '${label}': ${job.method} ${job.endpoint}, ${paginator.description}`);
   let request = paginator.first(template);
-  let previous: string | null = null;
+  let previous: JsonValue | undefined;
   let pages = 0;
   let records = 0;
   for (;;) {
@@ -50,16 +45,16 @@ export async function runJob(job: JobConfig, paginator: Paginator, ctx: JobRunCo
     const started = Date.now();
     const response = await client.send(httpRequest);
     const decoded = decodeResponse(response, httpRequest, api.ignoreErrors);
-    const current = digest(phpSerialize(decoded));
-    if (current === previous) {
+    // compared as GE does (PHP serialize: order and int/float matter), stopping at the first difference
+    if (previous !== undefined && deepEqual(decoded, previous)) {
       paginator.reset();
       return finish(`the response of page ${pages + 1} matched the previous one`);
     }
-    previous = current;
+    previous = decoded;
     const found = findRecords(decoded, job.dataField);
     if (found.warning) logger.warn(`Job '${label}': ${found.warning}`);
-    applyResponseFilter(found.records, job.responseFilter, job.responseFilterDelimiter, ctx.compatLevel);
-    parser.process(found.records, job.dataType, injected);
+    const data = applyResponseFilter(found.records, job.responseFilter, job.responseFilterDelimiter, ctx.compatLevel);
+    parser.process(data, job.dataType, injected);
     await parser.settle();
     pages++;
     records += found.records.length;
@@ -68,7 +63,7 @@ export async function runJob(job: JobConfig, paginator: Paginator, ctx: JobRunCo
       `Job '${label}' page ${pages}: ${httpRequest.method} ${httpRequest.url} -> ${response.status}, ` +
         `${found.records.length} records, ${response.body.length} bytes, ${Date.now() - started} ms`,
     );
-    const next = paginator.next(template, { request, response: decoded, data: found.records });
+    const next = paginator.next(template, { request, response: decoded, data });
     if (next instanceof Stop) return finish(next.reason);
     request = next;
   }

@@ -15,9 +15,29 @@ interface Digits {
   exp: number;
 }
 
+/** The shortest round-trip digits of |v| (what `String(v)` prints), without trailing zeros. */
+function shortestDigits(abs: number): Digits {
+  const s = String(abs);
+  const e = s.indexOf('e');
+  if (e >= 0) return normalise(parseExponential(s));
+  const dot = s.indexOf('.');
+  const intPart = dot < 0 ? s : s.slice(0, dot);
+  const all = dot < 0 ? s : intPart + s.slice(dot + 1);
+  const lead = all.search(/[1-9]/);
+  // exponent of the first significant digit: digits before the point minus one, minus leading zeros
+  return normalise({ digits: all.slice(lead), exp: intPart.length - 1 - lead });
+}
+
 /** Rounds |v| (finite, non-zero) to `precision` significant digits, exact ties to even. */
 function roundToDigits(v: number, precision: number): Digits {
   const abs = Math.abs(v);
+  // Up to 15 digits, a shortest round-trip form with no more digits than asked is the rounded
+  // value: the exact binary value lies within half an ulp of it (relative 1.1e-16), far less than
+  // half a unit of the 15th digit. At 16-17 digits that no longer holds.
+  if (precision <= 15) {
+    const shortest = shortestDigits(abs);
+    if (shortest.digits.length <= precision) return shortest;
+  }
   // One digit more than needed: the exact value is a tie only if that digit is a 5 that ends the
   // exact decimal expansion. toPrecision(p + 1) is itself correctly rounded, so a trailing 5 is
   // the only case that needs the exact expansion.
@@ -93,7 +113,7 @@ export function formatFloat(v: number, precision: number | 'shortest' = 14, expC
   const negative = v < 0 || Object.is(v, -0);
   if (v === 0) return negative ? '-0' : '0';
   if (precision === 'shortest') {
-    return layout(negative, normalise(parseExponential(Math.abs(v).toExponential())), 17, expChar);
+    return layout(negative, shortestDigits(Math.abs(v)), 17, expChar);
   }
   return layout(negative, roundToDigits(v, precision), precision, expChar);
 }

@@ -3,7 +3,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { once } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { decodeJson, isJsonObject, PhpFloat, type JsonObject, type JsonValue } from '../../php-compat/index.js';
 
 /** One `process()` call of the JSON parser: records of a data type plus injected columns. */
@@ -54,8 +53,7 @@ export class Spool {
       await once(this.stream, 'finish');
       this.stream = null;
     }
-    const lines = createInterface({ input: createReadStream(this.file), crlfDelay: Infinity });
-    for await (const line of lines) {
+    for await (const line of readLines(this.file)) {
       const [dataType, injected, rows] = decodeJson(line) as [string, JsonValue, JsonValue[]];
       yield { dataType, injected: isJsonObject(injected) ? injected : new Map(), rows };
     }
@@ -66,6 +64,24 @@ export class Spool {
     this.stream = null;
     await rm(this.dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Lines of a file, pulled only as fast as the consumer takes them (the stream's async iterator
+ * applies back-pressure; readline's line events would queue up while CSVs are being written).
+ */
+async function* readLines(file: string): AsyncGenerator<string> {
+  let rest = '';
+  for await (const chunk of createReadStream(file, { encoding: 'utf8', highWaterMark: 256 * 1024 })) {
+    const text = rest + (chunk as string);
+    let start = 0;
+    for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', start)) {
+      yield text.slice(start, nl);
+      start = nl + 1;
+    }
+    rest = text.slice(start);
+  }
+  if (rest !== '') yield rest;
 }
 
 /** JSON text that `decodeJson` reads back to the same value (floats always look like floats). */

@@ -5,13 +5,11 @@ import { isJsonObject, isScalar, phpEmpty, phpJsonEncode, phpToString, type Json
  * `responseFilter`: the value at each path of every record is frozen into JSON text (so it lands
  * in one cell instead of being flattened). `a[]` means "each element of list a". With
  * compatLevel ≤ 2 scalars are stringified instead of JSON-encoded and PHP-empty values are left.
- * Records are modified in place, as GE does.
+ * Returns filtered copies; the response itself stays untouched (it is compared with the next page).
  */
-export function applyResponseFilter(records: JsonValue[], filters: string[], delimiter: string, compatLevel: number): void {
-  if (filters.length === 0) return;
-  for (let i = 0; i < records.length; i++) {
-    for (const filter of filters) records[i] = filterItem(records[i], filter, delimiter, compatLevel);
-  }
+export function applyResponseFilter(records: JsonValue[], filters: string[], delimiter: string, compatLevel: number): JsonValue[] {
+  if (filters.length === 0) return records;
+  return records.map((record) => filters.reduce((item, filter) => filterItem(item, filter, delimiter, compatLevel), record));
 }
 
 function filterItem(item: JsonValue, filter: string, delimiter: string, compat: number): JsonValue {
@@ -27,8 +25,9 @@ function filterItem(item: JsonValue, filter: string, delimiter: string, compat: 
     throw new UserError(`Error filtering response: '${current}' is not an array (responseFilter '${filter}').`);
   }
   const apply = (v: JsonValue): JsonValue => (rest === '' ? freeze(v, compat) : filterItem(v, rest, delimiter, compat));
-  item.set(current, each ? (value as JsonValue[]).map(apply) : apply(value));
-  return item;
+  const copy = new Map(item);
+  copy.set(current, each ? (value as JsonValue[]).map(apply) : apply(value));
+  return copy;
 }
 
 function freeze(value: JsonValue, compat: number): JsonValue {

@@ -1,0 +1,67 @@
+/**
+ * `npm run bench`: extraction throughput and peak memory of `gex run` against a local paged API
+ * served from a separate process. Results go to the terminal and bench/results.json.
+ */
+import { fork } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { measureProcess, pagedDataDir, removeDir, repoRoot } from './measure.js';
+
+interface ServerHandle {
+  url: string;
+  stop(): void;
+}
+
+/** Starts bench/paged-server in its own process so it does not share CPU time with gex's measurement. */
+function startServer(pages: number, recordsPerPage: number, nested = false): Promise<ServerHandle> {
+  return new Promise((resolve, reject) => {
+    const child = fork(path.join(repoRoot, 'dist', 'bench', 'paged-server.js'), [String(pages), String(recordsPerPage), nested ? 'nested' : 'flat'], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    child.once('message', (m) => resolve({ url: String((m as { url: string }).url), stop: () => child.kill() }));
+    child.once('error', reject);
+  });
+}
+
+interface Result {
+  scenario: string;
+  pages: number;
+  recordsPerPage: number;
+  wallMs: number;
+  recordsPerSecond: number;
+  peakRssMb: number;
+}
+
+async function gexRun(pages: number, recordsPerPage: number, nested: boolean): Promise<Result> {
+  const server = await startServer(pages, recordsPerPage, nested);
+  const dir = await pagedDataDir(server.url, recordsPerPage);
+  try {
+    const m = await measureProcess([process.execPath, path.join(repoRoot, 'bin', 'gex.js'), 'run', '--data-dir', dir, '--log-level', 'warn']);
+    const records = pages * recordsPerPage;
+    return {
+      scenario: `gex run, ${nested ? 'nested records with child tables' : 'flat records'}`,
+      pages,
+      recordsPerPage,
+      wallMs: Math.round(m.wallMs),
+      recordsPerSecond: Math.round(records / (m.wallMs / 1000)),
+      peakRssMb: Math.round(m.peakRssKb / 102.4) / 10,
+    };
+  } finally {
+    server.stop();
+    await removeDir(dir);
+  }
+}
+
+const sizes = (process.env.GEX_BENCH_PAGES ?? '100,1000').split(',').map(Number);
+const results: Result[] = [];
+for (const nested of [false, true]) {
+  for (const pages of sizes) {
+    const r = await gexRun(pages, 100, nested);
+    results.push(r);
+    console.log(
+      `${r.scenario.padEnd(45)} P=${String(pages).padStart(6)} R=100  ${String(r.wallMs).padStart(7)} ms  ` +
+        `${String(r.recordsPerSecond).padStart(7)} records/s  peak RSS ${r.peakRssMb} MB`,
+    );
+  }
+}
+await writeFile(path.join(repoRoot, 'bench', 'results.json'), `${JSON.stringify({ date: new Date().toISOString(), results }, null, 2)}\n`);

@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { createLogger } from '../../src/common/logger.js';
+import { ProgressLine } from '../../src/common/progress-line.js';
+import { SecretMasker } from '../../src/common/secret-masker.js';
+import { fromPlain } from '../../src/php-compat/index.js';
+
+function sink() {
+  const chunks: string[] = [];
+  const stream = Object.assign(
+    new Writable({
+      write(chunk, _e, done) {
+        chunks.push(String(chunk));
+        done();
+      },
+    }),
+    { isTTY: true },
+  );
+  return { stream, text: () => chunks.join('') };
+}
+
+describe('secret masking', () => {
+  it('hides # values in raw, JSON-escaped, URL-encoded and base64 forms', () => {
+    const masker = new SecretMasker();
+    masker.addFromConfig(fromPlain({ api: { '#token': 'a"b c/d' }, nested: [{ '#list': ['x1y2z3'] }], plain: 'visible' }));
+    const text = ['a"b c/d', JSON.stringify('a"b c/d'), encodeURIComponent('a"b c/d'), Buffer.from('a"b c/d').toString('base64'), 'x1y2z3', 'visible'].join(' | ');
+    assert.equal(masker.mask(text), '[hidden] | "[hidden]" | [hidden] | [hidden] | [hidden] | visible');
+  });
+
+  it('is applied to every log line, errors going to stderr', () => {
+    const out = sink();
+    const err = sink();
+    const masker = new SecretMasker();
+    masker.add('hunter2');
+    const logger = createLogger({ masker, stdout: out.stream, stderr: err.stream });
+    logger.info('password is hunter2');
+    logger.error({ detail: 'hunter2' }, 'failed');
+    assert.match(out.text(), /INFO  password is \[hidden\]\n$/);
+    assert.match(err.text(), /ERROR failed detail=\[hidden\]\n$/);
+  });
+});
+
+describe('progress line', () => {
+  it('draws on a TTY and is cleared before a log line', () => {
+    const out = sink();
+    const progress = new ProgressLine(out.stream, true, 0);
+    const logger = createLogger({ stdout: out.stream, stderr: out.stream, progress });
+    progress.update('users: 3 pages');
+    logger.info('hello');
+    assert.match(out.text(), /^\r\x1b\[Kusers: 3 pages\r\x1b\[K\d\d:\d\d:\d\d\.\d{3} INFO  hello\n$/);
+  });
+
+  it('stays silent when the stream is not a terminal', () => {
+    const out = sink();
+    const progress = new ProgressLine(Object.assign(out.stream, { isTTY: false }));
+    progress.update('x');
+    progress.clear();
+    assert.equal(out.text(), '');
+  });
+});
