@@ -12,6 +12,7 @@ import {
   type JsonObject,
   type JsonValue,
 } from '../php-compat/index.js';
+import { checkAllowedHosts } from './config/allowed-hosts.js';
 import { buildApiSettings } from './config/api-settings.js';
 import type { DataDirInput } from './config/data-dir.js';
 import { parseJobList, type JobConfig } from './config/job-config.js';
@@ -156,6 +157,7 @@ export async function extract(input: DataDirInput, options: ExtractOptions): Pro
   let retries = 0;
   try {
     const api = buildApiSettings(apiNode, config);
+    checkAllowedHosts(input.imageParameters, api.baseUrl, jobs);
     const client = new HttpClient({
       retry: new RetryPolicy(api.retry),
       connectTimeoutMs: api.connectTimeoutMs,

@@ -111,3 +111,32 @@ describe('gex run (CLI process)', () => {
     }
   });
 });
+
+describe('image_parameters.allowed_hosts', () => {
+  it('refuses a job URL outside the whitelist before sending anything, and allows a match', async () => {
+    const { readDataDir } = await import('../../src/extractor/config/data-dir.js');
+    const { extract } = await import('../../src/extractor/extractor.js');
+    const { silentLogger } = await import('../../src/common/logger.js');
+    const server = await startFixtureServer({ handler: () => ({ body: [{ id: 1 }] }) });
+    const run = async (allowed: unknown[]) => {
+      const dir = await makeDataDir({
+        parameters: { api: { baseUrl: `${server.url}/api/` }, config: { jobs: [{ endpoint: 'users' }] } },
+        image_parameters: { allowed_hosts: allowed },
+      });
+      try {
+        return await extract(await readDataDir(dir), { dataDir: dir, logger: silentLogger() });
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    };
+    try {
+      await assert.rejects(run([{ host: 'example.com' }]), /URL "http:\/\/127\.0\.0\.1:\d+\/api\/users" is not in the allowed hosts whitelist/);
+      await assert.rejects(run([{ host: '127.0.0.1', endpoint: 'other' }]), /not in the allowed hosts whitelist/);
+      assert.equal(server.requests.length, 0);
+      const result = await run([{ host: '127.0.0.1', scheme: 'http', port: String(server.port), endpoint: 'api' }]);
+      assert.equal(result.tables.length, 1);
+    } finally {
+      await server.close();
+    }
+  });
+});
