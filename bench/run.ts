@@ -6,6 +6,7 @@ import { fork } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { measureProcess, pagedDataDir, removeDir, repoRoot } from './measure.js';
+import { storeUpdateLatency, type StoreLatency } from './store-bench.js';
 
 interface ServerHandle {
   url: string;
@@ -64,4 +65,10 @@ for (const nested of [false, true]) {
     );
   }
 }
-await writeFile(path.join(repoRoot, 'bench', 'results.json'), `${JSON.stringify({ date: new Date().toISOString(), results }, null, 2)}\n`);
+const store: StoreLatency[] = [];
+for (const history of [1, 1000]) {
+  const r = await storeUpdateLatency(100 * 1024, history);
+  store.push(r);
+  console.log(`store update, 100 KB configuration, ${String(history).padStart(5)} versions of history: median ${r.medianUpdateMs} ms`);
+}
+await writeFile(path.join(repoRoot, 'bench', 'results.json'), `${JSON.stringify({ date: new Date().toISOString(), results, store }, null, 2)}\n`);

@@ -1,6 +1,9 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
+import { componentsCommand } from './commands/components.js';
+import { configsCommand } from './commands/configs.js';
 import { runCommand } from './commands/run.js';
+import { tokensCommand } from './commands/tokens.js';
 import { loggingOptions } from './logging.js';
 
 /** The `gex` command line. */
@@ -8,5 +11,8 @@ export async function main(argv: string[]): Promise<void> {
   let cli = yargs(hideBin(argv)).scriptName('gex').strict().demandCommand(1, 'Name a command: gex <command> --help');
   cli = loggingOptions(cli);
   cli = runCommand(cli);
+  cli = tokensCommand(cli);
+  cli = componentsCommand(cli);
+  cli = configsCommand(cli);
   await cli.help().version().parseAsync();
 }

@@ -11,3 +11,4 @@ export * from './serialize.js';
 export * from './query-string.js';
 export * from './build-url.js';
 export * from './guzzle-uri.js';
+export * from './json-exact.js';

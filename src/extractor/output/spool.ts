@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { once } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
-import { decodeJson, isJsonObject, PhpFloat, type JsonObject, type JsonValue } from '../../php-compat/index.js';
+import { decodeJson, isJsonObject, stringifyExact, type JsonObject, type JsonValue } from '../../php-compat/index.js';
 
 /** One `process()` call of the JSON parser: records of a data type plus injected columns. */
 export interface SpoolBatch {
@@ -35,7 +35,7 @@ export class Spool {
   }
 
   append(batch: SpoolBatch): void {
-    const line = `[${encodeLossless(batch.dataType)},${encodeLossless(batch.injected)},${encodeLossless(batch.rows)}]\n`;
+    const line = `[${stringifyExact(batch.dataType)},${stringifyExact(batch.injected)},${stringifyExact(batch.rows)}]\n`;
     if (!this.stream!.write(line)) this.needsDrain = true;
     this.batches++;
   }
@@ -82,38 +82,4 @@ async function* readLines(file: string): AsyncGenerator<string> {
     rest = text.slice(start);
   }
   if (rest !== '') yield rest;
-}
-
-/** JSON text that `decodeJson` reads back to the same value (floats always look like floats). */
-export function encodeLossless(v: JsonValue): string {
-  if (v === null) return 'null';
-  switch (typeof v) {
-    case 'string':
-      return JSON.stringify(v);
-    case 'number':
-    case 'bigint':
-    case 'boolean':
-      return String(v);
-  }
-  if (v instanceof PhpFloat) return floatToken(v.value);
-  if (Array.isArray(v)) {
-    let out = '[';
-    for (let i = 0; i < v.length; i++) out += (i ? ',' : '') + encodeLossless(v[i]);
-    return out + ']';
-  }
-  let out = '{';
-  let first = true;
-  for (const [k, x] of v as JsonObject) {
-    out += `${first ? '' : ','}${JSON.stringify(k)}:${encodeLossless(x)}`;
-    first = false;
-  }
-  return out + '}';
-}
-
-function floatToken(value: number): string {
-  if (value === Infinity) return '1e999';
-  if (value === -Infinity) return '-1e999';
-  if (Object.is(value, -0)) return '-0.0';
-  const s = String(value);
-  return /[.eE]/.test(s) ? s : `${s}.0`;
 }

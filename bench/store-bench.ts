@@ -1,0 +1,59 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fromPlain, type JsonValue } from '../src/php-compat/index.js';
+import type { ConfigStore } from '../src/store/config-store.js';
+import { openEmbeddedStore } from '../src/store/open-store.js';
+
+const C = 'ex-generic-v2';
+
+/** A configuration body of about `bytes` bytes (jobs with params, like a large real one). */
+export function configurationOfSize(bytes: number, seed: number): JsonValue {
+  const jobs = [];
+  let size = 0;
+  for (let i = 0; size < bytes; i++) {
+    const job = { endpoint: `resource/${i}`, dataField: 'items', params: { filter: `x${seed}-${i}`, fields: 'id,name,created,updated,owner,tags' } };
+    size += JSON.stringify(job).length + 1;
+    jobs.push(job);
+  }
+  return fromPlain({ parameters: { api: { baseUrl: 'https://api.example.com/' }, config: { jobs } } });
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+async function timeUpdates(store: ConfigStore, id: string, count: number, bytes: number, from: number): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const body = configurationOfSize(bytes, from + i);
+    const t = process.hrtime.bigint();
+    await store.updateConfiguration(C, id, { configuration: body });
+    times.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  return times;
+}
+
+export interface StoreLatency {
+  configurationBytes: number;
+  history: number;
+  medianUpdateMs: number;
+}
+
+/** Median latency of updating a configuration of `bytes` with `history` versions behind it (embedded SQLite). */
+export async function storeUpdateLatency(bytes: number, history: number, samples = 50): Promise<StoreLatency> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-store-bench-'));
+  const backend = await openEmbeddedStore(path.join(dir, 'store.sqlite'), { GEX_MASTER_KEY: '22'.repeat(32) });
+  try {
+    const store = await backend.localSession();
+    const c = await store.createConfiguration(C, { name: 'bench', configuration: configurationOfSize(bytes, 0) });
+    await timeUpdates(store, c.id, history - 1, bytes, 1);
+    const times = await timeUpdates(store, c.id, samples, bytes, history);
+    return { configurationBytes: bytes, history, medianUpdateMs: Math.round(median(times) * 100) / 100 };
+  } finally {
+    await backend.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,128 @@
+import type { Argv } from 'yargs';
+import { UserError } from '../../common/errors.js';
+import { prettyExact, type JsonValue } from '../../php-compat/index.js';
+import { configurationToWire, versionItemToWire } from '../../store/wire.js';
+import { runCliAction } from '../command-runner.js';
+import { componentOption, openStoreFromArgs, storeOptions, type ComponentArgs } from '../store-options.js';
+
+interface JsonArg {
+  json: boolean;
+}
+
+function positiveInt(value: unknown, name: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new UserError(`${name} must be a positive integer, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+function print(value: JsonValue): void {
+  process.stdout.write(`${prettyExact(value)}\n`);
+}
+
+/** Runs `work` with the store the arguments name and closes it. */
+function withStore<A extends ComponentArgs>(args: A, work: (store: Awaited<ReturnType<typeof openStoreFromArgs>>['store'], args: A) => Promise<void>): Promise<void> {
+  return runCliAction(async (logger) => {
+    const opened = await openStoreFromArgs(args, logger);
+    try {
+      await work(opened.store, args);
+    } finally {
+      await opened.close();
+    }
+  });
+}
+
+const common = <T>(y: Argv<T>) => componentOption(storeOptions(y)).option('json', { type: 'boolean', default: false, describe: 'print JSON' }) as Argv<T & ComponentArgs & JsonArg>;
+
+/** `gex configs …`: read and repair configurations in any store (embedded or remote). */
+export function configsCommand(yargs: Argv): Argv {
+  return yargs.command('configs <action>', 'Inspect and manage stored configurations', (y) =>
+    y
+      .command(
+        'list',
+        'List the configurations of a component',
+        (c) => common(c).option('deleted', { type: 'boolean', default: false, describe: 'list the trash instead' }),
+        (args) =>
+          withStore(args, async (store) => {
+            const configs = await store.listConfigurations(args['component-id'], { isDeleted: args.deleted });
+            if (args.json) return print(configs.map((c) => configurationToWire(c)));
+            if (configs.length === 0) process.stdout.write(`No ${args.deleted ? 'deleted ' : ''}configurations of ${args['component-id']}.\n`);
+            for (const c of configs) {
+              const rows = c.rows.length ? `, ${c.rows.length} rows (${c.rows.filter((r) => r.isDisabled).length} disabled)` : '';
+              process.stdout.write(`${c.id}\t${c.name}\tversion ${c.version}${rows}${c.isDisabled ? ', disabled' : ''}\n`);
+            }
+          }),
+      )
+      .command(
+        'get <id>',
+        'Show a configuration with its rows and state',
+        (c) => common(c).positional('id', { type: 'string', demandOption: true }),
+        (args) => withStore(args, async (store) => print(configurationToWire(await store.getConfiguration(args['component-id'], String(args.id))))),
+      )
+      .command(
+        'versions <id>',
+        'List the versions of a configuration, newest first',
+        (c) =>
+          common(c)
+            .positional('id', { type: 'string', demandOption: true })
+            .option('limit', { type: 'number', default: 100 })
+            .option('offset', { type: 'number', default: 0 }),
+        (args) =>
+          withStore(args, async (store) => {
+            const versions = await store.listConfigurationVersions(args['component-id'], String(args.id), { limit: args.limit, offset: args.offset });
+            if (args.json) return print(versions.map(versionItemToWire));
+            for (const v of versions) {
+              process.stdout.write(`${v.version}\t${v.created}\t${v.creatorToken.description}\t${v.changeDescription}${v.isDeleted ? ' (deleted)' : ''}\n`);
+            }
+          }),
+      )
+      .command(
+        'rollback <id> <version>',
+        'Make a version the current one again (as a new version)',
+        (c) =>
+          common(c)
+            .positional('id', { type: 'string', demandOption: true })
+            .positional('version', { type: 'string', demandOption: true })
+            .option('change-description', { type: 'string' }),
+        (args) =>
+          withStore(args, async (store) => {
+            const version = positiveInt(args.version, 'version');
+            const result = await store.rollbackConfiguration(args['component-id'], String(args.id), version, args['change-description']);
+            process.stdout.write(`Configuration ${args.id} rolled back to version ${version}: now version ${result.version}.\n`);
+          }),
+      )
+      .command(
+        'copy <id> <version>',
+        'Create a new configuration from a version',
+        (c) =>
+          common(c)
+            .positional('id', { type: 'string', demandOption: true })
+            .positional('version', { type: 'string', demandOption: true })
+            .option('name', { type: 'string', demandOption: true, describe: 'name of the new configuration' })
+            .option('description', { type: 'string' })
+            .option('change-description', { type: 'string' }),
+        (args) =>
+          withStore(args, async (store) => {
+            const copy = await store.copyConfiguration(args['component-id'], String(args.id), positiveInt(args.version, 'version'), {
+              name: args.name,
+              description: args.description,
+              changeDescription: args['change-description'],
+            });
+            if (args.json) return print(configurationToWire(copy));
+            process.stdout.write(`Created configuration ${copy.id} "${copy.name}" from version ${args.version} of ${args.id}.\n`);
+          }),
+      )
+      .command(
+        'state-reset <id>',
+        'Reset the state of a configuration (or of one row) to {}: the next run starts from scratch',
+        (c) => common(c).positional('id', { type: 'string', demandOption: true }).option('row-id', { type: 'string', describe: 'reset this row only' }),
+        (args) =>
+          withStore(args, async (store) => {
+            const empty = new Map();
+            if (args['row-id']) await store.updateRowState(args['component-id'], String(args.id), args['row-id'], empty);
+            else await store.updateConfigurationState(args['component-id'], String(args.id), empty);
+            process.stdout.write(`State of ${args['row-id'] ? `row ${args['row-id']} of ` : ''}configuration ${args.id} reset to {}.\n`);
+          }),
+      )
+      .demandCommand(1),
+  );
+}

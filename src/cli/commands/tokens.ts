@@ -1,0 +1,43 @@
+import type { Argv } from 'yargs';
+import { UserError } from '../../common/errors.js';
+import { openEmbeddedStore, isRemoteStore } from '../../store/open-store.js';
+import { resolveStoreLocation } from '../../store/open-config-store.js';
+import { runCliAction } from '../command-runner.js';
+
+interface CreateArgs {
+  description: string;
+  'read-only': boolean;
+  project?: string;
+  store?: string;
+}
+
+/** `gex tokens create`: a Storage API token of the embedded store, printed once. */
+export function tokensCommand(yargs: Argv): Argv {
+  return yargs.command('tokens <action>', 'Manage tokens of the embedded store', (y) =>
+    y
+      .command<CreateArgs>(
+        'create',
+        'Create a token and print it (only a hash is stored; it is shown this once)',
+        (c) =>
+          c
+            .option('description', { type: 'string', demandOption: true, describe: 'who or what the token is for' })
+            .option('read-only', { type: 'boolean', default: false, describe: 'may read configurations but not change them' })
+            .option('project', { type: 'string', describe: 'project the token belongs to (created if new; default "default")' })
+            .option('store', { type: 'string', describe: 'the SQLite file ($GEX_STORE, else gex-store.sqlite)' }) as Argv<CreateArgs>,
+        (args) =>
+          runCliAction(async () => {
+            const location = resolveStoreLocation(args.store);
+            if (isRemoteStore(location)) throw new UserError('Tokens are created in the embedded store: pass --store with a SQLite file');
+            const backend = await openEmbeddedStore(location);
+            try {
+              const { token, info } = await backend.createToken({ description: args.description, readOnly: args['read-only'], project: args.project });
+              process.stdout.write(`${token}\n`);
+              process.stderr.write(`Token ${info.id} "${info.description}" of project "${info.projectName}"${info.readOnly ? ' (read-only)' : ''} created. Store it now: it is not shown again.\n`);
+            } finally {
+              await backend.close();
+            }
+          }),
+      )
+      .demandCommand(1),
+  );
+}

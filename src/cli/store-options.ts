@@ -1,0 +1,38 @@
+import type { Argv } from 'yargs';
+import type { Logger } from '../common/logger.js';
+import { GENERIC_EXTRACTOR_ID } from '../store/builtin-components.js';
+import { openConfigStore, resolveStoreLocation, type OpenedStore } from '../store/open-config-store.js';
+
+export interface StoreArgs {
+  store?: string;
+  token?: string;
+  project?: string;
+}
+
+export interface ComponentArgs extends StoreArgs {
+  'component-id': string;
+}
+
+/** `--store` (a SQLite file or an http(s) Storage API), `--token`, `--project`. */
+export function storeOptions<T>(yargs: Argv<T>): Argv<T & StoreArgs> {
+  return yargs
+    .option('store', {
+      type: 'string',
+      describe: 'a SQLite file (embedded store) or the http(s) address of a Storage API ($GEX_STORE, else gex-store.sqlite)',
+    })
+    .option('token', { type: 'string', describe: 'Storage API token for a remote store ($KBC_TOKEN)' })
+    .option('project', { type: 'string', describe: 'project of the embedded store when used without a token (default: "default")' }) as Argv<T & StoreArgs>;
+}
+
+export function componentOption<T>(yargs: Argv<T>): Argv<T & { 'component-id': string }> {
+  return yargs.option('component-id', {
+    type: 'string',
+    default: process.env.KBC_COMPONENTID || GENERIC_EXTRACTOR_ID,
+    defaultDescription: `$KBC_COMPONENTID or ${GENERIC_EXTRACTOR_ID}`,
+    describe: 'component of the configuration',
+  }) as Argv<T & { 'component-id': string }>;
+}
+
+export function openStoreFromArgs(args: StoreArgs, logger?: Logger): Promise<OpenedStore> {
+  return openConfigStore(resolveStoreLocation(args.store), { token: args.token ?? process.env.KBC_TOKEN, project: args.project, logger });
+}

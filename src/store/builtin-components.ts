@@ -1,0 +1,40 @@
+import { parametersSchema } from '../extractor/config/schema.js';
+import { fromPlain } from '../php-compat/index.js';
+import type { Component } from './types.js';
+
+export const GENERIC_EXTRACTOR_ID = 'ex-generic-v2';
+
+/** Generic Extractor as a registered component, with the JSON Schema of the parameters gex accepts. */
+export function genericExtractorComponent(): Component {
+  const definition = {
+    id: GENERIC_EXTRACTOR_ID,
+    type: 'extractor',
+    name: 'Generic Extractor',
+    description: 'Extract data from any REST API',
+    longDescription: 'Generic Extractor (gex): pages through REST APIs and writes CSV tables with manifests, compatible with Keboola Generic Extractor configurations.',
+    version: 1,
+    hasUI: false,
+    hasRun: true,
+    ico32: '',
+    ico64: '',
+    data: {
+      definition: { type: 'aws-ecr', uri: 'gex', tag: 'latest', repository: { region: 'local' } },
+      vendor: { contact: ['gex maintainers'], licenseUrl: 'https://opensource.org/licenses/MIT' },
+      configuration_format: 'json',
+      network: 'bridge',
+      memory: '512m',
+      forward_token: false,
+      forward_token_details: false,
+      default_bucket: true,
+      default_bucket_stage: 'in',
+      staging_storage: { input: 'local' },
+    },
+    flags: ['genericUI'],
+    configurationSchema: parametersSchema,
+    emptyConfiguration: { parameters: { api: { baseUrl: '' }, config: { jobs: [] } } },
+    uiOptions: {},
+    configurationDescription: null,
+    documentationUrl: 'https://developers.keboola.com/extend/generic-extractor/',
+  };
+  return { id: GENERIC_EXTRACTOR_ID, type: 'extractor', name: 'Generic Extractor', definition: fromPlain(definition) };
+}

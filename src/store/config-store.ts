@@ -1,0 +1,61 @@
+import type { JsonValue } from '../php-compat/index.js';
+import type {
+  Component,
+  ComponentWithConfigurations,
+  ConfigVersionDetail,
+  ConfigVersionItem,
+  Configuration,
+  CopyConfigurationInput,
+  CreateConfigurationInput,
+  CreateRowInput,
+  ListInclude,
+  MetadataItem,
+  Row,
+  RowVersion,
+  TokenInfo,
+  UpdateConfigurationInput,
+  UpdateRowInput,
+  VersionListOptions,
+} from './types.js';
+
+/**
+ * The Component Configurations service, seen by one token (its project and permissions).
+ * Implemented by the embedded store (SQLite, PostgreSQL) and by the HTTP client of a remote
+ * Storage API (gex's own server or a real Keboola stack). Failures throw StoreError.
+ */
+export interface ConfigStore {
+  verifyToken(): Promise<TokenInfo>;
+
+  getComponent(componentId: string): Promise<Component>;
+  /** components that have at least one matching configuration, with those configurations */
+  listComponents(options?: { componentType?: string; include?: ListInclude[]; isDeleted?: boolean }): Promise<ComponentWithConfigurations[]>;
+
+  listConfigurations(componentId: string, options?: { isDeleted?: boolean }): Promise<Configuration[]>;
+  createConfiguration(componentId: string, input: CreateConfigurationInput): Promise<Configuration>;
+  getConfiguration(componentId: string, configId: string): Promise<Configuration>;
+  updateConfiguration(componentId: string, configId: string, input: UpdateConfigurationInput): Promise<Configuration>;
+  updateConfigurationState(componentId: string, configId: string, state: JsonValue): Promise<Configuration>;
+  /** first call moves to trash, second purges */
+  deleteConfiguration(componentId: string, configId: string): Promise<void>;
+  restoreConfiguration(componentId: string, configId: string): Promise<Configuration>;
+
+  listConfigurationVersions(componentId: string, configId: string, options?: VersionListOptions): Promise<ConfigVersionItem[]>;
+  getConfigurationVersion(componentId: string, configId: string, version: number): Promise<ConfigVersionDetail>;
+  rollbackConfiguration(componentId: string, configId: string, version: number, changeDescription?: string): Promise<{ version: number }>;
+  copyConfiguration(componentId: string, configId: string, version: number, input: CopyConfigurationInput): Promise<Configuration>;
+
+  listRows(componentId: string, configId: string): Promise<Row[]>;
+  createRow(componentId: string, configId: string, input: CreateRowInput): Promise<Row>;
+  getRow(componentId: string, configId: string, rowId: string): Promise<Row>;
+  updateRow(componentId: string, configId: string, rowId: string, input: UpdateRowInput): Promise<Row>;
+  updateRowState(componentId: string, configId: string, rowId: string, state: JsonValue): Promise<Row>;
+  deleteRow(componentId: string, configId: string, rowId: string, changeDescription?: string): Promise<void>;
+  listRowVersions(componentId: string, configId: string, rowId: string, options?: VersionListOptions): Promise<RowVersion[]>;
+  getRowVersion(componentId: string, configId: string, rowId: string, version: number): Promise<RowVersion>;
+  rollbackRow(componentId: string, configId: string, rowId: string, version: number, changeDescription?: string): Promise<Row>;
+  copyRow(componentId: string, configId: string, rowId: string, version: number, options?: { targetConfigId?: string; changeDescription?: string }): Promise<Row>;
+
+  addMetadata(componentId: string, configId: string, metadata: Array<{ key: string; value: string }>): Promise<MetadataItem[]>;
+  listMetadata(componentId: string, configId: string): Promise<MetadataItem[]>;
+  deleteMetadata(componentId: string, configId: string, metadataId: string): Promise<void>;
+}

@@ -1,0 +1,114 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { ApplicationError, UserError } from '../common/errors.js';
+import { isJsonObject, isScalar, phpToString, type JsonObject, type JsonValue } from '../php-compat/index.js';
+
+export const CIPHER_PREFIX = 'KBC::ProjectSecure::';
+const FORMAT_VERSION = 1;
+
+/**
+ * Encryption of secrets: scalar values under `#` keys are stored as
+ * `KBC::ProjectSecure::<base64(version | iv | tag | ciphertext)>`, AES-256-GCM with the project
+ * and component as associated data — a cipher is only valid in the project and component it was
+ * made for (like Keboola's ProjectSecure). Values already starting with `KBC::` are left alone.
+ */
+export class SecretCipher {
+  constructor(private readonly key: Buffer) {
+    if (key.length !== 32) throw new ApplicationError('The master key must be 32 bytes');
+  }
+
+  encrypt(plain: string, scope: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    cipher.setAAD(Buffer.from(scope));
+    const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return CIPHER_PREFIX + Buffer.concat([Buffer.from([FORMAT_VERSION]), iv, cipher.getAuthTag(), data]).toString('base64');
+  }
+
+  decrypt(value: string, scope: string): string {
+    if (!value.startsWith(CIPHER_PREFIX)) throw new UserError(`Value is not an encrypted value of gex (expected the ${CIPHER_PREFIX} prefix)`);
+    const raw = Buffer.from(value.slice(CIPHER_PREFIX.length), 'base64');
+    if (raw.length < 29 || raw[0] !== FORMAT_VERSION) throw new UserError('Invalid cipher text: unknown format');
+    const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(1, 13));
+    decipher.setAAD(Buffer.from(scope));
+    decipher.setAuthTag(raw.subarray(13, 29));
+    try {
+      return Buffer.concat([decipher.update(raw.subarray(29)), decipher.final()]).toString('utf8');
+    } catch {
+      throw new UserError('Cannot decrypt a secret: it was encrypted for another project or component, or with another master key');
+    }
+  }
+
+  /**
+   * Encrypts every plain scalar under a `#` key. Where `previous` (the stored value) holds a cipher
+   * of the same plaintext at the same place, that cipher is kept, so re-sending a configuration
+   * unchanged is recognised as a no-op.
+   */
+  encryptTree(value: JsonValue, scope: string, previous?: JsonValue): JsonValue {
+    if (Array.isArray(value)) return value.map((v, i) => this.encryptTree(v, scope, Array.isArray(previous) ? previous[i] : undefined));
+    if (!isJsonObject(value)) return value;
+    const out: JsonObject = new Map();
+    for (const [key, v] of value) {
+      const before = isJsonObject(previous) ? previous.get(key) : undefined;
+      if (key.startsWith('#') && isScalar(v) && !(typeof v === 'string' && v.startsWith('KBC::'))) {
+        const plain = phpToString(v);
+        out.set(key, this.reuse(before, plain, scope) ?? this.encrypt(plain, scope));
+      } else out.set(key, this.encryptTree(v, scope, before));
+    }
+    return out;
+  }
+
+  private reuse(before: JsonValue | undefined, plain: string, scope: string): string | undefined {
+    if (typeof before !== 'string' || !before.startsWith(CIPHER_PREFIX)) return undefined;
+    try {
+      return this.decrypt(before, scope) === plain ? before : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Decrypts every gex cipher under `#` keys (only ever in memory, for a run). */
+  decryptTree(value: JsonValue, scope: string): JsonValue {
+    if (Array.isArray(value)) return value.map((v) => this.decryptTree(v, scope));
+    if (!isJsonObject(value)) return value;
+    const out: JsonObject = new Map();
+    for (const [key, v] of value) {
+      if (key.startsWith('#') && typeof v === 'string' && v.startsWith(CIPHER_PREFIX)) out.set(key, this.decrypt(v, scope));
+      else out.set(key, this.decryptTree(v, scope));
+    }
+    return out;
+  }
+}
+
+export function cipherScope(projectId: number, componentId: string): string {
+  return `project:${projectId}|component:${componentId}`;
+}
+
+/**
+ * The master key: `GEX_MASTER_KEY` (64 hex characters or base64 of 32 bytes), else a key file,
+ * created with mode 0600 on first use.
+ */
+export async function loadMasterKey(keyFile: string, env: NodeJS.ProcessEnv = process.env): Promise<Buffer> {
+  const fromEnv = env.GEX_MASTER_KEY?.trim();
+  if (fromEnv) return parseKey(fromEnv, 'GEX_MASTER_KEY');
+  try {
+    return parseKey((await readFile(keyFile, 'utf8')).trim(), keyFile);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+  const key = randomBytes(32);
+  await mkdir(path.dirname(keyFile), { recursive: true });
+  await writeFile(keyFile, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' }).catch(async (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EEXIST') throw e;
+  });
+  await chmod(keyFile, 0o600);
+  // another process may have won the race: read what is on disk
+  return parseKey((await readFile(keyFile, 'utf8')).trim(), keyFile);
+}
+
+function parseKey(text: string, source: string): Buffer {
+  const key = /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64');
+  if (key.length !== 32) throw new UserError(`The master key in ${source} must be 32 bytes (64 hex characters or base64)`);
+  return key;
+}

@@ -1,0 +1,95 @@
+import path from 'node:path';
+import { UserError } from '../common/errors.js';
+import type { Logger } from '../common/logger.js';
+import type { JsonValue } from '../php-compat/index.js';
+import type { ConfigStore } from './config-store.js';
+import { CIPHER_PREFIX, cipherScope, SecretCipher } from './encryption.js';
+import type { EmbeddedBackend } from './embedded/embedded-backend.js';
+import { DEFAULT_STORE_FILE, isRemoteStore, openEmbeddedStore } from './open-store.js';
+import { HttpConfigStore } from './remote/http-config-store.js';
+
+/** A store opened for the CLI or the runner, with what they need beyond the ConfigStore calls. */
+export interface OpenedStore {
+  store: ConfigStore;
+  /** what the user named (file path or URL) */
+  location: string;
+  /** set for the embedded store */
+  backend?: EmbeddedBackend;
+  /** plaintext of `#` values, in memory only */
+  decryptSecrets(componentId: string, value: JsonValue): Promise<JsonValue>;
+  close(): Promise<void>;
+}
+
+export interface OpenConfigStoreOptions {
+  /** token for a remote store (KBC_TOKEN), or to act as a given token on the embedded one */
+  token?: string;
+  /** project of the embedded store used without a token (default: "default") */
+  project?: string;
+  env?: NodeJS.ProcessEnv;
+  logger?: Logger;
+}
+
+/** The store location from an option, else GEX_STORE, else the default file. */
+export function resolveStoreLocation(option: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  return option || env.GEX_STORE || DEFAULT_STORE_FILE;
+}
+
+function containsCipher(value: JsonValue): boolean {
+  if (typeof value === 'string') return value.startsWith('KBC::');
+  if (Array.isArray(value)) return value.some(containsCipher);
+  if (value instanceof Map) return [...value.values()].some(containsCipher);
+  return false;
+}
+
+/**
+ * Opens a SQLite file (embedded) or an http(s) Storage API (gex serve or a Keboola stack). A
+ * remote store's secrets can be decrypted only when they are gex ciphers and GEX_MASTER_KEY is
+ * the server's key; Keboola's own ciphers never leave Keboola.
+ */
+export async function openConfigStore(location: string, options: OpenConfigStoreOptions = {}): Promise<OpenedStore> {
+  const env = options.env ?? process.env;
+  if (isRemoteStore(location)) {
+    const token = options.token ?? env.KBC_TOKEN;
+    if (!token) throw new UserError(`A token is needed for the Storage API at ${location}: set KBC_TOKEN or pass --token`);
+    const store = new HttpConfigStore({ url: location, token, logger: options.logger });
+    const key = env.GEX_MASTER_KEY?.trim();
+    let projectId: number | undefined;
+    return {
+      store,
+      location,
+      async decryptSecrets(componentId, value) {
+        if (!containsCipher(value)) return value;
+        if (!key) {
+          throw new UserError(
+            `The configuration holds encrypted values (${CIPHER_PREFIX}…) that only the store can decrypt. ` +
+              'Set GEX_MASTER_KEY to the key of the gex server, or run against the embedded store.',
+          );
+        }
+        projectId ??= (await store.verifyToken()).projectId;
+        const hex = /^[0-9a-fA-F]{64}$/.test(key);
+        return new SecretCipher(Buffer.from(key, hex ? 'hex' : 'base64')).decryptTree(value, cipherScope(projectId, componentId));
+      },
+      close: async () => undefined,
+    };
+  }
+  const backend = await openEmbeddedStore(path.resolve(location), env);
+  try {
+    let store: ConfigStore;
+    if (options.token) {
+      const info = await backend.authenticate(options.token);
+      if (!info) throw new UserError(`Invalid access token for the store ${location}`);
+      store = backend.session(info);
+    } else store = await backend.localSession(options.project);
+    const { projectId } = await store.verifyToken();
+    return {
+      store,
+      location,
+      backend,
+      decryptSecrets: async (componentId, value) => backend.decryptSecrets(projectId, componentId, value),
+      close: () => backend.close(),
+    };
+  } catch (error) {
+    await backend.close();
+    throw error;
+  }
+}

@@ -1,0 +1,81 @@
+import type { Database, SqlExecutor } from './database.js';
+
+/**
+ * Versioned schema migrations, in SQL both SQLite and PostgreSQL accept. A database is brought
+ * up to date on open; applied migrations are recorded and never run twice; nothing is dropped.
+ */
+export const MIGRATIONS: Array<{ version: number; description: string; statements: string[] }> = [
+  {
+    version: 1,
+    description: 'projects, tokens, components, configurations, rows, versions, metadata',
+    statements: [
+      `CREATE TABLE sequences (name TEXT PRIMARY KEY, value BIGINT NOT NULL)`,
+      `CREATE TABLE projects (id BIGINT PRIMARY KEY, name TEXT NOT NULL UNIQUE, created TEXT NOT NULL)`,
+      `CREATE TABLE tokens (
+        id BIGINT PRIMARY KEY, project_id BIGINT NOT NULL REFERENCES projects(id),
+        description TEXT NOT NULL, token_hash TEXT NOT NULL UNIQUE, read_only INTEGER NOT NULL,
+        internal INTEGER NOT NULL, created TEXT NOT NULL)`,
+      `CREATE TABLE components (
+        id TEXT PRIMARY KEY, type TEXT NOT NULL, name TEXT NOT NULL, definition TEXT NOT NULL, builtin INTEGER NOT NULL)`,
+      `CREATE TABLE configurations (
+        project_id BIGINT NOT NULL, component_id TEXT NOT NULL, id TEXT NOT NULL,
+        created TEXT NOT NULL, creator_token_id BIGINT NOT NULL, creator_token_description TEXT NOT NULL,
+        version INTEGER NOT NULL, is_deleted INTEGER NOT NULL,
+        name TEXT NOT NULL, description TEXT NOT NULL, configuration TEXT NOT NULL,
+        is_disabled INTEGER NOT NULL, rows_sort_order TEXT NOT NULL,
+        change_description TEXT NOT NULL, version_created TEXT NOT NULL,
+        version_token_id BIGINT NOT NULL, version_token_description TEXT NOT NULL, version_identifier TEXT NOT NULL,
+        state TEXT NOT NULL,
+        PRIMARY KEY (project_id, component_id, id))`,
+      `CREATE TABLE configuration_versions (
+        project_id BIGINT NOT NULL, component_id TEXT NOT NULL, configuration_id TEXT NOT NULL, version INTEGER NOT NULL,
+        created TEXT NOT NULL, token_id BIGINT NOT NULL, token_description TEXT NOT NULL,
+        change_description TEXT NOT NULL, version_identifier TEXT NOT NULL,
+        name TEXT NOT NULL, description TEXT NOT NULL, configuration TEXT NOT NULL,
+        is_disabled INTEGER NOT NULL, is_deleted INTEGER NOT NULL, rows_sort_order TEXT NOT NULL, rows TEXT NOT NULL,
+        PRIMARY KEY (project_id, component_id, configuration_id, version))`,
+      `CREATE TABLE configuration_rows (
+        project_id BIGINT NOT NULL, component_id TEXT NOT NULL, configuration_id TEXT NOT NULL, id TEXT NOT NULL,
+        created TEXT NOT NULL, creator_token_id BIGINT NOT NULL, creator_token_description TEXT NOT NULL,
+        version INTEGER NOT NULL, name TEXT NOT NULL, description TEXT NOT NULL, configuration TEXT NOT NULL,
+        is_disabled INTEGER NOT NULL, change_description TEXT NOT NULL, version_identifier TEXT NOT NULL,
+        version_created TEXT NOT NULL, version_token_id BIGINT NOT NULL, version_token_description TEXT NOT NULL,
+        state TEXT NOT NULL, is_deleted INTEGER NOT NULL,
+        PRIMARY KEY (project_id, component_id, configuration_id, id))`,
+      `CREATE TABLE row_versions (
+        project_id BIGINT NOT NULL, component_id TEXT NOT NULL, configuration_id TEXT NOT NULL, row_id TEXT NOT NULL,
+        version INTEGER NOT NULL, created TEXT NOT NULL, token_id BIGINT NOT NULL, token_description TEXT NOT NULL,
+        change_description TEXT NOT NULL, version_identifier TEXT NOT NULL,
+        name TEXT NOT NULL, description TEXT NOT NULL, configuration TEXT NOT NULL, is_disabled INTEGER NOT NULL,
+        PRIMARY KEY (project_id, component_id, configuration_id, row_id, version))`,
+      `CREATE TABLE configuration_metadata (
+        id BIGINT PRIMARY KEY, project_id BIGINT NOT NULL, component_id TEXT NOT NULL, configuration_id TEXT NOT NULL,
+        meta_key TEXT NOT NULL, meta_value TEXT NOT NULL, provider TEXT, timestamp TEXT NOT NULL,
+        UNIQUE (project_id, component_id, configuration_id, meta_key))`,
+    ],
+  },
+];
+
+/** Applies pending migrations inside one transaction each. */
+export async function migrate(db: Database, createTracking: (tx: SqlExecutor) => Promise<void>): Promise<number[]> {
+  await db.transaction(createTracking);
+  const applied = new Set((await db.all<{ version: number }>('SELECT version FROM schema_migrations')).map((r) => Number(r.version)));
+  const ran: number[] = [];
+  for (const migration of MIGRATIONS) {
+    if (applied.has(migration.version)) continue;
+    await db.transaction(async (tx) => {
+      // another process may have applied it meanwhile
+      if (await tx.get('SELECT version FROM schema_migrations WHERE version = ?', [migration.version])) return;
+      for (const statement of migration.statements) await tx.run(statement);
+      await tx.run('INSERT INTO schema_migrations (version, description, applied) VALUES (?, ?, ?)', [
+        migration.version,
+        migration.description,
+        new Date().toISOString(),
+      ]);
+      ran.push(migration.version);
+    });
+  }
+  return ran;
+}
+
+export const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied TEXT NOT NULL)`;

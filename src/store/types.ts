@@ -1,0 +1,165 @@
+import type { JsonValue } from '../php-compat/index.js';
+
+/**
+ * Resources of the Component Configurations service (Keboola Storage API v2 shapes).
+ * `configuration` and `state` bodies are kept in gex's lossless value model so that they
+ * round-trip exactly (`[]` vs `{}`, key order, `1` vs `1.0`).
+ */
+
+export interface TokenRef {
+  id: number;
+  description: string;
+}
+
+export interface CurrentVersion {
+  created: string;
+  creatorToken: TokenRef;
+  changeDescription: string;
+  versionIdentifier: string;
+}
+
+export interface Row {
+  id: string;
+  name: string;
+  description: string;
+  isDisabled: boolean;
+  configuration: JsonValue;
+  state: JsonValue;
+  version: number;
+  created: string;
+  creatorToken: TokenRef;
+  changeDescription: string;
+  versionIdentifier: string;
+}
+
+export interface Configuration {
+  id: string;
+  name: string;
+  description: string;
+  created: string;
+  creatorToken: TokenRef;
+  version: number;
+  changeDescription: string;
+  isDisabled: boolean;
+  isDeleted: boolean;
+  configuration: JsonValue;
+  rowsSortOrder: string[];
+  rows: Row[];
+  state: JsonValue;
+  currentVersion: CurrentVersion;
+}
+
+export interface ConfigVersionItem {
+  version: number;
+  created: string;
+  versionIdentifier: string;
+  creatorToken: TokenRef;
+  changeDescription: string;
+  isDeleted: boolean;
+  name?: string;
+  description?: string;
+  configuration?: JsonValue;
+}
+
+/** A row as stored in a configuration version: no state. */
+export type VersionRow = Omit<Row, 'state'>;
+
+export interface ConfigVersionDetail extends ConfigVersionItem {
+  name: string;
+  description: string;
+  configuration: JsonValue;
+  isDisabled: boolean;
+  rowsSortOrder: string[];
+  rows: VersionRow[];
+}
+
+export interface RowVersion {
+  version: number;
+  name: string;
+  description: string;
+  isDisabled: boolean;
+  created: string;
+  creatorToken: TokenRef;
+  changeDescription: string;
+  versionIdentifier: string;
+  configuration?: JsonValue;
+}
+
+export interface MetadataItem {
+  id: string;
+  key: string;
+  value: string;
+  timestamp: string;
+  provider?: string;
+}
+
+/** A registered component, in Keboola's shape (kept as given, plus what gex needs). */
+export interface Component {
+  id: string;
+  type: string;
+  name: string;
+  /** the whole component object as registered (description, data, configurationSchema, …) */
+  definition: JsonValue;
+}
+
+export interface ComponentWithConfigurations {
+  component: Component;
+  configurations: Configuration[];
+}
+
+export type ListInclude = 'configuration' | 'rows' | 'state';
+
+export interface CreateConfigurationInput {
+  name: string;
+  configurationId?: string;
+  description?: string;
+  configuration?: JsonValue;
+  state?: JsonValue;
+  changeDescription?: string;
+  isDisabled?: boolean;
+}
+
+export interface UpdateConfigurationInput {
+  name?: string;
+  description?: string;
+  configuration?: JsonValue;
+  state?: JsonValue;
+  changeDescription?: string;
+  isDisabled?: boolean;
+  rowsSortOrder?: string[];
+}
+
+export interface CreateRowInput {
+  rowId?: string;
+  name?: string;
+  description?: string;
+  configuration?: JsonValue;
+  state?: JsonValue;
+  changeDescription?: string;
+  isDisabled?: boolean;
+}
+
+export type UpdateRowInput = Omit<CreateRowInput, 'rowId'>;
+
+export interface VersionListOptions {
+  /** for configuration versions ⊆ name, description, configuration; for row versions ⊆ configuration */
+  include?: string[];
+  limit?: number;
+  offset?: number;
+}
+
+export interface CopyConfigurationInput {
+  name: string;
+  description?: string;
+  changeDescription?: string;
+}
+
+/** What a token may do, as returned by token verification. */
+export interface TokenInfo {
+  id: number;
+  description: string;
+  projectId: number;
+  projectName: string;
+  readOnly: boolean;
+  created: string;
+}
