@@ -2,6 +2,7 @@ import path from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import { ConfigError, UserError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
+import { plural } from '../common/text.js';
 import {
   arrayReplaceRecursive,
   isJsonObject,
@@ -179,7 +180,7 @@ export async function extract(input: DataDirInput, options: ExtractOptions): Pro
     }
     const tables = await output.finish();
     progress.done();
-    for (const t of tables) logger.info(`Wrote table ${t.file}: ${t.rows} rows`);
+    for (const t of tables) logger.info(`Wrote table ${t.file}: ${plural(t.rows, 'row')}`);
     return {
       tables,
       jobs: summaries,

@@ -1,4 +1,5 @@
 import type { Logger } from '../common/logger.js';
+import { plural } from '../common/text.js';
 import { deepEqual, type JsonObject, type JsonValue } from '../php-compat/index.js';
 import type { ApiSettings } from './config/api-settings.js';
 import type { JobConfig } from './config/job-config.js';
@@ -35,7 +36,7 @@ export async function runJob(job: JobConfig, paginator: Paginator, ctx: JobRunCo
   const { api, client, parser, logger, progress } = ctx;
   const template: PageRequest = { endpoint: job.endpoint, params: job.params, method: job.method };
   const label = job.dataType;
-  logger.info(`Job '${label}': ${job.method} ${job.endpoint}, ${paginator.description}`);
+  logger.info(`Job '${label}': ${job.method} ${job.endpoint}, ${paginator.describe(template)}`);
   let request = paginator.first(template);
   let previous: JsonValue | undefined;
   let pages = 0;
@@ -61,7 +62,7 @@ export async function runJob(job: JobConfig, paginator: Paginator, ctx: JobRunCo
     progress.page(label, found.records.length);
     logger.debug(
       `Job '${label}' page ${pages}: ${httpRequest.method} ${httpRequest.url} -> ${response.status}, ` +
-        `${found.records.length} records, ${response.body.length} bytes, ${Date.now() - started} ms`,
+        `${plural(found.records.length, 'record')}, ${response.body.length} bytes, ${Date.now() - started} ms`,
     );
     const next = paginator.next(template, { request, response: decoded, data });
     if (next instanceof Stop) return finish(next.reason);
@@ -69,7 +70,7 @@ export async function runJob(job: JobConfig, paginator: Paginator, ctx: JobRunCo
   }
 
   function finish(stopReason: string): JobResult {
-    logger.info(`Job '${label}' finished: ${pages} ${pages === 1 ? 'page' : 'pages'}, ${records} records; stopped: ${stopReason}`);
+    logger.info(`Job '${label}' finished: ${plural(pages, 'page')}, ${plural(records, 'record')}; stopped: ${stopReason}`);
     return { pages, records, stopReason };
   }
 }

@@ -1,6 +1,8 @@
+import { readFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import { UserError } from '../../common/errors.js';
-import { prettyExact, type JsonValue } from '../../php-compat/index.js';
+import { decodeJson, JsonSyntaxError, prettyExact, type JsonValue } from '../../php-compat/index.js';
+import { importConfiguration } from '../../store/import-configuration.js';
 import { configurationToWire, versionItemToWire } from '../../store/wire.js';
 import { runCliAction } from '../command-runner.js';
 import { componentOption, openStoreFromArgs, storeOptions, type ComponentArgs } from '../store-options.js';
@@ -109,6 +111,24 @@ export function configsCommand(yargs: Argv): Argv {
             });
             if (args.json) return print(configurationToWire(copy));
             process.stdout.write(`Created configuration ${copy.id} "${copy.name}" from version ${args.version} of ${args.id}.\n`);
+          }),
+      )
+      .command(
+        'import <file>',
+        'Create a configuration (with rows and their order) from a JSON file',
+        (c) => common(c).positional('file', { type: 'string', demandOption: true }),
+        (args) =>
+          withStore(args, async (store) => {
+            let document: JsonValue;
+            try {
+              document = decodeJson(await readFile(String(args.file), 'utf8'));
+            } catch (e) {
+              if (e instanceof JsonSyntaxError) throw new UserError(`${args.file} is not valid JSON: ${e.message}`);
+              throw new UserError(`Cannot read ${args.file}: ${(e as Error).message}`);
+            }
+            const c = await importConfiguration(store, args['component-id'], document);
+            if (args.json) return print(configurationToWire(c));
+            process.stdout.write(`Created configuration ${c.id} "${c.name}" with ${c.rows.length} rows (version ${c.version}).\n`);
           }),
       )
       .command(

@@ -2,7 +2,9 @@ import { Stop, type PageRequest, type Paginator } from './paginator.js';
 
 /** Without `api.pagination` a job sends exactly one request. */
 export class NoPagination implements Paginator {
-  readonly description = 'no pagination';
+  describe(): string {
+    return 'no pagination';
+  }
   first(job: PageRequest): PageRequest {
     return job;
   }

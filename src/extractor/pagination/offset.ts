@@ -1,5 +1,6 @@
 import { ConfigError } from '../../common/errors.js';
 import { phpEmpty, phpIntCast } from '../../php-compat/index.js';
+import { plural } from '../../common/text.js';
 import { numericLimit, type PaginationOptions } from './options.js';
 import { Stop, withParams, type PageRequest, type Paginator, type ReceivedPage } from './paginator.js';
 
@@ -37,9 +38,9 @@ export class OffsetPaginator implements Paginator {
     private readonly path: string,
   ) {}
 
-  get description(): string {
+  describe(job: PageRequest): string {
     const s = this.settings;
-    return `offset (${s.limitParam}=${s.limit}, ${s.offsetParam}=0..)`;
+    return `offset (${s.limitParam}=${this.limitFor(job)}, ${s.offsetParam}=${this.startOffset(job)}..)`;
   }
 
   limitFor(job: PageRequest): number {
@@ -77,7 +78,7 @@ export class OffsetPaginator implements Paginator {
 
   stopReason(job: PageRequest, count: number): string | null {
     const limit = this.limitFor(job);
-    return count < limit ? `underflow: the page had ${count} records, less than the limit ${limit}` : null;
+    return count < limit ? `underflow: the page had ${plural(count, 'record')}, less than the limit ${limit}` : null;
   }
 
   reset(): void {

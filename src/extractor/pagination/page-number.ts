@@ -1,4 +1,5 @@
 import { phpEmpty, type JsonValue } from '../../php-compat/index.js';
+import { plural } from '../../common/text.js';
 import { numericLimit, type PaginationOptions } from './options.js';
 import { Stop, withParams, type PageRequest, type Paginator, type ReceivedPage } from './paginator.js';
 
@@ -40,9 +41,10 @@ export class PageNumberPaginator implements Paginator {
     this.page = settings.firstPage;
   }
 
-  get description(): string {
+  describe(job: PageRequest): string {
     const s = this.settings;
-    return `pagenum (${s.pageParam}=${s.firstPage}.., ${s.limit === null ? 'no limit' : `${s.limitParam}=${s.limit}`})`;
+    const { size } = this.limitFor(job);
+    return `pagenum (${s.pageParam}=${s.firstPageParams ? s.firstPage : s.firstPage + 1}.., ${size === null ? 'no limit' : `${s.limitParam}=${size}`})`;
   }
 
   /** The job's limit override if set (PHP-non-empty), else the configured one. */
@@ -79,7 +81,7 @@ export class PageNumberPaginator implements Paginator {
   stopReason(job: PageRequest, count: number): string | null {
     const { size } = this.limitFor(job);
     if (size === null) return count === 0 ? 'empty page (no limit is set)' : null;
-    return count < size ? `underflow: the page had ${count} records, less than the limit ${size}` : null;
+    return count < size ? `underflow: the page had ${plural(count, 'record')}, less than the limit ${size}` : null;
   }
 
   reset(): void {

@@ -27,8 +27,8 @@ export class Stop {
  * wrap a Paginator, not code inside each method.
  */
 export interface Paginator {
-  /** short description for logs, e.g. "pagenum (page=1.., limit=100)" */
-  readonly description: string;
+  /** short description for logs, e.g. "pagenum (page=1.., limit=100)" — with the job's own overrides */
+  describe(job: PageRequest): string;
   first(job: PageRequest): PageRequest;
   next(job: PageRequest, page: ReceivedPage): PageRequest | Stop;
   /** back to the initial state (a method's own stop resets it, as GE does) */
