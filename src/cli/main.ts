@@ -3,6 +3,7 @@ import { hideBin } from 'yargs/helpers';
 import { componentsCommand } from './commands/components.js';
 import { configsCommand } from './commands/configs.js';
 import { runCommand } from './commands/run.js';
+import { serveCommand } from './commands/serve.js';
 import { tokensCommand } from './commands/tokens.js';
 import { loggingOptions } from './logging.js';
 
@@ -11,6 +12,7 @@ export async function main(argv: string[]): Promise<void> {
   let cli = yargs(hideBin(argv)).scriptName('gex').strict().demandCommand(1, 'Name a command: gex <command> --help');
   cli = loggingOptions(cli);
   cli = runCommand(cli);
+  cli = serveCommand(cli);
   cli = tokensCommand(cli);
   cli = componentsCommand(cli);
   cli = configsCommand(cli);

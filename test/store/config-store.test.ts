@@ -298,6 +298,9 @@ for (const factory of storeBackends()) {
         assert.deepEqual((await store.getConfiguration(C, c.id)).rowsSortOrder, ['main-1-1', 'abcd', 'zz']);
         await store.deleteRow(C, c.id, 'abcd');
         assert.deepEqual((await store.getConfiguration(C, c.id)).rowsSortOrder, ['main-1-1', 'zz']);
+        const natural = await store.updateConfiguration(C, c.id, { rowsSortOrder: [] });
+        assert.deepEqual(natural.rowsSortOrder, []);
+        assert.deepEqual(natural.rows.map((r) => r.id), ['main-1-1', 'zz']);
       });
 
       it('rejects an unknown id and an incomplete order', async () => {

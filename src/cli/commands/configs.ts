@@ -78,39 +78,39 @@ export function configsCommand(yargs: Argv): Argv {
           }),
       )
       .command(
-        'rollback <id> <version>',
+        'rollback <id> <target>',
         'Make a version the current one again (as a new version)',
         (c) =>
           common(c)
             .positional('id', { type: 'string', demandOption: true })
-            .positional('version', { type: 'string', demandOption: true })
+            .positional('target', { type: 'string', demandOption: true, describe: 'version number' })
             .option('change-description', { type: 'string' }),
         (args) =>
           withStore(args, async (store) => {
-            const version = positiveInt(args.version, 'version');
+            const version = positiveInt(args.target, 'version');
             const result = await store.rollbackConfiguration(args['component-id'], String(args.id), version, args['change-description']);
             process.stdout.write(`Configuration ${args.id} rolled back to version ${version}: now version ${result.version}.\n`);
           }),
       )
       .command(
-        'copy <id> <version>',
+        'copy <id> <target>',
         'Create a new configuration from a version',
         (c) =>
           common(c)
             .positional('id', { type: 'string', demandOption: true })
-            .positional('version', { type: 'string', demandOption: true })
+            .positional('target', { type: 'string', demandOption: true, describe: 'version number' })
             .option('name', { type: 'string', demandOption: true, describe: 'name of the new configuration' })
             .option('description', { type: 'string' })
             .option('change-description', { type: 'string' }),
         (args) =>
           withStore(args, async (store) => {
-            const copy = await store.copyConfiguration(args['component-id'], String(args.id), positiveInt(args.version, 'version'), {
+            const copy = await store.copyConfiguration(args['component-id'], String(args.id), positiveInt(args.target, 'version'), {
               name: args.name,
               description: args.description,
               changeDescription: args['change-description'],
             });
             if (args.json) return print(configurationToWire(copy));
-            process.stdout.write(`Created configuration ${copy.id} "${copy.name}" from version ${args.version} of ${args.id}.\n`);
+            process.stdout.write(`Created configuration ${copy.id} "${copy.name}" from version ${args.target} of ${args.id}.\n`);
           }),
       )
       .command(

@@ -1,0 +1,81 @@
+import type { Argv } from 'yargs';
+import { exitCodeOf, UserError } from '../../common/errors.js';
+import { buildServer, DEFAULT_BODY_LIMIT } from '../../server/app.js';
+import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
+import { DEFAULT_STORE_FILE, openEmbeddedStore } from '../../store/open-store.js';
+import { createCliLogging, type LoggingArgs } from '../logging.js';
+
+interface ServeArgs extends LoggingArgs {
+  port: number;
+  host: string;
+  store: string;
+  'body-limit': number;
+}
+
+export function serveCommand(yargs: Argv): Argv {
+  return yargs.command<ServeArgs>(
+    'serve',
+    'Serve the configuration store over HTTP, compatible with Keboola Storage API v2 (component configurations)',
+    (y) =>
+      y
+        .option('port', { type: 'number', default: 8080, describe: 'TCP port to listen on (0 = any free port)' })
+        .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on (0.0.0.0 = every interface)' })
+        .option('store', {
+          type: 'string',
+          default: process.env.GEX_STORE || DEFAULT_STORE_FILE,
+          defaultDescription: `$GEX_STORE or ./${DEFAULT_STORE_FILE}`,
+          describe: 'the SQLite store file (created on first use)',
+        })
+        .option('body-limit', { type: 'number', default: DEFAULT_BODY_LIMIT, describe: 'largest request body in bytes (larger → 413)' }) as Argv<ServeArgs>,
+    async (args) => {
+      process.exitCode = await serve(args);
+    },
+  );
+}
+
+/** Resolves on the first SIGINT or SIGTERM. */
+function untilStopSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve(signal);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
+
+function listenError(error: unknown, args: ServeArgs): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') return new UserError(`Port ${args.port} on ${args.host} is already in use: choose another one with --port`);
+  if (code === 'EACCES') return new UserError(`Not allowed to listen on ${args.host}:${args.port}: choose a port above 1023 with --port`);
+  if (code === 'EADDRNOTAVAIL') return new UserError(`Address ${args.host} is not available on this machine: choose another one with --host`);
+  return error;
+}
+
+/** Serves until SIGINT/SIGTERM, then closes the server (finishing open requests) and the store. */
+export async function serve(args: ServeArgs): Promise<number> {
+  const { logger } = createCliLogging(args);
+  let backend: EmbeddedBackend | undefined;
+  try {
+    backend = await openEmbeddedStore(args.store);
+    const app = await buildServer({ backend, logger, bodyLimit: args['body-limit'] });
+    const store = backend.location;
+    // fastify logs the address once it listens; this text replaces its default line
+    const listenTextResolver = (address: string) => `Storage API listening on ${address}/v2/storage (store: ${store})`;
+    await app.listen({ port: args.port, host: args.host, listenTextResolver }).catch((e: unknown) => {
+      throw listenError(e, args);
+    });
+    const signal = await untilStopSignal();
+    logger.info(`${signal} received: stopping`);
+    await app.close();
+    return 0;
+  } catch (error) {
+    if (error instanceof UserError) logger.error(error.message);
+    else logger.error({ err: error }, `Application error: ${(error as Error).message}`);
+    return exitCodeOf(error);
+  } finally {
+    await backend?.close();
+  }
+}

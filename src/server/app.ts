@@ -1,0 +1,93 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { requireToken } from './auth.js';
+import type { ServerBackend } from './backend.js';
+import { registerBodyParsers } from './body.js';
+import { errorHandler, notFoundHandler } from './errors.js';
+import { gexRevision } from './revision.js';
+import { apiIndexRoutes } from './routes/api-index.js';
+import { branchRoutes, requireDefaultBranch } from './routes/branches.js';
+import { componentDetailRoute, componentListRoute, publicComponentRoute } from './routes/components.js';
+import { configurationRoutes } from './routes/configurations.js';
+import { metadataRoutes } from './routes/metadata.js';
+import { rowVersionRoutes } from './routes/row-versions.js';
+import { rowRoutes } from './routes/rows.js';
+import { tokenRoutes } from './routes/tokens.js';
+import { versionRoutes } from './routes/versions.js';
+
+/** Largest request body accepted by default: room for a 4 MB configuration and 4 MB state, JSON-escaped. */
+export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;
+
+export interface ServerOptions {
+  backend: ServerBackend;
+  /** pino logger (gex's); none = silent */
+  logger?: FastifyBaseLogger;
+  /** largest request body in bytes (default 16 MiB); larger ones get 413 */
+  bodyLimit?: number;
+  /** `revision` of the API index (default `gex-<version>`) */
+  revision?: string;
+}
+
+/** Routes of configurations and everything under them, the same in both path forms. */
+function configurationScope(app: FastifyInstance): void {
+  configurationRoutes(app);
+  versionRoutes(app);
+  rowRoutes(app);
+  rowVersionRoutes(app);
+}
+
+/**
+ * The Storage API v2 subset of component configurations (storage-api.md §5.0), every route under
+ * `/v2/storage/branch/{default|1}/…` and the deprecated `/v2/storage/…` (metadata: branch form
+ * only). Call `listen()` on the result; `close()` does not close the backend.
+ */
+export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const app = Fastify({
+    bodyLimit,
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    // one debug line per request instead of fastify's two info lines
+    logController: new LogController({ disableRequestLogging: true }),
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+  });
+  const { backend } = options;
+  const revision = options.revision ?? gexRevision();
+
+  registerBodyParsers(app);
+  app.setErrorHandler(errorHandler(bodyLimit));
+  app.setNotFoundHandler(notFoundHandler);
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.debug(`${request.method} ${request.url} → ${reply.statusCode} in ${reply.elapsedTime.toFixed(1)} ms`);
+  });
+
+  await app.register(async (open) => publicComponentRoute(open, backend), { prefix: '/v2/storage' });
+
+  await app.register(async (api) => {
+    api.addHook('onRequest', requireToken(backend));
+
+    await api.register(
+      async (root) => {
+        apiIndexRoutes(root, backend, revision);
+        tokenRoutes(root);
+        branchRoutes(root);
+        componentListRoute(root);
+        configurationScope(root);
+      },
+      { prefix: '/v2/storage' },
+    );
+
+    await api.register(
+      async (branch) => {
+        branch.addHook('onRequest', requireDefaultBranch);
+        tokenRoutes(branch);
+        componentDetailRoute(branch);
+        componentListRoute(branch);
+        configurationScope(branch);
+        metadataRoutes(branch);
+      },
+      { prefix: '/v2/storage/branch/:branchId' },
+    );
+  });
+
+  await app.ready();
+  return app;
+}

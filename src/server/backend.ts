@@ -1,0 +1,13 @@
+import type { ConfigStore } from '../store/config-store.js';
+import type { Component, TokenInfo } from '../store/types.js';
+
+/**
+ * What the server needs from a store backend: token lookup, a per-token session and the component
+ * registry (for the public component detail and the API index). EmbeddedBackend provides it.
+ */
+export interface ServerBackend {
+  authenticate(token: string): Promise<TokenInfo | null>;
+  session(token: TokenInfo): ConfigStore;
+  listComponents(): Promise<Component[]>;
+  getComponent(id: string): Promise<Component | undefined>;
+}

@@ -1,0 +1,79 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { JsonObject } from '../php-compat/index.js';
+import { StoreError } from '../store/store-error.js';
+import { sendJson } from './reply.js';
+
+/**
+ * Every failure leaves the server as Keboola's error body:
+ * `{"error", "code", "status": "error", "exceptionId"[, "errors"]}` (storage-api.md §3).
+ * Store rules throw StoreError (status + code); the HTTP layer uses the same class for its own
+ * refusals (tokens, request bodies, routes), so there is one way to fail.
+ */
+
+export function newExceptionId(): string {
+  return `exception-${randomBytes(16).toString('hex')}`;
+}
+
+function describeBytes(bytes: number): string {
+  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
+}
+
+/** The StoreError a failure is answered with; anything unexpected becomes a 500. */
+export function toStoreError(error: unknown, bodyLimit: number): StoreError {
+  if (error instanceof StoreError) return error;
+  const fastifyError = error as Partial<FastifyError>;
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new StoreError(
+        413,
+        'storage.requestTooLarge',
+        `The request body is larger than the server's limit of ${describeBytes(bodyLimit)}. ` +
+          'Send a smaller body (a configuration or state may be at most 4 MB).',
+      );
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new StoreError(415, 'storage.unsupportedMediaType', 'The Content-Type header is not valid. Send application/json or application/x-www-form-urlencoded.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new StoreError(400, 'storage.invalidRequest', 'The request body length does not match its Content-Length header.');
+  }
+  const status = fastifyError.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new StoreError(status, 'storage.invalidRequest', fastifyError.message ?? 'Invalid request');
+  }
+  return new StoreError(500, 'storage.internalError', 'Internal server error. The server log has the details under this exceptionId.');
+}
+
+export function sendError(reply: FastifyReply, error: StoreError, exceptionId = newExceptionId()): FastifyReply {
+  const body: JsonObject = new Map([
+    ['error', error.message],
+    ['code', error.code],
+    ['status', 'error'],
+    ['exceptionId', exceptionId],
+  ]);
+  if (error.details) {
+    body.set(
+      'errors',
+      error.details.map((d): JsonObject => new Map([['key', d.key], ['message', d.message]])),
+    );
+  }
+  return sendJson(reply, error.status, body);
+}
+
+/** fastify's error handler: maps, logs server faults with their exceptionId, answers. */
+export function errorHandler(bodyLimit: number) {
+  return (error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    const mapped = toStoreError(error, bodyLimit);
+    const exceptionId = newExceptionId();
+    if (mapped.status >= 500) request.log.error({ err: error, exceptionId }, `${request.method} ${request.url} failed: ${(error as Error).message}`);
+    else request.log.debug(`${request.method} ${request.url} → ${mapped.status} ${mapped.code}: ${mapped.message}`);
+    return sendError(reply, mapped, exceptionId);
+  };
+}
+
+export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const path = request.url.split('?')[0];
+  return sendError(
+    reply,
+    StoreError.notFound(`Unknown route: ${request.method} ${path}. The configuration API lives under /v2/storage/branch/default/components/… (or the deprecated /v2/storage/components/…).`),
+  );
+}

@@ -1,0 +1,16 @@
+import type { FastifyReply } from 'fastify';
+import { stringifyExact, type JsonValue } from '../php-compat/index.js';
+
+/**
+ * Sends a JSON body written by gex's exact encoder (`[]` vs `{}`, key order and `1.0` survive).
+ * The body goes out as a Buffer so that fastify leaves `Content-Type: application/json` exactly as
+ * set: the PHP client decodes JSON only when the header is exactly that (no `; charset=…`).
+ */
+export function sendJson(reply: FastifyReply, status: number, value: JsonValue): FastifyReply {
+  return reply.code(status).header('content-type', 'application/json').send(Buffer.from(stringifyExact(value)));
+}
+
+/** 204 with an empty body (deletes). */
+export function sendNoContent(reply: FastifyReply): FastifyReply {
+  return reply.code(204).send();
+}

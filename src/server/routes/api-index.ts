@@ -1,0 +1,38 @@
+import { hostname } from 'node:os';
+import type { FastifyInstance } from 'fastify';
+import type { JsonObject, JsonValue } from '../../php-compat/index.js';
+import { componentToWire } from '../../store/wire.js';
+import type { ServerBackend } from '../backend.js';
+import { commaList, queryValue, type Query } from '../query.js';
+import { sendJson } from '../reply.js';
+
+const DOCUMENTATION = 'https://keboola.docs.apiary.io/';
+
+/** Keys kept by `exclude=componentDetails` (apiary's list, storage-api.md §16.12). */
+const COMPONENT_SUMMARY_KEYS = ['id', 'name', 'type', 'ico64', 'ico128', 'features', 'flags', 'description', 'categories'];
+
+function summary(component: JsonObject): JsonObject {
+  return new Map([...component].filter(([key]) => COMPONENT_SUMMARY_KEYS.includes(key)));
+}
+
+/** `GET /v2/storage` — the API index (storage-api.md §4.9) with every registered component. */
+export function apiIndexRoutes(app: FastifyInstance, backend: ServerBackend, revision: string): void {
+  app.get<{ Querystring: Query }>('/', async (request, reply) => {
+    const exclude = new Set(commaList(queryValue(request.query, 'exclude') ?? ''));
+    const index: JsonObject = new Map<string, JsonValue>([
+      ['api', 'storage'],
+      ['version', 'v2'],
+      ['revision', revision],
+      ['host', hostname()],
+      ['documentation', DOCUMENTATION],
+    ]);
+    if (!exclude.has('components')) {
+      const components = (await backend.listComponents()).map((c) => componentToWire(c));
+      index.set('components', exclude.has('componentDetails') ? components.map(summary) : components);
+    }
+    index.set('services', []);
+    index.set('features', []);
+    index.set('urlTemplates', new Map());
+    return sendJson(reply, 200, index);
+  });
+}

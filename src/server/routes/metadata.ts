@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+import { metadataToWire } from '../../store/wire.js';
+import { sessionOf } from '../auth.js';
+import { metadataInput } from '../input.js';
+import { sendJson, sendNoContent } from '../reply.js';
+import type { ConfigParams, MetadataParams } from './params.js';
+
+/** Configuration metadata (§5.22) — registered in the branch form only, as in Keboola. */
+export function metadataRoutes(app: FastifyInstance): void {
+  const base = '/components/:componentId/configs/:configId/metadata';
+
+  app.post<{ Params: ConfigParams }>(base, async (request, reply) => {
+    const { componentId, configId } = request.params;
+    const list = await sessionOf(request).store.addMetadata(componentId, configId, metadataInput(request.body));
+    return sendJson(reply, 201, list.map(metadataToWire));
+  });
+
+  app.get<{ Params: ConfigParams }>(base, async (request, reply) => {
+    const { componentId, configId } = request.params;
+    return sendJson(reply, 200, (await sessionOf(request).store.listMetadata(componentId, configId)).map(metadataToWire));
+  });
+
+  app.delete<{ Params: MetadataParams }>(`${base}/:metadataId`, async (request, reply) => {
+    const { componentId, configId, metadataId } = request.params;
+    await sessionOf(request).store.deleteMetadata(componentId, configId, metadataId);
+    return sendNoContent(reply);
+  });
+}
