@@ -66,9 +66,11 @@ for (const nested of [false, true]) {
   }
 }
 const store: StoreLatency[] = [];
-for (const history of [1, 1000]) {
-  const r = await storeUpdateLatency(100 * 1024, history);
-  store.push(r);
-  console.log(`store update, 100 KB configuration, ${String(history).padStart(5)} versions of history: median ${r.medianUpdateMs} ms`);
+for (const via of ['embedded', 'http'] as const) {
+  for (const history of [1, 1000]) {
+    const r = await storeUpdateLatency(via, 100 * 1024, history);
+    store.push(r);
+    console.log(`store update (${via.padEnd(8)}), 100 KB configuration, ${String(history).padStart(5)} versions of history: median ${r.medianUpdateMs} ms`);
+  }
 }
 await writeFile(path.join(repoRoot, 'bench', 'results.json'), `${JSON.stringify({ date: new Date().toISOString(), results, store }, null, 2)}\n`);

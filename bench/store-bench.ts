@@ -4,6 +4,8 @@ import path from 'node:path';
 import { fromPlain, type JsonValue } from '../src/php-compat/index.js';
 import type { ConfigStore } from '../src/store/config-store.js';
 import { openEmbeddedStore } from '../src/store/open-store.js';
+import { HttpConfigStore } from '../src/store/remote/http-config-store.js';
+import { buildServer } from '../src/server/app.js';
 
 const C = 'ex-generic-v2';
 
@@ -37,22 +39,32 @@ async function timeUpdates(store: ConfigStore, id: string, count: number, bytes:
 }
 
 export interface StoreLatency {
+  via: 'embedded' | 'http';
   configurationBytes: number;
   history: number;
   medianUpdateMs: number;
 }
 
-/** Median latency of updating a configuration of `bytes` with `history` versions behind it (embedded SQLite). */
-export async function storeUpdateLatency(bytes: number, history: number, samples = 50): Promise<StoreLatency> {
+/**
+ * Median latency of updating a configuration of `bytes` with `history` versions behind it, on the
+ * embedded SQLite store directly or through `gex serve`'s HTTP API (loopback).
+ */
+export async function storeUpdateLatency(via: 'embedded' | 'http', bytes: number, history: number, samples = 50): Promise<StoreLatency> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-store-bench-'));
   const backend = await openEmbeddedStore(path.join(dir, 'store.sqlite'), { GEX_MASTER_KEY: '22'.repeat(32) });
+  const app = via === 'http' ? await buildServer({ backend }) : undefined;
   try {
-    const store = await backend.localSession();
+    let store: ConfigStore = await backend.localSession();
+    if (app) {
+      const { token } = await backend.createToken({ description: 'bench' });
+      store = new HttpConfigStore({ url: await app.listen({ port: 0, host: '127.0.0.1' }), token });
+    }
     const c = await store.createConfiguration(C, { name: 'bench', configuration: configurationOfSize(bytes, 0) });
     await timeUpdates(store, c.id, history - 1, bytes, 1);
     const times = await timeUpdates(store, c.id, samples, bytes, history);
-    return { configurationBytes: bytes, history, medianUpdateMs: Math.round(median(times) * 100) / 100 };
+    return { via, configurationBytes: bytes, history, medianUpdateMs: Math.round(median(times) * 100) / 100 };
   } finally {
+    await app?.close();
     await backend.close();
     await rm(dir, { recursive: true, force: true });
   }

@@ -76,3 +76,28 @@ describe('retries of network errors against a real server', () => {
     c.close();
   });
 });
+
+describe('Storage API client: network errors against a real socket', () => {
+  it('retries a dropped connection, then reads the answer', async () => {
+    const { HttpConfigStore } = await import('../../src/store/remote/http-config-store.js');
+    let calls = 0;
+    const server = http.createServer((req, res) => {
+      calls++;
+      if (calls === 1) {
+        req.socket.destroy();
+        return;
+      }
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end('{"id":"7","description":"t","owner":{"id":"3","name":"p"}}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const client = new HttpConfigStore({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, token: 't', retryBaseMs: 1 });
+      const info = await client.verifyToken();
+      assert.equal(info.projectId, 3);
+      assert.equal(calls, 2);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
