@@ -16,11 +16,12 @@ import {
 import { checkAllowedHosts } from './config/allowed-hosts.js';
 import { buildApiSettings } from './config/api-settings.js';
 import type { DataDirInput } from './config/data-dir.js';
-import { parseJobList, type JobConfig } from './config/job-config.js';
+import { parseJobList } from './config/job-config.js';
 import { validateParameters } from './config/validate.js';
 import { HttpClient } from './http/http-client.js';
 import { RetryPolicy } from './http/retry-policy.js';
-import { runJob } from './job-runner.js';
+import { evaluateUserData, JobRunner } from './job-runner.js';
+import { flattenContext, UserFunctions, type FunctionContexts } from './functions/user-functions.js';
 import { STRUCT_VERSION } from './output/json-parser/json-parser.js';
 import { OutputWriter, type WrittenTable } from './output/output-writer.js';
 import { createPaginator } from './pagination/factory.js';
@@ -53,49 +54,46 @@ export interface ExtractionResult {
   durationMs: number;
 }
 
-const PARAM_CONTEXTS = ['attr', 'time'];
-
-/**
- * GE evaluates object values as user functions: `{"function": …}`, or a one-key object naming a
- * context (`{"attr": "x"}`); any other object is plain data evaluated member by member.
- */
-function usesUserFunction(value: JsonObject, contexts: string[]): boolean {
-  if (value.has('function')) return true;
-  if (value.size === 1 && contexts.includes([...value.keys()][0])) return true;
-  return [...value.values()].some((v) => isJsonObject(v) && usesUserFunction(v, contexts));
-}
-
 /** Features of Generic Extractor this build does not implement yet: refused, never ignored. */
-function refuseUnsupported(parameters: JsonObject, config: JsonObject, jobs: JobConfig[]): void {
+function refuseUnsupported(parameters: JsonObject, config: JsonObject): void {
   const refuse = (where: string, what: string) => {
     throw new ConfigError(where, `${what} is not supported by this version of gex`, 'Remove it or run the configuration with Generic Extractor');
   };
-  if (!phpEmpty(parameters.get('iterations'))) refuse('parameters.iterations', 'iterations');
   const api = parameters.get('api') as JsonObject;
   if (!phpEmpty(api.get('authentication'))) refuse('parameters.api.authentication', 'authentication');
   if (!phpEmpty(config.get('mappings'))) refuse('parameters.config.mappings', 'mappings');
-  if (!phpEmpty(config.get('userData'))) refuse('parameters.config.userData', 'userData');
   const pagination = api.get('pagination');
   if (isJsonObject(pagination)) {
     for (const key of ['nextPageFlag', 'forceStop', 'limitStop']) {
       if (!phpEmpty(pagination.get(key))) refuse(`parameters.api.pagination.${key}`, key);
     }
   }
-  const visit = (list: JobConfig[]) => {
-    for (const job of list) {
-      if (job.children.length > 0) refuse(`${job.path}.children`, 'child jobs');
-      if (job.userData !== undefined && !phpEmpty(job.userData)) refuse(`${job.path}.userData`, 'userData');
-      for (const [key, value] of job.params) {
-        if (isJsonObject(value) && usesUserFunction(value, PARAM_CONTEXTS)) refuse(`${job.path}.params.${key}`, 'user functions in params');
-      }
-    }
-  };
-  visit(jobs);
-  for (const [where, node] of [['parameters.api.http', api.get('http')], ['parameters.config.http', config.get('http')]] as const) {
-    const headers = isJsonObject(node) ? node.get('headers') : undefined;
-    if (!isJsonObject(headers)) continue;
-    for (const [name, value] of headers) if (isJsonObject(value)) refuse(`${where}.headers.${name}`, 'user functions in headers');
-  }
+}
+
+/**
+ * The configurations of a run: `config` itself, or one per item of `parameters.iterations`, each
+ * the config with the iteration's keys replacing its own (a shallow merge, like GE).
+ */
+export function iterationConfigs(parameters: JsonObject): JsonObject[] {
+  const config = parameters.get('config') as JsonObject;
+  const iterations = parameters.get('iterations');
+  if (!Array.isArray(iterations) || iterations.length === 0) return [config];
+  return iterations.map((iteration, i) => {
+    if (!isJsonObject(iteration)) throw new ConfigError(`parameters.iterations[${i}]`, 'must be an object', 'An iteration looks like {"accountId": 123}');
+    const merged = new Map(config);
+    for (const [k, v] of iteration) merged.set(k, v);
+    return merged;
+  });
+}
+
+/** `time.previousStart` of the input state (0 when empty) and this run's start. */
+function timeContext(state: JsonObject, startSeconds: number): Map<string, JsonValue> {
+  const time = state.get('time');
+  const previous = isJsonObject(time) ? time.get('previousStart') : undefined;
+  return new Map<string, JsonValue>([
+    ['previousStart', phpEmpty(previous) ? 0 : phpIntCast(previous)],
+    ['currentStart', startSeconds],
+  ]);
 }
 
 function outputBucket(config: JsonObject, apiName: string): string | null {
@@ -135,17 +133,17 @@ export async function extract(input: DataDirInput, options: ExtractOptions): Pro
   const parameters = input.parameters;
   validateParameters(parameters);
   const apiNode = parameters.get('api') as JsonObject;
-  const config = parameters.get('config') as JsonObject;
-  const jobs = parseJobList(config.get('jobs'), 'parameters.config.jobs');
-  refuseUnsupported(parameters, config, jobs);
-  const level = compatLevel(config);
+  const configs = iterationConfigs(parameters);
+  for (const config of configs) refuseUnsupported(parameters, config);
   const structVersion = input.state.get('json_parser.structVersion');
-  if (level <= 1 || structVersion === 2) {
-    throw new ConfigError(
-      level <= 1 ? 'parameters.config.compatLevel' : 'in/state.json json_parser.structVersion',
-      'the legacy JSON parser (compatLevel 1 / structure version 2) is not supported by this version of gex',
-      'Remove compatLevel, or reset the state with {}',
-    );
+  for (const config of configs) {
+    if (compatLevel(config) <= 1 || structVersion === 2) {
+      throw new ConfigError(
+        compatLevel(config) <= 1 ? 'parameters.config.compatLevel' : 'in/state.json json_parser.structVersion',
+        'the legacy JSON parser (compatLevel 1 / structure version 2) is not supported by this version of gex',
+        'Remove compatLevel, or reset the state with {}',
+      );
+    }
   }
 
   const startSeconds = (options.now ?? (() => Math.floor(Date.now() / 1000)))();
@@ -153,30 +151,40 @@ export async function extract(input: DataDirInput, options: ExtractOptions): Pro
   await mkdir(outTables, { recursive: true });
   const output = new OutputWriter(outTables, logger, input.state.get('json_parser.struct'), options.tmpDir);
   const progress = new RunProgress(options.progressLine);
+  const functions = new UserFunctions();
+  const time = timeContext(input.state, startSeconds);
   const summaries: JobSummary[] = [];
   let requests = 0;
   let retries = 0;
   try {
-    const api = buildApiSettings(apiNode, config);
-    checkAllowedHosts(input.imageParameters, api.baseUrl, jobs);
-    const client = new HttpClient({
-      retry: new RetryPolicy(api.retry),
-      connectTimeoutMs: api.connectTimeoutMs,
-      requestTimeoutMs: api.requestTimeoutMs,
-      logger,
-    });
-    try {
-      const incremental = config.get('incrementalOutput') === true;
-      const parser = await output.parserFor(outputBucket(config, api.name), incremental);
-      for (const job of jobs) {
-        const result = await runJob(job, createPaginator(api.pagination), { api, client, parser, logger, progress, compatLevel: level });
-        summaries.push({ job: job.dataType, ...result });
+    for (const [index, config] of configs.entries()) {
+      if (configs.length > 1) logger.info(`Iteration ${index + 1} of ${configs.length}`);
+      const attributes = new Map(config);
+      attributes.delete('jobs');
+      const contexts: FunctionContexts = { attr: flattenContext(attributes), time };
+      const api = buildApiSettings(apiNode, config, (v) => functions.evaluate(v, { attr: contexts.attr }));
+      const jobs = parseJobList(config.get('jobs'), 'parameters.config.jobs');
+      checkAllowedHosts(input.imageParameters, api.baseUrl, jobs);
+      const client = new HttpClient({
+        retry: new RetryPolicy(api.retry),
+        connectTimeoutMs: api.connectTimeoutMs,
+        requestTimeoutMs: api.requestTimeoutMs,
+        logger,
+      });
+      try {
+        const parser = await output.parserFor(outputBucket(config, api.name), config.get('incrementalOutput') === true);
+        const runner = new JobRunner({ api, client, parser, logger, progress, compatLevel: compatLevel(config), functions, contexts });
+        const configUserData = evaluateUserData(config.get('userData'), 'userData', { functions, contexts });
+        for (const job of jobs) {
+          const result = await runner.runTopLevel(job, configUserData, createPaginator(api.pagination, 'parameters.api.pagination', job.scroller));
+          summaries.push({ job: job.dataType, ...result });
+        }
+        output.captureStruct(parser);
+      } finally {
+        client.close();
+        requests += client.stats.requests;
+        retries += client.stats.retries;
       }
-      output.captureStruct(parser);
-    } finally {
-      client.close();
-      requests += client.stats.requests;
-      retries += client.stats.retries;
     }
     const tables = await output.finish();
     progress.done();

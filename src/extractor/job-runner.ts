@@ -1,8 +1,18 @@
 import type { Logger } from '../common/logger.js';
 import { plural } from '../common/text.js';
-import { deepEqual, type JsonObject, type JsonValue } from '../php-compat/index.js';
+import { deepEqual, isJsonObject, isScalar, phpEmpty, type JsonObject, type JsonValue } from '../php-compat/index.js';
+import { compileRecursionFilter } from './children/recursion-filter.js';
+import {
+  fillEndpoint,
+  inheritResolved,
+  parentColumns,
+  parsePlaceholders,
+  placeholderCombinations,
+  type ResolvedPlaceholder,
+} from './children/placeholders.js';
 import type { ApiSettings } from './config/api-settings.js';
 import type { JobConfig } from './config/job-config.js';
+import { evaluateParams, userScriptError, type FunctionContexts, type UserFunctions } from './functions/user-functions.js';
 import type { HttpClient } from './http/http-client.js';
 import { buildHttpRequest } from './http/request-builder.js';
 import type { JsonParser } from './output/json-parser/json-parser.js';
@@ -19,6 +29,9 @@ export interface JobRunContext {
   logger: Logger;
   progress: RunProgress;
   compatLevel: number;
+  functions: UserFunctions;
+  /** `attr` (the configuration without jobs) and `time` (previousStart, currentStart) */
+  contexts: FunctionContexts;
 }
 
 export interface JobResult {
@@ -27,50 +40,128 @@ export interface JobResult {
   stopReason: string;
 }
 
+/** One run of a job definition: a top-level job, or a child job for one parent record. */
+interface JobInstance {
+  job: JobConfig;
+  /** endpoint with placeholders filled */
+  endpoint: string;
+  /** extra columns of its rows: userData, parent_* */
+  injected: JsonObject;
+  /** records that led here: [parent's, grandparent's, …] */
+  ancestors: JsonValue[];
+  /** placeholder values children inherit */
+  resolved: ResolvedPlaceholder[];
+}
+
 /**
- * Runs one job: request, decode, find the records, filter, hand them to the parser, ask the
- * paginator for the next request — until it stops. A page identical to the previous one (whole
- * decoded response, as GE compares it) ends the job without being written.
+ * Runs jobs as GE does (ge-requests.md §2): for each page — request, decode, find the records,
+ * filter, hand them to the parser, then run every child job for every record of the page (before
+ * the next page), then ask the paginator for the next request. A page identical to the previous
+ * one of the same job instance ends it without being written.
  */
-export async function runJob(job: JobConfig, paginator: Paginator, ctx: JobRunContext, injected: JsonObject = new Map()): Promise<JobResult> {
-  const { api, client, parser, logger, progress } = ctx;
-  const template: PageRequest = { endpoint: job.endpoint, params: job.params, method: job.method };
-  const label = job.dataType;
-  logger.info(`Job '${label}': ${job.method} ${job.endpoint}, ${paginator.describe(template)}`);
-  let request = paginator.first(template);
-  let previous: JsonValue | undefined;
-  let pages = 0;
-  let records = 0;
-  for (;;) {
-    const httpRequest = buildHttpRequest(request, job.headers, api);
-    const started = Date.now();
-    const response = await client.send(httpRequest);
-    const decoded = decodeResponse(response, httpRequest, api.ignoreErrors);
-    // compared as GE does (PHP serialize: order and int/float matter), stopping at the first difference
-    if (previous !== undefined && deepEqual(decoded, previous)) {
-      paginator.reset();
-      return finish(`the response of page ${pages + 1} matched the previous one`);
-    }
-    previous = decoded;
-    const found = findRecords(decoded, job.dataField);
-    if (found.warning) logger.warn(`Job '${label}': ${found.warning}`);
-    const data = applyResponseFilter(found.records, job.responseFilter, job.responseFilterDelimiter, ctx.compatLevel);
-    parser.process(data, job.dataType, injected);
-    await parser.settle();
-    pages++;
-    records += found.records.length;
-    progress.page(label, found.records.length);
-    logger.debug(
-      `Job '${label}' page ${pages}: ${httpRequest.method} ${httpRequest.url} -> ${response.status}, ` +
-        `${plural(found.records.length, 'record')}, ${response.body.length} bytes, ${Date.now() - started} ms`,
-    );
-    const next = paginator.next(template, { request, response: decoded, data });
-    if (next instanceof Stop) return finish(next.reason);
-    request = next;
+export class JobRunner {
+  private totalRecords = 0;
+
+  constructor(private readonly ctx: JobRunContext) {}
+
+  /** A top-level job with the configuration's `userData` and a fresh paginator. */
+  runTopLevel(job: JobConfig, configUserData: JsonObject, paginator: Paginator): Promise<JobResult> {
+    const injected = new Map(configUserData);
+    for (const [k, v] of this.jobUserData(job)) injected.set(k, v);
+    return this.run({ job, endpoint: job.endpoint, injected, ancestors: [], resolved: [] }, paginator);
   }
 
-  function finish(stopReason: string): JobResult {
-    logger.info(`Job '${label}' finished: ${plural(pages, 'page')}, ${plural(records, 'record')}; stopped: ${stopReason}`);
-    return { pages, records, stopReason };
+  /** `userData` of a job: an object, or a scalar as `job_parent_id`; values may be functions. */
+  private jobUserData(job: JobConfig): JsonObject {
+    return evaluateUserData(job.userData, 'job_parent_id', this.ctx);
   }
+
+  private async run(instance: JobInstance, paginator: Paginator): Promise<JobResult> {
+    const { api, client, parser, logger, progress } = this.ctx;
+    const { job } = instance;
+    const template: PageRequest = {
+      endpoint: instance.endpoint,
+      params: evaluateParams(job.params, this.ctx.functions, this.ctx.contexts),
+      method: job.method,
+    };
+    const label = job.dataType === instance.endpoint ? job.dataType : `${job.dataType} (${instance.endpoint})`;
+    logger.info(`Job '${label}': ${job.method} ${instance.endpoint}, ${paginator.describe(template)}`);
+    let request = paginator.first(template);
+    let previous: JsonValue | undefined;
+    let pages = 0;
+    let records = 0;
+    const finish = (stopReason: string): JobResult => {
+      logger.info(`Job '${label}' finished: ${plural(pages, 'page')}, ${plural(records, 'record')}; stopped: ${stopReason}`);
+      return { pages, records, stopReason };
+    };
+    for (;;) {
+      const httpRequest = buildHttpRequest(request, job.headers, api);
+      const started = Date.now();
+      const response = await client.send(httpRequest);
+      const decoded = decodeResponse(response, httpRequest, api.ignoreErrors);
+      // compared as GE does (PHP serialize: order and int/float matter), stopping at the first difference
+      if (previous !== undefined && deepEqual(decoded, previous)) {
+        paginator.reset();
+        return finish(`the response of page ${pages + 1} matched the previous one`);
+      }
+      previous = decoded;
+      const found = findRecords(decoded, job.dataField);
+      if (found.warning) logger.warn(`Job '${label}': ${found.warning}`);
+      const data = applyResponseFilter(found.records, job.responseFilter, job.responseFilterDelimiter, this.ctx.compatLevel);
+      parser.process(data, job.dataType, instance.injected);
+      await parser.settle();
+      pages++;
+      records += data.length;
+      this.totalRecords += data.length;
+      progress.page(label, data.length);
+      logger.debug(
+        `Job '${label}' page ${pages}: ${httpRequest.method} ${httpRequest.url} -> ${response.status}, ` +
+          `${plural(data.length, 'record')}, ${response.body.length} bytes, ${Date.now() - started} ms`,
+      );
+      await this.runChildren(instance, data, paginator);
+      const next = paginator.next(template, { request, response: decoded, data });
+      if (next instanceof Stop) return finish(next.reason);
+      request = next;
+    }
+  }
+
+  /**
+   * Child jobs of one page: for each child definition, for each record that passes its
+   * recursionFilter, one child run per placeholder combination. The combinations of one record
+   * share one copy of the parent's paginator, reset.
+   */
+  private async runChildren(parent: JobInstance, data: JsonValue[], paginator: Paginator): Promise<void> {
+    for (const child of parent.job.children) {
+      const filter = child.recursionFilter ? compileRecursionFilter(child.recursionFilter) : null;
+      const own = parsePlaceholders(child.placeholders);
+      if (own.length === 0) this.ctx.logger.warn(`No 'placeholders' set for '${child.endpoint}'`);
+      for (const record of data) {
+        if (filter && !filter(record)) continue;
+        const ancestors = [record, ...parent.ancestors];
+        const childPaginator = paginator.clone();
+        for (const combination of placeholderCombinations(own, ancestors, this.ctx.functions)) {
+          const resolved = inheritResolved(parent.resolved, combination);
+          const injected = this.jobUserData(child);
+          for (const [k, v] of parentColumns(resolved)) injected.set(k, v);
+          await this.run({ job: child, endpoint: fillEndpoint(child.endpoint, resolved), injected, ancestors, resolved }, childPaginator);
+        }
+      }
+    }
+  }
+}
+
+/**
+ * `userData` (config or job): an object gives its entries, a non-empty scalar becomes
+ * `{<scalarKey>: value}`; values may be user functions (context attr, time) and must end up scalar.
+ */
+export function evaluateUserData(value: JsonValue | undefined, scalarKey: string, ctx: Pick<JobRunContext, 'functions' | 'contexts'>): JsonObject {
+  if (value === undefined || phpEmpty(value)) return new Map();
+  const entries: JsonObject = isJsonObject(value) ? value : new Map([[scalarKey, value]]);
+  const out: JsonObject = new Map();
+  for (const [k, v] of entries) {
+    const evaluated = isJsonObject(v) ? ctx.functions.evaluate(v, ctx.contexts) : v;
+    if (evaluated !== null && !isScalar(evaluated)) throw userScriptError(`userData '${k}' must be a scalar value, not an object or list`);
+    out.set(k, evaluated);
+  }
+  return out;
 }

@@ -12,3 +12,4 @@ export * from './query-string.js';
 export * from './build-url.js';
 export * from './guzzle-uri.js';
 export * from './json-exact.js';
+export * from './functions.js';

@@ -1,5 +1,6 @@
 import { ConfigError, UserError } from '../../common/errors.js';
 import {
+  decodeJson,
   isJsonObject,
   isNumericString,
   phpEmpty,
@@ -83,12 +84,21 @@ export function parseRetrySettings(value: JsonValue | undefined, path: string): 
   };
 }
 
-function parseBaseUrl(value: JsonValue | undefined): string {
+/** Evaluates user functions of a value (context `attr`); identity where functions are not allowed. */
+export type Evaluate = (value: JsonValue) => JsonValue;
+
+function parseBaseUrl(value: JsonValue | undefined, evaluate: Evaluate): string {
   const path = 'parameters.api.baseUrl';
-  if (isJsonObject(value)) {
-    throw new ConfigError(path, 'user functions in baseUrl are not supported yet', 'Write the base URL as a plain string');
+  // a function object, or (deprecated) a JSON string holding one
+  let source = value;
+  if (typeof value === 'string' && value.trim().startsWith('{')) {
+    try {
+      source = decodeJson(value);
+    } catch {
+      source = value;
+    }
   }
-  const url = phpToString(value);
+  const url = phpToString(isJsonObject(source) ? evaluate(source) : source);
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -102,7 +112,7 @@ function parseBaseUrl(value: JsonValue | undefined): string {
 }
 
 /** Builds the API settings of one configuration from `parameters.api` and `config` (attributes). */
-export function buildApiSettings(api: JsonObject, config: JsonObject): ApiSettings {
+export function buildApiSettings(api: JsonObject, config: JsonObject, evaluate: Evaluate = (v) => v): ApiSettings {
   const http = objectOf(api.get('http'), 'parameters.api.http');
   const configHttp = objectOf(config.get('http'), 'parameters.config.http');
   const configHeaders = objectOf(configHttp.get('headers'), 'parameters.config.http.headers');
@@ -115,12 +125,14 @@ export function buildApiSettings(api: JsonObject, config: JsonObject): ApiSettin
       }
     }
   }
-  const clientHeaders = objectOf(http.get('headers'), 'parameters.api.http.headers');
-  for (const [k, v] of configHeaders) clientHeaders.set(k, v);
+  // headers may be user functions (context attr), evaluated once per configuration
+  const clientHeaders: JsonObject = new Map();
+  for (const [k, v] of objectOf(http.get('headers'), 'parameters.api.http.headers')) clientHeaders.set(k, evaluate(v));
+  for (const [k, v] of configHeaders) clientHeaders.set(k, evaluate(v));
   const defaults = objectOf(http.get('defaultOptions'), 'parameters.api.http.defaultOptions');
   const name = api.get('name');
   return {
-    baseUrl: parseBaseUrl(api.get('baseUrl')),
+    baseUrl: parseBaseUrl(api.get('baseUrl'), evaluate),
     name: phpEmpty(name) ? 'generic' : phpToString(name),
     pagination: api.get('pagination'),
     clientHeaders,

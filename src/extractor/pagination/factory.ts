@@ -9,7 +9,8 @@ import type { Paginator } from './paginator.js';
 const METHODS = ['pagenum', 'offset'];
 
 /** The paginator for `api.pagination` (a fresh one per top-level job). */
-export function createPaginator(config: JsonValue | undefined, path = 'parameters.api.pagination'): Paginator {
+export function createPaginator(config: JsonValue | undefined, path = 'parameters.api.pagination', scroller: string | null = null): Paginator {
+  void scroller; // the scroller a job picks for `multiple` pagination
   if (phpEmpty(config) || !isJsonObject(config)) return new NoPagination();
   const method = phpToString(config.get('method'));
   if (method === '') return new NoPagination();
