@@ -24,9 +24,12 @@ import { evaluateUserData, JobRunner } from './job-runner.js';
 import { flattenContext, UserFunctions, type FunctionContexts } from './functions/user-functions.js';
 import { STRUCT_VERSION } from './output/json-parser/json-parser.js';
 import { OutputWriter, type WrittenTable } from './output/output-writer.js';
+import { StructState } from './output/record-parser.js';
 import { createPaginator } from './pagination/factory.js';
 import { RunProgress } from './run-progress.js';
 import type { ProgressLine } from '../common/progress-line.js';
+import { SecretMasker } from '../common/secret-masker.js';
+import { createAuth, maskingLogger, type AuthRuntime } from './auth/index.js';
 
 export interface ExtractOptions {
   dataDir: string;
@@ -35,6 +38,10 @@ export interface ExtractOptions {
   /** unix seconds of the run start (tests pin it) */
   now?: () => number;
   tmpDir?: string;
+  /** the run's log masker: secrets the auth obtains at run time (login and OAuth tokens) are added to it */
+  masker?: SecretMasker;
+  /** clock and nonces of the auth methods (tests pin them) */
+  authRuntime?: Partial<AuthRuntime>;
 }
 
 export interface JobSummary {
@@ -52,22 +59,6 @@ export interface ExtractionResult {
   requests: number;
   retries: number;
   durationMs: number;
-}
-
-/** Features of Generic Extractor this build does not implement yet: refused, never ignored. */
-function refuseUnsupported(parameters: JsonObject, config: JsonObject): void {
-  const refuse = (where: string, what: string) => {
-    throw new ConfigError(where, `${what} is not supported by this version of gex`, 'Remove it or run the configuration with Generic Extractor');
-  };
-  const api = parameters.get('api') as JsonObject;
-  if (!phpEmpty(api.get('authentication'))) refuse('parameters.api.authentication', 'authentication');
-  if (!phpEmpty(config.get('mappings'))) refuse('parameters.config.mappings', 'mappings');
-  const pagination = api.get('pagination');
-  if (isJsonObject(pagination)) {
-    for (const key of ['nextPageFlag', 'forceStop', 'limitStop']) {
-      if (!phpEmpty(pagination.get(key))) refuse(`parameters.api.pagination.${key}`, key);
-    }
-  }
 }
 
 /**
@@ -108,25 +99,33 @@ function compatLevel(config: JsonObject): number {
   return phpEmpty(level) ? 3 : phpIntCast(level);
 }
 
-/** The state GE writes: input state, `time.previousStart` = this run's start, parser structure. */
-export function buildOutState(input: JsonObject, startSeconds: number, struct: JsonValue | undefined): string {
+/**
+ * The state GE writes: input state, `time.previousStart` = this run's start, and the parser
+ * structure merged over the input's (a plain value is a version-3 structure; undefined keeps the
+ * input's parser keys, as with mappings).
+ */
+export function buildOutState(input: JsonObject, startSeconds: number, parserState: JsonValue | StructState | undefined): string {
   const state: JsonObject = new Map(input);
   const time = state.get('time');
   const newTime: JsonObject = isJsonObject(time) ? new Map(time) : new Map();
   newTime.set('previousStart', startSeconds);
   newTime.delete('currentStart');
   state.set('time', newTime);
-  if (struct !== undefined) {
+  if (parserState !== undefined) {
+    const { struct, version } = parserState instanceof StructState ? parserState : new StructState(parserState, STRUCT_VERSION);
     const previous = state.get('json_parser.struct');
     state.set('json_parser.struct', previous === undefined ? struct : arrayReplaceRecursive(previous, struct));
-    state.set('json_parser.structVersion', STRUCT_VERSION);
+    state.set('json_parser.structVersion', version);
   }
   return phpJsonEncode(state, { objectsAreArrays: true });
 }
 
 /** Runs a Generic Extractor configuration on a data folder (Keboola common interface). */
 export async function extract(input: DataDirInput, options: ExtractOptions): Promise<ExtractionResult> {
-  const { logger } = options;
+  // secrets the auth obtains at run time are hidden in every log line: by the run's masker, or
+  // (when the caller gives none) by masking what this extraction logs
+  const secrets = options.masker ?? new SecretMasker();
+  const logger = options.masker ? options.logger : maskingLogger(options.logger, secrets);
   if (input.action !== 'run') {
     throw new UserError(`Action '${input.action}' is not supported: gex runs extractions only (action "run").`);
   }
@@ -134,22 +133,12 @@ export async function extract(input: DataDirInput, options: ExtractOptions): Pro
   validateParameters(parameters);
   const apiNode = parameters.get('api') as JsonObject;
   const configs = iterationConfigs(parameters);
-  for (const config of configs) refuseUnsupported(parameters, config);
-  const structVersion = input.state.get('json_parser.structVersion');
-  for (const config of configs) {
-    if (compatLevel(config) <= 1 || structVersion === 2) {
-      throw new ConfigError(
-        compatLevel(config) <= 1 ? 'parameters.config.compatLevel' : 'in/state.json json_parser.structVersion',
-        'the legacy JSON parser (compatLevel 1 / structure version 2) is not supported by this version of gex',
-        'Remove compatLevel, or reset the state with {}',
-      );
-    }
-  }
 
   const startSeconds = (options.now ?? (() => Math.floor(Date.now() / 1000)))();
   const outTables = path.join(options.dataDir, 'out', 'tables');
   await mkdir(outTables, { recursive: true });
-  const output = new OutputWriter(outTables, logger, input.state.get('json_parser.struct'), options.tmpDir);
+  // the structure counts only with a version (juicer Json); version 2 selects the legacy parser
+  const output = new OutputWriter(outTables, logger, input.state.get('json_parser.struct'), options.tmpDir, input.state.get('json_parser.structVersion') ?? null);
   const progress = new RunProgress(options.progressLine);
   const functions = new UserFunctions();
   const time = timeContext(input.state, startSeconds);
@@ -163,6 +152,17 @@ export async function extract(input: DataDirInput, options: ExtractOptions): Pro
       attributes.delete('jobs');
       const contexts: FunctionContexts = { attr: flattenContext(attributes), time };
       const api = buildApiSettings(apiNode, config, (v) => functions.evaluate(v, { attr: contexts.attr }));
+      const auth = createAuth({
+        api: apiNode,
+        attributes,
+        attr: contexts.attr,
+        authorization: input.authorization,
+        settings: api,
+        functions,
+        logger,
+        secrets,
+        runtime: options.authRuntime,
+      });
       const jobs = parseJobList(config.get('jobs'), 'parameters.config.jobs');
       checkAllowedHosts(input.imageParameters, api.baseUrl, jobs);
       const client = new HttpClient({
@@ -170,9 +170,16 @@ export async function extract(input: DataDirInput, options: ExtractOptions): Pro
         connectTimeoutMs: api.connectTimeoutMs,
         requestTimeoutMs: api.requestTimeoutMs,
         logger,
+        auth,
       });
       try {
-        const parser = await output.parserFor(outputBucket(config, api.name), config.get('incrementalOutput') === true);
+        const parser = await output.parserFor(outputBucket(config, api.name), {
+          incremental: config.get('incrementalOutput') === true,
+          mappings: config.get('mappings'),
+          compatLevel: compatLevel(config),
+          // GE's MissingTableHelper reads the `incremental` attribute (not incrementalOutput)
+          missingTableIncremental: phpEmpty(config.get('incremental')) ? false : config.get('incremental')!,
+        });
         const runner = new JobRunner({ api, client, parser, logger, progress, compatLevel: compatLevel(config), functions, contexts });
         const configUserData = evaluateUserData(config.get('userData'), 'userData', { functions, contexts });
         for (const job of jobs) {

@@ -15,7 +15,7 @@ import type { JobConfig } from './config/job-config.js';
 import { evaluateParams, userScriptError, type FunctionContexts, type UserFunctions } from './functions/user-functions.js';
 import type { HttpClient } from './http/http-client.js';
 import { buildHttpRequest } from './http/request-builder.js';
-import type { JsonParser } from './output/json-parser/json-parser.js';
+import type { RecordParser } from './output/record-parser.js';
 import { Stop, type PageRequest, type Paginator } from './pagination/paginator.js';
 import { findRecords } from './response/data-field.js';
 import { decodeResponse } from './response/decode-response.js';
@@ -25,7 +25,7 @@ import type { RunProgress } from './run-progress.js';
 export interface JobRunContext {
   api: ApiSettings;
   client: HttpClient;
-  parser: JsonParser;
+  parser: RecordParser;
   logger: Logger;
   progress: RunProgress;
   compatLevel: number;
@@ -83,6 +83,8 @@ export class JobRunner {
       endpoint: instance.endpoint,
       params: evaluateParams(job.params, this.ctx.functions, this.ctx.contexts),
       method: job.method,
+      // with `multiple` pagination a child picks its own scroller (or the default)
+      scroller: job.scroller,
     };
     const label = job.dataType === instance.endpoint ? job.dataType : `${job.dataType} (${instance.endpoint})`;
     logger.info(`Job '${label}': ${job.method} ${instance.endpoint}, ${paginator.describe(template)}`);

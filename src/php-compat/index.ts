@@ -13,3 +13,6 @@ export * from './build-url.js';
 export * from './guzzle-uri.js';
 export * from './json-exact.js';
 export * from './functions.js';
+export * from './guzzle-query.js';
+export * from './loose-compare.js';
+export * from './var-export.js';

@@ -222,7 +222,7 @@ export class ConfigurationRunner {
     try {
       const result = await extract(
         { parameters, action: 'run', imageParameters, authorization, state },
-        { dataDir: unit.dir, logger, progressLine: this.options.progressLine },
+        { dataDir: unit.dir, logger, masker: this.options.masker, progressLine: this.options.progressLine },
       );
       const outState = decodeJson(result.stateText);
       await writeFile(path.join(unit.dir, 'out', 'state.json'), phpJsonEncode(redactSecrets(outState), { objectsAreArrays: true }));

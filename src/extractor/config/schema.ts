@@ -50,6 +50,9 @@ const jobSchema = {
   },
 };
 
+/** A stop condition that is off: GE ignores PHP-empty values. */
+const stopConditionOff = { enum: [null, false, 0, '', '0', [], {}] };
+
 const paginationSchema = {
   type: 'object',
   properties: {
@@ -68,14 +71,56 @@ const paginationSchema = {
     firstPageParams: phpBoolean,
     offsetFromJob: phpBoolean,
     concurrency: { type: 'integer', minimum: 1, maximum: 64, description: 'pages requested in parallel (1 = sequential, as Generic Extractor)' },
+    // response.url, zendesk.response.url
+    urlKey: { type: 'string', description: 'the path of the next page URL in the response (default next_page)' },
+    delimiter: { type: 'string', minLength: 1, description: 'the separator of urlKey (default ".")' },
+    includeParams: phpBoolean,
+    paramIsQuery: phpBoolean,
+    // response.param
+    responseParam: { type: 'string', description: 'the path of the next page value in the response' },
+    queryParam: { type: 'string', description: 'the request parameter that carries it' },
+    scrollRequest: { type: ['object', 'array'], description: 'a job-like object for the next pages: {"endpoint", "method", "params"}' },
+    // cursor
+    idKey: { type: 'string', description: 'the path of the id inside each record' },
+    param: { type: 'string', description: 'the request parameter that carries the cursor' },
+    reverse: phpBoolean,
+    increment: { type: ['integer', 'null'], description: 'a whole number added to the cursor, e.g. 1 or -1' },
+    // multiple
+    scrollers: { type: ['object', 'array'], description: 'named pagination configs: {"name": {"method": ...}}' },
+    default: { type: ['string', 'null'], description: 'the scroller of jobs without "scroller"' },
+    // stop conditions (GE ignores a PHP-empty one)
     nextPageFlag: {
-      type: 'object',
-      required: ['field', 'stopOn'],
-      properties: { field: { type: 'string', minLength: 1 }, stopOn: { type: 'boolean' }, ifNotSet: { type: 'boolean' } },
+      anyOf: [
+        stopConditionOff,
+        {
+          type: 'object',
+          required: ['field', 'stopOn'],
+          properties: {
+            field: { type: 'string', minLength: 1, description: 'a top-level property of the response, e.g. "hasMore"' },
+            stopOn: { type: 'boolean', description: 'true or false (without quotes): the value of field on the last page' },
+            ifNotSet: { type: 'boolean', description: 'true or false (without quotes): the value assumed when field is missing' },
+          },
+        },
+      ],
+      description: 'an object like {"field": "hasMore", "stopOn": false}',
     },
-    forceStop: { type: 'object' },
-    limitStop: { type: 'object' },
-    scrollers: { type: 'object' },
+    forceStop: {
+      anyOf: [
+        stopConditionOff,
+        {
+          type: 'object',
+          properties: {
+            pages: { type: ['integer', 'null'], description: 'the most requests per job: a number without quotes' },
+            time: { type: ['integer', 'string', 'null'], description: 'seconds, or a time span such as "1 hour"' },
+          },
+        },
+      ],
+      description: 'an object like {"pages": 100, "time": "1 hour", "volume": 1000000}',
+    },
+    limitStop: {
+      anyOf: [stopConditionOff, { type: 'object', properties: { field: { type: 'string', description: 'the path of the total in the response' } } }],
+      description: 'an object with "count" (records) or "field" (the path of the total in the response)',
+    },
   },
 };
 
@@ -125,7 +170,40 @@ export const parametersSchema = {
         authentication: {
           type: 'object',
           properties: {
-            type: { enum: ['basic', 'query', 'url.query', 'login', 'oauth10', 'oauth20', 'oauth20.login'] },
+            type: {
+              enum: ['basic', 'query', 'url.query', 'login', 'oauth10', 'oauth20', 'oauth20.login', '', null],
+              description: 'one of basic, query, login, oauth10, oauth20, oauth20.login',
+            },
+            query: { type: ['object', 'array'], description: 'query parameters added to every request: {"name": value-or-function}' },
+            headers: { type: ['object', 'array'], description: 'oauth20: headers added to every request: {"name": value-or-function}' },
+            format: { enum: ['json', 'text', '', null], description: 'json or text' },
+            loginRequest: {
+              type: 'object',
+              properties: {
+                endpoint: { type: 'string', description: 'the login endpoint (relative to api.baseUrl, or absolute)' },
+                method: jobSchema.properties.method,
+                params: jobSchema.properties.params,
+                headers: { type: ['object', 'array'] },
+              },
+              description: 'the login request: {"endpoint": "login", "method": "GET|POST|FORM", "params": {...}, "headers": {...}}',
+            },
+            apiRequest: {
+              type: 'object',
+              properties: { headers: { type: ['object', 'array'] }, query: { type: ['object', 'array'] } },
+              description: 'what every API request gets from the login response: {"headers": {...}, "query": {...}}',
+            },
+            expires: {
+              anyOf: [
+                integerLike,
+                { enum: ['', null, false] },
+                {
+                  type: 'object',
+                  required: ['response'],
+                  properties: { response: { type: 'string', minLength: 1 }, relative: phpBoolean },
+                },
+              ],
+              description: 'seconds the login is valid (-1 = log in before every request), or {"response": "path.to.expiry", "relative": false}',
+            },
           },
         },
       },

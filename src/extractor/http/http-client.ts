@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { got, RequestError, type Got } from 'got';
 import { UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
+import type { AuthMethod } from '../auth/auth-method.js';
 import type { HttpRequest } from './request-builder.js';
 import { curlCodeOf, type RetryPolicy } from './retry-policy.js';
 
@@ -24,6 +25,13 @@ export interface HttpClientOptions {
   logger: Logger;
   /** replaced in tests to observe waits without waiting */
   sleep?: (ms: number) => Promise<void>;
+  /** authentication applied to every attempt (GE's auth middleware sits inside the retry one) */
+  auth?: AuthMethod | null;
+}
+
+export interface SendOptions {
+  /** false for a login request: it goes through this client but bypasses the auth itself */
+  authenticate?: boolean;
 }
 
 export interface HttpStats {
@@ -55,18 +63,23 @@ export class HttpClient {
     });
   }
 
-  async send(request: HttpRequest): Promise<HttpResponse> {
-    const { retry, logger } = this.options;
+  /**
+   * Sends a request, retrying as GE does. The auth (if any) rewrites the request before each
+   * attempt; messages and logs show the request as built, without what the auth added.
+   */
+  async send(request: HttpRequest, sendOptions: SendOptions = {}): Promise<HttpResponse> {
+    const { retry, logger, auth } = this.options;
     const wait = this.options.sleep ?? ((ms: number) => sleep(ms));
     for (let attempt = 1; ; attempt++) {
+      const sent = auth && sendOptions.authenticate !== false ? await auth.beforeRequest(request, this) : request;
       this.stats.requests++;
       let retryReason: string;
       let headerValue: string | undefined;
       try {
-        const response = await this.got(request.url, {
-          method: request.method,
-          headers: Object.fromEntries(request.headers),
-          body: request.body,
+        const response = await this.got(sent.url, {
+          method: sent.method,
+          headers: Object.fromEntries(sent.headers),
+          body: sent.body,
           responseType: 'buffer',
         });
         if (!retry.retriesStatus(response.statusCode) || !retry.canRetry(attempt - 1)) {

@@ -1,10 +1,14 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { stringify } from 'csv-stringify/sync';
+import { ApplicationError } from '../../common/errors.js';
 import { formatFloat, PhpFloat, type JsonValue } from '../../php-compat/index.js';
 
 /** GE's CSV dialect: every field quoted (header and empty cells too), `""` escaping, LF endings. */
 const DIALECT = { quoted: true, quoted_empty: true, record_delimiter: 'unix', eof: true } as const;
+
+/** Rows buffered before they are handed to the file stream. */
+const CHUNK_ROWS = 500;
 
 /** A cell as PHP prints the scalar: `true` → "1", `false`/null → "", floats with 14 digits. */
 export function cellText(v: JsonValue | undefined): string {
@@ -15,6 +19,11 @@ export function cellText(v: JsonValue | undefined): string {
   return String(v);
 }
 
+/** One CSV record in GE's dialect (a record without fields is just the line end). */
+export function csvLine(cells: string[]): string {
+  return stringify([cells], DIALECT);
+}
+
 /**
  * One output CSV. Rows are buffered and handed to csv-stringify in chunks; `flush()` waits for the
  * file stream to drain so memory stays bounded however many rows pass through.
@@ -22,30 +31,56 @@ export function cellText(v: JsonValue | undefined): string {
 export class CsvFile {
   private readonly stream: WriteStream;
   private pending: string[][] = [];
+  private lastWrite: Promise<void> = Promise.resolve();
   rows = 0;
+  /** the header as written (empty: no header row) */
+  header: string[] = [];
+  /** bytes of the header row, where the data rows start */
+  headerBytes = 0;
+
+  /** a write error (e.g. disk full), rethrown by the next call instead of crashing the process */
+  private failure: Error | null = null;
 
   constructor(readonly file: string) {
     this.stream = createWriteStream(file);
+    this.stream.on('error', (error) => {
+      this.failure ??= error;
+    });
+  }
+
+  private check(): void {
+    if (this.failure) throw new ApplicationError(`Cannot write ${this.file}: ${this.failure.message}`, { cause: this.failure });
   }
 
   /** The header row; an empty header writes nothing (GE: a table without columns has no header). */
   writeHeader(columns: string[]): void {
-    if (columns.length > 0) this.pending.push(columns);
+    this.header = columns;
+    if (columns.length === 0) return;
+    this.headerBytes = Buffer.byteLength(csvLine(columns));
+    this.pending.push(columns);
   }
 
   writeRow(cells: string[]): void {
     this.pending.push(cells);
     this.rows++;
+    if (this.pending.length >= CHUNK_ROWS) this.writePending();
   }
 
+  /** Hands buffered rows to the stream; waits only if the stream asks for it. */
   async flush(): Promise<void> {
-    if (this.pending.length === 0) return;
-    const chunk = stringify(this.pending, DIALECT);
-    this.pending = [];
-    if (!this.stream.write(chunk)) await once(this.stream, 'drain');
+    this.check();
+    this.writePending();
+    if (this.stream.writableNeedDrain) await once(this.stream, 'drain');
+  }
+
+  /** Resolves when everything handed to the stream so far is in the file. */
+  async written(): Promise<void> {
+    await this.flush();
+    await this.lastWrite;
   }
 
   async close(): Promise<void> {
+    if (this.stream.writableFinished) return;
     await this.flush();
     this.stream.end();
     await once(this.stream, 'finish');
@@ -53,5 +88,14 @@ export class CsvFile {
 
   destroy(): void {
     this.stream.destroy();
+  }
+
+  private writePending(): void {
+    if (this.pending.length === 0) return;
+    const chunk = stringify(this.pending, DIALECT);
+    this.pending = [];
+    const write = new Promise<void>((resolve, reject) => this.stream.write(chunk, (error) => (error ? reject(error) : resolve())));
+    write.catch(() => {}); // the stream reports the error too; awaiting `written()` rethrows it
+    this.lastWrite = write;
   }
 }

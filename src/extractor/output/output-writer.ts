@@ -1,9 +1,15 @@
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../common/logger.js';
-import { phpJsonEncode, type JsonObject, type JsonValue } from '../../php-compat/index.js';
-import { CsvFile } from './csv-file.js';
-import { JsonParser } from './json-parser/json-parser.js';
+import { arrayReplaceRecursive, phpEmpty, phpJsonEncode, phpToString, type JsonObject, type JsonValue } from '../../php-compat/index.js';
+import { CsvFile, csvLine } from './csv-file.js';
+import { JsonParser, STRUCT_VERSION } from './json-parser/json-parser.js';
+import { LegacyJsonParser } from './legacy-parser/legacy-parser.js';
+import { MappedParser } from './mapping/mapped-parser.js';
+import { missingTables, type MissingTablesConfig } from './mapping/missing-tables.js';
+import { chooseParser } from './parser-choice.js';
+import { StructState, type BucketParser, type OpenTable, type RecordParser } from './record-parser.js';
 import { Spool } from './spool.js';
 
 export interface WrittenTable {
@@ -14,9 +20,21 @@ export interface WrittenTable {
   rows: number;
 }
 
+/** What the parser of a config (iteration) depends on. */
+export interface ParserOptions {
+  /** `config.incrementalOutput === true`: the manifests' flag (the last config of a bucket decides) */
+  incremental: boolean;
+  /** `config.mappings`; when PHP-non-empty, mapped dataTypes go to csvmap mappers */
+  mappings?: JsonValue;
+  /** `config.compatLevel` as GE reads it (absent/0 → 3); ≤ 1 asks for the legacy parser */
+  compatLevel?: number;
+  /** `config.incremental` as GE's MissingTableHelper reads it (the value, or false when PHP-empty) */
+  missingTableIncremental?: JsonValue;
+}
+
 interface BucketOutput {
   bucket: string | null;
-  parser: JsonParser;
+  parser: BucketParser;
   incremental: boolean;
 }
 
@@ -24,76 +42,103 @@ const STAGING = '.gex-staging';
 
 /**
  * The tables of a run, per output bucket (configs with the same bucket share one parser, as in
- * GE). Nothing appears in `out/tables` until `finish()`: tables are written to a staging folder
- * and moved in place only when all of them are complete, so a failure leaves no partial table.
+ * GE; the first config of a bucket decides which parser it is). Nothing appears in `out/tables`
+ * until `finish()`: tables are written to a staging folder and moved in place only when all of
+ * them are complete, so a failure leaves no partial table.
  */
 export class OutputWriter {
   private readonly buckets = new Map<string, BucketOutput>();
-  private struct: JsonValue | undefined;
+  private readonly mappedConfigs: MissingTablesConfig[] = [];
+  /** the parser structure as GE carries it from config to config (`$metadata`) */
+  private struct: StructState | undefined;
+  private structUpdated = false;
 
+  /**
+   * `initialStruct`/`initialStructVersion`: `json_parser.struct` and `json_parser.structVersion`
+   * of the input state (pass null for an absent version: the structure is then not used).
+   */
   constructor(
     private readonly outTablesDir: string,
     private readonly logger: Logger,
     initialStruct: JsonValue | undefined,
     private readonly tmpDir?: string,
+    initialStructVersion: JsonValue = STRUCT_VERSION,
   ) {
-    this.struct = initialStruct;
+    if (initialStruct !== undefined) this.struct = new StructState(initialStruct, initialStructVersion);
   }
 
-  /** The parser of a bucket (null = default bucket), created and seeded on first use. */
-  async parserFor(bucket: string | null, incremental: boolean): Promise<JsonParser> {
+  /** The new JSON parser of a bucket (null = default bucket), as tests use it. */
+  parserFor(bucket: string | null, incremental: boolean): Promise<JsonParser>;
+  /** The parser of a bucket for one config, created on the bucket's first config. */
+  parserFor(bucket: string | null, options: ParserOptions): Promise<RecordParser>;
+  async parserFor(bucket: string | null, options: boolean | ParserOptions): Promise<RecordParser> {
+    const config = typeof options === 'boolean' ? { incremental: options } : options;
     const key = bucket ?? '';
     let output = this.buckets.get(key);
     if (!output) {
-      const parser = new JsonParser(await Spool.create(this.tmpDir));
-      // the structure learned so far flows into a new bucket's parser, as in GE
-      parser.seed(this.struct);
-      output = { bucket, parser, incremental };
+      output = { bucket, parser: await this.createParser(config), incremental: config.incremental };
       this.buckets.set(key, output);
     }
-    output.incremental = incremental; // the last config of a bucket decides
+    output.incremental = config.incremental; // the last config of a bucket decides
+    if (!phpEmpty(config.mappings)) {
+      this.mappedConfigs.push({ bucket, incremental: config.missingTableIncremental ?? false, mappings: config.mappings });
+    }
+    if (typeof options === 'boolean' && !(output.parser instanceof JsonParser)) {
+      throw new Error('parserFor(bucket, incremental) serves the JSON parser only');
+    }
     return output.parser;
   }
 
-  /** Remembers the structure learned by a parser (call after each config/iteration). */
-  captureStruct(parser: JsonParser): void {
-    this.struct = parser.state();
+  /** Takes over the structure a config's parser learned (call after each config/iteration). */
+  captureStruct(parser: RecordParser): void {
+    const output = [...this.buckets.values()].find((o) => o.parser === parser);
+    const learned = output?.parser.structState();
+    if (!learned) return;
+    // GE: $metadata = array_replace_recursive($metadata, $parser->getMetadata())
+    this.struct = this.struct === undefined ? learned : new StructState(arrayReplaceRecursive(this.struct.struct, learned.struct), learned.version);
+    this.structUpdated = true;
   }
 
-  /** `json_parser.struct` for out/state.json. */
-  structState(): JsonValue | undefined {
-    return this.struct;
+  /** The parser keys for out/state.json; undefined when no plain JSON parser ran (mappings keep the input's). */
+  structState(): StructState | undefined {
+    return this.structUpdated ? this.struct : undefined;
   }
 
   async finish(): Promise<WrittenTable[]> {
     const staging = path.join(this.outTablesDir, STAGING);
+    const parts = path.join(staging, '.parts');
     await rm(staging, { recursive: true, force: true });
-    await mkdir(staging, { recursive: true });
-    const written: WrittenTable[] = [];
+    await mkdir(parts, { recursive: true });
+    const written = new Map<string, WrittenTable>();
     const opened: CsvFile[] = [];
+    let partCount = 0;
+    const openTable: OpenTable = () => {
+      const csv = new CsvFile(path.join(parts, `${++partCount}.csv`));
+      opened.push(csv);
+      return csv;
+    };
     try {
       for (const { bucket, parser, incremental } of this.buckets.values()) {
-        const fileName = (table: string) => (bucket === null ? table : `${bucket}.${table}`);
-        const tables = await parser.writeTables(
-          (table) => {
-            const csv = new CsvFile(path.join(staging, fileName(table)));
-            opened.push(csv);
-            return csv;
-          },
-          (message) => this.logger.error(message),
-        );
-        for (const [table, csv] of tables) {
-          await csv.close();
-          await writeFile(`${csv.file}.manifest`, manifest(bucket, table, incremental));
-          written.push({ file: fileName(table), bucket, table, rows: csv.rows });
+        for (const table of await parser.results(openTable, (message) => this.logger.error(message))) {
+          const file = bucket === null ? table.name : `${bucket}.${table.name}`;
+          await moveFile(table.csv.file, path.join(staging, file));
+          await writeFile(path.join(staging, `${file}.manifest`), parserManifest(bucket, table.name, incremental, table.primaryKey));
+          written.set(file, { file, bucket, table: table.name, rows: table.csv.rows });
         }
       }
-      for (const table of written) {
+      const exists = (file: string) => written.has(file) || existsSync(path.join(this.outTablesDir, file));
+      for (const table of missingTables(this.mappedConfigs, exists)) {
+        await writeFile(path.join(staging, table.file), csvLine(table.header));
+        await writeFile(path.join(staging, `${table.file}.manifest`), table.manifest);
+        written.set(table.file, { file: table.file, bucket: table.bucket, table: table.name, rows: 0 });
+        this.logger.debug(`Created the missing mapped table ${table.file} (header only)`);
+      }
+      for (const table of written.values()) {
         for (const suffix of ['', '.manifest']) {
           await rename(path.join(staging, table.file + suffix), path.join(this.outTablesDir, table.file + suffix));
         }
       }
-      return written;
+      return [...written.values()];
     } finally {
       for (const csv of opened) csv.destroy();
       await rm(staging, { recursive: true, force: true });
@@ -101,16 +146,66 @@ export class OutputWriter {
     }
   }
 
-  /** Removes temporary files (spools) without writing anything. */
+  /** Removes temporary files (spools, mapped tables) without writing anything. */
   async dispose(): Promise<void> {
     for (const { parser } of this.buckets.values()) await parser.dispose();
   }
+
+  private async createParser(config: ParserOptions): Promise<BucketParser> {
+    const choice = chooseParser(this.struct, config.compatLevel ?? 3);
+    if (choice.warning) this.logger.warn(choice.warning);
+    const spool = await Spool.create(this.tmpDir);
+    let parser: BucketParser;
+    if (choice.kind === 'legacy') {
+      const legacy = new LegacyJsonParser(spool, (message) => this.logger.warn(message));
+      parser = legacy;
+      await seedOrDispose(parser, () => legacy.seed(choice.seed));
+    } else {
+      const json = new JsonParser(spool);
+      parser = json;
+      await seedOrDispose(parser, () => json.seed(choice.seed));
+    }
+    if (phpEmpty(config.mappings)) return parser;
+    try {
+      return await MappedParser.create(config.mappings!, parser, this.logger, this.tmpDir);
+    } catch (error) {
+      await parser.dispose();
+      throw error;
+    }
+  }
 }
 
-/** `{"destination":"in.c-<bucket>.<table>","incremental":…}`, compact, as GE's json_encode writes it. */
-function manifest(bucket: string | null, table: string, incremental: boolean): string {
+async function seedOrDispose(parser: BucketParser, seed: () => void): Promise<void> {
+  try {
+    seed();
+  } catch (error) {
+    await parser.dispose();
+    throw error;
+  }
+}
+
+/** Moves a finished CSV into the staging folder (copying when it lives on another file system). */
+async function moveFile(from: string, to: string): Promise<void> {
+  if (from === to) return;
+  try {
+    await rename(from, to);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+    await copyFile(from, to);
+    await unlink(from);
+  }
+}
+
+/**
+ * §4.1: `{"destination":"in.c-<bucket>.<table>","incremental":…,"primary_key":[…]}`, compact as
+ * GE's json_encode writes it; no destination for the default bucket, no primary key unless the
+ * table has one (csvmap tables only).
+ */
+function parserManifest(bucket: string | null, table: string, incremental: boolean, primaryKey: JsonValue[]): string {
   const m: JsonObject = new Map();
   if (bucket !== null) m.set('destination', `in.c-${bucket}.${table}`);
   m.set('incremental', incremental);
-  return phpJsonEncode(m);
+  // csvtable: `!empty($file->getPrimaryKey())` tests the comma-joined key
+  if (!phpEmpty(primaryKey.map(phpToString).join(','))) m.set('primary_key', primaryKey);
+  return phpJsonEncode(m, { objectsAreArrays: true });
 }

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { once } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
+import { ApplicationError } from '../../common/errors.js';
 import { decodeJson, isJsonObject, stringifyExact, type JsonObject, type JsonValue } from '../../php-compat/index.js';
 
 /** One `process()` call of the JSON parser: records of a data type plus injected columns. */
@@ -19,7 +20,8 @@ export interface SpoolBatch {
  */
 export class Spool {
   private stream: WriteStream | null;
-  private needsDrain = false;
+  /** a write error (e.g. disk full), rethrown by the next call; nothing may crash the process */
+  private failure: Error | null = null;
   batches = 0;
 
   private constructor(
@@ -27,6 +29,13 @@ export class Spool {
     readonly file: string,
   ) {
     this.stream = createWriteStream(file);
+    this.stream.on('error', (error) => {
+      this.failure ??= error;
+    });
+  }
+
+  private check(): void {
+    if (this.failure) throw new ApplicationError(`Cannot write the record queue ${this.file}: ${this.failure.message}`, { cause: this.failure });
   }
 
   static async create(tmpRoot = os.tmpdir()): Promise<Spool> {
@@ -35,20 +44,21 @@ export class Spool {
   }
 
   append(batch: SpoolBatch): void {
+    this.check();
     const line = `[${stringifyExact(batch.dataType)},${stringifyExact(batch.injected)},${stringifyExact(batch.rows)}]\n`;
-    if (!this.stream!.write(line)) this.needsDrain = true;
+    this.stream!.write(line);
     this.batches++;
   }
 
-  /** Waits until buffered batches reached the file (call between pages). */
+  /** Back-pressure between pages: waits while the file stream holds more than its buffer, so memory stays flat. */
   async settle(): Promise<void> {
-    if (!this.needsDrain) return;
-    this.needsDrain = false;
-    await once(this.stream!, 'drain');
+    this.check();
+    if (this.stream?.writableNeedDrain) await once(this.stream, 'drain');
   }
 
   async *read(): AsyncGenerator<SpoolBatch> {
     if (this.stream) {
+      this.check();
       this.stream.end();
       await once(this.stream, 'finish');
       this.stream = null;

@@ -1,26 +1,83 @@
 import { ConfigError } from '../../common/errors.js';
-import { isJsonObject, phpEmpty, phpToString, type JsonValue } from '../../php-compat/index.js';
+import { isJsonObject, phpEmpty, phpJsonEncode, phpToString, type JsonValue } from '../../php-compat/index.js';
+import { CursorPaginator, cursorSettings } from './cursor.js';
+import { MultiplePaginator } from './multiple.js';
 import { NoPagination } from './no-pagination.js';
 import { OffsetPaginator, offsetSettings } from './offset.js';
 import { PaginationOptions } from './options.js';
 import { PageNumberPaginator, pageNumberSettings } from './page-number.js';
 import type { Paginator } from './paginator.js';
+import { ResponseParamPaginator, responseParamSettings } from './response-param.js';
+import { ResponseUrlPaginator, responseUrlSettings } from './response-url.js';
+import { ForceStop, forceStopSettings } from './stop-conditions/force-stop.js';
+import { LimitStop, limitStopSettings } from './stop-conditions/limit-stop.js';
+import { NextPageFlag, nextPageFlagSettings } from './stop-conditions/next-page-flag.js';
+import { ZendeskResponseUrlPaginator } from './zendesk-response-url.js';
 
-const METHODS = ['pagenum', 'offset'];
+const METHODS = ['pagenum', 'offset', 'response.url', 'response.param', 'cursor', 'multiple', 'zendesk.response.url'];
 
-/** The paginator for `api.pagination` (a fresh one per top-level job). */
+/**
+ * The paginator for `api.pagination` (a fresh one per top-level job; `scroller` is that job's
+ * `scroller` key, read by `multiple`).
+ */
 export function createPaginator(config: JsonValue | undefined, path = 'parameters.api.pagination', scroller: string | null = null): Paginator {
-  void scroller; // the scroller a job picks for `multiple` pagination
   if (phpEmpty(config) || !isJsonObject(config)) return new NoPagination();
-  const method = phpToString(config.get('method'));
-  if (method === '') return new NoPagination();
-  const options = new PaginationOptions(config, path);
+  return build(new PaginationOptions(config, path), scroller);
+}
+
+/**
+ * A method wrapped in its stop conditions, as GE's ScrollerFactory does — also without a method,
+ * and for each scroller of `multiple`. Innermost first: nextPageFlag, forceStop, limitStop; the
+ * outermost is asked first for the next page.
+ */
+function build(options: PaginationOptions, scroller: string | null): Paginator {
+  let paginator = createMethod(options, scroller);
+  const flag = options.nested('nextPageFlag', 'It looks like {"field": "hasMore", "stopOn": false}');
+  if (flag) paginator = new NextPageFlag(paginator, nextPageFlagSettings(flag));
+  const force = options.nested('forceStop', 'It looks like {"pages": 100}');
+  if (force) paginator = new ForceStop(paginator, forceStopSettings(force));
+  const limit = options.nested('limitStop', 'It looks like {"count": 1000} or {"field": "total"}');
+  if (limit) paginator = new LimitStop(paginator, limitStopSettings(limit));
+  return paginator;
+}
+
+function createMethod(options: PaginationOptions, scroller: string | null): Paginator {
+  const method = options.raw.get('method');
+  if (phpEmpty(method)) return new NoPagination();
   switch (method) {
     case 'pagenum':
-      return new PageNumberPaginator(pageNumberSettings(options), path);
+      return new PageNumberPaginator(pageNumberSettings(options), options.path);
     case 'offset':
-      return new OffsetPaginator(offsetSettings(options), path);
-    default:
-      throw new ConfigError(`${path}.method`, `pagination method '${method}' is not supported`, `Use one of ${METHODS.join(', ')}`);
+      return new OffsetPaginator(offsetSettings(options), options.path);
+    case 'response.url':
+      return new ResponseUrlPaginator(responseUrlSettings(options, { withDelimiter: true }));
+    case 'zendesk.response.url':
+      return new ZendeskResponseUrlPaginator(responseUrlSettings(options, { withDelimiter: false }));
+    case 'response.param':
+      return new ResponseParamPaginator(responseParamSettings(options));
+    case 'cursor':
+      return new CursorPaginator(cursorSettings(options));
+    case 'multiple':
+      return createMultiple(options, scroller);
+    default: {
+      const name = typeof method === 'string' ? method : phpJsonEncode(method!);
+      throw new ConfigError(options.at('method'), `unknown pagination method '${name}'`, `Use one of ${METHODS.join(', ')}`);
+    }
   }
+}
+
+function createMultiple(options: PaginationOptions, scroller: string | null): Paginator {
+  const definitions = options.nested('scrollers', 'It maps names to pagination configs, e.g. {"list": {"method": "offset", "limit": 100}}');
+  if (!definitions) {
+    throw new ConfigError(options.at('scrollers'), 'needs at least one scroller for "multiple" pagination', 'Add e.g. {"list": {"method": "offset", "limit": 100}}');
+  }
+  const scrollers = new Map<string, Paginator>();
+  for (const [name, value] of definitions.raw) {
+    const fix = 'A scroller is a pagination config, e.g. {"method": "pagenum"}';
+    if (!isJsonObject(value) && !Array.isArray(value)) throw new ConfigError(definitions.at(name), 'must be an object', fix);
+    const definition = definitions.nested(name, fix);
+    scrollers.set(name, definition ? build(definition, scroller) : new NoPagination());
+  }
+  const defaultName = options.raw.get('default');
+  return new MultiplePaginator(scrollers, phpEmpty(defaultName) ? null : phpToString(defaultName), scroller, options.path);
 }

@@ -2,7 +2,7 @@ import { ConfigError } from '../../common/errors.js';
 import { phpEmpty, phpIntCast } from '../../php-compat/index.js';
 import { plural } from '../../common/text.js';
 import { numericLimit, type PaginationOptions } from './options.js';
-import { Stop, withParams, type PageRequest, type Paginator, type ReceivedPage } from './paginator.js';
+import { stopAndReset, type Stop, withParams, type PageRequest, type Paginator, type ReceivedPage } from './paginator.js';
 
 export interface OffsetSettings {
   limit: number;
@@ -48,9 +48,14 @@ export class OffsetPaginator implements Paginator {
     return phpEmpty(own) ? this.settings.limit : numericLimit(own!, `${this.path} (job params.${this.settings.limitParam})`);
   }
 
-  startOffset(job: PageRequest): number {
+  /** The job's own offset when `offsetFromJob` is on and it is set, else null. */
+  jobOffset(job: PageRequest): number | null {
     const own = job.params.get(this.settings.offsetParam);
-    return this.settings.offsetFromJob && !phpEmpty(own) ? phpIntCast(own) : 0;
+    return this.settings.offsetFromJob && !phpEmpty(own) ? phpIntCast(own) : null;
+  }
+
+  startOffset(job: PageRequest): number {
+    return this.jobOffset(job) ?? 0;
   }
 
   /** The request for a given offset (also used to prefetch pages in parallel). */
@@ -61,17 +66,15 @@ export class OffsetPaginator implements Paginator {
     ]);
   }
 
+  /** GE sets the offset here only from the job; otherwise the current offset is used as it is. */
   first(job: PageRequest): PageRequest {
-    this.offset = this.startOffset(job);
+    this.offset = this.jobOffset(job) ?? this.offset;
     return this.settings.firstPageParams ? this.requestFor(job, this.offset) : job;
   }
 
   next(job: PageRequest, page: ReceivedPage): PageRequest | Stop {
     const stop = this.stopReason(job, page.data.length);
-    if (stop) {
-      this.reset();
-      return new Stop(stop);
-    }
+    if (stop) return stopAndReset(this, stop);
     this.offset += this.limitFor(job);
     return this.requestFor(job, this.offset);
   }

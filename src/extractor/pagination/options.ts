@@ -1,5 +1,5 @@
 import { ConfigError } from '../../common/errors.js';
-import { isNumericString, phpBool, phpEmpty, phpIntCast, phpToString, type JsonObject, type JsonValue } from '../../php-compat/index.js';
+import { isJsonObject, isNumericString, isScalar, phpBool, phpEmpty, phpIntCast, phpToString, type JsonObject, type JsonValue } from '../../php-compat/index.js';
 
 /** Reading pagination options with GE's PHP semantics (empty means default, `"false"` is true). */
 export class PaginationOptions {
@@ -7,6 +7,39 @@ export class PaginationOptions {
     readonly raw: JsonObject,
     readonly path: string,
   ) {}
+
+  /** The JSON path of an option, for errors. */
+  at(key: string): string {
+    return `${this.path}.${key}`;
+  }
+
+  /** A required text option (PHP-empty counts as missing, as in GE). */
+  required(key: string, fix: string): string {
+    const v = this.raw.get(key);
+    if (phpEmpty(v)) throw new ConfigError(this.at(key), 'is required', fix);
+    if (!isScalar(v)) throw new ConfigError(this.at(key), `must be a string, got ${describeValue(v!)}`, fix);
+    return phpToString(v);
+  }
+
+  /**
+   * An option GE keeps in a PHP `int` property under strict types: a JSON integer, or off when
+   * PHP-empty. Anything else is a TypeError in GE; gex reports it as a configuration error.
+   */
+  integer(key: string, fix: string): number | bigint | null {
+    const v = this.raw.get(key);
+    if (phpEmpty(v)) return null;
+    if ((typeof v === 'number' && Number.isInteger(v)) || typeof v === 'bigint') return v;
+    throw new ConfigError(this.at(key), `must be an integer, got ${describeValue(v!)}`, fix);
+  }
+
+  /** A nested options object (a stop condition, a scroller of `multiple`, scrollRequest); null when PHP-empty. */
+  nested(key: string, fix: string): PaginationOptions | null {
+    const v = this.raw.get(key);
+    if (phpEmpty(v)) return null;
+    if (Array.isArray(v)) return new PaginationOptions(new Map(v.map((x, i) => [String(i), x])), this.at(key));
+    if (!isJsonObject(v)) throw new ConfigError(this.at(key), `must be an object, got ${describeValue(v!)}`, fix);
+    return new PaginationOptions(v, this.at(key));
+  }
 
   string(key: string, fallback: string): string {
     const v = this.raw.get(key);
@@ -36,4 +69,13 @@ export function numericLimit(v: JsonValue, path: string): number {
   if (typeof v === 'number' && v >= 0) return v;
   if (typeof v === 'string' && isNumericString(v) && Number(v) >= 0) return Math.trunc(Number(v));
   throw new ConfigError(path, `must be a non-negative integer, got ${JSON.stringify(phpToString(v))}`, 'Set the page size as a number, e.g. 100');
+}
+
+/** A value as users wrote it, for error messages. */
+export function describeValue(v: JsonValue): string {
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (v === null || typeof v === 'boolean') return String(v);
+  if (isJsonObject(v)) return 'an object';
+  if (Array.isArray(v)) return 'a list';
+  return phpToString(v);
 }

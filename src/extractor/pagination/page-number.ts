@@ -1,7 +1,7 @@
 import { phpEmpty, type JsonValue } from '../../php-compat/index.js';
 import { plural } from '../../common/text.js';
 import { numericLimit, type PaginationOptions } from './options.js';
-import { Stop, withParams, type PageRequest, type Paginator, type ReceivedPage } from './paginator.js';
+import { stopAndReset, type Stop, withParams, type PageRequest, type Paginator, type ReceivedPage } from './paginator.js';
 
 export interface PageNumberSettings {
   pageParam: string;
@@ -62,17 +62,14 @@ export class PageNumberPaginator implements Paginator {
     return withParams(job, values);
   }
 
+  /** The current page (firstPage unless a stop decorator left a shared child paginator mid-way). */
   first(job: PageRequest): PageRequest {
-    this.page = this.settings.firstPage;
     return this.settings.firstPageParams ? this.requestFor(job, this.page) : job;
   }
 
   next(job: PageRequest, page: ReceivedPage): PageRequest | Stop {
     const stop = this.stopReason(job, page.data.length);
-    if (stop) {
-      this.reset();
-      return new Stop(stop);
-    }
+    if (stop) return stopAndReset(this, stop);
     this.page++;
     return this.requestFor(job, this.page);
   }

@@ -6,6 +6,11 @@ export interface PageRequest {
   endpoint: string;
   params: JsonObject;
   method: JobMethod;
+  /**
+   * the job's `scroller` key, read by `multiple` pagination; when absent, `multiple` uses the
+   * name given to createPaginator (the top-level job's)
+   */
+  scroller?: string | null;
 }
 
 /** A page that has been fetched: the request, the decoded response and the records found in it. */
@@ -21,6 +26,16 @@ export class Stop {
 }
 
 /**
+ * A method's own end of pagination. GE's scrollers reset themselves when they stop (a stop
+ * decorator does not), which matters for a child paginator shared by several placeholder
+ * combinations: the next one starts again from the first page.
+ */
+export function stopAndReset(paginator: Paginator, reason: string): Stop {
+  paginator.reset();
+  return new Stop(reason);
+}
+
+/**
  * The one protocol every pagination method implements (after dlt's paginators and Keboola
  * juicer's scrollers): the first request of a job, then — from the page just received — the next
  * request or a Stop. Stop conditions (nextPageFlag, forceStop, limitStop) are decorators that
@@ -29,6 +44,7 @@ export class Stop {
 export interface Paginator {
   /** short description for logs, e.g. "pagenum (page=1.., limit=100)" — with the job's own overrides */
   describe(job: PageRequest): string;
+  /** the first request of a job — from the current state: GE does not reset before it */
   first(job: PageRequest): PageRequest;
   next(job: PageRequest, page: ReceivedPage): PageRequest | Stop;
   /** back to the initial state (a method's own stop resets it, as GE does) */

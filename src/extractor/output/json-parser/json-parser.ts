@@ -1,5 +1,6 @@
-import { isJsonObject, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
+import { isJsonObject, phpLooseEqualsNull, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
 import type { CsvFile } from '../csv-file.js';
+import { StructState, type BucketParser, type OpenTable, type ProducedTable } from '../record-parser.js';
 import type { Spool } from '../spool.js';
 import { Structure } from './structure.js';
 import { TableReplay } from './table-replay.js';
@@ -11,7 +12,7 @@ export const STRUCT_VERSION = 3;
  * `process()` analyses each batch at once (so every header covers the whole run) and queues it on
  * disk; `writeTables()` replays the queue into CSV files at the end.
  */
-export class JsonParser {
+export class JsonParser implements BucketParser {
   readonly structure = new Structure();
   private readonly aliases = new Map<string, string>();
   private processed = 0;
@@ -26,9 +27,13 @@ export class JsonParser {
     if (isJsonObject(aliases)) for (const [k, v] of aliases) if (typeof v === 'string') this.aliases.set(k, v);
   }
 
-  /** Analyses and queues records of `dataType`; an empty batch (or `[null]`) is ignored. */
+  /**
+   * Analyses and queues records of `dataType`. An empty batch is ignored, and so is one that equals
+   * `[null]` in PHP's loose sense (`[null]`, `[false]`, `[0]`, `[""]`, `[[]]`): json-parser's
+   * `$data == [null]`.
+   */
   process(rows: JsonValue[], dataType: string, injected: JsonObject = new Map()): boolean {
-    if (rows.length === 0 || (rows.length === 1 && rows[0] === null)) return false;
+    if (rows.length === 0 || (rows.length === 1 && phpLooseEqualsNull(rows[0]))) return false;
     this.structure.analyse(rows, dataType);
     this.structure.assignNames();
     this.spool.append({ dataType, injected, rows });
@@ -47,6 +52,20 @@ export class JsonParser {
       ['data', this.structure.toState()],
       ['parent_aliases', new Map([...this.aliases].map(([k, v]) => [k, v as JsonValue]))],
     ]);
+  }
+
+  structState(): StructState {
+    return new StructState(this.state(), STRUCT_VERSION);
+  }
+
+  async results(openTable: OpenTable, onDataError: (message: string) => void): Promise<ProducedTable[]> {
+    const tables = await this.writeTables(openTable, onDataError);
+    const produced: ProducedTable[] = [];
+    for (const [name, csv] of tables) {
+      await csv.close();
+      produced.push({ name, csv, primaryKey: [] });
+    }
+    return produced;
   }
 
   /** Writes every table; returns them in the order they were created. */

@@ -1,4 +1,4 @@
-import { md5Hex } from '../../../php-compat/index.js';
+import { createHash } from 'node:crypto';
 
 /** PHP `str_word_count` in the C locale: runs of letters, `'` and `-`, not starting with `'`/`-`. */
 function strWordCount(s: string): number {
@@ -17,12 +17,15 @@ function strWordCount(s: string): number {
   return count;
 }
 
-/** json-parser `getSafeName` shortening of names over 64 bytes (acronym or md5 + the tail). */
-function shorten(name: string): string {
+/**
+ * json-parser `getSafeName` shortening of names over 64 bytes (acronym or md5 + the tail). `name`
+ * is a byte string (one char per byte, as PHP sees it).
+ */
+export function shortenLongName(name: string): string {
   let short: string;
   const starts = name.match(/(?:^|(?<=[^A-Za-z0-9_]))[A-Za-z0-9_]/g);
   if (strWordCount(name) > 1 && starts) short = starts.join('');
-  else short = md5Hex(name);
+  else short = createHash('md5').update(name, 'latin1').digest('hex');
   short += '_';
   const remaining = 64 - short.length;
   const from = Math.max(0, name.length - remaining);
@@ -37,7 +40,7 @@ function shorten(name: string): string {
  */
 export function safeName(raw: string): string {
   let name = replaceBytes(raw);
-  if (name.length > 64) name = shorten(name);
+  if (name.length > 64) name = shortenLongName(name);
   return name.replace(/[^A-Za-z0-9-]+/g, '_').replace(/^_+|_+$/g, '');
 }
 

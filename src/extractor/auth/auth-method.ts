@@ -1,0 +1,33 @@
+import { randomBytes } from 'node:crypto';
+import type { HttpClient } from '../http/http-client.js';
+import type { HttpRequest } from '../http/request-builder.js';
+
+/**
+ * One authentication method of Generic Extractor (`api.authentication.type`). The HttpClient
+ * calls `beforeRequest` on every attempt of every request — GE's auth middleware sits inside the
+ * retry middleware (ge-requests.md §3.8) — so signatures, nonces, timestamps and the login expiry
+ * are recomputed per attempt. It returns the request to send (a new object; the input is kept).
+ */
+export interface AuthMethod {
+  /** the configured type, e.g. "oauth20.login" */
+  readonly type: string;
+  beforeRequest(request: HttpRequest, client: HttpClient): Promise<HttpRequest>;
+}
+
+/** The clock and randomness the auth methods use; tests replace them. */
+export interface AuthRuntime {
+  /** unix time in whole seconds (PHP `time()`) */
+  now(): number;
+  /** `length` random lower-case hex characters (OAuth nonces) */
+  nonce(length: number): string;
+}
+
+export const SYSTEM_RUNTIME: AuthRuntime = {
+  now: () => Math.floor(Date.now() / 1000),
+  nonce: (length) => randomBytes(Math.ceil(length / 2)).toString('hex').slice(0, length),
+};
+
+/** Where secrets obtained at run time are registered so that logs hide them (a SecretMasker). */
+export interface SecretSink {
+  add(secret: string): void;
+}

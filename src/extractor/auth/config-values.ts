@@ -1,0 +1,67 @@
+import { ConfigError, UserError } from '../../common/errors.js';
+import {
+  isJsonObject,
+  isScalar,
+  phpEmpty,
+  phpRawUrlencode,
+  phpToString,
+  phpUrlencode,
+  toPhpArrayMap,
+  type JsonObject,
+  type JsonValue,
+} from '../../php-compat/index.js';
+import type { SecretSink } from './auth-method.js';
+
+export const AUTH_PATH = 'parameters.api.authentication';
+export const CREDENTIALS_PATH = 'authorization.oauth_api.credentials';
+
+/**
+ * A name → value section of the authentication config (`query`, `headers`, `apiRequest.*`):
+ * PHP-empty is `{}`, a list is a PHP array with index keys, a scalar is an error (GE's
+ * UserFunction::build refuses it). GE evaluates such a section like job params (`evaluateParams`):
+ * top-level object values are functions or references, the rest is kept.
+ */
+export function functionMap(value: JsonValue | undefined, path: string): JsonObject {
+  if (phpEmpty(value)) return new Map();
+  if (isJsonObject(value) || Array.isArray(value)) return toPhpArrayMap(value);
+  throw new ConfigError(path, `must be an object, got ${JSON.stringify(phpToString(value))}`, 'Use {"name": value-or-function, ...}');
+}
+
+/** `authorization.oauth_api.credentials`, or a user error saying what to set. */
+export function oauthCredentials(authorization: JsonObject, method: string): JsonObject {
+  const oauthApi = authorization.get('oauth_api');
+  const credentials = isJsonObject(oauthApi) ? oauthApi.get('credentials') : undefined;
+  if (!isJsonObject(credentials) || phpEmpty(credentials)) {
+    throw new UserError(
+      `OAuth API credentials not supplied in configuration: ${method} authentication needs ${CREDENTIALS_PATH} with "appKey", "#appSecret" and "#data" ` +
+        '(Keboola fills it from the component\'s OAuth authorization).',
+    );
+  }
+  for (const key of ['#data', 'appKey', '#appSecret']) {
+    if (phpEmpty(credentials.get(key))) {
+      throw new UserError(`Missing '${key}' for ${method} authorization: set ${CREDENTIALS_PATH}.${key}.`);
+    }
+  }
+  return credentials;
+}
+
+/** Shorter values are not treated as secrets: hiding them would garble every log line. */
+export const MIN_SECRET_LENGTH = 4;
+
+/**
+ * Registers a credential obtained at run time with the log masker, together with the forms it
+ * takes in a query string (rawurlencode) or a form body (urlencode).
+ */
+export function registerSecret(sink: SecretSink, value: JsonValue | undefined): void {
+  if (value === undefined || value === null || !isScalar(value) || typeof value === 'boolean') return;
+  const text = phpToString(value);
+  if (text.length < MIN_SECRET_LENGTH) return;
+  for (const form of new Set([text, phpRawUrlencode(text), phpUrlencode(text)])) sink.add(form);
+}
+
+/** Registers every string leaf of a decoded credentials document (tokens, refresh tokens, secrets). */
+export function registerStringLeaves(sink: SecretSink, value: JsonValue | undefined): void {
+  if (typeof value === 'string') registerSecret(sink, value);
+  else if (Array.isArray(value)) for (const v of value) registerStringLeaves(sink, v);
+  else if (isJsonObject(value)) for (const v of value.values()) registerStringLeaves(sink, v);
+}

@@ -1,0 +1,33 @@
+import { guzzleQueryParse, type JsonObject, type JsonValue } from '../../php-compat/index.js';
+import { evaluateParams, flattenContext, type UserFunctions } from '../functions/user-functions.js';
+import type { HttpRequest } from '../http/request-builder.js';
+import type { AuthMethod } from './auth-method.js';
+import { AUTH_PATH } from './config-values.js';
+import { mergeQueries } from './query-merge.js';
+import { checkQueryValues, requestContext, splitUrl, withQuery } from './request-parts.js';
+
+/**
+ * `query` (alias `url.query`): `authentication.query` evaluated per request with the contexts
+ * `query` (the request's current query, Guzzle-parsed), `request` (url, path, queryString, method,
+ * hostname, port, resource) and `attr`, then merged into the URL — same key replaced in place, new
+ * keys appended, everything re-encoded in RFC 3986 (§3.7, §8.2).
+ */
+export class QueryAuth implements AuthMethod {
+  constructor(
+    readonly type: string,
+    private readonly query: JsonObject,
+    private readonly functions: UserFunctions,
+    private readonly attr: Map<string, JsonValue>,
+  ) {}
+
+  async beforeRequest(request: HttpRequest): Promise<HttpRequest> {
+    const current = splitUrl(request.url).query;
+    const contexts = {
+      query: flattenContext(guzzleQueryParse(current) as JsonObject),
+      request: flattenContext(requestContext(request)),
+      attr: this.attr,
+    };
+    const authQuery = checkQueryValues(evaluateParams(this.query, this.functions, contexts), `${AUTH_PATH}.query`);
+    return withQuery(request, mergeQueries(current, authQuery));
+  }
+}

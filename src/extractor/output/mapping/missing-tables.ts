@@ -1,0 +1,82 @@
+import { UserError } from '../../../common/errors.js';
+import { phpEmpty, phpJsonEncode, phpToString, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
+import { cellText } from '../csv-file.js';
+import { arrayKey, field, phpArray } from './config-values.js';
+
+/** What GE's MissingTableHelper reads from one config (iteration). */
+export interface MissingTablesConfig {
+  /** null = the default bucket */
+  bucket: string | null;
+  /** `config.incremental` as Juicer's `getAttribute` returns it: the value, or false when PHP-empty */
+  incremental: JsonValue;
+  mappings: JsonValue | undefined;
+}
+
+export interface MissingTable {
+  /** file name in out/tables */
+  file: string;
+  bucket: string | null;
+  name: string;
+  header: string[];
+  manifest: string;
+}
+
+/**
+ * GE's `MissingTableHelper`: after all tables are in place, every mapped table (mapping keys and,
+ * recursively, `table` entries) of every config that does not exist yet gets a header-only CSV.
+ * Its columns differ from a mapper's: `table` entries give no link column, a child table ends with
+ * its parent-key column (`<parent>_pk` unless `parentKey.destination`). The manifest starts with
+ * `incremental` (the config's `incremental` attribute), then `destination`, then `primary_key`.
+ */
+export function missingTables(configs: MissingTablesConfig[], exists: (file: string) => boolean): MissingTable[] {
+  const planned: MissingTable[] = [];
+  const written = new Set<string>();
+  for (const config of configs) {
+    const mappings = phpEmpty(config.mappings) ? null : phpArray(config.mappings);
+    if (!mappings) continue;
+    const fill = (name: string, mapping: JsonValue | undefined, parentKey: JsonObject | null): void => {
+      const columns: JsonValue[] = [];
+      const primaryKey: JsonValue[] = [];
+      for (const [itemName, item] of phpArray(mapping) ?? new Map<string, JsonValue>()) {
+        const entry = phpArray(item);
+        if (!entry) {
+          columns.push(item);
+          continue;
+        }
+        const type = entry.get('type');
+        if (phpEmpty(type) || type === 'column' || type === 'user') {
+          const destination = field(entry, 'mapping', 'destination');
+          if (destination === undefined) throw new UserError(`Bad Json to CSV Mapping configuration: Key 'mapping.destination' is not set for column '${itemName}'.`);
+          columns.push(destination);
+          if (!phpEmpty(field(entry, 'mapping', 'primaryKey'))) primaryKey.push(destination);
+        } else if (type === 'table') {
+          const given = phpArray(entry.get('parentKey'));
+          let key: JsonObject;
+          if (phpEmpty(entry.get('parentKey'))) key = new Map([['destination', `${name}_pk`]]);
+          else if (phpEmpty(given?.get('destination'))) key = new Map([...(given ?? []), ['destination', `${name}_pk`]]);
+          else key = given!;
+          const destination = entry.get('destination');
+          if (phpEmpty(destination)) throw new UserError(`Bad Json to CSV Mapping configuration: Key 'destination' is not set for table '${itemName}'.`);
+          fill(arrayKey(destination), entry.get('tableMapping'), key);
+        } else {
+          throw new UserError(`Invalid mapping type "${phpToString(type)}".`);
+        }
+      }
+      // after the entries, as a mapper appends the parent key at the end of its table
+      if (parentKey) {
+        const destination = parentKey.get('destination') ?? null;
+        columns.push(destination);
+        if (!phpEmpty(parentKey.get('primaryKey'))) primaryKey.push(destination);
+      }
+      const file = config.bucket === null ? name : `${config.bucket}.${name}`;
+      if (columns.length === 0 || written.has(file) || exists(file)) return;
+      const manifest: JsonObject = new Map([['incremental', config.incremental]]);
+      if (config.bucket !== null) manifest.set('destination', `in.c-${config.bucket}.${name}`);
+      if (primaryKey.length > 0) manifest.set('primary_key', primaryKey);
+      written.add(file);
+      planned.push({ file, bucket: config.bucket, name, header: columns.map(cellText), manifest: phpJsonEncode(manifest, { objectsAreArrays: true }) });
+    };
+    for (const [name, mapping] of mappings) fill(name, mapping, null);
+  }
+  return planned;
+}

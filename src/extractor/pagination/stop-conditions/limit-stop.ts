@@ -1,0 +1,81 @@
+import { ConfigError } from '../../../common/errors.js';
+import { PhpFloat, phpEmpty, phpIntCast, phpJsonEncode, type JsonValue } from '../../../php-compat/index.js';
+import { plural } from '../../../common/text.js';
+import { lookupPath } from '../../response/path-lookup.js';
+import { describeValue, type PaginationOptions } from '../options.js';
+import { Stop, type PageRequest, type Paginator, type ReceivedPage } from '../paginator.js';
+
+/** Either a fixed number of records or the path of the total in each response. */
+export type LimitStopSettings = { count: number; field?: undefined } | { field: string; count?: undefined };
+
+export function limitStopSettings(options: PaginationOptions): LimitStopSettings {
+  const field = options.raw.get('field');
+  const count = options.raw.get('count');
+  const fix = 'Set either "count": <number of records> or "field": "<path of the total in the response>"';
+  if (phpEmpty(field) && phpEmpty(count)) throw new ConfigError(options.path, "needs one of 'field' or 'count'", fix);
+  if (!phpEmpty(field) && !phpEmpty(count)) throw new ConfigError(options.path, "has both 'field' and 'count'", fix);
+  if (phpEmpty(field)) return { count: phpIntCast(count) };
+  if (typeof field !== 'string') throw new ConfigError(options.at('field'), `must be a string, got ${describeValue(field!)}`, fix);
+  return { field };
+}
+
+/**
+ * `limitStop`: counts the records of a job and stops once they reach the limit — `count`, or the
+ * value at `field` in the current response. A missing field is null, and any count is >= null in
+ * PHP, so such a job stops after its first page.
+ */
+export class LimitStop implements Paginator {
+  private total = 0;
+
+  constructor(
+    private readonly inner: Paginator,
+    readonly settings: LimitStopSettings,
+  ) {}
+
+  describe(job: PageRequest): string {
+    const limit = this.settings.field === undefined ? plural(this.settings.count, 'record') : `the records given by ${this.settings.field}`;
+    return `${this.inner.describe(job)}; limitStop (at most ${limit})`;
+  }
+
+  first(job: PageRequest): PageRequest {
+    this.total = 0;
+    return this.inner.first(job);
+  }
+
+  next(job: PageRequest, page: ReceivedPage): PageRequest | Stop {
+    this.total += page.data.length;
+    const { field, count } = this.settings;
+    const limit = field === undefined ? count : (lookupPath(page.response, field) ?? null);
+    if (!phpAtLeast(this.total, limit)) return this.inner.next(job, page);
+    if (field === undefined) return new Stop(`limitStop: ${this.total} of ${count} records`);
+    if (limit === null) return new Stop(`limitStop: ${field} is not in the response (${plural(this.total, 'record')} so far)`);
+    return new Stop(`limitStop: ${this.total} of ${phpJsonEncode(limit)} records (${field})`);
+  }
+
+  reset(): void {
+    this.total = 0;
+    this.inner.reset();
+  }
+
+  clone(): Paginator {
+    return new LimitStop(this.inner.clone(), this.settings);
+  }
+}
+
+/** PHP 7 `$total >= $limit` for an integer total and any decoded JSON value. */
+function phpAtLeast(total: number, limit: JsonValue): boolean {
+  if (limit === null) return true; // compared as booleans: anything >= false
+  if (typeof limit === 'boolean') return !limit || total !== 0;
+  if (typeof limit === 'number') return total >= limit;
+  if (typeof limit === 'bigint') return BigInt(total) >= limit;
+  if (limit instanceof PhpFloat) return total >= limit.value;
+  if (typeof limit === 'string') return total >= leadingNumber(limit);
+  if (Array.isArray(limit)) return false; // an array is always greater
+  return total >= 1; // an object compares as 1
+}
+
+/** PHP 7 string-to-number conversion in comparisons: the leading numeric part, else 0. */
+function leadingNumber(s: string): number {
+  const m = /^[ \t\n\r\v\f]*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?/.exec(s);
+  return m ? Number(m[0]) : 0;
+}

@@ -1,0 +1,73 @@
+import { ConfigError } from '../../../common/errors.js';
+import { isJsonObject, phpBool, phpJsonEncode } from '../../../php-compat/index.js';
+import { describeValue, type PaginationOptions } from '../options.js';
+import { Stop, type PageRequest, type Paginator, type ReceivedPage } from '../paginator.js';
+
+export interface NextPageFlagSettings {
+  /** a top-level property of the response (a name, not a path) */
+  field: string;
+  /** the flag value that means "this is the last page" */
+  stopOn: boolean;
+  /** the flag value assumed when the property is absent or null */
+  ifNotSet: boolean;
+}
+
+export function nextPageFlagSettings(options: PaginationOptions): NextPageFlagSettings {
+  const field = options.required('field', 'Set the response property that tells whether more pages follow, e.g. "hasMore"');
+  const stopOn = options.raw.get('stopOn');
+  if (typeof stopOn !== 'boolean') {
+    const problem = stopOn === undefined || stopOn === null ? 'is required' : `must be true or false, got ${describeValue(stopOn)}`;
+    throw new ConfigError(options.at('stopOn'), problem, `Set the value of "${field}" on the last page: true or false, without quotes`);
+  }
+  const ifNotSet = options.raw.get('ifNotSet');
+  if (ifNotSet !== undefined && ifNotSet !== null && typeof ifNotSet !== 'boolean') {
+    throw new ConfigError(options.at('ifNotSet'), `must be true or false, got ${describeValue(ifNotSet)}`, `Set the value assumed when "${field}" is missing, without quotes`);
+  }
+  return { field, stopOn, ifNotSet: typeof ifNotSet === 'boolean' ? ifNotSet : stopOn };
+}
+
+/**
+ * `nextPageFlag`: stops when the response's flag property, cast to a PHP bool, equals `stopOn`
+ * (`"no"` is true!). A missing or null property — or a response that is a list — counts as
+ * `ifNotSet`.
+ */
+export class NextPageFlag implements Paginator {
+  constructor(
+    private readonly inner: Paginator,
+    readonly settings: NextPageFlagSettings,
+  ) {}
+
+  describe(job: PageRequest): string {
+    const { field, stopOn, ifNotSet } = this.settings;
+    return `${this.inner.describe(job)}; nextPageFlag (stop when ${field} is ${stopOn}, missing = ${ifNotSet})`;
+  }
+
+  first(job: PageRequest): PageRequest {
+    return this.inner.first(job);
+  }
+
+  next(job: PageRequest, page: ReceivedPage): PageRequest | Stop {
+    const reason = this.stopReason(page);
+    return reason ? new Stop(reason) : this.inner.next(job, page);
+  }
+
+  private stopReason(page: ReceivedPage): string | null {
+    const { field, stopOn, ifNotSet } = this.settings;
+    const value = isJsonObject(page.response) ? page.response.get(field) : undefined;
+    if (value === undefined || value === null) {
+      return ifNotSet === stopOn ? `nextPageFlag: ${field} is not set, which counts as ${ifNotSet}` : null;
+    }
+    // response objects are never empty in PHP, hence objectsAreArrays = false
+    const flag = phpBool(value, false);
+    if (flag !== stopOn) return null;
+    return typeof value === 'boolean' ? `nextPageFlag: ${field} is ${value}` : `nextPageFlag: ${field} is ${phpJsonEncode(value)}, which counts as ${flag}`;
+  }
+
+  reset(): void {
+    this.inner.reset();
+  }
+
+  clone(): Paginator {
+    return new NextPageFlag(this.inner.clone(), this.settings);
+  }
+}

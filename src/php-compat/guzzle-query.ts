@@ -1,0 +1,84 @@
+import { phpRawUrlencode, phpUrldecode, phpUrlencode } from './query-string.js';
+import { formatFloat } from './float-format.js';
+import { isJsonObject, isScalar, PhpFloat, phpToString, type JsonObject, type JsonValue } from './values.js';
+
+/**
+ * guzzlehttp/psr7 1.8 `Query::parse` / `Query::build`, which Generic Extractor's auth layers use to
+ * rewrite the query string of every request — plus `http_build_query` in RFC 3986 mode, which the
+ * OAuth 1.0 signature base string is made of.
+ */
+
+/** A parsed query value: a string, `null` for a key without `=`, or a list for a repeated key. */
+export type GuzzleQueryValue = string | null | Array<string | null>;
+
+/**
+ * `Query::parse($str)`: split on `&` and the first `=`, keys and values decoded (`+` is a space,
+ * then `%XX`); a key without `=` has the value null; a repeated key collects a list — except that
+ * a key whose first value is null is simply overwritten (PHP `isset` quirk): `a&a=1` → `{a: "1"}`.
+ */
+export function guzzleQueryParse(query: string): Map<string, GuzzleQueryValue> {
+  const result = new Map<string, GuzzleQueryValue>();
+  if (query === '') return result;
+  for (const pair of query.split('&')) {
+    const eq = pair.indexOf('=');
+    const key = phpUrldecode(eq >= 0 ? pair.slice(0, eq) : pair);
+    const value = eq >= 0 ? phpUrldecode(pair.slice(eq + 1)) : null;
+    const existing = result.get(key);
+    if (existing === undefined || existing === null) result.set(key, value);
+    else if (Array.isArray(existing)) existing.push(value);
+    else result.set(key, [existing, value]);
+  }
+  return result;
+}
+
+/** PHP `(string)` of a query value: booleans `1`/`""`, floats with 14 digits, arrays `Array`. */
+function stringOf(value: JsonValue): string {
+  if (value !== null && !isScalar(value)) return 'Array';
+  return phpToString(value);
+}
+
+/**
+ * `Query::build($params, PHP_QUERY_RFC3986)`: keys and values `rawurlencode`d (`urlencode` for
+ * RFC 1738), a null value gives the bare key, a list (or object) value repeats the key once per
+ * element, `true` is `1` and `false` an empty value (psr7 1.x casts with PHP `(string)`).
+ */
+export function guzzleQueryBuild(params: Map<string, JsonValue> | Map<string, GuzzleQueryValue>, encoding: 'RFC3986' | 'RFC1738' = 'RFC3986'): string {
+  const encode = encoding === 'RFC3986' ? phpRawUrlencode : phpUrlencode;
+  const pieces: string[] = [];
+  const piece = (key: string, value: JsonValue) => pieces.push(value === null ? key : `${key}=${encode(stringOf(value))}`);
+  for (const [k, v] of params as Map<string, JsonValue>) {
+    const key = encode(k);
+    if (Array.isArray(v)) for (const item of v) piece(key, item);
+    else if (isJsonObject(v)) for (const item of v.values()) piece(key, item);
+    else piece(key, v);
+  }
+  return pieces.join('&');
+}
+
+/** A scalar inside http_build_query: booleans `1`/`0`, floats with 14 significant digits. */
+function buildQueryScalar(v: JsonValue): string {
+  if (v === true) return '1';
+  if (v === false) return '0';
+  if (v instanceof PhpFloat) return formatFloat(v.value, 14, 'E');
+  return String(v);
+}
+
+/**
+ * PHP `http_build_query($params, '', '&', PHP_QUERY_RFC3986)`: like the RFC 1738 form (nulls
+ * skipped, nested values as `key[sub]` with encoded brackets) but with `rawurlencode`, so a space
+ * is `%20` and `~` stays as it is.
+ */
+export function phpHttpBuildQueryRfc3986(params: JsonObject | Map<string, GuzzleQueryValue> | JsonValue[]): string {
+  const pieces: string[] = [];
+  const build = (value: Map<string, JsonValue> | JsonValue[], prefix: string | null) => {
+    const entries: Iterable<[string | number, JsonValue]> = value.entries();
+    for (const [key, v] of entries) {
+      const k = prefix === null ? String(key) : `${prefix}[${key}]`;
+      if (v === null) continue;
+      if (Array.isArray(v) || v instanceof Map) build(v, k);
+      else pieces.push(`${phpRawUrlencode(k)}=${phpRawUrlencode(buildQueryScalar(v))}`);
+    }
+  };
+  build(params as Map<string, JsonValue> | JsonValue[], null);
+  return pieces.join('&');
+}
