@@ -61,6 +61,16 @@ export interface ExtractionResult {
   durationMs: number;
 }
 
+/** Infrastructure options of GE that gex does not offer: refused, never silently ignored. */
+function refuseUnsupported(parameters: JsonObject): void {
+  const refuse = (where: string, what: string, fix: string) => {
+    throw new ConfigError(where, `${what} is not supported by gex`, fix);
+  };
+  if (!phpEmpty(parameters.get('sshProxy'))) refuse('parameters.sshProxy', 'an SSH tunnel', 'Reach the API directly (e.g. run gex inside the network) or use Generic Extractor');
+  const aws = parameters.get('aws');
+  if (isJsonObject(aws) && !phpEmpty(aws.get('signature'))) refuse('parameters.aws.signature', 'AWS Signature V4 signing', 'Use Generic Extractor for APIs that need it');
+}
+
 /**
  * The configurations of a run: `config` itself, or one per item of `parameters.iterations`, each
  * the config with the iteration's keys replacing its own (a shallow merge, like GE).
@@ -132,6 +142,7 @@ export async function extract(input: DataDirInput, options: ExtractOptions): Pro
   const parameters = input.parameters;
   validateParameters(parameters);
   const apiNode = parameters.get('api') as JsonObject;
+  refuseUnsupported(parameters);
   const configs = iterationConfigs(parameters);
 
   const startSeconds = (options.now ?? (() => Math.floor(Date.now() / 1000)))();
@@ -171,6 +182,7 @@ export async function extract(input: DataDirInput, options: ExtractOptions): Pro
         requestTimeoutMs: api.requestTimeoutMs,
         logger,
         auth,
+        tls: { caCertificate: api.caCertificate, clientCertificate: api.clientCertificate },
       });
       try {
         const parser = await output.parserFor(outputBucket(config, api.name), {

@@ -36,6 +36,10 @@ export interface ApiSettings {
   connectTimeoutMs: number;
   requestTimeoutMs: number;
   retry: RetrySettings;
+  /** PEM of the CA that signs the API's certificate (`api.caCertificate`) */
+  caCertificate?: string;
+  /** PEM with the client certificate and its key (`api.#clientCertificate`) */
+  clientCertificate?: string;
 }
 
 export const DEFAULT_RETRY: RetrySettings = {
@@ -142,5 +146,7 @@ export function buildApiSettings(api: JsonObject, config: JsonObject, evaluate: 
     connectTimeoutMs: seconds(http.get('connectTimeout'), 30_000),
     requestTimeoutMs: seconds(http.get('requestTimeout'), 300_000),
     retry: parseRetrySettings(api.get('retryConfig'), 'parameters.api.retryConfig'),
+    caCertificate: phpEmpty(api.get('caCertificate')) ? undefined : phpToString(api.get('caCertificate')),
+    clientCertificate: phpEmpty(api.get('#clientCertificate')) ? undefined : phpToString(api.get('#clientCertificate')),
   };
 }

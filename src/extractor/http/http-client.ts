@@ -27,6 +27,8 @@ export interface HttpClientOptions {
   sleep?: (ms: number) => Promise<void>;
   /** authentication applied to every attempt (GE's auth middleware sits inside the retry one) */
   auth?: AuthMethod | null;
+  /** TLS: a CA replacing the trust store, and a client certificate (PEM with its key) */
+  tls?: { caCertificate?: string; clientCertificate?: string };
 }
 
 export interface SendOptions {
@@ -60,6 +62,12 @@ export class HttpClient {
       responseType: 'buffer',
       agent: this.agents,
       timeout: { connect: options.connectTimeoutMs, request: options.requestTimeoutMs },
+      https: {
+        certificateAuthority: options.tls?.caCertificate,
+        // one PEM holds both the certificate and its key, as GE's option does
+        certificate: options.tls?.clientCertificate,
+        key: options.tls?.clientCertificate,
+      },
     });
   }
 
