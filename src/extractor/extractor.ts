@@ -183,6 +183,7 @@ export async function extract(input: DataDirInput, options: ExtractOptions): Pro
         logger,
         auth,
         tls: { caCertificate: api.caCertificate, clientCertificate: api.clientCertificate },
+        concurrency: api.concurrency,
       });
       try {
         const parser = await output.parserFor(outputBucket(config, api.name), {

@@ -20,6 +20,7 @@ import { Stop, type PageRequest, type Paginator } from './pagination/paginator.j
 import { findRecords } from './response/data-field.js';
 import { decodeResponse } from './response/decode-response.js';
 import { applyResponseFilter } from './response/response-filter.js';
+import { PageFetcher } from './page-fetcher.js';
 import type { RunProgress } from './run-progress.js';
 
 export interface JobRunContext {
@@ -60,8 +61,6 @@ interface JobInstance {
  * one of the same job instance ends it without being written.
  */
 export class JobRunner {
-  private totalRecords = 0;
-
   constructor(private readonly ctx: JobRunContext) {}
 
   /** A top-level job with the configuration's `userData` and a fresh paginator. */
@@ -77,7 +76,7 @@ export class JobRunner {
   }
 
   private async run(instance: JobInstance, paginator: Paginator): Promise<JobResult> {
-    const { api, client, parser, logger, progress } = this.ctx;
+    const { api, client, logger } = this.ctx;
     const { job } = instance;
     const template: PageRequest = {
       endpoint: instance.endpoint,
@@ -88,6 +87,18 @@ export class JobRunner {
     };
     const label = job.dataType === instance.endpoint ? job.dataType : `${job.dataType} (${instance.endpoint})`;
     logger.info(`Job '${label}': ${job.method} ${instance.endpoint}, ${paginator.describe(template)}`);
+    const fetcher = new PageFetcher(client, (page) => buildHttpRequest(page, job.headers, api), paginator, template);
+    if (fetcher.parallel) logger.debug(`Job '${label}': up to ${client.concurrency.maximum} pages in flight`);
+    try {
+      return await this.fetchPages(instance, paginator, template, label, fetcher);
+    } finally {
+      fetcher.close();
+    }
+  }
+
+  private async fetchPages(instance: JobInstance, paginator: Paginator, template: PageRequest, label: string, fetcher: PageFetcher): Promise<JobResult> {
+    const { api, parser, logger, progress } = this.ctx;
+    const { job } = instance;
     let request = paginator.first(template);
     let previous: JsonValue | undefined;
     let pages = 0;
@@ -97,9 +108,8 @@ export class JobRunner {
       return { pages, records, stopReason };
     };
     for (;;) {
-      const httpRequest = buildHttpRequest(request, job.headers, api);
       const started = Date.now();
-      const response = await client.send(httpRequest);
+      const { request: httpRequest, response } = await fetcher.fetch(request);
       const decoded = decodeResponse(response, httpRequest, api.ignoreErrors);
       // compared as GE does (PHP serialize: order and int/float matter), stopping at the first difference
       if (previous !== undefined && deepEqual(decoded, previous)) {
@@ -114,7 +124,6 @@ export class JobRunner {
       await parser.settle();
       pages++;
       records += data.length;
-      this.totalRecords += data.length;
       progress.page(label, data.length);
       logger.debug(
         `Job '${label}' page ${pages}: ${httpRequest.method} ${httpRequest.url} -> ${response.status}, ` +

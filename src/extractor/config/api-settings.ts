@@ -36,6 +36,8 @@ export interface ApiSettings {
   connectTimeoutMs: number;
   requestTimeoutMs: number;
   retry: RetrySettings;
+  /** pages fetched in parallel at most (`api.pagination.concurrency`, gex's addition; 1 = as GE) */
+  concurrency: number;
   /** PEM of the CA that signs the API's certificate (`api.caCertificate`) */
   caCertificate?: string;
   /** PEM with the client certificate and its key (`api.#clientCertificate`) */
@@ -115,6 +117,11 @@ function parseBaseUrl(value: JsonValue | undefined, evaluate: Evaluate): string 
   return url;
 }
 
+function paginationConcurrency(pagination: JsonValue | undefined): number {
+  const value = isJsonObject(pagination) ? pagination.get('concurrency') : undefined;
+  return typeof value === 'number' && value >= 1 ? Math.floor(value) : 1;
+}
+
 /** Builds the API settings of one configuration from `parameters.api` and `config` (attributes). */
 export function buildApiSettings(api: JsonObject, config: JsonObject, evaluate: Evaluate = (v) => v): ApiSettings {
   const http = objectOf(api.get('http'), 'parameters.api.http');
@@ -146,6 +153,7 @@ export function buildApiSettings(api: JsonObject, config: JsonObject, evaluate: 
     connectTimeoutMs: seconds(http.get('connectTimeout'), 30_000),
     requestTimeoutMs: seconds(http.get('requestTimeout'), 300_000),
     retry: parseRetrySettings(api.get('retryConfig'), 'parameters.api.retryConfig'),
+    concurrency: paginationConcurrency(api.get('pagination')),
     caCertificate: phpEmpty(api.get('caCertificate')) ? undefined : phpToString(api.get('caCertificate')),
     clientCertificate: phpEmpty(api.get('#clientCertificate')) ? undefined : phpToString(api.get('#clientCertificate')),
   };

@@ -7,6 +7,7 @@ import { UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import type { AuthMethod } from '../auth/auth-method.js';
 import type { HttpRequest } from './request-builder.js';
+import { AdaptiveConcurrency } from './adaptive-concurrency.js';
 import { curlCodeOf, type RetryPolicy } from './retry-policy.js';
 
 export interface HttpResponse {
@@ -27,6 +28,8 @@ export interface HttpClientOptions {
   sleep?: (ms: number) => Promise<void>;
   /** authentication applied to every attempt (GE's auth middleware sits inside the retry one) */
   auth?: AuthMethod | null;
+  /** requests in flight at most (parallel page fetching); adapts to rate limiting. Default 1. */
+  concurrency?: number;
   /** TLS: a CA replacing the trust store, and a client certificate (PEM with its key) */
   tls?: { caCertificate?: string; clientCertificate?: string };
 }
@@ -34,7 +37,12 @@ export interface HttpClientOptions {
 export interface SendOptions {
   /** false for a login request: it goes through this client but bypasses the auth itself */
   authenticate?: boolean;
+  /** cancels the request (a page fetched ahead that turned out not to be needed) */
+  signal?: AbortSignal;
 }
+
+/** A request cancelled through its signal: nobody waits for its result. */
+export class RequestCancelled extends Error {}
 
 export interface HttpStats {
   requests: number;
@@ -52,8 +60,10 @@ export class HttpClient {
   private readonly got: Got;
   private readonly agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
   readonly stats: HttpStats = { requests: 0, retries: 0, waitedMs: 0 };
+  readonly concurrency: AdaptiveConcurrency;
 
   constructor(private readonly options: HttpClientOptions) {
+    this.concurrency = new AdaptiveConcurrency(options.concurrency ?? 1);
     this.got = got.extend({
       throwHttpErrors: false,
       retry: { limit: 0 },
@@ -77,19 +87,23 @@ export class HttpClient {
    */
   async send(request: HttpRequest, sendOptions: SendOptions = {}): Promise<HttpResponse> {
     const { retry, logger, auth } = this.options;
-    const wait = this.options.sleep ?? ((ms: number) => sleep(ms));
+    const { signal } = sendOptions;
+    const wait = this.options.sleep ?? ((ms: number) => sleep(ms, undefined, { signal }));
     for (let attempt = 1; ; attempt++) {
+      if (signal?.aborted) throw new RequestCancelled(`${request.method} ${request.url} was cancelled`);
       const sent = auth && sendOptions.authenticate !== false ? await auth.beforeRequest(request, this) : request;
-      this.stats.requests++;
       let retryReason: string;
       let headerValue: string | undefined;
       try {
-        const response = await this.got(sent.url, {
-          method: sent.method,
-          headers: Object.fromEntries(sent.headers),
-          body: sent.body,
-          responseType: 'buffer',
+        const { response, startedAt } = await this.concurrency.run(async (startedAt) => {
+          this.stats.requests++;
+          const received = await this.got(sent.url, { method: sent.method, headers: Object.fromEntries(sent.headers), body: sent.body, responseType: 'buffer', signal });
+          return { response: received, startedAt };
         });
+        const raw = response.headers[retry.settings.retryHeader.toLowerCase()];
+        headerValue = Array.isArray(raw) ? raw[0] : raw;
+        if (response.statusCode === 429 || headerValue !== undefined) this.concurrency.throttled(startedAt);
+        else if (response.statusCode < 400) this.concurrency.succeeded();
         if (!retry.retriesStatus(response.statusCode) || !retry.canRetry(attempt - 1)) {
           return {
             status: response.statusCode,
@@ -100,9 +114,8 @@ export class HttpClient {
           };
         }
         retryReason = `status ${response.statusCode}`;
-        const raw = response.headers[retry.settings.retryHeader.toLowerCase()];
-        headerValue = Array.isArray(raw) ? raw[0] : raw;
       } catch (error) {
+        if (signal?.aborted) throw new RequestCancelled(`${request.method} ${request.url} was cancelled`);
         if (!(error instanceof RequestError)) throw error;
         const curl = curlCodeOf(error);
         if (!retry.retriesError(error) || !retry.canRetry(attempt - 1)) {
@@ -121,7 +134,12 @@ export class HttpClient {
       );
       this.stats.retries++;
       this.stats.waitedMs += delay.ms;
-      await wait(delay.ms);
+      try {
+        await wait(delay.ms);
+      } catch (error) {
+        if (signal?.aborted) throw new RequestCancelled(`${request.method} ${request.url} was cancelled`);
+        throw error;
+      }
     }
   }
 

@@ -36,6 +36,10 @@ export class MultiplePaginator implements Paginator {
     for (const scroller of this.scrollers.values()) scroller.reset();
   }
 
+  predict(job: PageRequest, count: number): PageRequest[] {
+    return this.pick(job).predict?.(job, count) ?? [];
+  }
+
   clone(): Paginator {
     const copies = new Map([...this.scrollers].map(([name, scroller]) => [name, scroller.clone()]));
     return new MultiplePaginator(copies, this.defaultName, this.jobScroller, this.path);

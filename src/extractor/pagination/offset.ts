@@ -79,6 +79,11 @@ export class OffsetPaginator implements Paginator {
     return this.requestFor(job, this.offset);
   }
 
+  predict(job: PageRequest, count: number): PageRequest[] {
+    const limit = this.limitFor(job);
+    return Array.from({ length: count }, (_, i) => this.requestFor(job, this.offset + limit * (i + 1)));
+  }
+
   stopReason(job: PageRequest, count: number): string | null {
     const limit = this.limitFor(job);
     return count < limit ? `underflow: the page had ${plural(count, 'record')}, less than the limit ${limit}` : null;

@@ -74,6 +74,12 @@ export class PageNumberPaginator implements Paginator {
     return this.requestFor(job, this.page);
   }
 
+  /** Known only with a limit: without one, any page may be the last (an empty one). */
+  predict(job: PageRequest, count: number): PageRequest[] {
+    if (this.limitFor(job).size === null) return [];
+    return Array.from({ length: count }, (_, i) => this.requestFor(job, this.page + 1 + i));
+  }
+
   /** Why a page with `count` records is the last one, or null to go on. */
   stopReason(job: PageRequest, count: number): string | null {
     const { size } = this.limitFor(job);

@@ -51,6 +51,13 @@ export interface Paginator {
   reset(): void;
   /** a fresh paginator with the same options (child jobs inherit the parent's pagination) */
   clone(): Paginator;
+  /**
+   * The next `count` requests this paginator would return if pagination goes on — only where
+   * they are known in advance (page numbers, offsets with a limit). Used to fetch pages in
+   * parallel; the sequential protocol above still decides, so output and stops do not change.
+   * Must not change the paginator's state.
+   */
+  predict?(job: PageRequest, count: number): PageRequest[];
 }
 
 /**

@@ -82,6 +82,12 @@ export class ForceStop implements Paginator {
     return null;
   }
 
+  /** A page cap is absolute: nothing is fetched beyond it, not even speculatively. */
+  predict(job: PageRequest, count: number): PageRequest[] {
+    const left = this.settings.pages === null ? count : Math.max(0, this.settings.pages - this.pageCounter);
+    return this.inner.predict?.(job, Math.min(count, left)) ?? [];
+  }
+
   reset(): void {
     this.pageCounter = 0;
     this.volumeCounter = 0;

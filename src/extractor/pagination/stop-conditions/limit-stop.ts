@@ -52,6 +52,11 @@ export class LimitStop implements Paginator {
     return new Stop(`limitStop: ${this.total} of ${phpJsonEncode(limit)} records (${field})`);
   }
 
+  /** Only ends pagination early: requests predicted past the end are fetched and discarded. */
+  predict(job: PageRequest, count: number): PageRequest[] {
+    return this.inner.predict?.(job, count) ?? [];
+  }
+
   reset(): void {
     this.total = 0;
     this.inner.reset();

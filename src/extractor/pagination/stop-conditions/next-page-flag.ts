@@ -63,6 +63,11 @@ export class NextPageFlag implements Paginator {
     return typeof value === 'boolean' ? `nextPageFlag: ${field} is ${value}` : `nextPageFlag: ${field} is ${phpJsonEncode(value)}, which counts as ${flag}`;
   }
 
+  /** Only ends pagination early: requests predicted past the end are fetched and discarded. */
+  predict(job: PageRequest, count: number): PageRequest[] {
+    return this.inner.predict?.(job, count) ?? [];
+  }
+
   reset(): void {
     this.inner.reset();
   }

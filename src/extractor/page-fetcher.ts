@@ -1,0 +1,78 @@
+import type { HttpClient, HttpResponse } from './http/http-client.js';
+import type { HttpRequest } from './http/request-builder.js';
+import type { PageRequest, Paginator } from './pagination/paginator.js';
+
+export interface FetchedPage {
+  request: HttpRequest;
+  response: HttpResponse;
+}
+
+interface Ahead {
+  controller: AbortController;
+  result: Promise<HttpResponse>;
+}
+
+function keyOf(request: HttpRequest): string {
+  return `${request.method} ${request.url}\n${request.body ?? ''}`;
+}
+
+/**
+ * Fetches the pages of one job instance. When the paginator can predict its next requests
+ * (page numbers or offsets with a limit) and the client allows more than one request in flight,
+ * the predicted pages are requested ahead; the job loop still asks for pages one by one, in order,
+ * through the sequential paginator, and a page fetched ahead is used only if it is exactly the
+ * request the loop asks for. So the requests that matter, the stop decision and the output are the
+ * same as without parallelism; pages fetched past the end are cancelled or discarded.
+ */
+export class PageFetcher {
+  private readonly ahead = new Map<string, Ahead>();
+
+  constructor(
+    private readonly client: HttpClient,
+    private readonly build: (page: PageRequest) => HttpRequest,
+    private readonly paginator: Paginator,
+    private readonly job: PageRequest,
+  ) {}
+
+  get parallel(): boolean {
+    return this.client.concurrency.maximum > 1 && typeof this.paginator.predict === 'function';
+  }
+
+  /** The response for `page` (the paginator's current request), starting the next ones ahead. */
+  async fetch(page: PageRequest): Promise<FetchedPage> {
+    const request = this.build(page);
+    const key = keyOf(request);
+    const ready = this.ahead.get(key);
+    this.ahead.delete(key);
+    const result = ready ? ready.result : this.client.send(request);
+    this.fetchAhead();
+    return { request, response: await result };
+  }
+
+  /** Cancels every page still being fetched ahead (the job ended). */
+  close(): void {
+    for (const { controller } of this.ahead.values()) controller.abort();
+    this.ahead.clear();
+  }
+
+  private fetchAhead(): void {
+    if (!this.parallel) return;
+    const predicted = this.paginator.predict!(this.job, this.client.concurrency.current - 1).map((page) => this.build(page));
+    const wanted = new Set(predicted.map(keyOf));
+    for (const [key, ahead] of this.ahead) {
+      if (!wanted.has(key)) {
+        ahead.controller.abort();
+        this.ahead.delete(key);
+      }
+    }
+    for (const request of predicted) {
+      const key = keyOf(request);
+      if (this.ahead.has(key)) continue;
+      const controller = new AbortController();
+      const result = this.client.send(request, { signal: controller.signal });
+      // a page fetched ahead that is never asked for may fail unobserved
+      result.catch(() => undefined);
+      this.ahead.set(key, { controller, result });
+    }
+  }
+}
