@@ -6,7 +6,8 @@ import { fork } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { measureProcess, pagedDataDir, removeDir, repoRoot } from './measure.js';
-import { storeUpdateLatency, type StoreLatency } from './store-bench.js';
+import { POSTGRES_EXAMPLE, postgresBackendAt, sqliteBackend } from '../test/support/store.js';
+import { concurrentUpdateRate, storeUpdateLatency, type ConcurrentUpdateRate, type StoreLatency } from './store-bench.js';
 
 interface ServerHandle {
   url: string;
@@ -73,4 +74,17 @@ for (const via of ['embedded', 'http'] as const) {
     console.log(`store update (${via.padEnd(8)}), 100 KB configuration, ${String(history).padStart(5)} versions of history: median ${r.medianUpdateMs} ms`);
   }
 }
-await writeFile(path.join(repoRoot, 'bench', 'results.json'), `${JSON.stringify({ date: new Date().toISOString(), results, store }, null, 2)}\n`);
+// concurrent updates of one configuration through gex serve: SQLite in one process, PostgreSQL in one and three
+const concurrent: ConcurrentUpdateRate[] = [];
+const postgresUrl = process.env.GEX_TEST_POSTGRES || POSTGRES_EXAMPLE;
+for (const [backend, processes] of [[sqliteBackend, 1], [postgresBackendAt(postgresUrl), 1], [postgresBackendAt(postgresUrl), 3]] as const) {
+  try {
+    const r = await concurrentUpdateRate(backend, processes);
+    concurrent.push(r);
+    console.log(`concurrent updates, ${r.updates} at once, ${r.store.padEnd(10)} ${processes} gex serve: ${String(r.updatesPerSecond).padStart(5)} updates/s (${r.wallMs} ms)`);
+  } catch (error) {
+    if (backend.name === 'SQLite') throw error;
+    console.log(`concurrent updates, ${backend.name}: skipped (${(error as Error).message.split('\n')[0]}; set GEX_TEST_POSTGRES to a reachable database)`);
+  }
+}
+await writeFile(path.join(repoRoot, 'bench', 'results.json'), `${JSON.stringify({ date: new Date().toISOString(), results, store, concurrent }, null, 2)}\n`);

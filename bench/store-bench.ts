@@ -6,6 +6,8 @@ import type { ConfigStore } from '../src/store/config-store.js';
 import { openEmbeddedStore } from '../src/store/open-store.js';
 import { HttpConfigStore } from '../src/store/remote/http-config-store.js';
 import { buildServer } from '../src/server/app.js';
+import { createConfiguration, fireConcurrentUpdates, startServeCluster } from '../test/support/serve-cluster.js';
+import type { BackendFactory } from '../test/support/store.js';
 
 const C = 'ex-generic-v2';
 
@@ -67,5 +69,36 @@ export async function storeUpdateLatency(via: 'embedded' | 'http', bytes: number
     await app?.close();
     await backend.close();
     await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export interface ConcurrentUpdateRate {
+  store: BackendFactory['name'];
+  processes: number;
+  updates: number;
+  wallMs: number;
+  updatesPerSecond: number;
+}
+
+/**
+ * Updates per second when `updates` concurrent PUTs of one configuration hit `processes` real
+ * `gex serve` processes on one fresh store (after a warm-up on another configuration) — the
+ * figure of issue 6's multi-process test. Every update must succeed.
+ */
+export async function concurrentUpdateRate(backend: BackendFactory, processes: number, updates = 300): Promise<ConcurrentUpdateRate> {
+  const store = await backend.fresh();
+  try {
+    const cluster = await startServeCluster(store.location, processes, { GEX_MASTER_KEY: '22'.repeat(32) });
+    try {
+      await fireConcurrentUpdates(cluster, await createConfiguration(cluster, 'warm-up'), 30);
+      const load = await fireConcurrentUpdates(cluster, await createConfiguration(cluster, 'contended'), updates);
+      const failed = load.results.filter((r) => r.status !== 200);
+      if (failed.length > 0) throw new Error(`${failed.length} of ${updates} updates failed, e.g. ${failed[0].status} ${failed[0].error}`);
+      return { store: backend.name, processes, updates, wallMs: Math.round(load.wallMs), updatesPerSecond: load.updatesPerSecond };
+    } finally {
+      await cluster.stop();
+    }
+  } finally {
+    await store.dispose();
   }
 }

@@ -13,12 +13,12 @@ export interface ComponentArgs extends StoreArgs {
   'component-id': string;
 }
 
-/** `--store` (a SQLite file or an http(s) Storage API), `--token`, `--project`. */
+/** `--store` (a SQLite file, a PostgreSQL URL or an http(s) Storage API), `--token`, `--project`. */
 export function storeOptions<T>(yargs: Argv<T>): Argv<T & StoreArgs> {
   return yargs
     .option('store', {
       type: 'string',
-      describe: 'a SQLite file (embedded store) or the http(s) address of a Storage API ($GEX_STORE, else gex-store.sqlite)',
+      describe: 'the embedded store (a SQLite file or a postgres:// URL) or the http(s) address of a Storage API ($GEX_STORE, else gex-store.sqlite)',
     })
     .option('token', { type: 'string', describe: 'Storage API token for a remote store ($KBC_TOKEN)' })
     .option('project', { type: 'string', describe: 'project of the embedded store when used without a token (default: "default")' }) as Argv<T & StoreArgs>;

@@ -59,12 +59,19 @@ export function sendError(reply: FastifyReply, error: StoreError, exceptionId = 
   return sendJson(reply, error.status, body);
 }
 
+/** How long a client should wait before retrying a 503 (the database unavailable). */
+const RETRY_AFTER_SECONDS = 5;
+
 /** fastify's error handler: maps, logs server faults with their exceptionId, answers. */
 export function errorHandler(bodyLimit: number) {
   return (error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     const mapped = toStoreError(error, bodyLimit);
     const exceptionId = newExceptionId();
-    if (mapped.status >= 500) request.log.error({ err: error, exceptionId }, `${request.method} ${request.url} failed: ${(error as Error).message}`);
+    if (mapped.status === 503) {
+      // the database is down or saturated: one line per request, no stack; clients retry later
+      request.log.warn(`${request.method} ${request.url} → 503 (${exceptionId}): ${mapped.message}`);
+      void reply.header('Retry-After', String(RETRY_AFTER_SECONDS));
+    } else if (mapped.status >= 500) request.log.error({ err: error, exceptionId }, `${request.method} ${request.url} failed: ${(error as Error).message}`);
     else request.log.debug(`${request.method} ${request.url} → ${mapped.status} ${mapped.code}: ${mapped.message}`);
     return sendError(reply, mapped, exceptionId);
   };

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationError, UserError } from '../common/errors.js';
@@ -16,6 +16,11 @@ const FORMAT_VERSION = 1;
 export class SecretCipher {
   constructor(private readonly key: Buffer) {
     if (key.length !== 32) throw new ApplicationError('The master key must be 32 bytes');
+  }
+
+  /** Tells keys apart without revealing them: an HMAC of a fixed text under the key. */
+  fingerprint(): string {
+    return createHmac('sha256', this.key).update('gex master key check').digest('hex').slice(0, 32);
   }
 
   encrypt(plain: string, scope: string): string {

@@ -1,17 +1,16 @@
-import path from 'node:path';
 import { UserError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import type { JsonValue } from '../php-compat/index.js';
 import type { ConfigStore } from './config-store.js';
 import { CIPHER_PREFIX, cipherScope, SecretCipher } from './encryption.js';
 import type { EmbeddedBackend } from './embedded/embedded-backend.js';
-import { DEFAULT_STORE_FILE, isRemoteStore, openEmbeddedStore } from './open-store.js';
+import { DEFAULT_STORE_FILE, displayLocation, isRemoteStore, openEmbeddedStore } from './open-store.js';
 import { HttpConfigStore } from './remote/http-config-store.js';
 
 /** A store opened for the CLI or the runner, with what they need beyond the ConfigStore calls. */
 export interface OpenedStore {
   store: ConfigStore;
-  /** what the user named (file path or URL) */
+  /** what the user named (file path or URL; a PostgreSQL URL without its password) */
   location: string;
   /** set for the embedded store */
   backend?: EmbeddedBackend;
@@ -42,7 +41,7 @@ function containsCipher(value: JsonValue): boolean {
 }
 
 /**
- * Opens a SQLite file (embedded) or an http(s) Storage API (gex serve or a Keboola stack). A
+ * Opens a SQLite file or a PostgreSQL database (embedded) or an http(s) Storage API (gex serve or a Keboola stack). A
  * remote store's secrets can be decrypted only when they are gex ciphers and GEX_MASTER_KEY is
  * the server's key; Keboola's own ciphers never leave Keboola.
  */
@@ -72,18 +71,18 @@ export async function openConfigStore(location: string, options: OpenConfigStore
       close: async () => undefined,
     };
   }
-  const backend = await openEmbeddedStore(path.resolve(location), env);
+  const backend = await openEmbeddedStore(location, env);
   try {
     let store: ConfigStore;
     if (options.token) {
       const info = await backend.authenticate(options.token);
-      if (!info) throw new UserError(`Invalid access token for the store ${location}`);
+      if (!info) throw new UserError(`Invalid access token for the store ${displayLocation(location)}`);
       store = backend.session(info);
     } else store = await backend.localSession(options.project);
     const { projectId } = await store.verifyToken();
     return {
       store,
-      location,
+      location: displayLocation(location),
       backend,
       decryptSecrets: async (componentId, value) => backend.decryptSecrets(projectId, componentId, value),
       close: () => backend.close(),

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { BRANCH, COMPONENT, configsPath, DEPRECATED, TestServer } from './harness.js';
+import { BRANCH, COMPONENT, configsPath, DEPRECATED, describeEachBackend, TestServer } from './harness.js';
 
-describe('server: tokens, index, branches, routing', () => {
+describeEachBackend('server: tokens, index, branches, routing', (backend) => {
   let server: TestServer;
   before(async () => {
-    server = await TestServer.start();
+    server = await TestServer.start({ backend });
   });
   after(async () => server.close());
 

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
-import { COMPONENT, TestServer, type Json } from './harness.js';
+import { COMPONENT, describeEachBackend, TestServer, type Json } from './harness.js';
 
 /**
  * Replays of the request shapes the official clients send (storage-api.md §1.2, §15): each client
  * runs a whole configuration lifecycle in its own project and every answer is checked.
  */
-describe('server: official client request shapes', () => {
+describeEachBackend('server: official client request shapes', (backend) => {
   let server: TestServer;
   before(async () => {
-    server = await TestServer.start();
+    server = await TestServer.start({ backend });
   });
   after(async () => server.close());
 

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
-import { BRANCH, COMPONENT, configsPath, DEPRECATED, TestServer, type Json } from './harness.js';
+import { BRANCH, COMPONENT, configsPath, DEPRECATED, describeEachBackend, TestServer, type Json } from './harness.js';
 
 const VERSION_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4}$/;
 
-describe('server: configurations', () => {
+describeEachBackend('server: configurations', (backend) => {
   let server: TestServer;
   before(async () => {
-    server = await TestServer.start();
+    server = await TestServer.start({ backend });
   });
   after(async () => server.close());
 
@@ -74,7 +74,7 @@ describe('server: configurations', () => {
     });
 
     it('lists the configurations of a component with configuration, rows and state', async () => {
-      const local = await TestServer.start();
+      const local = await TestServer.start({ backend });
       try {
         const a = await local.createConfig({ name: 'A', configuration: { x: 1 }, state: { s: 1 } });
         await local.createRow(a.id, { rowId: 'r1', configuration: { y: 2 }, state: { rs: 1 } });
@@ -98,7 +98,7 @@ describe('server: configurations', () => {
   describe('list components (§5.2)', () => {
     let local: TestServer;
     before(async () => {
-      local = await TestServer.start();
+      local = await TestServer.start({ backend });
     });
     after(async () => local.close());
 

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { BRANCH, COMPONENT, configsPath, TestServer } from './harness.js';
+import { BRANCH, COMPONENT, configsPath, describeEachBackend, TestServer } from './harness.js';
 
-describe('server: request encodings and limits (§1.2)', () => {
+describeEachBackend('server: request encodings and limits (§1.2)', (backend) => {
   let server: TestServer;
   before(async () => {
-    server = await TestServer.start();
+    server = await TestServer.start({ backend });
   });
   after(async () => server.close());
 
@@ -121,7 +121,7 @@ describe('server: request encodings and limits (§1.2)', () => {
   });
 
   it('answers a body over the limit with 413 storage.requestTooLarge', async () => {
-    const small = await TestServer.start({ bodyLimit: 1024 });
+    const small = await TestServer.start({ bodyLimit: 1024, backend });
     try {
       const res = await small.post(`${BRANCH}/components/${COMPONENT}/configs`, { json: { name: 'Big', configuration: { text: 'x'.repeat(2000) } } });
       assert.equal(res.status, 413);

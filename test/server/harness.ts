@@ -1,11 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { fromPlain } from '../../src/php-compat/index.js';
 import { buildServer } from '../../src/server/app.js';
 import type { EmbeddedBackend } from '../../src/store/embedded/embedded-backend.js';
-import { openEmbeddedStore } from '../../src/store/open-store.js';
+import { storeBackends, type BackendFactory } from '../support/store.js';
 
 /** Path prefixes of the two URL forms (storage-api.md §1.1). */
 export const BRANCH = '/v2/storage/branch/default';
@@ -40,9 +37,14 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
+/** `describe` once per store backend (SQLite; PostgreSQL with GEX_TEST_POSTGRES); `body` gets it. */
+export function describeEachBackend(title: string, body: (backend: BackendFactory) => void): void {
+  for (const backend of storeBackends()) describe(`${title} (${backend.name})`, () => body(backend));
+}
+
 /**
- * A real gex Storage API server on a free port over a fresh SQLite store in a temp folder, with a
- * token of project "alpha", and a fetch-based client.
+ * A real gex Storage API server on a free port over a fresh store (SQLite in a temp folder unless
+ * another backend is given), with a token of project "alpha", and a fetch-based client.
  */
 export class TestServer {
   private constructor(
@@ -50,17 +52,16 @@ export class TestServer {
     readonly backend: EmbeddedBackend,
     readonly baseUrl: string,
     readonly token: string,
-    private readonly dir: string,
+    private readonly dispose: () => Promise<void>,
   ) {}
 
-  static async start(options: { bodyLimit?: number } = {}): Promise<TestServer> {
-    const dir = await mkdtemp(path.join(tmpdir(), 'gex-server-'));
-    const backend = await openEmbeddedStore(path.join(dir, 'store.sqlite'), { GEX_MASTER_KEY: '11'.repeat(32) });
+  static async start(options: { bodyLimit?: number; backend?: BackendFactory } = {}): Promise<TestServer> {
+    const { backend, dispose } = await (options.backend ?? storeBackends()[0]).open();
     await backend.importComponents(fromPlain([{ id: 'keboola.wr-db', type: 'writer', name: 'DB writer', description: 'Writes tables' }]));
     const { token } = await backend.createToken({ description: 'alpha admin', project: 'alpha' });
     const app = await buildServer({ backend, bodyLimit: options.bodyLimit });
     const address = await app.listen({ port: 0, host: '127.0.0.1' });
-    return new TestServer(app, backend, address, token, dir);
+    return new TestServer(app, backend, address, token, dispose);
   }
 
   async createToken(options: { description?: string; readOnly?: boolean; project?: string } = {}): Promise<string> {
@@ -121,8 +122,7 @@ export class TestServer {
 
   async close(): Promise<void> {
     await this.app.close();
-    await this.backend.close();
-    await rm(this.dir, { recursive: true, force: true });
+    await this.dispose();
   }
 }
 

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { configsPath, TestServer, type Json } from './harness.js';
+import { configsPath, describeEachBackend, TestServer, type Json } from './harness.js';
 
-describe('server: configuration rows', () => {
+describeEachBackend('server: configuration rows', (backend) => {
   let server: TestServer;
   before(async () => {
-    server = await TestServer.start();
+    server = await TestServer.start({ backend });
   });
   after(async () => server.close());
 

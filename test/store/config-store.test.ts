@@ -67,6 +67,11 @@ for (const factory of storeBackends()) {
         assert.equal(json((await store.getConfiguration(C, c.id)).configuration), body);
       });
 
+      it('lists configurations in byte order of their ids, whatever the database collation', async () => {
+        for (const id of ['b', 'B', '_x', 'a_1', 'a-1', '9', '10']) await store.createConfiguration(C, { name: id, configurationId: id });
+        assert.deepEqual((await store.listConfigurations(C)).map((c) => c.id), ['10', '9', 'B', '_x', 'a-1', 'a_1', 'b']);
+      });
+
       it('answers 404 for an unknown configuration and an unknown component', async () => {
         await rejectsWith(store.getConfiguration(C, 'nope'), 404, 'notFound', /Configuration nope not found/);
         await rejectsWith(store.listConfigurations('keboola.unknown'), 404, 'notFound', /Component keboola\.unknown not found.*gex components import/);
@@ -416,6 +421,61 @@ for (const factory of storeBackends()) {
         assert.equal(versions.length, 21);
         const seen = new Set(versions.slice(0, 20).map((v) => v.changeDescription));
         for (let i = 0; i < 20; i++) assert.ok(seen.has(`update ${i}`), `update ${i} is in the history`);
+      });
+
+      it('concurrent creates of one id: one succeeds, the others get configurationAlreadyExists', async () => {
+        await Promise.all(Array.from({ length: 10 }, () => store.listConfigurations(C))); // open the pool's connections: real concurrency
+        const attempts = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => store.createConfiguration(C, { name: `try ${i}`, configurationId: 'race' })));
+        const created = attempts.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
+        assert.equal(created.length, 1, 'exactly one create wins');
+        for (const a of attempts) {
+          if (a.status === 'rejected') await rejectsWith(Promise.reject(a.reason), 400, 'configurationAlreadyExists', /Configuration race already exists/);
+        }
+        const stored = await store.getConfiguration(C, 'race');
+        assert.equal(stored.name, created[0].name, 'the winner was not overwritten');
+        assert.equal(stored.version, 1);
+        assert.equal((await store.listConfigurationVersions(C, 'race')).length, 1);
+      });
+
+      it('concurrent creates without an id get distinct generated ids', async () => {
+        const created = await Promise.all(Array.from({ length: 10 }, (_, i) => store.createConfiguration(C, { name: `gen ${i}` })));
+        assert.equal(new Set(created.map((c) => c.id)).size, 10);
+        assert.equal((await store.listConfigurations(C)).length, 10);
+      });
+
+      it('concurrent row creation, reordering and rollback keep rowsSortOrder a permutation of the rows', async () => {
+        const c = await store.createConfiguration(C, { name: 'rows' });
+        await store.createRow(C, c.id, { rowId: 'a' });
+        await store.createRow(C, c.id, { rowId: 'b' });
+        const ordered = await store.updateConfiguration(C, c.id, { rowsSortOrder: ['b', 'a'] });
+        const outcomes = await Promise.allSettled([
+          ...Array.from({ length: 10 }, (_, i) => store.createRow(C, c.id, { rowId: `r${i}` })),
+          store.rollbackConfiguration(C, c.id, ordered.version),
+          store.deleteRow(C, c.id, 'a'),
+          store.rollbackConfiguration(C, c.id, ordered.version),
+        ]);
+        assert.deepEqual(outcomes.filter((o) => o.status === 'rejected'), [], 'every operation succeeded');
+
+        const isPermutation = (order: string[], ids: string[]) => order.length === 0 || [...order].sort().join() === [...ids].sort().join();
+        const current = await store.getConfiguration(C, c.id);
+        assert.ok(isPermutation(current.rowsSortOrder, current.rows.map((r) => r.id)), `order ${current.rowsSortOrder} lists rows ${current.rows.map((r) => r.id)}`);
+        assert.equal(current.version, ordered.version + outcomes.length, 'one version per operation');
+        const versions = await store.listConfigurationVersions(C, c.id, { limit: 1000 });
+        assert.deepEqual(versions.map((v) => v.version), Array.from({ length: current.version }, (_, i) => current.version - i), 'consecutive versions');
+        for (let v = ordered.version; v <= current.version; v++) {
+          const detail = await store.getConfigurationVersion(C, c.id, v);
+          assert.ok(isPermutation(detail.rowsSortOrder, detail.rows.map((r) => r.id)), `version ${v}: order ${detail.rowsSortOrder} lists rows ${detail.rows.map((r) => r.id)}`);
+        }
+      });
+
+      it('concurrent first uses of a project create it once, with one local token', async () => {
+        const sessions = await Promise.all(Array.from({ length: 5 }, () => backend.localSession('fresh')));
+        const infos = await Promise.all(sessions.map((s) => s.verifyToken()));
+        assert.equal(new Set(infos.map((i) => i.projectId)).size, 1);
+        assert.equal(new Set(infos.map((i) => i.id)).size, 1);
+        const tokens = await Promise.all(Array.from({ length: 5 }, (_, i) => backend.createToken({ description: `t${i}`, project: 'newer' })));
+        assert.equal(new Set(tokens.map((t) => t.info.projectId)).size, 1);
+        assert.equal(new Set(tokens.map((t) => t.info.id)).size, 5);
       });
     });
   });

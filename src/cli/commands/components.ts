@@ -21,11 +21,11 @@ export function componentsCommand(yargs: Argv): Argv {
         (c) =>
           c
             .positional('file', { type: 'string', demandOption: true })
-            .option('store', { type: 'string', describe: 'the SQLite file ($GEX_STORE, else gex-store.sqlite)' }) as Argv<ImportArgs>,
+            .option('store', { type: 'string', describe: 'the embedded store: a SQLite file or a postgres:// URL ($GEX_STORE, else gex-store.sqlite)' }) as Argv<ImportArgs>,
         (args) =>
           runCliAction(async () => {
             const location = resolveStoreLocation(args.store);
-            if (isRemoteStore(location)) throw new UserError('Components are registered in the embedded store: pass --store with a SQLite file');
+            if (isRemoteStore(location)) throw new UserError('Components are registered in the embedded store: pass --store with a SQLite file or a postgres:// URL');
             let list;
             try {
               list = decodeJson(await readFile(args.file, 'utf8'));

@@ -40,7 +40,7 @@ export function runCommand(yargs: Argv): Argv {
           defaultDescription: '$KBC_CONFIGROWID',
           describe: 'run only this row (repeatable); disabled rows named here run too',
         })
-        .option('store', { type: 'string', describe: 'a SQLite file or an http(s) Storage API (else $KBC_URL, $GEX_STORE, gex-store.sqlite)' })
+        .option('store', { type: 'string', describe: 'a SQLite file, a postgres:// database or an http(s) Storage API (else $KBC_URL, $GEX_STORE, gex-store.sqlite)' })
         .option('token', { type: 'string', describe: 'Storage API token for a remote store ($KBC_TOKEN)' })
         .option('summary', { type: 'string', describe: 'write a JSON summary of the run to this file' })
         .option('force', { type: 'boolean', default: false, describe: 'run a disabled configuration' }) as Argv<RunArgs>,
@@ -96,7 +96,7 @@ async function runDataDir(args: RunArgs, logger: Logger, masker: SecretMasker, p
   masker.addFromConfig(input.parameters);
   masker.addFromConfig(input.authorization);
   masker.addFromConfig(input.state);
-  const result = await extract(input, { dataDir: args['data-dir'], logger, progressLine: progress });
+  const result = await extract(input, { dataDir: args['data-dir'], logger, masker, progressLine: progress });
   await writeStateFile(args['data-dir'], result.stateText);
   const records = result.jobs.reduce((n, j) => n + j.records, 0);
   logger.info(

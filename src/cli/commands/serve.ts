@@ -2,7 +2,7 @@ import type { Argv } from 'yargs';
 import { exitCodeOf, UserError } from '../../common/errors.js';
 import { buildServer, DEFAULT_BODY_LIMIT } from '../../server/app.js';
 import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
-import { DEFAULT_STORE_FILE, openEmbeddedStore } from '../../store/open-store.js';
+import { DEFAULT_STORE_FILE, isRemoteStore, openEmbeddedStore } from '../../store/open-store.js';
 import { createCliLogging, type LoggingArgs } from '../logging.js';
 
 interface ServeArgs extends LoggingArgs {
@@ -24,7 +24,7 @@ export function serveCommand(yargs: Argv): Argv {
           type: 'string',
           default: process.env.GEX_STORE || DEFAULT_STORE_FILE,
           defaultDescription: `$GEX_STORE or ./${DEFAULT_STORE_FILE}`,
-          describe: 'the SQLite store file (created on first use)',
+          describe: 'the store: a SQLite file or a postgres:// URL (created and migrated on first use)',
         })
         .option('body-limit', { type: 'number', default: DEFAULT_BODY_LIMIT, describe: 'largest request body in bytes (larger → 413)' }) as Argv<ServeArgs>,
     async (args) => {
@@ -59,6 +59,7 @@ export async function serve(args: ServeArgs): Promise<number> {
   const { logger } = createCliLogging(args);
   let backend: EmbeddedBackend | undefined;
   try {
+    if (isRemoteStore(args.store)) throw new UserError('gex serve serves an embedded store: pass --store with a SQLite file or a postgres:// URL');
     backend = await openEmbeddedStore(args.store);
     const app = await buildServer({ backend, logger, bodyLimit: args['body-limit'] });
     const store = backend.location;

@@ -23,11 +23,11 @@ export function tokensCommand(yargs: Argv): Argv {
             .option('description', { type: 'string', demandOption: true, describe: 'who or what the token is for' })
             .option('read-only', { type: 'boolean', default: false, describe: 'may read configurations but not change them' })
             .option('project', { type: 'string', describe: 'project the token belongs to (created if new; default "default")' })
-            .option('store', { type: 'string', describe: 'the SQLite file ($GEX_STORE, else gex-store.sqlite)' }) as Argv<CreateArgs>,
+            .option('store', { type: 'string', describe: 'the embedded store: a SQLite file or a postgres:// URL ($GEX_STORE, else gex-store.sqlite)' }) as Argv<CreateArgs>,
         (args) =>
           runCliAction(async () => {
             const location = resolveStoreLocation(args.store);
-            if (isRemoteStore(location)) throw new UserError('Tokens are created in the embedded store: pass --store with a SQLite file');
+            if (isRemoteStore(location)) throw new UserError('Tokens are created in the embedded store: pass --store with a SQLite file or a postgres:// URL');
             const backend = await openEmbeddedStore(location);
             try {
               const { token, info } = await backend.createToken({ description: args.description, readOnly: args['read-only'], project: args.project });

@@ -6,9 +6,10 @@ import type { ConfigStore } from '../config-store.js';
 import { cipherScope, type SecretCipher } from '../encryption.js';
 import { timestamp } from '../identifiers.js';
 import type { Database } from '../sql/database.js';
-import { CREATE_MIGRATIONS_TABLE, migrate } from '../sql/migrations.js';
+import { migrate } from '../sql/migrations.js';
 import type { Component, TokenInfo } from '../types.js';
 import { EmbeddedConfigStore } from './embedded-config-store.js';
+import { checkMasterKey } from './master-key-check.js';
 import { Repository } from './repository.js';
 
 export const DEFAULT_PROJECT = 'default';
@@ -29,15 +30,27 @@ export class EmbeddedBackend {
     readonly location: string,
   ) {}
 
-  static async open(db: Database, cipher: SecretCipher, location: string): Promise<EmbeddedBackend> {
-    await migrate(db, async (tx) => void (await tx.run(CREATE_MIGRATIONS_TABLE)));
-    const backend = new EmbeddedBackend(db, cipher, location);
-    await backend.transaction((repo) => repo.saveComponent(genericExtractorComponent(), true));
-    return backend;
+  /**
+   * Migrates the database, checks that `cipher` holds the store's master key (`keySource` names
+   * where it came from, for the error) and registers the built-in component. Closes `db` on failure.
+   */
+  static async open(db: Database, cipher: SecretCipher, location: string, keySource = 'the master key'): Promise<EmbeddedBackend> {
+    try {
+      await migrate(db);
+      const backend = new EmbeddedBackend(db, cipher, location);
+      await backend.transaction(async (repo) => {
+        await checkMasterKey(repo, cipher, keySource);
+        await repo.saveComponent(genericExtractorComponent(), true);
+      });
+      return backend;
+    } catch (error) {
+      await db.close().catch(() => undefined);
+      throw error;
+    }
   }
 
   private transaction<T>(work: (repo: Repository) => Promise<T>): Promise<T> {
-    return this.db.transaction((tx) => work(new Repository(tx, this.db.dialect.forUpdate)));
+    return this.db.transaction((tx) => work(new Repository(tx, this.db.dialect)));
   }
 
   /** The token's identity, or null for an unknown token. */
@@ -58,14 +71,16 @@ export class EmbeddedBackend {
   /** Access for the local CLI and runner (no token needed): an internal token of the project. */
   async localSession(project = DEFAULT_PROJECT): Promise<EmbeddedConfigStore> {
     const info = await this.db.transaction(async (tx) => {
-      const projectId = await this.ensureProject(new Repository(tx, this.db.dialect.forUpdate), tx, project);
+      const repo = new Repository(tx, this.db.dialect);
+      const projectId = await this.ensureProject(repo, tx, project);
+      // the project's row lock makes concurrent first uses (many runners) create one internal token
+      await tx.get(`SELECT id FROM projects WHERE id = ?${this.db.dialect.forUpdate}`, [projectId]);
       const existing = await tx.get<Record<string, unknown>>(
         `SELECT t.id, t.description, t.read_only, t.created, p.id AS project_id, p.name AS project_name
          FROM tokens t JOIN projects p ON p.id = t.project_id WHERE t.project_id = ? AND t.internal = 1`,
         [projectId],
       );
       if (existing) return toTokenInfo(existing);
-      const repo = new Repository(tx, this.db.dialect.forUpdate);
       const id = await repo.nextSequence('token');
       const created = timestamp();
       await tx.run('INSERT INTO tokens (id, project_id, description, token_hash, read_only, internal, created) VALUES (?, ?, ?, ?, 0, 1, ?)', [
@@ -80,19 +95,21 @@ export class EmbeddedBackend {
     return new EmbeddedConfigStore(this.db, this.cipher, info);
   }
 
+  /** The project's id; created when missing — by one of several processes doing it at once. */
   private async ensureProject(repo: Repository, tx: { get: Database['get']; run: Database['run'] }, name: string): Promise<number> {
     const row = await tx.get<{ id: number }>('SELECT id FROM projects WHERE name = ?', [name]);
     if (row) return Number(row.id);
     const id = await repo.nextSequence('project');
-    await tx.run('INSERT INTO projects (id, name, created) VALUES (?, ?, ?)', [id, name, timestamp()]);
-    return id;
+    // a concurrent creator's row wins (PostgreSQL waits for it, then skips); read back whichever exists
+    await tx.run('INSERT INTO projects (id, name, created) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING', [id, name, timestamp()]);
+    return Number((await tx.get<{ id: number }>('SELECT id FROM projects WHERE name = ?', [name]))!.id);
   }
 
   /** Creates a token of a project (created if missing); the token text is returned only here. */
   async createToken(options: { description: string; readOnly?: boolean; project?: string }): Promise<{ token: string; info: TokenInfo }> {
     if (!options.description) throw new UserError('A token needs a description (--description)');
     return this.db.transaction(async (tx) => {
-      const repo = new Repository(tx, this.db.dialect.forUpdate);
+      const repo = new Repository(tx, this.db.dialect);
       const project = options.project ?? DEFAULT_PROJECT;
       const projectId = await this.ensureProject(repo, tx, project);
       const id = await repo.nextSequence('token');

@@ -2,7 +2,7 @@ import type { JsonValue } from '../../php-compat/index.js';
 import type { ConfigStore } from '../config-store.js';
 import { cipherScope, type SecretCipher } from '../encryption.js';
 import { newVersionIdentifier, timestamp } from '../identifiers.js';
-import type { Database } from '../sql/database.js';
+import { UniqueViolation, type Database } from '../sql/database.js';
 import { StoreError } from '../store-error.js';
 import type {
   Component,
@@ -49,7 +49,9 @@ export function orderRows<T extends { rowId: string }>(rows: T[], sortOrder: str
  * The configurations of one project as one token sees them: every rule of storage-api.md §5–§9
  * (versions, rollback, copy, rows, rowsSortOrder, state, trash) over the Repository. Each
  * operation is one transaction; the configuration's record is locked first, so concurrent
- * writers get consecutive versions and nothing is lost.
+ * writers get consecutive versions and nothing is lost — within one process and, on PostgreSQL
+ * (SELECT … FOR UPDATE), across every process sharing the database. Writers of one configuration
+ * queue on its row instead of failing and retrying: no 409s for clients to handle.
  */
 export class EmbeddedConfigStore implements ConfigStore {
   private readonly token: TokenRef;
@@ -64,13 +66,16 @@ export class EmbeddedConfigStore implements ConfigStore {
 
   // ---- plumbing ---------------------------------------------------------------------------
 
+  /** A read in one consistent snapshot (a configuration and its rows from the same moment). */
   private read<T>(work: (repo: Repository) => Promise<T>): Promise<T> {
-    return this.db.transaction((tx) => work(new Repository(tx, this.db.dialect.forUpdate)));
+    return this.db.transaction((tx) => work(new Repository(tx, this.db.dialect)), { readOnly: true });
   }
 
+  /** A change: one transaction that locks the configuration record first (`lock = true`). */
   private write<T>(work: (repo: Repository, now: string) => Promise<T>): Promise<T> {
     if (this.session.readOnly) return Promise.reject(StoreError.accessDenied());
-    return this.read((repo) => work(repo, timestamp()));
+    const now = timestamp();
+    return this.db.transaction((tx) => work(new Repository(tx, this.db.dialect), now));
   }
 
   private key(componentId: string, configId: string): ConfigKey {
@@ -134,6 +139,24 @@ export class EmbeddedConfigStore implements ConfigStore {
     row.current = this.stamp(row.current.version + 1, now, changeDescription);
     await repo.insertRowVersion(row, { ...row.current, rowId: row.rowId, name: row.name, description: row.description, configuration: row.configuration, isDisabled: row.isDisabled });
     await repo.saveRow(row);
+  }
+
+  /**
+   * Runs a write that inserts a configuration under a new id. There is no row to lock before it
+   * exists, so two concurrent creates of one id meet at the primary key (PostgreSQL; SQLite runs
+   * writers one at a time): the later one gets Keboola's "already exists"; a generated id that a
+   * concurrent explicit create took meanwhile is simply drawn again.
+   */
+  private async insertingNewId<T>(explicitId: string | undefined, write: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await write();
+      } catch (error) {
+        if (!(error instanceof UniqueViolation)) throw error;
+        if (explicitId) throw alreadyExists(explicitId);
+        if (attempt >= 3) throw error;
+      }
+    }
   }
 
   private async newId(repo: Repository, sequence: 'configuration' | 'row', exists: (id: string) => Promise<boolean>): Promise<string> {
@@ -231,13 +254,13 @@ export class EmbeddedConfigStore implements ConfigStore {
 
   async createConfiguration(componentId: string, input: CreateConfigurationInput): Promise<Configuration> {
     if (typeof input.name !== 'string') throw StoreError.validation('Invalid parameters - name: This field is missing.');
-    return this.write(async (repo, now) => {
+    return this.insertingNewId(input.configurationId, () => this.write(async (repo, now) => {
       await this.requireComponent(repo, componentId);
       const configId = input.configurationId || (await this.newId(repo, 'configuration', async (id) => Boolean(await repo.loadConfig(this.key(componentId, id)))));
       const key = this.key(componentId, configId);
       const existing = await repo.loadConfig(key, true);
       if (existing && !existing.isDeleted) {
-        throw new StoreError(400, 'configurationAlreadyExists', `Configuration ${configId} already exists.`);
+        throw alreadyExists(configId);
       }
       if (existing) {
         // re-creating a trashed id: its history continues, its rows are gone
@@ -258,7 +281,7 @@ export class EmbeddedConfigStore implements ConfigStore {
       };
       await this.commitVersion(repo, record, now, input.changeDescription ?? 'Configuration created', []);
       return this.toConfiguration(record, []);
-    });
+    }));
   }
 
   getConfiguration(componentId: string, configId: string): Promise<Configuration> {
@@ -445,7 +468,7 @@ export class EmbeddedConfigStore implements ConfigStore {
    */
   copyConfiguration(componentId: string, configId: string, version: number, input: CopyConfigurationInput): Promise<Configuration> {
     if (typeof input.name !== 'string') return Promise.reject(StoreError.validation('Invalid parameters - name: This field is missing.'));
-    return this.write(async (repo, now) => {
+    return this.insertingNewId(undefined, () => this.write(async (repo, now) => {
       const key = this.key(componentId, configId);
       const source = await this.requireLive(repo, key, false);
       const target = await repo.loadConfigVersion(key, version);
@@ -488,7 +511,7 @@ export class EmbeddedConfigStore implements ConfigStore {
       };
       await this.commitVersion(repo, record, now, input.changeDescription ?? copyText, rows);
       return this.toConfiguration(record, rows);
-    });
+    }));
   }
 
   // ---- rows ---------------------------------------------------------------------------------
@@ -685,6 +708,10 @@ export class EmbeddedConfigStore implements ConfigStore {
       }
     });
   }
+}
+
+function alreadyExists(configId: string): StoreError {
+  return new StoreError(400, 'configurationAlreadyExists', `Configuration ${configId} already exists.`);
 }
 
 /** A full permutation of the row ids, or `[]` for the natural order (by id). */

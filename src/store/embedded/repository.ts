@@ -1,5 +1,5 @@
 import { decodeJson, stringifyExact, type JsonValue } from '../../php-compat/index.js';
-import type { SqlExecutor, SqlParam } from '../sql/database.js';
+import type { Dialect, SqlExecutor, SqlParam } from '../sql/database.js';
 import type { Component, TokenRef } from '../types.js';
 
 /**
@@ -156,10 +156,17 @@ function rowVersionFromDb(r: DbRow): RowVersionRecord {
 }
 
 export class Repository {
+  private readonly forUpdate: string;
+  /** appended to text columns in ORDER BY: ids sort by bytes on both databases */
+  private readonly byteOrder: string;
+
   constructor(
     private readonly tx: SqlExecutor,
-    private readonly forUpdate: string,
-  ) {}
+    dialect: Dialect,
+  ) {
+    this.forUpdate = dialect.forUpdate;
+    this.byteOrder = dialect.byteOrder;
+  }
 
   async loadComponent(id: string): Promise<Component | undefined> {
     const r = await this.tx.get<DbRow>('SELECT * FROM components WHERE id = ?', [id]);
@@ -167,7 +174,7 @@ export class Repository {
   }
 
   async listComponents(): Promise<Component[]> {
-    return (await this.tx.all<DbRow>('SELECT * FROM components ORDER BY id')).map(componentFromDb);
+    return (await this.tx.all<DbRow>(`SELECT * FROM components ORDER BY id${this.byteOrder}`)).map(componentFromDb);
   }
 
   async saveComponent(c: Component, builtin: boolean): Promise<void> {
@@ -178,7 +185,21 @@ export class Repository {
     );
   }
 
-  /** Next value of a named counter (ids are generated from it). */
+  /** A store-wide setting, or undefined. */
+  async loadSetting(name: string): Promise<string | undefined> {
+    const row = await this.tx.get<DbRow>('SELECT value FROM store_settings WHERE name = ?', [name]);
+    return row ? text(row.value) : undefined;
+  }
+
+  /** Sets a setting unless it is set already (the first of concurrent writers wins). */
+  async initSetting(name: string, value: string): Promise<void> {
+    await this.tx.run('INSERT INTO store_settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING', [name, value]);
+  }
+
+  /**
+   * Next value of a named counter (ids are generated from it). The upsert is atomic on both
+   * databases and its row stays locked until commit, so concurrent transactions get distinct values.
+   */
   async nextSequence(name: string): Promise<number> {
     const row = await this.tx.get<DbRow>(
       'INSERT INTO sequences (name, value) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET value = sequences.value + 1 RETURNING value',
@@ -197,8 +218,15 @@ export class Repository {
 
   async listConfigs(projectId: number, componentId: string | null, deleted: boolean): Promise<ConfigRecord[]> {
     const rows = componentId === null
-      ? await this.tx.all<DbRow>('SELECT * FROM configurations WHERE project_id = ? AND is_deleted = ? ORDER BY component_id, id', [projectId, flag(deleted)])
-      : await this.tx.all<DbRow>('SELECT * FROM configurations WHERE project_id = ? AND component_id = ? AND is_deleted = ? ORDER BY id', [projectId, componentId, flag(deleted)]);
+      ? await this.tx.all<DbRow>(`SELECT * FROM configurations WHERE project_id = ? AND is_deleted = ? ORDER BY component_id${this.byteOrder}, id${this.byteOrder}`, [
+          projectId,
+          flag(deleted),
+        ])
+      : await this.tx.all<DbRow>(`SELECT * FROM configurations WHERE project_id = ? AND component_id = ? AND is_deleted = ? ORDER BY id${this.byteOrder}`, [
+          projectId,
+          componentId,
+          flag(deleted),
+        ]);
     return rows.map(configFromDb);
   }
 

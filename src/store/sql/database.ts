@@ -1,7 +1,10 @@
+import { StoreError } from '../store-error.js';
+
 /**
  * The little SQL surface the store needs, identical for SQLite and PostgreSQL: statements are
  * written once with `?` placeholders; each adapter translates and runs them. Dialect differences
- * live in the adapters and in `Dialect` (e.g. row locks), not in the store's queries.
+ * live in the adapters and in `Dialect` (row locks, collation, the migration lock), not in the
+ * store's queries.
  */
 export type SqlParam = string | number | bigint | null;
 
@@ -15,14 +18,45 @@ export interface Dialect {
   readonly name: 'sqlite' | 'postgres';
   /** appended to a SELECT that must lock the rows it reads until the transaction ends */
   readonly forUpdate: string;
+  /** appended to a text column in ORDER BY: byte order, as SQLite's BINARY collation sorts */
+  readonly byteOrder: string;
+  /**
+   * A statement that takes a transaction-scoped lock serialising schema migrations across
+   * processes; null where the transaction itself already excludes other writers (SQLite).
+   */
+  readonly migrationLock: string | null;
+}
+
+export interface TransactionOptions {
+  /** a consistent snapshot that writes nothing (PostgreSQL: REPEATABLE READ READ ONLY) */
+  readOnly?: boolean;
 }
 
 export interface Database extends SqlExecutor {
   readonly dialect: Dialect;
-  /** runs `work` in one transaction; concurrent writers are serialised by the database */
-  transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` in one transaction; concurrent writers are serialised by the database. `work` may
+   * run more than once (PostgreSQL retries a transaction the database aborted for a deadlock),
+   * so it must have no effects outside the transaction.
+   */
+  transaction<T>(work: (tx: SqlExecutor) => Promise<T>, options?: TransactionOptions): Promise<T>;
   close(): Promise<void>;
 }
 
 /** Thrown by adapters for a unique-key violation, so the store can map it to "already exists". */
 export class UniqueViolation extends Error {}
+
+/**
+ * The database cannot be reached or used right now (refused, timed out, restarting, no free
+ * connection). The server answers it with 503; the CLI prints it and exits 1. Nothing was changed
+ * — unless the connection broke during COMMIT, when nobody can know (`committing`).
+ */
+export class DatabaseUnavailable extends StoreError {
+  constructor(reason: string, location: string, committing = false) {
+    const outcome = committing
+      ? 'The connection broke while the change was being committed: it may or may not have been saved; check before retrying.'
+      : 'Nothing was changed; retry when the database is reachable again.';
+    super(503, 'storage.databaseUnavailable', `Storage database unavailable (${location}): ${reason}. ${outcome}`);
+    this.name = 'DatabaseUnavailable';
+  }
+}

@@ -54,16 +54,35 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
         UNIQUE (project_id, component_id, configuration_id, meta_key))`,
     ],
   },
+  {
+    version: 2,
+    description: 'store settings (the master key check)',
+    statements: [`CREATE TABLE store_settings (name TEXT PRIMARY KEY, value TEXT NOT NULL)`],
+  },
 ];
 
-/** Applies pending migrations inside one transaction each. */
-export async function migrate(db: Database, createTracking: (tx: SqlExecutor) => Promise<void>): Promise<number[]> {
-  await db.transaction(createTracking);
-  const applied = new Set((await db.all<{ version: number }>('SELECT version FROM schema_migrations')).map((r) => Number(r.version)));
+export const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied TEXT NOT NULL)`;
+
+/** Takes the dialect's migration lock (if any) in this transaction. */
+async function lockMigrations(db: Database, tx: SqlExecutor): Promise<void> {
+  if (db.dialect.migrationLock) await tx.get(db.dialect.migrationLock);
+}
+
+/**
+ * Applies pending migrations (up to `upTo`, default all), one transaction each. Every transaction
+ * first takes the migration lock, so processes starting together on one PostgreSQL database
+ * wait for each other instead of racing on CREATE TABLE; each re-checks what is applied.
+ */
+export async function migrate(db: Database, options: { upTo?: number } = {}): Promise<number[]> {
+  await db.transaction(async (tx) => {
+    await lockMigrations(db, tx);
+    await tx.run(CREATE_MIGRATIONS_TABLE);
+  });
   const ran: number[] = [];
   for (const migration of MIGRATIONS) {
-    if (applied.has(migration.version)) continue;
+    if (migration.version > (options.upTo ?? Infinity)) break;
     await db.transaction(async (tx) => {
+      await lockMigrations(db, tx);
       // another process may have applied it meanwhile
       if (await tx.get('SELECT version FROM schema_migrations WHERE version = ?', [migration.version])) return;
       for (const statement of migration.statements) await tx.run(statement);
@@ -77,5 +96,3 @@ export async function migrate(db: Database, createTracking: (tx: SqlExecutor) =>
   }
   return ran;
 }
-
-export const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied TEXT NOT NULL)`;

@@ -1,8 +1,9 @@
 import BetterSqlite3 from 'better-sqlite3';
 import PQueue from 'p-queue';
-import { UniqueViolation, type Database, type Dialect, type SqlExecutor, type SqlParam } from './database.js';
+import { UniqueViolation, type Database, type Dialect, type SqlExecutor, type SqlParam, type TransactionOptions } from './database.js';
 
-const DIALECT: Dialect = { name: 'sqlite', forUpdate: '' };
+// BEGIN IMMEDIATE already excludes every other writer, so neither row locks nor a migration lock are needed
+const DIALECT: Dialect = { name: 'sqlite', forUpdate: '', byteOrder: '', migrationLock: null };
 
 /**
  * SQLite through better-sqlite3 (synchronous, one connection). Every operation runs in a queue of
@@ -61,10 +62,11 @@ export class SqliteDatabase implements Database {
     return this.queue.add(() => this.executor.run(sql, params));
   }
 
-  transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+  transaction<T>(work: (tx: SqlExecutor) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     return this.queue.add(
       async () => {
-        this.db.exec('BEGIN IMMEDIATE');
+        // a deferred transaction reads a WAL snapshot without taking the write lock
+        this.db.exec(options.readOnly ? 'BEGIN' : 'BEGIN IMMEDIATE');
         try {
           const result = await work(this.executor);
           this.db.exec('COMMIT');

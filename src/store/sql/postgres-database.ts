@@ -1,0 +1,159 @@
+import pg from 'pg';
+import { DatabaseUnavailable, UniqueViolation, type Database, type Dialect, type SqlExecutor, type SqlParam, type TransactionOptions } from './database.js';
+import { numberPlaceholders } from './placeholders.js';
+import { isRetryableConflict, isUnavailable, isUniqueViolation, unavailableReason } from './postgres-errors.js';
+
+const DIALECT: Dialect = {
+  name: 'postgres',
+  forUpdate: ' FOR UPDATE',
+  byteOrder: ' COLLATE "C"',
+  // one lock per schema, so stores in different schemas of one database migrate independently
+  migrationLock: `SELECT pg_advisory_xact_lock(hashtext('gex.migrations:' || coalesce(current_schema(), '')))`,
+};
+
+export interface PostgresOptions {
+  /** connections per process (default 10) */
+  poolSize?: number;
+  /** longest wait for a connection, free in the pool or new (default 10 000 ms) */
+  connectTimeoutMs?: number;
+  /** longest run of one statement, lock waits included (default 30 000 ms) */
+  statementTimeoutMs?: number;
+  /** an idle connection is closed after this (default 30 000 ms) */
+  idleTimeoutMs?: number;
+  /** a transaction left open this long by a vanished client is ended by the server (default 60 000 ms) */
+  idleInTransactionTimeoutMs?: number;
+  /** how the database is named in errors (never with a password) */
+  label?: string;
+}
+
+export const POSTGRES_DEFAULTS = {
+  poolSize: 10,
+  connectTimeoutMs: 10_000,
+  statementTimeoutMs: 30_000,
+  idleTimeoutMs: 30_000,
+  idleInTransactionTimeoutMs: 60_000,
+} as const;
+
+/** Attempts of a transaction the database aborts for a deadlock or a serialization failure. */
+const MAX_ATTEMPTS = 5;
+
+/** BIGINT arrives as text (it may exceed 2^53); the store's ids and counters are far below that. */
+function parseBigint(text: string): number {
+  const n = Number(text);
+  if (!Number.isSafeInteger(n)) throw new RangeError(`BIGINT ${text} is beyond JavaScript's safe integers`);
+  return n;
+}
+
+const TYPES: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === pg.types.builtins.INT8 ? parseBigint : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+/**
+ * PostgreSQL through node-postgres: a pool of connections, each transaction on one pooled client.
+ * Errors come out as the store knows them: UniqueViolation, DatabaseUnavailable (refused, lost
+ * or timed-out connections), anything else unchanged. A transaction aborted for a deadlock or a
+ * serialization failure is run again, since nothing of it was committed.
+ */
+export class PostgresDatabase implements Database {
+  readonly dialect = DIALECT;
+  private readonly pool: pg.Pool;
+  private readonly label: string;
+  private readonly sqlCache = new Map<string, string>();
+
+  constructor(connectionString: string, options: PostgresOptions = {}) {
+    const o = { ...POSTGRES_DEFAULTS, ...options };
+    this.label = options.label ?? 'PostgreSQL';
+    this.pool = new pg.Pool({
+      connectionString,
+      max: o.poolSize,
+      connectionTimeoutMillis: o.connectTimeoutMs,
+      idleTimeoutMillis: o.idleTimeoutMs,
+      statement_timeout: o.statementTimeoutMs,
+      idle_in_transaction_session_timeout: o.idleInTransactionTimeoutMs,
+      application_name: 'gex',
+      keepAlive: true,
+      types: TYPES,
+    });
+    // Without these listeners a connection dropped by the server (restart, outage) would crash the
+    // process. The pool discards such a connection; the next request opens a new one or gets a 503.
+    this.pool.on('error', () => undefined);
+    this.pool.on('connect', (client) => client.on('error', () => undefined));
+  }
+
+  private sql(text: string): string {
+    let translated = this.sqlCache.get(text);
+    if (translated === undefined) {
+      translated = numberPlaceholders(text);
+      this.sqlCache.set(text, translated);
+    }
+    return translated;
+  }
+
+  private translate(error: unknown, committing = false): unknown {
+    if (error instanceof DatabaseUnavailable || error instanceof UniqueViolation) return error;
+    if (isUniqueViolation(error)) return new UniqueViolation((error as Error).message);
+    if (isUnavailable(error)) return new DatabaseUnavailable(unavailableReason(error), this.label, committing);
+    return error;
+  }
+
+  private async query(on: pg.Pool | pg.PoolClient, sql: string, params: SqlParam[] = []): Promise<pg.QueryResult> {
+    try {
+      return await on.query(this.sql(sql), params.map((p) => (typeof p === 'bigint' ? p.toString() : p)));
+    } catch (e) {
+      throw this.translate(e);
+    }
+  }
+
+  private executor(on: pg.Pool | pg.PoolClient): SqlExecutor {
+    return {
+      all: async <T>(sql: string, params?: SqlParam[]) => (await this.query(on, sql, params)).rows as T[],
+      get: async <T>(sql: string, params?: SqlParam[]) => (await this.query(on, sql, params)).rows[0] as T | undefined,
+      run: async (sql: string, params?: SqlParam[]) => ({ changes: (await this.query(on, sql, params)).rowCount ?? 0 }),
+    };
+  }
+
+  all<T>(sql: string, params?: SqlParam[]): Promise<T[]> {
+    return this.executor(this.pool).all<T>(sql, params);
+  }
+
+  get<T>(sql: string, params?: SqlParam[]): Promise<T | undefined> {
+    return this.executor(this.pool).get<T>(sql, params);
+  }
+
+  run(sql: string, params?: SqlParam[]): Promise<{ changes: number }> {
+    return this.executor(this.pool).run(sql, params);
+  }
+
+  async transaction<T>(work: (tx: SqlExecutor) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      let client: pg.PoolClient;
+      try {
+        client = await this.pool.connect();
+      } catch (e) {
+        throw this.translate(e);
+      }
+      let broken: Error | undefined;
+      let committing = false;
+      try {
+        await client.query(options.readOnly ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN');
+        const result = await work(this.executor(client));
+        committing = !options.readOnly;
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        // a lost or timed-out connection is dropped from the pool rather than reused
+        if (error instanceof DatabaseUnavailable || isUnavailable(error)) broken = error as Error;
+        else await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+        if (isRetryableConflict(error) && attempt < MAX_ATTEMPTS) continue;
+        throw this.translate(error, committing);
+      } finally {
+        client.release(broken);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,62 @@
+import os from 'node:os';
+import path from 'node:path';
+import { UserError } from '../common/errors.js';
+import type { PostgresOptions } from './sql/postgres-database.js';
+
+/**
+ * What a `--store` / `GEX_STORE` value names: an http(s) Storage API, a PostgreSQL database
+ * (`postgres://` or `postgresql://`), else a SQLite file.
+ */
+
+export const DEFAULT_STORE_FILE = 'gex-store.sqlite';
+
+export function isRemoteStore(location: string): boolean {
+  return /^https?:\/\//i.test(location);
+}
+
+export function isPostgresStore(location: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(location);
+}
+
+/** The location as it may be printed: a PostgreSQL URL without its password. */
+export function displayLocation(location: string): string {
+  if (!isPostgresStore(location)) return location;
+  try {
+    const url = new URL(location);
+    if (url.password) url.password = '***';
+    if (url.searchParams.has('password')) url.searchParams.set('password', '***');
+    return url.toString();
+  } catch {
+    return location.replace(/:[^:@/]*@/, ':***@');
+  }
+}
+
+/**
+ * The key file used when GEX_MASTER_KEY is not set: `$GEX_KEY_FILE`, else next to a SQLite file
+ * (`<file>.key`), else — for PostgreSQL, shared by processes on many machines —
+ * `$XDG_CONFIG_HOME/gex/master.key` (default `~/.config/gex/master.key`).
+ */
+export function keyFileFor(location: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (env.GEX_KEY_FILE) return path.resolve(env.GEX_KEY_FILE);
+  if (isPostgresStore(location)) return path.join(env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config'), 'gex', 'master.key');
+  return `${path.resolve(location)}.key`;
+}
+
+const POSTGRES_ENV: Array<[keyof PostgresOptions, string]> = [
+  ['poolSize', 'GEX_PG_POOL_SIZE'],
+  ['connectTimeoutMs', 'GEX_PG_CONNECT_TIMEOUT_MS'],
+  ['statementTimeoutMs', 'GEX_PG_STATEMENT_TIMEOUT_MS'],
+  ['idleTimeoutMs', 'GEX_PG_IDLE_TIMEOUT_MS'],
+];
+
+/** Pool size and timeouts from `GEX_PG_*` variables (unset ones keep the adapter's defaults). */
+export function postgresOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): PostgresOptions {
+  const options: PostgresOptions = {};
+  for (const [option, variable] of POSTGRES_ENV) {
+    const text = env[variable]?.trim();
+    if (!text) continue;
+    if (!/^[1-9]\d*$/.test(text)) throw new UserError(`${variable} must be a whole number above 0, got "${text}"`);
+    (options as Record<string, number>)[option] = Number(text);
+  }
+  return options;
+}
