@@ -1,7 +1,8 @@
 import type { Argv } from 'yargs';
 import type { Logger } from '../common/logger.js';
 import { GENERIC_EXTRACTOR_ID } from '../store/builtin-components.js';
-import { openConfigStore, resolveStoreLocation, type OpenedStore } from '../store/open-config-store.js';
+import type { OpenedStore } from '../store/open-config-store.js';
+import { resolveStoreLocation } from '../store/store-location.js';
 
 export interface StoreArgs {
   store?: string;
@@ -33,6 +34,7 @@ export function componentOption<T>(yargs: Argv<T>): Argv<T & { 'component-id': s
   }) as Argv<T & { 'component-id': string }>;
 }
 
-export function openStoreFromArgs(args: StoreArgs, logger?: Logger): Promise<OpenedStore> {
+export async function openStoreFromArgs(args: StoreArgs, logger?: Logger): Promise<OpenedStore> {
+  const { openConfigStore } = await import('../store/open-config-store.js');
   return openConfigStore(resolveStoreLocation(args.store), { token: args.token ?? process.env.KBC_TOKEN, project: args.project, logger });
 }

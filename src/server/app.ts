@@ -14,8 +14,9 @@ import { rowRoutes } from './routes/rows.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { versionRoutes } from './routes/versions.js';
 
-/** Largest request body accepted by default: room for a 4 MB configuration and 4 MB state, JSON-escaped. */
-export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;
+import { DEFAULT_BODY_LIMIT } from './limits.js';
+
+export { DEFAULT_BODY_LIMIT };
 
 export interface ServerOptions {
   backend: ServerBackend;

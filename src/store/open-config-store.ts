@@ -4,7 +4,7 @@ import type { JsonValue } from '../php-compat/index.js';
 import type { ConfigStore } from './config-store.js';
 import { CIPHER_PREFIX, cipherScope, SecretCipher } from './encryption.js';
 import type { EmbeddedBackend } from './embedded/embedded-backend.js';
-import { DEFAULT_STORE_FILE, displayLocation, isRemoteStore, openEmbeddedStore } from './open-store.js';
+import { displayLocation, isRemoteStore, openEmbeddedStore } from './open-store.js';
 import { HttpConfigStore } from './remote/http-config-store.js';
 
 /** A store opened for the CLI or the runner, with what they need beyond the ConfigStore calls. */
@@ -29,9 +29,7 @@ export interface OpenConfigStoreOptions {
 }
 
 /** The store location from an option, else GEX_STORE, else the default file. */
-export function resolveStoreLocation(option: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  return option || env.GEX_STORE || DEFAULT_STORE_FILE;
-}
+export { resolveStoreLocation } from './store-location.js';
 
 function containsCipher(value: JsonValue): boolean {
   if (typeof value === 'string') return value.startsWith('KBC::');

@@ -10,6 +10,11 @@ import type { PostgresOptions } from './sql/postgres-database.js';
 
 export const DEFAULT_STORE_FILE = 'gex-store.sqlite';
 
+/** The store location from an option, else GEX_STORE, else the default file. */
+export function resolveStoreLocation(option: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  return option || env.GEX_STORE || DEFAULT_STORE_FILE;
+}
+
 export function isRemoteStore(location: string): boolean {
   return /^https?:\/\//i.test(location);
 }

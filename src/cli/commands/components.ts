@@ -2,8 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import { UserError } from '../../common/errors.js';
 import { decodeJson, JsonSyntaxError } from '../../php-compat/index.js';
-import { isRemoteStore, openEmbeddedStore } from '../../store/open-store.js';
-import { resolveStoreLocation } from '../../store/open-config-store.js';
+import { isRemoteStore, resolveStoreLocation } from '../../store/store-location.js';
 import { runCliAction } from '../command-runner.js';
 
 interface ImportArgs {
@@ -34,6 +33,7 @@ export function componentsCommand(yargs: Argv): Argv {
               if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new UserError(`No such file: ${args.file}`);
               throw e;
             }
+            const { openEmbeddedStore } = await import('../../store/open-store.js');
             const backend = await openEmbeddedStore(location);
             try {
               const ids = await backend.importComponents(list);

@@ -4,11 +4,8 @@ import { errorKind, exitCodeOf, UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import type { ProgressLine } from '../../common/progress-line.js';
 import type { SecretMasker } from '../../common/secret-masker.js';
-import { readDataDir, writeStateFile } from '../../extractor/config/data-dir.js';
-import { extract } from '../../extractor/extractor.js';
 import { GENERIC_EXTRACTOR_ID } from '../../store/builtin-components.js';
-import { openConfigStore, resolveStoreLocation } from '../../store/open-config-store.js';
-import { ConfigurationRunner, type RunSummary } from '../../runner/runner.js';
+import type { RunSummary } from '../../runner/runner.js';
 import { createCliLogging, type LoggingArgs } from '../logging.js';
 
 export interface RunArgs extends LoggingArgs {
@@ -57,6 +54,11 @@ export async function runFromCli(args: RunArgs): Promise<number> {
   let summary: RunSummary | undefined;
   try {
     if (args['config-id']) {
+      // loaded on demand: each command pays only for what it uses at start-up
+      const [{ openConfigStore, resolveStoreLocation }, { ConfigurationRunner }] = await Promise.all([
+        import('../../store/open-config-store.js'),
+        import('../../runner/runner.js'),
+      ]);
       const location = args.store || env.KBC_URL || resolveStoreLocation(undefined);
       const store = await openConfigStore(location, { token: args.token ?? env.KBC_TOKEN, logger });
       try {
@@ -92,6 +94,7 @@ export async function runFromCli(args: RunArgs): Promise<number> {
 
 async function runDataDir(args: RunArgs, logger: Logger, masker: SecretMasker, progress: ProgressLine): Promise<void> {
   const started = Date.now();
+  const [{ readDataDir, writeStateFile }, { extract }] = await Promise.all([import('../../extractor/config/data-dir.js'), import('../../extractor/extractor.js')]);
   const input = await readDataDir(args['data-dir']);
   masker.addFromConfig(input.parameters);
   masker.addFromConfig(input.authorization);

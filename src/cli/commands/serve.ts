@@ -1,8 +1,8 @@
 import type { Argv } from 'yargs';
 import { exitCodeOf, UserError } from '../../common/errors.js';
-import { buildServer, DEFAULT_BODY_LIMIT } from '../../server/app.js';
+import { DEFAULT_BODY_LIMIT } from '../../server/limits.js';
 import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
-import { DEFAULT_STORE_FILE, isRemoteStore, openEmbeddedStore } from '../../store/open-store.js';
+import { DEFAULT_STORE_FILE, isRemoteStore } from '../../store/store-location.js';
 import { createCliLogging, type LoggingArgs } from '../logging.js';
 
 interface ServeArgs extends LoggingArgs {
@@ -60,6 +60,7 @@ export async function serve(args: ServeArgs): Promise<number> {
   let backend: EmbeddedBackend | undefined;
   try {
     if (isRemoteStore(args.store)) throw new UserError('gex serve serves an embedded store: pass --store with a SQLite file or a postgres:// URL');
+    const [{ openEmbeddedStore }, { buildServer }] = await Promise.all([import('../../store/open-store.js'), import('../../server/app.js')]);
     backend = await openEmbeddedStore(args.store);
     const app = await buildServer({ backend, logger, bodyLimit: args['body-limit'] });
     const store = backend.location;

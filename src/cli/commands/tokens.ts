@@ -1,7 +1,6 @@
 import type { Argv } from 'yargs';
 import { UserError } from '../../common/errors.js';
-import { openEmbeddedStore, isRemoteStore } from '../../store/open-store.js';
-import { resolveStoreLocation } from '../../store/open-config-store.js';
+import { isRemoteStore, resolveStoreLocation } from '../../store/store-location.js';
 import { runCliAction } from '../command-runner.js';
 
 interface CreateArgs {
@@ -28,6 +27,7 @@ export function tokensCommand(yargs: Argv): Argv {
           runCliAction(async () => {
             const location = resolveStoreLocation(args.store);
             if (isRemoteStore(location)) throw new UserError('Tokens are created in the embedded store: pass --store with a SQLite file or a postgres:// URL');
+            const { openEmbeddedStore } = await import('../../store/open-store.js');
             const backend = await openEmbeddedStore(location);
             try {
               const { token, info } = await backend.createToken({ description: args.description, readOnly: args['read-only'], project: args.project });
