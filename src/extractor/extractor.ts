@@ -140,7 +140,7 @@ export async function extract(input: DataDirInput, options: ExtractOptions): Pro
     throw new UserError(`Action '${input.action}' is not supported: gex runs extractions only (action "run").`);
   }
   const parameters = input.parameters;
-  validateParameters(parameters);
+  await validateParameters(parameters);
   const apiNode = parameters.get('api') as JsonObject;
   refuseUnsupported(parameters);
   const configs = iterationConfigs(parameters);

@@ -1,16 +1,37 @@
-import { Ajv, type ErrorObject } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import { ConfigError } from '../../common/errors.js';
 import { toPlain, type JsonValue } from '../../php-compat/index.js';
+import { AJV_OPTIONS, GENERATED_VALIDATOR } from './validator-options.js';
 import { parametersSchema } from './schema.js';
 
-const ajv = new Ajv({ allErrors: true, verbose: true, strict: false });
-const validate = ajv.compile(parametersSchema);
+interface Validator {
+  (data: unknown): boolean;
+  errors?: ErrorObject[] | null;
+}
+
+let validator: Promise<Validator> | undefined;
+
+/**
+ * The schema's validator: precompiled at build time (ajv standalone code; importing ajv and
+ * compiling the schema would cost ~150 ms of every run's start-up), compiled here if the
+ * generated module is missing (e.g. after a bare `tsc`).
+ */
+function loadValidator(): Promise<Validator> {
+  validator ??= import(new URL(GENERATED_VALIDATOR, import.meta.url).href)
+    .then((module: { default: Validator }) => module.default)
+    .catch(async () => {
+      const { Ajv } = await import('ajv');
+      return new Ajv(AJV_OPTIONS).compile(parametersSchema) as Validator;
+    });
+  return validator;
+}
 
 /**
  * Checks `parameters` against the schema and throws a ConfigError that names the JSON path, what
  * is wrong and what is expected — for the most specific problem found.
  */
-export function validateParameters(parameters: JsonValue, root = 'parameters'): void {
+export async function validateParameters(parameters: JsonValue, root = 'parameters'): Promise<void> {
+  const validate = await loadValidator();
   if (validate(toPlain(parameters))) return;
   throw describe(validate.errors ?? [], root);
 }
