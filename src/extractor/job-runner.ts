@@ -120,19 +120,28 @@ export class JobRunner {
       const found = findRecords(decoded, job.dataField);
       if (found.warning) logger.warn(`Job '${label}': ${found.warning}`);
       const data = applyResponseFilter(found.records, job.responseFilter, job.responseFilterDelimiter, this.ctx.compatLevel);
+      // Without children the next request is known before this page is parsed: send it first, so
+      // the API works on it while the CPU parses (same requests, same order, one in flight).
+      const hasChildren = job.children.length > 0;
+      let next = hasChildren ? undefined : paginator.next(template, { request, response: decoded, data });
+      if (next !== undefined && !(next instanceof Stop)) fetcher.prefetch(next);
       parser.process(data, job.dataType, instance.injected);
       await parser.settle();
       pages++;
       records += data.length;
       progress.page(label, data.length);
-      logger.debug(
-        `Job '${label}' page ${pages}: ${httpRequest.method} ${httpRequest.url} -> ${response.status}, ` +
-          `${plural(data.length, 'record')}, ${response.body.length} bytes, ${Date.now() - started} ms`,
-      );
-      await this.runChildren(instance, data, paginator);
-      const next = paginator.next(template, { request, response: decoded, data });
+      if (logger.isLevelEnabled('debug')) {
+        logger.debug(
+          `Job '${label}' page ${pages}: ${httpRequest.method} ${httpRequest.url} -> ${response.status}, ` +
+            `${plural(data.length, 'record')}, ${response.body.length} bytes, ${Date.now() - started} ms`,
+        );
+      }
+      if (hasChildren) {
+        await this.runChildren(instance, data, paginator);
+        next = paginator.next(template, { request, response: decoded, data });
+      }
       if (next instanceof Stop) return finish(next.reason);
-      request = next;
+      request = next!;
     }
   }
 

@@ -26,6 +26,7 @@ function keyOf(request: HttpRequest): string {
  */
 export class PageFetcher {
   private readonly ahead = new Map<string, Ahead>();
+  private prefetched: { page: PageRequest; request: HttpRequest } | undefined;
 
   constructor(
     private readonly client: HttpClient,
@@ -40,13 +41,26 @@ export class PageFetcher {
 
   /** The response for `page` (the paginator's current request), starting the next ones ahead. */
   async fetch(page: PageRequest): Promise<FetchedPage> {
-    const request = this.build(page);
+    const request = this.prefetched?.page === page ? this.prefetched.request : this.build(page);
+    this.prefetched = undefined;
     const key = keyOf(request);
     const ready = this.ahead.get(key);
     this.ahead.delete(key);
     const result = ready ? ready.result : this.client.send(request);
     this.fetchAhead();
     return { request, response: await result };
+  }
+
+  /**
+   * Starts the request for `page`, which the loop will ask for next, unless it is already on its
+   * way; `fetch(page)` then takes it.
+   */
+  prefetch(page: PageRequest): void {
+    const request = this.build(page);
+    // fetch() reuses this very request: building again could differ (e.g. a time-based parameter)
+    this.prefetched = { page, request };
+    const key = keyOf(request);
+    if (!this.ahead.has(key)) this.startAhead(key, request);
   }
 
   /** Cancels every page still being fetched ahead (the job ended). */
@@ -67,12 +81,15 @@ export class PageFetcher {
     }
     for (const request of predicted) {
       const key = keyOf(request);
-      if (this.ahead.has(key)) continue;
-      const controller = new AbortController();
-      const result = this.client.send(request, { signal: controller.signal });
-      // a page fetched ahead that is never asked for may fail unobserved
-      result.catch(() => undefined);
-      this.ahead.set(key, { controller, result });
+      if (!this.ahead.has(key)) this.startAhead(key, request);
     }
+  }
+
+  private startAhead(key: string, request: HttpRequest): void {
+    const controller = new AbortController();
+    const result = this.client.send(request, { signal: controller.signal });
+    // a page fetched ahead that is never asked for may fail unobserved
+    result.catch(() => undefined);
+    this.ahead.set(key, { controller, result });
   }
 }
