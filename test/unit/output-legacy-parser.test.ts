@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
+import v8 from 'node:v8';
 import { buildOutState } from '../../src/extractor/extractor.js';
 import { legacySafeName } from '../../src/extractor/output/legacy-parser/legacy-safe-name.js';
 import { runOutput, type OutputBatch } from '../support/output.js';
@@ -94,7 +95,8 @@ describe('legacy parser: analysis (§7)', () => {
   });
 
   it('queues records on disk like the new parser, writing CSVs only at the end', async () => {
-    const lines = ['["a",{},[{"id":1}]]\n', '["a",{},[{"id":2}]]\n'];
+    // a frame: 4 bytes of length, then the V8-serialized batch
+    const lines = [1, 2].map((id) => 'x'.repeat(4 + v8.serialize(['a', new Map(), [new Map([['id', id]])]]).length));
     const sizes: number[] = [];
     let pages = 0;
     await legacy([{ rows: '[{"id":1}]' }, { rows: '[{"id":2}]' }], {
@@ -104,7 +106,7 @@ describe('legacy parser: analysis (§7)', () => {
         // the stream writes in the background: give it a moment, the run goes on meanwhile
         let size = 0;
         for (let i = 0; i < 200 && size < expected; i++) {
-          size = (await stat(path.join(tmpDir, spool, 'batches.jsonl'))).size;
+          size = (await stat(path.join(tmpDir, spool, 'batches.bin'))).size;
           if (size < expected) await new Promise((resolve) => setTimeout(resolve, 5));
         }
         sizes.push(size);

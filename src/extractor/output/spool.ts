@@ -3,8 +3,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { once } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
+import v8 from 'node:v8';
 import { ApplicationError } from '../../common/errors.js';
-import { decodeJson, isJsonObject, stringifyExact, type JsonObject, type JsonValue } from '../../php-compat/index.js';
+import { PhpFloat, type JsonObject, type JsonValue } from '../../php-compat/index.js';
 
 /** One `process()` call of the JSON parser: records of a data type plus injected columns. */
 export interface SpoolBatch {
@@ -16,7 +17,8 @@ export interface SpoolBatch {
 /**
  * The parser's queue on disk. GE analyses everything before it writes any CSV (headers cover the
  * whole run); keeping the queue in a file instead of memory keeps memory flat however many pages
- * a run fetches. One batch per line, in a JSON form that decodes back to identical values.
+ * a run fetches. Batches are V8-serialized (several times faster than JSON text, and Maps,
+ * bigints and key order survive as they are), each framed by its byte length.
  */
 export class Spool {
   private stream: WriteStream | null;
@@ -28,7 +30,7 @@ export class Spool {
     private readonly dir: string,
     readonly file: string,
   ) {
-    this.stream = createWriteStream(file);
+    this.stream = createWriteStream(file, { highWaterMark: BUFFER_BYTES });
     this.stream.on('error', (error) => {
       this.failure ??= error;
     });
@@ -40,13 +42,16 @@ export class Spool {
 
   static async create(tmpRoot = os.tmpdir()): Promise<Spool> {
     const dir = await mkdtemp(path.join(tmpRoot, 'gex-spool-'));
-    return new Spool(dir, path.join(dir, 'batches.jsonl'));
+    return new Spool(dir, path.join(dir, 'batches.bin'));
   }
 
   append(batch: SpoolBatch): void {
     this.check();
-    const line = `[${stringifyExact(batch.dataType)},${stringifyExact(batch.injected)},${stringifyExact(batch.rows)}]\n`;
-    this.stream!.write(line);
+    const frame = v8.serialize([batch.dataType, batch.injected, batch.rows]);
+    const length = Buffer.allocUnsafe(4);
+    length.writeUInt32LE(frame.length);
+    this.stream!.write(length);
+    this.stream!.write(frame);
     this.batches++;
   }
 
@@ -56,16 +61,20 @@ export class Spool {
     if (this.stream?.writableNeedDrain) await once(this.stream, 'drain');
   }
 
+  /** Ends writing: everything appended is in the file. */
+  async finish(): Promise<void> {
+    if (!this.stream) return;
+    this.check();
+    this.stream.end();
+    await once(this.stream, 'finish');
+    this.stream = null;
+  }
+
   async *read(): AsyncGenerator<SpoolBatch> {
-    if (this.stream) {
-      this.check();
-      this.stream.end();
-      await once(this.stream, 'finish');
-      this.stream = null;
-    }
-    for await (const line of readLines(this.file)) {
-      const [dataType, injected, rows] = decodeJson(line) as [string, JsonValue, JsonValue[]];
-      yield { dataType, injected: isJsonObject(injected) ? injected : new Map(), rows };
+    await this.finish();
+    for await (const frame of readFrames(this.file)) {
+      const [dataType, injected, rows] = v8.deserialize(frame) as [string, JsonObject, JsonValue[]];
+      yield { dataType, injected: restoreFloats(injected) as JsonObject, rows: restoreFloats(rows) as JsonValue[] };
     }
   }
 
@@ -76,20 +85,44 @@ export class Spool {
   }
 }
 
+const BUFFER_BYTES = 1024 * 1024;
+
 /**
- * Lines of a file, pulled only as fast as the consumer takes them (the stream's async iterator
- * applies back-pressure; readline's line events would queue up while CSVs are being written).
+ * The frames of a spool file, pulled only as fast as the consumer takes them (the stream's async
+ * iterator applies back-pressure while CSVs are being written).
  */
-async function* readLines(file: string): AsyncGenerator<string> {
-  let rest = '';
-  for await (const chunk of createReadStream(file, { encoding: 'utf8', highWaterMark: 256 * 1024 })) {
-    const text = rest + (chunk as string);
+async function* readFrames(file: string): AsyncGenerator<Buffer> {
+  let pending: Buffer = Buffer.alloc(0);
+  for await (const chunk of createReadStream(file, { highWaterMark: BUFFER_BYTES })) {
+    pending = pending.length === 0 ? (chunk as Buffer) : Buffer.concat([pending, chunk as Buffer]);
     let start = 0;
-    for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', start)) {
-      yield text.slice(start, nl);
-      start = nl + 1;
+    while (pending.length - start >= 4) {
+      const end = start + 4 + pending.readUInt32LE(start);
+      if (end > pending.length) break;
+      yield pending.subarray(start + 4, end);
+      start = end;
     }
-    rest = text.slice(start);
+    pending = pending.subarray(start);
   }
-  if (rest !== '') yield rest;
+  if (pending.length > 0) throw new ApplicationError(`The record queue ${file} ends in a truncated batch`);
+}
+
+/**
+ * V8 serialization keeps Maps, arrays, strings, numbers and bigints, but a PhpFloat comes back as
+ * a plain `{value}` object — the only plain object the value model has — so turn those back.
+ */
+function restoreFloats(value: JsonValue): JsonValue {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i];
+      if (item !== null && typeof item === 'object') value[i] = restoreFloats(item);
+    }
+    return value;
+  }
+  if (value instanceof Map) {
+    for (const [key, item] of value) if (item !== null && typeof item === 'object') value.set(key, restoreFloats(item));
+    return value;
+  }
+  return new PhpFloat((value as { value: number }).value);
 }
