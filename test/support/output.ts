@@ -42,14 +42,23 @@ export interface OutputRun {
  */
 export async function runOutput(
   configs: OutputConfig[],
-  options: { struct?: string; structVersion?: JsonValue; existing?: Record<string, string>; afterPage?: (tmpDir: string, parser: RecordParser) => Promise<void> } = {},
+  options: {
+    struct?: string;
+    structVersion?: JsonValue;
+    existing?: Record<string, string>;
+    afterPage?: (tmpDir: string, parser: RecordParser) => Promise<void>;
+    /** false: no draft tables, the queue is always replayed */
+    drafts?: boolean;
+  } = {},
 ): Promise<OutputRun> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-output-'));
   const tmpDir = await mkdtemp(path.join(os.tmpdir(), 'gex-output-tmp-'));
   const capture = captureLogger();
   try {
     for (const [name, content] of Object.entries(options.existing ?? {})) await writeFile(path.join(dir, name), content);
-    const writer = new OutputWriter(dir, capture.logger, options.struct ? decodeJson(options.struct) : undefined, tmpDir, options.structVersion ?? null);
+    const writer = new OutputWriter(dir, capture.logger, options.struct ? decodeJson(options.struct) : undefined, tmpDir, options.structVersion ?? null, {
+      drafts: options.drafts,
+    });
     for (const config of configs) {
       const parser = await writer.parserFor(config.bucket === undefined ? 'b' : config.bucket, {
         incremental: config.incremental ?? false,

@@ -73,6 +73,12 @@ export class CsvFile {
     if (this.stream.writableNeedDrain) await once(this.stream, 'drain');
   }
 
+  /** Back-pressure only: waits while the stream holds more than its buffer (rows stay batched). */
+  async drained(): Promise<void> {
+    this.check();
+    if (this.stream.writableNeedDrain) await once(this.stream, 'drain');
+  }
+
   /** Resolves when everything handed to the stream so far is in the file. */
   async written(): Promise<void> {
     await this.flush();

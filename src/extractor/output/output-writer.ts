@@ -63,6 +63,8 @@ export class OutputWriter {
     initialStruct: JsonValue | undefined,
     private readonly tmpDir?: string,
     initialStructVersion: JsonValue = STRUCT_VERSION,
+    /** `drafts: false`: the JSON parser always replays its queue at the end (tests compare both ways) */
+    private readonly options: { drafts?: boolean } = {},
   ) {
     if (initialStruct !== undefined) this.struct = new StructState(initialStruct, initialStructVersion);
   }
@@ -161,7 +163,7 @@ export class OutputWriter {
       parser = legacy;
       await seedOrDispose(parser, () => legacy.seed(choice.seed));
     } else {
-      const json = new JsonParser(spool);
+      const json = new JsonParser(spool, { drafts: this.options.drafts });
       parser = json;
       await seedOrDispose(parser, () => json.seed(choice.seed));
     }

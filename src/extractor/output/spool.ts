@@ -27,7 +27,8 @@ export class Spool {
   batches = 0;
 
   private constructor(
-    private readonly dir: string,
+    /** the spool's own temporary folder, removed by `dispose()` */
+    readonly dir: string,
     readonly file: string,
   ) {
     this.stream = createWriteStream(file, { highWaterMark: BUFFER_BYTES });
@@ -50,8 +51,7 @@ export class Spool {
     const frame = v8.serialize([batch.dataType, batch.injected, batch.rows]);
     const length = Buffer.allocUnsafe(4);
     length.writeUInt32LE(frame.length);
-    this.stream!.write(length);
-    this.stream!.write(frame);
+    this.stream!.write(Buffer.concat([length, frame]));
     this.batches++;
   }
 

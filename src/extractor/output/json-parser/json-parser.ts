@@ -2,6 +2,7 @@ import { isJsonObject, phpLooseEqualsNull, type JsonObject, type JsonValue } fro
 import type { CsvFile } from '../csv-file.js';
 import { StructState, type BucketParser, type OpenTable, type ProducedTable } from '../record-parser.js';
 import type { Spool } from '../spool.js';
+import { DraftTables } from './draft-tables.js';
 import { Structure } from './structure.js';
 import { TableReplay } from './table-replay.js';
 
@@ -10,14 +11,20 @@ export const STRUCT_VERSION = 3;
 /**
  * Generic Extractor's JSON → CSV flattener (keboola/json-parser 3), in two phases as GE runs it:
  * `process()` analyses each batch at once (so every header covers the whole run) and queues it on
- * disk; `writeTables()` replays the queue into CSV files at the end.
+ * disk; `writeTables()` replays the queue into CSV files at the end — unless the draft tables,
+ * written while the run goes on, are known to hold the same bytes (see DraftTables).
  */
 export class JsonParser implements BucketParser {
   readonly structure = new Structure();
   private readonly aliases = new Map<string, string>();
   private processed = 0;
+  private drafts: DraftTables | undefined;
 
-  constructor(private readonly spool: Spool) {}
+  /** `drafts: false` always replays the queue at the end (tests compare both ways). */
+  constructor(
+    private readonly spool: Spool,
+    private readonly options: { drafts?: boolean } = {},
+  ) {}
 
   /** Seeds names and order from a saved `json_parser.struct` (version 3). */
   seed(struct: JsonValue | undefined): void {
@@ -36,14 +43,20 @@ export class JsonParser implements BucketParser {
     if (rows.length === 0 || (rows.length === 1 && phpLooseEqualsNull(rows[0]))) return false;
     this.structure.analyse(rows, dataType);
     this.structure.assignNames();
-    this.spool.append({ dataType, injected, rows });
+    const batch = { dataType, injected, rows };
+    this.spool.append(batch);
+    if (this.options.drafts !== false) {
+      this.drafts ??= new DraftTables(this.structure, this.aliases, this.spool.dir);
+      this.drafts.write(batch);
+    }
     this.processed++;
     return true;
   }
 
-  /** Back-pressure: wait until queued batches reached the disk. */
-  settle(): Promise<void> {
-    return this.spool.settle();
+  /** Back-pressure: wait until queued batches (and drafts) reached the disk. */
+  async settle(): Promise<void> {
+    await this.spool.settle();
+    await this.drafts?.flush();
   }
 
   /** `json_parser.struct` as GE saves it (taken before writing, so without injected columns). */
@@ -70,6 +83,8 @@ export class JsonParser implements BucketParser {
 
   /** Writes every table; returns them in the order they were created. */
   async writeTables(openTable: (name: string) => CsvFile, onDataError: (message: string) => void): Promise<Map<string, CsvFile>> {
+    const drafted = await this.drafts?.finish(onDataError);
+    if (drafted) return drafted;
     const replay = new TableReplay(this.structure, this.aliases, openTable, onDataError);
     if (this.processed > 0) {
       for await (const batch of this.spool.read()) {

@@ -38,14 +38,22 @@ export class SchemaNode {
     return this.entries.get(`_${key}`) as SchemaNode | undefined;
   }
 
-  /** child node under an entry key (`"[]"` or `"_" + key`), created when missing */
-  childAt(entryKey: string): SchemaNode {
+  /** child node under an entry key (`"[]"` or `"_" + key`), created (and `created` called) when missing */
+  childAt(entryKey: string, created?: () => void): SchemaNode {
     let child = this.entries.get(entryKey) as SchemaNode | undefined;
     if (!child) {
       child = new SchemaNode();
       this.entries.set(entryKey, child);
+      created?.();
     }
     return child;
+  }
+
+  /** A deep copy. */
+  clone(): SchemaNode {
+    const copy = new SchemaNode();
+    for (const [k, v] of this.entries) copy.entries.set(k, typeof v === 'string' ? v : v.clone());
+    return copy;
   }
 
   /** child nodes with their entry keys, in order */

@@ -1,5 +1,5 @@
 import { UserError } from '../../../common/errors.js';
-import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
+import { isJsonObject, isScalar, stringifyExact, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
 import { safeName } from './safe-name.js';
 import { decodeKey, ITEM_KEY, SchemaNode, type NodeType } from './schema-node.js';
 
@@ -22,13 +22,18 @@ export class Structure {
   private readonly taken = new Map<string, Set<string>>();
   /** bumped whenever columns can change, to invalidate cached headers */
   version = 0;
+  /** counts real changes (a node, type or name added or changed), unlike `version` */
+  changes = 0;
+  private readonly changed = (): void => {
+    this.changes++;
+  };
 
   rootOf(dataType: string): SchemaNode | undefined {
     return this.root.prop(dataType);
   }
 
   analyse(rows: JsonValue[], dataType: string): void {
-    const node = this.root.childAt(`_${dataType}`);
+    const node = this.root.childAt(`_${dataType}`, this.changed);
     this.analyseList(rows, node, dataType);
     this.record(node, 'array', dataType);
     this.version++;
@@ -36,11 +41,11 @@ export class Structure {
 
   private analyseList(list: JsonValue[], node: SchemaNode, path: string): void {
     const itemPath = `${path}.[]`;
-    const item = node.childAt(ITEM_KEY);
+    const item = node.childAt(ITEM_KEY, this.changed);
     if (list.length === 0) this.record(item, 'null', itemPath);
     let previous: NodeType | null = null;
     for (const value of list) {
-      const type = this.analyseValue(value, node.childAt(ITEM_KEY), itemPath, true);
+      const type = this.analyseValue(value, node.childAt(ITEM_KEY, this.changed), itemPath, true);
       if (previous !== null && type !== previous && type !== 'null' && previous !== 'null') {
         throw new StructureError(`Data in '${itemPath}' contains incompatible data types '${previous}' and '${type}'.`);
       }
@@ -52,7 +57,7 @@ export class Structure {
     let type: NodeType;
     if (value === null) type = 'null';
     else if (isJsonObject(value)) {
-      for (const [key, v] of value) this.analyseValue(v, node.childAt(`_${key}`), `${path}.${key}`, false);
+      for (const [key, v] of value) this.analyseValue(v, node.childAt(`_${key}`, this.changed), `${path}.${key}`, false);
       type = 'object';
     } else if (Array.isArray(value)) {
       if (inList) type = 'scalar'; // a list inside a list is written as JSON text
@@ -68,14 +73,18 @@ export class Structure {
   /** Records a node type; a conflicting type upgrades the node or fails, as json-parser does. */
   private record(node: SchemaNode, type: NodeType, path: string): void {
     const old = node.nodeType;
-    if (old === undefined || old === type) {
+    if (old === type) return;
+    if (old === undefined) {
       node.nodeType = type;
+      this.changes++;
       return;
     }
     if (old === 'array' || type === 'array') this.upgradeToArray(node, type, path);
     else if (type === 'null') return;
-    else if (old === 'null') node.nodeType = type;
-    else throw new StructureError(`Unhandled nodeType change from "${old}" to "${type}" in "${path}"`);
+    else if (old === 'null') {
+      node.nodeType = type;
+      this.changes++;
+    } else throw new StructureError(`Unhandled nodeType change from "${old}" to "${type}" in "${path}"`);
   }
 
   private upgradeToArray(node: SchemaNode, type: NodeType, path: string): void {
@@ -95,6 +104,7 @@ export class Structure {
       upgraded.set('headerNames', node.name);
     }
     node.entries = upgraded;
+    this.changes++;
   }
 
   /** json-parser `generateHeaderNames`: names every node that has none (or a PHP-empty one). */
@@ -109,6 +119,7 @@ export class Structure {
     const current = node.name;
     if (current === undefined || current === '' || current === '0') {
       node.name = dotted === '[]' ? 'data' : this.unique(table, safeName(dotted));
+      this.changes++;
     }
     let prefix = dotted;
     if (node.nodeType === 'array') {
@@ -131,6 +142,21 @@ export class Structure {
     for (let i = 0; names.has(candidate); i++) candidate = `${name}_u${i}`;
     names.add(candidate);
     return candidate;
+  }
+
+  /** A deep copy (nodes and the names taken) that changes independently of this one. */
+  clone(): Structure {
+    const copy = new Structure();
+    for (const [k, v] of this.root.entries) copy.root.entries.set(k, typeof v === 'string' ? v : v.clone());
+    for (const [table, names] of this.taken) copy.taken.set(table, new Set(names));
+    copy.version = this.version;
+    copy.changes = this.changes;
+    return copy;
+  }
+
+  /** Everything that decides how rows are written, as one string: equal strings, equal tables. */
+  signature(): string {
+    return stringifyExact([this.toState(), [...this.taken].map(([table, names]) => [table, [...names]])]);
   }
 
   /** `{"_type": node, …}` as saved in state (`json_parser.struct.data`). */

@@ -19,11 +19,6 @@ type Lazy = () => string;
 const NO_OUTER: Lazy = () => '';
 const NO_INJECTED: JsonObject = new Map();
 
-function lazy(compute: () => string): Lazy {
-  let value: string | undefined;
-  return () => (value ??= compute());
-}
-
 /**
  * The writing half of GE's JSON parser (json-parser `Parser::parse/parseRow/parseField`): replays
  * the queued batches against the final structure. Objects flatten into columns, arrays go to child
@@ -32,8 +27,8 @@ function lazy(compute: () => string): Lazy {
  */
 export class TableReplay {
   readonly tables = new Map<string, CsvFile>();
-  private readonly headerCache = new Map<SchemaNode, { version: number; header: string[] }>();
-  private readonly columnCache = new Map<SchemaNode, { version: number; columns: Array<[string, ColumnType]> }>();
+  private readonly layoutCache = new Map<SchemaNode, Layout>();
+  private readonly columnCache = new Map<SchemaNode, { version: number; columns: Column[] }>();
 
   constructor(
     private readonly structure: Structure,
@@ -57,6 +52,7 @@ export class TableReplay {
       table.writeHeader(this.header(item));
       this.tables.set(tableName, table);
     }
+    const columns = this.columns(item, injected);
     for (const raw of rows) {
       let row: JsonObject;
       if (isJsonObject(raw)) row = raw;
@@ -66,7 +62,7 @@ export class TableReplay {
         row = new Map(row);
         for (const [k, v] of injected) row.set(k, v);
       }
-      table.writeRow([...this.rowCells(row, item, cleanPath, NO_OUTER, injected).values()]);
+      table.writeRow(this.rowCells(row, item, cleanPath, NO_OUTER, columns));
     }
   }
 
@@ -99,68 +95,93 @@ export class TableReplay {
     return result;
   }
 
-  /** Column names of a table's row node (json-parser `getHeaders`). */
+  /** Column names of a table's row node (json-parser `getHeaders`) and where each one is. */
   private header(node: SchemaNode): string[] {
-    const cached = this.headerCache.get(node);
-    if (cached && cached.version === this.structure.version) return cached.header;
+    return this.layout(node).header;
+  }
+
+  private layout(node: SchemaNode): Layout {
+    const cached = this.layoutCache.get(node);
+    if (cached && cached.version === this.structure.version) return cached;
     const header: string[] = [];
     if (node.nodeType === 'scalar') header.push(node.name!);
     for (const [, child] of node.children()) {
       if (child.nodeType === 'object') header.push(...this.header(child));
       else header.push(child.name!);
     }
-    this.headerCache.set(node, { version: this.structure.version, header });
-    return header;
+    const layout = { version: this.structure.version, header, index: new Map(header.map((name, i) => [name, i])) };
+    this.layoutCache.set(node, layout);
+    return layout;
   }
 
-  /** Properties to read from a row and their types (json-parser `getColumnTypes`). */
-  private columns(node: SchemaNode, injected: JsonObject): Array<[string, ColumnType]> {
+  /** Properties to read from a row, their types and nodes (json-parser `getColumnTypes`). */
+  private columns(node: SchemaNode, injected: JsonObject): Column[] {
     let cached = this.columnCache.get(node);
     if (!cached || cached.version !== this.structure.version) {
-      const columns: Array<[string, ColumnType]> = [];
+      const columns: Column[] = [];
       if (node.nodeType === 'object') {
-        for (const [entryKey, child] of node.children()) columns.push([decodeKey(entryKey), child.nodeType!]);
-      } else if (node.nodeType === 'scalar') columns.push(['data', 'scalar']);
+        for (const [entryKey, child] of node.children()) {
+          const key = decodeKey(entryKey);
+          columns.push({ key, type: child.nodeType!, child: node.prop(key) });
+        }
+      } else if (node.nodeType === 'scalar') columns.push({ key: 'data', type: 'scalar', child: node.prop('data') });
       cached = { version: this.structure.version, columns };
       this.columnCache.set(node, cached);
     }
     if (injected.size === 0) return cached.columns;
-    const merged = cached.columns.map(([k, t]): [string, ColumnType] => [k, injected.has(k) ? 'injected' : t]);
-    for (const k of injected.keys()) if (!merged.some(([c]) => c === k)) merged.push([k, 'injected']);
+    const merged = cached.columns.map((c): Column => (injected.has(c.key) ? { ...c, type: 'injected' } : c));
+    for (const key of injected.keys()) if (!merged.some((c) => c.key === key)) merged.push({ key, type: 'injected', child: node.prop(key) });
     return merged;
   }
 
-  private rowCells(row: JsonObject, node: SchemaNode, cleanPath: string, outer: Lazy, injected: JsonObject): Map<string, string> {
-    const cells = new Map<string, string>();
-    for (const name of this.header(node)) cells.set(name, '');
-    const set = (name: string | undefined, value: string): void => {
-      if (name === undefined || !cells.has(name)) {
-        throw new StructureError(`Error assigning '${value}' to a non-existing column '${name}' in '${cleanPath}'`);
-      }
-      cells.set(name, value);
-    };
-    const id = lazy(() => `${cleanPath}_${md5Hex(phpSerialize(row) + outer())}`);
-    for (const [column, type] of this.columns(node, injected)) {
-      const child = node.prop(column);
-      const value = row.get(column);
+  /** The cells of one row, in header order (json-parser `parseRow`). */
+  private rowCells(row: JsonObject, node: SchemaNode, cleanPath: string, outer: Lazy, columns: Column[]): string[] {
+    const { header, index } = this.layout(node);
+    const cells = new Array<string>(header.length).fill('');
+    let rowId: string | undefined;
+    const id = (): string => (rowId ??= `${cleanPath}_${md5Hex(phpSerialize(row) + outer())}`);
+    for (const { key, type, child } of columns) {
+      const value = row.get(key);
       if (value === undefined || value === null || (Array.isArray(value) && value.length === 0)) {
-        if (type !== 'object') set(child?.name ?? node.name, '');
+        if (type !== 'object') setCell(cells, index, child?.name ?? node.name, '', cleanPath);
         continue;
       }
       if (type === 'array' && child?.item) {
-        set(child.name, id());
+        setCell(cells, index, child.name, id(), cleanPath);
         const parentId = new Map([['JSON_parentId', id() as JsonValue]]);
-        this.writeList(Array.isArray(value) ? value : [value], child.item, `${cleanPath}.${column}`, parentId);
+        this.writeList(Array.isArray(value) ? value : [value], child.item, `${cleanPath}.${key}`, parentId);
       } else if (type === 'object' && child && isJsonObject(value)) {
-        for (const [name, cell] of this.rowCells(value, child, `${cleanPath}.${column}`, id, NO_INJECTED)) set(name, cell);
+        const inner = this.rowCells(value, child, `${cleanPath}.${key}`, id, this.columns(child, NO_INJECTED));
+        const names = this.header(child);
+        for (let i = 0; i < names.length; i++) setCell(cells, index, names[i], inner[i], cleanPath);
       } else if (isScalar(value)) {
-        set(child?.name ?? node.name, cellText(value));
+        setCell(cells, index, child?.name ?? node.name, cellText(value), cleanPath);
       } else {
         const json = phpJsonEncode(value);
-        this.onDataError(`Data parse error in '${column}' - unexpected '${Array.isArray(value) ? 'array' : 'object'}' where '${type}' was expected!`);
-        set(child?.name ?? node.name, json);
+        this.onDataError(`Data parse error in '${key}' - unexpected '${Array.isArray(value) ? 'array' : 'object'}' where '${type}' was expected!`);
+        setCell(cells, index, child?.name ?? node.name, json, cleanPath);
       }
     }
     return cells;
   }
+}
+
+interface Layout {
+  version: number;
+  header: string[];
+  /** column name → position in `header` */
+  index: Map<string, number>;
+}
+
+interface Column {
+  key: string;
+  type: ColumnType;
+  /** the property's node (none for an injected key without one) */
+  child: SchemaNode | undefined;
+}
+
+function setCell(cells: string[], index: Map<string, number>, name: string | undefined, value: string, cleanPath: string): void {
+  const at = name === undefined ? undefined : index.get(name);
+  if (at === undefined) throw new StructureError(`Error assigning '${value}' to a non-existing column '${name}' in '${cleanPath}'`);
+  cells[at] = value;
 }
