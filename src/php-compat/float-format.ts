@@ -115,5 +115,27 @@ export function formatFloat(v: number, precision: number | 'shortest' = 14, expC
   if (precision === 'shortest') {
     return layout(negative, shortestDigits(Math.abs(v)), 17, expChar);
   }
-  return layout(negative, roundToDigits(v, precision), precision, expChar);
+  return plainShortest(v, precision) ?? roundedFloat(v, precision, expChar);
+}
+
+/** The general algorithm behind `formatFloat` for finite non-zero `v` (exported to test the shortcut against). */
+export function roundedFloat(v: number, precision: number, expChar: 'E' | 'e' = 'E'): string {
+  return layout(v < 0, roundToDigits(v, precision), precision, expChar);
+}
+
+/**
+ * The common case without digit juggling: when JavaScript's shortest form is plain (no exponent),
+ * within PHP's plain range and has no more significant digits than asked, PHP prints exactly it.
+ */
+function plainShortest(v: number, precision: number): string | null {
+  const abs = Math.abs(v);
+  if (precision > 15 || abs < 1e-4 || abs >= 10 ** precision) return null;
+  const s = String(v);
+  let first = v < 0 ? 1 : 0;
+  if (abs < 1) {
+    first += 2; // "0."
+    while (s.charCodeAt(first) === 0x30) first++;
+  }
+  const digits = s.length - first - (abs >= 1 && s.includes('.') ? 1 : 0);
+  return digits <= precision ? s : null;
 }

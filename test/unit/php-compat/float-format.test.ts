@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { formatFloat } from '../../../src/php-compat/index.js';
+import { roundedFloat } from '../../../src/php-compat/float-format.js';
 
 describe('php-compat: float rendering', () => {
   const csv: Array<[number, string]> = [
@@ -45,5 +46,18 @@ describe('php-compat: float rendering', () => {
   it('renders infinities like PHP', () => {
     assert.equal(formatFloat(Infinity), 'INF');
     assert.equal(formatFloat(-Infinity), '-INF');
+  });
+
+  it('takes its shortcut only where the general algorithm agrees', () => {
+    // a fixed-seed generator: values of every magnitude, short and long digit strings
+    let seed = 42;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let i = 0; i < 50_000; i++) {
+      const magnitude = 10 ** Math.floor(random() * 30 - 10);
+      const digits = 1 + Math.floor(random() * 17);
+      const value = (random() < 0.5 ? -1 : 1) * Number((random() * magnitude).toPrecision(digits));
+      if (value === 0) continue;
+      for (const precision of [14, 17]) assert.equal(formatFloat(value, precision, 'E'), roundedFloat(value, precision, 'E'), `${value} at ${precision}`);
+    }
   });
 });
