@@ -8,7 +8,8 @@ export interface FetchedPage {
 }
 
 interface Ahead {
-  controller: AbortController;
+  /** none for the one request a sequential loop sends ahead: it is always used (or the run ends) */
+  controller?: AbortController;
   result: Promise<HttpResponse>;
 }
 
@@ -60,12 +61,12 @@ export class PageFetcher {
     // fetch() reuses this very request: building again could differ (e.g. a time-based parameter)
     this.prefetched = { page, request };
     const key = keyOf(request);
-    if (!this.ahead.has(key)) this.startAhead(key, request);
+    if (!this.ahead.has(key)) this.startAhead(key, request, this.parallel);
   }
 
   /** Cancels every page still being fetched ahead (the job ended). */
   close(): void {
-    for (const { controller } of this.ahead.values()) controller.abort();
+    for (const { controller } of this.ahead.values()) controller?.abort();
     this.ahead.clear();
   }
 
@@ -75,19 +76,20 @@ export class PageFetcher {
     const wanted = new Set(predicted.map(keyOf));
     for (const [key, ahead] of this.ahead) {
       if (!wanted.has(key)) {
-        ahead.controller.abort();
+        ahead.controller?.abort();
         this.ahead.delete(key);
       }
     }
     for (const request of predicted) {
       const key = keyOf(request);
-      if (!this.ahead.has(key)) this.startAhead(key, request);
+      if (!this.ahead.has(key)) this.startAhead(key, request, true);
     }
   }
 
-  private startAhead(key: string, request: HttpRequest): void {
-    const controller = new AbortController();
-    const result = this.client.send(request, { signal: controller.signal });
+  private startAhead(key: string, request: HttpRequest, cancellable: boolean): void {
+    // an AbortController per request costs (got listens on its signal): only where it may be used
+    const controller = cancellable ? new AbortController() : undefined;
+    const result = this.client.send(request, { signal: controller?.signal });
     // a page fetched ahead that is never asked for may fail unobserved
     result.catch(() => undefined);
     this.ahead.set(key, { controller, result });
