@@ -16,5 +16,5 @@ export async function main(argv: string[]): Promise<void> {
   cli = tokensCommand(cli);
   cli = componentsCommand(cli);
   cli = configsCommand(cli);
-  await cli.help().version().parseAsync();
+  await cli.wrap(null).help().version().parseAsync();
 }
