@@ -1,7 +1,8 @@
 import { createHash, createHmac } from 'node:crypto';
-import gmdate from 'locutus/php/datetime/gmdate.js';
-import strtotime from 'locutus/php/datetime/strtotime.js';
-import sprintf from 'locutus/php/strings/sprintf.js';
+import { createRequire } from 'node:module';
+import type gmdateFn from 'locutus/php/datetime/gmdate.js';
+import type strtotimeFn from 'locutus/php/datetime/strtotime.js';
+import type sprintfFn from 'locutus/php/strings/sprintf.js';
 import { phpUrlencode } from './query-string.js';
 import { isJsonObject, phpEmpty, phpToString, PhpFloat, type JsonValue } from './values.js';
 
@@ -12,6 +13,12 @@ import { isJsonObject, phpEmpty, phpToString, PhpFloat, type JsonValue } from '.
  */
 
 export class PhpFunctionError extends Error {}
+
+// locutus is CommonJS; loaded on first use, as most runs call no user function (~20 ms of start-up)
+const require = createRequire(import.meta.url);
+const gmdate: typeof gmdateFn = (...args) => (require('locutus/php/datetime/gmdate.js') as typeof gmdateFn)(...args);
+const strtotime: typeof strtotimeFn = (...args) => (require('locutus/php/datetime/strtotime.js') as typeof strtotimeFn)(...args);
+const sprintf: typeof sprintfFn = (...args) => (require('locutus/php/strings/sprintf.js') as typeof sprintfFn)(...args);
 
 function str(fn: string, v: JsonValue | undefined, position: number): string {
   if (v !== undefined && v !== null && (Array.isArray(v) || isJsonObject(v))) {

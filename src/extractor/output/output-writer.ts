@@ -5,8 +5,6 @@ import type { Logger } from '../../common/logger.js';
 import { arrayReplaceRecursive, phpEmpty, phpJsonEncode, phpToString, type JsonObject, type JsonValue } from '../../php-compat/index.js';
 import { CsvFile, csvLine } from './csv-file.js';
 import { JsonParser, STRUCT_VERSION } from './json-parser/json-parser.js';
-import { LegacyJsonParser } from './legacy-parser/legacy-parser.js';
-import { MappedParser } from './mapping/mapped-parser.js';
 import { missingTables, type MissingTablesConfig } from './mapping/missing-tables.js';
 import { chooseParser } from './parser-choice.js';
 import { StructState, type BucketParser, type OpenTable, type RecordParser } from './record-parser.js';
@@ -159,6 +157,8 @@ export class OutputWriter {
     const spool = await Spool.create(this.tmpDir);
     let parser: BucketParser;
     if (choice.kind === 'legacy') {
+      // the legacy and mapping parsers are loaded only by the configurations that use them
+      const { LegacyJsonParser } = await import('./legacy-parser/legacy-parser.js');
       const legacy = new LegacyJsonParser(spool, (message) => this.logger.warn(message));
       parser = legacy;
       await seedOrDispose(parser, () => legacy.seed(choice.seed));
@@ -169,6 +169,7 @@ export class OutputWriter {
     }
     if (phpEmpty(config.mappings)) return parser;
     try {
+      const { MappedParser } = await import('./mapping/mapped-parser.js');
       return await MappedParser.create(config.mappings!, parser, this.logger, this.tmpDir);
     } catch (error) {
       await parser.dispose();
