@@ -124,7 +124,11 @@ export class JobRunner {
       // the API works on it while the CPU parses (same requests, same order, one in flight).
       const hasChildren = job.children.length > 0;
       let next = hasChildren ? undefined : paginator.next(template, { request, response: decoded, data });
-      if (next !== undefined && !(next instanceof Stop)) fetcher.prefetch(next);
+      if (next !== undefined && !(next instanceof Stop)) {
+        fetcher.prefetch(next);
+        // got builds and writes the request in later ticks: let it leave before parsing takes the CPU
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
       parser.process(data, job.dataType, instance.injected);
       await parser.settle();
       pages++;

@@ -45,7 +45,7 @@ export class Structure {
     if (list.length === 0) this.record(item, 'null', itemPath);
     let previous: NodeType | null = null;
     for (const value of list) {
-      const type = this.analyseValue(value, node.childAt(ITEM_KEY, this.changed), itemPath, true);
+      const type = this.analyseValue(value, node.childAt(ITEM_KEY, this.changed), itemPath, undefined, true);
       if (previous !== null && type !== previous && type !== 'null' && previous !== 'null') {
         throw new StructureError(`Data in '${itemPath}' contains incompatible data types '${previous}' and '${type}'.`);
       }
@@ -53,20 +53,25 @@ export class Structure {
     }
   }
 
-  private analyseValue(value: JsonValue, node: SchemaNode, path: string, inList: boolean): NodeType {
+  /**
+   * The value's path (for messages) is `parent` + `.key`, built only when needed: most values are
+   * scalars that never need it, and building it for each would be most of the analysis' work.
+   */
+  private analyseValue(value: JsonValue, node: SchemaNode, parent: string, key: string | undefined, inList: boolean): NodeType {
     let type: NodeType;
     if (value === null) type = 'null';
     else if (isJsonObject(value)) {
-      for (const [key, v] of value) this.analyseValue(v, node.childAt(`_${key}`, this.changed), `${path}.${key}`, false);
+      const path = pathOf(parent, key);
+      for (const [k, v] of value) this.analyseValue(v, node.childAt(`_${k}`, this.changed), path, k, false);
       type = 'object';
     } else if (Array.isArray(value)) {
       if (inList) type = 'scalar'; // a list inside a list is written as JSON text
       else {
-        this.analyseList(value, node, path);
+        this.analyseList(value, node, pathOf(parent, key));
         type = 'array';
       }
     } else type = 'scalar';
-    this.record(node, type, path);
+    if (node.nodeType !== type) this.record(node, type, pathOf(parent, key));
     return type;
   }
 
@@ -170,6 +175,10 @@ export class Structure {
     for (const [key, value] of data) this.root.entries.set(key, nodeFromState(value, `json_parser.struct.data.${key}`));
     this.version++;
   }
+}
+
+function pathOf(parent: string, key: string | undefined): string {
+  return key === undefined ? parent : `${parent}.${key}`;
 }
 
 function nodeToState(node: SchemaNode): JsonObject {
