@@ -1,4 +1,5 @@
 import type { ProgressLine } from '../common/progress-line.js';
+import { groupThousands } from '../common/text.js';
 
 /** Counters of one extraction, shown live on a terminal and reported at the end. */
 export class RunProgress {
@@ -14,7 +15,7 @@ export class RunProgress {
     if (!this.line?.enabled) return;
     const seconds = (Date.now() - this.started) / 1000;
     const rate = seconds > 0 ? Math.round(this.records / seconds) : 0;
-    this.line.update(`${job}: ${this.pages.toLocaleString('en')} pages, ${this.records.toLocaleString('en')} records, ${rate.toLocaleString('en')} records/s`);
+    this.line.update(`${job}: ${groupThousands(this.pages)} pages, ${groupThousands(this.records)} records, ${groupThousands(rate)} records/s`);
   }
 
   get elapsedMs(): number {
