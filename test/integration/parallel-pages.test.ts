@@ -45,7 +45,9 @@ describe('parallel page fetching', () => {
     });
   });
   after(() => server.close());
-  beforeEach(() => {
+  beforeEach(async () => {
+    // pages fetched ahead and cancelled by the previous test may still be in the server's hands
+    while (inFlight > 0) await sleep(5);
     server.requests.length = 0;
     maxInFlight = 0;
     throttle = Infinity;

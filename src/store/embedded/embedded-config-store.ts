@@ -91,7 +91,8 @@ export class EmbeddedConfigStore implements ConfigStore {
   }
 
   private async requireLive(repo: Repository, key: ConfigKey, lock: boolean): Promise<ConfigRecord> {
-    await this.requireComponent(repo, key.componentId);
+    // existence only: decoding the component's definition would be most of a detail request's work
+    if (!(await repo.componentExists(key.componentId))) await this.requireComponent(repo, key.componentId);
     const record = await repo.loadConfig(key, lock);
     if (!record || record.isDeleted) throw StoreError.notFound(`Configuration ${key.configId} not found`);
     return record;

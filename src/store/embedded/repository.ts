@@ -173,6 +173,10 @@ export class Repository {
     return r ? componentFromDb(r) : undefined;
   }
 
+  async componentExists(id: string): Promise<boolean> {
+    return (await this.tx.get<DbRow>('SELECT 1 AS found FROM components WHERE id = ?', [id])) !== undefined;
+  }
+
   async listComponents(): Promise<Component[]> {
     return (await this.tx.all<DbRow>(`SELECT * FROM components ORDER BY id${this.byteOrder}`)).map(componentFromDb);
   }
