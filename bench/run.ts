@@ -1,90 +1,123 @@
 /**
- * `npm run bench`: extraction throughput and peak memory of `gex run` against a local paged API
- * served from a separate process. Results go to the terminal and bench/results.json.
+ * `npm run bench`: every performance figure of gex, each measured side by side with its yardstick
+ * in the same run (absolute times on a shared machine are noise, ratios are not). Prints to the
+ * terminal and writes bench/results.json.
+ *
+ * GEX_BENCH_QUICK=1 runs smaller sizes (a smoke test of the benchmarks, not figures to quote).
  */
-import { fork } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { measureProcess, pagedDataDir, removeDir, repoRoot } from './measure.js';
+import { compareWithFloor, type FloorComparison } from './extraction-bench.js';
+import { repoRoot } from './measure.js';
+import { parallelSpeedups } from './parallel-bench.js';
+import { rateLimitedRun } from './rate-limit-bench.js';
+import { concurrentUpdateRate, historyLatency, rowsDetailLatency, serveThroughput, storeUpdateLatency, type ConcurrentUpdateRate } from './store-bench.js';
 import { POSTGRES_EXAMPLE, postgresBackendAt, sqliteBackend } from '../test/support/store.js';
-import { concurrentUpdateRate, storeUpdateLatency, type ConcurrentUpdateRate, type StoreLatency } from './store-bench.js';
 
-interface ServerHandle {
-  url: string;
-  stop(): void;
+const quick = process.env.GEX_BENCH_QUICK === '1';
+const results: Record<string, unknown> = { date: new Date().toISOString(), quick };
+
+function section(title: string): void {
+  console.log(`\n== ${title}`);
 }
 
-/** Starts bench/paged-server in its own process so it does not share CPU time with gex's measurement. */
-function startServer(pages: number, recordsPerPage: number, nested = false): Promise<ServerHandle> {
-  return new Promise((resolve, reject) => {
-    const child = fork(path.join(repoRoot, 'dist', 'bench', 'paged-server.js'), [String(pages), String(recordsPerPage), nested ? 'nested' : 'flat'], {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    child.once('message', (m) => resolve({ url: String((m as { url: string }).url), stop: () => child.kill() }));
-    child.once('error', reject);
-  });
+function verdict(ok: boolean): string {
+  return ok ? 'target met' : 'TARGET MISSED';
 }
 
-interface Result {
-  scenario: string;
-  pages: number;
-  recordsPerPage: number;
-  wallMs: number;
-  recordsPerSecond: number;
-  peakRssMb: number;
-}
-
-async function gexRun(pages: number, recordsPerPage: number, nested: boolean): Promise<Result> {
-  const server = await startServer(pages, recordsPerPage, nested);
-  const dir = await pagedDataDir(server.url, recordsPerPage);
-  try {
-    const m = await measureProcess([process.execPath, path.join(repoRoot, 'bin', 'gex.js'), 'run', '--data-dir', dir, '--log-level', 'warn']);
-    const records = pages * recordsPerPage;
-    return {
-      scenario: `gex run, ${nested ? 'nested records with child tables' : 'flat records'}`,
-      pages,
-      recordsPerPage,
-      wallMs: Math.round(m.wallMs),
-      recordsPerSecond: Math.round(records / (m.wallMs / 1000)),
-      peakRssMb: Math.round(m.peakRssKb / 102.4) / 10,
-    };
-  } finally {
-    server.stop();
-    await removeDir(dir);
-  }
-}
-
-const sizes = (process.env.GEX_BENCH_PAGES ?? '100,1000').split(',').map(Number);
-const results: Result[] = [];
-for (const nested of [false, true]) {
-  for (const pages of sizes) {
-    const r = await gexRun(pages, 100, nested);
-    results.push(r);
+// 1. extraction against the floor: [pages, repetitions]; the smaller sizes are short, so repeat them more
+section('extraction vs the floor (got + csv-stringify, sequential), R = 100 records per page');
+const sizes: Array<[number, number]> = quick ? [[100, 3], [1000, 1]] : [[100, 5], [1000, 3], [10_000, 1]];
+const extraction: FloorComparison[] = [];
+for (const shape of ['flat', 'nested'] as const) {
+  for (const [pages, repetitions] of sizes) {
+    if (shape === 'nested' && pages === 100 && !quick) continue;
+    const r = await compareWithFloor(pages, 100, shape, repetitions);
+    extraction.push(r);
     console.log(
-      `${r.scenario.padEnd(45)} P=${String(pages).padStart(6)} R=100  ${String(r.wallMs).padStart(7)} ms  ` +
-        `${String(r.recordsPerSecond).padStart(7)} records/s  peak RSS ${r.peakRssMb} MB`,
+      `${shape.padEnd(6)} P=${String(pages).padStart(6)}  gex ${String(r.gex.wallMs).padStart(6)} ms ${String(r.gex.recordsPerSecond).padStart(7)} rec/s ${String(r.gex.peakRssMb).padStart(6)} MB` +
+        ` | floor ${String(r.floor.wallMs).padStart(6)} ms ${String(r.floor.recordsPerSecond).padStart(7)} rec/s ${String(r.floor.peakRssMb).padStart(6)} MB` +
+        ` | wall ratio ${r.wallRatio.toFixed(2)}${shape === 'flat' ? ` (${verdict(r.wallRatio <= 1.3)}: <= 1.3)` : ''}, RSS ratio ${r.rssRatio.toFixed(2)}`,
     );
   }
 }
-const store: StoreLatency[] = [];
-for (const via of ['embedded', 'http'] as const) {
-  for (const history of [1, 1000]) {
-    const r = await storeUpdateLatency(via, 100 * 1024, history);
-    store.push(r);
-    console.log(`store update (${via.padEnd(8)}), 100 KB configuration, ${String(history).padStart(5)} versions of history: median ${r.medianUpdateMs} ms`);
-  }
+results.extraction = extraction;
+
+// 2. flat memory: the largest size against the next one down, and against the floor
+section('peak memory');
+const [smaller, largest] = quick ? [100, 1000] : [1000, 10_000];
+const memory = (['flat', 'nested'] as const).map((shape) => {
+  const big = extraction.find((r) => r.shape === shape && r.pages === largest)!;
+  const small = extraction.find((r) => r.shape === shape && r.pages === smaller)!;
+  const growth = Math.round((big.gex.peakRssMb / small.gex.peakRssMb) * 100) / 100;
+  console.log(
+    `${shape.padEnd(6)} P=${largest} / P=${smaller}: ${big.gex.peakRssMb} / ${small.gex.peakRssMb} MB = ${growth.toFixed(2)} (${verdict(growth <= 1.15)}: <= 1.15);` +
+      ` vs floor at P=${largest}: ${big.rssRatio.toFixed(2)} (${verdict(big.rssRatio <= 1.5)}: <= 1.5); Generic Extractor: 31 MB`,
+  );
+  return { shape, largest, smaller, growth, vsFloor: big.rssRatio, peakRssMb: big.gex.peakRssMb };
+});
+results.memory = memory;
+
+// 3. parallel page fetching
+section('parallel page fetching: 200 pages, 50 ms latency per request');
+const parallel = await parallelSpeedups(quick ? 40 : 200, 50);
+for (const r of parallel) {
+  const target = r.concurrency === 4 ? 3.5 : r.concurrency === 8 ? 6 : undefined;
+  console.log(
+    `concurrency ${r.concurrency}: ${String(r.wallMs).padStart(6)} ms  speedup ${r.speedup.toFixed(2)}×` +
+      `${target ? ` (${verdict(r.speedup >= target)}: >= ${target})` : ''}  output ${r.identicalOutput ? 'identical to sequential' : 'DIFFERS FROM SEQUENTIAL'}`,
+  );
 }
-// concurrent updates of one configuration through gex serve: SQLite in one process, PostgreSQL in one and three
+results.parallel = parallel;
+
+// 4. rate-limit aware concurrency
+section('rate limit: server admits 20 requests/s (429 + Retry-After beyond), gex asks for concurrency 8');
+const rateLimit = await rateLimitedRun(20, 8, quick ? 60 : 200, 50);
+console.log(
+  `settled at ${rateLimit.settledPerSecond} pages/s = ${rateLimit.ratio.toFixed(2)} × the allowed rate, ${rateLimit.throttledResponses} throttled responses retried, ` +
+    `${rateLimit.pages} pages in ${rateLimit.wallMs} ms, run succeeded`,
+);
+results.rateLimit = rateLimit;
+
+// 5. store
+section('store');
+const history = await historyLatency(10 * 1024, quick ? 1000 : 10_000);
+console.log(
+  `update of a 10 KB configuration: 1 version of history ${history.shortMedianMs} ms, ${history.longHistory} versions ${history.longMedianMs} ms` +
+    ` (median) = ${history.ratio.toFixed(2)} (${verdict(history.ratio <= 1.5)}: <= 1.5)`,
+);
+console.log(`list versions of that configuration: newest 100 ${history.listNewestMs} ms, oldest 100 ${history.listOldestMs} ms (median)`);
+const rows = await rowsDetailLatency(1000);
+console.log(`detail of a configuration with ${rows.rows} rows: embedded ${rows.embeddedMedianMs} ms, over HTTP ${rows.httpMedianMs} ms (median)`);
+const updates = [];
+for (const via of ['embedded', 'http'] as const) {
+  const r = await storeUpdateLatency(via, 100 * 1024, 1);
+  updates.push(r);
+  console.log(`update of a 100 KB configuration (${via}): median ${r.medianUpdateMs} ms`);
+}
+const serve = await serveThroughput(quick ? 2 : 5);
+console.log(
+  `gex serve GET configuration detail: ${serve.detailRequestsPerSecond} req/s vs Fastify trivial JSON route ${serve.trivialRequestsPerSecond} req/s` +
+    ` = ${serve.ratio.toFixed(2)} (${verdict(serve.ratio >= 0.3)}: >= 0.3)`,
+);
+results.store = { history, rows, updates, serve };
+
+// 6. concurrent updates of one configuration (issue 6): SQLite in one process, PostgreSQL in one and three
+section('concurrent updates of one configuration through gex serve');
 const concurrent: ConcurrentUpdateRate[] = [];
 const postgresUrl = process.env.GEX_TEST_POSTGRES || POSTGRES_EXAMPLE;
 for (const [backend, processes] of [[sqliteBackend, 1], [postgresBackendAt(postgresUrl), 1], [postgresBackendAt(postgresUrl), 3]] as const) {
   try {
     const r = await concurrentUpdateRate(backend, processes);
     concurrent.push(r);
-    console.log(`concurrent updates, ${r.updates} at once, ${r.store.padEnd(10)} ${processes} gex serve: ${String(r.updatesPerSecond).padStart(5)} updates/s (${r.wallMs} ms)`);
+    console.log(`${r.updates} at once, ${r.store.padEnd(10)} ${processes} gex serve: ${String(r.updatesPerSecond).padStart(5)} updates/s (${r.wallMs} ms)`);
   } catch (error) {
     if (backend.name === 'SQLite') throw error;
-    console.log(`concurrent updates, ${backend.name}: skipped (${(error as Error).message.split('\n')[0]}; set GEX_TEST_POSTGRES to a reachable database)`);
+    console.log(`${backend.name}: skipped (${(error as Error).message.split('\n')[0]}; set GEX_TEST_POSTGRES to a reachable database)`);
   }
 }
-await writeFile(path.join(repoRoot, 'bench', 'results.json'), `${JSON.stringify({ date: new Date().toISOString(), results, store, concurrent }, null, 2)}\n`);
+results.concurrent = concurrent;
+
+const file = path.join(repoRoot, 'bench', 'results.json');
+await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
+console.log(`\nresults written to ${path.relative(process.cwd(), file)}`);

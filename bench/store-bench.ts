@@ -1,6 +1,10 @@
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import autocannon from 'autocannon';
+import { repoRoot } from './measure.js';
 import { fromPlain, type JsonValue } from '../src/php-compat/index.js';
 import type { ConfigStore } from '../src/store/config-store.js';
 import { openEmbeddedStore } from '../src/store/open-store.js';
@@ -100,5 +104,133 @@ export async function concurrentUpdateRate(backend: BackendFactory, processes: n
     }
   } finally {
     await store.dispose();
+  }
+}
+
+async function withEmbeddedStore<T>(work: (store: ConfigStore, backend: Awaited<ReturnType<typeof openEmbeddedStore>>) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-store-bench-'));
+  const backend = await openEmbeddedStore(path.join(dir, 'store.sqlite'), { GEX_MASTER_KEY: '22'.repeat(32) });
+  try {
+    return await work(await backend.localSession(), backend);
+  } finally {
+    await backend.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function medianMs(samples: number, operation: () => Promise<unknown>): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const t = process.hrtime.bigint();
+    await operation();
+    times.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  return Math.round(median(times) * 100) / 100;
+}
+
+export interface HistoryLatency {
+  configurationBytes: number;
+  longHistory: number;
+  /** median update latency with 1 version behind it, and with `longHistory` versions */
+  shortMedianMs: number;
+  longMedianMs: number;
+  /** long / short: 1 means no work proportional to the history */
+  ratio: number;
+  /** median time to list the newest 100 versions, and the oldest 100 (offset), of the long one */
+  listNewestMs: number;
+  listOldestMs: number;
+}
+
+/**
+ * Update latency of a configuration with one version against one with `longHistory` versions, in
+ * the same SQLite store, measured alternately so that both see the same machine.
+ */
+export async function historyLatency(bytes = 10 * 1024, longHistory = 10_000, samples = 40): Promise<HistoryLatency> {
+  return withEmbeddedStore(async (store) => {
+    const long = await store.createConfiguration(C, { name: 'long', configuration: configurationOfSize(bytes, 0) });
+    for (let i = 1; i < longHistory; i++) await store.updateConfiguration(C, long.id, { configuration: configurationOfSize(bytes, i) });
+    const shortTimes: number[] = [];
+    const longTimes: number[] = [];
+    const timeUpdate = async (id: string, times: number[], seed: number) => {
+      const body = configurationOfSize(bytes, seed);
+      const t = process.hrtime.bigint();
+      await store.updateConfiguration(C, id, { configuration: body });
+      times.push(Number(process.hrtime.bigint() - t) / 1e6);
+    };
+    for (let i = 0; i < samples; i++) {
+      // a fresh configuration each time: exactly one version behind the measured update
+      const short = await store.createConfiguration(C, { name: `short ${i}`, configuration: configurationOfSize(bytes, 0) });
+      await timeUpdate(short.id, shortTimes, longHistory + i);
+      await timeUpdate(long.id, longTimes, longHistory + i);
+    }
+    const shortMedianMs = Math.round(median(shortTimes) * 100) / 100;
+    const longMedianMs = Math.round(median(longTimes) * 100) / 100;
+    return {
+      configurationBytes: bytes,
+      longHistory,
+      shortMedianMs,
+      longMedianMs,
+      ratio: Math.round((longMedianMs / shortMedianMs) * 100) / 100,
+      listNewestMs: await medianMs(20, () => store.listConfigurationVersions(C, long.id, { limit: 100 })),
+      listOldestMs: await medianMs(20, () => store.listConfigurationVersions(C, long.id, { limit: 100, offset: longHistory - 100 })),
+    };
+  });
+}
+
+export interface RowsDetailLatency {
+  rows: number;
+  embeddedMedianMs: number;
+  httpMedianMs: number;
+}
+
+/** Detail (configuration with all its rows) of a configuration with `rows` rows: embedded and through `gex serve`. */
+export async function rowsDetailLatency(rows = 1000, samples = 30): Promise<RowsDetailLatency> {
+  return withEmbeddedStore(async (store, backend) => {
+    const c = await store.createConfiguration(C, { name: 'many rows', configuration: configurationOfSize(2048, 0) });
+    for (let i = 0; i < rows; i++) await store.createRow(C, c.id, { name: `row ${i}`, configuration: configurationOfSize(512, i) });
+    const embeddedMedianMs = await medianMs(samples, () => store.getConfiguration(C, c.id));
+    const app = await buildServer({ backend });
+    try {
+      const { token } = await backend.createToken({ description: 'bench' });
+      const remote = new HttpConfigStore({ url: await app.listen({ port: 0, host: '127.0.0.1' }), token });
+      const httpMedianMs = await medianMs(samples, () => remote.getConfiguration(C, c.id));
+      return { rows, embeddedMedianMs, httpMedianMs };
+    } finally {
+      await app.close();
+    }
+  });
+}
+
+export interface ServeThroughput {
+  connections: number;
+  seconds: number;
+  detailRequestsPerSecond: number;
+  trivialRequestsPerSecond: number;
+  /** detail / trivial */
+  ratio: number;
+}
+
+/**
+ * `gex serve` GET configuration detail under a loopback load generator (autocannon), against a
+ * trivial JSON route of Fastify in the same server process, in the same run. The server runs in its own
+ * process so that it does not share a core with the load generator.
+ */
+export async function serveThroughput(seconds = 5, connections = 10): Promise<ServeThroughput> {
+  const child = fork(path.join(repoRoot, 'dist', 'bench', 'serve-target.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  try {
+    const [target] = (await once(child, 'message')) as [{ url: string; trivialUrl: string; token: string; configId: string }];
+    const load = async (url: string): Promise<number> => {
+      const result = await autocannon({ url, connections, duration: seconds, headers: { 'X-StorageApi-Token': target.token } });
+      if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx responses, ${result.errors} errors`);
+      return Math.round(result.requests.average);
+    };
+    // warm both routes up, then measure
+    await autocannon({ url: target.trivialUrl, connections, duration: 1 });
+    await autocannon({ url: `${target.url}/v2/storage/components/${C}/configs/${target.configId}`, connections, duration: 1, headers: { 'X-StorageApi-Token': target.token } });
+    const trivialRequestsPerSecond = await load(target.trivialUrl);
+    const detailRequestsPerSecond = await load(`${target.url}/v2/storage/components/${C}/configs/${target.configId}`);
+    return { connections, seconds, detailRequestsPerSecond, trivialRequestsPerSecond, ratio: Math.round((detailRequestsPerSecond / trivialRequestsPerSecond) * 100) / 100 };
+  } finally {
+    child.kill();
   }
 }

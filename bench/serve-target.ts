@@ -1,0 +1,32 @@
+/**
+ * `gex serve`'s HTTP app on a fresh embedded store, in its own process, for the load generator:
+ * seeds one configuration (a few rows, like a typical one). The yardstick is a trivial JSON route
+ * on a second Fastify app in the same process (gex's app is sealed once built). Reports
+ * `{url, trivialUrl, token, configId}` over IPC.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import Fastify from 'fastify';
+import { buildServer } from '../src/server/app.js';
+import { openEmbeddedStore } from '../src/store/open-store.js';
+import { configurationOfSize } from './store-bench.js';
+
+const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-serve-bench-'));
+const backend = await openEmbeddedStore(path.join(dir, 'store.sqlite'), { GEX_MASTER_KEY: '22'.repeat(32) });
+const store = await backend.localSession();
+const config = await store.createConfiguration('ex-generic-v2', { name: 'typical', configuration: configurationOfSize(4 * 1024, 1) });
+for (let i = 0; i < 3; i++) await store.createRow('ex-generic-v2', config.id, { name: `row ${i}`, configuration: configurationOfSize(1024, i) });
+const { token } = await backend.createToken({ description: 'bench' });
+const app = await buildServer({ backend });
+const url = await app.listen({ port: 0, host: '127.0.0.1' });
+const trivial = Fastify({ logger: false });
+trivial.get('/trivial', async () => ({ ok: true }));
+const trivialUrl = `${await trivial.listen({ port: 0, host: '127.0.0.1' })}/trivial`;
+process.send?.({ url, trivialUrl, token, configId: config.id });
+process.on('SIGTERM', () => {
+  void Promise.all([app.close(), trivial.close()])
+    .then(() => backend.close())
+    .then(() => rm(dir, { recursive: true, force: true }))
+    .then(() => process.exit(0));
+});
