@@ -1,8 +1,9 @@
 /**
  * `gex serve`'s HTTP app on a fresh embedded store, in its own process, for the load generator:
- * seeds one configuration (a few rows, like a typical one). The yardstick is a trivial JSON route
- * on a second Fastify app in the same process (gex's app is sealed once built). Reports
- * `{url, trivialUrl, token, configId}` over IPC.
+ * seeds one configuration (a few rows, like a typical one). A second gex app on the same store has
+ * the read cache turned off (every request decodes and encodes). The yardstick is a trivial JSON
+ * route on a third Fastify app in the same process (gex's apps are sealed once built). Reports
+ * `{url, uncachedUrl, trivialUrl, token, configId}` over IPC.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -20,12 +21,14 @@ for (let i = 0; i < 3; i++) await store.createRow('ex-generic-v2', config.id, { 
 const { token } = await backend.createToken({ description: 'bench' });
 const app = await buildServer({ backend });
 const url = await app.listen({ port: 0, host: '127.0.0.1' });
+const uncached = await buildServer({ backend, readCache: false });
+const uncachedUrl = await uncached.listen({ port: 0, host: '127.0.0.1' });
 const trivial = Fastify({ logger: false });
 trivial.get('/trivial', async () => ({ ok: true }));
 const trivialUrl = `${await trivial.listen({ port: 0, host: '127.0.0.1' })}/trivial`;
-process.send?.({ url, trivialUrl, token, configId: config.id });
+process.send?.({ url, uncachedUrl, trivialUrl, token, configId: config.id });
 process.on('SIGTERM', () => {
-  void Promise.all([app.close(), trivial.close()])
+  void Promise.all([app.close(), uncached.close(), trivial.close()])
     .then(() => backend.close())
     .then(() => rm(dir, { recursive: true, force: true }))
     .then(() => process.exit(0));

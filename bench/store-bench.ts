@@ -204,10 +204,15 @@ export async function rowsDetailLatency(rows = 1000, samples = 30): Promise<Rows
 export interface ServeThroughput {
   connections: number;
   seconds: number;
+  /** gex serve as it runs: repeated reads of an unchanged configuration come from the read cache */
   detailRequestsPerSecond: number;
+  /** with the read cache off: every request reads the store, decodes and encodes */
+  uncachedRequestsPerSecond: number;
   trivialRequestsPerSecond: number;
   /** detail / trivial */
   ratio: number;
+  /** uncached / trivial */
+  uncachedRatio: number;
 }
 
 /**
@@ -218,18 +223,29 @@ export interface ServeThroughput {
 export async function serveThroughput(seconds = 5, connections = 10): Promise<ServeThroughput> {
   const child = fork(path.join(repoRoot, 'dist', 'bench', 'serve-target.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   try {
-    const [target] = (await once(child, 'message')) as [{ url: string; trivialUrl: string; token: string; configId: string }];
+    const [target] = (await once(child, 'message')) as [{ url: string; uncachedUrl: string; trivialUrl: string; token: string; configId: string }];
     const load = async (url: string): Promise<number> => {
       const result = await autocannon({ url, connections, duration: seconds, headers: { 'X-StorageApi-Token': target.token } });
       if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx responses, ${result.errors} errors`);
       return Math.round(result.requests.average);
     };
-    // warm both routes up, then measure
-    await autocannon({ url: target.trivialUrl, connections, duration: 1 });
-    await autocannon({ url: `${target.url}/v2/storage/components/${C}/configs/${target.configId}`, connections, duration: 1, headers: { 'X-StorageApi-Token': target.token } });
+    const detailPath = `/v2/storage/components/${C}/configs/${target.configId}`;
+    const headers = { 'X-StorageApi-Token': target.token };
+    // warm every route up, then measure
+    for (const url of [target.trivialUrl, target.url + detailPath, target.uncachedUrl + detailPath]) await autocannon({ url, connections, duration: 1, headers });
     const trivialRequestsPerSecond = await load(target.trivialUrl);
-    const detailRequestsPerSecond = await load(`${target.url}/v2/storage/components/${C}/configs/${target.configId}`);
-    return { connections, seconds, detailRequestsPerSecond, trivialRequestsPerSecond, ratio: Math.round((detailRequestsPerSecond / trivialRequestsPerSecond) * 100) / 100 };
+    const detailRequestsPerSecond = await load(target.url + detailPath);
+    const uncachedRequestsPerSecond = await load(target.uncachedUrl + detailPath);
+    const ratio = (n: number) => Math.round((n / trivialRequestsPerSecond) * 100) / 100;
+    return {
+      connections,
+      seconds,
+      detailRequestsPerSecond,
+      uncachedRequestsPerSecond,
+      trivialRequestsPerSecond,
+      ratio: ratio(detailRequestsPerSecond),
+      uncachedRatio: ratio(uncachedRequestsPerSecond),
+    };
   } finally {
     child.kill();
   }

@@ -2,6 +2,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { requireToken } from './auth.js';
 import type { ServerBackend } from './backend.js';
 import { registerBodyParsers } from './body.js';
+import { ReadCache, type ReadCacheLimits } from './read-cache.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { gexRevision } from './revision.js';
 import { apiIndexRoutes } from './routes/api-index.js';
@@ -26,6 +27,8 @@ export interface ServerOptions {
   bodyLimit?: number;
   /** `revision` of the API index (default `gex-<version>`) */
   revision?: string;
+  /** reuse encoded GET bodies while the store is unchanged (default on); false turns it off */
+  readCache?: ReadCacheLimits | false;
 }
 
 /** Routes of configurations and everything under them, the same in both path forms. */
@@ -63,7 +66,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   await app.register(async (open) => publicComponentRoute(open, backend), { prefix: '/v2/storage' });
 
   await app.register(async (api) => {
-    api.addHook('onRequest', requireToken(backend));
+    const reads = options.readCache === false ? new ReadCache(async () => null) : new ReadCache(() => backend.changeMarker(), options.readCache);
+    api.addHook('onRequest', requireToken(backend, reads));
 
     await api.register(
       async (root) => {

@@ -3,6 +3,7 @@ import type { ConfigStore } from '../store/config-store.js';
 import { StoreError } from '../store/store-error.js';
 import type { TokenInfo } from '../store/types.js';
 import type { ServerBackend } from './backend.js';
+import type { ReadCache } from './read-cache.js';
 
 /**
  * Token authentication (storage-api.md §2): `X-StorageApi-Token` (header names are
@@ -13,6 +14,8 @@ import type { ServerBackend } from './backend.js';
 export interface Session {
   token: TokenInfo;
   store: ConfigStore;
+  /** shared by all sessions: entries are keyed by token */
+  reads: ReadCache;
 }
 
 const sessions = new WeakMap<FastifyRequest, Session>();
@@ -26,13 +29,14 @@ export function tokenOf(request: FastifyRequest): string | undefined {
 }
 
 /** onRequest hook of the token-protected routes. */
-export function requireToken(backend: ServerBackend) {
+export function requireToken(backend: ServerBackend, reads: ReadCache) {
   return async (request: FastifyRequest): Promise<void> => {
     const text = tokenOf(request);
     if (!text) throw new StoreError(401, '', 'Access token must be set');
-    const token = await backend.authenticate(text);
+    // unknown tokens are looked up every time: guessing must not fill the cache
+    const token = await reads.value(`token ${text}`, () => backend.authenticate(text), (found) => (found ? 512 : null));
     if (!token) throw new StoreError(401, 'storage.tokenInvalid', 'Invalid access token');
-    sessions.set(request, { token, store: backend.session(token) });
+    sessions.set(request, { token, store: backend.session(token), reads });
   };
 }
 

@@ -10,4 +10,6 @@ export interface ServerBackend {
   session(token: TokenInfo): ConfigStore;
   listComponents(): Promise<Component[]>;
   getComponent(id: string): Promise<Component | undefined>;
+  /** changes whenever stored data changes; null when unknown (then nothing read is reused) */
+  changeMarker(): Promise<string | null>;
 }

@@ -1,5 +1,6 @@
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { stringifyExact, type JsonValue } from '../php-compat/index.js';
+import { sessionOf } from './auth.js';
 
 /**
  * Sends a JSON body written by gex's exact encoder (`[]` vs `{}`, key order and `1.0` survive).
@@ -8,6 +9,16 @@ import { stringifyExact, type JsonValue } from '../php-compat/index.js';
  */
 export function sendJson(reply: FastifyReply, status: number, value: JsonValue): FastifyReply {
   return reply.code(status).header('content-type', 'application/json').send(Buffer.from(stringifyExact(value)));
+}
+
+/**
+ * 200 with the body of a GET that depends only on the token, the URL and the stored data: reused
+ * from the read cache while the store is unchanged.
+ */
+export async function sendCachedJson(request: FastifyRequest, reply: FastifyReply, build: () => Promise<JsonValue>): Promise<FastifyReply> {
+  const session = sessionOf(request);
+  const body = await session.reads.body(`${session.token.id} ${request.url}`, build);
+  return reply.code(200).header('content-type', 'application/json').send(body);
 }
 
 /** 204 with an empty body (deletes). */

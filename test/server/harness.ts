@@ -53,15 +53,17 @@ export class TestServer {
     readonly baseUrl: string,
     readonly token: string,
     private readonly dispose: () => Promise<void>,
+    /** the store's SQLite file or PostgreSQL URL, for a second connection */
+    readonly location: string,
   ) {}
 
   static async start(options: { bodyLimit?: number; backend?: BackendFactory } = {}): Promise<TestServer> {
-    const { backend, dispose } = await (options.backend ?? storeBackends()[0]).open();
+    const { backend, dispose, location } = await (options.backend ?? storeBackends()[0]).open();
     await backend.importComponents(fromPlain([{ id: 'keboola.wr-db', type: 'writer', name: 'DB writer', description: 'Writes tables' }]));
     const { token } = await backend.createToken({ description: 'alpha admin', project: 'alpha' });
     const app = await buildServer({ backend, bodyLimit: options.bodyLimit });
     const address = await app.listen({ port: 0, host: '127.0.0.1' });
-    return new TestServer(app, backend, address, token, dispose);
+    return new TestServer(app, backend, address, token, dispose, location);
   }
 
   async createToken(options: { description?: string; readOnly?: boolean; project?: string } = {}): Promise<string> {

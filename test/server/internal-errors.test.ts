@@ -20,6 +20,7 @@ const failingBackend: ServerBackend = {
     }) as unknown as ConfigStore,
   listComponents: async () => [],
   getComponent: async () => undefined,
+  changeMarker: async () => null,
 };
 
 describe('server: unexpected failures', () => {

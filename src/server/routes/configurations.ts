@@ -4,7 +4,7 @@ import { configurationToWire } from '../../store/wire.js';
 import { sessionOf } from '../auth.js';
 import { createConfigurationInput, stateInput, updateConfigurationInput } from '../input.js';
 import { isDeletedParam, type Query } from '../query.js';
-import { sendJson, sendNoContent } from '../reply.js';
+import { sendCachedJson, sendJson, sendNoContent } from '../reply.js';
 import type { ComponentParams, ConfigParams } from './params.js';
 
 /** Configurations of a component: list, create, detail, update, state, trash/purge, restore. */
@@ -12,8 +12,10 @@ export function configurationRoutes(app: FastifyInstance): void {
   const base = '/components/:componentId/configs';
 
   app.get<{ Params: ComponentParams; Querystring: Query }>(base, async (request, reply) => {
-    const list = await sessionOf(request).store.listConfigurations(request.params.componentId, { isDeleted: isDeletedParam(request.query) });
-    return sendJson(reply, 200, list.map((c) => configurationToWire(c)));
+    return sendCachedJson(request, reply, async () => {
+      const list = await sessionOf(request).store.listConfigurations(request.params.componentId, { isDeleted: isDeletedParam(request.query) });
+      return list.map((c) => configurationToWire(c));
+    });
   });
 
   app.post<{ Params: ComponentParams }>(base, async (request, reply) => {
@@ -27,7 +29,7 @@ export function configurationRoutes(app: FastifyInstance): void {
 
   app.get<{ Params: ConfigParams }>(`${base}/:configId`, async (request, reply) => {
     const { componentId, configId } = request.params;
-    return sendJson(reply, 200, configurationToWire(await sessionOf(request).store.getConfiguration(componentId, configId)));
+    return sendCachedJson(request, reply, async () => configurationToWire(await sessionOf(request).store.getConfiguration(componentId, configId)));
   });
 
   app.put<{ Params: ConfigParams }>(`${base}/:configId`, async (request, reply) => {

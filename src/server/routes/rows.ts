@@ -4,7 +4,7 @@ import { rowToWire } from '../../store/wire.js';
 import { sessionOf } from '../auth.js';
 import { changeDescriptionInput, createRowInput, stateInput, updateRowInput } from '../input.js';
 import { queryValue, type Query } from '../query.js';
-import { sendJson, sendNoContent } from '../reply.js';
+import { sendCachedJson, sendJson, sendNoContent } from '../reply.js';
 import type { ConfigParams, RowParams } from './params.js';
 
 /** Rows of a configuration: list, create, detail, update, state, delete (§5.14–§5.18). */
@@ -13,7 +13,7 @@ export function rowRoutes(app: FastifyInstance): void {
 
   app.get<{ Params: ConfigParams }>(base, async (request, reply) => {
     const { componentId, configId } = request.params;
-    return sendJson(reply, 200, (await sessionOf(request).store.listRows(componentId, configId)).map((r) => rowToWire(r)));
+    return sendCachedJson(request, reply, async () => (await sessionOf(request).store.listRows(componentId, configId)).map((r) => rowToWire(r)));
   });
 
   app.post<{ Params: ConfigParams }>(base, async (request, reply) => {
@@ -27,7 +27,7 @@ export function rowRoutes(app: FastifyInstance): void {
 
   app.get<{ Params: RowParams }>(`${base}/:rowId`, async (request, reply) => {
     const { componentId, configId, rowId } = request.params;
-    return sendJson(reply, 200, rowToWire(await sessionOf(request).store.getRow(componentId, configId, rowId)));
+    return sendCachedJson(request, reply, async () => rowToWire(await sessionOf(request).store.getRow(componentId, configId, rowId)));
   });
 
   app.put<{ Params: RowParams }>(`${base}/:rowId`, async (request, reply) => {

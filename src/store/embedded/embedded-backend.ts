@@ -64,6 +64,10 @@ export class EmbeddedBackend {
     return toTokenInfo(row);
   }
 
+  changeMarker(): Promise<string | null> {
+    return this.db.changeMarker();
+  }
+
   session(token: TokenInfo): ConfigStore {
     return new EmbeddedConfigStore(this.db, this.cipher, token);
   }

@@ -40,6 +40,12 @@ export interface Database extends SqlExecutor {
    * so it must have no effects outside the transaction.
    */
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  /**
+   * A value that differs after any change committed since it was last read, by this process or any
+   * other; null where that cannot be known cheaply (PostgreSQL: other servers commit without notice).
+   * Lets readers reuse what they derived from unchanged data.
+   */
+  changeMarker(): Promise<string | null>;
   close(): Promise<void>;
 }
 

@@ -153,6 +153,10 @@ export class PostgresDatabase implements Database {
     }
   }
 
+  async changeMarker(): Promise<null> {
+    return null;
+  }
+
   async close(): Promise<void> {
     await this.pool.end();
   }

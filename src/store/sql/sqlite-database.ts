@@ -16,6 +16,8 @@ export class SqliteDatabase implements Database {
   private readonly queue = new PQueue({ concurrency: 1 });
   private readonly statements = new Map<string, BetterSqlite3.Statement>();
   private readonly executor: SqlExecutor;
+  /** writes through this connection: `PRAGMA data_version` only counts other connections' commits */
+  private localWrites = 0;
 
   constructor(file: string) {
     this.db = new BetterSqlite3(file);
@@ -26,7 +28,10 @@ export class SqliteDatabase implements Database {
     this.executor = {
       all: async <T>(sql: string, params: SqlParam[] = []) => this.statement(sql).all(...params) as T[],
       get: async <T>(sql: string, params: SqlParam[] = []) => this.statement(sql).get(...params) as T | undefined,
-      run: async (sql: string, params: SqlParam[] = []) => ({ changes: this.wrap(() => this.statement(sql).run(...params)).changes }),
+      run: async (sql: string, params: SqlParam[] = []) => {
+        this.localWrites++;
+        return { changes: this.wrap(() => this.statement(sql).run(...params)).changes };
+      },
     };
   }
 
@@ -81,7 +86,17 @@ export class SqliteDatabase implements Database {
 
   /** Runs a multi-statement script (migrations). */
   exec(sql: string): Promise<void> {
-    return this.queue.add(() => void this.db.exec(sql));
+    return this.queue.add(() => {
+      this.localWrites++;
+      this.db.exec(sql);
+    });
+  }
+
+  async changeMarker(): Promise<string> {
+    // Read at once, not in the queue: a reader builds from data read after this, through the queue,
+    // so its data is never older than the marker; a write still in progress has already counted
+    // itself, and one that rolls back only costs a rebuild.
+    return `${this.statement('PRAGMA data_version').pluck().get() as number}:${this.localWrites}`;
   }
 
   async close(): Promise<void> {
