@@ -89,12 +89,17 @@ console.log(
 );
 console.log(`list versions of that configuration: newest 100 ${history.listNewestMs} ms, oldest 100 ${history.listOldestMs} ms (median)`);
 const rows = await rowsDetailLatency(1000);
-console.log(`detail of a configuration with ${rows.rows} rows: embedded ${rows.embeddedMedianMs} ms, over HTTP ${rows.httpMedianMs} ms (median)`);
+console.log(
+  `detail of a configuration with ${rows.rows} rows: embedded ${rows.embeddedMedianMs} ms, over HTTP ${rows.httpMedianMs} ms` +
+    ` (read cache off: ${rows.httpUncachedMedianMs} ms) (median)`,
+);
 const updates = [];
 for (const via of ['embedded', 'http'] as const) {
-  const r = await storeUpdateLatency(via, 100 * 1024, 1);
-  updates.push(r);
-  console.log(`update of a 100 KB configuration (${via}): median ${r.medianUpdateMs} ms`);
+  for (const versions of quick ? [1, 100] : [1, 1000]) {
+    const r = await storeUpdateLatency(via, 100 * 1024, versions);
+    updates.push(r);
+    console.log(`update of a 100 KB configuration (${via.padEnd(8)}) with ${String(versions).padStart(4)} versions of history: median ${r.medianUpdateMs} ms`);
+  }
 }
 const serve = await serveThroughput(quick ? 2 : 5);
 console.log(

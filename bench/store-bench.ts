@@ -180,7 +180,10 @@ export async function historyLatency(bytes = 10 * 1024, longHistory = 10_000, sa
 export interface RowsDetailLatency {
   rows: number;
   embeddedMedianMs: number;
+  /** repeated reads through gex serve: after the first, from the read cache */
   httpMedianMs: number;
+  /** through gex serve with the read cache off */
+  httpUncachedMedianMs: number;
 }
 
 /** Detail (configuration with all its rows) of a configuration with `rows` rows: embedded and through `gex serve`. */
@@ -189,15 +192,17 @@ export async function rowsDetailLatency(rows = 1000, samples = 30): Promise<Rows
     const c = await store.createConfiguration(C, { name: 'many rows', configuration: configurationOfSize(2048, 0) });
     for (let i = 0; i < rows; i++) await store.createRow(C, c.id, { name: `row ${i}`, configuration: configurationOfSize(512, i) });
     const embeddedMedianMs = await medianMs(samples, () => store.getConfiguration(C, c.id));
-    const app = await buildServer({ backend });
-    try {
-      const { token } = await backend.createToken({ description: 'bench' });
-      const remote = new HttpConfigStore({ url: await app.listen({ port: 0, host: '127.0.0.1' }), token });
-      const httpMedianMs = await medianMs(samples, () => remote.getConfiguration(C, c.id));
-      return { rows, embeddedMedianMs, httpMedianMs };
-    } finally {
-      await app.close();
-    }
+    const { token } = await backend.createToken({ description: 'bench' });
+    const overHttp = async (readCache: boolean) => {
+      const app = await buildServer({ backend, readCache: readCache ? undefined : false });
+      try {
+        const remote = new HttpConfigStore({ url: await app.listen({ port: 0, host: '127.0.0.1' }), token });
+        return await medianMs(samples, () => remote.getConfiguration(C, c.id));
+      } finally {
+        await app.close();
+      }
+    };
+    return { rows, embeddedMedianMs, httpMedianMs: await overHttp(true), httpUncachedMedianMs: await overHttp(false) };
   });
 }
 
