@@ -4,7 +4,7 @@
 #   docker run -e KBC_URL -e KBC_TOKEN -e KBC_CONFIGID gex
 #   docker run -v "$PWD/data:/data" gex run --data-dir /data
 
-# --- build: compile TypeScript and the native SQLite addon, then drop dev dependencies ---
+# --- build: compile TypeScript, bundle the CLI, build the native SQLite addon, drop dev dependencies ---
 FROM node:20-bookworm AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json ./
@@ -22,7 +22,7 @@ ENV NODE_ENV=production KBC_DATADIR=/data
 WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
-COPY --from=build /app/dist/src ./dist/src
+COPY --from=build /app/dist/bundle ./dist/bundle
 COPY --from=build /app/bin ./bin
 RUN ln -s /app/bin/gex.js /usr/local/bin/gex && mkdir -p /data && chown node:node /data
 USER node
