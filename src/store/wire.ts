@@ -90,21 +90,11 @@ export function configurationToWire(c: Configuration, options: ConfigurationWire
 }
 
 export function versionItemToWire(v: ConfigVersionItem): JsonObject {
-  return obj([
-    ['version', v.version],
-    ['created', v.created],
-    ['versionIdentifier', v.versionIdentifier],
-    ['creatorToken', tokenRefToWire(v.creatorToken)],
-    ['changeDescription', v.changeDescription],
-    ['isDeleted', v.isDeleted],
-    ['name', v.name],
-    ['description', v.description],
-    ['configuration', v.configuration],
-  ]);
+  return obj(versionItemEntries(v));
 }
 
-export function versionDetailToWire(v: ConfigVersionDetail): JsonObject {
-  return obj([
+function versionItemEntries(v: ConfigVersionItem): Entries {
+  return [
     ['version', v.version],
     ['created', v.created],
     ['versionIdentifier', v.versionIdentifier],
@@ -114,6 +104,13 @@ export function versionDetailToWire(v: ConfigVersionDetail): JsonObject {
     ['name', v.name],
     ['description', v.description],
     ['configuration', v.configuration],
+  ];
+}
+
+/** A version item plus what a version holds besides: rows (without state) and their order. */
+export function versionDetailToWire(v: ConfigVersionDetail): JsonObject {
+  return obj([
+    ...versionItemEntries(v),
     ['isDisabled', v.isDisabled],
     ['rowsSortOrder', v.rowsSortOrder],
     ['rows', v.rows.map((r) => rowToWire(r, { configuration: true, state: false }))],
