@@ -124,18 +124,33 @@ export function roundedFloat(v: number, precision: number, expChar: 'E' | 'e' = 
 }
 
 /**
- * The common case without digit juggling: when JavaScript's shortest form is plain (no exponent),
- * within PHP's plain range and has no more significant digits than asked, PHP prints exactly it.
+ * The common case without digit juggling: JavaScript's shortest form is plain (no exponent), within
+ * PHP's plain range and has no more significant digits than asked. Up to 15 digits PHP then prints
+ * exactly it; at 16–17 digits only when it is the double's exact value (as for prices like 12.25),
+ * since otherwise the exact binary value shows further digits (0.1 → 0.10000000000000001).
  */
 function plainShortest(v: number, precision: number): string | null {
   const abs = Math.abs(v);
-  if (precision > 15 || abs < 1e-4 || abs >= 10 ** precision) return null;
+  if (abs < 1e-4 || abs >= 1e15 || precision > 17) return null;
   const s = String(v);
   let first = v < 0 ? 1 : 0;
   if (abs < 1) {
     first += 2; // "0."
     while (s.charCodeAt(first) === 0x30) first++;
   }
-  const digits = s.length - first - (abs >= 1 && s.includes('.') ? 1 : 0);
-  return digits <= precision ? s : null;
+  const dot = s.indexOf('.');
+  const digits = s.length - first - (abs >= 1 && dot >= 0 ? 1 : 0);
+  if (digits > Math.min(precision, 15)) return null;
+  return precision <= 15 || isExactDecimal(s, dot) ? s : null;
+}
+
+/**
+ * Whether the plain decimal `s` (at most 15 significant digits) is exactly a double's value:
+ * n / 10^f is dyadic — what every double is — exactly when 5^f divides n.
+ */
+function isExactDecimal(s: string, dot: number): boolean {
+  if (dot < 0) return true;
+  const fraction = s.length - dot - 1;
+  const n = Math.abs(Number(s.slice(0, dot) + s.slice(dot + 1)));
+  return n % 5 ** fraction === 0;
 }

@@ -60,4 +60,17 @@ describe('php-compat: float rendering', () => {
       for (const precision of [14, 17]) assert.equal(formatFloat(value, precision, 'E'), roundedFloat(value, precision, 'E'), `${value} at ${precision}`);
     }
   });
+
+  it('takes its shortcut at 17 digits only for exact decimals (prices, halves, quarters, …)', () => {
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let i = 0; i < 50_000; i++) {
+      // dyadic values (exact short decimals) next to their decimal neighbours (inexact)
+      const value = Math.floor(random() * 2 ** 40) / 2 ** Math.floor(random() * 30) - (random() < 0.5 ? 0 : 0.01);
+      if (value === 0) continue;
+      for (const precision of [16, 17]) assert.equal(formatFloat(value, precision, 'E'), roundedFloat(value, precision, 'E'), `${value} at ${precision}`);
+    }
+    assert.equal(formatFloat(12.25, 17, 'E'), '12.25');
+    assert.equal(formatFloat(0.1, 17, 'E'), '0.10000000000000001');
+  });
 });
