@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import { errorKind, exitCodeOf, UserError } from '../../common/errors.js';
+import { limitHeapGrowth } from '../../common/heap-growth.js';
 import type { Logger } from '../../common/logger.js';
 import type { ProgressLine } from '../../common/progress-line.js';
 import type { SecretMasker } from '../../common/secret-masker.js';
@@ -49,6 +50,7 @@ export function runCommand(yargs: Argv): Argv {
 
 /** `gex run`: returns the exit code (0 ok, 1 user error, 2 application error). */
 export async function runFromCli(args: RunArgs): Promise<number> {
+  limitHeapGrowth();
   const { logger, masker, progress } = createCliLogging(args);
   const started = Date.now();
   let summary: RunSummary | undefined;
