@@ -114,28 +114,14 @@ export function createConfigurationInput(raw: unknown): CreateConfigurationInput
   const body = bodyObject(raw);
   const name = textField(body, 'name');
   if (name === undefined) throw invalid('name', 'This field is missing.');
-  return {
-    name,
-    configurationId: idField(body, 'configurationId'),
-    description: textField(body, 'description'),
-    configuration: jsonBodyField(body, 'configuration'),
-    state: jsonBodyField(body, 'state'),
-    changeDescription: changeDescriptionField(body),
-    isDisabled: flagField(body, 'isDisabled'),
-  };
+  // checked in the order of the fields, as before: the first invalid one is reported
+  const configurationId = idField(body, 'configurationId');
+  return { ...versionedFields(body), name, configurationId };
 }
 
 export function updateConfigurationInput(raw: unknown): UpdateConfigurationInput {
   const body = bodyObject(raw);
-  return {
-    name: textField(body, 'name'),
-    description: textField(body, 'description'),
-    configuration: jsonBodyField(body, 'configuration'),
-    state: jsonBodyField(body, 'state'),
-    changeDescription: changeDescriptionField(body),
-    isDisabled: flagField(body, 'isDisabled'),
-    rowsSortOrder: rowsSortOrderField(body),
-  };
+  return { ...versionedFields(body), rowsSortOrder: rowsSortOrderField(body) };
 }
 
 export function createRowInput(raw: unknown): CreateRowInput {
@@ -144,7 +130,11 @@ export function createRowInput(raw: unknown): CreateRowInput {
 }
 
 export function updateRowInput(raw: unknown): UpdateRowInput {
-  const body = bodyObject(raw);
+  return versionedFields(bodyObject(raw));
+}
+
+/** The fields configurations and rows share, on create and on update. */
+function versionedFields(body: JsonObject): UpdateRowInput {
   return {
     name: textField(body, 'name'),
     description: textField(body, 'description'),

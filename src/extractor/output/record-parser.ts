@@ -27,6 +27,16 @@ export interface ProducedTable {
   primaryKey: JsonValue[];
 }
 
+/** Closes tables written without a primary key and returns them as results, in their order. */
+export async function closedTables(tables: Map<string, CsvFile>): Promise<ProducedTable[]> {
+  const produced: ProducedTable[] = [];
+  for (const [name, csv] of tables) {
+    await csv.close();
+    produced.push({ name, csv, primaryKey: [] });
+  }
+  return produced;
+}
+
 /** Opens a CSV file for a table a parser writes at the end of the run. */
 export type OpenTable = (name: string) => CsvFile;
 

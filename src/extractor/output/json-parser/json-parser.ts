@@ -1,6 +1,6 @@
 import { isJsonObject, phpLooseEqualsNull, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
 import type { CsvFile } from '../csv-file.js';
-import { StructState, type BucketParser, type OpenTable, type ProducedTable } from '../record-parser.js';
+import { closedTables, StructState, type BucketParser, type OpenTable, type ProducedTable } from '../record-parser.js';
 import type { Spool } from '../spool.js';
 import { DraftTables } from './draft-tables.js';
 import { Structure } from './structure.js';
@@ -72,13 +72,7 @@ export class JsonParser implements BucketParser {
   }
 
   async results(openTable: OpenTable, onDataError: (message: string) => void): Promise<ProducedTable[]> {
-    const tables = await this.writeTables(openTable, onDataError);
-    const produced: ProducedTable[] = [];
-    for (const [name, csv] of tables) {
-      await csv.close();
-      produced.push({ name, csv, primaryKey: [] });
-    }
-    return produced;
+    return closedTables(await this.writeTables(openTable, onDataError));
   }
 
   /** Writes every table; returns them in the order they were created. */

@@ -1,7 +1,7 @@
 import { ApplicationError } from '../../../common/errors.js';
 import { PhpFloat, phpLooseEqualsNull, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
 import type { CsvFile } from '../csv-file.js';
-import { StructState, type BucketParser, type OpenTable, type ProducedTable } from '../record-parser.js';
+import { closedTables, StructState, type BucketParser, type OpenTable, type ProducedTable } from '../record-parser.js';
 import type { Spool } from '../spool.js';
 import { LegacyAnalyzer } from './legacy-analyzer.js';
 import { LegacyReplay } from './legacy-replay.js';
@@ -50,13 +50,7 @@ export class LegacyJsonParser implements BucketParser {
   }
 
   async results(openTable: OpenTable, onDataError: (message: string) => void): Promise<ProducedTable[]> {
-    const tables = await this.writeTables(openTable, onDataError);
-    const produced: ProducedTable[] = [];
-    for (const [name, csv] of tables) {
-      await csv.close();
-      produced.push({ name, csv, primaryKey: [] });
-    }
-    return produced;
+    return closedTables(await this.writeTables(openTable, onDataError));
   }
 
   /** Writes every table; returns them in the order they were created. */
