@@ -128,6 +128,24 @@ describe('gex run --config-id with hostile row ids (CLI process, SQLite store)',
     assert.match(result.stdout, /Saved the state of 7 rows: /);
   });
 
+  it('gex configs list: a stored id or name with a line break or a tab stays in its own line and column', async () => {
+    await storeConfiguration('plain', []);
+    await storeConfiguration('cfg\nplain\tforged', []);
+    const backend = await openEmbeddedStore(storeFile, { GEX_MASTER_KEY: KEY });
+    try {
+      await (await backend.localSession()).updateConfiguration(C, 'plain', { name: 'two\nlines\tand a tab' });
+    } finally {
+      await backend.close();
+    }
+    const result = await runGex(['configs', 'list', '--store', storeFile], { GEX_MASTER_KEY: KEY });
+    assert.equal(result.code, 0, result.stderr);
+    const lines = result.stdout.split('\n').filter(Boolean);
+    assert.equal(lines.length, 2, result.stdout);
+    for (const line of lines) assert.equal(line.split('\t').length, 3, line);
+    assert.ok(lines.includes('"cfg\\nplain\\tforged"\thostile\tversion 1'), result.stdout);
+    assert.ok(lines.includes('plain\t"two\\nlines\\tand a tab"\tversion 2'), result.stdout);
+  });
+
   it('a row folder planted as a symlink to a folder elsewhere: the link is replaced, its target untouched', async () => {
     const victim = path.join(dir, 'elsewhere');
     await mkdir(victim);
