@@ -52,7 +52,7 @@ export interface RowSummary {
   durationMs: number;
   /** the component state the run produced (saved only when every row succeeded) */
   state?: unknown;
-  /** whether the store holds the state this run produced (false when none was saved or it was put back) */
+  /** the store holds the state this run produced — or, when putting it back failed, may hold it (see `stateRollback`) */
   stateSaved: boolean;
 }
 
