@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { encodePathSegment } from '../src/common/safe-path.js';
 import { startFixtureServer } from '../src/fixture-server/fixture-server.js';
 import { loadExchanges, replayExchanges } from '../src/fixture-server/recorded-exchanges.js';
 import { decodeJson, stringifyExact, type JsonValue } from '../src/php-compat/index.js';
@@ -46,7 +47,8 @@ try {
   } else {
     console.log(`\nRequests sent: ${server.requests.map((r) => `${r.method} ${r.url}`).join(', ')}`);
     for (const row of configuration.rows.filter((r) => !r.isDisabled)) {
-      const tables = path.join(dataDir, 'rows', row.id, 'out', 'tables');
+      // a row runs in rows/<its id encoded as one path segment>
+      const tables = path.join(dataDir, 'rows', encodePathSegment(row.id), 'out', 'tables');
       for (const file of (await readdir(tables)).sort().filter((f) => !f.endsWith('.manifest'))) {
         console.log(`\n== ${rel(path.join(tables, file))}\n${(await readFile(path.join(tables, file), 'utf8')).trimEnd()}`);
       }

@@ -1,4 +1,5 @@
 import { UserError } from '../common/errors.js';
+import { displayId, displayText, quoteForLog } from '../common/log-text.js';
 import type { Configuration, Row } from '../store/types.js';
 
 export interface PlannedRow {
@@ -24,8 +25,10 @@ export function planRows(configuration: Configuration, rowIds: string[]): RowPla
     const known = new Set(rows.map((r) => r.id));
     const unknown = rowIds.filter((id) => !known.has(id));
     if (unknown.length > 0) {
-      const existing = rows.length ? rows.map((r) => `${r.id}${r.name ? ` (${r.name})` : ''}`).join(', ') : 'none';
-      throw new UserError(`Row${unknown.length > 1 ? 's' : ''} ${unknown.map((id) => `"${id}"`).join(', ')} not found in configuration ${configuration.id}. Existing rows: ${existing}.`);
+      const existing = rows.length ? rows.map((r) => `${displayId(r.id)}${r.name ? ` (${displayText(r.name)})` : ''}`).join(', ') : 'none';
+      throw new UserError(
+        `Row${unknown.length > 1 ? 's' : ''} ${unknown.map(quoteForLog).join(', ')} not found in configuration ${displayId(configuration.id)}. Existing rows: ${existing}.`,
+      );
     }
     const wanted = new Set(rowIds);
     return {
@@ -35,6 +38,6 @@ export function planRows(configuration: Configuration, rowIds: string[]): RowPla
   }
   return {
     run: rows.filter((r) => !r.isDisabled).map((row) => ({ row, forced: false })),
-    skipped: rows.filter((r) => r.isDisabled).map((row) => ({ row, reason: `disabled (run it anyway with --row-id ${row.id})` })),
+    skipped: rows.filter((r) => r.isDisabled).map((row) => ({ row, reason: `disabled (run it anyway with --row-id ${displayId(row.id)})` })),
   };
 }

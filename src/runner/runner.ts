@@ -1,17 +1,22 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { errorKind, UserError, type ErrorKind } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
+import { displayId, displayText, quoteForLog } from '../common/log-text.js';
+import { resolveInside } from '../common/safe-path.js';
 import { plural } from '../common/text.js';
 import type { ProgressLine } from '../common/progress-line.js';
 import type { SecretMasker } from '../common/secret-masker.js';
 import { extract } from '../extractor/extractor.js';
 import { decodeJson, isJsonObject, phpJsonEncode, stringifyExact, type JsonObject, type JsonValue } from '../php-compat/index.js';
 import type { OpenedStore } from '../store/open-config-store.js';
+import type { StateWrite } from '../store/config-store.js';
+import { StateSaveFailed, type StateOwner } from '../store/state-save-failed.js';
 import { StoreError } from '../store/store-error.js';
 import type { Configuration, Row } from '../store/types.js';
 import { componentConfigFile, mergeRowConfiguration, splitConfiguration } from './effective-configuration.js';
 import { planRows } from './row-plan.js';
+import { RunFolders, type RunFolder } from './run-folders.js';
 import { componentState, redactSecrets, storedState } from './stored-state.js';
 
 export interface RunOptions {
@@ -37,6 +42,8 @@ export interface RowSummary {
   /** null for a configuration without rows */
   id: string | null;
   name: string;
+  /** the row's folder relative to the data folder: `rows/<id encoded as one segment>` (`.` without rows) */
+  folder: string;
   status: 'success' | 'failed' | 'skipped' | 'not run';
   reason?: string;
   requests: number;
@@ -45,6 +52,20 @@ export interface RowSummary {
   durationMs: number;
   /** the component state the run produced (saved only when every row succeeded) */
   state?: unknown;
+  /** the store holds the state this run produced — or, when putting it back failed, may hold it (see `stateRollback`) */
+  stateSaved: boolean;
+}
+
+/**
+ * A failed save of several states on a remote Storage API (saved one by one): the states saved
+ * before the failure were put back — all of them (`complete`) or not (`incomplete`).
+ */
+export interface StateRollbackSummary {
+  status: 'complete' | 'incomplete';
+  /** the row whose save failed (null: the configuration's own state) */
+  failedRowId: string | null;
+  restoredRowIds: Array<string | null>;
+  notRestored: Array<{ rowId: string | null; reason: string }>;
 }
 
 export interface RunSummary {
@@ -56,15 +77,24 @@ export interface RunSummary {
   rowsRun: number;
   rowsSkipped: number;
   rows: RowSummary[];
+  /** every state the run produced is saved (rows' `stateSaved` say which are) */
   stateSaved: boolean;
+  /** set when saving states through a remote store failed part-way */
+  stateRollback?: StateRollbackSummary;
   durationMs: number;
   error?: { kind: ErrorKind; message: string };
+}
+
+/** What a unit's run produced: its component state and the tables (files in out/tables) it wrote. */
+interface UnitResult {
+  state: JsonValue;
+  tables: string[];
 }
 
 interface Unit {
   row: Row | null;
   label: string;
-  dir: string;
+  folder: RunFolder;
   configuration: JsonValue;
   state: JsonValue;
 }
@@ -77,8 +107,10 @@ interface Unit {
 export class ConfigurationRunner {
   private readonly summary: RunSummary;
   private readonly started = Date.now();
+  private readonly folders: RunFolders;
 
   constructor(private readonly options: RunOptions) {
+    this.folders = new RunFolders(options.dataDir);
     this.summary = {
       componentId: options.componentId,
       configId: options.configId,
@@ -122,37 +154,37 @@ export class ConfigurationRunner {
       return await store.store.getConfiguration(componentId, configId);
     } catch (error) {
       if (error instanceof StoreError && error.status === 404) {
-        throw new UserError(`Configuration ${configId} of component ${componentId} not found in ${store.location}: ${error.message}`);
+        throw new UserError(`Configuration ${displayId(configId)} of component ${displayId(componentId)} not found in ${store.location}: ${displayText(error.message)}`);
       }
       throw error;
     }
   }
 
   private async execute(): Promise<void> {
-    const { logger, componentId, configId, dataDir } = this.options;
+    const { logger, componentId, configId } = this.options;
     const configuration = await this.loadConfiguration();
     this.summary.configVersion = configuration.version;
     if (configuration.isDisabled && !this.options.force) {
-      throw new UserError(`Configuration ${configId} is disabled. Enable it in the store, or run it anyway with --force.`);
+      throw new UserError(`Configuration ${displayId(configId)} is disabled. Enable it in the store, or run it anyway with --force.`);
     }
     const imageParameters = await this.imageParameters();
     const plan = planRows(configuration, this.options.rowIds);
     logger.info(
-      `Configuration ${configId} "${configuration.name}" (${componentId}, version ${configuration.version}): ` +
+      `Configuration ${displayId(configId)} ${quoteForLog(configuration.name)} (${displayId(componentId)}, version ${configuration.version}): ` +
         (configuration.rows.length === 0 ? 'no rows' : `${configuration.rows.length} rows, ${plan.run.length} to run`),
     );
     // summary rows in the configuration's order; run rows are filled in as they finish
     const skipReason = new Map(plan.skipped.map(({ row, reason }) => [row.id, reason]));
     for (const row of configuration.rows) {
       const reason = skipReason.get(row.id);
-      if (reason) logger.info(`Skipping row ${row.id}${row.name ? ` "${row.name}"` : ''}: ${reason}`);
-      this.summary.rows.push(emptyRow(row, reason ? 'skipped' : 'not run', reason));
+      if (reason) logger.info(`Skipping row ${displayId(row.id)}${row.name ? ` ${quoteForLog(row.name)}` : ''}: ${reason}`);
+      this.summary.rows.push(emptyRow(row, this.folders.row(row.id).relative, reason ? 'skipped' : 'not run', reason));
     }
     this.summary.rowsSkipped = plan.skipped.length;
 
     let units: Unit[];
     if (configuration.rows.length === 0) {
-      units = [{ row: null, label: 'configuration', dir: dataDir, configuration: configuration.configuration, state: configuration.state }];
+      units = [{ row: null, label: 'configuration', folder: this.folders.root(), configuration: configuration.configuration, state: configuration.state }];
     } else {
       if (plan.run.length === 0) {
         this.summary.message = 'No configurations executed.';
@@ -160,21 +192,21 @@ export class ConfigurationRunner {
         return;
       }
       units = plan.run.map(({ row, forced }, i) => {
-        if (forced) logger.info(`Force running disabled row ${row.id}`);
+        if (forced) logger.info(`Force running disabled row ${displayId(row.id)}`);
         return {
           row,
-          label: `row ${i + 1} of ${plan.run.length}: ${row.id}${row.name ? ` ${row.name}` : ''}`,
-          dir: path.join(dataDir, 'rows', row.id),
+          label: `row ${i + 1} of ${plan.run.length}: ${displayId(row.id)}${row.name ? ` ${displayText(row.name)}` : ''}`,
+          folder: this.folders.row(row.id),
           configuration: mergeRowConfiguration(configuration.configuration, row.configuration),
           state: row.state,
         };
       });
     }
 
-    const produced: Array<{ unit: Unit; state: JsonValue }> = [];
+    const produced: Array<{ unit: Unit } & UnitResult> = [];
     for (const [i, unit] of units.entries()) {
       try {
-        produced.push({ unit, state: await this.runUnit(unit, imageParameters) });
+        produced.push({ unit, ...(await this.runUnit(unit, imageParameters)) });
       } catch (error) {
         for (const rest of units.slice(i + 1)) {
           const entry = this.summary.rows.find((r) => r.id === rest.row?.id);
@@ -184,7 +216,7 @@ export class ConfigurationRunner {
         throw error;
       }
     }
-    await this.saveStates(configuration, produced);
+    await this.saveStates(produced);
     this.summary.message = 'Component processing finished.';
   }
 
@@ -200,14 +232,14 @@ export class ConfigurationRunner {
     }
   }
 
-  private async runUnit(unit: Unit, imageParameters: JsonObject): Promise<JsonValue> {
+  private async runUnit(unit: Unit, imageParameters: JsonObject): Promise<UnitResult> {
     const { logger, store, componentId } = this.options;
     const started = Date.now();
-    const summary = this.summary.rows.find((r) => r.id === (unit.row?.id ?? null)) ?? emptyRow(unit.row, 'not run');
+    const summary = this.summary.rows.find((r) => r.id === (unit.row?.id ?? null)) ?? emptyRow(unit.row, unit.folder.relative, 'not run');
     if (!this.summary.rows.includes(summary)) this.summary.rows.push(summary);
     summary.status = 'failed';
     this.summary.rowsRun++;
-    logger.info(`Running ${unit.label}`);
+    logger.info(`Running ${unit.label}${unit.row ? ` in folder ${unit.folder.relative}` : ''}`);
 
     const stored = splitConfiguration(unit.configuration);
     if (stored.processors !== undefined) logger.debug('processors are not passed to the component');
@@ -222,20 +254,20 @@ export class ConfigurationRunner {
     try {
       const result = await extract(
         { parameters, action: 'run', imageParameters, authorization, state },
-        { dataDir: unit.dir, logger, masker: this.options.masker, progressLine: this.options.progressLine },
+        { dataDir: unit.folder.dir, logger, masker: this.options.masker, progressLine: this.options.progressLine },
       );
       const outState = decodeJson(result.stateText);
-      await writeFile(path.join(unit.dir, 'out', 'state.json'), phpJsonEncode(redactSecrets(outState), { objectsAreArrays: true }));
+      await writeFile(resolveInside(unit.folder.dir, 'out', 'state.json'), phpJsonEncode(redactSecrets(outState), { objectsAreArrays: true }));
       Object.assign(summary, {
         status: 'success',
         requests: result.requests,
         records: result.jobs.reduce((n, j) => n + j.records, 0),
-        tables: result.tables.map((t) => ({ file: path.relative(this.options.dataDir, path.join(unit.dir, 'out', 'tables', t.file)), rows: t.rows })),
+        tables: result.tables.map((t) => ({ file: path.relative(this.options.dataDir, path.join(unit.folder.dir, 'out', 'tables', t.file)), rows: t.rows })),
         durationMs: Date.now() - started,
         state: JSON.parse(stringifyExact(redactSecrets(outState))),
       });
       logger.info(`Finished ${unit.label}: ${plural(summary.records, 'record')}, ${plural(summary.tables.length, 'table')} in ${(summary.durationMs / 1000).toFixed(1)} s`);
-      return outState;
+      return { state: outState, tables: result.tables.map((t) => t.file) };
     } catch (error) {
       summary.durationMs = Date.now() - started;
       summary.reason = (error as Error).message;
@@ -244,29 +276,60 @@ export class ConfigurationRunner {
     }
   }
 
-  /** A clean folder per run: config.json (secrets encrypted), in/state.json, empty out/. */
+  /** A clean folder per run (RunFolders): config.json (secrets encrypted), in/state.json, empty out/. */
   private async prepareFolder(unit: Unit, configFile: JsonObject, storedComponentState: JsonObject): Promise<void> {
-    if (unit.row) await rm(unit.dir, { recursive: true, force: true });
-    else await rm(path.join(unit.dir, 'out'), { recursive: true, force: true });
-    await mkdir(path.join(unit.dir, 'in'), { recursive: true });
-    await mkdir(path.join(unit.dir, 'out', 'tables'), { recursive: true });
-    await writeFile(path.join(unit.dir, 'config.json'), stringifyExact(configFile));
-    await writeFile(path.join(unit.dir, 'in', 'state.json'), stringifyExact(storedComponentState));
+    await this.folders.prepare(unit.folder);
+    await writeFile(resolveInside(unit.folder.dir, 'config.json'), stringifyExact(configFile));
+    await writeFile(resolveInside(unit.folder.dir, 'in', 'state.json'), stringifyExact(storedComponentState));
   }
 
-  /** Every unit succeeded: store each row's state (the root state when there are no rows). */
-  private async saveStates(configuration: Configuration, produced: Array<{ unit: Unit; state: JsonValue }>): Promise<void> {
+  /**
+   * Every unit succeeded and its tables are still on disk: store every state (each row's, or the
+   * root state when there are no rows) in one store call — all or nothing on the embedded store;
+   * on a remote one, a failure puts back what was saved before it, and the summary says how that went.
+   */
+  private async saveStates(produced: Array<{ unit: Unit } & UnitResult>): Promise<void> {
     const { store, componentId, configId, logger } = this.options;
-    for (const { unit, state } of produced) {
-      const next = storedState(unit.state, state);
-      if (unit.row) await store.store.updateRowState(componentId, configId, unit.row.id, next);
-      else await store.store.updateConfigurationState(componentId, configId, next);
-      logger.info(`Saved state of ${unit.row ? `row ${unit.row.id}` : `configuration ${configuration.id}`}`);
+    for (const { unit, tables } of produced) await this.folders.confirmTables(unit.folder, tables);
+    const writes: StateWrite[] = produced.map(({ unit, state }) => ({ rowId: unit.row?.id ?? null, state: storedState(unit.state, state) }));
+    try {
+      await store.store.saveStates(componentId, configId, writes);
+    } catch (error) {
+      if (!(error instanceof StateSaveFailed)) {
+        logger.error(`No state is saved: ${(error as Error).message}`);
+        throw error;
+      }
+      this.recordRollback(error);
+      throw error.failure;
     }
-    this.summary.stateSaved = produced.length > 0;
+    for (const { rowId } of writes) this.markStateSaved(rowId);
+    logger.info(writes.length === 1 && writes[0].rowId === null ? 'Saved the state of the configuration' : `Saved the state of ${plural(writes.length, 'row')}: ${writes.map((w) => displayId(w.rowId ?? '')).join(', ')}`);
+    this.summary.stateSaved = writes.length > 0;
+  }
+
+  private recordRollback(error: StateSaveFailed): void {
+    const complete = error.notRestored.length === 0;
+    this.summary.stateRollback = {
+      status: complete ? 'complete' : 'incomplete',
+      failedRowId: error.failed,
+      restoredRowIds: error.restored,
+      notRestored: error.notRestored.map((n) => ({ rowId: n.owner, reason: n.reason })),
+    };
+    for (const { owner } of error.notRestored) this.markStateSaved(owner);
+    if (complete) this.options.logger.error(`No state is saved: ${error.message}`);
+    else this.options.logger.error(`State saved only in part: ${error.message}`);
+  }
+
+  private rowSummary(owner: StateOwner): RowSummary | undefined {
+    return this.summary.rows.find((r) => r.id === owner);
+  }
+
+  private markStateSaved(owner: StateOwner): void {
+    const entry = this.rowSummary(owner);
+    if (entry) entry.stateSaved = true;
   }
 }
 
-function emptyRow(row: Row | null, status: RowSummary['status'], reason?: string): RowSummary {
-  return { id: row?.id ?? null, name: row?.name ?? '', status, reason, requests: 0, records: 0, tables: [], durationMs: 0 };
+function emptyRow(row: Row | null, folder: string, status: RowSummary['status'], reason?: string): RowSummary {
+  return { id: row?.id ?? null, name: row?.name ?? '', folder, status, reason, requests: 0, records: 0, tables: [], durationMs: 0, stateSaved: false };
 }

@@ -18,6 +18,12 @@ import type {
   VersionListOptions,
 } from './types.js';
 
+/** One state for `saveStates`: a row's (`rowId`) or the configuration's own (`rowId` null). */
+export interface StateWrite {
+  rowId: string | null;
+  state: JsonValue;
+}
+
 /**
  * The Component Configurations service, seen by one token (its project and permissions).
  * Implemented by the embedded store (SQLite, PostgreSQL) and by the HTTP client of a remote
@@ -49,6 +55,15 @@ export interface ConfigStore {
   getRow(componentId: string, configId: string, rowId: string): Promise<Row>;
   updateRow(componentId: string, configId: string, rowId: string, input: UpdateRowInput): Promise<Row>;
   updateRowState(componentId: string, configId: string, rowId: string, state: JsonValue): Promise<Row>;
+  /**
+   * Saves several states of one configuration (its own and its rows') as one change. The embedded
+   * store checks every state (row exists, size) and then writes them all in one transaction under
+   * the configuration's lock: all are saved, or none (the error says why). A remote Storage API has
+   * no such call: the states are saved one by one, and when one fails the ones saved before it are
+   * put back to what they were — the error is then a StateSaveFailed saying what was restored and
+   * what could not be.
+   */
+  saveStates(componentId: string, configId: string, writes: StateWrite[]): Promise<void>;
   deleteRow(componentId: string, configId: string, rowId: string, changeDescription?: string): Promise<void>;
   listRowVersions(componentId: string, configId: string, rowId: string, options?: VersionListOptions): Promise<RowVersion[]>;
   getRowVersion(componentId: string, configId: string, rowId: string, version: number): Promise<RowVersion>;

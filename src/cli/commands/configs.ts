@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import { UserError } from '../../common/errors.js';
+import { displayId, displayText, quoteForLog } from '../../common/log-text.js';
 import { decodeJson, JsonSyntaxError, prettyExact, type JsonValue } from '../../php-compat/index.js';
 import { importConfiguration } from '../../store/import-configuration.js';
 import { configurationToWire, versionItemToWire } from '../../store/wire.js';
@@ -50,7 +51,8 @@ export function configsCommand(yargs: Argv): Argv {
             if (configs.length === 0) process.stdout.write(`No ${args.deleted ? 'deleted ' : ''}configurations of ${args['component-id']}.\n`);
             for (const c of configs) {
               const rows = c.rows.length ? `, ${c.rows.length} rows (${c.rows.filter((r) => r.isDisabled).length} disabled)` : '';
-              process.stdout.write(`${c.id}\t${c.name}\tversion ${c.version}${rows}${c.isDisabled ? ', disabled' : ''}\n`);
+              // ids and names are the store's text: one of them must not be able to add a line or a column
+              process.stdout.write(`${displayId(c.id)}\t${displayText(c.name)}\tversion ${c.version}${rows}${c.isDisabled ? ', disabled' : ''}\n`);
             }
           }),
       )
@@ -73,7 +75,7 @@ export function configsCommand(yargs: Argv): Argv {
             const versions = await store.listConfigurationVersions(args['component-id'], String(args.id), { limit: args.limit, offset: args.offset });
             if (args.json) return print(versions.map(versionItemToWire));
             for (const v of versions) {
-              process.stdout.write(`${v.version}\t${v.created}\t${v.creatorToken.description}\t${v.changeDescription}${v.isDeleted ? ' (deleted)' : ''}\n`);
+              process.stdout.write(`${v.version}\t${displayText(v.created)}\t${displayText(v.creatorToken.description)}\t${displayText(v.changeDescription)}${v.isDeleted ? ' (deleted)' : ''}\n`);
             }
           }),
       )
@@ -110,7 +112,7 @@ export function configsCommand(yargs: Argv): Argv {
               changeDescription: args['change-description'],
             });
             if (args.json) return print(configurationToWire(copy));
-            process.stdout.write(`Created configuration ${copy.id} "${copy.name}" from version ${args.target} of ${args.id}.\n`);
+            process.stdout.write(`Created configuration ${displayId(copy.id)} ${quoteForLog(copy.name)} from version ${args.target} of ${args.id}.\n`);
           }),
       )
       .command(
@@ -128,7 +130,7 @@ export function configsCommand(yargs: Argv): Argv {
             }
             const c = await importConfiguration(store, args['component-id'], document);
             if (args.json) return print(configurationToWire(c));
-            process.stdout.write(`Created configuration ${c.id} "${c.name}" with ${c.rows.length} rows (version ${c.version}).\n`);
+            process.stdout.write(`Created configuration ${displayId(c.id)} ${quoteForLog(c.name)} with ${c.rows.length} rows (version ${c.version}).\n`);
           }),
       )
       .command(

@@ -108,7 +108,7 @@ async function runDataDir(args: RunArgs, logger: Logger, masker: SecretMasker, p
     `Extraction finished: ${result.tables.length} tables, ${records} records, ${result.requests} requests in ${(result.durationMs / 1000).toFixed(1)} s. ` +
       `Tables are in ${args['data-dir']}/out/tables`,
   );
-  await writeSummary(args.summary, { ...baseSummary(args, started), rowsRun: 1, rows: [{ id: null, name: '', status: 'success', requests: result.requests, records, tables: result.tables.map((t) => ({ file: `out/tables/${t.file}`, rows: t.rows })), durationMs: result.durationMs }] }, logger);
+  await writeSummary(args.summary, { ...baseSummary(args, started), rowsRun: 1, rows: [{ id: null, name: '', folder: '.', status: 'success', stateSaved: false, requests: result.requests, records, tables: result.tables.map((t) => ({ file: `out/tables/${t.file}`, rows: t.rows })), durationMs: result.durationMs }] }, logger);
 }
 
 /** The summary of a data-folder run, or of a run that failed before it started. */

@@ -1,5 +1,6 @@
 import type { JsonValue } from '../../php-compat/index.js';
-import type { ConfigStore } from '../config-store.js';
+import { displayId } from '../../common/log-text.js';
+import type { ConfigStore, StateWrite } from '../config-store.js';
 import { cipherScope, type SecretCipher } from '../encryption.js';
 import { newVersionIdentifier, timestamp } from '../identifiers.js';
 import { UniqueViolation, type Database } from '../sql/database.js';
@@ -599,6 +600,35 @@ export class EmbeddedConfigStore implements ConfigStore {
       row.state = this.body(componentId, state, 'state', row.state);
       await repo.saveRowState(key, rowId, row.state);
       return this.toRow(row);
+    });
+  }
+
+  /**
+   * All or nothing: one transaction that locks the configuration (as every write does), checks
+   * every state — the row is live, the encrypted body is within 4 MB — and only then writes them.
+   * Any failure, a check's or the database's mid-way, rolls every write back.
+   */
+  saveStates(componentId: string, configId: string, writes: StateWrite[]): Promise<void> {
+    const owners = writes.map((w) => w.rowId);
+    if (new Set(owners).size !== owners.length) {
+      return Promise.reject(StoreError.validation('Invalid parameters - states: each row (and the configuration) may be given once.'));
+    }
+    return this.write(async (repo) => {
+      const key = this.key(componentId, configId);
+      const record = await this.requireLive(repo, key, true);
+      const checked: Array<{ rowId: string | null; text: string }> = [];
+      for (const { rowId, state } of writes) {
+        if (rowId === null) {
+          checked.push({ rowId, text: this.body(componentId, state, 'state', record.state) });
+        } else {
+          const row = await this.requireLiveRow(repo, key, rowId);
+          checked.push({ rowId, text: this.body(componentId, state, `state of row ${displayId(rowId)}`, row.state) });
+        }
+      }
+      for (const { rowId, text } of checked) {
+        if (rowId === null) await repo.saveConfigState(key, text);
+        else await repo.saveRowState(key, rowId, text);
+      }
     });
   }
 

@@ -3,7 +3,8 @@ import { got, RequestError, type Got, type Method } from 'got';
 import { ApplicationError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { decodeJson, isJsonObject, JsonSyntaxError, stringifyExact, type JsonObject, type JsonValue } from '../../php-compat/index.js';
-import type { ConfigStore } from '../config-store.js';
+import type { ConfigStore, StateWrite } from '../config-store.js';
+import { StateSaveFailed, type StateOwner } from '../state-save-failed.js';
 import { StoreError } from '../store-error.js';
 import type {
   Component,
@@ -55,7 +56,17 @@ function body(entries: Body): JsonObject {
   return m;
 }
 
-const enc = encodeURIComponent;
+/**
+ * An id as one URL path segment. `.` and `..` (also as `%2E`) are path steps to every URL parser:
+ * sent, a row `..` would address its configuration (`…/rows/../state` is the configuration's
+ * state). No encoding can carry them, so they are refused before anything is sent.
+ */
+function enc(id: string): string {
+  if (id === '' || id === '.' || id === '..') {
+    throw new StoreError(400, 'storage.invalidId', `The id ${JSON.stringify(id)} cannot be addressed in a Storage API URL; rename it in the store.`);
+  }
+  return encodeURIComponent(id);
+}
 
 /**
  * The ConfigStore over HTTP — gex's own server or a real Keboola stack. Requests are JSON in the
@@ -271,6 +282,44 @@ export class HttpConfigStore implements ConfigStore {
 
   async updateRowState(componentId: string, configId: string, rowId: string, state: JsonValue): Promise<Row> {
     return rowFromWire(await this.call('PUT', this.rows(componentId, configId, `/${enc(rowId)}/state`), body([['state', state]])));
+  }
+
+  /**
+   * The Storage API saves one state per call, so this cannot be atomic: the previous states are read
+   * first, then each state is saved in turn; when one fails, the ones already saved are put back
+   * (newest first) — best effort, as another writer may have changed them meanwhile — and a
+   * StateSaveFailed says which were restored and which not. A save that failed without an answer
+   * (network, 5xx) may have been applied, so it is put back too.
+   */
+  async saveStates(componentId: string, configId: string, writes: StateWrite[]): Promise<void> {
+    const current = await this.getConfiguration(componentId, configId);
+    const previous = writes.map(({ rowId }) => {
+      if (rowId === null) return current.state;
+      const row = current.rows.find((r) => r.id === rowId);
+      if (!row) throw StoreError.notFound(`Row ${rowId} not found`);
+      return row.state;
+    });
+    const save = (rowId: string | null, state: JsonValue) =>
+      rowId === null ? this.updateConfigurationState(componentId, configId, state) : this.updateRowState(componentId, configId, rowId, state);
+    for (const [i, { rowId, state }] of writes.entries()) {
+      try {
+        await save(rowId, state);
+      } catch (failure) {
+        if (i === 0 && failure instanceof StoreError) throw failure;
+        const undo = writes.slice(0, failure instanceof StoreError ? i : i + 1).map((w, j) => ({ owner: w.rowId, state: previous[j] }));
+        const restored: StateOwner[] = [];
+        const notRestored: Array<{ owner: StateOwner; reason: string }> = [];
+        for (const { owner, state: before } of undo.reverse()) {
+          try {
+            await save(owner, before);
+            restored.push(owner);
+          } catch (error) {
+            notRestored.push({ owner, reason: (error as Error).message });
+          }
+        }
+        throw new StateSaveFailed(rowId, failure, restored, notRestored);
+      }
+    }
   }
 
   async deleteRow(componentId: string, configId: string, rowId: string, changeDescription?: string): Promise<void> {
