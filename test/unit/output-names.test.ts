@@ -51,6 +51,13 @@ describe('table file names: rules', () => {
     assert.match(tableFileProblem('b', 'ü'.repeat(123))!, /257 bytes long/);
   });
 
+  it("reserves the names of gex's work folders in out/tables, and only those", () => {
+    assert.match(tableFileProblem(null, '.gex-staging')!, /reserved for gex's work folder/);
+    assert.match(tableFileProblem(null, '.gex-parts')!, /reserved/);
+    assert.equal(tableFileProblem('b', '.gex-staging'), null);
+    assert.equal(tableFileProblem(null, '.parts'), null);
+  });
+
   it('refuses a bucket that leaves no room for a table name', () => {
     assert.equal(bucketNameProblem('b'.repeat(244)), null);
     assert.match(bucketNameProblem('b'.repeat(245))!, /245 bytes long.*at most 244 bytes/);
@@ -136,6 +143,12 @@ describe('output names: the last check where files are named', () => {
       runOutput([{ bucket: null, mappings: '{"../escaped":{"id":"id"}}', batches: [{ rows: '[{"id":1}]', type: '../escaped' }] }]),
       (error: unknown) => error instanceof UserError && /Cannot write the table "\.\.\/escaped": the table name "\.\.\/escaped" contains a path separator/.test((error as Error).message),
     );
+  });
+
+  it("writes a table whose name was gex's folder for unfinished CSVs (\".parts\"), as GE does", async () => {
+    const { files } = await runOutput([{ bucket: null, mappings: '{".parts":{"id":"id"}}', batches: [{ rows: '[{"id":1}]', type: '.parts' }] }]);
+    assert.deepEqual([...files.keys()], ['.parts', '.parts.manifest']);
+    assert.equal(files.get('.parts'), '"id"\n"1"\n');
   });
 
   it('refuses a child table whose response key makes its name too long, in the JSON and the legacy parser, with and without drafts', async () => {

@@ -11,7 +11,7 @@ import { missingTables, type MissingTablesConfig } from './mapping/missing-table
 import { chooseParser } from './parser-choice.js';
 import { StructState, type BucketParser, type OpenTable, type RecordParser } from './record-parser.js';
 import { Spool } from './spool.js';
-import { quoteName, responseTableNameCheck, tableFileName, tableFileProblem } from './table-files.js';
+import { quoteName, responseTableNameCheck, tableFileName, tableFileProblem, WORK_FOLDERS } from './table-files.js';
 
 export interface WrittenTable {
   /** file name in out/tables, e.g. `mock-server.users` */
@@ -39,7 +39,6 @@ interface BucketOutput {
   incremental: boolean;
 }
 
-const STAGING = '.gex-staging';
 
 /**
  * The tables of a run, per output bucket (configs with the same bucket share one parser, as in
@@ -108,9 +107,12 @@ export class OutputWriter {
   }
 
   async finish(): Promise<WrittenTable[]> {
-    const staging = resolveInside(this.outTablesDir, STAGING);
-    const parts = resolveInside(staging, '.parts');
+    // the CSVs being written and the finished tables (named as in out/tables) in separate folders
+    const staging = resolveInside(this.outTablesDir, WORK_FOLDERS.staging);
+    const parts = resolveInside(this.outTablesDir, WORK_FOLDERS.parts);
     await rm(staging, { recursive: true, force: true });
+    await rm(parts, { recursive: true, force: true });
+    await mkdir(staging, { recursive: true });
     await mkdir(parts, { recursive: true });
     const written = new Map<string, WrittenTable>();
     const opened: CsvFile[] = [];
@@ -145,6 +147,7 @@ export class OutputWriter {
     } finally {
       for (const csv of opened) csv.destroy();
       await rm(staging, { recursive: true, force: true });
+      await rm(parts, { recursive: true, force: true });
       await this.dispose();
     }
   }

@@ -8,6 +8,12 @@ import { NAME_MAX_BYTES, unsafeFileNameProblem } from '../../common/safe-path.js
  * named after it. Odd but safe names (dots, spaces, unicode) are kept exactly as GE writes them.
  */
 
+/**
+ * gex's own folders in out/tables while tables are completed (removed at the end of the run): no
+ * table file may take their names.
+ */
+export const WORK_FOLDERS = { staging: '.gex-staging', parts: '.gex-parts' } as const;
+
 /** The longest of a table's files: its manifest. */
 const MANIFEST_SUFFIX = '.manifest';
 
@@ -41,7 +47,9 @@ export function tableFileProblem(bucket: string | null, table: string): string |
   }
   const problem = unsafeFileNameProblem(table);
   if (problem) return `the table name ${quoteName(table)} ${problem}`;
-  const manifest = tableFileName(bucket, table) + MANIFEST_SUFFIX;
+  const file = tableFileName(bucket, table);
+  if (file === WORK_FOLDERS.staging || file === WORK_FOLDERS.parts) return `the table file name ${quoteName(file)} is reserved for gex's work folder in out/tables`;
+  const manifest = file + MANIFEST_SUFFIX;
   const bytes = Buffer.byteLength(manifest, 'utf8');
   if (bytes > NAME_MAX_BYTES) {
     return `the table's manifest file ${quoteName(manifest)} would be ${bytes} bytes long, over the file system's limit of ${NAME_MAX_BYTES} bytes per file name`;
