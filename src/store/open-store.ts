@@ -5,7 +5,7 @@ import { EmbeddedBackend } from './embedded/embedded-backend.js';
 import type { Database } from './sql/database.js';
 import { SqliteDatabase } from './sql/sqlite-database.js';
 import { createSqliteStoreFile, inspectSqliteStore } from './sqlite-file.js';
-import { checkStoreScheme, displayLocation, isPostgresStore, READ_ONLY, keyFileFor, postgresOptionsFromEnv } from './store-location.js';
+import { checkStoreScheme, displayLocation, isPostgresStore, keyFileFor, postgresOptionsFromEnv, READ_ONLY } from './store-location.js';
 
 export { DEFAULT_STORE_FILE, displayLocation, isPostgresStore, isRemoteStore } from './store-location.js';
 

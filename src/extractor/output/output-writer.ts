@@ -39,7 +39,6 @@ interface BucketOutput {
   incremental: boolean;
 }
 
-
 /**
  * The tables of a run, per output bucket (configs with the same bucket share one parser, as in
  * GE; the first config of a bucket decides which parser it is). Nothing appears in `out/tables`
