@@ -34,7 +34,8 @@ export function componentOption<T>(yargs: Argv<T>): Argv<T & { 'component-id': s
   }) as Argv<T & { 'component-id': string }>;
 }
 
-export async function openStoreFromArgs(args: StoreArgs, logger?: Logger): Promise<OpenedStore> {
+/** `mustExist`: the command only reads, so it neither creates a store nor its key file. */
+export async function openStoreFromArgs(args: StoreArgs, logger?: Logger, options: { mustExist?: boolean } = {}): Promise<OpenedStore> {
   const { openConfigStore } = await import('../store/open-config-store.js');
-  return openConfigStore(resolveStoreLocation(args.store), { token: args.token ?? process.env.KBC_TOKEN, project: args.project, logger });
+  return openConfigStore(resolveStoreLocation(args.store), { token: args.token ?? process.env.KBC_TOKEN, project: args.project, logger, mustExist: options.mustExist });
 }

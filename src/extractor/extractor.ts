@@ -9,14 +9,14 @@ import {
   phpEmpty,
   phpIntCast,
   phpJsonEncode,
-  phpToString,
   type JsonObject,
   type JsonValue,
 } from '../php-compat/index.js';
 import { checkAllowedHosts } from './config/allowed-hosts.js';
-import { buildApiSettings } from './config/api-settings.js';
+import { apiName, buildApiSettings } from './config/api-settings.js';
 import type { DataDirInput } from './config/data-dir.js';
 import { parseJobList } from './config/job-config.js';
+import { checkOutputNames, outputBucket } from './config/output-names.js';
 import { validateParameters } from './config/validate.js';
 import { HttpClient } from './http/http-client.js';
 import { RetryPolicy } from './http/retry-policy.js';
@@ -97,13 +97,6 @@ function timeContext(state: JsonObject, startSeconds: number): Map<string, JsonV
   ]);
 }
 
-function outputBucket(config: JsonObject, apiName: string): string | null {
-  const bucket = config.get('outputBucket');
-  if (!phpEmpty(bucket)) return phpToString(bucket);
-  const id = config.get('id');
-  return phpEmpty(id) ? null : `ex-api-${apiName}-${phpToString(id)}`;
-}
-
 function compatLevel(config: JsonObject): number {
   const level = config.get('compatLevel');
   return phpEmpty(level) ? 3 : phpIntCast(level);
@@ -144,6 +137,7 @@ export async function extract(input: DataDirInput, options: ExtractOptions): Pro
   const apiNode = parameters.get('api') as JsonObject;
   refuseUnsupported(parameters);
   const configs = iterationConfigs(parameters);
+  checkOutputNames(parameters, configs, apiName(apiNode));
 
   const startSeconds = (options.now ?? (() => Math.floor(Date.now() / 1000)))();
   const outTables = path.join(options.dataDir, 'out', 'tables');

@@ -92,9 +92,10 @@ export function cipherScope(projectId: number, componentId: string): string {
 
 /**
  * The master key: `GEX_MASTER_KEY` (64 hex characters or base64 of 32 bytes), else a key file,
- * created with mode 0600 on first use.
+ * created with mode 0600 (its folder 0700) on first use — unless `create` is false (commands that
+ * only read create nothing): a missing key file is then a user error.
  */
-export async function loadMasterKey(keyFile: string, env: NodeJS.ProcessEnv = process.env): Promise<Buffer> {
+export async function loadMasterKey(keyFile: string, env: NodeJS.ProcessEnv = process.env, options: { create?: boolean } = {}): Promise<Buffer> {
   const fromEnv = env.GEX_MASTER_KEY?.trim();
   if (fromEnv) return parseKey(fromEnv, 'GEX_MASTER_KEY');
   try {
@@ -102,8 +103,11 @@ export async function loadMasterKey(keyFile: string, env: NodeJS.ProcessEnv = pr
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
   }
+  if (options.create === false) {
+    throw new UserError(`No master key: the key file ${keyFile} does not exist and GEX_MASTER_KEY is not set. Set GEX_MASTER_KEY (or GEX_KEY_FILE) to the store's key`);
+  }
   const key = randomBytes(32);
-  await mkdir(path.dirname(keyFile), { recursive: true });
+  await mkdir(path.dirname(keyFile), { recursive: true, mode: 0o700 });
   await writeFile(keyFile, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' }).catch(async (e: NodeJS.ErrnoException) => {
     if (e.code !== 'EEXIST') throw e;
   });

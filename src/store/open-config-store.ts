@@ -26,6 +26,8 @@ export interface OpenConfigStoreOptions {
   project?: string;
   env?: NodeJS.ProcessEnv;
   logger?: Logger;
+  /** commands that only read: an embedded store must already exist, and nothing is created */
+  mustExist?: boolean;
 }
 
 /** The store location from an option, else GEX_STORE, else the default file. */
@@ -69,7 +71,7 @@ export async function openConfigStore(location: string, options: OpenConfigStore
       close: async () => undefined,
     };
   }
-  const backend = await openEmbeddedStore(location, env);
+  const backend = await openEmbeddedStore(location, env, { mustExist: options.mustExist });
   try {
     let store: ConfigStore;
     if (options.token) {

@@ -1,9 +1,11 @@
 import path from 'node:path';
+import { UserError } from '../common/errors.js';
 import { loadMasterKey, SecretCipher } from './encryption.js';
 import { EmbeddedBackend } from './embedded/embedded-backend.js';
 import type { Database } from './sql/database.js';
 import { SqliteDatabase } from './sql/sqlite-database.js';
-import { displayLocation, isPostgresStore, keyFileFor, postgresOptionsFromEnv } from './store-location.js';
+import { createSqliteStoreFile, inspectSqliteStore } from './sqlite-file.js';
+import { checkStoreScheme, displayLocation, isPostgresStore, keyFileFor, postgresOptionsFromEnv, READ_ONLY } from './store-location.js';
 
 export { DEFAULT_STORE_FILE, displayLocation, isPostgresStore, isRemoteStore } from './store-location.js';
 
@@ -18,15 +20,49 @@ export async function openDatabase(location: string, env: NodeJS.ProcessEnv = pr
   return new PostgresDatabase(location, options);
 }
 
+export interface OpenEmbeddedStoreOptions {
+  /**
+   * For commands that only read: a store that does not exist yet is a user error ("no store at …")
+   * and nothing is created — no database file, folder or key file.
+   */
+  mustExist?: boolean;
+}
+
 /**
  * Opens the embedded store at `location`: a SQLite file or a PostgreSQL database, created and
- * migrated on first use. The master key comes from GEX_MASTER_KEY, else the key file of
- * `keyFileFor` (created on first use).
+ * migrated on first use (unless `mustExist`). The master key comes from GEX_MASTER_KEY, else the
+ * key file of `keyFileFor` (created on first use). A location of another kind (a folder, a file
+ * that is not SQLite, an unknown URL scheme) is refused before anything is created.
  */
-export async function openEmbeddedStore(location: string, env: NodeJS.ProcessEnv = process.env): Promise<EmbeddedBackend> {
+export async function openEmbeddedStore(location: string, env: NodeJS.ProcessEnv = process.env, options: OpenEmbeddedStoreOptions = {}): Promise<EmbeddedBackend> {
+  checkStoreScheme(location);
+  const mustExist = options.mustExist ?? false;
   const keyFile = keyFileFor(location, env);
-  const key = await loadMasterKey(keyFile, env);
-  const name = isPostgresStore(location) ? displayLocation(location) : path.resolve(location);
   const keySource = env.GEX_MASTER_KEY?.trim() ? 'GEX_MASTER_KEY' : keyFile;
-  return EmbeddedBackend.open(await openDatabase(location, env), new SecretCipher(key), name, keySource);
+  if (isPostgresStore(location)) {
+    const name = displayLocation(location);
+    const db = await openDatabase(location, env);
+    try {
+      if (mustExist && !(await hasStoreSchema(db))) {
+        throw new UserError(`No store in the PostgreSQL database ${name}: ${READ_ONLY}`);
+      }
+      const key = await loadMasterKey(keyFile, env, { create: !mustExist });
+      return await EmbeddedBackend.open(db, new SecretCipher(key), name, keySource);
+    } catch (error) {
+      await db.close().catch(() => undefined);
+      throw error;
+    }
+  }
+  // the file is checked before the key file next to it is created
+  const file = path.resolve(location);
+  const { exists } = await inspectSqliteStore(file, { mustExist });
+  const key = await loadMasterKey(keyFile, env, { create: !mustExist });
+  if (!exists) await createSqliteStoreFile(file);
+  return EmbeddedBackend.open(await openDatabase(file, env), new SecretCipher(key), file, keySource);
+}
+
+/** Whether the database holds gex's tables (its migrations table, on the search path). */
+async function hasStoreSchema(db: Database): Promise<boolean> {
+  const row = await db.get<{ name: string | null }>("SELECT to_regclass('schema_migrations')::text AS name");
+  return row?.name != null;
 }

@@ -23,6 +23,28 @@ export function isPostgresStore(location: string): boolean {
   return /^postgres(ql)?:\/\//i.test(location);
 }
 
+/** What a store location may be, for messages about one that is none of them. */
+export const EXPECTED_STORE = 'expected a SQLite file path, a postgres:// (or postgresql://) URL, or the http(s):// address of a Storage API';
+
+/** Why a command that only reads found no store. */
+export const READ_ONLY =
+  'this command only reads, so it creates no store. Expected an existing store: a SQLite file, a postgres:// URL, or the http(s):// address of a Storage API';
+
+/**
+ * Refuses a location that looks like a URL of another kind (`htp://…`, `mysql://…`): it would
+ * otherwise be taken for a SQLite file name and silently create a new, empty store.
+ */
+export function checkStoreScheme(location: string): void {
+  if (isRemoteStore(location) || isPostgresStore(location)) return;
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(location)?.[1];
+  if (scheme) throw new UserError(`The store ${JSON.stringify(hidePassword(location))} has an unknown URL scheme "${scheme}://": ${EXPECTED_STORE}`);
+}
+
+/** A URL without the password of its `user:password@` part. */
+function hidePassword(location: string): string {
+  return location.replace(/^([^:]+:\/\/[^:@/]*:)[^@/]*@/, '$1***@');
+}
+
 /** The location as it may be printed: a PostgreSQL URL without its password. */
 export function displayLocation(location: string): string {
   if (!isPostgresStore(location)) return location;

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
@@ -72,9 +72,18 @@ describe('gex run --config-id (CLI process, SQLite store)', () => {
   });
 
   it('exits 2 on an application error (the store cannot be opened) and still writes a summary', async () => {
-    const result = await runGex(['run', '--config-id', configId, '--store', path.join(dir, 'no', 'such', 'dir', 'x.sqlite'), '--summary', path.join(dir, 'f.json')], env());
-    assert.equal(result.code, 2);
+    // a damaged database: the SQLite header, then garbage
+    const damaged = path.join(dir, 'damaged.sqlite');
+    await writeFile(damaged, Buffer.concat([Buffer.from('SQLite format 3\u0000', 'latin1'), Buffer.alloc(4096, 0xab)]));
+    const result = await runGex(['run', '--config-id', configId, '--store', damaged, '--summary', path.join(dir, 'f.json')], env());
+    assert.equal(result.code, 2, result.stderr);
     const summary = JSON.parse(await readFile(path.join(dir, 'f.json'), 'utf8'));
     assert.equal(summary.error.kind, 'application');
+  });
+
+  it('exits 1 when --store names a file in a folder that does not exist (a user mistake)', async () => {
+    const result = await runGex(['run', '--config-id', configId, '--store', path.join(dir, 'no', 'such', 'dir', 'x.sqlite')], env());
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stderr, /Cannot create the store .*x\.sqlite: the folder .*dir does not exist/);
   });
 });

@@ -22,16 +22,23 @@ function print(value: JsonValue): void {
   process.stdout.write(`${prettyExact(value)}\n`);
 }
 
+type Work<A> = (store: Awaited<ReturnType<typeof openStoreFromArgs>>['store'], args: A) => Promise<void>;
+
 /** Runs `work` with the store the arguments name and closes it. */
-function withStore<A extends ComponentArgs>(args: A, work: (store: Awaited<ReturnType<typeof openStoreFromArgs>>['store'], args: A) => Promise<void>): Promise<void> {
+function withStore<A extends ComponentArgs>(args: A, work: Work<A>, options: { mustExist?: boolean } = {}): Promise<void> {
   return runCliAction(async (logger) => {
-    const opened = await openStoreFromArgs(args, logger);
+    const opened = await openStoreFromArgs(args, logger, options);
     try {
       await work(opened.store, args);
     } finally {
       await opened.close();
     }
   });
+}
+
+/** For commands that only read: a store that does not exist is an error, and none is created. */
+function withExistingStore<A extends ComponentArgs>(args: A, work: Work<A>): Promise<void> {
+  return withStore(args, work, { mustExist: true });
 }
 
 const common = <T>(y: Argv<T>) => componentOption(storeOptions(y)).option('json', { type: 'boolean', default: false, describe: 'print JSON' }) as Argv<T & ComponentArgs & JsonArg>;
@@ -45,7 +52,7 @@ export function configsCommand(yargs: Argv): Argv {
         'List the configurations of a component',
         (c) => common(c).option('deleted', { type: 'boolean', default: false, describe: 'list the trash instead' }),
         (args) =>
-          withStore(args, async (store) => {
+          withExistingStore(args, async (store) => {
             const configs = await store.listConfigurations(args['component-id'], { isDeleted: args.deleted });
             if (args.json) return print(configs.map((c) => configurationToWire(c)));
             if (configs.length === 0) process.stdout.write(`No ${args.deleted ? 'deleted ' : ''}configurations of ${args['component-id']}.\n`);
@@ -60,7 +67,7 @@ export function configsCommand(yargs: Argv): Argv {
         'get <id>',
         'Show a configuration with its rows and state',
         (c) => common(c).positional('id', { type: 'string', demandOption: true }),
-        (args) => withStore(args, async (store) => print(configurationToWire(await store.getConfiguration(args['component-id'], String(args.id))))),
+        (args) => withExistingStore(args, async (store) => print(configurationToWire(await store.getConfiguration(args['component-id'], String(args.id))))),
       )
       .command(
         'versions <id>',
@@ -71,7 +78,7 @@ export function configsCommand(yargs: Argv): Argv {
             .option('limit', { type: 'number', default: 100 })
             .option('offset', { type: 'number', default: 0 }),
         (args) =>
-          withStore(args, async (store) => {
+          withExistingStore(args, async (store) => {
             const versions = await store.listConfigurationVersions(args['component-id'], String(args.id), { limit: args.limit, offset: args.offset });
             if (args.json) return print(versions.map(versionItemToWire));
             for (const v of versions) {

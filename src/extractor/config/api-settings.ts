@@ -141,10 +141,9 @@ export function buildApiSettings(api: JsonObject, config: JsonObject, evaluate: 
   for (const [k, v] of objectOf(http.get('headers'), 'parameters.api.http.headers')) clientHeaders.set(k, evaluate(v));
   for (const [k, v] of configHeaders) clientHeaders.set(k, evaluate(v));
   const defaults = objectOf(http.get('defaultOptions'), 'parameters.api.http.defaultOptions');
-  const name = api.get('name');
   return {
     baseUrl: parseBaseUrl(api.get('baseUrl'), evaluate),
-    name: phpEmpty(name) ? 'generic' : phpToString(name),
+    name: apiName(api),
     pagination: api.get('pagination'),
     clientHeaders,
     defaultParams: objectOf(defaults.get('params'), 'parameters.api.http.defaultOptions.params'),
@@ -157,4 +156,10 @@ export function buildApiSettings(api: JsonObject, config: JsonObject, evaluate: 
     caCertificate: phpEmpty(api.get('caCertificate')) ? undefined : phpToString(api.get('caCertificate')),
     clientCertificate: phpEmpty(api.get('#clientCertificate')) ? undefined : phpToString(api.get('#clientCertificate')),
   };
+}
+
+/** `api.name` (part of the default bucket name), `generic` when empty. */
+export function apiName(api: JsonObject): string {
+  const name = api.get('name');
+  return phpEmpty(name) ? 'generic' : phpToString(name);
 }

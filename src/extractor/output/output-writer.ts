@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
+import { resolveInside } from '../../common/safe-path.js';
 import { arrayReplaceRecursive, phpEmpty, phpJsonEncode, phpToString, type JsonObject, type JsonValue } from '../../php-compat/index.js';
 import { CsvFile, csvLine } from './csv-file.js';
 import { JsonParser, STRUCT_VERSION } from './json-parser/json-parser.js';
@@ -9,6 +11,7 @@ import { missingTables, type MissingTablesConfig } from './mapping/missing-table
 import { chooseParser } from './parser-choice.js';
 import { StructState, type BucketParser, type OpenTable, type RecordParser } from './record-parser.js';
 import { Spool } from './spool.js';
+import { quoteName, responseTableNameCheck, tableFileName, tableFileProblem, WORK_FOLDERS } from './table-files.js';
 
 export interface WrittenTable {
   /** file name in out/tables, e.g. `mock-server.users` */
@@ -35,8 +38,6 @@ interface BucketOutput {
   parser: BucketParser;
   incremental: boolean;
 }
-
-const STAGING = '.gex-staging';
 
 /**
  * The tables of a run, per output bucket (configs with the same bucket share one parser, as in
@@ -76,7 +77,7 @@ export class OutputWriter {
     const key = bucket ?? '';
     let output = this.buckets.get(key);
     if (!output) {
-      output = { bucket, parser: await this.createParser(config), incremental: config.incremental };
+      output = { bucket, parser: await this.createParser(bucket, config), incremental: config.incremental };
       this.buckets.set(key, output);
     }
     output.incremental = config.incremental; // the last config of a bucket decides
@@ -105,9 +106,12 @@ export class OutputWriter {
   }
 
   async finish(): Promise<WrittenTable[]> {
-    const staging = path.join(this.outTablesDir, STAGING);
-    const parts = path.join(staging, '.parts');
+    // the CSVs being written and the finished tables (named as in out/tables) in separate folders
+    const staging = resolveInside(this.outTablesDir, WORK_FOLDERS.staging);
+    const parts = resolveInside(this.outTablesDir, WORK_FOLDERS.parts);
     await rm(staging, { recursive: true, force: true });
+    await rm(parts, { recursive: true, force: true });
+    await mkdir(staging, { recursive: true });
     await mkdir(parts, { recursive: true });
     const written = new Map<string, WrittenTable>();
     const opened: CsvFile[] = [];
@@ -120,28 +124,29 @@ export class OutputWriter {
     try {
       for (const { bucket, parser, incremental } of this.buckets.values()) {
         for (const table of await parser.results(openTable, (message) => this.logger.error(message))) {
-          const file = bucket === null ? table.name : `${bucket}.${table.name}`;
-          await moveFile(table.csv.file, path.join(staging, file));
-          await writeFile(path.join(staging, `${file}.manifest`), parserManifest(bucket, table.name, incremental, table.primaryKey));
+          const file = writableFileName(bucket, table.name);
+          await moveFile(table.csv.file, resolveInside(staging, file));
+          await writeFile(resolveInside(staging, `${file}.manifest`), parserManifest(bucket, table.name, incremental, table.primaryKey));
           written.set(file, { file, bucket, table: table.name, rows: table.csv.rows });
         }
       }
-      const exists = (file: string) => written.has(file) || existsSync(path.join(this.outTablesDir, file));
-      for (const table of missingTables(this.mappedConfigs, exists)) {
-        await writeFile(path.join(staging, table.file), csvLine(table.header));
-        await writeFile(path.join(staging, `${table.file}.manifest`), table.manifest);
+      const exists = (file: string) => written.has(file) || existsSync(resolveInside(this.outTablesDir, file));
+      for (const table of missingTables(this.mappedConfigs, (bucket, name) => exists(writableFileName(bucket, name)))) {
+        await writeFile(resolveInside(staging, table.file), csvLine(table.header));
+        await writeFile(resolveInside(staging, `${table.file}.manifest`), table.manifest);
         written.set(table.file, { file: table.file, bucket: table.bucket, table: table.name, rows: 0 });
         this.logger.debug(`Created the missing mapped table ${table.file} (header only)`);
       }
       for (const table of written.values()) {
         for (const suffix of ['', '.manifest']) {
-          await rename(path.join(staging, table.file + suffix), path.join(this.outTablesDir, table.file + suffix));
+          await rename(resolveInside(staging, table.file + suffix), resolveInside(this.outTablesDir, table.file + suffix));
         }
       }
       return [...written.values()];
     } finally {
       for (const csv of opened) csv.destroy();
       await rm(staging, { recursive: true, force: true });
+      await rm(parts, { recursive: true, force: true });
       await this.dispose();
     }
   }
@@ -151,7 +156,7 @@ export class OutputWriter {
     for (const { parser } of this.buckets.values()) await parser.dispose();
   }
 
-  private async createParser(config: ParserOptions): Promise<BucketParser> {
+  private async createParser(bucket: string | null, config: ParserOptions): Promise<BucketParser> {
     const choice = chooseParser(this.struct, config.compatLevel ?? 3);
     if (choice.warning) this.logger.warn(choice.warning);
     const spool = await Spool.create(this.tmpDir);
@@ -159,11 +164,11 @@ export class OutputWriter {
     if (choice.kind === 'legacy') {
       // the legacy and mapping parsers are loaded only by the configurations that use them
       const { LegacyJsonParser } = await import('./legacy-parser/legacy-parser.js');
-      const legacy = new LegacyJsonParser(spool, (message) => this.logger.warn(message));
+      const legacy = new LegacyJsonParser(spool, (message) => this.logger.warn(message), responseTableNameCheck(bucket));
       parser = legacy;
       await seedOrDispose(parser, () => legacy.seed(choice.seed));
     } else {
-      const json = new JsonParser(spool, { drafts: this.options.drafts });
+      const json = new JsonParser(spool, { drafts: this.options.drafts, checkTableName: responseTableNameCheck(bucket) });
       parser = json;
       await seedOrDispose(parser, () => json.seed(choice.seed));
     }
@@ -176,6 +181,17 @@ export class OutputWriter {
       throw error;
     }
   }
+}
+
+/**
+ * The file name of a table, refused when it cannot be written safely. Configured names are checked
+ * before the run and names from responses when their table is created; this is the last check
+ * before a file is named (resolveInside then keeps every path inside out/tables).
+ */
+function writableFileName(bucket: string | null, table: string): string {
+  const problem = tableFileProblem(bucket, table);
+  if (problem) throw new UserError(`Cannot write the table ${quoteName(table)}${bucket === null ? '' : ` of the bucket ${quoteName(bucket)}`}: ${problem}`);
+  return tableFileName(bucket, table);
 }
 
 async function seedOrDispose(parser: BucketParser, seed: () => void): Promise<void> {

@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { CsvFile } from '../csv-file.js';
 import type { SpoolBatch } from '../spool.js';
+import { TableNameError, type TableNameCheck } from '../table-files.js';
 import type { Structure } from './structure.js';
 import { TableReplay } from './table-replay.js';
 
@@ -28,6 +29,7 @@ export class DraftTables {
     private readonly structure: Structure,
     aliases: Map<string, string>,
     dir: string,
+    checkTableName?: TableNameCheck,
   ) {
     this.changes = structure.changes;
     this.signature = structure.signature();
@@ -36,7 +38,7 @@ export class DraftTables {
       this.files.push(file);
       return file;
     };
-    this.replay = new TableReplay(structure.clone(), new Map(aliases), open, (message) => this.keepError(message));
+    this.replay = new TableReplay(structure.clone(), new Map(aliases), open, (message) => this.keepError(message), checkTableName);
   }
 
   /** false once the drafts are dropped: the structure changed or writing failed. */
@@ -50,8 +52,11 @@ export class DraftTables {
     if (this.structure.changes !== this.changes) return this.drop();
     try {
       this.replay.writeBatch(batch);
-    } catch {
-      // an error here may not be one at the end (the structure can still change): the replay decides
+    } catch (error) {
+      // a table once created is created by the final replay too (its path only ever gains a table):
+      // an unwritable name fails the run now, before more pages are fetched
+      if (error instanceof TableNameError) throw error;
+      // any other error here may not be one at the end (the structure can still change): the replay decides
       this.drop();
     }
   }

@@ -2,6 +2,7 @@ import { isJsonObject, phpLooseEqualsNull, type JsonObject, type JsonValue } fro
 import type { CsvFile } from '../csv-file.js';
 import { closedTables, StructState, type BucketParser, type OpenTable, type ProducedTable } from '../record-parser.js';
 import type { Spool } from '../spool.js';
+import type { TableNameCheck } from '../table-files.js';
 import { DraftTables } from './draft-tables.js';
 import { Structure } from './structure.js';
 import { TableReplay } from './table-replay.js';
@@ -20,10 +21,13 @@ export class JsonParser implements BucketParser {
   private processed = 0;
   private drafts: DraftTables | undefined;
 
-  /** `drafts: false` always replays the queue at the end (tests compare both ways). */
+  /**
+   * `drafts: false` always replays the queue at the end (tests compare both ways);
+   * `checkTableName` refuses table names that cannot be file names.
+   */
   constructor(
     private readonly spool: Spool,
-    private readonly options: { drafts?: boolean } = {},
+    private readonly options: { drafts?: boolean; checkTableName?: TableNameCheck } = {},
   ) {}
 
   /** Seeds names and order from a saved `json_parser.struct` (version 3). */
@@ -46,7 +50,7 @@ export class JsonParser implements BucketParser {
     const batch = { dataType, injected, rows };
     this.spool.append(batch);
     if (this.options.drafts !== false) {
-      this.drafts ??= new DraftTables(this.structure, this.aliases, this.spool.dir);
+      this.drafts ??= new DraftTables(this.structure, this.aliases, this.spool.dir, this.options.checkTableName);
       this.drafts.write(batch);
     }
     this.processed++;
@@ -79,7 +83,7 @@ export class JsonParser implements BucketParser {
   async writeTables(openTable: (name: string) => CsvFile, onDataError: (message: string) => void): Promise<Map<string, CsvFile>> {
     const drafted = await this.drafts?.finish(onDataError);
     if (drafted) return drafted;
-    const replay = new TableReplay(this.structure, this.aliases, openTable, onDataError);
+    const replay = new TableReplay(this.structure, this.aliases, openTable, onDataError, this.options.checkTableName);
     if (this.processed > 0) {
       for await (const batch of this.spool.read()) {
         replay.writeBatch(batch);

@@ -9,6 +9,7 @@ import {
 } from '../../../php-compat/index.js';
 import { cellText, type CsvFile } from '../csv-file.js';
 import type { SpoolBatch } from '../spool.js';
+import type { TableNameCheck } from '../table-files.js';
 import { safeName } from './safe-name.js';
 import { decodeKey, type NodeType, SchemaNode } from './schema-node.js';
 import { StructureError, type Structure } from './structure.js';
@@ -35,6 +36,8 @@ export class TableReplay {
     private readonly aliases: Map<string, string>,
     private readonly openTable: (name: string) => CsvFile,
     private readonly onDataError: (message: string) => void,
+    /** refuses table names that cannot be file names (response keys become table names) */
+    private readonly checkTableName: TableNameCheck = () => {},
   ) {}
 
   writeBatch(batch: SpoolBatch): void {
@@ -48,6 +51,7 @@ export class TableReplay {
     let table = this.tables.get(tableName);
     const injected = this.addInjected(item, this.aliased(injectedRaw), !table);
     if (!table) {
+      this.checkTableName(tableName, cleanPath);
       table = this.openTable(tableName);
       table.writeHeader(this.header(item));
       this.tables.set(tableName, table);

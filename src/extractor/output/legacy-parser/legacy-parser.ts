@@ -3,6 +3,7 @@ import { PhpFloat, phpLooseEqualsNull, type JsonObject, type JsonValue } from '.
 import type { CsvFile } from '../csv-file.js';
 import { closedTables, StructState, type BucketParser, type OpenTable, type ProducedTable } from '../record-parser.js';
 import type { Spool } from '../spool.js';
+import type { TableNameCheck } from '../table-files.js';
 import { LegacyAnalyzer } from './legacy-analyzer.js';
 import { LegacyReplay } from './legacy-replay.js';
 import { LegacyStruct, LegacyStructError } from './legacy-struct.js';
@@ -22,6 +23,8 @@ export class LegacyJsonParser implements BucketParser {
   constructor(
     private readonly spool: Spool,
     private readonly onWarning: (message: string) => void = () => {},
+    /** refuses table names that cannot be file names (response keys become table names) */
+    private readonly checkTableName?: TableNameCheck,
   ) {}
 
   /** Seeds the structure from a saved `json_parser.struct` (version 2). */
@@ -55,7 +58,7 @@ export class LegacyJsonParser implements BucketParser {
 
   /** Writes every table; returns them in the order they were created. */
   async writeTables(openTable: OpenTable, onDataError: (message: string) => void): Promise<Map<string, CsvFile>> {
-    const replay = new LegacyReplay(this.struct, openTable, onDataError, this.onWarning);
+    const replay = new LegacyReplay(this.struct, openTable, onDataError, this.onWarning, this.checkTableName);
     if (this.spool.batches === 0) return replay.tables;
     try {
       for await (const batch of this.spool.read()) {

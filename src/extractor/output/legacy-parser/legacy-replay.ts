@@ -13,6 +13,7 @@ import { cellText, type CsvFile } from '../csv-file.js';
 import { StructureError } from '../json-parser/structure.js';
 import type { OpenTable } from '../record-parser.js';
 import type { SpoolBatch } from '../spool.js';
+import type { TableNameCheck } from '../table-files.js';
 import { legacySafeName } from './legacy-safe-name.js';
 import { arrayItemType, type LegacyStruct } from './legacy-struct.js';
 
@@ -38,6 +39,7 @@ export class LegacyReplay {
     private readonly openTable: OpenTable,
     private readonly onDataError: (message: string) => void,
     private readonly onWarning: (message: string) => void,
+    private readonly checkTableName: TableNameCheck = () => {},
   ) {}
 
   writeBatch(batch: SpoolBatch): void {
@@ -70,6 +72,7 @@ export class LegacyReplay {
     const safeType = legacySafeName(type);
     let table = this.tables.get(safeType);
     if (!table) {
+      this.checkTableName(safeType, type);
       table = this.openTable(safeType);
       table.writeHeader(header);
       this.tables.set(safeType, table);

@@ -1,6 +1,7 @@
 import { UserError } from '../../../common/errors.js';
 import { phpEmpty, phpJsonEncode, phpToString, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
 import { cellText } from '../csv-file.js';
+import { tableFileName } from '../table-files.js';
 import { arrayKey, field, phpArray } from './config-values.js';
 
 /** What GE's MissingTableHelper reads from one config (iteration). */
@@ -28,7 +29,7 @@ export interface MissingTable {
  * its parent-key column (`<parent>_pk` unless `parentKey.destination`). The manifest starts with
  * `incremental` (the config's `incremental` attribute), then `destination`, then `primary_key`.
  */
-export function missingTables(configs: MissingTablesConfig[], exists: (file: string) => boolean): MissingTable[] {
+export function missingTables(configs: MissingTablesConfig[], exists: (bucket: string | null, table: string) => boolean): MissingTable[] {
   const planned: MissingTable[] = [];
   const written = new Set<string>();
   for (const config of configs) {
@@ -68,8 +69,8 @@ export function missingTables(configs: MissingTablesConfig[], exists: (file: str
         columns.push(destination);
         if (!phpEmpty(parentKey.get('primaryKey'))) primaryKey.push(destination);
       }
-      const file = config.bucket === null ? name : `${config.bucket}.${name}`;
-      if (columns.length === 0 || written.has(file) || exists(file)) return;
+      const file = tableFileName(config.bucket, name);
+      if (columns.length === 0 || written.has(file) || exists(config.bucket, name)) return;
       const manifest: JsonObject = new Map([['incremental', config.incremental]]);
       if (config.bucket !== null) manifest.set('destination', `in.c-${config.bucket}.${name}`);
       if (primaryKey.length > 0) manifest.set('primary_key', primaryKey);

@@ -1,0 +1,167 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { gexBin, runGex } from '../support/cli.js';
+import { POSTGRES_VARIABLE, postgresBackend, TEST_KEY, withPostgresClient } from '../support/store.js';
+
+/** Everything below `dir` (folders end in "/"), sorted: what a command may not change. */
+async function listing(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries.map((e) => path.relative(dir, path.join(e.parentPath, e.name)) + (e.isDirectory() ? '/' : '')).sort();
+}
+
+/** `gex` as a process started in `cwd`: relative store paths (`htp://x` is one) land there. */
+function runGexIn(cwd: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [gexBin, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    child.on('close', (code) => resolve({ code: code ?? -1, output }));
+  });
+}
+
+/** The permission bits of a file. */
+async function mode(file: string): Promise<number> {
+  return (await stat(file)).mode & 0o777;
+}
+
+/**
+ * `--store` mistakes through real `gex` processes in temporary folders: commands that only read
+ * create nothing, a location of the wrong kind is exit 1 with what was expected, and the files of
+ * a new store are private (0600) whatever the umask.
+ */
+describe('--store mistakes (gex processes)', function () {
+  this.timeout(60_000);
+  let dir: string;
+  // no GEX_MASTER_KEY: the key file is what a first use would create
+  const noKey = { GEX_MASTER_KEY: '', GEX_KEY_FILE: '', GEX_STORE: '', KBC_URL: '', KBC_TOKEN: '' };
+
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'gex-store-mistakes-'));
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  for (const command of [['configs', 'list'], ['configs', 'get', '1'], ['configs', 'versions', '1']]) {
+    it(`${command.join(' ')} on a missing store exits 1 with "no store at …" and creates nothing`, async () => {
+      await mkdir(path.join(dir, 'sub'));
+      const before = await listing(dir);
+      for (const store of ['new.sqlite', path.join('sub', 'deeper', 'new.sqlite')]) {
+        const result = await runGex([...command, '--store', path.join(dir, store)], noKey);
+        assert.equal(result.code, 1, result.stderr);
+        assert.ok(result.stderr.includes(`No store at ${path.join(dir, store)}`), result.stderr);
+        assert.match(result.stderr, /only reads, so it creates no store/);
+      }
+      assert.deepEqual(await listing(dir), before, 'no store, folder or key file was created');
+    });
+  }
+
+  it('a read-only command on an existing store without its key file creates no key file', async () => {
+    const store = path.join(dir, 's.sqlite');
+    assert.equal((await runGex(['tokens', 'create', '--description', 'x', '--store', store], noKey)).code, 0);
+    await rm(`${store}.key`);
+    const before = await listing(dir);
+    const result = await runGex(['configs', 'list', '--store', store], noKey);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /No master key: the key file .*s\.sqlite\.key does not exist and GEX_MASTER_KEY is not set/);
+    assert.deepEqual(await listing(dir), before);
+  });
+
+  it('--store naming a folder is exit 1 saying a SQLite file path was expected (and creates no key file)', async () => {
+    await mkdir(path.join(dir, 'folder'));
+    for (const command of [['configs', 'list'], ['configs', 'import', path.join(dir, 'none.json')], ['tokens', 'create', '--description', 'x']]) {
+      const result = await runGex([...command, '--store', path.join(dir, 'folder')], noKey);
+      assert.equal(result.code, 1, result.stderr);
+      assert.match(result.stderr, /The store .*folder is a folder: expected a SQLite file path, a postgres:\/\/ \(or postgresql:\/\/\) URL, or the http\(s\):\/\/ address of a Storage API/);
+    }
+    assert.deepEqual(await listing(dir), ['folder/']);
+  });
+
+  it('--store naming a text file is exit 1 saying it is not a SQLite database, and leaves the file alone', async () => {
+    const text = path.join(dir, 'notes.txt');
+    await writeFile(text, 'my notes\n');
+    for (const command of [['configs', 'list'], ['tokens', 'create', '--description', 'x']]) {
+      const result = await runGex([...command, '--store', text], noKey);
+      assert.equal(result.code, 1, result.stderr);
+      assert.match(result.stderr, /The store .*notes\.txt is not a SQLite database: expected a SQLite file path/);
+    }
+    assert.deepEqual(await listing(dir), ['notes.txt']);
+    assert.equal((await stat(text)).size, 'my notes\n'.length);
+  });
+
+  it('--store with an unknown URL scheme is exit 1 naming the scheme (password hidden), for every command', async () => {
+    const commands = [['configs', 'list'], ['tokens', 'create', '--description', 'x'], ['serve', '--port', '0'], ['run', '--config-id', '1']];
+    for (const store of ['htp://x', 'mysql://user:hunter2@db/gex']) {
+      for (const command of commands) {
+        const { code, output } = await runGexIn(dir, [...command, '--store', store], { ...noKey, KBC_DATADIR: path.join(dir, 'data') });
+        assert.equal(code, 1, output);
+        assert.match(output, /has an unknown URL scheme "(htp|mysql):\/\/": expected a SQLite file path, a postgres:\/\/ \(or postgresql:\/\/\) URL, or the http\(s\):\/\/ address of a Storage API/);
+        assert.ok(!output.includes('hunter2'), 'the password is not printed');
+      }
+    }
+    assert.deepEqual(await listing(dir), [], 'no store named after the URL (./htp:/x) was created in the working folder');
+  });
+
+  it('a new store file, its -wal and -shm and its key file are created 0600 under umask 000', async () => {
+    const store = path.join(dir, 'new.sqlite');
+    // `gex serve` keeps the database open, so the -wal and -shm files can be seen
+    const child = spawn('/bin/sh', ['-c', `umask 000 && exec "${process.execPath}" "${gexBin}" serve --port 0 --store "${store}"`], {
+      env: { ...process.env, ...noKey },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let output = '';
+      await new Promise<void>((resolve, reject) => {
+        const onData = (chunk: Buffer) => {
+          output += chunk;
+          if (output.includes('listening on')) resolve();
+        };
+        child.stdout.on('data', onData);
+        child.stderr.on('data', onData);
+        child.on('exit', (code) => reject(new Error(`gex serve exited with ${code}: ${output}`)));
+      });
+      for (const file of [store, `${store}-wal`, `${store}-shm`, `${store}.key`]) assert.equal((await mode(file)).toString(8), '600', file);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve(null)));
+    }
+  });
+
+  it('a store created by a CLI command under umask 000 is 0600, and a later read works', async () => {
+    const store = path.join(dir, 'cli.sqlite');
+    const created = await new Promise<number>((resolve) => {
+      const child = spawn('/bin/sh', ['-c', `umask 000 && exec "${process.execPath}" "${gexBin}" tokens create --description x --store "${store}"`], {
+        env: { ...process.env, ...noKey },
+        stdio: 'ignore',
+      });
+      child.on('exit', (code) => resolve(code ?? -1));
+    });
+    assert.equal(created, 0);
+    assert.equal((await mode(store)).toString(8), '600');
+    assert.equal((await mode(`${store}.key`)).toString(8), '600');
+    const listed = await runGex(['configs', 'list', '--store', store], noKey);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stdout, /No configurations of ex-generic-v2/);
+  });
+
+  const postgres = postgresBackend();
+  if (postgres) {
+    it('configs list on a PostgreSQL database without a store exits 1 with "no store" and creates no tables', async () => {
+      const fresh = await postgres.fresh();
+      try {
+        const result = await runGex(['configs', 'list', '--store', fresh.location], TEST_KEY);
+        assert.equal(result.code, 1, result.stderr);
+        assert.match(result.stderr, /No store in the PostgreSQL database .*: this command only reads, so it creates no store/);
+        const schema = new URL(fresh.location).searchParams.get('options')!.replace('-c search_path=', '');
+        const tables = await withPostgresClient(process.env[POSTGRES_VARIABLE]!, (c) =>
+          c.query('SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = $1', [schema]),
+        );
+        assert.equal(tables.rows[0].n, 0, 'no table was created');
+      } finally {
+        await fresh.dispose();
+      }
+    });
+  }
+});
