@@ -1,3 +1,5 @@
+import { safeName } from '../extractor/output/json-parser/safe-name.js';
+import { legacySafeName } from '../extractor/output/legacy-parser/legacy-safe-name.js';
 import { phpJsonString, phpRawUrlencode, phpUrlencode } from '../php-compat/index.js';
 
 /**
@@ -27,7 +29,7 @@ export function secretEncodings(secret: string): Set<string> {
 
 const JSON_ESCAPE_LEVELS = 3;
 
-/** Base64 fragments shorter than this are not hidden: they would garble unrelated text. */
+/** Base64 fragments and column names shorter than this are not hidden: they would garble unrelated text. */
 const MIN_BASE64_CORE = 8;
 
 function baseForms(secret: string): string[] {
@@ -50,6 +52,8 @@ function baseForms(secret: string): string[] {
     // error messages quote response bodies with whitespace runs collapsed
     secret.replace(/\s+/g, ' '),
     ...base64Forms(Buffer.from(secret, 'utf8')),
+    // a secret an API returns as a key becomes a column name in the parser's structure (state)
+    ...[safeName(secret), legacySafeName(secret)].filter((name) => name.length >= MIN_BASE64_CORE),
   ];
 }
 
