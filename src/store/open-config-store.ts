@@ -72,7 +72,16 @@ export async function openConfigStore(location: string, options: OpenConfigStore
         projectId ??= (await store.verifyToken()).projectId;
         return decrypt(value, cipherScope(projectId, componentId));
       },
-      decryptComponentSecrets: async (componentId, value) => decrypt(value, componentCipherScope(componentId)),
+      // image parameters are decrypted when the key can (a gex server's ciphers); a Keboola stack's
+      // stay ciphers, as before — Generic Extractor does not need their plaintext
+      decryptComponentSecrets: async (componentId, value) => {
+        if (!key || !containsCipher(value)) return value;
+        try {
+          return decrypt(value, componentCipherScope(componentId));
+        } catch {
+          return value;
+        }
+      },
       close: async () => undefined,
     };
   }
