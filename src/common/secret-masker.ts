@@ -34,8 +34,11 @@ export class SecretMasker {
   addRecent(value: string): void {
     if (value === '' || this.secrets.has(value)) return;
     const at = this.recent.indexOf(value);
-    if (at === this.recent.length - 1 && at >= 0) return;
-    if (at >= 0) this.recent.splice(at, 1);
+    if (at >= 0) {
+      // known already (a value computed the same for every request): only its age changes
+      this.recent.push(...this.recent.splice(at, 1));
+      return;
+    }
     this.recent.push(value);
     if (this.recent.length > RECENT_LIMIT) this.recent.shift();
     this.recentPattern = null;

@@ -112,7 +112,7 @@ function compatLevel(config: JsonObject): number {
 /**
  * The state GE writes: input state, `time.previousStart` = this run's start, and the parser
  * structure merged over the input's (a plain value is a version-3 structure; undefined keeps the
- * input's parser keys, as with mappings).
+ * input's parser keys, as with mappings). `hideSecrets` masks secrets an API echoed into it.
  */
 export function buildOutState(
   input: JsonObject,

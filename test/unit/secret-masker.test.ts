@@ -117,6 +117,18 @@ describe('secret masker: behaviour', () => {
     assert.equal(m.size, 0, 'recent values do not grow the permanent pattern');
   });
 
+  it('does not rebuild its pattern when a recent value comes again (a value computed the same for every request)', () => {
+    const m = new SecretMasker();
+    m.addRecent('computed-value-A');
+    m.addRecent('computed-value-B');
+    m.mask('x');
+    const compiled = (m as unknown as { recentPattern: RegExp | null }).recentPattern;
+    m.addRecent('computed-value-A');
+    m.addRecent('computed-value-B');
+    assert.equal(m.mask('computed-value-A computed-value-B'), '[hidden] [hidden]');
+    assert.equal((m as unknown as { recentPattern: RegExp | null }).recentPattern, compiled, 'the same pattern object');
+  });
+
   it('cuts response snippets after hiding secrets, so a secret across the cut shows no part', () => {
     const m = masker(SECRET);
     const body = Buffer.from(`${'x'.repeat(290)}${SECRET}${'y'.repeat(500)}`);
