@@ -105,9 +105,14 @@ function compatLevel(config: JsonObject): number {
 /**
  * The state GE writes: input state, `time.previousStart` = this run's start, and the parser
  * structure merged over the input's (a plain value is a version-3 structure; undefined keeps the
- * input's parser keys, as with mappings).
+ * input's parser keys, as with mappings). `hideSecrets` masks secrets an API echoed into it.
  */
-export function buildOutState(input: JsonObject, startSeconds: number, parserState: JsonValue | StructState | undefined): string {
+export function buildOutState(
+  input: JsonObject,
+  startSeconds: number,
+  parserState: JsonValue | StructState | undefined,
+  hideSecrets: (state: JsonValue) => JsonValue = (state) => state,
+): string {
   const state: JsonObject = new Map(input);
   const time = state.get('time');
   const newTime: JsonObject = isJsonObject(time) ? new Map(time) : new Map();
@@ -120,7 +125,7 @@ export function buildOutState(input: JsonObject, startSeconds: number, parserSta
     state.set('json_parser.struct', previous === undefined ? struct : arrayReplaceRecursive(previous, struct));
     state.set('json_parser.structVersion', version);
   }
-  return phpJsonEncode(state, { objectsAreArrays: true });
+  return phpJsonEncode(hideSecrets(state), { objectsAreArrays: true });
 }
 
 /** Runs a Generic Extractor configuration on a data folder (Keboola common interface). */
@@ -128,7 +133,25 @@ export async function extract(input: DataDirInput, options: ExtractOptions): Pro
   // secrets the auth obtains at run time are hidden in every log line: by the run's masker, or
   // (when the caller gives none) by masking what this extraction logs
   const secrets = options.masker ?? new SecretMasker();
+  for (const value of [input.parameters, input.authorization, input.state]) secrets.addFromConfig(value);
   const logger = options.masker ? options.logger : maskingLogger(options.logger, secrets);
+  try {
+    return await runExtraction(input, options, secrets, logger);
+  } catch (error) {
+    throw hideSecretsIn(error, secrets);
+  }
+}
+
+/** The error with secrets hidden in its message and stack: whoever prints it cannot reveal them. */
+function hideSecretsIn(error: unknown, secrets: SecretMasker): unknown {
+  if (!(error instanceof Error)) return error;
+  const { stack } = error;
+  error.message = secrets.mask(error.message);
+  if (stack !== undefined) error.stack = secrets.mask(stack);
+  return error;
+}
+
+async function runExtraction(input: DataDirInput, options: ExtractOptions, secrets: SecretMasker, logger: Logger): Promise<ExtractionResult> {
   if (input.action !== 'run') {
     throw new UserError(`Action '${input.action}' is not supported: gex runs extractions only (action "run").`);
   }
@@ -187,7 +210,7 @@ export async function extract(input: DataDirInput, options: ExtractOptions): Pro
           // GE's MissingTableHelper reads the `incremental` attribute (not incrementalOutput)
           missingTableIncremental: phpEmpty(config.get('incremental')) ? false : config.get('incremental')!,
         });
-        const runner = new JobRunner({ api, client, parser, logger, progress, compatLevel: compatLevel(config), functions, contexts });
+        const runner = new JobRunner({ api, client, parser, logger, progress, compatLevel: compatLevel(config), functions, contexts, redact: (text) => secrets.mask(text) });
         const configUserData = evaluateUserData(config.get('userData'), 'userData', { functions, contexts });
         for (const job of jobs) {
           const result = await runner.runTopLevel(job, configUserData, createPaginator(api.pagination, 'parameters.api.pagination', job.scroller));
@@ -206,7 +229,8 @@ export async function extract(input: DataDirInput, options: ExtractOptions): Pro
     return {
       tables,
       jobs: summaries,
-      stateText: buildOutState(input.state, startSeconds, output.structState()),
+      // a secret echoed by the API into a state value (not under a `#` key) is not stored
+      stateText: buildOutState(input.state, startSeconds, output.structState(), (state) => secrets.maskValues(state)),
       requests,
       retries,
       durationMs: progress.elapsedMs,

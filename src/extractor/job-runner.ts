@@ -33,6 +33,8 @@ export interface JobRunContext {
   functions: UserFunctions;
   /** `attr` (the configuration without jobs) and `time` (previousStart, currentStart) */
   contexts: FunctionContexts;
+  /** hides secrets in error messages that quote a response */
+  redact?: (text: string) => string;
 }
 
 export interface JobResult {
@@ -110,7 +112,7 @@ export class JobRunner {
     for (;;) {
       const started = Date.now();
       const { request: httpRequest, response } = await fetcher.fetch(request);
-      const decoded = decodeResponse(response, httpRequest, api.ignoreErrors);
+      const decoded = decodeResponse(response, httpRequest, api.ignoreErrors, this.ctx.redact);
       // compared as GE does (PHP serialize: order and int/float matter), stopping at the first difference
       if (previous !== undefined && deepEqual(decoded, previous)) {
         paginator.reset();

@@ -60,8 +60,9 @@ function resolve(base: UriParts, ref: UriParts): UriParts {
   return { scheme: base.scheme, authority: base.authority, path, query, fragment: ref.fragment };
 }
 
-const PATH_UNSAFE = /[^A-Za-z0-9_\-.~!$&'()*+,;=:@/%]|%(?![A-Fa-f0-9]{2})/g;
-const QUERY_UNSAFE = /[^A-Za-z0-9_\-.~!$&'()*+,;=:@/?%]|%(?![A-Fa-f0-9]{2})/g;
+// `u`: a character outside the BMP (an emoji) is one match, encoded as its four UTF-8 bytes
+const PATH_UNSAFE = /[^A-Za-z0-9_\-.~!$&'()*+,;=:@/%]|%(?![A-Fa-f0-9]{2})/gu;
+const QUERY_UNSAFE = /[^A-Za-z0-9_\-.~!$&'()*+,;=:@/?%]|%(?![A-Fa-f0-9]{2})/gu;
 
 function encodeUnsafe(s: string, pattern: RegExp): string {
   return s.replace(pattern, (ch) => encodeURIComponent(ch).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`));

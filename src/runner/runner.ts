@@ -248,12 +248,14 @@ export class ConfigurationRunner {
     const parameters = (await store.decryptSecrets(componentId, stored.parameters)) as JsonObject;
     const authorization = (await store.decryptSecrets(componentId, stored.authorization)) as JsonObject;
     const state = (await store.decryptSecrets(componentId, storedComponentState)) as JsonObject;
-    for (const value of [parameters, authorization, state, imageParameters]) this.options.masker.addFromConfig(value);
+    // the registry's secrets too: config.json keeps their cipher, the component gets the plaintext
+    const plainImageParameters = (await store.decryptComponentSecrets(componentId, imageParameters)) as JsonObject;
+    for (const value of [parameters, authorization, state, plainImageParameters]) this.options.masker.addFromConfig(value);
 
     await this.prepareFolder(unit, componentConfigFile(stored, imageParameters), storedComponentState);
     try {
       const result = await extract(
-        { parameters, action: 'run', imageParameters, authorization, state },
+        { parameters, action: 'run', imageParameters: plainImageParameters, authorization, state },
         { dataDir: unit.folder.dir, logger, masker: this.options.masker, progressLine: this.options.progressLine },
       );
       const outState = decodeJson(result.stateText);

@@ -63,7 +63,15 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     request.log.debug(`${request.method} ${request.url} → ${reply.statusCode} in ${reply.elapsedTime.toFixed(1)} ms`);
   });
 
-  await app.register(async (open) => publicComponentRoute(open, backend), { prefix: '/v2/storage' });
+  // public as in Keboola: the API index and a component's detail (the registry is global; its
+  // secrets are served only as ciphers). Everything inside a project needs a token.
+  await app.register(
+    async (open) => {
+      apiIndexRoutes(open, backend, revision);
+      publicComponentRoute(open, backend);
+    },
+    { prefix: '/v2/storage' },
+  );
 
   await app.register(async (api) => {
     const reads = options.readCache === false ? new ReadCache(async () => null) : new ReadCache(() => backend.changeMarker(), options.readCache);
@@ -71,7 +79,6 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
 
     await api.register(
       async (root) => {
-        apiIndexRoutes(root, backend, revision);
         tokenRoutes(root);
         branchRoutes(root);
         componentListRoute(root);

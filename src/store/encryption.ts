@@ -4,14 +4,24 @@ import path from 'node:path';
 import { ApplicationError, UserError } from '../common/errors.js';
 import { isJsonObject, isScalar, phpToString, type JsonObject, type JsonValue } from '../php-compat/index.js';
 
+/** Configurations, rows and states: bound to a project and a component. */
 export const CIPHER_PREFIX = 'KBC::ProjectSecure::';
+/** The component registry (image parameters): bound to the component only — components are global. */
+export const COMPONENT_CIPHER_PREFIX = 'KBC::ComponentSecure::';
 const FORMAT_VERSION = 1;
+
+/** What a cipher is bound to: its prefix, and the associated data authenticated with it. */
+export interface CipherScope {
+  prefix: string;
+  data: string;
+}
 
 /**
  * Encryption of secrets: scalar values under `#` keys are stored as
- * `KBC::ProjectSecure::<base64(version | iv | tag | ciphertext)>`, AES-256-GCM with the project
- * and component as associated data — a cipher is only valid in the project and component it was
- * made for (like Keboola's ProjectSecure). Values already starting with `KBC::` are left alone.
+ * `<prefix><base64(version | iv | tag | ciphertext)>`, AES-256-GCM with the scope as associated
+ * data — a cipher is only valid in the scope it was made for: `KBC::ProjectSecure::` for a project
+ * and component, `KBC::ComponentSecure::` for a component of the registry (Keboola's scopes of the
+ * same names). Values already starting with `KBC::` are left alone.
  */
 export class SecretCipher {
   constructor(private readonly key: Buffer) {
@@ -23,20 +33,20 @@ export class SecretCipher {
     return createHmac('sha256', this.key).update('gex master key check').digest('hex').slice(0, 32);
   }
 
-  encrypt(plain: string, scope: string): string {
+  encrypt(plain: string, scope: CipherScope): string {
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-    cipher.setAAD(Buffer.from(scope));
+    cipher.setAAD(Buffer.from(scope.data));
     const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return CIPHER_PREFIX + Buffer.concat([Buffer.from([FORMAT_VERSION]), iv, cipher.getAuthTag(), data]).toString('base64');
+    return scope.prefix + Buffer.concat([Buffer.from([FORMAT_VERSION]), iv, cipher.getAuthTag(), data]).toString('base64');
   }
 
-  decrypt(value: string, scope: string): string {
-    if (!value.startsWith(CIPHER_PREFIX)) throw new UserError(`Value is not an encrypted value of gex (expected the ${CIPHER_PREFIX} prefix)`);
-    const raw = Buffer.from(value.slice(CIPHER_PREFIX.length), 'base64');
+  decrypt(value: string, scope: CipherScope): string {
+    if (!value.startsWith(scope.prefix)) throw new UserError(`Value is not an encrypted value of gex (expected the ${scope.prefix} prefix)`);
+    const raw = Buffer.from(value.slice(scope.prefix.length), 'base64');
     if (raw.length < 29 || raw[0] !== FORMAT_VERSION) throw new UserError('Invalid cipher text: unknown format');
     const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(1, 13));
-    decipher.setAAD(Buffer.from(scope));
+    decipher.setAAD(Buffer.from(scope.data));
     decipher.setAuthTag(raw.subarray(13, 29));
     try {
       return Buffer.concat([decipher.update(raw.subarray(29)), decipher.final()]).toString('utf8');
@@ -50,7 +60,7 @@ export class SecretCipher {
    * of the same plaintext at the same place, that cipher is kept, so re-sending a configuration
    * unchanged is recognised as a no-op.
    */
-  encryptTree(value: JsonValue, scope: string, previous?: JsonValue): JsonValue {
+  encryptTree(value: JsonValue, scope: CipherScope, previous?: JsonValue): JsonValue {
     if (Array.isArray(value)) return value.map((v, i) => this.encryptTree(v, scope, Array.isArray(previous) ? previous[i] : undefined));
     if (!isJsonObject(value)) return value;
     const out: JsonObject = new Map();
@@ -64,8 +74,8 @@ export class SecretCipher {
     return out;
   }
 
-  private reuse(before: JsonValue | undefined, plain: string, scope: string): string | undefined {
-    if (typeof before !== 'string' || !before.startsWith(CIPHER_PREFIX)) return undefined;
+  private reuse(before: JsonValue | undefined, plain: string, scope: CipherScope): string | undefined {
+    if (typeof before !== 'string' || !before.startsWith(scope.prefix)) return undefined;
     try {
       return this.decrypt(before, scope) === plain ? before : undefined;
     } catch {
@@ -73,21 +83,30 @@ export class SecretCipher {
     }
   }
 
-  /** Decrypts every gex cipher under `#` keys (only ever in memory, for a run). */
-  decryptTree(value: JsonValue, scope: string): JsonValue {
+  /** Decrypts every gex cipher of the scope under `#` keys (only ever in memory, for a run). */
+  decryptTree(value: JsonValue, scope: CipherScope): JsonValue {
     if (Array.isArray(value)) return value.map((v) => this.decryptTree(v, scope));
     if (!isJsonObject(value)) return value;
     const out: JsonObject = new Map();
     for (const [key, v] of value) {
-      if (key.startsWith('#') && typeof v === 'string' && v.startsWith(CIPHER_PREFIX)) out.set(key, this.decrypt(v, scope));
+      if (key.startsWith('#') && typeof v === 'string' && v.startsWith(scope.prefix)) out.set(key, this.decrypt(v, scope));
       else out.set(key, this.decryptTree(v, scope));
     }
     return out;
   }
 }
 
-export function cipherScope(projectId: number, componentId: string): string {
-  return `project:${projectId}|component:${componentId}`;
+export function cipherScope(projectId: number, componentId: string): CipherScope {
+  return { prefix: CIPHER_PREFIX, data: `project:${projectId}|component:${componentId}` };
+}
+
+/**
+ * Secrets of a registered component (`data.image_parameters`, …): one registry serves every
+ * project, so the cipher is bound to the component alone. A component cipher copied into a
+ * configuration is never decrypted there (it has another prefix and associated data).
+ */
+export function componentCipherScope(componentId: string): CipherScope {
+  return { prefix: COMPONENT_CIPHER_PREFIX, data: `component:${componentId}` };
 }
 
 /**

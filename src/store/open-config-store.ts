@@ -2,7 +2,7 @@ import { UserError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import type { JsonValue } from '../php-compat/index.js';
 import type { ConfigStore } from './config-store.js';
-import { CIPHER_PREFIX, cipherScope, SecretCipher } from './encryption.js';
+import { CIPHER_PREFIX, cipherScope, componentCipherScope, SecretCipher, type CipherScope } from './encryption.js';
 import type { EmbeddedBackend } from './embedded/embedded-backend.js';
 import { displayLocation, isRemoteStore, openEmbeddedStore } from './open-store.js';
 import { HttpConfigStore } from './remote/http-config-store.js';
@@ -16,6 +16,8 @@ export interface OpenedStore {
   backend?: EmbeddedBackend;
   /** plaintext of `#` values, in memory only */
   decryptSecrets(componentId: string, value: JsonValue): Promise<JsonValue>;
+  /** plaintext of `#` values of the component registry (image parameters), in memory only */
+  decryptComponentSecrets(componentId: string, value: JsonValue): Promise<JsonValue>;
   close(): Promise<void>;
 }
 
@@ -53,20 +55,34 @@ export async function openConfigStore(location: string, options: OpenConfigStore
     const store = new HttpConfigStore({ url: location, token, logger: options.logger });
     const key = env.GEX_MASTER_KEY?.trim();
     let projectId: number | undefined;
+    const decrypt = (value: JsonValue, scope: CipherScope): JsonValue => {
+      if (!containsCipher(value)) return value;
+      if (!key) {
+        throw new UserError(
+          `The configuration holds encrypted values (${CIPHER_PREFIX}…) that only the store can decrypt. ` +
+            'Set GEX_MASTER_KEY to the key of the gex server, or run against the embedded store.',
+        );
+      }
+      const hex = /^[0-9a-fA-F]{64}$/.test(key);
+      return new SecretCipher(Buffer.from(key, hex ? 'hex' : 'base64')).decryptTree(value, scope);
+    };
     return {
       store,
       location,
       async decryptSecrets(componentId, value) {
         if (!containsCipher(value)) return value;
-        if (!key) {
-          throw new UserError(
-            `The configuration holds encrypted values (${CIPHER_PREFIX}…) that only the store can decrypt. ` +
-              'Set GEX_MASTER_KEY to the key of the gex server, or run against the embedded store.',
-          );
-        }
         projectId ??= (await store.verifyToken()).projectId;
-        const hex = /^[0-9a-fA-F]{64}$/.test(key);
-        return new SecretCipher(Buffer.from(key, hex ? 'hex' : 'base64')).decryptTree(value, cipherScope(projectId, componentId));
+        return decrypt(value, cipherScope(projectId, componentId));
+      },
+      // image parameters are decrypted when the key can (a gex server's ciphers); a Keboola stack's
+      // stay ciphers, as before — Generic Extractor does not need their plaintext
+      decryptComponentSecrets: async (componentId, value) => {
+        if (!key || !containsCipher(value)) return value;
+        try {
+          return decrypt(value, componentCipherScope(componentId));
+        } catch {
+          return value;
+        }
       },
       close: async () => undefined,
     };
@@ -85,6 +101,7 @@ export async function openConfigStore(location: string, options: OpenConfigStore
       location: displayLocation(location),
       backend,
       decryptSecrets: async (componentId, value) => backend.decryptSecrets(projectId, componentId, value),
+      decryptComponentSecrets: async (componentId, value) => backend.decryptComponentSecrets(componentId, value),
       close: () => backend.close(),
     };
   } catch (error) {

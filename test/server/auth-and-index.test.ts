@@ -80,9 +80,20 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
   });
 
   describe('API index (§4.9)', () => {
-    it('requires a token', async () => {
+    it('is public, as Keboola\'s: no token needed, and an unknown one does not matter', async () => {
       const res = await server.get('/v2/storage', { token: null });
-      assert.equal(res.status, 401);
+      assert.equal(res.status, 200);
+      assert.equal(res.body.api, 'storage');
+      assert.ok(res.body.components.some((c: { id: string }) => c.id === 'ex-generic-v2'));
+      assert.equal((await server.get('/v2/storage', { token: 'no-such-token' })).status, 200);
+    });
+
+    it('lists components inside a project only with a token', async () => {
+      for (const url of ['/v2/storage/components', '/v2/storage/branch/default/components', '/v2/storage/branch/default/components/ex-generic-v2']) {
+        assert.equal((await server.get(url, { token: null })).status, 401, url);
+        assert.equal((await server.get(url, { token: 'no-such-token' })).status, 401, url);
+      }
+      assert.equal((await server.get('/v2/storage/components/ex-generic-v2', { token: null })).status, 200, 'the public detail');
     });
 
     it('lists the API, its revision and every registered component', async () => {

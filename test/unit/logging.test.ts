@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { createLogger } from '../../src/common/logger.js';
 import { ProgressLine } from '../../src/common/progress-line.js';
 import { SecretMasker } from '../../src/common/secret-masker.js';
-import { fromPlain } from '../../src/php-compat/index.js';
+import { fromPlain, phpJsonEncode } from '../../src/php-compat/index.js';
 
 function sink() {
   const chunks: string[] = [];
@@ -37,6 +37,43 @@ describe('secret masking', () => {
     logger.error({ detail: 'hunter2' }, 'failed');
     assert.match(out.text(), /INFO  password is \[hidden\]\n$/);
     assert.match(err.text(), /ERROR failed detail=\[hidden\]\n$/);
+  });
+});
+
+describe('secret masking of errors', () => {
+  it('hides a secret in an application error logged with its stack, on stderr', () => {
+    const out = sink();
+    const err = sink();
+    const masker = new SecretMasker();
+    masker.add('s3cr3t/"é');
+    const logger = createLogger({ masker, stdout: out.stream, stderr: err.stream });
+    const error = new Error(`could not parse ${phpJsonEncode(fromPlain({ key: 's3cr3t/"é' }))} from s3cr3t%2F%22%c3%a9`);
+    logger.error({ err: error }, `Application error: ${error.message}`);
+    assert.match(err.text(), /Application error: could not parse/);
+    assert.match(err.text(), /\n {4}at /, 'the stack is there');
+    assert.ok(!err.text().includes('s3cr3t'), err.text());
+  });
+
+  it('extract() hides secrets in the message and stack of the error it throws (library use, no masker)', async () => {
+    const { extract } = await import('../../src/extractor/extractor.js');
+    const { silentLogger } = await import('../../src/common/logger.js');
+    const { startFixtureServer } = await import('../../src/fixture-server/fixture-server.js');
+    const server = await startFixtureServer({ handler: (r) => ({ status: 401, body: { echo: r.url } }) });
+    try {
+      const parameters = fromPlain({ api: { baseUrl: `${server.url}/` }, config: { '#key': 'k3y/é', jobs: [{ endpoint: 'x', params: { key: { attr: '#key' } } }] } });
+      const error = await extract(
+        { parameters: parameters as never, action: 'run', imageParameters: new Map(), authorization: new Map(), state: new Map() },
+        { dataDir: await (await import('node:fs/promises')).mkdtemp('/tmp/gex-extract-'), logger: silentLogger() },
+      ).then(
+        () => assert.fail('the API refused'),
+        (e: Error) => e,
+      );
+      assert.match(error.message, /\[401\]/);
+      assert.match(error.message, /\[hidden\]/);
+      assert.ok(!error.message.includes('k3y') && !error.stack!.includes('k3y'), error.stack);
+    } finally {
+      await server.close();
+    }
   });
 });
 

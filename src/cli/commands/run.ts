@@ -77,7 +77,7 @@ export async function runFromCli(args: RunArgs): Promise<number> {
         });
         summary = runner.result;
         await runner.run();
-        await writeSummary(args.summary, summary, logger);
+        await writeSummary(args.summary, summary, logger, masker);
       } finally {
         await store.close();
       }
@@ -89,7 +89,7 @@ export async function runFromCli(args: RunArgs): Promise<number> {
     progress.clear();
     if (error instanceof UserError) logger.error(error.message);
     else logger.error({ err: error }, `Application error: ${(error as Error).message}`);
-    await writeSummary(args.summary, summary ?? baseSummary(args, started, error), logger);
+    await writeSummary(args.summary, summary ?? baseSummary(args, started, error), logger, masker);
     return exitCodeOf(error);
   }
 }
@@ -108,7 +108,7 @@ async function runDataDir(args: RunArgs, logger: Logger, masker: SecretMasker, p
     `Extraction finished: ${result.tables.length} tables, ${records} records, ${result.requests} requests in ${(result.durationMs / 1000).toFixed(1)} s. ` +
       `Tables are in ${args['data-dir']}/out/tables`,
   );
-  await writeSummary(args.summary, { ...baseSummary(args, started), rowsRun: 1, rows: [{ id: null, name: '', folder: '.', status: 'success', stateSaved: false, requests: result.requests, records, tables: result.tables.map((t) => ({ file: `out/tables/${t.file}`, rows: t.rows })), durationMs: result.durationMs }] }, logger);
+  await writeSummary(args.summary, { ...baseSummary(args, started), rowsRun: 1, rows: [{ id: null, name: '', folder: '.', status: 'success', stateSaved: false, requests: result.requests, records, tables: result.tables.map((t) => ({ file: `out/tables/${t.file}`, rows: t.rows })), durationMs: result.durationMs }] }, logger, masker);
 }
 
 /** The summary of a data-folder run, or of a run that failed before it started. */
@@ -128,10 +128,11 @@ function baseSummary(args: RunArgs, started: number, error?: unknown): RunSummar
   };
 }
 
-async function writeSummary(file: string | undefined, summary: RunSummary, logger: Logger): Promise<void> {
+/** The summary as JSON, secrets hidden in the whole text (error messages may quote an API's answer). */
+async function writeSummary(file: string | undefined, summary: RunSummary, logger: Logger, masker: SecretMasker): Promise<void> {
   if (!file) return;
   try {
-    await writeFile(file, `${JSON.stringify(summary, null, 2)}\n`);
+    await writeFile(file, masker.mask(`${JSON.stringify(summary, null, 2)}\n`));
   } catch (error) {
     logger.warn(`Cannot write the summary to ${file}: ${(error as Error).message}`);
   }

@@ -30,4 +30,8 @@ export const SYSTEM_RUNTIME: AuthRuntime = {
 /** Where secrets obtained at run time are registered so that logs hide them (a SecretMasker). */
 export interface SecretSink {
   add(secret: string): void;
+  /** a value valid for one request (a signature): hidden while it is among the most recent ones */
+  addRecent?(value: string): void;
+  /** the text with every registered secret hidden (error messages quoting an API's answer) */
+  mask?(text: string): string;
 }

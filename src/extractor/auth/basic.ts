@@ -1,7 +1,7 @@
 import { UserError } from '../../common/errors.js';
 import { phpEmpty, phpToString, type JsonObject } from '../../php-compat/index.js';
 import type { HttpRequest } from '../http/request-builder.js';
-import type { AuthMethod } from './auth-method.js';
+import type { AuthMethod, SecretSink } from './auth-method.js';
 import { withHeader } from './request-parts.js';
 
 /**
@@ -13,7 +13,7 @@ export class BasicAuth implements AuthMethod {
   readonly type = 'basic';
   private readonly header: string;
 
-  constructor(attributes: JsonObject) {
+  constructor(attributes: JsonObject, secrets: SecretSink) {
     if (phpEmpty(attributes.get('username')) && phpEmpty(attributes.get('#username'))) {
       throw new UserError("Missing the required '#username' (or 'username') attribute in config: set parameters.config.#username for basic authentication.");
     }
@@ -22,6 +22,8 @@ export class BasicAuth implements AuthMethod {
     }
     const username = phpToString(phpEmpty(attributes.get('username')) ? attributes.get('#username') : attributes.get('username'));
     const password = phpToString(phpEmpty(attributes.get('password')) ? attributes.get('#password') : attributes.get('password'));
+    // the header is base64 of the pair: hidden as a whole (the masker hides base64 of what it holds)
+    secrets.add(`${username}:${password}`);
     this.header = `Basic ${Buffer.from(`${username}:${password}`, 'utf8').toString('base64')}`;
   }
 

@@ -3,9 +3,7 @@ import {
   isJsonObject,
   isScalar,
   phpEmpty,
-  phpRawUrlencode,
   phpToString,
-  phpUrlencode,
   toPhpArrayMap,
   type JsonObject,
   type JsonValue,
@@ -49,14 +47,36 @@ export function oauthCredentials(authorization: JsonObject, method: string): Jso
 export const MIN_SECRET_LENGTH = 4;
 
 /**
- * Registers a credential obtained at run time with the log masker, together with the forms it
- * takes in a query string (rawurlencode) or a form body (urlencode).
+ * Registers a credential obtained at run time with the log masker (which hides every encoded form
+ * of it: query strings, form bodies, JSON, base64).
  */
 export function registerSecret(sink: SecretSink, value: JsonValue | undefined): void {
   if (value === undefined || value === null || !isScalar(value) || typeof value === 'boolean') return;
   const text = phpToString(value);
   if (text.length < MIN_SECRET_LENGTH) return;
-  for (const form of new Set([text, phpRawUrlencode(text), phpUrlencode(text)])) sink.add(form);
+  sink.add(text);
+}
+
+/** Values shorter than this that an auth computes per request are not hidden (see addRecent). */
+const MIN_COMPUTED_LENGTH = 8;
+
+/**
+ * Registers the values an auth method computed with functions (a signature, a header built from
+ * a secret, a base64 of `user:password`): valid for a request or a login, so they are remembered
+ * as recent values. Literal values of the configuration are not secrets and are not registered.
+ */
+export function registerComputed(sink: SecretSink, configured: JsonObject, evaluated: JsonObject): void {
+  for (const [key, value] of evaluated) {
+    if (!isJsonObject(configured.get(key))) continue;
+    const items = Array.isArray(value) ? value : isJsonObject(value) ? [...value.values()] : [value];
+    for (const item of items) {
+      if (item === null || !isScalar(item) || typeof item === 'boolean') continue;
+      const text = phpToString(item);
+      if (text.length < MIN_COMPUTED_LENGTH) continue;
+      if (sink.addRecent) sink.addRecent(text);
+      else sink.add(text);
+    }
+  }
 }
 
 /** Registers every string leaf of a decoded credentials document (tokens, refresh tokens, secrets). */

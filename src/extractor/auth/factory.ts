@@ -53,7 +53,7 @@ export function createAuth(options: AuthFactoryOptions): AuthMethod | null {
         logger.warn("Using deprecated 'password', use '#password' instead.");
         registerSecret(secrets, attributes.get('password'));
       }
-      return new BasicAuth(attributes);
+      return new BasicAuth(attributes, secrets);
     case 'url.query':
     case 'query': {
       if (name === 'url.query') logger.warn("Method 'url.query' auth is deprecated, use 'query'.");
@@ -65,7 +65,7 @@ export function createAuth(options: AuthFactoryOptions): AuthMethod | null {
       if (phpEmpty(query)) {
         throw new UserError(`The query authentication method requires 'query' configuration in 'authentication' section: set ${AUTH_PATH}.query, e.g. {"api_key": {"attr": "#apiKey"}}.`);
       }
-      return new QueryAuth(name, functionMap(query, `${AUTH_PATH}.query`), functions, attr);
+      return new QueryAuth(name, functionMap(query, `${AUTH_PATH}.query`), functions, attr, secrets);
     }
     case 'login':
       return new LoginAuth(name, authentication, { attr }, { api: settings, functions, attr, logger, secrets, runtime });

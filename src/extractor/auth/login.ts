@@ -19,10 +19,10 @@ import { parseJob, type JobConfig } from '../config/job-config.js';
 import { evaluateParams, flattenContext, type FunctionContexts, type UserFunctions } from '../functions/user-functions.js';
 import type { HttpClient, HttpResponse } from '../http/http-client.js';
 import { buildHttpRequest, type HttpRequest } from '../http/request-builder.js';
-import { decodeResponse } from '../response/decode-response.js';
+import { bodySnippet, decodeResponse } from '../response/decode-response.js';
 import { lookupPath } from '../response/path-lookup.js';
 import type { AuthMethod, AuthRuntime, SecretSink } from './auth-method.js';
-import { AUTH_PATH, functionMap, registerSecret } from './config-values.js';
+import { AUTH_PATH, functionMap, registerComputed, registerSecret } from './config-values.js';
 import { mergeQueries } from './query-merge.js';
 import { checkQueryValues, headerValue, splitUrl, withHeader, withQuery } from './request-parts.js';
 
@@ -156,6 +156,9 @@ export class LoginAuth implements AuthMethod {
     const job = this.loginJob;
     const params = evaluateParams(job.params, functions, this.loginContexts);
     const headers = evaluateParams(job.headers, functions, this.loginContexts);
+    // credentials built by functions (e.g. base64 of user:password) are hidden like the secrets they hold
+    registerComputed(this.deps.secrets, job.params, params);
+    registerComputed(this.deps.secrets, job.headers, headers);
     return buildHttpRequest(
       { endpoint: job.endpoint, params, method: job.method },
       headers,
@@ -166,11 +169,11 @@ export class LoginAuth implements AuthMethod {
   /** The login response as an object: `text` → `{data: body}`, JSON scalar → `{data: value}`, list → error. */
   private responseObject(response: HttpResponse, request: HttpRequest): JsonObject {
     if (response.status >= 400) {
-      const body = response.body.toString('utf8', 0, Math.min(response.body.length, 200)).replace(/\s+/g, ' ').trim();
-      throw new UserError(`The login request failed: [${response.status}] ${response.statusMessage} (${request.method} ${request.url})${body ? `: ${body}` : ''}`);
+      const body = bodySnippet(response.body, this.deps.secrets.mask?.bind(this.deps.secrets), 200);
+      throw new UserError(`The login request failed: [${response.status}] ${response.statusMessage} (${request.method} ${request.url})${body}`);
     }
     if (this.format === 'text') return new Map([['data', response.body.toString('utf8')]]);
-    const decoded = decodeResponse(response, request, []);
+    const decoded = decodeResponse(response, request, [], this.deps.secrets.mask?.bind(this.deps.secrets));
     if (isJsonObject(decoded)) return decoded;
     if (decoded !== null && isScalar(decoded)) return new Map([['data', decoded]]);
     throw new UserError(

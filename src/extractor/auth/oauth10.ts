@@ -7,6 +7,7 @@ import {
   JsonSyntaxError,
   phpEmpty,
   phpHttpBuildQueryRfc3986,
+  percentDecode,
   phpRawUrlencode,
   phpToString,
   type GuzzleQueryValue,
@@ -78,7 +79,7 @@ export class OAuth10Auth implements AuthMethod {
   constructor(
     authorization: JsonObject,
     private readonly runtime: AuthRuntime,
-    secrets: SecretSink,
+    private readonly secrets: SecretSink,
   ) {
     const details = oauthCredentials(authorization, 'OAuth 1.0');
     const rawData = details.get('#data');
@@ -103,11 +104,18 @@ export class OAuth10Auth implements AuthMethod {
     };
     registerSecret(secrets, this.credentials.token);
     registerSecret(secrets, this.credentials.tokenSecret);
+    registerSecret(secrets, this.credentials.consumerSecret);
   }
 
   async beforeRequest(request: HttpRequest): Promise<HttpRequest> {
     // oauth-subscriber: nonce = sha1(uniqid() . host . path), 40 hex characters
     const header = oauth1Header(request, this.credentials, this.runtime.nonce(40), this.runtime.now());
+    // the signature is a credential for this request (replayable until its timestamp expires)
+    const signature = /oauth_signature="([^"]*)"/.exec(header)?.[1];
+    if (signature) {
+      const add = (value: string) => (this.secrets.addRecent ? this.secrets.addRecent(value) : this.secrets.add(value));
+      add(percentDecode(signature));
+    }
     return withHeader(request, 'Authorization', header);
   }
 }

@@ -13,7 +13,7 @@ import {
 import { evaluateParams, flattenContext, type UserFunctions } from '../functions/user-functions.js';
 import type { HttpRequest } from '../http/request-builder.js';
 import type { AuthMethod, AuthRuntime, SecretSink } from './auth-method.js';
-import { AUTH_PATH, CREDENTIALS_PATH, functionMap, oauthCredentials, registerSecret, registerStringLeaves } from './config-values.js';
+import { AUTH_PATH, CREDENTIALS_PATH, functionMap, oauthCredentials, registerComputed, registerSecret, registerStringLeaves } from './config-values.js';
 import { mergeQueries } from './query-merge.js';
 import { checkQueryValues, headerValue, requestContext, splitUrl, withHeader, withQuery } from './request-parts.js';
 
@@ -48,7 +48,7 @@ export class OAuth20Auth implements AuthMethod {
     authentication: JsonObject,
     private readonly functions: UserFunctions,
     private readonly runtime: AuthRuntime,
-    secrets: SecretSink,
+    private readonly secrets: SecretSink,
   ) {
     const details = oauthCredentials(authorization, 'OAuth 2.0');
     const format = phpEmpty(authentication.get('format')) ? 'text' : authentication.get('format');
@@ -86,8 +86,11 @@ export class OAuth20Auth implements AuthMethod {
       authorization: this.authorizationContext(),
     };
     const query = checkQueryValues(evaluateParams(this.query, this.functions, contexts), `${AUTH_PATH}.query`);
+    registerComputed(this.secrets, this.query, query);
     let signed = withQuery(request, mergeQueries(current, query));
-    for (const [name, value] of evaluateParams(this.headers, this.functions, contexts)) {
+    const headers = evaluateParams(this.headers, this.functions, contexts);
+    registerComputed(this.secrets, this.headers, headers);
+    for (const [name, value] of headers) {
       signed = withHeader(signed, name, headerValue(value, `${AUTH_PATH}.headers.${name}`));
     }
     return signed;

@@ -1,8 +1,8 @@
 import { guzzleQueryParse, type JsonObject, type JsonValue } from '../../php-compat/index.js';
 import { evaluateParams, flattenContext, type UserFunctions } from '../functions/user-functions.js';
 import type { HttpRequest } from '../http/request-builder.js';
-import type { AuthMethod } from './auth-method.js';
-import { AUTH_PATH } from './config-values.js';
+import type { AuthMethod, SecretSink } from './auth-method.js';
+import { AUTH_PATH, registerComputed } from './config-values.js';
 import { mergeQueries } from './query-merge.js';
 import { checkQueryValues, requestContext, splitUrl, withQuery } from './request-parts.js';
 
@@ -18,6 +18,7 @@ export class QueryAuth implements AuthMethod {
     private readonly query: JsonObject,
     private readonly functions: UserFunctions,
     private readonly attr: Map<string, JsonValue>,
+    private readonly secrets: SecretSink,
   ) {}
 
   async beforeRequest(request: HttpRequest): Promise<HttpRequest> {
@@ -28,6 +29,7 @@ export class QueryAuth implements AuthMethod {
       attr: this.attr,
     };
     const authQuery = checkQueryValues(evaluateParams(this.query, this.functions, contexts), `${AUTH_PATH}.query`);
+    registerComputed(this.secrets, this.query, authQuery);
     return withQuery(request, mergeQueries(current, authQuery));
   }
 }

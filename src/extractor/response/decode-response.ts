@@ -5,9 +5,20 @@ import type { HttpRequest } from '../http/request-builder.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-function snippet(body: Buffer): string {
-  const text = body.toString('utf8', 0, Math.min(body.length, 300)).replace(/\s+/g, ' ').trim();
-  return text === '' ? '' : `: ${text}${body.length > 300 ? '…' : ''}`;
+const SNIPPET_LENGTH = 300;
+
+/**
+ * The start of a body for an error message. Secrets are hidden before it is cut, so a secret the
+ * API echoed across the cut leaves no visible part.
+ */
+export function bodySnippet(body: Buffer, redact: (text: string) => string = (text) => text, length = SNIPPET_LENGTH): string {
+  // a little more than needed: a secret crossing the cut is still seen whole
+  const text = redact(body.toString('utf8', 0, Math.min(body.length, length * 4))).replace(/\s+/g, ' ').trim();
+  let end = Math.min(text.length, length);
+  const marker = text.lastIndexOf('[hidden]', end - 1);
+  if (marker >= 0 && marker + 8 > end) end = marker + 8;
+  const cut = text.slice(0, end);
+  return cut === '' ? '' : `: ${cut}${body.length > length * 4 || text.length > end ? '…' : ''}`;
 }
 
 /**
@@ -15,11 +26,11 @@ function snippet(body: Buffer): string {
  * listed in `ignoreErrors` — then the body is data, and a body that is not JSON becomes
  * `{"errorData": "<body>"}` (GE).
  */
-export function decodeResponse(response: HttpResponse, request: HttpRequest, ignoreErrors: number[]): JsonValue {
+export function decodeResponse(response: HttpResponse, request: HttpRequest, ignoreErrors: number[], redact?: (text: string) => string): JsonValue {
   const ignored = ignoreErrors.includes(response.status);
   if (response.status >= 400 && !ignored) {
     throw new UserError(
-      `The API request failed: [${response.status}] ${response.statusMessage} (${request.method} ${request.url})${snippet(response.body)}`,
+      `The API request failed: [${response.status}] ${response.statusMessage} (${request.method} ${request.url})${bodySnippet(response.body, redact)}`,
     );
   }
   let text: string;

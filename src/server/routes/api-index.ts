@@ -15,7 +15,7 @@ function summary(component: JsonObject): JsonObject {
   return new Map([...component].filter(([key]) => COMPONENT_SUMMARY_KEYS.includes(key)));
 }
 
-/** `GET /v2/storage` — the API index (storage-api.md §4.9) with every registered component. */
+/** `GET /v2/storage` — the API index (storage-api.md §4.9) with every registered component; public, no token. */
 export function apiIndexRoutes(app: FastifyInstance, backend: ServerBackend, revision: string): void {
   app.get<{ Querystring: Query }>('/', async (request, reply) => {
     const exclude = new Set(commaList(queryValue(request.query, 'exclude') ?? ''));

@@ -3,7 +3,7 @@ import { UserError } from '../../common/errors.js';
 import { isJsonObject, phpToString, type JsonValue } from '../../php-compat/index.js';
 import { genericExtractorComponent } from '../builtin-components.js';
 import type { ConfigStore } from '../config-store.js';
-import { cipherScope, type SecretCipher } from '../encryption.js';
+import { cipherScope, componentCipherScope, type SecretCipher } from '../encryption.js';
 import { timestamp } from '../identifiers.js';
 import type { Database } from '../sql/database.js';
 import { migrate } from '../sql/migrations.js';
@@ -139,7 +139,11 @@ export class EmbeddedBackend {
     return this.transaction((repo) => repo.loadComponent(id));
   }
 
-  /** Registers components given in Keboola's shape (a JSON array); returns their ids. */
+  /**
+   * Registers components given in Keboola's shape (a JSON array); returns their ids. `#` values
+   * anywhere in a component (e.g. `data.image_parameters`) are stored encrypted for the component;
+   * re-importing an unchanged secret keeps its cipher.
+   */
   async importComponents(list: JsonValue): Promise<string[]> {
     if (!Array.isArray(list)) throw new UserError('Components must be a JSON array of component objects');
     const components = list.map((item, i) => {
@@ -151,9 +155,17 @@ export class EmbeddedBackend {
       return { id, type, name: phpToString(item.get('name') ?? id), definition: item };
     });
     await this.transaction(async (repo) => {
-      for (const c of components) await repo.saveComponent(c, false);
+      for (const c of components) {
+        const previous = (await repo.loadComponent(c.id))?.definition;
+        await repo.saveComponent({ ...c, definition: this.cipher.encryptTree(c.definition, componentCipherScope(c.id), previous) }, false);
+      }
     });
     return components.map((c) => c.id);
+  }
+
+  /** Plaintext of the `#` values of a registered component's part — for the runner only, in memory. */
+  decryptComponentSecrets(componentId: string, value: JsonValue): JsonValue {
+    return this.cipher.decryptTree(value, componentCipherScope(componentId));
   }
 
   /** Plaintext of the `#` values of a stored body — for the runner only, in memory. */

@@ -21,6 +21,7 @@ describe('auth: basic', () => {
     assert.equal(received.length, 1);
     assert.equal(received[0].path, '/api/users');
     assert.equal(header(received[0], 'authorization'), 'Basic Sm9obkRvZTpzZWNyZXQ=');
+    assert.ok(setup.secrets.includes('JohnDoe:secret'), 'the pair whose base64 is the header is registered for masking');
   });
 
   it('prefers username/password over #username/#password and leaves the URL untouched', async () => {
@@ -82,6 +83,7 @@ describe('auth: query', () => {
       `/api/items?type=orders&apiToken=1234abcd567efg890hij&signature=${sha1('1234abcd567efg890hijorders')}`,
     ]);
     assert.ok(received[0].path.endsWith('signature=d8221ab22e2a04e0a3a0b8818115864dd9b4bce4'), 'EX101 recorded signature');
+    assert.ok(setup.secrets.includes(sha1('1234abcd567efg890hijusers')), 'values computed by functions are registered for masking');
   });
 
   it('gives the request context: url, path, queryString, method, hostname, port, resource', async () => {

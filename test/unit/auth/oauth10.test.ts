@@ -69,6 +69,7 @@ describe('auth: oauth10 (HMAC-SHA1 as guzzlehttp/oauth-subscriber)', () => {
       await setup.client.send(request);
       assert.match(header(received[0], 'authorization') ?? '', /^OAuth oauth_consumer_key="1234", oauth_nonce="72469d9.*oauth_token="userToken", oauth_version="1.0"$/);
       assert.deepEqual(setup.secrets.filter((s) => s === 'userToken' || s === 'tokenSecret'), ['userToken', 'tokenSecret']);
+      assert.ok(setup.secrets.includes('zl0y5CyySCPj8IqODV3Egjqgg6Q='), 'the per-request signature is registered for masking');
     });
 
     it('a new nonce and timestamp on every attempt (retries re-sign)', async () => {

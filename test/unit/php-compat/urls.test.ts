@@ -54,4 +54,8 @@ describe('php-compat: Guzzle base_uri resolution', () => {
     assert.equal(resolveGuzzleUrl('http://h/', 'users?q=a b&x=[1]&t=~*'), 'http://h/users?q=a%20b&x=%5B1%5D&t=~*');
     assert.equal(resolveGuzzleUrl('http://h/', 'a%2Fb%zz?x=%41'), 'http://h/a%2Fb%25zz?x=%41');
   });
+
+  it('percent-encodes a character outside the BMP as its UTF-8 bytes (no malformed-URI crash)', () => {
+    assert.equal(resolveGuzzleUrl('http://h/', 'a😀?q=é😀'), 'http://h/a%F0%9F%98%80?q=%C3%A9%F0%9F%98%80');
+  });
 });
