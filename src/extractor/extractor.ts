@@ -13,12 +13,13 @@ import {
   type JsonObject,
   type JsonValue,
 } from '../php-compat/index.js';
-import { checkAllowedHosts } from './config/allowed-hosts.js';
+import { allowedHostsRule, checkAllowedHosts } from './config/allowed-hosts.js';
 import { buildApiSettings } from './config/api-settings.js';
 import type { DataDirInput } from './config/data-dir.js';
 import { parseJobList } from './config/job-config.js';
 import { validateParameters } from './config/validate.js';
 import { HttpClient } from './http/http-client.js';
+import { maxResponseBytesFromEnv } from './http/response-size.js';
 import { RetryPolicy } from './http/retry-policy.js';
 import { evaluateUserData, JobRunner } from './job-runner.js';
 import { flattenContext, UserFunctions, type FunctionContexts } from './functions/user-functions.js';
@@ -42,6 +43,8 @@ export interface ExtractOptions {
   masker?: SecretMasker;
   /** clock and nonces of the auth methods (tests pin them) */
   authRuntime?: Partial<AuthRuntime>;
+  /** the largest response body after decompression (default: $GEX_MAX_RESPONSE_SIZE, else 256 MiB) */
+  maxResponseBytes?: number;
 }
 
 export interface JobSummary {
@@ -144,6 +147,8 @@ export async function extract(input: DataDirInput, options: ExtractOptions): Pro
   const apiNode = parameters.get('api') as JsonObject;
   refuseUnsupported(parameters);
   const configs = iterationConfigs(parameters);
+  const maxResponseBytes = options.maxResponseBytes ?? maxResponseBytesFromEnv();
+  const allowedUrl = allowedHostsRule(input.imageParameters);
 
   const startSeconds = (options.now ?? (() => Math.floor(Date.now() / 1000)))();
   const outTables = path.join(options.dataDir, 'out', 'tables');
@@ -184,6 +189,8 @@ export async function extract(input: DataDirInput, options: ExtractOptions): Pro
         auth,
         tls: { caCertificate: api.caCertificate, clientCertificate: api.clientCertificate },
         concurrency: api.concurrency,
+        allowedUrl,
+        maxResponseBytes,
       });
       try {
         const parser = await output.parserFor(outputBucket(config, api.name), {
