@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { got, RequestError, type Got, type Response } from 'got';
+import { got, RequestError, type Got, type PlainResponse } from 'got';
 import { UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import type { AuthMethod } from '../auth/auth-method.js';
@@ -68,7 +68,9 @@ export interface HttpStats {
  * Sends requests through got with keep-alive connections. Retries follow GE's policy (see
  * RetryPolicy) and are done here rather than by got, because GE retries statuses got never would
  * (e.g. a 202) and reads the retry header its own way. Returns the final response whatever its
- * status; the caller decides what a status means.
+ * status; the caller decides what a status means. Redirects are followed under gex's rules
+ * (redirectRules: the allowed hosts on every hop, no credential to another origin) and bodies are
+ * read up to a size limit.
  */
 export class HttpClient {
   private readonly got: Got;
@@ -183,8 +185,8 @@ export class HttpClient {
    */
   private exchange(sent: HttpRequest, request: HttpRequest, signal: AbortSignal | undefined): Promise<Exchange> {
     const stream = this.got.stream(sent.url, { method: sent.method, headers: Object.fromEntries(sent.headers), body: sent.body, signal });
-    let response: Response | undefined;
-    stream.once('response', (received: Response) => (response = received));
+    let response: PlainResponse | undefined;
+    stream.once('response', (received: PlainResponse) => (response = received));
     const limit = this.maxResponseBytes;
     return readLimited(stream, limit, () => new ResponseTooLarge(`${request.method} ${request.url}`, limit)).then((body) => ({
       statusCode: response!.statusCode,

@@ -75,6 +75,7 @@ export function readLimited(stream: Readable, limit: number, tooLarge: () => Err
       chunks.push(chunk);
     });
     stream.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
-    stream.once('error', reject);
+    // on, not once: a destroyed got stream may report more than one error
+    stream.on('error', reject);
   });
 }
