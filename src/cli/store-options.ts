@@ -36,6 +36,13 @@ export function componentOption<T>(yargs: Argv<T>): Argv<T & { 'component-id': s
 
 /** `mustExist`: the command only reads, so it neither creates a store nor its key file. */
 export async function openStoreFromArgs(args: StoreArgs, logger?: Logger, options: { mustExist?: boolean } = {}): Promise<OpenedStore> {
-  const { openConfigStore } = await import('../store/open-config-store.js');
-  return openConfigStore(resolveStoreLocation(args.store), { token: args.token ?? process.env.KBC_TOKEN, project: args.project, logger, mustExist: options.mustExist });
+  const [{ openConfigStore }, { INTERACTIVE_STORE_RETRY }] = await Promise.all([import('../store/open-config-store.js'), import('../store/remote/retry-budget.js')]);
+  // a person is waiting: a remote store that does not answer fails within seconds, not minutes
+  return openConfigStore(resolveStoreLocation(args.store), {
+    token: args.token ?? process.env.KBC_TOKEN,
+    project: args.project,
+    logger,
+    mustExist: options.mustExist,
+    remoteRetry: INTERACTIVE_STORE_RETRY,
+  });
 }

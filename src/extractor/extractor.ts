@@ -12,13 +12,14 @@ import {
   type JsonObject,
   type JsonValue,
 } from '../php-compat/index.js';
-import { checkAllowedHosts } from './config/allowed-hosts.js';
+import { allowedHostsRule, checkAllowedHosts } from './config/allowed-hosts.js';
 import { apiName, buildApiSettings } from './config/api-settings.js';
 import type { DataDirInput } from './config/data-dir.js';
 import { parseJobList } from './config/job-config.js';
 import { checkOutputNames, outputBucket } from './config/output-names.js';
 import { validateParameters } from './config/validate.js';
 import { HttpClient } from './http/http-client.js';
+import { maxResponseBytesFromEnv } from './http/response-size.js';
 import { RetryPolicy } from './http/retry-policy.js';
 import { evaluateUserData, JobRunner } from './job-runner.js';
 import { flattenContext, UserFunctions, type FunctionContexts } from './functions/user-functions.js';
@@ -42,6 +43,8 @@ export interface ExtractOptions {
   masker?: SecretMasker;
   /** clock and nonces of the auth methods (tests pin them) */
   authRuntime?: Partial<AuthRuntime>;
+  /** the largest response body after decompression (default: $GEX_MAX_RESPONSE_SIZE, else 256 MiB) */
+  maxResponseBytes?: number;
 }
 
 export interface JobSummary {
@@ -161,6 +164,8 @@ async function runExtraction(input: DataDirInput, options: ExtractOptions, secre
   refuseUnsupported(parameters);
   const configs = iterationConfigs(parameters);
   checkOutputNames(parameters, configs, apiName(apiNode));
+  const maxResponseBytes = options.maxResponseBytes ?? maxResponseBytesFromEnv();
+  const allowedUrl = allowedHostsRule(input.imageParameters);
 
   const startSeconds = (options.now ?? (() => Math.floor(Date.now() / 1000)))();
   const outTables = path.join(options.dataDir, 'out', 'tables');
@@ -201,6 +206,8 @@ async function runExtraction(input: DataDirInput, options: ExtractOptions, secre
         auth,
         tls: { caCertificate: api.caCertificate, clientCertificate: api.clientCertificate },
         concurrency: api.concurrency,
+        allowedUrl,
+        maxResponseBytes,
       });
       try {
         const parser = await output.parserFor(outputBucket(config, api.name), {

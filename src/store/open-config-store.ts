@@ -6,6 +6,7 @@ import { CIPHER_PREFIX, cipherScope, componentCipherScope, SecretCipher, type Ci
 import type { EmbeddedBackend } from './embedded/embedded-backend.js';
 import { displayLocation, isRemoteStore, openEmbeddedStore } from './open-store.js';
 import { HttpConfigStore } from './remote/http-config-store.js';
+import { RUN_STORE_RETRY, retrySettingsFromEnv, type RetryBudgetSettings } from './remote/retry-budget.js';
 
 /** A store opened for the CLI or the runner, with what they need beyond the ConfigStore calls. */
 export interface OpenedStore {
@@ -30,6 +31,8 @@ export interface OpenConfigStoreOptions {
   logger?: Logger;
   /** commands that only read: an embedded store must already exist, and nothing is created */
   mustExist?: boolean;
+  /** time budget of each call to a remote store (default RUN_STORE_RETRY; GEX_STORE_TIMEOUT replaces its total) */
+  remoteRetry?: RetryBudgetSettings;
 }
 
 /** The store location from an option, else GEX_STORE, else the default file. */
@@ -52,7 +55,8 @@ export async function openConfigStore(location: string, options: OpenConfigStore
   if (isRemoteStore(location)) {
     const token = options.token ?? env.KBC_TOKEN;
     if (!token) throw new UserError(`A token is needed for the Storage API at ${location}: set KBC_TOKEN or pass --token`);
-    const store = new HttpConfigStore({ url: location, token, logger: options.logger });
+    const retry = retrySettingsFromEnv(options.remoteRetry ?? RUN_STORE_RETRY, env);
+    const store = new HttpConfigStore({ url: location, token, logger: options.logger, retry });
     const key = env.GEX_MASTER_KEY?.trim();
     let projectId: number | undefined;
     const decrypt = (value: JsonValue, scope: CipherScope): JsonValue => {

@@ -2,13 +2,15 @@ import http from 'node:http';
 import https from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { got, RequestError, type Got } from 'got';
+import { got, RequestError, type Got, type PlainResponse } from 'got';
 import { UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import type { AuthMethod } from '../auth/auth-method.js';
 import type { HttpRequest } from './request-builder.js';
 import { AdaptiveConcurrency } from './adaptive-concurrency.js';
 import { curlCodeOf, type RetryPolicy } from './retry-policy.js';
+import { redirectRules } from './redirect-rules.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, readLimited, ResponseTooLarge } from './response-size.js';
 
 export interface HttpResponse {
   status: number;
@@ -32,6 +34,18 @@ export interface HttpClientOptions {
   concurrency?: number;
   /** TLS: a CA replacing the trust store, and a client certificate (PEM with its key) */
   tls?: { caCertificate?: string; clientCertificate?: string };
+  /** `image_parameters.allowed_hosts` as a test, applied to every redirect hop; absent = any host */
+  allowedUrl?: ((url: URL) => boolean) | null;
+  /** the largest response body, after decompression (default DEFAULT_MAX_RESPONSE_BYTES) */
+  maxResponseBytes?: number;
+}
+
+/** The final response of one attempt, its body read in full. */
+interface Exchange {
+  statusCode: number;
+  statusMessage?: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
 }
 
 export interface SendOptions {
@@ -54,7 +68,9 @@ export interface HttpStats {
  * Sends requests through got with keep-alive connections. Retries follow GE's policy (see
  * RetryPolicy) and are done here rather than by got, because GE retries statuses got never would
  * (e.g. a 202) and reads the retry header its own way. Returns the final response whatever its
- * status; the caller decides what a status means.
+ * status; the caller decides what a status means. Redirects are followed under gex's rules
+ * (redirectRules: the allowed hosts on every hop, no credential to another origin) and bodies are
+ * read up to a size limit.
  */
 export class HttpClient {
   private readonly got: Got;
@@ -62,14 +78,32 @@ export class HttpClient {
   readonly stats: HttpStats = { requests: 0, retries: 0, waitedMs: 0 };
   readonly concurrency: AdaptiveConcurrency;
 
+  private readonly maxResponseBytes: number;
+  /** origin pairs already warned about (once per client, not per page) */
+  private readonly droppedWarned = new Set<string>();
+
   constructor(private readonly options: HttpClientOptions) {
     this.concurrency = new AdaptiveConcurrency(options.concurrency ?? 1);
+    this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.got = got.extend({
       throwHttpErrors: false,
       retry: { limit: 0 },
       followRedirect: true,
       maxRedirects: 5,
-      responseType: 'buffer',
+      // 301/302 become GET without a body, as Guzzle does; 307/308 keep method and body
+      methodRewriting: true,
+      hooks: {
+        beforeRedirect: [
+          redirectRules({
+            allowed: options.allowedUrl,
+            onHeadersDropped: (from, to, names) => {
+              if (this.droppedWarned.has(`${from} ${to}`)) return;
+              this.droppedWarned.add(`${from} ${to}`);
+              options.logger.warn(`Redirected from ${from} to another origin, ${to}: headers not sent there: ${names.join(', ')}`);
+            },
+          }),
+        ],
+      },
       agent: this.agents,
       timeout: { connect: options.connectTimeoutMs, request: options.requestTimeoutMs },
       https: {
@@ -97,7 +131,7 @@ export class HttpClient {
       try {
         const { response, startedAt } = await this.concurrency.run(async (startedAt) => {
           this.stats.requests++;
-          const received = await this.got(sent.url, { method: sent.method, headers: Object.fromEntries(sent.headers), body: sent.body, responseType: 'buffer', signal });
+          const received = await this.exchange(sent, request, signal);
           return { response: received, startedAt };
         });
         const raw = response.headers[retry.settings.retryHeader.toLowerCase()];
@@ -117,6 +151,8 @@ export class HttpClient {
       } catch (error) {
         if (signal?.aborted) throw new RequestCancelled(`${request.method} ${request.url} was cancelled`);
         if (!(error instanceof RequestError)) throw error;
+        // a refused redirect (got wraps what its hooks throw): the user's error, never retried
+        if (error.cause instanceof UserError) throw error.cause;
         const curl = curlCodeOf(error);
         if (!retry.retriesError(error) || !retry.canRetry(attempt - 1)) {
           throw new UserError(
@@ -141,6 +177,23 @@ export class HttpClient {
         throw error;
       }
     }
+  }
+
+  /**
+   * One attempt: the response streamed and counted after decompression, so that a body over the
+   * limit (a gzip bomb, an endless stream) is cut off instead of filling memory.
+   */
+  private exchange(sent: HttpRequest, request: HttpRequest, signal: AbortSignal | undefined): Promise<Exchange> {
+    const stream = this.got.stream(sent.url, { method: sent.method, headers: Object.fromEntries(sent.headers), body: sent.body, signal });
+    let response: PlainResponse | undefined;
+    stream.once('response', (received: PlainResponse) => (response = received));
+    const limit = this.maxResponseBytes;
+    return readLimited(stream, limit, () => new ResponseTooLarge(`${request.method} ${request.url}`, limit)).then((body) => ({
+      statusCode: response!.statusCode,
+      statusMessage: response!.statusMessage,
+      headers: response!.headers,
+      body,
+    }));
   }
 
   close(): void {

@@ -33,13 +33,27 @@ export function decodeResponse(response: HttpResponse, request: HttpRequest, ign
       `The API request failed: [${response.status}] ${response.statusMessage} (${request.method} ${request.url})${bodySnippet(response.body, redact)}`,
     );
   }
+  const invalid = (reason: string): JsonValue => {
+    if (ignored) return new Map([['errorData', response.body.toString('utf8')]]);
+    throw new UserError(`Invalid JSON response from API: ${reason} (${request.method} ${request.url}, status ${response.status})`);
+  };
+  // only a malformed body is the API's fault; anything else failing here is gex's and must not be
+  // reported as bad UTF-8 or bad JSON
   let text: string;
   try {
     text = utf8.decode(response.body);
+  } catch (error) {
+    if (!isInvalidUtf8(error)) throw error;
+    return invalid('the body is not valid UTF-8');
+  }
+  try {
     return decodeJson(text);
   } catch (error) {
-    if (ignored) return new Map([['errorData', response.body.toString('utf8')]]);
-    const reason = error instanceof JsonSyntaxError ? error.message : 'the body is not valid UTF-8';
-    throw new UserError(`Invalid JSON response from API: ${reason} (${request.method} ${request.url}, status ${response.status})`);
+    if (!(error instanceof JsonSyntaxError)) throw error;
+    return invalid(error.message);
   }
+}
+
+function isInvalidUtf8(error: unknown): boolean {
+  return error instanceof TypeError && (error as NodeJS.ErrnoException).code === 'ERR_ENCODING_INVALID_ENCODED_DATA';
 }

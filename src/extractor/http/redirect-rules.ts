@@ -1,0 +1,63 @@
+import type { BeforeRedirectHook } from 'got';
+import { UserError } from '../../common/errors.js';
+
+/** A redirect the extractor refuses to follow. */
+export class RedirectRefused extends UserError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RedirectRefused';
+  }
+}
+
+/**
+ * Headers still sent after a redirect to another origin. Everything else is dropped: credentials
+ * (Authorization, Cookie, Proxy-Authorization), what the auth method added, and every configured
+ * header — a plain `X-Api-Key` in `api.http.headers` is as much a credential as a `#` value, and
+ * gex cannot tell which configured headers are secrets.
+ */
+const FORWARDED_ACROSS_ORIGINS = new Set(['user-agent', 'accept', 'accept-encoding', 'accept-language', 'content-type', 'content-length']);
+
+export interface RedirectRulesOptions {
+  /** `image_parameters.allowed_hosts` as a test; absent = any host */
+  allowed?: ((url: URL) => boolean) | null;
+  /** told which header names were not forwarded to another origin */
+  onHeadersDropped?: (from: string, to: string, names: string[]) => void;
+}
+
+/**
+ * got's `beforeRedirect` hook applying gex's redirect rules to every hop: the target must pass the
+ * allowed hosts whitelist, and a hop to another origin (scheme, host and port; an https → http
+ * downgrade counts) sends no credential. A 307/308 to another origin would resend the request body
+ * (which may carry secrets, e.g. a login's password) and is refused. got itself already drops
+ * Authorization and Cookie when the host or port changes; this also covers the scheme and every
+ * other header.
+ */
+export function redirectRules(options: RedirectRulesOptions): BeforeRedirectHook {
+  return (next, response) => {
+    const from = new URL(response.url);
+    const to = next.url instanceof URL ? next.url : new URL(String(next.url));
+    if (options.allowed && !options.allowed(to)) {
+      throw new RedirectRefused(
+        `${withoutQuery(from)} redirected to ${withoutQuery(to)}: the host ${to.host} is not in the allowed hosts whitelist (image_parameters.allowed_hosts). ` +
+          'Add it to the whitelist if the API is meant to send you there.',
+      );
+    }
+    if (from.origin === to.origin) return;
+    if (next.body !== undefined || next.json !== undefined || next.form !== undefined) {
+      throw new RedirectRefused(
+        `${withoutQuery(from)} answered ${response.statusCode}, which would resend the request body to another origin (${to.origin}); gex does not follow it. ` +
+          'Use the final address in the configuration.',
+      );
+    }
+    const dropped = Object.keys(next.headers).filter((name) => !FORWARDED_ACROSS_ORIGINS.has(name.toLowerCase()));
+    for (const name of dropped) delete next.headers[name];
+    next.username = '';
+    next.password = '';
+    if (dropped.length > 0) options.onHeadersDropped?.(from.origin, to.origin, dropped);
+  };
+}
+
+/** A URL for messages: queries may carry credentials (query authentication). */
+function withoutQuery(url: URL): string {
+  return `${url.origin}${url.pathname}`;
+}
