@@ -42,6 +42,8 @@ export interface ExtractOptions {
   masker?: SecretMasker;
   /** clock and nonces of the auth methods (tests pin them) */
   authRuntime?: Partial<AuthRuntime>;
+  /** stops the run (a stop signal): requests in flight are aborted, nothing is written, temporary files are removed */
+  signal?: AbortSignal;
 }
 
 export interface JobSummary {
@@ -139,6 +141,8 @@ export async function extract(input: DataDirInput, options: ExtractOptions): Pro
   if (input.action !== 'run') {
     throw new UserError(`Action '${input.action}' is not supported: gex runs extractions only (action "run").`);
   }
+  const { signal } = options;
+  signal?.throwIfAborted();
   const parameters = input.parameters;
   await validateParameters(parameters);
   const apiNode = parameters.get('api') as JsonObject;
@@ -184,6 +188,7 @@ export async function extract(input: DataDirInput, options: ExtractOptions): Pro
         auth,
         tls: { caCertificate: api.caCertificate, clientCertificate: api.clientCertificate },
         concurrency: api.concurrency,
+        signal,
       });
       try {
         const parser = await output.parserFor(outputBucket(config, api.name), {
@@ -193,7 +198,7 @@ export async function extract(input: DataDirInput, options: ExtractOptions): Pro
           // GE's MissingTableHelper reads the `incremental` attribute (not incrementalOutput)
           missingTableIncremental: phpEmpty(config.get('incremental')) ? false : config.get('incremental')!,
         });
-        const runner = new JobRunner({ api, client, parser, logger, progress, compatLevel: compatLevel(config), functions, contexts });
+        const runner = new JobRunner({ api, client, parser, logger, progress, compatLevel: compatLevel(config), functions, contexts, signal });
         const configUserData = evaluateUserData(config.get('userData'), 'userData', { functions, contexts });
         for (const job of jobs) {
           const result = await runner.runTopLevel(job, configUserData, createPaginator(api.pagination, 'parameters.api.pagination', job.scroller));
@@ -206,7 +211,7 @@ export async function extract(input: DataDirInput, options: ExtractOptions): Pro
         retries += client.stats.retries;
       }
     }
-    const tables = await output.finish();
+    const tables = await output.finish(signal);
     progress.done();
     for (const t of tables) logger.info(`Wrote table ${t.file}: ${plural(t.rows, 'row')}`);
     return {

@@ -33,6 +33,8 @@ export interface JobRunContext {
   functions: UserFunctions;
   /** `attr` (the configuration without jobs) and `time` (previousStart, currentStart) */
   contexts: FunctionContexts;
+  /** the run's stop signal: checked before each page */
+  signal?: AbortSignal;
 }
 
 export interface JobResult {
@@ -108,6 +110,7 @@ export class JobRunner {
       return { pages, records, stopReason };
     };
     for (;;) {
+      this.ctx.signal?.throwIfAborted();
       const started = Date.now();
       const { request: httpRequest, response } = await fetcher.fetch(request);
       const decoded = decodeResponse(response, httpRequest, api.ignoreErrors);

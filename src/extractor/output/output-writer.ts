@@ -104,7 +104,8 @@ export class OutputWriter {
     return this.structUpdated ? this.struct : undefined;
   }
 
-  async finish(): Promise<WrittenTable[]> {
+  /** Writes every table, then moves them all in place; `signal` (a stop) is obeyed until the moving starts. */
+  async finish(signal?: AbortSignal): Promise<WrittenTable[]> {
     const staging = path.join(this.outTablesDir, STAGING);
     const parts = path.join(staging, '.parts');
     await rm(staging, { recursive: true, force: true });
@@ -119,6 +120,7 @@ export class OutputWriter {
     };
     try {
       for (const { bucket, parser, incremental } of this.buckets.values()) {
+        signal?.throwIfAborted();
         for (const table of await parser.results(openTable, (message) => this.logger.error(message))) {
           const file = bucket === null ? table.name : `${bucket}.${table.name}`;
           await moveFile(table.csv.file, path.join(staging, file));
@@ -133,6 +135,7 @@ export class OutputWriter {
         written.set(table.file, { file: table.file, bucket: table.bucket, table: table.name, rows: 0 });
         this.logger.debug(`Created the missing mapped table ${table.file} (header only)`);
       }
+      signal?.throwIfAborted();
       for (const table of written.values()) {
         for (const suffix of ['', '.manifest']) {
           await rename(path.join(staging, table.file + suffix), path.join(this.outTablesDir, table.file + suffix));
