@@ -180,6 +180,36 @@ describe('run locks: the lock file', () => {
     assert.equal(huge.acquired === false && huge.holder, null);
   });
 
+  it('attack: a run that found the lock stale a moment before another took it over does not remove the new lock', () => {
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+    const staleText = JSON.stringify(holder({ pid: dead, token: 'stale' }));
+    plant(staleText);
+    const late = new LockFile(file, 'late');
+    const quick = new LockFile(file, 'quick');
+    assert.deepEqual(quick.tryAcquire(), { acquired: true });
+    // the late run now acts on what it read before: the takeover must check the file again
+    (late as unknown as { takeOver(text: string): void }).takeOver(staleText);
+    assert.equal(JSON.parse(readFileSync(file, 'utf8')).configuration, 'quick');
+    assert.equal(late.tryAcquire().acquired, false);
+    quick.release();
+  });
+
+  it('attack: while another run holds the takeover guard, a stale lock is left to it', () => {
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+    plant(holder({ pid: dead }));
+    writeFileSync(`${file}.takeover`, '');
+    const attempt = new LockFile(file, 'mine').tryAcquire();
+    assert.equal(attempt.acquired, false);
+    assert.equal(JSON.parse(readFileSync(file, 'utf8')).pid, dead);
+    // a guard left by a crash (old) is cleared, and the stale lock then taken over
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(`${file}.takeover`, old, old);
+    const lock = new LockFile(file, 'mine');
+    assert.deepEqual(lock.tryAcquire(), { acquired: true });
+    lock.release();
+    assert.equal(existsSync(`${file}.takeover`), false);
+  });
+
   it('release removes only its own lock (never one another run took meanwhile)', () => {
     const lock = new LockFile(file, 'mine');
     lock.tryAcquire();
