@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import { cancellationOf, RunCancelled } from '../../common/cancellation.js';
@@ -125,8 +126,9 @@ export async function runFromCli(args: RunArgs): Promise<number> {
 
 async function runDataDir(args: RunArgs, logger: Logger, masker: SecretMasker, progress: ProgressLine, signal: AbortSignal, waitMs: number): Promise<void> {
   const started = Date.now();
-  const running = env.KBC_CONFIGID ? `configuration ${env.KBC_CONFIGID} (config.json of the data folder)` : 'the config.json of the data folder';
-  const unlock = await lockForRun({ dataDir: args['data-dir'], running, waitMs, signal, logger });
+  // a missing data folder is reported as before (by reading its config.json), not created by the lock
+  const locked = existsSync(args['data-dir']);
+  const unlock = locked ? await lockForRun({ dataDir: args['data-dir'], running: 'the config.json of the data folder', waitMs, signal, logger }) : async () => undefined;
   try {
     await extractDataDir(args, logger, masker, progress, signal, started);
   } finally {
