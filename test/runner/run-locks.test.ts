@@ -74,6 +74,19 @@ describe('gex run: one run per data folder (real processes)', function () {
     await first.exited;
   });
 
+  it('SIGTERM while waiting with --wait ends the wait: exit 143, summary "cancelled", the holder keeps its lock', async () => {
+    const first = startGex(['run', '--data-dir', data], {});
+    await api.requested(3);
+    const second = startGex(['run', '--data-dir', data, '--wait', '30', '--summary', path.join(dir, 's.json')], {});
+    await second.waitFor(/Waiting up to 30 s/);
+    second.child.kill('SIGTERM');
+    assert.equal((await second.exited).code, 143, second.output());
+    assert.equal(JSON.parse(await readFile(path.join(dir, 's.json'), 'utf8')).status, 'cancelled');
+    assert.equal(JSON.parse(await readFile(path.join(data, '.gex-run.lock'), 'utf8')).pid, first.child.pid);
+    api.release();
+    assert.equal((await first.exited).code, 0, first.output());
+  });
+
   it('the stale lock of a dead pid is taken over', async () => {
     const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
     const stale = { pid: dead, host: os.hostname(), since: '2026-01-01T00:00:00.000Z', configuration: 'a run that crashed', token: 'old' };

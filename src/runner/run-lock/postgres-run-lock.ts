@@ -18,12 +18,13 @@ const KEY_SQL = `hashtextextended('gex.run:' || coalesce(current_schema(), '') |
  */
 export class PostgresRunLock {
   private client: pg.Client | null = null;
-  private lost: Error | null = null;
 
   constructor(
     private readonly url: string,
     /** project, component and configuration ids, joined */
     private readonly key: string,
+    /** told when the lock's session breaks (the lock is gone with it) */
+    private readonly onLost: (error: Error) => void = () => undefined,
   ) {}
 
   /** One attempt: true when taken, else a description of the holder. */
@@ -32,11 +33,6 @@ export class PostgresRunLock {
     const taken = await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(${KEY_SQL}) AS ok`, [this.key]);
     if (taken.rows[0]?.ok) return true;
     return this.describeHolder(client);
-  }
-
-  /** Whether the session holding the lock broke (the lock is then gone too). */
-  get lostReason(): Error | null {
-    return this.lost;
   }
 
   async release(): Promise<void> {
@@ -57,9 +53,9 @@ export class PostgresRunLock {
       application_name: `gex run pid ${process.pid} on ${os.hostname()}`.slice(0, 63),
       keepAlive: true,
     });
-    // a dropped connection must not crash the run; it is reported through lostReason
+    // a dropped connection must not crash the run; the run goes on without the lock, and says so
     client.on('error', (error) => {
-      this.lost ??= error;
+      if (this.client === client) this.onLost(error);
     });
     await client.connect();
     this.client = client;

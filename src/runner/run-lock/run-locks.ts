@@ -121,7 +121,9 @@ export async function configurationLock(config: StoredConfiguration, running: st
   }
   if (isPostgresStore(config.location)) {
     const { PostgresRunLock } = await import('./postgres-run-lock.js');
-    const lock = new PostgresRunLock(config.location, key);
+    const lock = new PostgresRunLock(config.location, key, (error) =>
+      logger.warn(`The lock of ${what} was lost with its database session (${error.message}): another run of it could start now`),
+    );
     return { what, tryAcquire: () => lock.tryAcquire(), release: () => lock.release() };
   }
   // a hash: ids are hostile text, and the file name must not depend on what they contain
