@@ -5,10 +5,14 @@ import { configsCommand } from './commands/configs.js';
 import { runCommand } from './commands/run.js';
 import { serveCommand } from './commands/serve.js';
 import { tokensCommand } from './commands/tokens.js';
+import { ignoreClosedOutput } from './closed-output.js';
 import { loggingOptions } from './logging.js';
+import { installStopSignals } from './stop-signals.js';
 
 /** The `gex` command line. */
 export async function main(argv: string[]): Promise<void> {
+  installStopSignals();
+  ignoreClosedOutput();
   let cli = yargs(hideBin(argv)).scriptName('gex').strict().demandCommand(1, 'Name a command: gex <command> --help');
   cli = loggingOptions(cli);
   cli = runCommand(cli);

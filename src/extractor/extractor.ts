@@ -45,6 +45,8 @@ export interface ExtractOptions {
   authRuntime?: Partial<AuthRuntime>;
   /** the largest response body after decompression (default: $GEX_MAX_RESPONSE_SIZE, else 256 MiB) */
   maxResponseBytes?: number;
+  /** stops the run (a stop signal): requests in flight are aborted, nothing is written, temporary files are removed */
+  signal?: AbortSignal;
 }
 
 export interface JobSummary {
@@ -158,6 +160,8 @@ async function runExtraction(input: DataDirInput, options: ExtractOptions, secre
   if (input.action !== 'run') {
     throw new UserError(`Action '${input.action}' is not supported: gex runs extractions only (action "run").`);
   }
+  const { signal } = options;
+  signal?.throwIfAborted();
   const parameters = input.parameters;
   await validateParameters(parameters);
   const apiNode = parameters.get('api') as JsonObject;
@@ -208,6 +212,7 @@ async function runExtraction(input: DataDirInput, options: ExtractOptions, secre
         concurrency: api.concurrency,
         allowedUrl,
         maxResponseBytes,
+        signal,
       });
       try {
         const parser = await output.parserFor(outputBucket(config, api.name), {
@@ -217,7 +222,7 @@ async function runExtraction(input: DataDirInput, options: ExtractOptions, secre
           // GE's MissingTableHelper reads the `incremental` attribute (not incrementalOutput)
           missingTableIncremental: phpEmpty(config.get('incremental')) ? false : config.get('incremental')!,
         });
-        const runner = new JobRunner({ api, client, parser, logger, progress, compatLevel: compatLevel(config), functions, contexts, redact: (text) => secrets.mask(text) });
+        const runner = new JobRunner({ api, client, parser, logger, progress, compatLevel: compatLevel(config), functions, contexts, redact: (text) => secrets.mask(text), signal });
         const configUserData = evaluateUserData(config.get('userData'), 'userData', { functions, contexts });
         for (const job of jobs) {
           const result = await runner.runTopLevel(job, configUserData, createPaginator(api.pagination, 'parameters.api.pagination', job.scroller));
@@ -230,7 +235,7 @@ async function runExtraction(input: DataDirInput, options: ExtractOptions, secre
         retries += client.stats.retries;
       }
     }
-    const tables = await output.finish();
+    const tables = await output.finish(signal);
     progress.done();
     for (const t of tables) logger.info(`Wrote table ${t.file}: ${plural(t.rows, 'row')}`);
     return {

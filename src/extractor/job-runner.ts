@@ -35,6 +35,8 @@ export interface JobRunContext {
   contexts: FunctionContexts;
   /** hides secrets in error messages that quote a response */
   redact?: (text: string) => string;
+  /** the run's stop signal: checked before each page */
+  signal?: AbortSignal;
 }
 
 export interface JobResult {
@@ -110,6 +112,7 @@ export class JobRunner {
       return { pages, records, stopReason };
     };
     for (;;) {
+      this.ctx.signal?.throwIfAborted();
       const started = Date.now();
       const { request: httpRequest, response } = await fetcher.fetch(request);
       const decoded = decodeResponse(response, httpRequest, api.ignoreErrors, this.ctx.redact);

@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { cancellationOf } from '../common/cancellation.js';
 import { errorKind, UserError, type ErrorKind } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import { displayId, displayText, quoteForLog } from '../common/log-text.js';
@@ -31,6 +32,8 @@ export interface RunOptions {
   progressLine?: ProgressLine;
   /** run a disabled configuration */
   force?: boolean;
+  /** stops the run (a stop signal): the current row is abandoned, no state is saved */
+  signal?: AbortSignal;
 }
 
 export interface TableSummary {
@@ -44,7 +47,7 @@ export interface RowSummary {
   name: string;
   /** the row's folder relative to the data folder: `rows/<id encoded as one segment>` (`.` without rows) */
   folder: string;
-  status: 'success' | 'failed' | 'skipped' | 'not run';
+  status: 'success' | 'failed' | 'cancelled' | 'skipped' | 'not run';
   reason?: string;
   requests: number;
   records: number;
@@ -72,7 +75,7 @@ export interface RunSummary {
   componentId: string;
   configId: string;
   configVersion: number | null;
-  status: 'success' | 'error';
+  status: 'success' | 'error' | 'cancelled';
   message: string;
   rowsRun: number;
   rowsSkipped: number;
@@ -131,9 +134,11 @@ export class ConfigurationRunner {
       await this.execute();
       return this.finish();
     } catch (error) {
-      this.summary.status = 'error';
-      this.summary.error = { kind: errorKind(error), message: (error as Error).message };
-      this.summary.message = (error as Error).message;
+      const cancelled = cancellationOf(this.options.signal);
+      this.summary.status = cancelled ? 'cancelled' : 'error';
+      // a stop is no error: the summary says `cancelled` and why
+      if (!cancelled) this.summary.error = { kind: errorKind(error), message: (error as Error).message };
+      this.summary.message = (cancelled ?? (error as Error)).message;
       this.finish();
       throw error;
     }
@@ -206,16 +211,20 @@ export class ConfigurationRunner {
     const produced: Array<{ unit: Unit } & UnitResult> = [];
     for (const [i, unit] of units.entries()) {
       try {
+        this.options.signal?.throwIfAborted();
         produced.push({ unit, ...(await this.runUnit(unit, imageParameters)) });
       } catch (error) {
         for (const rest of units.slice(i + 1)) {
           const entry = this.summary.rows.find((r) => r.id === rest.row?.id);
-          if (entry) entry.reason = 'an earlier row failed';
+          if (entry) entry.reason = cancellationOf(this.options.signal) ? 'the run was stopped' : 'an earlier row failed';
         }
-        logger.error(`No state is saved: ${unit.label} failed, so a rerun repeats the work of every row`);
+        if (cancellationOf(this.options.signal)) logger.warn(`No state is saved: the run was stopped during ${unit.label}`);
+        else logger.error(`No state is saved: ${unit.label} failed, so a rerun repeats the work of every row`);
         throw error;
       }
     }
+    // the last moment a stop signal cancels the run: saving is all or nothing
+    this.options.signal?.throwIfAborted();
     await this.saveStates(produced);
     this.summary.message = 'Component processing finished.';
   }
@@ -256,7 +265,7 @@ export class ConfigurationRunner {
     try {
       const result = await extract(
         { parameters, action: 'run', imageParameters: plainImageParameters, authorization, state },
-        { dataDir: unit.folder.dir, logger, masker: this.options.masker, progressLine: this.options.progressLine },
+        { dataDir: unit.folder.dir, logger, masker: this.options.masker, progressLine: this.options.progressLine, signal: this.options.signal },
       );
       const outState = decodeJson(result.stateText);
       await writeFile(resolveInside(unit.folder.dir, 'out', 'state.json'), phpJsonEncode(redactSecrets(outState), { objectsAreArrays: true }));
@@ -272,8 +281,11 @@ export class ConfigurationRunner {
       return { state: outState, tables: result.tables.map((t) => t.file) };
     } catch (error) {
       summary.durationMs = Date.now() - started;
-      summary.reason = (error as Error).message;
-      logger.error(`Failed ${unit.label}`);
+      const cancelled = cancellationOf(this.options.signal);
+      summary.reason = (cancelled ?? (error as Error)).message;
+      if (cancelled) summary.status = 'cancelled';
+      if (cancelled) logger.warn(`Stopped ${unit.label}: ${cancelled.message}`);
+      else logger.error(`Failed ${unit.label}`);
       throw error;
     }
   }

@@ -1,13 +1,18 @@
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
+import { cancellationOf, RunCancelled } from '../../common/cancellation.js';
 import { errorKind, exitCodeOf, UserError } from '../../common/errors.js';
 import { limitHeapGrowth } from '../../common/heap-growth.js';
 import type { Logger } from '../../common/logger.js';
 import type { ProgressLine } from '../../common/progress-line.js';
 import type { SecretMasker } from '../../common/secret-masker.js';
 import { GENERIC_EXTRACTOR_ID } from '../../store/builtin-components.js';
+import { lockForRun, parseWaitOption } from '../../runner/run-lock/run-locks.js';
 import type { RunSummary } from '../../runner/runner.js';
+import { verifyTablesOnDisk } from '../../runner/verify-tables.js';
 import { createCliLogging, type LoggingArgs } from '../logging.js';
+import { cancelOnStop } from '../stop-signals.js';
 
 export interface RunArgs extends LoggingArgs {
   'data-dir': string;
@@ -18,6 +23,7 @@ export interface RunArgs extends LoggingArgs {
   token?: string;
   summary?: string;
   force: boolean;
+  wait?: string;
 }
 
 const env = process.env;
@@ -41,7 +47,11 @@ export function runCommand(yargs: Argv): Argv {
         .option('store', { type: 'string', describe: 'a SQLite file, a postgres:// database or an http(s) Storage API (else $KBC_URL, $GEX_STORE, gex-store.sqlite)' })
         .option('token', { type: 'string', describe: 'Storage API token for a remote store ($KBC_TOKEN)' })
         .option('summary', { type: 'string', describe: 'write a JSON summary of the run to this file' })
-        .option('force', { type: 'boolean', default: false, describe: 'run a disabled configuration' }) as Argv<RunArgs>,
+        .option('force', { type: 'boolean', default: false, describe: 'run a disabled configuration' })
+        .option('wait', {
+          type: 'string',
+          describe: 'when another run holds the data folder or the configuration, wait for it: up to SECONDS, or an hour without a value (default: fail at once)',
+        }) as Argv<RunArgs>,
     async (args) => {
       process.exitCode = await runFromCli(args);
     },
@@ -53,8 +63,10 @@ export async function runFromCli(args: RunArgs): Promise<number> {
   limitHeapGrowth();
   const { logger, masker, progress } = createCliLogging(args);
   const started = Date.now();
+  const signal = cancelOnStop();
   let summary: RunSummary | undefined;
   try {
+    const waitMs = parseWaitOption(args.wait);
     if (args['config-id']) {
       // loaded on demand: each command pays only for what it uses at start-up
       const [{ openConfigStore, resolveStoreLocation }, { ConfigurationRunner }] = await Promise.all([
@@ -63,7 +75,16 @@ export async function runFromCli(args: RunArgs): Promise<number> {
       ]);
       const location = args.store || env.KBC_URL || resolveStoreLocation(undefined);
       const store = await openConfigStore(location, { token: args.token ?? env.KBC_TOKEN, logger });
+      let unlock: () => Promise<void> = async () => undefined;
       try {
+        unlock = await lockForRun({
+          dataDir: args['data-dir'],
+          stored: { location, componentId: args['component-id'], configId: args['config-id'], projectId: async () => (await store.store.verifyToken()).projectId },
+          running: `configuration ${args['config-id']} of ${args['component-id']}`,
+          waitMs,
+          signal,
+          logger,
+        });
         const runner = new ConfigurationRunner({
           store,
           componentId: args['component-id'],
@@ -74,19 +95,28 @@ export async function runFromCli(args: RunArgs): Promise<number> {
           masker,
           progressLine: progress,
           force: args.force,
+          signal,
         });
         summary = runner.result;
         await runner.run();
+        verifyTablesOnDisk(args['data-dir'], summary);
         await writeSummary(args.summary, summary, logger, masker);
       } finally {
+        await unlock();
         await store.close();
       }
     } else {
-      await runDataDir(args, logger, masker, progress);
+      await runDataDir(args, logger, masker, progress, signal, waitMs);
     }
     return 0;
   } catch (error) {
     progress.clear();
+    const cancelled = cancellationOf(signal);
+    if (cancelled) {
+      logger.warn(`${cancelled.message}: no state saved, no partial table left`);
+      await writeSummary(args.summary, summary ?? baseSummary(args, started, cancelled), logger, masker);
+      return cancelled.exitCode;
+    }
     if (error instanceof UserError) logger.error(error.message);
     else logger.error({ err: error }, `Application error: ${(error as Error).message}`);
     await writeSummary(args.summary, summary ?? baseSummary(args, started, error), logger, masker);
@@ -94,21 +124,34 @@ export async function runFromCli(args: RunArgs): Promise<number> {
   }
 }
 
-async function runDataDir(args: RunArgs, logger: Logger, masker: SecretMasker, progress: ProgressLine): Promise<void> {
+async function runDataDir(args: RunArgs, logger: Logger, masker: SecretMasker, progress: ProgressLine, signal: AbortSignal, waitMs: number): Promise<void> {
   const started = Date.now();
+  // a missing data folder is reported as before (by reading its config.json), not created by the lock
+  const locked = existsSync(args['data-dir']);
+  const unlock = locked ? await lockForRun({ dataDir: args['data-dir'], running: 'the config.json of the data folder', waitMs, signal, logger }) : async () => undefined;
+  try {
+    await extractDataDir(args, logger, masker, progress, signal, started);
+  } finally {
+    await unlock();
+  }
+}
+
+async function extractDataDir(args: RunArgs, logger: Logger, masker: SecretMasker, progress: ProgressLine, signal: AbortSignal, started: number): Promise<void> {
   const [{ readDataDir, writeStateFile }, { extract }] = await Promise.all([import('../../extractor/config/data-dir.js'), import('../../extractor/extractor.js')]);
   const input = await readDataDir(args['data-dir']);
   masker.addFromConfig(input.parameters);
   masker.addFromConfig(input.authorization);
   masker.addFromConfig(input.state);
-  const result = await extract(input, { dataDir: args['data-dir'], logger, masker, progressLine: progress });
+  const result = await extract(input, { dataDir: args['data-dir'], logger, masker, progressLine: progress, signal });
   await writeStateFile(args['data-dir'], result.stateText);
   const records = result.jobs.reduce((n, j) => n + j.records, 0);
   logger.info(
     `Extraction finished: ${result.tables.length} tables, ${records} records, ${result.requests} requests in ${(result.durationMs / 1000).toFixed(1)} s. ` +
       `Tables are in ${args['data-dir']}/out/tables`,
   );
-  await writeSummary(args.summary, { ...baseSummary(args, started), rowsRun: 1, rows: [{ id: null, name: '', folder: '.', status: 'success', stateSaved: false, requests: result.requests, records, tables: result.tables.map((t) => ({ file: `out/tables/${t.file}`, rows: t.rows })), durationMs: result.durationMs }] }, logger, masker);
+  const summary: RunSummary = { ...baseSummary(args, started), rowsRun: 1, rows: [{ id: null, name: '', folder: '.', status: 'success', stateSaved: false, requests: result.requests, records, tables: result.tables.map((t) => ({ file: `out/tables/${t.file}`, rows: t.rows })), durationMs: result.durationMs }] };
+  verifyTablesOnDisk(args['data-dir'], summary);
+  await writeSummary(args.summary, summary, logger, masker);
 }
 
 /** The summary of a data-folder run, or of a run that failed before it started. */
@@ -117,14 +160,14 @@ function baseSummary(args: RunArgs, started: number, error?: unknown): RunSummar
     componentId: args['component-id'],
     configId: args['config-id'] ?? '',
     configVersion: null,
-    status: error ? 'error' : 'success',
+    status: error instanceof RunCancelled ? 'cancelled' : error ? 'error' : 'success',
     message: error ? (error as Error).message : 'Component processing finished.',
     rowsRun: 0,
     rowsSkipped: 0,
     rows: [],
     stateSaved: false,
     durationMs: Date.now() - started,
-    error: error ? { kind: errorKind(error), message: (error as Error).message } : undefined,
+    error: error && !(error instanceof RunCancelled) ? { kind: errorKind(error), message: (error as Error).message } : undefined,
   };
 }
 

@@ -1,9 +1,11 @@
 import type { Argv } from 'yargs';
+import type { RunCancelled } from '../../common/cancellation.js';
 import { exitCodeOf, UserError } from '../../common/errors.js';
 import { DEFAULT_BODY_LIMIT } from '../../server/limits.js';
 import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
 import { DEFAULT_STORE_FILE, isRemoteStore } from '../../store/store-location.js';
 import { createCliLogging, type LoggingArgs } from '../logging.js';
+import { cancelOnStop } from '../stop-signals.js';
 
 interface ServeArgs extends LoggingArgs {
   port: number;
@@ -33,16 +35,13 @@ export function serveCommand(yargs: Argv): Argv {
   );
 }
 
-/** Resolves on the first SIGINT or SIGTERM. */
-function untilStopSignal(): Promise<NodeJS.Signals> {
+/** Resolves with the first SIGINT or SIGTERM (a second one exits at once: see stop-signals). */
+function untilStopSignal(): Promise<string> {
+  const signal = cancelOnStop();
   return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve(signal);
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    const stop = () => resolve((signal.reason as RunCancelled).signal);
+    if (signal.aborted) stop();
+    else signal.addEventListener('abort', stop, { once: true });
   });
 }
 

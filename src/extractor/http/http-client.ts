@@ -38,6 +38,8 @@ export interface HttpClientOptions {
   allowedUrl?: ((url: URL) => boolean) | null;
   /** the largest response body, after decompression (default DEFAULT_MAX_RESPONSE_BYTES) */
   maxResponseBytes?: number;
+  /** the run's stop signal: aborts every request in flight and every retry wait */
+  signal?: AbortSignal;
 }
 
 /** The final response of one attempt, its body read in full. */
@@ -53,6 +55,10 @@ export interface SendOptions {
   authenticate?: boolean;
   /** cancels the request (a page fetched ahead that turned out not to be needed) */
   signal?: AbortSignal;
+}
+
+function combineSignals(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
+  return a && b ? AbortSignal.any([a, b]) : (a ?? b);
 }
 
 /** A request cancelled through its signal: nobody waits for its result. */
@@ -121,7 +127,7 @@ export class HttpClient {
    */
   async send(request: HttpRequest, sendOptions: SendOptions = {}): Promise<HttpResponse> {
     const { retry, logger, auth } = this.options;
-    const { signal } = sendOptions;
+    const signal = combineSignals(sendOptions.signal, this.options.signal);
     const wait = this.options.sleep ?? ((ms: number) => sleep(ms, undefined, { signal }));
     for (let attempt = 1; ; attempt++) {
       if (signal?.aborted) throw new RequestCancelled(`${request.method} ${request.url} was cancelled`);

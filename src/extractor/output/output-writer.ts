@@ -105,7 +105,8 @@ export class OutputWriter {
     return this.structUpdated ? this.struct : undefined;
   }
 
-  async finish(): Promise<WrittenTable[]> {
+  /** Writes every table, then moves them all in place; `signal` (a stop) is obeyed until the moving starts. */
+  async finish(signal?: AbortSignal): Promise<WrittenTable[]> {
     // the CSVs being written and the finished tables (named as in out/tables) in separate folders
     const staging = resolveInside(this.outTablesDir, WORK_FOLDERS.staging);
     const parts = resolveInside(this.outTablesDir, WORK_FOLDERS.parts);
@@ -123,6 +124,7 @@ export class OutputWriter {
     };
     try {
       for (const { bucket, parser, incremental } of this.buckets.values()) {
+        signal?.throwIfAborted();
         for (const table of await parser.results(openTable, (message) => this.logger.error(message))) {
           const file = writableFileName(bucket, table.name);
           await moveFile(table.csv.file, resolveInside(staging, file));
@@ -137,6 +139,7 @@ export class OutputWriter {
         written.set(table.file, { file: table.file, bucket: table.bucket, table: table.name, rows: 0 });
         this.logger.debug(`Created the missing mapped table ${table.file} (header only)`);
       }
+      signal?.throwIfAborted();
       for (const table of written.values()) {
         for (const suffix of ['', '.manifest']) {
           await rename(resolveInside(staging, table.file + suffix), resolveInside(this.outTablesDir, table.file + suffix));

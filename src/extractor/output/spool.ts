@@ -1,4 +1,4 @@
-import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, rmSync, type WriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { once } from 'node:events';
 import os from 'node:os';
@@ -43,6 +43,7 @@ export class Spool {
 
   static async create(tmpRoot = os.tmpdir()): Promise<Spool> {
     const dir = await mkdtemp(path.join(tmpRoot, 'gex-spool-'));
+    liveSpools.track(dir);
     return new Spool(dir, path.join(dir, 'batches.bin'));
   }
 
@@ -82,8 +83,37 @@ export class Spool {
     this.stream?.destroy();
     this.stream = null;
     await rm(this.dir, { recursive: true, force: true });
+    liveSpools.forget(this.dir);
   }
 }
+
+/**
+ * Spool folders not yet disposed, removed when the process exits anyway (process.exit on a second
+ * stop signal, which skips the normal cleanup): no record queue is left in the temporary folder.
+ */
+const liveSpools = new (class {
+  private readonly dirs = new Set<string>();
+  private hooked = false;
+
+  track(dir: string): void {
+    this.dirs.add(dir);
+    if (this.hooked) return;
+    this.hooked = true;
+    process.on('exit', () => {
+      for (const d of this.dirs) {
+        try {
+          rmSync(d, { recursive: true, force: true });
+        } catch {
+          // exiting anyway
+        }
+      }
+    });
+  }
+
+  forget(dir: string): void {
+    this.dirs.delete(dir);
+  }
+})();
 
 const BUFFER_BYTES = 1024 * 1024;
 
