@@ -24,8 +24,8 @@ describe('gex serve: stop signals as PID 1 (unshare --pid --fork, no init)', fun
       const unsharePid = serve.child.pid!;
       const gexPid = Number(readFileSync(`/proc/${unsharePid}/task/${unsharePid}/children`, 'utf8').trim());
       try {
-        // it answers (401: no token)
-        assert.equal((await fetch(`${url}/v2/storage`)).status, 401);
+        // it answers (401: token verification without a token)
+        assert.equal((await fetch(`${url}/v2/storage/tokens/verify`)).status, 401);
         assert.match(readFileSync(`/proc/${gexPid}/status`, 'utf8'), /^NSpid:\s+\d+\s+1$/m);
       } finally {
         process.kill(gexPid, signal);

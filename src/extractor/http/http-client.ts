@@ -61,6 +61,20 @@ function combineSignals(a: AbortSignal | undefined, b: AbortSignal | undefined):
   return a && b ? AbortSignal.any([a, b]) : (a ?? b);
 }
 
+/**
+ * A signal for one request that follows the run's signal. got leaves its abort listener on the
+ * signal it is given when a stream ends normally, so handing it the run's signal would keep one
+ * listener (and the request it closes over) per page for the whole run.
+ */
+function requestSignal(parent: AbortSignal | undefined): { signal: AbortSignal | undefined; release: () => void } {
+  if (!parent) return { signal: undefined, release: () => undefined };
+  const controller = new AbortController();
+  if (parent.aborted) controller.abort(parent.reason);
+  const forward = () => controller.abort(parent.reason);
+  parent.addEventListener('abort', forward, { once: true });
+  return { signal: controller.signal, release: () => parent.removeEventListener('abort', forward) };
+}
+
 /** A request cancelled through its signal: nobody waits for its result. */
 export class RequestCancelled extends Error {}
 
@@ -189,7 +203,8 @@ export class HttpClient {
    * One attempt: the response streamed and counted after decompression, so that a body over the
    * limit (a gzip bomb, an endless stream) is cut off instead of filling memory.
    */
-  private exchange(sent: HttpRequest, request: HttpRequest, signal: AbortSignal | undefined): Promise<Exchange> {
+  private exchange(sent: HttpRequest, request: HttpRequest, runSignal: AbortSignal | undefined): Promise<Exchange> {
+    const { signal, release } = requestSignal(runSignal);
     const stream = this.got.stream(sent.url, { method: sent.method, headers: Object.fromEntries(sent.headers), body: sent.body, signal });
     let response: PlainResponse | undefined;
     stream.once('response', (received: PlainResponse) => (response = received));
@@ -199,7 +214,7 @@ export class HttpClient {
       statusMessage: response!.statusMessage,
       headers: response!.headers,
       body,
-    }));
+    })).finally(release);
   }
 
   close(): void {
