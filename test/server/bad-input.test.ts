@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import { fromPlain } from '../../src/php-compat/index.js';
 import { MAX_ADDRESSABLE_ID_LENGTH } from '../../src/store/addressable-id.js';
 import { BRANCH, COMPONENT, configsPath, TestServer, type ApiResponse, type Json } from './harness.js';
 
@@ -177,6 +178,8 @@ describe('bad input gets a 4xx in Keboola\'s error shape, never a 500', function
     assertError(await server.post(CONFIGS, { json: { name: 'x', configurationId: 'é'.repeat(400) } }), { status: 400, error: /URL-encoded/ });
     assertError(await server.post(`${configsPath(configId)}/rows`, { json: { rowId: tooLong } }), { status: 400, error: new RegExp(`${MAX_ADDRESSABLE_ID_LENGTH} characters`) });
 
+    await assert.rejects(server.backend.importComponents(fromPlain([{ id: 'k'.repeat(MAX_ADDRESSABLE_ID_LENGTH + 1), type: 'writer' }])), new RegExp(`at most ${MAX_ADDRESSABLE_ID_LENGTH} characters`));
+    assert.ok((await server.backend.listComponents()).every((c) => c.id.length <= MAX_ADDRESSABLE_ID_LENGTH), 'the component was not registered');
     const longest = 'c'.repeat(MAX_ADDRESSABLE_ID_LENGTH);
     assert.equal((await server.post(CONFIGS, { json: { name: 'x', configurationId: longest } })).status, 201);
     const read = await server.get(configsPath(longest));

@@ -109,6 +109,27 @@ describe('SQLite store locked by another process', function () {
     assert.deepEqual((await server.get(configsPath(config.id))).body.configuration, { n: 1 });
   });
 
+  it('retries a single statement outside a transaction the same way: it waits, then runs once', async () => {
+    server = await TestServer.start();
+    holder = await LockHolder.start(server.location);
+    const db = new SqliteDatabase(server.location);
+    try {
+      let settled = false;
+      const write = db.run("UPDATE schema_migrations SET description = description || '!' WHERE version = 1").finally(() => (settled = true));
+      const { value: read, ms } = await timed(() => db.get<{ n: number }>('SELECT count(*) AS n FROM schema_migrations'));
+      assert.ok(read!.n >= 1);
+      assert.ok(ms < 250, `a read on the same connection is not held up by the waiting write (${ms.toFixed(1)} ms)`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.equal(settled, false, 'the write waits for the lock');
+      await holder.release();
+      assert.deepEqual(await write, { changes: 1 });
+      const row = await db.get<{ description: string }>('SELECT description FROM schema_migrations WHERE version = 1');
+      assert.match(row!.description, /[^!]!$/, 'applied exactly once');
+    } finally {
+      await db.close();
+    }
+  });
+
   it('gives up after the bound with 503 in Keboola\'s error shape and changes nothing', async () => {
     // an injected clock: each wait moves it on at once, so the 10 s bound passes in a moment
     let clock = 0;
