@@ -14,7 +14,8 @@ const outdir = dist('bundle');
 
 await rm(outdir, { recursive: true, force: true });
 await build({
-  entryPoints: { main: dist('src/cli/main.js') },
+  // the form parser's worker thread is loaded by a URL next to the server code: an entry of its own
+  entryPoints: { main: dist('src/cli/main.js'), 'form-parser-worker': dist('src/server/form-parser-worker.js') },
   outdir,
   bundle: true,
   splitting: true,

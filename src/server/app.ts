@@ -3,7 +3,8 @@ import { requireToken } from './auth.js';
 import type { ServerBackend } from './backend.js';
 import { registerBodyParsers } from './body.js';
 import { ReadCache, type ReadCacheLimits } from './read-cache.js';
-import { errorHandler, notFoundHandler } from './errors.js';
+import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler } from './errors.js';
+import { MAX_ADDRESSABLE_ID_LENGTH } from '../store/addressable-id.js';
 import { gexRevision } from './revision.js';
 import { apiIndexRoutes } from './routes/api-index.js';
 import { branchRoutes, requireDefaultBranch } from './routes/branches.js';
@@ -15,9 +16,9 @@ import { rowRoutes } from './routes/rows.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { versionRoutes } from './routes/versions.js';
 
-import { DEFAULT_BODY_LIMIT } from './limits.js';
+import { DEFAULT_BODY_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS } from './limits.js';
 
-export { DEFAULT_BODY_LIMIT };
+export { DEFAULT_BODY_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS };
 
 export interface ServerOptions {
   backend: ServerBackend;
@@ -29,6 +30,8 @@ export interface ServerOptions {
   revision?: string;
   /** reuse encoded GET bodies while the store is unchanged (default on); false turns it off */
   readCache?: ReadCacheLimits | false;
+  /** time to receive a whole request (default 60 s); a slower one gets 408 and its connection is closed */
+  requestTimeoutMs?: number;
 }
 
 /** Routes of configurations and everything under them, the same in both path forms. */
@@ -46,12 +49,20 @@ function configurationScope(app: FastifyInstance): void {
  */
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const app = Fastify({
     bodyLimit,
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     // one debug line per request instead of fastify's two info lines
     logController: new LogController({ disableRequestLogging: true }),
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+    // every id that can be created fits (src/store/addressable-id.ts); longer segments get 414
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_ADDRESSABLE_ID_LENGTH },
+    // a client that announces more body than it sends must not hold a connection forever
+    requestTimeout,
+    // node only enforces it when given at creation (not when set afterwards, as fastify does)
+    http: { requestTimeout, connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(requestTimeout / 4))) },
+    frameworkErrors: frameworkErrorHandler(bodyLimit),
+    clientErrorHandler,
   });
   const { backend } = options;
   const revision = options.revision ?? gexRevision();

@@ -1,13 +1,27 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import qs from 'qs';
 import { decodeJson, fromPlain, JsonSyntaxError, type JsonValue } from '../php-compat/index.js';
 import { StoreError } from '../store/store-error.js';
+import { parseFormAsync } from './form-parser.js';
+import { FormLimitExceeded, InvalidUtf8, strictUtf8 } from './form-text.js';
 
 /**
  * Request body parsers (storage-api.md §1.2). Clients send JSON (current PHP client, Python) or
  * form bodies (older PHP client, Go client, curl examples); both become gex's lossless value model
  * so the routes read one shape. An empty body is "no fields".
  */
+
+function invalidEncoding(error: InvalidUtf8): StoreError {
+  return new StoreError(400, 'validation.invalidEncoding', error.message);
+}
+
+/** The body's bytes as text; invalid UTF-8 is refused, never replaced by U+FFFD. */
+export function bodyText(bytes: Buffer): string {
+  try {
+    return strictUtf8(bytes);
+  } catch (e) {
+    throw e instanceof InvalidUtf8 ? invalidEncoding(e) : e;
+  }
+}
 
 /** JSON through gex's decoder: key order, `[]` vs `{}`, `1.0` and int64 survive exactly. */
 export function parseJsonBody(text: string): JsonValue | undefined {
@@ -27,16 +41,30 @@ export function parseJsonBody(text: string): JsonValue | undefined {
 /**
  * Form bodies with PHP's bracket keys (`rowsSortOrder[0]=a`, `metadata[0][key]=k`), as the Go
  * client and PHP's http_build_query write them. Values stay strings; `configuration` and `state`
- * hold JSON text that the input layer decodes.
+ * hold JSON text that the input layer decodes. Parsed off the main thread, within FORM_LIMITS.
  */
-export function parseFormBody(text: string): JsonValue | undefined {
-  if (text.trim() === '') return undefined;
-  // generous limits: qs turns indexes above arrayLimit into object keys and drops parameters beyond parameterLimit
-  return fromPlain(qs.parse(text, { arrayLimit: 100_000, parameterLimit: 1_000_000, depth: 5 }));
+export async function parseFormBody(bytes: Buffer): Promise<JsonValue | undefined> {
+  try {
+    const parsed = await parseFormAsync(bytes);
+    return parsed === undefined ? undefined : fromPlain(parsed);
+  } catch (e) {
+    if (e instanceof FormLimitExceeded) throw new StoreError(400, 'validation.invalidForm', e.message);
+    if (e instanceof InvalidUtf8) throw invalidEncoding(e);
+    throw e;
+  }
+}
+
+/** Whether the first byte that is not JSON whitespace opens an object or a list. */
+function looksLikeJson(bytes: Buffer): boolean {
+  for (const byte of bytes) {
+    if (byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d) continue;
+    return byte === 0x7b || byte === 0x5b;
+  }
+  return false;
 }
 
 /** Without a Content-Type the body is taken for JSON when it looks like JSON, else for a form. */
-function parseUntypedBody(request: FastifyRequest, text: string): JsonValue | undefined {
+async function parseUntypedBody(request: FastifyRequest, bytes: Buffer): Promise<JsonValue | undefined> {
   const contentType = request.headers['content-type'];
   if (contentType !== undefined) {
     throw new StoreError(
@@ -45,13 +73,13 @@ function parseUntypedBody(request: FastifyRequest, text: string): JsonValue | un
       `Unsupported Content-Type "${contentType}". Send application/json or application/x-www-form-urlencoded.`,
     );
   }
-  return /^\s*[[{]/.test(text) ? parseJsonBody(text) : parseFormBody(text);
+  return looksLikeJson(bytes) ? parseJsonBody(bodyText(bytes)) : parseFormBody(bytes);
 }
 
 export function registerBodyParsers(app: FastifyInstance): void {
   // fastify's own text/plain parser would hand routes a bare string: refuse it like any other type
   app.removeContentTypeParser('text/plain');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, async (_request: FastifyRequest, body: string) => parseJsonBody(body));
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, async (_request: FastifyRequest, body: string) => parseFormBody(body));
-  app.addContentTypeParser('*', { parseAs: 'string' }, async (request: FastifyRequest, body: string) => parseUntypedBody(request, body));
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, async (_request: FastifyRequest, body: Buffer) => parseJsonBody(bodyText(body)));
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, async (_request: FastifyRequest, body: Buffer) => parseFormBody(body));
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, async (request: FastifyRequest, body: Buffer) => parseUntypedBody(request, body));
 }

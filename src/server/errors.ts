@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { JsonObject } from '../php-compat/index.js';
+import { MAX_ADDRESSABLE_ID_LENGTH } from '../store/addressable-id.js';
 import { StoreError } from '../store/store-error.js';
 import { sendJson } from './reply.js';
 
@@ -35,6 +38,14 @@ export function toStoreError(error: unknown, bodyLimit: number): StoreError {
       return new StoreError(415, 'storage.unsupportedMediaType', 'The Content-Type header is not valid. Send application/json or application/x-www-form-urlencoded.');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new StoreError(400, 'storage.invalidRequest', 'The request body length does not match its Content-Length header.');
+    case 'FST_ERR_BAD_URL':
+      return new StoreError(400, 'storage.invalidRequest', 'The URL path is not validly percent-encoded (such as %zz). Encode each path segment with encodeURIComponent.');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new StoreError(
+        414,
+        'storage.uriTooLong',
+        `A segment of the URL path is longer than ${MAX_ADDRESSABLE_ID_LENGTH} characters: no id that long can exist (ids are at most ${MAX_ADDRESSABLE_ID_LENGTH} characters URL-encoded).`,
+      );
   }
   const status = fastifyError.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
@@ -83,4 +94,46 @@ export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): F
     reply,
     StoreError.notFound(`Unknown route: ${request.method} ${path}. The configuration API lives under /v2/storage/branch/default/components/… (or the deprecated /v2/storage/components/…).`),
   );
+}
+
+/**
+ * Errors fastify raises before a route is found (bad URL encoding, a path parameter over the
+ * router's limit): answered like every other error.
+ */
+export function frameworkErrorHandler(bodyLimit: number) {
+  const handle = errorHandler(bodyLimit);
+  return (error: unknown, request: FastifyRequest, reply: FastifyReply): void => {
+    handle(error, request, reply);
+  };
+}
+
+/** What node's HTTP parser could not read (before fastify sees a request): status, code, message. */
+function clientErrorOf(error: NodeJS.ErrnoException): StoreError {
+  switch (error.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new StoreError(408, 'storage.requestTimeout', 'The request was not received in time (was its Content-Length larger than the body sent?). Send the whole request at once.');
+    case 'HPE_HEADER_OVERFLOW':
+      return new StoreError(431, 'storage.headersTooLarge', 'The request headers are too large. Send fewer or shorter headers.');
+    case 'HPE_INVALID_CONTENT_LENGTH':
+    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+      return new StoreError(400, 'storage.invalidRequest', 'The Content-Length header is not valid (not a number, given twice, or together with Transfer-Encoding).');
+    default:
+      return new StoreError(400, 'storage.invalidRequest', `The request is not valid HTTP (${error.code ?? 'unreadable'}).`);
+  }
+}
+
+/**
+ * Answers a request node's HTTP parser refused (malformed, headers too large, too slow) with
+ * Keboola's error body, then closes the connection: what follows on it cannot be trusted.
+ */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const mapped = clientErrorOf(error);
+  if (socket.writable) {
+    const body = JSON.stringify({ error: mapped.message, code: mapped.code, status: 'error', exceptionId: newExceptionId() });
+    socket.write(
+      `HTTP/1.1 ${mapped.status} ${STATUS_CODES[mapped.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }

@@ -50,11 +50,19 @@ export function listIncludeParam(query: Query): Set<ListInclude> {
   return new Set(values as ListInclude[]);
 }
 
+/**
+ * A count up to 2^53 - 1, the largest a number holds exactly (and well below int64, where the
+ * databases would fail); no store comes near it, so larger values are refused, not clamped.
+ */
 function countParam(query: Query, name: string): number | undefined {
   const value = queryValue(query, name)?.trim();
   if (value === undefined || value === '') return undefined;
   if (!/^\d+$/.test(value)) throw StoreError.validation(`Invalid parameters - ${name}: expected a whole number ≥ 0, got "${value}".`);
-  return Number(value);
+  const count = Number(value);
+  if (!Number.isSafeInteger(count)) {
+    throw StoreError.validation(`Invalid parameters - ${name}: ${value.length > 40 ? `${value.slice(0, 40)}…` : value} is too large; the largest accepted is ${Number.MAX_SAFE_INTEGER}.`);
+  }
+  return count;
 }
 
 /**
@@ -73,7 +81,7 @@ export function versionListParams(query: Query): VersionListOptions {
 
 /** A version number in a path. */
 export function versionParam(text: string): number {
-  if (!/^\d+$/.test(text) || Number(text) < 1) {
+  if (!/^\d+$/.test(text) || Number(text) < 1 || !Number.isSafeInteger(Number(text))) {
     throw StoreError.validation(`Invalid version "${text}" in the URL: a version is a whole number ≥ 1, as listed by …/versions.`);
   }
   return Number(text);

@@ -5,6 +5,7 @@ import { EmbeddedBackend } from './embedded/embedded-backend.js';
 import type { Database } from './sql/database.js';
 import { SqliteDatabase } from './sql/sqlite-database.js';
 import { createSqliteStoreFile, inspectSqliteStore } from './sqlite-file.js';
+import { durabilityFromEnv } from './sql/sqlite-settings.js';
 import { checkStoreScheme, displayLocation, isPostgresStore, keyFileFor, postgresOptionsFromEnv, READ_ONLY } from './store-location.js';
 
 export { DEFAULT_STORE_FILE, displayLocation, isPostgresStore, isRemoteStore } from './store-location.js';
@@ -14,7 +15,7 @@ export { DEFAULT_STORE_FILE, displayLocation, isPostgresStore, isRemoteStore } f
  * The PostgreSQL driver is loaded only when needed (SQLite users do not pay its start-up time).
  */
 export async function openDatabase(location: string, env: NodeJS.ProcessEnv = process.env): Promise<Database> {
-  if (!isPostgresStore(location)) return new SqliteDatabase(path.resolve(location));
+  if (!isPostgresStore(location)) return new SqliteDatabase(path.resolve(location), { durability: durabilityFromEnv(env) });
   const options = { ...postgresOptionsFromEnv(env), label: displayLocation(location) };
   const { PostgresDatabase } = await import('./sql/postgres-database.js');
   return new PostgresDatabase(location, options);

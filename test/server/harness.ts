@@ -57,11 +57,11 @@ export class TestServer {
     readonly location: string,
   ) {}
 
-  static async start(options: { bodyLimit?: number; backend?: BackendFactory } = {}): Promise<TestServer> {
+  static async start(options: { bodyLimit?: number; backend?: BackendFactory; requestTimeoutMs?: number } = {}): Promise<TestServer> {
     const { backend, dispose, location } = await (options.backend ?? storeBackends()[0]).open();
     await backend.importComponents(fromPlain([{ id: 'keboola.wr-db', type: 'writer', name: 'DB writer', description: 'Writes tables' }]));
     const { token } = await backend.createToken({ description: 'alpha admin', project: 'alpha' });
-    const app = await buildServer({ backend, bodyLimit: options.bodyLimit });
+    const app = await buildServer({ backend, bodyLimit: options.bodyLimit, requestTimeoutMs: options.requestTimeoutMs });
     const address = await app.listen({ port: 0, host: '127.0.0.1' });
     return new TestServer(app, backend, address, token, dispose, location);
   }

@@ -3,6 +3,7 @@ import type { RunCancelled } from '../../common/cancellation.js';
 import { exitCodeOf, UserError } from '../../common/errors.js';
 import { DEFAULT_BODY_LIMIT } from '../../server/limits.js';
 import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
+import { DURABILITY_LEVELS, DURABILITY_VARIABLE, durabilityFromEnv, parseDurability } from '../../store/sql/sqlite-settings.js';
 import { DEFAULT_STORE_FILE, isRemoteStore } from '../../store/store-location.js';
 import { createCliLogging, type LoggingArgs } from '../logging.js';
 import { cancelOnStop } from '../stop-signals.js';
@@ -12,6 +13,7 @@ interface ServeArgs extends LoggingArgs {
   host: string;
   store: string;
   'body-limit': number;
+  durability?: string;
 }
 
 export function serveCommand(yargs: Argv): Argv {
@@ -28,7 +30,12 @@ export function serveCommand(yargs: Argv): Argv {
           defaultDescription: `$GEX_STORE or ./${DEFAULT_STORE_FILE}`,
           describe: 'the store: a SQLite file or a postgres:// URL (created and migrated on first use)',
         })
-        .option('body-limit', { type: 'number', default: DEFAULT_BODY_LIMIT, describe: 'largest request body in bytes (larger → 413)' }) as Argv<ServeArgs>,
+        .option('body-limit', { type: 'number', default: DEFAULT_BODY_LIMIT, describe: 'largest request body in bytes (larger → 413)' })
+        .option('durability', {
+          type: 'string',
+          defaultDescription: `$${DURABILITY_VARIABLE} or full`,
+          describe: `SQLite store: ${DURABILITY_LEVELS.join(' or ')}. full fsyncs every commit, so an acknowledged write survives a power loss; normal is faster but may lose the last writes`,
+        }) as Argv<ServeArgs>,
     async (args) => {
       process.exitCode = await serve(args);
     },
@@ -60,7 +67,10 @@ export async function serve(args: ServeArgs): Promise<number> {
   try {
     if (isRemoteStore(args.store)) throw new UserError('gex serve serves an embedded store: pass --store with a SQLite file or a postgres:// URL');
     const [{ openEmbeddedStore }, { buildServer }] = await Promise.all([import('../../store/open-store.js'), import('../../server/app.js')]);
-    backend = await openEmbeddedStore(args.store);
+    // checked before anything is opened or created: a bad value is a clear error, not a silent default
+    const env = args.durability === undefined ? process.env : { ...process.env, [DURABILITY_VARIABLE]: parseDurability(args.durability, '--durability') };
+    durabilityFromEnv(env);
+    backend = await openEmbeddedStore(args.store, env);
     const app = await buildServer({ backend, logger, bodyLimit: args['body-limit'] });
     const store = backend.location;
     // fastify logs the address once it listens; this text replaces its default line

@@ -4,6 +4,7 @@ import { isJsonObject, phpToString, type JsonValue } from '../../php-compat/inde
 import { genericExtractorComponent } from '../builtin-components.js';
 import type { ConfigStore } from '../config-store.js';
 import { cipherScope, componentCipherScope, type SecretCipher } from '../encryption.js';
+import { addressableIdProblem } from '../addressable-id.js';
 import { timestamp } from '../identifiers.js';
 import type { Database } from '../sql/database.js';
 import { migrate } from '../sql/migrations.js';
@@ -152,6 +153,8 @@ export class EmbeddedBackend {
       if (!isJsonObject(item) || typeof id !== 'string' || id === '' || typeof type !== 'string' || type === '') {
         throw new UserError(`Component [${i}] needs at least a non-empty string "id" and "type"`);
       }
+      const idProblem = addressableIdProblem(id);
+      if (idProblem) throw new UserError(`Component [${i}]: its id ${idProblem}`);
       return { id, type, name: phpToString(item.get('name') ?? id), definition: item };
     });
     await this.transaction(async (repo) => {

@@ -2,6 +2,7 @@ import type { JsonValue } from '../../php-compat/index.js';
 import { displayId } from '../../common/log-text.js';
 import type { ConfigStore, StateWrite } from '../config-store.js';
 import { cipherScope, type SecretCipher } from '../encryption.js';
+import { requireAddressableId } from '../addressable-id.js';
 import { newVersionIdentifier, timestamp } from '../identifiers.js';
 import { UniqueViolation, type Database } from '../sql/database.js';
 import { StoreError } from '../store-error.js';
@@ -256,6 +257,7 @@ export class EmbeddedConfigStore implements ConfigStore {
 
   async createConfiguration(componentId: string, input: CreateConfigurationInput): Promise<Configuration> {
     if (typeof input.name !== 'string') throw StoreError.validation('Invalid parameters - name: This field is missing.');
+    if (input.configurationId) requireAddressableId(input.configurationId, 'configurationId');
     return this.insertingNewId(input.configurationId, () => this.write(async (repo, now) => {
       await this.requireComponent(repo, componentId);
       const configId = input.configurationId || (await this.newId(repo, 'configuration', async (id) => Boolean(await repo.loadConfig(this.key(componentId, id)))));
@@ -526,6 +528,7 @@ export class EmbeddedConfigStore implements ConfigStore {
   }
 
   createRow(componentId: string, configId: string, input: CreateRowInput): Promise<Row> {
+    if (input.rowId) requireAddressableId(input.rowId, 'rowId', 'storage.componentsRows.validation');
     return this.write(async (repo, now) => {
       const key = this.key(componentId, configId);
       const record = await this.requireLive(repo, key, true);
@@ -734,7 +737,8 @@ export class EmbeddedConfigStore implements ConfigStore {
     await this.write(async (repo) => {
       const key = this.key(componentId, configId);
       await this.requireLive(repo, key, true);
-      if (!/^\d+$/.test(metadataId) || (await repo.deleteMetadata(key, metadataId)) === 0) {
+      // an id beyond 2^53 cannot exist (and would overflow PostgreSQL's bigint): not found
+      if (!/^\d+$/.test(metadataId) || !Number.isSafeInteger(Number(metadataId)) || (await repo.deleteMetadata(key, metadataId)) === 0) {
         throw StoreError.notFound(`Metadata with id "${metadataId}" not found for "${componentId}" configuration "${configId}"`);
       }
     });

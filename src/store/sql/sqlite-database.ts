@@ -1,14 +1,48 @@
 import BetterSqlite3 from 'better-sqlite3';
 import PQueue from 'p-queue';
-import { UniqueViolation, type Database, type Dialect, type SqlExecutor, type SqlParam, type TransactionOptions } from './database.js';
+import { DatabaseUnavailable, UniqueViolation, type Database, type Dialect, type SqlExecutor, type SqlParam, type TransactionOptions } from './database.js';
+import { DEFAULT_DURABILITY, type SqliteDurability } from './sqlite-settings.js';
 
 // BEGIN IMMEDIATE already excludes every other writer, so neither row locks nor a migration lock are needed
 const DIALECT: Dialect = { name: 'sqlite', forUpdate: '', byteOrder: '', migrationLock: null };
 
+/** Waiting for a lock held by another process: an async retry loop, never a blocking wait. */
+export interface BusyRetryOptions {
+  /** give up after this long (default 10 s) with DatabaseUnavailable (HTTP 503) */
+  maxWaitMs?: number;
+  /** the clock the bound is measured on (tests inject one) */
+  now?: () => number;
+  /** waits between attempts (tests inject one) */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export interface SqliteOptions {
+  /** `synchronous` pragma (default full: an acknowledged write survives an OS crash) */
+  durability?: SqliteDurability;
+  busy?: BusyRetryOptions;
+}
+
+const DEFAULT_MAX_BUSY_WAIT_MS = 10_000;
+const FIRST_RETRY_DELAY_MS = 2;
+const LONGEST_RETRY_DELAY_MS = 100;
+
+/** What an attempt returns when another process holds the lock it needs. */
+const BUSY = Symbol('busy');
+
+function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_'));
+}
+
 /**
  * SQLite through better-sqlite3 (synchronous, one connection). Every operation runs in a queue of
  * one, so a transaction of one request never interleaves with another request's statements on the
- * shared connection; other processes are kept out by `BEGIN IMMEDIATE` and a busy timeout.
+ * shared connection; other processes are kept out by `BEGIN IMMEDIATE`.
+ *
+ * better-sqlite3 blocks the event loop while SQLite waits for a lock, so the busy timeout is zero:
+ * an operation that finds the database locked by another process leaves the queue, waits
+ * asynchronously (backoff) and tries again, while other requests go on (WAL reads never wait for
+ * a writer). After `maxWaitMs` it fails with DatabaseUnavailable.
  */
 export class SqliteDatabase implements Database {
   readonly dialect = DIALECT;
@@ -19,12 +53,25 @@ export class SqliteDatabase implements Database {
   /** writes through this connection: `PRAGMA data_version` only counts other connections' commits */
   private localWrites = 0;
 
-  constructor(file: string) {
+  private readonly maxBusyWaitMs: number;
+  private readonly now: () => number;
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  constructor(
+    private readonly file: string,
+    options: SqliteOptions = {},
+  ) {
+    this.maxBusyWaitMs = options.busy?.maxWaitMs ?? DEFAULT_MAX_BUSY_WAIT_MS;
+    this.now = options.busy?.now ?? Date.now;
+    this.sleep = options.busy?.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.db = new BetterSqlite3(file);
+    // opening may wait (once, synchronously) for another process that is creating the file or
+    // switching it to WAL; after that no statement ever blocks: locked ones are retried async
+    this.db.pragma(`busy_timeout = ${this.maxBusyWaitMs}`);
     this.db.pragma('journal_mode = WAL');
-    this.db.pragma('busy_timeout = 10000');
+    this.db.pragma('busy_timeout = 0');
     this.db.pragma('foreign_keys = ON');
-    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma(`synchronous = ${(options.durability ?? DEFAULT_DURABILITY).toUpperCase()}`);
     this.executor = {
       all: async <T>(sql: string, params: SqlParam[] = []) => this.statement(sql).all(...params) as T[],
       get: async <T>(sql: string, params: SqlParam[] = []) => this.statement(sql).get(...params) as T | undefined,
@@ -55,36 +102,67 @@ export class SqliteDatabase implements Database {
     }
   }
 
+  /**
+   * Runs `attempt` in the queue until it does not find the database locked: between attempts the
+   * queue is free for other operations. An attempt that returns BUSY has changed nothing.
+   */
+  private async whenUnlocked<T>(attempt: () => Promise<T | typeof BUSY>): Promise<T> {
+    const started = this.now();
+    let delay = FIRST_RETRY_DELAY_MS;
+    for (;;) {
+      const result = await this.queue.add(attempt);
+      if (result !== BUSY) return result as T;
+      const waited = this.now() - started;
+      if (waited >= this.maxBusyWaitMs) {
+        throw new DatabaseUnavailable(`another process has held the database locked for ${Math.round(waited / 1000)} s`, this.file);
+      }
+      await this.sleep(Math.min(delay, this.maxBusyWaitMs - waited));
+      delay = Math.min(delay * 2, LONGEST_RETRY_DELAY_MS);
+    }
+  }
+
+  /** One autocommit statement: it either ran or, locked out, did nothing. */
+  private statementWhenUnlocked<T>(run: () => Promise<T>): Promise<T> {
+    return this.whenUnlocked(async () => {
+      try {
+        return await run();
+      } catch (e) {
+        if (isBusy(e)) return BUSY;
+        throw e;
+      }
+    });
+  }
+
   all<T>(sql: string, params?: SqlParam[]): Promise<T[]> {
-    return this.queue.add(() => this.executor.all<T>(sql, params));
+    return this.statementWhenUnlocked(() => this.executor.all<T>(sql, params));
   }
 
   get<T>(sql: string, params?: SqlParam[]): Promise<T | undefined> {
-    return this.queue.add(() => this.executor.get<T>(sql, params));
+    return this.statementWhenUnlocked(() => this.executor.get<T>(sql, params));
   }
 
   run(sql: string, params?: SqlParam[]): Promise<{ changes: number }> {
-    return this.queue.add(() => this.executor.run(sql, params));
+    return this.statementWhenUnlocked(() => this.executor.run(sql, params));
   }
 
+  /** A transaction that finds the database locked (at BEGIN, inside, at COMMIT) is rolled back and run again. */
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
-    return this.queue.add(
-      async () => {
+    return this.whenUnlocked(async () => {
+      try {
         // a deferred transaction reads a WAL snapshot without taking the write lock
         this.db.exec(options.readOnly ? 'BEGIN' : 'BEGIN IMMEDIATE');
-        try {
-          const result = await work(this.executor);
-          this.db.exec('COMMIT');
-          return result;
-        } catch (e) {
-          if (this.db.inTransaction) this.db.exec('ROLLBACK');
-          throw e;
-        }
-      },
-    );
+        const result = await work(this.executor);
+        this.db.exec('COMMIT');
+        return result;
+      } catch (e) {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        if (isBusy(e)) return BUSY;
+        throw e;
+      }
+    });
   }
 
-  /** Runs a multi-statement script (migrations). */
+  /** Runs a multi-statement script (not retried: a script may have run in part). */
   exec(sql: string): Promise<void> {
     return this.queue.add(() => {
       this.localWrites++;

@@ -1,0 +1,21 @@
+import { StoreError } from './store-error.js';
+
+/**
+ * The longest id (configuration, row, component) that can be used in a URL path: the server's
+ * router refuses longer path parameters. Counted once URL-encoded (`encodeURIComponent`), as
+ * clients send ids, so an id accepted at create can always be read, changed and deleted.
+ */
+export const MAX_ADDRESSABLE_ID_LENGTH = 1000;
+
+/** Why `id` could not be addressed in a URL, or undefined when it can. */
+export function addressableIdProblem(id: string): string | undefined {
+  const length = encodeURIComponent(id).length;
+  if (length <= MAX_ADDRESSABLE_ID_LENGTH) return undefined;
+  return `is ${length} characters long once URL-encoded; an id may be at most ${MAX_ADDRESSABLE_ID_LENGTH} characters URL-encoded, so that it can be used in a URL`;
+}
+
+/** Refuses (400) an id chosen by a client that could never be addressed again. `field` names it. */
+export function requireAddressableId(id: string, field: string, code = 'storage.components.validation'): void {
+  const problem = addressableIdProblem(id);
+  if (problem) throw StoreError.validation(`Invalid parameters - ${field}: the id ${problem}.`, code);
+}
