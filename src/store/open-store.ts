@@ -54,7 +54,8 @@ export async function openEmbeddedStore(location: string, env: NodeJS.ProcessEnv
       throw error;
     }
   }
-  // the file is checked before the key file next to it is created
+  // a bad durability setting, then the file, are checked before anything is created
+  durabilityFromEnv(env);
   const file = path.resolve(location);
   const { exists } = await inspectSqliteStore(file, { mustExist });
   const key = await loadMasterKey(keyFile, env, { create: !mustExist });

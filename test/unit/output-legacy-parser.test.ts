@@ -106,7 +106,8 @@ describe('legacy parser: analysis (§7)', () => {
         // the stream writes in the background: give it a moment, the run goes on meanwhile
         let size = 0;
         for (let i = 0; i < 200 && size < expected; i++) {
-          size = (await stat(path.join(tmpDir, spool, 'batches.bin'))).size;
+          // the file itself appears once the stream has opened it
+          size = (await stat(path.join(tmpDir, spool, 'batches.bin')).catch(() => ({ size: 0 }))).size;
           if (size < expected) await new Promise((resolve) => setTimeout(resolve, 5));
         }
         sizes.push(size);
