@@ -195,3 +195,49 @@ describe('redirects: image_parameters.allowed_hosts is checked on every hop', ()
     assert.equal(files.get('r.same'), '"id"\n"1"\n');
   });
 });
+
+describe('allowed_hosts: next-page URLs from responses stay within the whitelist', () => {
+  let a: Awaited<ReturnType<typeof origin>>;
+  let b: Awaited<ReturnType<typeof origin>>;
+
+  before(async () => {
+    b = await origin((_req, res) => json(res, { items: [{ id: 3 }] }));
+    a = await origin((req, res) => {
+      // the API (not the configuration) names the next page: on another host, or on itself
+      if (req.url === '/away') return json(res, { items: [{ id: 1 }], next: `${b.url}/steal?page=2` });
+      if (req.url === '/home') return json(res, { items: [{ id: 1 }], next: `${a.url}/home2` });
+      return json(res, { items: [{ id: 2 }] });
+    });
+  });
+  after(async () => {
+    await a.close();
+    await b.close();
+  });
+
+  const config = (endpoint: string) => ({
+    parameters: {
+      api: { baseUrl: `${a.url}/`, pagination: { method: 'response.url', urlKey: 'next' }, http: { headers: { 'X-Api-Key': { attr: '#key' } } } },
+      config: { outputBucket: 'r', '#key': 'k3y-0f-a', jobs: [{ endpoint, dataField: 'items' }] },
+    },
+    image_parameters: { allowed_hosts: [{ host: '127.0.0.1', port: String(a.port) }] },
+  });
+
+  it('a next page on a host outside the whitelist fails the run (exit 1) before anything is sent there', async () => {
+    const dir = await makeDataDir(config('away'));
+    try {
+      b.seen.length = 0;
+      const result = await runGex(['run', '--data-dir', dir, '--log-format', 'text']);
+      assert.equal(result.code, 1, result.stderr);
+      assert.match(result.stdout + result.stderr, new RegExp(`Refusing GET ${b.url}/steal: the host 127\\.0\\.0\\.1:${b.port} is not in the allowed hosts whitelist`));
+      assert.doesNotMatch(result.stdout + result.stderr, /page=2/, 'the query of the refused URL is not printed');
+      assert.equal(b.seen.length, 0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('next pages on the whitelisted host are followed', async () => {
+    const { files } = await run(config('home'));
+    assert.equal(files.get('r.home'), '"id"\n"1"\n"2"\n');
+  });
+});

@@ -32,8 +32,8 @@ function matches(url: URL, entry: AllowedHost): boolean {
 
 /**
  * The `image_parameters.allowed_hosts` whitelist as a test of one URL, or null when none is set.
- * The HTTP client applies it to every redirect hop: a whitelisted API must not be able to send the
- * extractor (and what it carries) to a host the whitelist does not name.
+ * The HTTP client applies it to every request and every redirect hop: a whitelisted API must not be
+ * able to send the extractor (and what it carries) to a host the whitelist does not name.
  */
 export function allowedHostsRule(imageParameters: JsonObject): ((url: URL) => boolean) | null {
   const entries = parseEntries(imageParameters.get('allowed_hosts'));
@@ -44,8 +44,8 @@ export function allowedHostsRule(imageParameters: JsonObject): ((url: URL) => bo
 /**
  * `image_parameters.allowed_hosts`: when set, every top-level job URL (base URL + endpoint, joined
  * naively as GE checks it) must match an entry `{host, scheme?, port?, endpoint?}` before any
- * request is sent. Child and pagination URLs are not checked (as in GE); redirects are (see
- * allowedHostsRule).
+ * request is sent, as GE checks it. GE stops there; gex also checks every request it sends, child
+ * and next-page URLs and redirects included (see allowedHostsRule).
  */
 export function checkAllowedHosts(imageParameters: JsonObject, baseUrl: string, jobs: JobConfig[]): void {
   const entries = parseEntries(imageParameters.get('allowed_hosts'));

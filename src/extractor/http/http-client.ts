@@ -9,7 +9,7 @@ import type { AuthMethod } from '../auth/auth-method.js';
 import type { HttpRequest } from './request-builder.js';
 import { AdaptiveConcurrency } from './adaptive-concurrency.js';
 import { curlCodeOf, type RetryPolicy } from './retry-policy.js';
-import { redirectRules } from './redirect-rules.js';
+import { checkAllowedTarget, redirectRules } from './redirect-rules.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, readLimited, ResponseTooLarge } from './response-size.js';
 
 export interface HttpResponse {
@@ -34,7 +34,7 @@ export interface HttpClientOptions {
   concurrency?: number;
   /** TLS: a CA replacing the trust store, and a client certificate (PEM with its key) */
   tls?: { caCertificate?: string; clientCertificate?: string };
-  /** `image_parameters.allowed_hosts` as a test, applied to every redirect hop; absent = any host */
+  /** `image_parameters.allowed_hosts` as a test, applied to every request and redirect hop; absent = any host */
   allowedUrl?: ((url: URL) => boolean) | null;
   /** the largest response body, after decompression (default DEFAULT_MAX_RESPONSE_BYTES) */
   maxResponseBytes?: number;
@@ -145,6 +145,7 @@ export class HttpClient {
     const wait = this.options.sleep ?? ((ms: number) => sleep(ms, undefined, { signal }));
     for (let attempt = 1; ; attempt++) {
       if (signal?.aborted) throw new RequestCancelled(`${request.method} ${request.url} was cancelled`);
+      checkAllowedTarget(this.options.allowedUrl, request.method, request.url);
       const sent = auth && sendOptions.authenticate !== false ? await auth.beforeRequest(request, this) : request;
       let retryReason: string;
       let headerValue: string | undefined;

@@ -25,6 +25,26 @@ export interface RedirectRulesOptions {
 }
 
 /**
+ * The whitelist applied to a request gex is about to send. GE checks only the top-level job URLs;
+ * next-page and child URLs come from the API's own responses, so a whitelisted API could otherwise
+ * steer the extractor, and the credentials it carries, to any host.
+ */
+export function checkAllowedTarget(allowed: ((url: URL) => boolean) | null | undefined, method: string, target: string): void {
+  if (!allowed) return;
+  let url: URL | null;
+  try {
+    url = new URL(target);
+  } catch {
+    url = null;
+  }
+  if (url && allowed(url)) return;
+  throw new RedirectRefused(
+    `Refusing ${method} ${url ? withoutQuery(url) : 'an unparsable URL'}: ${url ? `the host ${url.host} is` : 'it is'} not in the allowed hosts whitelist (image_parameters.allowed_hosts). ` +
+      'Next-page and child URLs taken from responses must stay within it too; add the host if the API is meant to send you there.',
+  );
+}
+
+/**
  * got's `beforeRedirect` hook applying gex's redirect rules to every hop: the target must pass the
  * allowed hosts whitelist, and a hop to another origin (scheme, host and port; an https → http
  * downgrade counts) sends no credential. A 307/308 to another origin would resend the request body
@@ -58,6 +78,6 @@ export function redirectRules(options: RedirectRulesOptions): BeforeRedirectHook
 }
 
 /** A URL for messages: queries may carry credentials (query authentication). */
-function withoutQuery(url: URL): string {
+export function withoutQuery(url: URL): string {
   return `${url.origin}${url.pathname}`;
 }
