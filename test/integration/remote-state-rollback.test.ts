@@ -11,6 +11,7 @@ import { MAX_BODY_BYTES } from '../../src/store/embedded/embedded-config-store.j
 import { openEmbeddedStore } from '../../src/store/open-store.js';
 import { runGex, startServe } from '../support/cli.js';
 import { stateOfSize } from '../support/states.js';
+import { creatableRowId, plantRowIds } from '../support/planted-rows.js';
 
 const KEY = { GEX_MASTER_KEY: '77'.repeat(32) };
 const C = 'ex-generic-v2';
@@ -84,11 +85,12 @@ describe('gex run against gex serve: a failed state save puts back the states sa
       const c = await store.createConfiguration(C, { name: 'rollback', configuration: fromPlain({ parameters: { api: { baseUrl: `${api.url}/api/` } } }), state: fromPlain({ root: 'kept' }) });
       id = c.id;
       const job = fromPlain({ parameters: { config: { jobs: [{ endpoint: 'users' }] } } });
-      await store.createRow(C, id, { rowId: rowIds[0], configuration: job, state: fromPlain({ component: { before: 1, '#secret': 's3' }, other: 'kept' }) });
-      await store.createRow(C, id, { rowId: rowIds[1], configuration: job, state: stateOfSize(MAX_BODY_BYTES - 10) });
+      await store.createRow(C, id, { rowId: creatableRowId(rowIds[0], 0), configuration: job, state: fromPlain({ component: { before: 1, '#secret': 's3' }, other: 'kept' }) });
+      await store.createRow(C, id, { rowId: creatableRowId(rowIds[1], 1), configuration: job, state: stateOfSize(MAX_BODY_BYTES - 10) });
     } finally {
       await backend.close();
     }
+    plantRowIds(storeFile, id, rowIds);
     return {
       id,
       async states() {

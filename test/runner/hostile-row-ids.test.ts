@@ -7,6 +7,7 @@ import { startFixtureServer, type FixtureServer } from '../../src/fixture-server
 import { fromPlain } from '../../src/php-compat/index.js';
 import { openEmbeddedStore } from '../../src/store/open-store.js';
 import { runGex } from '../support/cli.js';
+import { creatableRowId, plantRowIds } from '../support/planted-rows.js';
 
 const KEY = '66'.repeat(32);
 const C = 'ex-generic-v2';
@@ -62,12 +63,18 @@ describe('gex run --config-id with hostile row ids (CLI process, SQLite store)',
         configuration: fromPlain({ parameters: { api: { baseUrl: `${server.url}/api/` }, config: { outputBucket: 'b' } } }),
       });
       for (const [i, rowId] of rowIds.entries()) {
-        await store.createRow(C, configId, { rowId, name: rowName(i), configuration: fromPlain({ parameters: { config: { jobs: [{ endpoint: 'users', params: { tag: i } }] } } }) });
+        await store.createRow(C, configId, { rowId: creatableRowId(rowId, i), name: rowName(i), configuration: fromPlain({ parameters: { config: { jobs: [{ endpoint: 'users', params: { tag: i } }] } } }) });
       }
-      const stored = await store.getConfiguration(C, configId);
-      assert.deepEqual(new Set(stored.rows.map((r) => r.id)), new Set(rowIds), 'the store keeps every id as given');
     } finally {
       await backend.close();
+    }
+    plantRowIds(storeFile, configId, rowIds);
+    const reopened = await openEmbeddedStore(storeFile, { GEX_MASTER_KEY: KEY });
+    try {
+      const stored = await (await reopened.localSession()).getConfiguration(C, configId);
+      assert.deepEqual(new Set(stored.rows.map((r) => r.id)), new Set(rowIds), 'the store holds every id as planted');
+    } finally {
+      await reopened.close();
     }
   }
 

@@ -189,4 +189,14 @@ describe('bad input gets a 4xx in Keboola\'s error shape, never a 500', function
     assert.equal(row.status, 201, row.text);
     assert.equal((await server.get(`${configsPath(longest, 'rows', longest)}`)).status, 200);
   });
+
+  it('refuses at create the ids ".", ".." (path steps in any URL) and ids with a NUL byte (no database text holds one)', async () => {
+    for (const id of ['.', '..', 'a\u0000b']) {
+      assertError(await server.post(CONFIGS, { json: { name: 'x', configurationId: id } }), { status: 400, error: /path step|NUL byte/ });
+      assertError(await server.post(`${configsPath(configId)}/rows`, { json: { rowId: id } }), { status: 400, error: /path step|NUL byte/ });
+    }
+    await assert.rejects(server.backend.importComponents(fromPlain([{ id: '..', type: 'writer' }])), /path step/);
+    // names built from such characters are ids like any other
+    assert.equal((await server.post(CONFIGS, { json: { name: 'x', configurationId: '...' } })).status, 201);
+  });
 });
