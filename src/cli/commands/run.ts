@@ -119,6 +119,8 @@ export async function runFromCli(args: RunArgs): Promise<number> {
     }
     if (error instanceof UserError) logger.error(error.message);
     else logger.error({ err: error }, `Application error: ${(error as Error).message}`);
+    // a failure after the runner finished (its tables gone from disk) still fails the summary
+    if (summary?.status === 'success') Object.assign(summary, failedSummaryFields(error));
     await writeSummary(args.summary, summary ?? baseSummary(args, started, error), logger, masker);
     return exitCodeOf(error);
   }
@@ -169,6 +171,10 @@ function baseSummary(args: RunArgs, started: number, error?: unknown): RunSummar
     durationMs: Date.now() - started,
     error: error && !(error instanceof RunCancelled) ? { kind: errorKind(error), message: (error as Error).message } : undefined,
   };
+}
+
+function failedSummaryFields(error: unknown): Pick<RunSummary, 'status' | 'message' | 'error'> {
+  return { status: 'error', message: (error as Error).message, error: { kind: errorKind(error), message: (error as Error).message } };
 }
 
 /** The summary as JSON, secrets hidden in the whole text (error messages may quote an API's answer). */
