@@ -11,6 +11,7 @@ import type {
   TokenRef,
   VersionRow,
 } from './types.js';
+import { keboolaComponentShape } from './component-shape.js';
 
 /**
  * Storage API JSON shapes of the resources, in Keboola's key order: `…ToWire` builds the response
@@ -143,7 +144,7 @@ export function metadataToWire(m: MetadataItem): JsonObject {
 
 /** The registered component object, with `configurations` appended for list responses. */
 export function componentToWire(c: Component, configurations?: JsonValue[]): JsonObject {
-  const base = isJsonObject(c.definition) ? new Map(c.definition) : obj([['id', c.id], ['type', c.type], ['name', c.name]]);
+  const base = keboolaComponentShape(c);
   if (configurations) base.set('configurations', configurations);
   return base;
 }

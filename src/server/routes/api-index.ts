@@ -8,6 +8,11 @@ import { sendJson } from '../reply.js';
 
 const DOCUMENTATION = 'https://keboola.docs.apiary.io/';
 
+/** Keboola's `urlTemplates`: addresses its UI builds from ids (gex has no UI; clients read the keys). */
+export const URL_TEMPLATES = {
+  orchestrationJob: '/admin/projects/{projectId}/orchestrations/{orchestrationId}/jobs/{jobId}',
+} as const;
+
 /** Keys kept by `exclude=componentDetails` (apiary's list, storage-api.md §16.12). */
 const COMPONENT_SUMMARY_KEYS = ['id', 'name', 'type', 'ico64', 'ico128', 'features', 'flags', 'description', 'categories'];
 
@@ -32,7 +37,7 @@ export function apiIndexRoutes(app: FastifyInstance, backend: ServerBackend, rev
     }
     index.set('services', []);
     index.set('features', []);
-    index.set('urlTemplates', new Map());
+    index.set('urlTemplates', new Map(Object.entries(URL_TEMPLATES)));
     return sendJson(reply, 200, index);
   });
 }

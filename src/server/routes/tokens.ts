@@ -1,15 +1,32 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { JsonObject, JsonValue } from '../../php-compat/index.js';
 import type { TokenInfo } from '../../store/types.js';
-import { sessionOf } from '../auth.js';
+import { sessionOf, tokenOf } from '../auth.js';
 import { sendJson } from '../reply.js';
 
-/** The subset of Keboola's token object (storage-api.md §2.4) that gex's tokens can fill. */
-export function tokenToWire(token: TokenInfo): JsonObject {
+/** A Host header gex repeats in `uri`: a name, IPv4 or bracketed IPv6 address, optional port. */
+const SAFE_HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+
+/** Keboola's absolute token address; the path alone when the Host header is not a plain host. */
+function tokenUri(request: FastifyRequest, id: number): string {
+  const path = `/v2/storage/tokens/${id}`;
+  return SAFE_HOST.test(request.host) ? `${request.protocol}://${request.host}${path}` : path;
+}
+
+/**
+ * The subset of Keboola's token object (storage-api.md §2.4) that gex's tokens can fill.
+ * `secret` is the token text itself: Keboola returns it to whoever verifies that very token, and
+ * only the verify route passes it (the text the request authenticated with, never another token's).
+ */
+export function tokenToWire(token: TokenInfo, uri: string, secret: string): JsonObject {
   return new Map<string, JsonValue>([
     ['id', String(token.id)],
     ['created', token.created],
+    // gex never refreshes (rotates) a token
+    ['refreshed', token.created],
     ['description', token.description],
+    ['uri', uri],
+    ['token', secret],
     ['isMasterToken', false],
     ['canManageBuckets', !token.readOnly],
     ['canManageTokens', false],
@@ -27,5 +44,10 @@ export function tokenToWire(token: TokenInfo): JsonObject {
 
 /** `GET …/tokens/verify` */
 export function tokenRoutes(app: FastifyInstance): void {
-  app.get('/tokens/verify', async (request, reply) => sendJson(reply, 200, tokenToWire(sessionOf(request).token)));
+  app.get('/tokens/verify', async (request, reply) => {
+    const { token } = sessionOf(request);
+    // requireToken authenticated exactly this text, so it is the caller's own token
+    const secret = tokenOf(request) ?? '';
+    return sendJson(reply, 200, tokenToWire(token, tokenUri(request, token.id), secret));
+  });
 }

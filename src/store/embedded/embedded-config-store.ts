@@ -36,6 +36,9 @@ import {
   type VersionStamp,
 } from './repository.js';
 
+/** Keboola still refuses a read-only token's metadata writes with its older role message. */
+export const METADATA_WRITE_DENIED = 'Configuration manipulation is restricted for your user role';
+
 /** Largest `configuration` or `state` body accepted (Keboola's limit). */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -73,9 +76,12 @@ export class EmbeddedConfigStore implements ConfigStore {
     return this.db.transaction((tx) => work(new Repository(tx, this.db.dialect)), { readOnly: true });
   }
 
-  /** A change: one transaction that locks the configuration record first (`lock = true`). */
-  private write<T>(work: (repo: Repository, now: string) => Promise<T>): Promise<T> {
-    if (this.session.readOnly) return Promise.reject(StoreError.accessDenied());
+  /**
+   * A change: one transaction that locks the configuration record first (`lock = true`).
+   * `denied` is the 403 message a read-only token gets (Keboola words a few refusals differently).
+   */
+  private write<T>(work: (repo: Repository, now: string) => Promise<T>, denied?: string): Promise<T> {
+    if (this.session.readOnly) return Promise.reject(StoreError.accessDenied(denied));
     const now = timestamp();
     return this.db.transaction((tx) => work(new Repository(tx, this.db.dialect), now));
   }
@@ -722,7 +728,7 @@ export class EmbeddedConfigStore implements ConfigStore {
         await repo.upsertMetadata(key, await repo.nextSequence('metadata'), item.key, item.value, now);
       }
       return (await repo.listMetadata(key)).map(toMetadata);
-    });
+    }, METADATA_WRITE_DENIED);
   }
 
   listMetadata(componentId: string, configId: string): Promise<MetadataItem[]> {
