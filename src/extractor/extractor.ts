@@ -18,6 +18,7 @@ import type { DataDirInput } from './config/data-dir.js';
 import { parseJobList } from './config/job-config.js';
 import { checkOutputNames, outputBucket } from './config/output-names.js';
 import { validateParameters } from './config/validate.js';
+import { warnUnknownKeys } from './config/unknown-keys.js';
 import { HttpClient } from './http/http-client.js';
 import { maxResponseBytesFromEnv } from './http/response-size.js';
 import { RetryPolicy } from './http/retry-policy.js';
@@ -164,6 +165,8 @@ async function runExtraction(input: DataDirInput, options: ExtractOptions, secre
   signal?.throwIfAborted();
   const parameters = input.parameters;
   await validateParameters(parameters);
+  // GE ignores keys it does not know and so does gex, but a typo must not pass unnoticed
+  warnUnknownKeys(parameters, logger);
   const apiNode = parameters.get('api') as JsonObject;
   refuseUnsupported(parameters);
   const configs = iterationConfigs(parameters);

@@ -1,7 +1,9 @@
 /**
  * JSON Schema of the `parameters` Generic Extractor accepts. It is deliberately as lenient as GE
  * where GE is lenient (numeric strings, PHP truthiness, unknown keys are ignored) and strict where
- * GE fails at run time, so that a mistake is reported before any request is sent. The same schema
+ * GE fails at run time, so that a mistake is reported before any request is sent. It is also the
+ * one list of the keys gex knows: every key gex or GE reads is a property here (unknown-keys.ts
+ * warns about the others). The same schema
  * is published as the `ex-generic-v2` component's `configurationSchema`.
  */
 
@@ -47,6 +49,8 @@ const jobSchema = {
     recursionFilter: { type: 'string' },
     scroller: { type: 'string' },
     headers: { type: 'object' },
+    id: { description: 'accepted for Generic Extractor compatibility' },
+    userData: { description: 'values added as columns to every record of the job' },
   },
 };
 
@@ -112,13 +116,23 @@ const paginationSchema = {
           properties: {
             pages: { type: ['integer', 'null'], description: 'the most requests per job: a number without quotes' },
             time: { type: ['integer', 'string', 'null'], description: 'seconds, or a time span such as "1 hour"' },
+            volume: { description: 'bytes of responses after which paging stops' },
           },
         },
       ],
       description: 'an object like {"pages": 100, "time": "1 hour", "volume": 1000000}',
     },
     limitStop: {
-      anyOf: [stopConditionOff, { type: 'object', properties: { field: { type: 'string', description: 'the path of the total in the response' } } }],
+      anyOf: [
+        stopConditionOff,
+        {
+          type: 'object',
+          properties: {
+            field: { type: 'string', description: 'the path of the total in the response' },
+            count: { description: 'the number of records after which paging stops' },
+          },
+        },
+      ],
       description: 'an object with "count" (records) or "field" (the path of the total in the response)',
     },
   },
@@ -139,6 +153,8 @@ export const parametersSchema = {
           description: 'an absolute http(s) URL such as "https://api.example.com/v1/" (or a user function)',
         },
         name: { type: 'string' },
+        caCertificate: { description: 'a PEM CA certificate (or bundle) trusted for the API' },
+        query: { description: 'legacy: query parameters of "query" authentication' },
         pagination: paginationSchema,
         http: {
           type: 'object',
@@ -165,6 +181,9 @@ export const parametersSchema = {
               properties: { retryHeader: { type: 'string' }, codes: { type: 'array', items: { type: 'integer' } } },
             },
             curl: { type: 'object', properties: { codes: { type: 'array', items: { type: 'integer' } } } },
+            headerName: { description: 'legacy name of http.retryHeader' },
+            httpCodes: { description: 'legacy name of http.codes' },
+            curlCodes: { description: 'legacy name of curl.codes' },
           },
         },
         authentication: {
@@ -223,9 +242,18 @@ export const parametersSchema = {
         incrementalOutput: { type: 'boolean' },
         compatLevel: integerLike,
         mappings: { type: ['object', 'array'] },
+        incremental: { description: 'the incremental flag of tables without one in mappings' },
+        userData: { description: 'values added as columns to every record' },
+        username: { description: 'basic authentication: the user name' },
+        password: { description: 'basic authentication: the password (prefer "#password")' },
+        debug: { description: 'accepted for Generic Extractor compatibility' },
         http: { type: 'object', properties: { headers: { type: 'object', additionalProperties: valueOrFunction } } },
       },
     },
     iterations: { type: 'array', items: { type: 'object' } },
+    // known to Generic Extractor; refused (sshProxy, aws.signature) or ignored (cache) by gex
+    sshProxy: {},
+    aws: {},
+    cache: {},
   },
 } as const;
