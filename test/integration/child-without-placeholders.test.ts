@@ -21,6 +21,8 @@ describe('a child job without placeholders (as GE runs it)', () => {
             children: [
               { endpoint: 'other', dataType: 'd2' },
               { endpoint: 'empty', dataType: 'd3', placeholders: {} },
+              { endpoint: 'list', dataType: 'd5', placeholders: [] },
+              { endpoint: 'text', dataType: 'd6', placeholders: '' },
               { endpoint: 'filtered', dataType: 'd4', recursionFilter: 'id!=1' },
             ],
           },
@@ -35,6 +37,10 @@ describe('a child job without placeholders (as GE runs it)', () => {
       "No 'placeholders' set for 'other'",
       "No 'placeholders' set for 'empty'",
       "No 'placeholders' set for 'empty'",
+      "No 'placeholders' set for 'list'",
+      "No 'placeholders' set for 'list'",
+      "No 'placeholders' set for 'text'",
+      "No 'placeholders' set for 'text'",
       "No 'placeholders' set for 'filtered'",
     ]);
     assert.deepEqual([...run.files.keys()], ['users', 'users.manifest']);
@@ -48,5 +54,13 @@ describe('a child job without placeholders (as GE runs it)', () => {
     });
     assert.deepEqual(server.requests.map((r) => r.url), ['/users', '/detail', '/detail']);
     assert.equal(run.files.get('d1'), '"id","name","parent_id"\n"1","a","1"\n"2","b","1"\n"1","a","2"\n"2","b","2"\n');
+  });
+
+  it('still refuses placeholders that are neither an object nor PHP-empty, before any request', async () => {
+    await assert.rejects(
+      runExtraction({ api: { baseUrl: `${server.url}/` }, config: { jobs: [{ endpoint: 'users', children: [{ endpoint: 'x', placeholders: 5 }] }] } }),
+      (error: Error) => error.name === 'ConfigError' && error.message.includes('parameters.config.jobs[0].children[0].placeholders'),
+    );
+    assert.equal(server.requests.length, 0);
   });
 });
