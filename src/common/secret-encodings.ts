@@ -51,6 +51,8 @@ function baseForms(secret: string): string[] {
     guzzleQuery.replace(/'/g, '%27'),
     // error messages quote response bodies with whitespace runs collapsed
     secret.replace(/\s+/g, ' '),
+    // header values go out as UTF-8 bytes; an API reading them as Latin-1 echoes this text back
+    Buffer.from(secret, 'utf8').toString('latin1'),
     ...base64Forms(Buffer.from(secret, 'utf8')),
     // a secret an API returns as a key becomes a column name in the parser's structure (state)
     ...[safeName(secret), legacySafeName(secret)].filter((name) => name.length >= MIN_BASE64_CORE),

@@ -156,16 +156,21 @@ export class JobRunner {
 
   /**
    * Child jobs of one page: for each child definition, for each record that passes its
-   * recursionFilter, one child run per placeholder combination. The combinations of one record
+   * recursionFilter, one child run per placeholder combination (none, only a warning, when the
+   * child has no placeholders). The combinations of one record
    * share one copy of the parent's paginator, reset.
    */
   private async runChildren(parent: JobInstance, data: JsonValue[], paginator: Paginator): Promise<void> {
     for (const child of parent.job.children) {
       const filter = child.recursionFilter ? compileRecursionFilter(child.recursionFilter) : null;
       const own = parsePlaceholders(child.placeholders);
-      if (own.length === 0) this.ctx.logger.warn(`No 'placeholders' set for '${child.endpoint}'`);
       for (const record of data) {
         if (filter && !filter(record)) continue;
+        // GE never runs a child without placeholders of its own: it warns once per parent record
+        if (own.length === 0) {
+          this.ctx.logger.warn(`No 'placeholders' set for '${child.endpoint}'`);
+          continue;
+        }
         const ancestors = [record, ...parent.ancestors];
         const childPaginator = paginator.clone();
         for (const combination of placeholderCombinations(own, ancestors, this.ctx.functions)) {

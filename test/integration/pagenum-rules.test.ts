@@ -87,9 +87,9 @@ describe('pagenum pagination (service-spec rules) against a real server', () => 
     ]);
   });
 
-  it('accepts the limit as a numeric string and sends it as written', async () => {
+  it('accepts the limit as a numeric string and sends the integer (GE: "02" → limit=2)', async () => {
     sizes = [2, 0];
-    assert.deepEqual(await requestsFor({ limit: '2' }), ['/api/items?page=1&limit=2', '/api/items?page=2&limit=2']);
+    assert.deepEqual(await requestsFor({ limit: '02' }), ['/api/items?page=1&limit=2', '/api/items?page=2&limit=2']);
   });
 
   for (const empty of [0, '0', '', null]) {

@@ -32,6 +32,7 @@ export function secretForms(secret: string): Map<string, string> {
     ['encodeURIComponent', encodeURIComponent(secret)],
     ['URLSearchParams', new URLSearchParams([['k', secret]]).toString().slice(2)],
     ['base64', Buffer.from(secret).toString('base64')],
+    ['UTF-8 bytes read as Latin-1 (a header echoed by the API)', Buffer.from(secret, 'utf8').toString('latin1')],
     ['PHP json_encode', phpJsonEncode(secret).slice(1, -1)],
     ['JSON.stringify', JSON.stringify(secret).slice(1, -1)],
   ]);

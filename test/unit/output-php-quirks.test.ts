@@ -21,10 +21,21 @@ describe('PHP quirks used by the output', () => {
 });
 
 describe('empty batches', () => {
-  it('the JSON parser skips a batch loosely equal to [null] (json-parser `$data == [null]`), not ["0"]', async () => {
-    const { files } = await runOutput([{ batches: ['[0]', '[false]', '[""]', '[[]]', '[null]', '[]'].map((rows) => ({ rows })) }]);
-    assert.equal(files.size, 0);
-    const kept = await runOutput([{ batches: [{ rows: '["0"]' }] }]);
-    assert.equal(kept.files.get('b.a'), '"data"\n"0"\n');
+  it('the JSON parser skips only a batch that is exactly [null]; [false], [0], [0.0], [""], [[]] make tables as in GE', async () => {
+    const batches = { n: '[null]', e: '[]', f: '[false]', z: '[0]', g: '[0.0]', s: '[""]', a: '[[]]', o: '["0"]' };
+    const { files: all, state } = await runOutput([{ batches: Object.entries(batches).map(([type, rows]) => ({ type, rows })) }]);
+    const files = new Map([...all].filter(([name]) => !name.endsWith('.manifest')));
+    // bytes GE 7.4 wrote for one job per response
+    assert.deepEqual(
+      Object.fromEntries(files),
+      { 'b.f': '"data"\n""\n', 'b.z': '"data"\n"0"\n', 'b.g': '"data"\n"0"\n', 'b.s': '"data"\n""\n', 'b.a': '"data"\n"[]"\n', 'b.o': '"data"\n"0"\n' },
+    );
+    const struct = state?.struct as Map<string, unknown>;
+    assert.deepEqual([...(struct.get('data') as Map<string, unknown>).keys()], ['_f', '_z', '_g', '_s', '_a', '_o']);
+  });
+
+  it('the legacy parser still skips every single PHP-empty value, as GE does', async () => {
+    const batches = ['[null]', '[false]', '[0]', '[""]', '[[]]', '[0.0]'].map((rows, i) => ({ type: `t${i}`, rows }));
+    assert.equal((await runOutput([{ compatLevel: 1, batches }])).files.size, 0);
   });
 });

@@ -1,5 +1,6 @@
 import { ConfigError } from '../../common/errors.js';
 import { isJsonObject, isScalar, phpToString, type JsonObject, type JsonValue } from '../../php-compat/index.js';
+import { headerText } from '../http/header-text.js';
 import type { HttpRequest } from '../http/request-builder.js';
 
 /** The parts of an absolute request URL (as Guzzle normalised it: no fragment, no default port). */
@@ -68,7 +69,7 @@ export function headerValue(value: JsonValue, path: string): string {
   if (value !== null && !isScalar(value)) {
     throw new ConfigError(path, `invalid type "${typeName(value)}" in headers`, 'A header value must be a string or a number; check the function or the response path that produces it');
   }
-  return phpToString(value);
+  return headerText(phpToString(value), path);
 }
 
 /** Query values an auth method produced: scalars, or lists/objects of scalars (the key repeats). */

@@ -45,7 +45,8 @@ const jobSchema = {
     },
     responseFilterDelimiter: { type: 'string', minLength: 1 },
     children: { type: 'array', items: { $ref: '#/definitions/job' } },
-    placeholders: { type: 'object' },
+    // a PHP-empty value means "no placeholders" (the child is then skipped with a warning, as in GE)
+    placeholders: { anyOf: [{ type: 'object' }, { enum: [null, false, 0, '', '0', []] }] },
     recursionFilter: { type: 'string' },
     scroller: { type: 'string' },
     headers: { type: 'object' },

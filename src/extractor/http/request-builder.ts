@@ -12,6 +12,7 @@ import {
 } from '../../php-compat/index.js';
 import type { ApiSettings } from '../config/api-settings.js';
 import type { PageRequest } from '../pagination/paginator.js';
+import { headerText } from './header-text.js';
 
 /** A request ready to send: absolute URL, ordered headers, optional body. */
 export interface HttpRequest {
@@ -27,7 +28,7 @@ function headerValue(value: JsonValue, path: string): string {
   if (value !== null && !isScalar(value)) {
     throw new ConfigError(path, `invalid type "${Array.isArray(value) ? 'array' : 'object'}" in headers`, 'Header values must be strings or numbers');
   }
-  return phpToString(value);
+  return headerText(phpToString(value), path);
 }
 
 function hasHeader(headers: Array<[string, string]>, name: string): boolean {

@@ -6,10 +6,8 @@ import { stopAndReset, type Stop, withParams, type PageRequest, type Paginator, 
 export interface PageNumberSettings {
   pageParam: string;
   limitParam: string;
-  /** configured page size; null = no limit */
+  /** configured page size, an integer as GE sends it ("10" → 10); null = no limit */
   limit: number | null;
-  /** the value sent for the configured limit (GE sends it as written, e.g. "2") */
-  limitValue: JsonValue;
   firstPage: number;
   firstPageParams: boolean;
 }
@@ -20,7 +18,6 @@ export function pageNumberSettings(options: PaginationOptions): PageNumberSettin
     pageParam: options.string('pageParam', 'page'),
     limitParam: options.string('limitParam', 'limit'),
     limit,
-    limitValue: limit === null ? null : options.raw.get('limit')!,
     firstPage: options.int('firstPage', 1),
     firstPageParams: options.bool('firstPageParams', true),
   };
@@ -43,22 +40,25 @@ export class PageNumberPaginator implements Paginator {
 
   describe(job: PageRequest): string {
     const s = this.settings;
-    const { size } = this.limitFor(job);
+    const size = this.limitFor(job);
     return `pagenum (${s.pageParam}=${s.firstPageParams ? s.firstPage : s.firstPage + 1}.., ${size === null ? 'no limit' : `${s.limitParam}=${size}`})`;
   }
 
-  /** The job's limit override if set (PHP-non-empty), else the configured one. */
-  limitFor(job: PageRequest): { size: number | null; value: JsonValue } {
+  /**
+   * The job's limit override if set (PHP-non-empty), else the configured one — always sent as the
+   * integer, never as written: GE sends `"02"` as `limit=2` and `"10"` as `"limit":10` in a JSON body.
+   */
+  limitFor(job: PageRequest): number | null {
     const own = job.params.get(this.settings.limitParam);
-    if (!phpEmpty(own)) return { size: numericLimit(own!, `${this.path} (job params.${this.settings.limitParam})`), value: own! };
-    return { size: this.settings.limit, value: this.settings.limitValue };
+    if (!phpEmpty(own)) return numericLimit(own!, `${this.path} (job params.${this.settings.limitParam})`);
+    return this.settings.limit;
   }
 
   /** The request for a given page number (also used to prefetch pages in parallel). */
   requestFor(job: PageRequest, page: number): PageRequest {
-    const { size, value } = this.limitFor(job);
+    const size = this.limitFor(job);
     const values: Array<[string, JsonValue]> = [[this.settings.pageParam, page]];
-    if (size !== null) values.push([this.settings.limitParam, value]);
+    if (size !== null) values.push([this.settings.limitParam, size]);
     return withParams(job, values);
   }
 
@@ -76,13 +76,13 @@ export class PageNumberPaginator implements Paginator {
 
   /** Known only with a limit: without one, any page may be the last (an empty one). */
   predict(job: PageRequest, count: number): PageRequest[] {
-    if (this.limitFor(job).size === null) return [];
+    if (this.limitFor(job) === null) return [];
     return Array.from({ length: count }, (_, i) => this.requestFor(job, this.page + 1 + i));
   }
 
   /** Why a page with `count` records is the last one, or null to go on. */
   stopReason(job: PageRequest, count: number): string | null {
-    const { size } = this.limitFor(job);
+    const size = this.limitFor(job);
     if (size === null) return count === 0 ? 'empty page (no limit is set)' : null;
     return count < size ? `underflow: the page had ${plural(count, 'record')}, less than the limit ${size}` : null;
   }

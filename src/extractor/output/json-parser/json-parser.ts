@@ -1,4 +1,4 @@
-import { isJsonObject, phpLooseEqualsNull, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
 import type { CsvFile } from '../csv-file.js';
 import { closedTables, StructState, type BucketParser, type OpenTable, type ProducedTable } from '../record-parser.js';
 import type { Spool } from '../spool.js';
@@ -39,12 +39,12 @@ export class JsonParser implements BucketParser {
   }
 
   /**
-   * Analyses and queues records of `dataType`. An empty batch is ignored, and so is one that equals
-   * `[null]` in PHP's loose sense (`[null]`, `[false]`, `[0]`, `[""]`, `[[]]`): json-parser's
-   * `$data == [null]`.
+   * Analyses and queues records of `dataType`. An empty batch is ignored, and so is exactly `[null]`;
+   * other single PHP-empty values (`[false]`, `[0]`, `[""]`, `[[]]`) still make a table, as in GE
+   * (unlike the legacy parser, which skips them all).
    */
   process(rows: JsonValue[], dataType: string, injected: JsonObject = new Map()): boolean {
-    if (rows.length === 0 || (rows.length === 1 && phpLooseEqualsNull(rows[0]))) return false;
+    if (rows.length === 0 || (rows.length === 1 && rows[0] === null)) return false;
     this.structure.analyse(rows, dataType);
     this.structure.assignNames();
     const batch = { dataType, injected, rows };

@@ -1,0 +1,30 @@
+import { ConfigError } from '../../common/errors.js';
+
+// C0 controls except tab, and DEL: on the wire they would end the header line or split it (header
+// injection), so they are refused instead of being sent raw.
+const CONTROL = /[\u0001-\u0008\u000a-\u001f\u007f]/;
+
+/**
+ * A header value as GE sends it: the text up to the first NUL (GE hands values to curl as C strings,
+ * so anything after a NUL never reaches the wire). Other control characters are a configuration
+ * error naming `path`.
+ */
+export function headerText(value: string, path: string): string {
+  const nul = value.indexOf('\u0000');
+  const text = nul === -1 ? value : value.slice(0, nul);
+  const control = CONTROL.exec(text);
+  if (control) {
+    const code = `U+${control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
+    throw new ConfigError(path, `the header value contains the control character ${code}`, 'Header values cannot contain control characters other than tab; remove it');
+  }
+  return text;
+}
+
+/**
+ * Headers as Node's HTTP client must get them to put UTF-8 on the wire: Node writes header strings
+ * as Latin-1 (one byte per character) and refuses characters above U+00FF, so each value becomes
+ * the string whose Latin-1 bytes are the value's UTF-8 bytes ("é" → "Ã©" → bytes C3 A9).
+ */
+export function wireHeaders(headers: Array<[string, string]>): Record<string, string> {
+  return Object.fromEntries(headers.map(([name, value]) => [name, Buffer.from(value, 'utf8').toString('latin1')]));
+}
