@@ -49,7 +49,8 @@ function setHeader(headers: Array<[string, string]>, name: string, value: string
  * resolved against `baseUrl` like Guzzle, and client headers added where the request has none.
  */
 export function buildHttpRequest(page: PageRequest, jobHeaders: JsonObject, api: ApiSettings): HttpRequest {
-  const params = arrayReplaceRecursive(api.defaultParams, page.params) as JsonObject;
+  // GE keeps a job's nested param objects as PHP objects: they replace a default whole (lists merge by index)
+  const params = arrayReplaceRecursive(api.defaultParams, page.params, { replacementObjectsOpaque: true }) as JsonObject;
   const requestHeaders = arrayReplaceRecursive(api.defaultHeaders, jobHeaders) as JsonObject;
   const headers: Array<[string, string]> = [];
   for (const [name, value] of requestHeaders) headers.push([name, headerValue(value, `headers.${name}`)]);
