@@ -1,0 +1,36 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { RequestFunction } from 'got';
+
+/**
+ * The path and query of a URL exactly as written (without the fragment). gex builds URLs as
+ * Guzzle does; parsing one as a WHATWG URL re-encodes some of it (a `'` in the query becomes
+ * `%27`), so the target sent on the wire would differ from GE's.
+ */
+export function rawRequestTarget(url: string): string | undefined {
+  const match = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*([^#]*)/i.exec(url);
+  if (!match) return undefined;
+  const target = match[1] === '' ? '/' : match[1].startsWith('?') ? `/${match[1]}` : match[1];
+  // only visible ASCII goes on the request line as is; anything else is left to the URL parser
+  return /^[\x21-\x7e]+$/.test(target) ? target : undefined;
+}
+
+/**
+ * A request function for got that sends `url`'s own path and query bytes. It applies only to the
+ * URL it was made for: a redirect target is sent as got parsed it.
+ */
+export function exactTargetRequest(url: string): RequestFunction | undefined {
+  const target = rawRequestTarget(url);
+  if (target === undefined) return undefined;
+  let href: string;
+  try {
+    href = new URL(url).href;
+  } catch {
+    return undefined;
+  }
+  return (parsed, options, callback) => {
+    const transport = parsed.protocol === 'https:' ? https : http;
+    const exact = parsed.href === href ? { ...options, path: target } : options;
+    return transport.request(parsed, exact as http.RequestOptions, callback);
+  };
+}
