@@ -65,3 +65,8 @@ export function phpStringBytes(s: string): Buffer {
   parts.push(Buffer.from(s.slice(start), 'utf8'));
   return Buffer.concat(parts);
 }
+
+/** Whether a gex string holds raw bytes that are not UTF-8 text (PHP's json_encode refuses them). */
+export function hasRawBytes(s: string): boolean {
+  return /(?<![\ud800-\udbff])[\udc80-\udcff]/.test(s);
+}

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { UserError } from '../../src/common/errors.js';
 import { UserFunctions } from '../../src/extractor/functions/user-functions.js';
 import { buildHttpRequest } from '../../src/extractor/http/request-builder.js';
 import { fromPlain, phpStringBytes, phpStringFromBytes, phpUrlencode, type JsonObject, type JsonValue } from '../../src/php-compat/index.js';
@@ -43,6 +44,16 @@ describe('raw digests (binary PHP strings) in user functions', () => {
     const params = new Map([['r1', run(F('md5', 'abc', true))]]) as JsonObject;
     const request = buildHttpRequest({ endpoint: 'sig', params, method: 'GET' }, new Map(), apiSettings({ baseUrl: 'http://h/' }));
     assert.equal(request.url, 'http://h/sig?r1=%90%01P%98%3C%D2O%B0%D6%96%3F%7D%28%E1%7Fr');
+  });
+
+  it('refuses a raw digest in a JSON POST body, as GE fails to encode it, instead of sending altered bytes', () => {
+    const params = new Map([['sig', run(F('md5', 'abc', true))]]) as JsonObject;
+    assert.throws(
+      () => buildHttpRequest({ endpoint: 'sig', params, method: 'POST' }, new Map(), apiSettings({ baseUrl: 'http://h/' })),
+      (error: Error) => error instanceof UserError && /params\.sig holds raw bytes/.test(error.message),
+    );
+    const encoded = new Map([['sig', run(F('base64_encode', F('md5', 'abc', true)))], ['emoji', '💩']]) as JsonObject;
+    assert.equal(buildHttpRequest({ endpoint: 'sig', params: encoded, method: 'POST' }, new Map(), apiSettings({ baseUrl: 'http://h/' })).body, '{"sig":"kAFQmDzST7DWlj99KOF\\/cg==","emoji":"\\ud83d\\udca9"}');
   });
 
   it('round-trips any bytes through a string exactly, and leaves UTF-8 text as text', () => {
