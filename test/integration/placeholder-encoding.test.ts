@@ -34,10 +34,18 @@ describe('placeholder values in child request URLs', () => {
 
   before(async () => {
     server = await startFixtureServer({
-      handler: (r) => (r.url === '/parents' ? { body: ids.map((id) => ({ id })) } : { body: [{ ok: 1 }] }),
+      handler: (r) => {
+        if (r.url === '/parents') return { body: ids.map((id) => ({ id })) };
+        // a parent body with an unpaired surrogate escape (a cut emoji), sent as raw JSON text
+        if (r.url === '/broken-parents') return { body: String.raw`[{"id":"\ud83d"},{"id":"a\u00e9b\u0001"},{"id":"é raw/x"},{"id":"\ud83d\ude00ok"},{"id":"\uD83Cz\u0000"}]` };
+        return { body: [{ ok: 1 }] };
+      },
     });
   });
   after(() => server.close());
+  beforeEach(() => {
+    server.requests.length = 0;
+  });
 
   it('sends the request targets GE sends, in path and query, without failing', async () => {
     const run = await runExtraction({
@@ -103,6 +111,16 @@ describe('placeholder values in child request URLs', () => {
       server.requests.map((r) => r.url),
       ['/parents', ...paths, ...queries],
     );
+  });
+
+  it('recovers from a parent body with an unpaired surrogate as GE does: all \\u escapes dropped, children still run', async () => {
+    const run = await runExtraction({
+      api: { baseUrl: `${server.url}/` },
+      config: { outputBucket: 'b', jobs: [{ endpoint: 'broken-parents', dataType: 'parents', children: [{ endpoint: 'child/{id}/x', dataType: 'kids', placeholders: { id: 'id' } }] }] },
+    });
+    // request targets and the parents table as the reference Generic Extractor produced them
+    assert.deepEqual(server.requests.map((r) => r.url), ['/broken-parents', '/child//x', '/child/ab/x', '/child/%C3%A9%20raw/x/x', '/child/ok/x', '/child/z/x']);
+    assert.equal(run.files.get('b.parents'), '"id"\n""\n"ab"\n"é raw/x"\n"ok"\n"z"\n');
   });
 
   it('keeps the request target as built, fragment dropped, and leaves non-ASCII to the URL parser', () => {
