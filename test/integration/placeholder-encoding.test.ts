@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
-import { rawRequestTarget } from '../../src/extractor/http/exact-request-target.js';
+import { rawRequestTarget } from '../../src/extractor/http/wire-format.js';
 import { runExtraction } from '../support/extraction.js';
 
 /**
@@ -129,5 +129,24 @@ describe('placeholder values in child request URLs', () => {
     assert.equal(rawRequestTarget('http://h?x=1'), '/?x=1');
     assert.equal(rawRequestTarget('http://h/a b'), undefined);
     assert.equal(rawRequestTarget('http://h/é'), undefined);
+  });
+});
+
+describe('header values on the wire', () => {
+  let server: FixtureServer;
+  before(async () => {
+    server = await startFixtureServer({ handler: () => ({ body: [{ ok: 1 }] }) });
+  });
+  after(() => server.close());
+
+  it('sends a header value as its UTF-8 bytes, as GE does, instead of refusing an emoji', async () => {
+    await runExtraction({
+      api: { baseUrl: `${server.url}/`, http: { headers: { 'X-Utf': 'é😀', 'X-Sig': { function: 'base64_encode', args: [{ function: 'md5', args: ['abc', true] }] } } } },
+      config: { outputBucket: 'b', jobs: [{ endpoint: 'sig' }] },
+    });
+    const [request] = server.requests;
+    // Node parses header bytes as Latin-1: one character per byte received
+    assert.deepEqual(Buffer.from(String(request.headers['x-utf']), 'latin1'), Buffer.from([0xc3, 0xa9, 0xf0, 0x9f, 0x98, 0x80]));
+    assert.equal(request.headers['x-sig'], 'kAFQmDzST7DWlj99KOF/cg==');
   });
 });

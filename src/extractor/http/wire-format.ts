@@ -1,6 +1,8 @@
+/** What goes on the wire exactly as GE sends it: the request target and header bytes. */
 import http from 'node:http';
 import https from 'node:https';
 import type { RequestFunction } from 'got';
+import { phpStringBytes } from '../../php-compat/index.js';
 
 /**
  * The path and query of a URL exactly as written (without the fragment). gex builds URLs as
@@ -33,4 +35,13 @@ export function exactTargetRequest(url: string): RequestFunction | undefined {
     const exact = parsed.href === href ? { ...options, path: target } : options;
     return transport.request(parsed, exact as http.RequestOptions, callback);
   };
+}
+
+/**
+ * Header values as the bytes GE sends: the value's UTF-8 bytes (raw bytes of a digest as they
+ * are). Node writes a header string one byte per character, so each byte becomes one character;
+ * otherwise `é` would go out as one Latin-1 byte and an emoji would be refused.
+ */
+export function wireHeaders(headers: Array<[string, string]>): Record<string, string> {
+  return Object.fromEntries(headers.map(([name, value]) => [name, phpStringBytes(value).toString('latin1')]));
 }
