@@ -1,6 +1,6 @@
 import { safeName } from '../extractor/output/json-parser/safe-name.js';
 import { legacySafeName } from '../extractor/output/legacy-parser/legacy-safe-name.js';
-import { phpJsonString, phpRawUrlencode, phpUrlencode } from '../php-compat/index.js';
+import { phpJsonString, phpRawUrlencode, phpStringBytes, phpUrlencode } from '../php-compat/index.js';
 
 /**
  * Every form a secret can take in what gex writes (requests it logs, error messages quoting an
@@ -33,7 +33,7 @@ const JSON_ESCAPE_LEVELS = 3;
 const MIN_BASE64_CORE = 8;
 
 function baseForms(secret: string): string[] {
-  const uri = encodeURIComponent(secret);
+  const uri = phpUriComponent(secret);
   const guzzleQuery = guzzleUriEncode(secret);
   return [
     secret,
@@ -51,12 +51,17 @@ function baseForms(secret: string): string[] {
     guzzleQuery.replace(/'/g, '%27'),
     // error messages quote response bodies with whitespace runs collapsed
     secret.replace(/\s+/g, ' '),
-    // header values go out as UTF-8 bytes; an API reading them as Latin-1 echoes this text back
-    Buffer.from(secret, 'utf8').toString('latin1'),
-    ...base64Forms(Buffer.from(secret, 'utf8')),
+    // a header goes out as UTF-8 bytes; an API reading header bytes as Latin-1 echoes this
+    phpStringBytes(secret).toString('latin1'),
+    ...base64Forms(phpStringBytes(secret)),
     // a secret an API returns as a key becomes a column name in the parser's structure (state)
     ...[safeName(secret), legacySafeName(secret)].filter((name) => name.length >= MIN_BASE64_CORE),
   ];
+}
+
+/** encodeURIComponent on the secret's bytes: a raw byte (a binary digest) is encoded, not refused. */
+function phpUriComponent(s: string): string {
+  return phpRawUrlencode(s).replace(/%7E/g, '~').replace(/%21|%27|%28|%29|%2A/g, (e) => String.fromCharCode(parseInt(e.slice(1), 16)));
 }
 
 /** psr7 `Uri` query normalisation: characters outside the allowed set are rawurlencoded. */

@@ -1,8 +1,9 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type gmdateFn from 'locutus/php/datetime/gmdate.js';
 import type strtotimeFn from 'locutus/php/datetime/strtotime.js';
 import type sprintfFn from 'locutus/php/strings/sprintf.js';
+import { phpStringBytes, phpStringFromBytes } from './byte-string.js';
 import { phpUrlencode } from './query-string.js';
 import { isJsonObject, phpEmpty, phpToString, PhpFloat, type JsonValue } from './values.js';
 
@@ -25,6 +26,19 @@ function str(fn: string, v: JsonValue | undefined, position: number): string {
     throw new PhpFunctionError(`${fn}() expects parameter ${position} to be string, array given`);
   }
   return phpToString(v);
+}
+
+/** A string argument as the bytes PHP hashes or encodes (raw digests included). */
+function bytes(fn: string, v: JsonValue | undefined, position: number): Buffer {
+  return phpStringBytes(str(fn, v, position));
+}
+
+/**
+ * Hex digits, or with a true `raw_output`/`binary` argument (PHP's bool coercion: `1`, `"false"`
+ * count as true) the raw digest bytes as a byte string that later functions get back byte for byte.
+ */
+function digestOf(hash: Hash | Hmac, rawOutput: JsonValue | undefined): string {
+  return phpEmpty(rawOutput) ? hash.digest('hex') : phpStringFromBytes(hash.digest());
 }
 
 function num(v: JsonValue | undefined): number {
@@ -55,9 +69,9 @@ function elements(v: JsonValue | undefined): JsonValue[] | null {
 type PhpFunction = (args: JsonValue[]) => JsonValue;
 
 export const PHP_FUNCTIONS: Record<string, PhpFunction> = {
-  md5: (a) => (arity('md5', a, 1, 2), createHash('md5').update(str('md5', a[0], 1)).digest('hex')),
-  sha1: (a) => (arity('sha1', a, 1, 2), createHash('sha1').update(str('sha1', a[0], 1)).digest('hex')),
-  base64_encode: (a) => (arity('base64_encode', a, 1, 1), Buffer.from(str('base64_encode', a[0], 1)).toString('base64')),
+  md5: (a) => (arity('md5', a, 1, 2), digestOf(createHash('md5').update(bytes('md5', a[0], 1)), a[1])),
+  sha1: (a) => (arity('sha1', a, 1, 2), digestOf(createHash('sha1').update(bytes('sha1', a[0], 1)), a[1])),
+  base64_encode: (a) => (arity('base64_encode', a, 1, 1), bytes('base64_encode', a[0], 1).toString('base64')),
   time: (a) => (arity('time', a, 0, 0), Math.floor(Date.now() / 1000)),
   date: (a) => {
     arity('date', a, 1, 2);
@@ -70,13 +84,12 @@ export const PHP_FUNCTIONS: Record<string, PhpFunction> = {
   },
   hash_hmac: (a) => {
     arity('hash_hmac', a, 3, 4);
-    const digest = createHmac(algorithm('hash_hmac', str('hash_hmac', a[0], 1)), str('hash_hmac', a[2], 3)).update(str('hash_hmac', a[1], 2));
-    return a[3] === true ? digest.digest().toString('latin1') : digest.digest('hex');
+    const hmac = createHmac(algorithm('hash_hmac', str('hash_hmac', a[0], 1)), bytes('hash_hmac', a[2], 3));
+    return digestOf(hmac.update(bytes('hash_hmac', a[1], 2)), a[3]);
   },
   hash: (a) => {
     arity('hash', a, 2, 3);
-    const digest = createHash(algorithm('hash', str('hash', a[0], 1))).update(str('hash', a[1], 2));
-    return a[2] === true ? digest.digest().toString('latin1') : digest.digest('hex');
+    return digestOf(createHash(algorithm('hash', str('hash', a[0], 1))).update(bytes('hash', a[1], 2)), a[2]);
   },
   sprintf: (a) => {
     arity('sprintf', a, 1, Infinity);

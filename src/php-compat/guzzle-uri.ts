@@ -1,3 +1,5 @@
+import { phpStringBytes } from './byte-string.js';
+
 /**
  * How Guzzle (GE's HTTP client) turns `base_uri` + a request target into the URL it sends:
  * RFC 3986 §5.2 reference resolution (so a base without a trailing slash loses its last segment)
@@ -65,7 +67,8 @@ const PATH_UNSAFE = /[^A-Za-z0-9_\-.~!$&'()*+,;=:@/%]|%(?![A-Fa-f0-9]{2})/gu;
 const QUERY_UNSAFE = /[^A-Za-z0-9_\-.~!$&'()*+,;=:@/?%]|%(?![A-Fa-f0-9]{2})/gu;
 
 function encodeUnsafe(s: string, pattern: RegExp): string {
-  return s.replace(pattern, (ch) => encodeURIComponent(ch).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`));
+  // byte by byte: a raw byte (or any lone surrogate) is encoded instead of failing like encodeURIComponent
+  return s.replace(pattern, (ch) => [...phpStringBytes(ch)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
 }
 
 const DEFAULT_PORTS: Record<string, string> = { http: '80', https: '443' };

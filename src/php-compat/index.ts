@@ -4,6 +4,7 @@
  * The rest of gex reads as ordinary TypeScript on top of these.
  */
 export * from './values.js';
+export * from './byte-string.js';
 export * from './float-format.js';
 export * from './json-decode.js';
 export * from './json-encode.js';

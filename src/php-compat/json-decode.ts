@@ -16,6 +16,9 @@ export class JsonSyntaxError extends Error {
   }
 }
 
+/** A `\uXXXX` escape naming half of a UTF-16 surrogate pair without its other half (PHP: JSON_ERROR_UTF16). */
+export class JsonUnpairedSurrogateError extends JsonSyntaxError {}
+
 const MAX_DEPTH = 512;
 const INT64_MAX = 9223372036854775807n;
 const INT64_MIN = -9223372036854775808n;
@@ -33,9 +36,9 @@ class Parser {
   pos = 0;
   constructor(private readonly text: string) {}
 
-  fail(what: string): never {
+  fail(what: string, kind: typeof JsonSyntaxError = JsonSyntaxError): never {
     const at = this.pos >= this.text.length ? 'end of input' : `offset ${this.pos}`;
-    throw new JsonSyntaxError(`Syntax error: ${what} at ${at}`, this.pos);
+    throw new kind(`Syntax error: ${what} at ${at}`, this.pos);
   }
 
   skipWhitespace(): void {
@@ -175,13 +178,13 @@ class Parser {
               const low = t.charCodeAt(p) === 0x5c && t.charCodeAt(p + 1) === 0x75 ? this.hex4(p + 2) : -1;
               if (low < 0xdc00 || low > 0xdfff) {
                 this.pos = p;
-                this.fail('single unpaired UTF-16 surrogate');
+                this.fail('single unpaired UTF-16 surrogate', JsonUnpairedSurrogateError);
               }
               out += String.fromCharCode(unit, low);
               p += 6;
             } else if (unit >= 0xdc00 && unit <= 0xdfff) {
               this.pos = p;
-              this.fail('single unpaired UTF-16 surrogate');
+              this.fail('single unpaired UTF-16 surrogate', JsonUnpairedSurrogateError);
             } else out += String.fromCharCode(unit);
             break;
           }

@@ -1,3 +1,4 @@
+import { phpStringBytes } from './byte-string.js';
 import { formatFloat } from './float-format.js';
 import { PhpFloat, type JsonObject, type JsonValue } from './values.js';
 
@@ -17,7 +18,7 @@ function encodeBytes(s: string, keep: RegExp, plusForSpace: boolean): string {
   for (const ch of s) {
     if (keep.test(ch)) out += ch;
     else if (plusForSpace && ch === ' ') out += '+';
-    else for (const b of Buffer.from(ch, 'utf8')) out += '%' + b.toString(16).toUpperCase().padStart(2, '0');
+    else for (const b of phpStringBytes(ch)) out += '%' + b.toString(16).toUpperCase().padStart(2, '0');
   }
   return out;
 }

@@ -157,21 +157,26 @@ export function phpToString(v: JsonValue | undefined): string {
  * PHP `array_replace_recursive` on configuration values (PHP arrays): keys of `replacement`
  * replace those of `base` in place (new keys are appended); where both sides hold arrays the
  * merge recurses, so lists are merged index by index and an empty array replaces nothing.
+ * With `replacementObjectsOpaque`, objects nested in `replacement` count as PHP objects (what a
+ * JSON object decodes to when not decoded as an array): they replace the base value whole and
+ * are never merged into; only the top level and lists recurse.
  */
-export function arrayReplaceRecursive(base: JsonValue, replacement: JsonValue): JsonValue {
+export function arrayReplaceRecursive(base: JsonValue, replacement: JsonValue, options: { replacementObjectsOpaque?: boolean } = {}): JsonValue {
   const isArray = (v: JsonValue | undefined): v is JsonObject | JsonValue[] => Array.isArray(v) || v instanceof Map;
+  const mergeable = (b: JsonValue | undefined, r: JsonValue): boolean =>
+    isArray(b) && (Array.isArray(r) || (r instanceof Map && !options.replacementObjectsOpaque));
   if (!isArray(base) || !isArray(replacement)) return replacement;
   if (Array.isArray(base) && Array.isArray(replacement)) {
     const result = base.slice();
     replacement.forEach((v, i) => {
-      result[i] = i < base.length && isArray(base[i]) && isArray(v) ? arrayReplaceRecursive(base[i], v) : v;
+      result[i] = i < base.length && mergeable(base[i], v) ? arrayReplaceRecursive(base[i], v, options) : v;
     });
     return result;
   }
   const result = toPhpArrayMap(base);
   for (const [k, v] of toPhpArrayMap(replacement)) {
     const current = result.get(k);
-    result.set(k, current !== undefined && isArray(current) && isArray(v) ? arrayReplaceRecursive(current, v) : v);
+    result.set(k, current !== undefined && mergeable(current, v) ? arrayReplaceRecursive(current, v, options) : v);
   }
   return result;
 }

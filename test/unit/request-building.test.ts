@@ -28,6 +28,27 @@ describe('request building', () => {
     assert.equal(request.url, 'http://h/users?debug=1&orderBy=userName&secretKey=none&customerId=234');
   });
 
+  it('merges defaultOptions params like GE: a job\'s nested objects replace the default whole, lists merge by index', () => {
+    // bytes observed on the reference Generic Extractor with these same params
+    const api = apiSettings({
+      baseUrl: 'http://h/',
+      http: { defaultOptions: { params: { a: { x: 1, y: 2 }, b: [[1, 2], [3]], c: [{ x: 1, y: 2 }], d: { x: [1, 2] }, e: [{ p: 1 }], f: [1, 2], g: { 0: 'z', k: 1 } } } },
+    });
+    const jobParams = { a: [5], b: [[9]], c: [{ x: 9 }], d: { x: [9] }, e: [[5]], f: { 1: 'one' }, g: [7] };
+    assert.equal(
+      buildHttpRequest(page('post2', jobParams, 'POST'), noHeaders, api).body,
+      '{"a":{"x":1,"y":2,"0":5},"b":[[9,2],[3]],"c":[{"x":9}],"d":{"x":[9]},"e":[{"p":1,"0":5}],"f":{"1":"one"},"g":{"0":7,"k":1}}',
+    );
+    const getApi = apiSettings({
+      baseUrl: 'http://h/',
+      http: { defaultOptions: { params: { a: { x: 1, y: 2, z: { deep: 1, keep: 2 } }, list: [1, 2, 3], s: 'd', o: { k: 1 } } } },
+    });
+    const get = buildHttpRequest(page('get1', { a: { x: 9, z: { deep: 5 } }, list: [7], s: 'job', o: 'scalar' }), noHeaders, getApi);
+    assert.equal(decodeURIComponent(get.url), 'http://h/get1?a[x]=9&a[z][deep]=5&list[0]=7&list[1]=2&list[2]=3&s=job&o=scalar');
+    const get2 = buildHttpRequest(page('get2', { a: 'fg', list: { q: 1 } }), noHeaders, getApi);
+    assert.equal(decodeURIComponent(get2.url), 'http://h/get2?a=fg&list[q]=1&s=d&o[k]=1');
+  });
+
   it('encodes values like PHP urlencode (space as +, ~ * escaped, booleans 1/0, nulls dropped)', () => {
     const request = buildHttpRequest(page('s', { q: 'a b~*', t: true, f: false, n: null, u: 'ú' }), noHeaders, apiSettings({ baseUrl: 'http://h/' }));
     assert.equal(request.url, 'http://h/s?q=a+b%7E%2A&t=1&f=0&u=%C3%BA');

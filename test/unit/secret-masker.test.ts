@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { SecretMasker } from '../../src/common/secret-masker.js';
 import { buildHttpRequest } from '../../src/extractor/http/request-builder.js';
 import { bodySnippet } from '../../src/extractor/response/decode-response.js';
-import { fromPlain, guzzleQueryBuild, phpHttpBuildQuery, phpJsonEncode, phpRawUrlencode, phpUrlencode, resolveGuzzleUrl, type JsonObject } from '../../src/php-compat/index.js';
+import { fromPlain, guzzleQueryBuild, phpHttpBuildQuery, phpJsonEncode, phpRawUrlencode, phpStringFromBytes, phpUrlencode, resolveGuzzleUrl, type JsonObject } from '../../src/php-compat/index.js';
 import type { ApiSettings } from '../../src/extractor/config/api-settings.js';
 import { assertNoSecret, secretForms } from '../support/secret-forms.js';
 
@@ -23,6 +23,18 @@ function assertHidden(m: SecretMasker, form: string): void {
 const api = (): ApiSettings => ({ baseUrl: 'https://api.test/v1/', defaultParams: new Map(), defaultHeaders: new Map(), clientHeaders: new Map() }) as unknown as ApiSettings;
 
 describe('secret masker: one test per encoding', () => {
+  it('a header secret echoed by an API that reads its UTF-8 bytes as Latin-1', () => {
+    assertHidden(masker(SECRET), Buffer.from(SECRET, 'utf8').toString('latin1'));
+  });
+
+  it('a secret holding raw digest bytes: registered without failing, hidden raw, URL-encoded and in base64', () => {
+    const raw = phpStringFromBytes(Buffer.from('900150983cd24fb0d6963f7d28e17f72', 'hex'));
+    const m = masker(raw);
+    assertHidden(m, raw);
+    assertHidden(m, phpUrlencode(raw));
+    assertHidden(m, Buffer.from('900150983cd24fb0d6963f7d28e17f72', 'hex').toString('base64'));
+  });
+
   const m = masker(SECRET);
   const one = new Map([['k', SECRET]]);
 

@@ -19,12 +19,3 @@ export function headerText(value: string, path: string): string {
   }
   return text;
 }
-
-/**
- * Headers as Node's HTTP client must get them to put UTF-8 on the wire: Node writes header strings
- * as Latin-1 (one byte per character) and refuses characters above U+00FF, so each value becomes
- * the string whose Latin-1 bytes are the value's UTF-8 bytes ("é" → "Ã©" → bytes C3 A9).
- */
-export function wireHeaders(headers: Array<[string, string]>): Record<string, string> {
-  return Object.fromEntries(headers.map(([name, value]) => [name, Buffer.from(value, 'utf8').toString('latin1')]));
-}

@@ -8,9 +8,9 @@ import type { Logger } from '../../common/logger.js';
 import type { AuthMethod } from '../auth/auth-method.js';
 import type { HttpRequest } from './request-builder.js';
 import { AdaptiveConcurrency } from './adaptive-concurrency.js';
+import { exactTargetRequest, wireHeaders } from './wire-format.js';
 import { curlCodeOf, type RetryPolicy } from './retry-policy.js';
 import { checkAllowedTarget, redirectRules } from './redirect-rules.js';
-import { wireHeaders } from './header-text.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, readLimited, ResponseTooLarge } from './response-size.js';
 
 export interface HttpResponse {
@@ -207,7 +207,13 @@ export class HttpClient {
    */
   private exchange(sent: HttpRequest, request: HttpRequest, runSignal: AbortSignal | undefined): Promise<Exchange> {
     const { signal, release } = requestSignal(runSignal);
-    const stream = this.got.stream(sent.url, { method: sent.method, headers: wireHeaders(sent.headers), body: sent.body, signal });
+    const stream = this.got.stream(sent.url, {
+      method: sent.method,
+      headers: wireHeaders(sent.headers),
+      body: sent.body,
+      signal,
+      request: exactTargetRequest(sent.url),
+    });
     let response: PlainResponse | undefined;
     stream.once('response', (received: PlainResponse) => (response = received));
     const limit = this.maxResponseBytes;

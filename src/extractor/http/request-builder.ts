@@ -1,7 +1,8 @@
-import { ConfigError } from '../../common/errors.js';
+import { ConfigError, UserError } from '../../common/errors.js';
 import {
   arrayReplaceRecursive,
   buildUrl,
+  hasRawBytes,
   isScalar,
   phpHttpBuildQuery,
   phpJsonEncode,
@@ -44,13 +45,27 @@ function setHeader(headers: Array<[string, string]>, name: string, value: string
 }
 
 /**
+ * A JSON body cannot carry bytes that are not UTF-8 (a raw digest): GE's JSON encoding fails on
+ * them, so the run stops before sending rather than sending altered bytes.
+ */
+function refuseRawBytes(value: JsonValue, path = 'params'): void {
+  if (typeof value === 'string') {
+    if (hasRawBytes(value)) {
+      throw new UserError(`The POST body cannot be encoded as JSON: ${path} holds raw bytes that are not UTF-8 text (e.g. a digest made with raw output). Encode them first, e.g. with base64_encode.`);
+    }
+  } else if (Array.isArray(value)) value.forEach((v, i) => refuseRawBytes(v, `${path}.${i}`));
+  else if (value instanceof Map) for (const [k, v] of value) refuseRawBytes(v, `${path}.${k}`);
+}
+
+/**
  * Turns a job's page request into the HTTP request GE would send (ge-requests.md §3):
  * `defaultOptions` merged under the job's params and headers, GET params in the query string
  * (PHP `http_build_query`), POST as a PHP-encoded JSON body, FORM as a form body, the target
  * resolved against `baseUrl` like Guzzle, and client headers added where the request has none.
  */
 export function buildHttpRequest(page: PageRequest, jobHeaders: JsonObject, api: ApiSettings): HttpRequest {
-  const params = arrayReplaceRecursive(api.defaultParams, page.params) as JsonObject;
+  // GE keeps a job's nested param objects as PHP objects: they replace a default whole (lists merge by index)
+  const params = arrayReplaceRecursive(api.defaultParams, page.params, { replacementObjectsOpaque: true }) as JsonObject;
   const requestHeaders = arrayReplaceRecursive(api.defaultHeaders, jobHeaders) as JsonObject;
   const headers: Array<[string, string]> = [];
   for (const [name, value] of requestHeaders) headers.push([name, headerValue(value, `headers.${name}`)]);
@@ -59,6 +74,7 @@ export function buildHttpRequest(page: PageRequest, jobHeaders: JsonObject, api:
   let body: string | undefined;
   if (page.method === 'GET') target = buildUrl(page.endpoint, params);
   else if (page.method === 'POST') {
+    refuseRawBytes(params);
     body = phpJsonEncode(params, { objectsAreArrays: true, floatPrecision: 'shortest' });
     setHeader(headers, 'Content-Type', 'application/json');
   } else {

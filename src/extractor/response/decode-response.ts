@@ -1,5 +1,5 @@
 import { UserError } from '../../common/errors.js';
-import { decodeJson, JsonSyntaxError, type JsonValue } from '../../php-compat/index.js';
+import { decodeJson, JsonSyntaxError, JsonUnpairedSurrogateError, type JsonValue } from '../../php-compat/index.js';
 import type { HttpResponse } from '../http/http-client.js';
 import type { HttpRequest } from '../http/request-builder.js';
 
@@ -50,7 +50,15 @@ export function decodeResponse(response: HttpResponse, request: HttpRequest, ign
     return decodeJson(text);
   } catch (error) {
     if (!(error instanceof JsonSyntaxError)) throw error;
-    return invalid(error.message);
+    if (!(error instanceof JsonUnpairedSurrogateError)) return invalid(error.message);
+  }
+  // GE's recovery from an unpaired surrogate: every \uXXXX escape of the body is dropped (not only
+  // the broken one) and the body decoded again
+  try {
+    return decodeJson(text.replace(/\\u[0-9a-fA-F]{4}/g, ''));
+  } catch (error) {
+    if (!(error instanceof JsonSyntaxError)) throw error;
+    return invalid(`unpaired UTF-16 surrogate; with \\u escapes removed: ${error.message}`);
   }
 }
 

@@ -1,0 +1,47 @@
+/** What goes on the wire exactly as GE sends it: the request target and header bytes. */
+import http from 'node:http';
+import https from 'node:https';
+import type { RequestFunction } from 'got';
+import { phpStringBytes } from '../../php-compat/index.js';
+
+/**
+ * The path and query of a URL exactly as written (without the fragment). gex builds URLs as
+ * Guzzle does; parsing one as a WHATWG URL re-encodes some of it (a `'` in the query becomes
+ * `%27`), so the target sent on the wire would differ from GE's.
+ */
+export function rawRequestTarget(url: string): string | undefined {
+  const match = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*([^#]*)/i.exec(url);
+  if (!match) return undefined;
+  const target = match[1] === '' ? '/' : match[1].startsWith('?') ? `/${match[1]}` : match[1];
+  // only visible ASCII goes on the request line as is; anything else is left to the URL parser
+  return /^[\x21-\x7e]+$/.test(target) ? target : undefined;
+}
+
+/**
+ * A request function for got that sends `url`'s own path and query bytes. It applies only to the
+ * URL it was made for: a redirect target is sent as got parsed it.
+ */
+export function exactTargetRequest(url: string): RequestFunction | undefined {
+  const target = rawRequestTarget(url);
+  if (target === undefined) return undefined;
+  let href: string;
+  try {
+    href = new URL(url).href;
+  } catch {
+    return undefined;
+  }
+  return (parsed, options, callback) => {
+    const transport = parsed.protocol === 'https:' ? https : http;
+    const exact = parsed.href === href ? { ...options, path: target } : options;
+    return transport.request(parsed, exact as http.RequestOptions, callback);
+  };
+}
+
+/**
+ * Header values as the bytes GE sends: the value's UTF-8 bytes (raw bytes of a digest as they
+ * are). Node writes a header string one byte per character, so each byte becomes one character;
+ * otherwise `é` would go out as one Latin-1 byte and an emoji would be refused.
+ */
+export function wireHeaders(headers: Array<[string, string]>): Record<string, string> {
+  return Object.fromEntries(headers.map(([name, value]) => [name, phpStringBytes(value).toString('latin1')]));
+}
