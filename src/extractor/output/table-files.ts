@@ -1,4 +1,5 @@
 import { UserError } from '../../common/errors.js';
+import { quoteForLog } from '../../common/log-text.js';
 import { NAME_MAX_BYTES, unsafeFileNameProblem } from '../../common/safe-path.js';
 
 /**
@@ -57,9 +58,9 @@ export function tableFileProblem(bucket: string | null, table: string): string |
   return null;
 }
 
-/** A name as messages show it: JSON-quoted (NUL and control characters visible), long ones cut. */
+/** A name as messages show it: quoted as log lines quote hostile text, long ones cut. */
 export function quoteName(name: string): string {
-  const text = JSON.stringify(name);
+  const text = quoteForLog(name);
   return text.length > 80 ? `${text.slice(0, 60)}…"` : text;
 }
 
