@@ -5,7 +5,7 @@
  * with `gex run --config-id`, then prints the tables written and the states saved.
  */
 import { spawn } from 'node:child_process';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { encodePathSegment } from '../src/common/safe-path.js';
@@ -32,6 +32,8 @@ function gex(args: string[]): Promise<number> {
 const server = await startFixtureServer({ handler: replayExchanges(await loadExchanges(path.join(fixture, 'exchanges.json'))) });
 try {
   await rm(work, { recursive: true, force: true });
+  // the store's folder must exist: gex creates a store file, never the folders leading to it
+  await mkdir(work, { recursive: true });
   const document = decodeJson((await readFile(path.join(fixture, 'stored-configuration.json'), 'utf8')).replaceAll('http://fixture-server', server.url));
   const backend = await openEmbeddedStore(storeFile);
   const configuration = await importConfiguration(await backend.localSession(), GENERIC_EXTRACTOR_ID, document);
