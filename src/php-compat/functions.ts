@@ -19,6 +19,18 @@ export class PhpFunctionError extends Error {}
 const require = createRequire(import.meta.url);
 const gmdate: typeof gmdateFn = (...args) => (require('locutus/php/datetime/gmdate.js') as typeof gmdateFn)(...args);
 const strtotime: typeof strtotimeFn = (...args) => (require('locutus/php/datetime/strtotime.js') as typeof strtotimeFn)(...args);
+/** How many arguments a PHP format string consumes: sequential conversions or the highest `n$`. */
+export function sprintfArgumentsNeeded(format: string): number {
+  let sequential = 0;
+  let highest = 0;
+  for (const match of format.matchAll(/%(?:%|(?:(\d+)\$)?[-+ 0]*(?:'.)?[-+ 0]*\d*(?:\.\d+)?[bcdeEfFgGosuxX])/g)) {
+    if (match[0] === '%%') continue;
+    if (match[1] !== undefined) highest = Math.max(highest, Number(match[1]));
+    else sequential++;
+  }
+  return Math.max(sequential, highest);
+}
+
 const sprintf: typeof sprintfFn = (...args) => (require('locutus/php/strings/sprintf.js') as typeof sprintfFn)(...args);
 
 function str(fn: string, v: JsonValue | undefined, position: number): string {
@@ -93,9 +105,11 @@ export const PHP_FUNCTIONS: Record<string, PhpFunction> = {
   },
   sprintf: (a) => {
     arity('sprintf', a, 1, Infinity);
-    const result = sprintf(str('sprintf', a[0], 1), ...a.slice(1).map((v) => (v instanceof PhpFloat ? v.value : typeof v === 'bigint' ? Number(v) : v)));
-    if (result === false) throw new PhpFunctionError('sprintf(): Too few arguments');
-    return result;
+    const format = str('sprintf', a[0], 1);
+    // PHP 7.4 warns and returns false when the format asks for more arguments than it got
+    if (sprintfArgumentsNeeded(format) > a.length - 1) return false;
+    const result = sprintf(format, ...a.slice(1).map((v) => (v instanceof PhpFloat ? v.value : typeof v === 'bigint' ? Number(v) : v)));
+    return result === false ? false : result;
   },
   implode: (a) => {
     arity('implode', a, 1, 2);

@@ -53,3 +53,37 @@ describe('header values on the wire (as GE sends them)', () => {
     });
   }
 });
+
+describe('header bytes with a request body, and header names', () => {
+  let server: FixtureServer;
+  beforeEach(async () => {
+    server = await startFixtureServer({ handler: () => ({ body: '[1]' }) });
+  });
+  afterEach(() => server.close());
+
+  for (const method of ['POST', 'FORM']) {
+    it(`sends a non-ASCII header of a ${method} request as its UTF-8 bytes once (not encoded again with the body)`, async () => {
+      await runExtraction({
+        api: { baseUrl: `${server.url}/`, http: { headers: { 'X-Api': 'Žluťoučký ü' } } },
+        config: { jobs: [{ endpoint: 'a', method, params: { q: 'ü' } }] },
+      });
+      assert.equal(bytes(server, 'x-api'), utf8('Žluťoučký ü'));
+      assert.match(server.requests[0].body, method === 'POST' ? /^\{"q":"\\u00fc"\}$/ : /^q=%C3%BC$/);
+    });
+  }
+
+  it('sends a header named "0" as GE does', async () => {
+    await runExtraction({ api: { baseUrl: `${server.url}/`, http: { headers: { '0': 'x' } } }, config: { jobs: [{ endpoint: 'a' }] } });
+    assert.equal(server.requests[0].headers['0'], 'x');
+  });
+
+  for (const [name, problem] of [['', 'the header name is empty'], ['a b', 'the header name "a b" holds characters a header name cannot have']]) {
+    it(`refuses the header name ${JSON.stringify(name)} before any request (GE crashes or sends a broken request)`, async () => {
+      await assert.rejects(
+        runExtraction({ api: { baseUrl: `${server.url}/` }, config: { jobs: [{ endpoint: 'a', headers: { [name]: 'x' } }] } }),
+        (error: Error) => error.name === 'ConfigError' && error.message.includes(`headers.${name}: ${problem}`),
+      );
+      assert.equal(server.requests.length, 0);
+    });
+  }
+});

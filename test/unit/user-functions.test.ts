@@ -16,6 +16,14 @@ describe('user functions (codebuilder semantics)', () => {
     assert.equal(run('{"function":"hash","args":["sha1","x"]}'), '"11f6ad8ec52a2984abaafd7c3b516503785c2072"');
   });
 
+  it('sprintf with fewer arguments than the format needs is false, as PHP 7.4 returns (GE sends false)', () => {
+    assert.equal(run('{"function":"sprintf","args":["%s-%s","a"]}'), 'false');
+    assert.equal(run('{"function":"sprintf","args":["%s-%d-%.2f",2.5,1]}'), 'false');
+    assert.equal(run('{"function":"sprintf","args":["%2$s %1$s","a"]}'), 'false');
+    assert.equal(run('{"function":"sprintf","args":["100%% %s","a"]}'), '"100% a"');
+    assert.equal(run('{"function":"sprintf","args":["%2$s %1$s","a","b"]}'), '"b a"');
+  });
+
   it('evaluates dates in UTC and relative times', () => {
     assert.equal(run('{"function":"date","args":["Y-m-d",{"function":"strtotime","args":["+7 days",{"function":"strtotime","args":["2017-10-04"]}]}]}'), '"2017-10-11"');
     assert.equal(run('{"function":"date","args":["Y-m-d H:i:s",{"time":"previousStart"}]}', { time: { previousStart: 1492606006 } }), '"2017-04-19 12:46:46"');

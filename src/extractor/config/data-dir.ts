@@ -22,7 +22,9 @@ export async function readJsonFile(file: string, what: string): Promise<JsonObje
   }
   try {
     const value = decodeJson(text);
-    if (!isJsonObject(value)) throw new UserError(`${what} ${file} must hold a JSON object`);
+    // a JSON list is a PHP array too: GE reads `[]` (how PHP writes an empty state) as no state
+    if (Array.isArray(value)) return new Map(value.map((item, i) => [String(i), item]));
+    if (!isJsonObject(value)) throw new UserError(`${what} ${file} must hold a JSON object or array`);
     return value;
   } catch (e) {
     if (e instanceof JsonSyntaxError) throw new UserError(`${what} ${file} is not valid JSON: ${e.message}`);

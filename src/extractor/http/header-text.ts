@@ -19,3 +19,18 @@ export function headerText(value: string, path: string): string {
   }
   return text;
 }
+
+// RFC 9110 token characters: anything else cannot be a header name on the wire
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * A header name from a configuration. GE crashes (exit 2) on an empty name and sends other
+ * non-token names raw (an HTTP server answers 400); both are a configuration error naming `path`.
+ */
+export function headerName(name: string, path: string): string {
+  if (name === '') throw new ConfigError(path, 'the header name is empty', 'Give the header a name such as "X-Api-Key"');
+  if (!TOKEN.test(name)) {
+    throw new ConfigError(path, `the header name ${JSON.stringify(name)} holds characters a header name cannot have`, 'Use letters, digits and - _ . ! # $ % & \' * + ^ ` | ~ only');
+  }
+  return name;
+}

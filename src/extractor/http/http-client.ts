@@ -8,7 +8,7 @@ import type { Logger } from '../../common/logger.js';
 import type { AuthMethod } from '../auth/auth-method.js';
 import type { HttpRequest } from './request-builder.js';
 import { AdaptiveConcurrency } from './adaptive-concurrency.js';
-import { exactTargetRequest, wireHeaders } from './wire-format.js';
+import { exactTargetRequest, wireBody, wireHeaders } from './wire-format.js';
 import { curlCodeOf, type RetryPolicy } from './retry-policy.js';
 import { checkAllowedTarget, redirectRules } from './redirect-rules.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, readLimited, ResponseTooLarge } from './response-size.js';
@@ -210,7 +210,7 @@ export class HttpClient {
     const stream = this.got.stream(sent.url, {
       method: sent.method,
       headers: wireHeaders(sent.headers),
-      body: sent.body,
+      body: wireBody(sent.body),
       signal,
       request: exactTargetRequest(sent.url),
     });

@@ -13,7 +13,7 @@ import {
 } from '../../php-compat/index.js';
 import type { ApiSettings } from '../config/api-settings.js';
 import type { PageRequest } from '../pagination/paginator.js';
-import { headerText } from './header-text.js';
+import { headerName, headerText } from './header-text.js';
 
 /** A request ready to send: absolute URL, ordered headers, optional body. */
 export interface HttpRequest {
@@ -68,7 +68,7 @@ export function buildHttpRequest(page: PageRequest, jobHeaders: JsonObject, api:
   const params = arrayReplaceRecursive(api.defaultParams, page.params, { replacementObjectsOpaque: true }) as JsonObject;
   const requestHeaders = arrayReplaceRecursive(api.defaultHeaders, jobHeaders) as JsonObject;
   const headers: Array<[string, string]> = [];
-  for (const [name, value] of requestHeaders) headers.push([name, headerValue(value, `headers.${name}`)]);
+  for (const [name, value] of requestHeaders) headers.push([headerName(name, `headers.${name}`), headerValue(value, `headers.${name}`)]);
 
   let target = page.endpoint;
   let body: string | undefined;
@@ -82,7 +82,7 @@ export function buildHttpRequest(page: PageRequest, jobHeaders: JsonObject, api:
     setHeader(headers, 'Content-Type', 'application/x-www-form-urlencoded');
   }
   for (const [name, value] of api.clientHeaders) {
-    if (!hasHeader(headers, name)) headers.push([name, headerValue(value, `parameters.api.http.headers.${name}`)]);
+    if (!hasHeader(headers, name)) headers.push([headerName(name, `parameters.api.http.headers.${name}`), headerValue(value, `parameters.api.http.headers.${name}`)]);
   }
   if (!hasHeader(headers, 'User-Agent')) headers.push(['User-Agent', USER_AGENT]);
   return {

@@ -45,3 +45,12 @@ export function exactTargetRequest(url: string): RequestFunction | undefined {
 export function wireHeaders(headers: Array<[string, string]>): Record<string, string> {
   return Object.fromEntries(headers.map(([name, value]) => [name, phpStringBytes(value).toString('latin1')]));
 }
+
+/**
+ * A body as bytes. Node sends the head and a *string* first chunk in one write encoded as the
+ * chunk is (UTF-8), which would encode the header bytes above a second time; a Buffer body keeps
+ * the head Latin-1, byte for byte.
+ */
+export function wireBody(body: string | undefined): Buffer | undefined {
+  return body === undefined ? undefined : phpStringBytes(body);
+}
