@@ -31,6 +31,8 @@ export interface HttpClientOptions {
   sleep?: (ms: number) => Promise<void>;
   /** authentication applied to every attempt (GE's auth middleware sits inside the retry one) */
   auth?: AuthMethod | null;
+  /** signs every attempt of every request, login requests included, after the auth (GE's AWS signing middleware is innermost) */
+  signer?: RequestSigner | null;
   /** requests in flight at most (parallel page fetching); adapts to rate limiting. Default 1. */
   concurrency?: number;
   /** TLS: a CA replacing the trust store, and a client certificate (PEM with its key) */
@@ -41,6 +43,11 @@ export interface HttpClientOptions {
   maxResponseBytes?: number;
   /** the run's stop signal: aborts every request in flight and every retry wait */
   signal?: AbortSignal;
+}
+
+/** Rewrites a request as it is to be sent (a signature over its final bytes). */
+export interface RequestSigner {
+  sign(request: HttpRequest): Promise<HttpRequest>;
 }
 
 /** The final response of one attempt, its body read in full. */
@@ -141,13 +148,14 @@ export class HttpClient {
    * attempt; messages and logs show the request as built, without what the auth added.
    */
   async send(request: HttpRequest, sendOptions: SendOptions = {}): Promise<HttpResponse> {
-    const { retry, logger, auth } = this.options;
+    const { retry, logger, auth, signer } = this.options;
     const signal = combineSignals(sendOptions.signal, this.options.signal);
     const wait = this.options.sleep ?? ((ms: number) => sleep(ms, undefined, { signal }));
     for (let attempt = 1; ; attempt++) {
       if (signal?.aborted) throw new RequestCancelled(`${request.method} ${request.url} was cancelled`);
       checkAllowedTarget(this.options.allowedUrl, request.method, request.url);
-      const sent = auth && sendOptions.authenticate !== false ? await auth.beforeRequest(request, this) : request;
+      const authenticated = auth && sendOptions.authenticate !== false ? await auth.beforeRequest(request, this) : request;
+      const sent = signer ? await signer.sign(authenticated) : authenticated;
       let retryReason: string;
       let headerValue: string | undefined;
       try {
