@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { got, RequestError, type Got, type PlainResponse } from 'got';
+import { got, RequestError, type BeforeRedirectHook, type Got, type PlainResponse } from 'got';
 import { UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import type { AuthMethod } from '../auth/auth-method.js';
@@ -130,6 +130,7 @@ export class HttpClient {
               options.logger.warn(`Redirected from ${from} to another origin, ${to}: headers not sent there: ${names.join(', ')}`);
             },
           }),
+          (next, response) => this.signRedirect(next, response),
         ],
       },
       agent: this.agents,
@@ -231,6 +232,30 @@ export class HttpClient {
       headers: response!.headers,
       body,
     })).finally(release);
+  }
+
+  /**
+   * GE signs every hop of a redirect again (its signing middleware runs below the redirect one):
+   * the hop is signed over its own target and method. A hop to another origin carries no
+   * credentials (see redirectRules), so it stays unsigned.
+   */
+  private async signRedirect(...[next, response]: Parameters<BeforeRedirectHook>): Promise<void> {
+    const { signer } = this.options;
+    const to = next.url instanceof URL ? next.url : null;
+    if (!signer || !to || new URL(response.url).origin !== to.origin) return;
+    // header values are on their way to the wire as one character per byte (wireHeaders): back to
+    // text. Accept-Encoding is got's own (added again after this hook), not a header gex signs.
+    const headers = Object.entries(next.headers).flatMap(([name, value]): Array<[string, string]> =>
+      typeof value === 'string' && name !== 'accept-encoding' ? [[name, Buffer.from(value, 'latin1').toString('utf8')]] : [],
+    );
+    const signed = await signer.sign({
+      method: next.method === 'POST' ? 'POST' : 'GET',
+      url: `${to.origin}${to.pathname}${to.search}`,
+      headers,
+      body: typeof next.body === 'string' ? next.body : undefined,
+    });
+    next.url = new URL(signed.url);
+    next.headers = wireHeaders(signed.headers);
   }
 
   close(): void {

@@ -23,19 +23,25 @@ function amzDateSeconds(amzDate: string): number {
   return Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6]) / 1000;
 }
 
-function rawHeader(captured: CapturedAwsRequest, name: string): string | undefined {
-  const raw = captured.received.rawHeaders;
+type CapturedRequest = CapturedAwsRequest['received'][number];
+
+function rawHeader(captured: CapturedRequest, name: string): string | undefined {
+  const raw = captured.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) if (raw[i].toLowerCase() === name) return raw[i + 1];
   return undefined;
 }
 
 const signedHeaders = (authorization: string) => /SignedHeaders=([^,]+),/.exec(authorization)![1].split(';');
 
-/** Runs gex in process on the captured config, the API answered by nock at the captured origin, the clock at `seconds`. */
-async function runGex(parameters: Record<string, unknown>, seconds: number, sent: Sent[] = []): Promise<{ sent: Sent[]; logs: string }> {
+/**
+ * Runs gex in process on the captured config, the API answered by nock at the captured origin
+ * (`/v1/old` redirects as the capture's server did); the signing clock gives `seconds` in turn.
+ */
+async function runGex(parameters: Record<string, unknown>, seconds: number[], sent: Sent[] = []): Promise<{ sent: Sent[]; logs: string }> {
   const api = parameters.api as { baseUrl: string };
   const record = function (this: { req: { method: string; headers: Sent['headers'] } }, uri: string, body: unknown) {
     sent.push({ method: this.req.method, target: uri, headers: this.req.headers, body: typeof body === 'string' ? body : body === undefined ? '' : JSON.stringify(body) });
+    if (uri === '/v1/old') return [307, '', { Location: '/v1/new?z=a+b&y=1' }] as [number, string, Record<string, string>];
     return [200, '[{"id":1}]', { 'Content-Type': 'application/json' }] as [number, string, Record<string, string>];
   };
   nock(new URL(api.baseUrl).origin).persist().get(() => true).reply(record).post(() => true).reply(record);
@@ -44,7 +50,9 @@ async function runGex(parameters: Record<string, unknown>, seconds: number, sent
   try {
     const input = await readDataDir(dataDir);
     capture.masker.addFromConfig(input.parameters);
-    await extract(input, { dataDir, logger: capture.logger, now: () => seconds, authRuntime: { now: () => seconds } });
+    let signed = 0;
+    const clock = () => seconds[Math.min(signed++, seconds.length - 1)];
+    await extract(input, { dataDir, logger: capture.logger, now: () => seconds[0], authRuntime: { now: clock } });
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }
@@ -56,21 +64,23 @@ describe('AWS Signature V4 (parameters.aws.signature)', () => {
 
   for (const captured of GE_AWS_REQUESTS) {
     it(`signs as the reference GE did: ${captured.description}`, async () => {
-      const amzDate = rawHeader(captured, 'x-amz-date')!;
-      const { sent } = await runGex(captured.config.parameters, amzDateSeconds(amzDate));
-      assert.equal(sent.length, 1);
-      const [request] = sent;
-      assert.equal(request.method, captured.received.method);
-      assert.equal(request.target, captured.received.target);
-      // nock hands over a JSON body decoded; its bytes are in the signature (the payload hash) compared below
-      assert.deepEqual(request.body === '' ? '' : JSON.parse(request.body), captured.received.body === '' ? '' : JSON.parse(captured.received.body));
-      assert.equal(request.headers['x-amz-date'], amzDate);
-      assert.equal(request.headers.authorization, rawHeader(captured, 'authorization'));
-      // the same headers signed, with the same values on the wire
-      const names = signedHeaders(String(request.headers.authorization));
-      assert.deepEqual(names, signedHeaders(rawHeader(captured, 'authorization')!));
-      for (const name of names) assert.equal(request.headers[name], rawHeader(captured, name), name);
-      assert.equal(request.headers['x-amz-content-sha256'], undefined);
+      const dates = captured.received.map((r) => rawHeader(r, 'x-amz-date')!);
+      const { sent } = await runGex(captured.config.parameters, dates.map(amzDateSeconds));
+      assert.equal(sent.length, captured.received.length);
+      for (const [i, ge] of captured.received.entries()) {
+        const request = sent[i];
+        assert.equal(request.method, ge.method);
+        assert.equal(request.target, ge.target);
+        // nock hands over a JSON body decoded; its bytes are in the signature (the payload hash) compared below
+        assert.deepEqual(request.body === '' ? '' : JSON.parse(request.body), ge.body === '' ? '' : JSON.parse(ge.body));
+        assert.equal(request.headers['x-amz-date'], dates[i]);
+        assert.equal(request.headers.authorization, rawHeader(ge, 'authorization'));
+        // the same headers signed, with the same values on the wire
+        const names = signedHeaders(String(request.headers.authorization));
+        assert.deepEqual(names, signedHeaders(rawHeader(ge, 'authorization')!));
+        for (const name of names) assert.equal(request.headers[name], rawHeader(ge, name), name);
+        assert.equal(request.headers['x-amz-content-sha256'], undefined);
+      }
     });
   }
 
@@ -155,7 +165,7 @@ describe('AWS Signature V4 (parameters.aws.signature)', () => {
       const config = structuredClone(GE_AWS_REQUESTS[0].config.parameters) as { aws: { signature: { credentials: Record<string, unknown> } } };
       delete config.aws.signature.credentials.serviceName;
       const sent: Sent[] = [];
-      await assert.rejects(runGex(config, 1700000000, sent), /Option "serviceName" under "parameters\.aws\.signature\.credentials" cannot be empty/);
+      await assert.rejects(runGex(config, [1700000000], sent), /Option "serviceName" under "parameters\.aws\.signature\.credentials" cannot be empty/);
       assert.equal(sent.length, 0);
     });
   });
