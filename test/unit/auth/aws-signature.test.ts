@@ -9,6 +9,7 @@ import type { HttpRequest } from '../../../src/extractor/http/request-builder.js
 import { fromPlain, type JsonObject } from '../../../src/php-compat/index.js';
 import { GE_AWS_REQUESTS, type CapturedAwsRequest } from '../../fixtures/aws-signature-ge.js';
 import { captureLogger, makeDataDir } from '../../support/extraction.js';
+import { expectedSignature } from '../../support/sigv4-check.js';
 
 interface Sent {
   method: string;
@@ -35,12 +36,13 @@ const signedHeaders = (authorization: string) => /SignedHeaders=([^,]+),/.exec(a
 
 /**
  * Runs gex in process on the captured config, the API answered by nock at the captured origin
- * (`/v1/old` redirects as the capture's server did); the signing clock gives `seconds` in turn.
+ * (`/v1/old` redirects and `/v1/login` answers as the capture's server did); the signing clock gives `seconds` in turn.
  */
 async function runGex(parameters: Record<string, unknown>, seconds: number[], sent: Sent[] = []): Promise<{ sent: Sent[]; logs: string }> {
   const api = parameters.api as { baseUrl: string };
   const record = function (this: { req: { method: string; headers: Sent['headers'] } }, uri: string, body: unknown) {
     sent.push({ method: this.req.method, target: uri, headers: this.req.headers, body: typeof body === 'string' ? body : body === undefined ? '' : JSON.stringify(body) });
+    if (uri === '/v1/login') return [200, '{"token":"tok"}', { 'Content-Type': 'application/json' }] as [number, string, Record<string, string>];
     if (uri === '/v1/old') return [307, '', { Location: '/v1/new?z=a+b&y=1' }] as [number, string, Record<string, string>];
     return [200, '[{"id":1}]', { 'Content-Type': 'application/json' }] as [number, string, Record<string, string>];
   };
@@ -126,6 +128,16 @@ describe('AWS Signature V4 (parameters.aws.signature)', () => {
     const host = async (url: string) => (await signer.sign({ method: 'GET', url, headers: [] })).headers[0];
     assert.deepEqual(await host('https://api.test:8443/x'), ['Host', 'api.test:8443']);
     assert.deepEqual(await host('https://api.test/x'), ['Host', 'api.test']);
+  });
+
+  it('orders the canonical query by bytes as SigV4 specifies (a deliberate difference: GE sorts numeric keys and values as numbers, which AWS rejects)', async () => {
+    const signer = new AwsSigner({ accessKeyId: 'A', secretKey: 'S', serviceName: 's', regionName: 'r' }, () => 1700000000, { add: () => {} });
+    const signed = await signer.sign({ method: 'GET', url: 'http://api.test/a//b?10=x&9=y&k=1&k=10&k=9', headers: [['X-Multi', 'a   b']] });
+    const target = signed.url.slice('http://api.test'.length);
+    assert.equal(target, '/a//b?10=x&9=y&k=1&k=10&k=9');
+    const check = expectedSignature({ method: 'GET', target, rawHeaders: signed.headers.flat(), body: Buffer.alloc(0) }, 'S');
+    assert.equal(check.given, check.signature);
+    assert.deepEqual(check.signedHeaders, ['host', 'x-amz-date', 'x-multi']);
   });
 
   it('refuses to sign bytes that are not UTF-8 text instead of signing them wrongly', async () => {
