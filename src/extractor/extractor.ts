@@ -31,7 +31,7 @@ import { createPaginator } from './pagination/factory.js';
 import { RunProgress } from './run-progress.js';
 import type { ProgressLine } from '../common/progress-line.js';
 import { SecretMasker } from '../common/secret-masker.js';
-import { createAuth, maskingLogger, type AuthRuntime } from './auth/index.js';
+import { AwsSigner, awsCredentials, createAuth, maskingLogger, SYSTEM_RUNTIME, type AuthRuntime } from './auth/index.js';
 
 export interface ExtractOptions {
   dataDir: string;
@@ -73,8 +73,6 @@ function refuseUnsupported(parameters: JsonObject): void {
     throw new ConfigError(where, `${what} is not supported by gex`, fix);
   };
   if (!phpEmpty(parameters.get('sshProxy'))) refuse('parameters.sshProxy', 'an SSH tunnel', 'Reach the API directly (e.g. run gex inside the network) or use Generic Extractor');
-  const aws = parameters.get('aws');
-  if (isJsonObject(aws) && !phpEmpty(aws.get('signature'))) refuse('parameters.aws.signature', 'AWS Signature V4 signing', 'Use Generic Extractor for APIs that need it');
 }
 
 /**
@@ -169,6 +167,9 @@ async function runExtraction(input: DataDirInput, options: ExtractOptions, secre
   warnUnknownKeys(parameters, logger);
   const apiNode = parameters.get('api') as JsonObject;
   refuseUnsupported(parameters);
+  // checked before any request, as GE's Executor does; one signer for every configuration
+  const credentials = awsCredentials(parameters);
+  const signer = credentials && new AwsSigner(credentials, options.authRuntime?.now ?? SYSTEM_RUNTIME.now, secrets);
   const configs = iterationConfigs(parameters);
   checkOutputNames(parameters, configs, apiName(apiNode));
   const maxResponseBytes = options.maxResponseBytes ?? maxResponseBytesFromEnv();
@@ -211,6 +212,7 @@ async function runExtraction(input: DataDirInput, options: ExtractOptions, secre
         requestTimeoutMs: api.requestTimeoutMs,
         logger,
         auth,
+        signer,
         tls: { caCertificate: api.caCertificate, clientCertificate: api.clientCertificate },
         concurrency: api.concurrency,
         allowedUrl,

@@ -20,6 +20,14 @@ describe('unknown configuration keys', () => {
       ]);
     });
 
+    it('knows the AWS signing keys and finds a mistyped one among them', () => {
+      const credentials = { accessKeyId: 'A', '#secretKey': 'S', serviceName: 'execute-api', regionName: 'eu-west-1' };
+      assert.deepEqual(warnings({ ...base, aws: { signature: { credentials } } }), []);
+      assert.deepEqual(warnings({ ...base, aws: { signature: { credentials: { ...credentials, regionNmae: 'x' } } } }), [
+        'Unknown key parameters.aws.signature.credentials.regionNmae (ignored): did you mean "regionName"?',
+      ]);
+    });
+
     it('finds unknown keys at every level the schema describes: jobs, children, pagination, stop conditions, auth, retries', () => {
       const found = warnings({
         api: {

@@ -252,9 +252,26 @@ export const parametersSchema = {
       },
     },
     iterations: { type: 'array', items: { type: 'object' } },
-    // known to Generic Extractor; refused (sshProxy, aws.signature) or ignored (cache) by gex
+    // AWS Signature Version 4 of every request; the values are checked when the run starts (as GE)
+    aws: {
+      properties: {
+        signature: {
+          properties: {
+            credentials: {
+              description: 'signs every request with AWS Signature Version 4; all four keys are required',
+              properties: {
+                accessKeyId: { description: 'the AWS access key id' },
+                '#secretKey': { description: 'the AWS secret access key (encrypted)' },
+                serviceName: { description: 'the signing service name, e.g. "execute-api"' },
+                regionName: { description: 'the signing region, e.g. "eu-central-1"' },
+              },
+            },
+          },
+        },
+      },
+    },
+    // known to Generic Extractor; refused (sshProxy) or ignored (cache) by gex
     sshProxy: {},
-    aws: {},
     cache: {},
   },
 } as const;

@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { got, RequestError, type Got, type PlainResponse } from 'got';
+import { got, RequestError, type BeforeRedirectHook, type Got, type PlainResponse } from 'got';
 import { UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import type { AuthMethod } from '../auth/auth-method.js';
@@ -31,6 +31,8 @@ export interface HttpClientOptions {
   sleep?: (ms: number) => Promise<void>;
   /** authentication applied to every attempt (GE's auth middleware sits inside the retry one) */
   auth?: AuthMethod | null;
+  /** signs every attempt of every request, login requests included, after the auth (GE's AWS signing middleware is innermost) */
+  signer?: RequestSigner | null;
   /** requests in flight at most (parallel page fetching); adapts to rate limiting. Default 1. */
   concurrency?: number;
   /** TLS: a CA replacing the trust store, and a client certificate (PEM with its key) */
@@ -41,6 +43,11 @@ export interface HttpClientOptions {
   maxResponseBytes?: number;
   /** the run's stop signal: aborts every request in flight and every retry wait */
   signal?: AbortSignal;
+}
+
+/** Rewrites a request as it is to be sent (a signature over its final bytes). */
+export interface RequestSigner {
+  sign(request: HttpRequest): Promise<HttpRequest>;
 }
 
 /** The final response of one attempt, its body read in full. */
@@ -123,6 +130,7 @@ export class HttpClient {
               options.logger.warn(`Redirected from ${from} to another origin, ${to}: headers not sent there: ${names.join(', ')}`);
             },
           }),
+          (next, response) => this.signRedirect(next, response),
         ],
       },
       agent: this.agents,
@@ -141,13 +149,14 @@ export class HttpClient {
    * attempt; messages and logs show the request as built, without what the auth added.
    */
   async send(request: HttpRequest, sendOptions: SendOptions = {}): Promise<HttpResponse> {
-    const { retry, logger, auth } = this.options;
+    const { retry, logger, auth, signer } = this.options;
     const signal = combineSignals(sendOptions.signal, this.options.signal);
     const wait = this.options.sleep ?? ((ms: number) => sleep(ms, undefined, { signal }));
     for (let attempt = 1; ; attempt++) {
       if (signal?.aborted) throw new RequestCancelled(`${request.method} ${request.url} was cancelled`);
       checkAllowedTarget(this.options.allowedUrl, request.method, request.url);
-      const sent = auth && sendOptions.authenticate !== false ? await auth.beforeRequest(request, this) : request;
+      const authenticated = auth && sendOptions.authenticate !== false ? await auth.beforeRequest(request, this) : request;
+      const sent = signer ? await signer.sign(authenticated) : authenticated;
       let retryReason: string;
       let headerValue: string | undefined;
       try {
@@ -223,6 +232,30 @@ export class HttpClient {
       headers: response!.headers,
       body,
     })).finally(release);
+  }
+
+  /**
+   * GE signs every hop of a redirect again (its signing middleware runs below the redirect one):
+   * the hop is signed over its own target and method. A hop to another origin carries no
+   * credentials (see redirectRules), so it stays unsigned.
+   */
+  private async signRedirect(...[next, response]: Parameters<BeforeRedirectHook>): Promise<void> {
+    const { signer } = this.options;
+    const to = next.url instanceof URL ? next.url : null;
+    if (!signer || !to || new URL(response.url).origin !== to.origin) return;
+    // header values are on their way to the wire as one character per byte (wireHeaders): back to
+    // text. Accept-Encoding is got's own (added again after this hook), not a header gex signs.
+    const headers = Object.entries(next.headers).flatMap(([name, value]): Array<[string, string]> =>
+      typeof value === 'string' && name !== 'accept-encoding' ? [[name, Buffer.from(value, 'latin1').toString('utf8')]] : [],
+    );
+    const signed = await signer.sign({
+      method: next.method === 'POST' ? 'POST' : 'GET',
+      url: `${to.origin}${to.pathname}${to.search}`,
+      headers,
+      body: typeof next.body === 'string' ? next.body : undefined,
+    });
+    next.url = new URL(signed.url);
+    next.headers = wireHeaders(signed.headers);
   }
 
   close(): void {
