@@ -16,6 +16,21 @@ const gexRefusedBeforeSending = (gex: SideResult) => gex.code === 1 && gex.reque
 
 export const DEVIATIONS: Deviation[] = [
   {
+    id: 'ignored-error-body-not-an-object',
+    readme: 'An ignored error response (ignoreErrors) whose JSON body is not an object is data like any other; GE crashes (exit 2)',
+    explains: (reference) => reference.code === 2 && /RestClient::handleException\(\) must be an instance of stdClass or null/.test(reference.log),
+  },
+  {
+    id: 'empty-table-name-refused',
+    readme: 'output names that are empty ... are refused (GE writes outside out/tables or nothing)',
+    explains: (_reference, gex) => gexRefusedBeforeSending(gex) && /becomes the table name ""/.test(gex.log),
+  },
+  {
+    id: 'header-control-character-refused',
+    readme: 'A header value holding a control character other than tab (CR, LF, DEL…) is refused before any request; GE sends it raw',
+    explains: (_reference, gex) => gexRefusedBeforeSending(gex) && /the header value contains the control character/.test(gex.log),
+  },
+  {
     id: 'config-error-instead-of-crash',
     readme: 'Values GE crashes on with PHP type errors (exit 2) are configuration errors here (exit 1) with the JSON path',
     explains: (reference, gex) => reference.code === 2 && gexRefusedBeforeSending(gex) && /configuration|config\.json|parameters\./i.test(gex.log),

@@ -4,7 +4,7 @@ import { ordered, type JsonText } from '../json-text.js';
 import { collectionArb } from './api.js';
 import { buildJob, jobKnobs } from './jobs.js';
 import { buildPagination, paginationKnobs } from './pagination.js';
-import { nestedValue, objectOf, oddString, scalar } from './values.js';
+import { nestedValue, objectOf, oddString, scalar, sometimes } from './values.js';
 
 /** Column mappings of a dataType: columns, user columns, nested tables, odd paths. */
 const mappingEntry = fc.oneof(
@@ -33,21 +33,18 @@ const mappingsArb = fc.record(
   { requiredKeys: ['forJob'] },
 );
 
-const configKnobs = fc.record(
-  {
-    userData: objectOf(scalar, 3),
-    mappings: mappingsArb,
-    compatLevel: fc.constantFrom<JsonText>(1, 2, 3, '1'),
-    incrementalOutput: fc.boolean(),
-    outputBucket: fc.constantFrom('bucket', 'in.c-odd', 'Ü bucket'),
-    headers: objectOf(oddString, 2),
-    defaultParams: objectOf(nestedValue, 3),
-    ignoreErrors: fc.constant<JsonText>([400, 404]),
-    auth: fc.constantFrom('basic', 'query'),
-    state: fc.oneof(objectOf(scalar, 2), fc.constantFrom<JsonText>({ 'bucket.items': 'x' }, [], null)),
-  },
-  { requiredKeys: [] },
-);
+const configKnobs = fc.record({
+  userData: sometimes(objectOf(scalar, 3), 2),
+  mappings: sometimes(mappingsArb, 2),
+  compatLevel: sometimes(fc.constantFrom<JsonText>(1, 2, 3, '1'), 2),
+  incrementalOutput: sometimes(fc.boolean()),
+  outputBucket: sometimes(fc.constantFrom('bucket', 'in.c-odd', 'Ü bucket'), 2),
+  headers: sometimes(objectOf(oddString, 2), 2),
+  defaultParams: sometimes(objectOf(nestedValue, 3), 2),
+  ignoreErrors: sometimes(fc.constant<JsonText>([400, 404]), 5),
+  auth: sometimes(fc.constantFrom('basic', 'query'), 3),
+  state: sometimes(fc.oneof(objectOf(scalar, 2), fc.constantFrom<JsonText>({ 'bucket.items': 'x' }, [], null)), 6),
+});
 
 export const diffCaseArb: fc.Arbitrary<DiffCase> = fc
   .record({

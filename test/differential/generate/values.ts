@@ -49,3 +49,8 @@ export const nestedValue: fc.Arbitrary<JsonText> = fc.letrec<{ value: JsonText }
     { weight: 1, arbitrary: objectOf(tie('value'), 3) },
   ),
 })).value;
+
+/** `arbitrary` in about one case of `1 + rarity`, otherwise undefined (an absent key). */
+export function sometimes<T>(arbitrary: fc.Arbitrary<T>, rarity = 1): fc.Arbitrary<T | undefined> {
+  return fc.oneof({ weight: rarity, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary });
+}
