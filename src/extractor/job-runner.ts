@@ -1,6 +1,6 @@
 import type { Logger } from '../common/logger.js';
 import { plural } from '../common/text.js';
-import { deepEqual, isJsonObject, isScalar, phpEmpty, type JsonObject, type JsonValue } from '../php-compat/index.js';
+import { deepEqual, isJsonObject, isScalar, phpEmpty, phpJsonRoundTrip, type JsonObject, type JsonValue } from '../php-compat/index.js';
 import { compileRecursionFilter } from './children/recursion-filter.js';
 import {
   fillEndpoint,
@@ -185,13 +185,14 @@ export class JobRunner {
 /**
  * `userData` (config or job): an object gives its entries, a non-empty scalar becomes
  * `{<scalarKey>: value}`; values may be user functions (context attr, time) and must end up scalar.
+ * GE builds it with UserFunction::build, so its numbers take PHP's JSON round trip (1e15 → int).
  */
 export function evaluateUserData(value: JsonValue | undefined, scalarKey: string, ctx: Pick<JobRunContext, 'functions' | 'contexts'>): JsonObject {
   if (value === undefined || phpEmpty(value)) return new Map();
   const entries: JsonObject = isJsonObject(value) ? value : new Map([[scalarKey, value]]);
   const out: JsonObject = new Map();
   for (const [k, v] of entries) {
-    const evaluated = isJsonObject(v) ? ctx.functions.evaluate(v, ctx.contexts) : v;
+    const evaluated = isJsonObject(v) ? ctx.functions.evaluate(v, ctx.contexts) : phpJsonRoundTrip(v);
     if (evaluated !== null && !isScalar(evaluated)) throw userScriptError(`userData '${k}' must be a scalar value, not an object or list`);
     out.set(k, evaluated);
   }
