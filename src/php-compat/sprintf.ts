@@ -27,7 +27,6 @@ export function phpSprintf(format: string, args: readonly JsonValue[]): string |
     const m = spec.exec(format)!;
     pos = spec.lastIndex;
     const [, argnum, flags, width, precision, conversion] = m;
-    if (conversion === '') return out; // a lone % at the end
     if (conversion === '%') {
       out += '%';
       continue;
@@ -38,6 +37,7 @@ export function phpSprintf(format: string, args: readonly JsonValue[]): string |
       if (index < 0) return false;
     } else index = next++;
     if (index >= args.length) return false;
+    if (conversion === '') return out; // a lone % at the end still wants an argument
     const options: Options = { left: false, sign: false, pad: ' ', width: Number(width || 0), precision: precision === undefined || precision === '' ? null : Number(precision) };
     for (let i = 0; i < flags.length; i++) {
       const f = flags[i];
