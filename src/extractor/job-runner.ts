@@ -1,6 +1,6 @@
 import type { Logger } from '../common/logger.js';
 import { plural } from '../common/text.js';
-import { deepEqual, isJsonObject, isScalar, phpEmpty, type JsonObject, type JsonValue } from '../php-compat/index.js';
+import { deepEqual, isJsonObject, isScalar, phpEmpty, phpJsonRoundTrip, type JsonObject, type JsonValue } from '../php-compat/index.js';
 import { compileRecursionFilter } from './children/recursion-filter.js';
 import {
   fillEndpoint,
@@ -125,16 +125,14 @@ export class JobRunner {
       const found = findRecords(decoded, job.dataField);
       if (found.warning) logger.warn(`Job '${label}': ${found.warning}`);
       const data = applyResponseFilter(found.records, job.responseFilter, job.responseFilterDelimiter, this.ctx.compatLevel);
-      // Without children the next request is known before this page is parsed: send it first, so
-      // the API works on it while the CPU parses (same requests, same order, one in flight).
+      // The page is analysed before the next request may leave: when the parser refuses it (a type
+      // conflict, a bad mapping) the run ends where GE's does, without a request GE never sends.
+      parser.process(data, job.dataType, instance.injected);
+      // Without children the next request is known now: send it before waiting for this page's
+      // rows to reach the disk (same requests, same order, one in flight).
       const hasChildren = job.children.length > 0;
       let next = hasChildren ? undefined : paginator.next(template, { request, response: decoded, data });
-      if (next !== undefined && !(next instanceof Stop)) {
-        fetcher.prefetch(next);
-        // got builds and writes the request in later ticks: let it leave before parsing takes the CPU
-        await new Promise<void>((resolve) => setImmediate(resolve));
-      }
-      parser.process(data, job.dataType, instance.injected);
+      if (next !== undefined && !(next instanceof Stop)) fetcher.prefetch(next);
       await parser.settle();
       pages++;
       records += data.length;
@@ -187,13 +185,14 @@ export class JobRunner {
 /**
  * `userData` (config or job): an object gives its entries, a non-empty scalar becomes
  * `{<scalarKey>: value}`; values may be user functions (context attr, time) and must end up scalar.
+ * GE builds it with UserFunction::build, so its numbers take PHP's JSON round trip (1e15 → int).
  */
 export function evaluateUserData(value: JsonValue | undefined, scalarKey: string, ctx: Pick<JobRunContext, 'functions' | 'contexts'>): JsonObject {
   if (value === undefined || phpEmpty(value)) return new Map();
   const entries: JsonObject = isJsonObject(value) ? value : new Map([[scalarKey, value]]);
   const out: JsonObject = new Map();
   for (const [k, v] of entries) {
-    const evaluated = isJsonObject(v) ? ctx.functions.evaluate(v, ctx.contexts) : v;
+    const evaluated = isJsonObject(v) ? ctx.functions.evaluate(v, ctx.contexts) : phpJsonRoundTrip(v);
     if (evaluated !== null && !isScalar(evaluated)) throw userScriptError(`userData '${k}' must be a scalar value, not an object or list`);
     out.set(k, evaluated);
   }

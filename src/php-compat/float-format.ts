@@ -8,7 +8,7 @@
  * `toPrecision` rounds exact ties up instead, so ties are detected and decided exactly.
  */
 
-interface Digits {
+export interface Digits {
   /** significant digits without trailing zeros, at least one */
   digits: string;
   /** decimal exponent of the first digit */
@@ -28,13 +28,21 @@ function shortestDigits(abs: number): Digits {
   return normalise({ digits: all.slice(lead), exp: intPart.length - 1 - lead });
 }
 
+/** The smallest normal double: below it precision thins out. */
+const MIN_NORMAL = 2.2250738585072014e-308;
+
 /** Rounds |v| (finite, non-zero) to `precision` significant digits, exact ties to even. */
+export function significantDigits(v: number, precision: number): Digits {
+  return roundToDigits(v, precision);
+}
+
 function roundToDigits(v: number, precision: number): Digits {
   const abs = Math.abs(v);
   // Up to 15 digits, a shortest round-trip form with no more digits than asked is the rounded
   // value: the exact binary value lies within half an ulp of it (relative 1.1e-16), far less than
-  // half a unit of the 15th digit. At 16-17 digits that no longer holds.
-  if (precision <= 15) {
+  // half a unit of the 15th digit. At 16-17 digits that no longer holds, nor for subnormals, whose
+  // ulp is 4.9e-324 whatever their size (5e-324 is 4.9406564584125E-324 in PHP, not 5.0E-324).
+  if (precision <= 15 && abs >= MIN_NORMAL) {
     const shortest = shortestDigits(abs);
     if (shortest.digits.length <= precision) return shortest;
   }

@@ -2,15 +2,15 @@ import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type gmdateFn from 'locutus/php/datetime/gmdate.js';
 import type strtotimeFn from 'locutus/php/datetime/strtotime.js';
-import type sprintfFn from 'locutus/php/strings/sprintf.js';
 import { phpStringBytes, phpStringFromBytes } from './byte-string.js';
 import { phpUrlencode } from './query-string.js';
+import { phpSprintf } from './sprintf.js';
 import { isJsonObject, phpEmpty, phpToString, PhpFloat, type JsonValue } from './values.js';
 
 /**
  * The PHP functions Generic Extractor's user functions may call (keboola/codebuilder), with PHP
- * 7.4 behaviour in the UTC timezone GE runs with. `date`, `strtotime` and `sprintf` are locutus'
- * ports of PHP's own; the rest is Node's crypto.
+ * 7.4 behaviour in the UTC timezone GE runs with. `date` and `strtotime` are locutus' ports of
+ * PHP's own, `sprintf` is ours (sprintf.ts); the rest is Node's crypto.
  */
 
 export class PhpFunctionError extends Error {}
@@ -19,19 +19,6 @@ export class PhpFunctionError extends Error {}
 const require = createRequire(import.meta.url);
 const gmdate: typeof gmdateFn = (...args) => (require('locutus/php/datetime/gmdate.js') as typeof gmdateFn)(...args);
 const strtotime: typeof strtotimeFn = (...args) => (require('locutus/php/datetime/strtotime.js') as typeof strtotimeFn)(...args);
-/** How many arguments a PHP format string consumes: sequential conversions or the highest `n$`. */
-export function sprintfArgumentsNeeded(format: string): number {
-  let sequential = 0;
-  let highest = 0;
-  for (const match of format.matchAll(/%(?:%|(?:(\d+)\$)?[-+ 0]*(?:'.)?[-+ 0]*\d*(?:\.\d+)?[bcdeEfFgGosuxX])/g)) {
-    if (match[0] === '%%') continue;
-    if (match[1] !== undefined) highest = Math.max(highest, Number(match[1]));
-    else sequential++;
-  }
-  return Math.max(sequential, highest);
-}
-
-const sprintf: typeof sprintfFn = (...args) => (require('locutus/php/strings/sprintf.js') as typeof sprintfFn)(...args);
 
 function str(fn: string, v: JsonValue | undefined, position: number): string {
   if (v !== undefined && v !== null && (Array.isArray(v) || isJsonObject(v))) {
@@ -105,11 +92,8 @@ export const PHP_FUNCTIONS: Record<string, PhpFunction> = {
   },
   sprintf: (a) => {
     arity('sprintf', a, 1, Infinity);
-    const format = str('sprintf', a[0], 1);
-    // PHP 7.4 warns and returns false when the format asks for more arguments than it got
-    if (sprintfArgumentsNeeded(format) > a.length - 1) return false;
-    const result = sprintf(format, ...a.slice(1).map((v) => (v instanceof PhpFloat ? v.value : typeof v === 'bigint' ? Number(v) : v)));
-    return result === false ? false : result;
+    // PHP 7.4 warns and returns false (too few arguments): GE sends false and the run goes on
+    return phpSprintf(str('sprintf', a[0], 1), a.slice(1));
   },
   implode: (a) => {
     arity('implode', a, 1, 2);

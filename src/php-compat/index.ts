@@ -17,3 +17,5 @@ export * from './functions.js';
 export * from './guzzle-query.js';
 export * from './loose-compare.js';
 export * from './var-export.js';
+export * from './json-round-trip.js';
+export * from './sprintf.js';

@@ -1,6 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import { ConfigError } from '../../common/errors.js';
-import { toPlain, type JsonValue } from '../../php-compat/index.js';
+import { findNonFiniteFloat, toPlain, type JsonValue } from '../../php-compat/index.js';
 import { AJV_OPTIONS, GENERATED_VALIDATOR } from './validator-options.js';
 import { parametersSchema } from './schema.js';
 
@@ -31,9 +31,22 @@ function loadValidator(): Promise<Validator> {
  * is wrong and what is expected — for the most specific problem found.
  */
 export async function validateParameters(parameters: JsonValue, root = 'parameters'): Promise<void> {
+  refuseNonFinite(parameters, root);
   const validate = await loadValidator();
   if (validate(toPlain(parameters))) return;
   throw describe(validate.errors ?? [], root);
+}
+
+/**
+ * A number beyond the float range (1e400) is INF in PHP. GE passes params, headers and userData
+ * through json_encode, which fails on it — and GE then silently sends the request with none of
+ * them. Refused wherever it is: no configuration means it.
+ */
+function refuseNonFinite(parameters: JsonValue, root: string): void {
+  const keys = findNonFiniteFloat(parameters);
+  if (keys === null) return;
+  const path = root + keys.map((k) => (typeof k === 'number' ? `[${k}]` : `.${k}`)).join('');
+  throw new ConfigError(path, 'is a number beyond the float range (INF in PHP)', 'Write a number within ±1.8e308, or a string if the API expects these digits as text');
 }
 
 function describe(errors: ErrorObject[], root: string): ConfigError {

@@ -1,5 +1,5 @@
 import { UserError } from '../../common/errors.js';
-import { isJsonObject, PHP_FUNCTIONS, PhpFunctionError, type JsonObject, type JsonValue } from '../../php-compat/index.js';
+import { isJsonObject, PHP_FUNCTIONS, PhpFunctionError, phpJsonRoundTrip, type JsonObject, type JsonValue } from '../../php-compat/index.js';
 
 /**
  * Generic Extractor's user functions (keboola/codebuilder): wherever GE accepts them, a value may
@@ -36,8 +36,16 @@ export class UserFunctions {
     return new UserFunctions([...this.allowed, 'urlencode']);
   }
 
+  /**
+   * A value as GE's UserFunction::build makes it: first through PHP's JSON round trip (a float
+   * argument like 1e15 reaches a function as the int 1000000000000000), then evaluated.
+   */
   evaluate(value: JsonValue, contexts: FunctionContexts): JsonValue {
-    if (Array.isArray(value)) return value.map((v) => this.evaluate(v, contexts));
+    return this.run(phpJsonRoundTrip(value), contexts);
+  }
+
+  private run(value: JsonValue, contexts: FunctionContexts): JsonValue {
+    if (Array.isArray(value)) return value.map((v) => this.run(v, contexts));
     if (!isJsonObject(value)) return value;
     if (value.has('function')) return this.call(value, contexts);
     if (value.size === 1) {
@@ -45,7 +53,7 @@ export class UserFunctions {
       if (name in contexts) return reference(name, key, contexts[name]);
     }
     const out: JsonObject = new Map();
-    for (const [k, v] of value) out.set(k, this.evaluate(v, contexts));
+    for (const [k, v] of value) out.set(k, this.run(v, contexts));
     return out;
   }
 
@@ -55,7 +63,7 @@ export class UserFunctions {
       throw userScriptError(`Illegal function '${typeof name === 'string' ? name : JSON.stringify(name)}'!`);
     }
     const rawArgs = value.get('args');
-    const args = Array.isArray(rawArgs) ? rawArgs.map((a) => this.evaluate(a, contexts)) : isJsonObject(rawArgs) ? [...rawArgs.values()].map((a) => this.evaluate(a, contexts)) : [];
+    const args = Array.isArray(rawArgs) ? rawArgs.map((a) => this.run(a, contexts)) : isJsonObject(rawArgs) ? [...rawArgs.values()].map((a) => this.run(a, contexts)) : [];
     try {
       return PHP_FUNCTIONS[name](args);
     } catch (error) {
@@ -76,10 +84,10 @@ function reference(context: string, key: JsonValue, values: Map<string, JsonValu
 
 /**
  * Job params as GE evaluates them: only the top level is walked; object values are functions,
- * references or plain objects (lists stay as written).
+ * references or plain objects (lists stay as written). All of them pass PHP's JSON round trip.
  */
 export function evaluateParams(params: JsonObject, functions: UserFunctions, contexts: FunctionContexts): JsonObject {
   const out: JsonObject = new Map();
-  for (const [k, v] of params) out.set(k, isJsonObject(v) ? functions.evaluate(v, contexts) : v);
+  for (const [k, v] of params) out.set(k, isJsonObject(v) ? functions.evaluate(v, contexts) : phpJsonRoundTrip(v));
   return out;
 }

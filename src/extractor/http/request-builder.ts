@@ -2,6 +2,7 @@ import { ConfigError, UserError } from '../../common/errors.js';
 import {
   arrayReplaceRecursive,
   buildUrl,
+  findNonFiniteFloat,
   hasRawBytes,
   isScalar,
   phpHttpBuildQuery,
@@ -58,6 +59,15 @@ function refuseRawBytes(value: JsonValue, path = 'params'): void {
 }
 
 /**
+ * JSON has no INF or NAN: GE's JSON encoding fails on them. Config values are refused when the
+ * configuration is read; this catches one taken from a response (e.g. a cursor of 1e400).
+ */
+function refuseNonFinite(params: JsonObject): void {
+  const at = findNonFiniteFloat(params);
+  if (at !== null) throw new UserError(`The POST body cannot be encoded as JSON: params${at.map((k) => `.${k}`).join('')} is INF or NAN (a number beyond the float range), which JSON cannot hold.`);
+}
+
+/**
  * Turns a job's page request into the HTTP request GE would send (ge-requests.md §3):
  * `defaultOptions` merged under the job's params and headers, GET params in the query string
  * (PHP `http_build_query`), POST as a PHP-encoded JSON body, FORM as a form body, the target
@@ -75,7 +85,9 @@ export function buildHttpRequest(page: PageRequest, jobHeaders: JsonObject, api:
   if (page.method === 'GET') target = buildUrl(page.endpoint, params);
   else if (page.method === 'POST') {
     refuseRawBytes(params);
-    body = phpJsonEncode(params, { objectsAreArrays: true, floatPrecision: 'shortest' });
+    refuseNonFinite(params);
+    // GE's JSON parser has set serialize_precision to 17 before the first request: 0.1 is sent as 0.10000000000000001
+    body = phpJsonEncode(params, { objectsAreArrays: true, floatPrecision: 17 });
     setHeader(headers, 'Content-Type', 'application/json');
   } else {
     body = phpHttpBuildQuery(params);
