@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { buildOutState } from '../../src/extractor/extractor.js';
 import { decodeJson, type JsonObject } from '../../src/php-compat/index.js';
+import { runOutput } from '../support/output.js';
 import { parse, table } from '../support/parser.js';
 
 describe('JSON parser: tables and edge cases (ge-output.md §6.10)', () => {
@@ -54,6 +55,24 @@ describe('JSON parser: tables and edge cases (ge-output.md §6.10)', () => {
     assert.equal(await table('[1,[2],[3,[4]]]'), '"data"\n"1"\n"[2]"\n"[3,[4]]"\n');
     const { files } = await parse([{ rows: '[{"a":[["c","d"],["e","f"]]}]', type: 'T' }]);
     assert.match(files.get('b.T_a')!, /^"data","JSON_parentId"\n"\[""c"",""d""\]","T_[0-9a-f]{32}"\n"\[""e"",""f""\]","T_[0-9a-f]{32}"\n$/);
+  });
+
+  it("warns like GE for each list inside a list (the JSON parser's analysis)", async () => {
+    const run = await runOutput([{ batches: [{ rows: '[[1,2],[]]', type: 'n' }, { rows: '[{"a":[[1],"x"],"b":{"c":[[]]}}]', type: 'o' }] }]);
+    const warnings = run.logs.split('\n').filter((line) => line.includes('WARN'));
+    assert.deepEqual(
+      warnings.map((line) => line.replace(/^.*WARN +/, '')),
+      [
+        "Converting nested array 'n.[]' to JSON string.",
+        "Converting nested array 'n.[]' to JSON string.",
+        "Converting nested array 'o.[].a.[]' to JSON string.",
+        "Converting nested array 'o.[].b.c.[]' to JSON string.",
+      ],
+    );
+    assert.equal(run.files.get('b.n'), '"data"\n"[1,2]"\n"[]"\n');
+    // a key that could break the log line is quoted
+    const hostile = await runOutput([{ batches: [{ rows: '[{"a\\nb":[[1]]}]', type: 'h' }] }]);
+    assert.match(hostile.logs, /Converting nested array '"h\.\[\]\.a\\nb\.\[\]"' to JSON string\./);
   });
 
   it('the default bucket writes plain table names and manifests without destination', async () => {

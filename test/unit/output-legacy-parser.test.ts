@@ -78,6 +78,22 @@ describe('legacy parser: analysis (§7)', () => {
     assert.match(files.get('b.a_n')!, /^"data","JSON_parentId"\n"\[1,2\]","a_[0-9a-f]{32}"\n$/);
   });
 
+  it("warns like GE for each list inside a list, also for [[]] of a type the seeded structure knows", async () => {
+    const run = await legacy([{ rows: '[[1,2],[3]]', type: 'n' }, { rows: '[[]]', type: 'e' }, { rows: '[{"a":[[1],"x"],"b":{"c":[[]]}}]', type: 'o' }]);
+    const warnings = (logs: string) => logs.split('\n').filter((line) => line.includes('WARN')).map((line) => line.replace(/^.*WARN +/, ''));
+    assert.deepEqual(warnings(run.logs), [
+      'Using legacy JSON parser, because it has been explicitly requested.',
+      "Unsupported array nesting in 'n'! Converting to JSON string.",
+      "Unsupported array nesting in 'n'! Converting to JSON string.",
+      "Unsupported array nesting in 'o.a'! Converting to JSON string.",
+      "Unsupported array nesting in 'o.b.c'! Converting to JSON string.",
+    ]);
+    assert.equal(run.files.has('b.e'), false);
+    const seeded = await runOutput([{ batches: [{ rows: '[[]]', type: 't' }] }], { struct: '{"t":{"data":"scalar"}}', structVersion: 2 });
+    assert.deepEqual(warnings(seeded.logs), ['Using legacy JSON parser, because it is in configuration state.', "Unsupported array nesting in 't'! Converting to JSON string."]);
+    assert.equal(seeded.files.get('b.t'), '"data"\n"[]"\n');
+  });
+
   it('adds a `data` column when scalar rows follow object rows of a type', async () => {
     assert.equal((await legacy([{ rows: '[{"x":1}]' }, { rows: '[2]' }])).files.get('b.a'), '"x","data"\n"1",""\n"","2"\n');
   });

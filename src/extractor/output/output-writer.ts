@@ -170,7 +170,11 @@ export class OutputWriter {
       parser = legacy;
       await seedOrDispose(parser, () => legacy.seed(choice.seed));
     } else {
-      const json = new JsonParser(spool, { drafts: this.options.drafts, checkTableName: responseTableNameCheck(bucket) });
+      const json = new JsonParser(spool, {
+        drafts: this.options.drafts,
+        checkTableName: responseTableNameCheck(bucket),
+        warn: (message) => this.logger.warn(message),
+      });
       parser = json;
       await seedOrDispose(parser, () => json.seed(choice.seed));
     }

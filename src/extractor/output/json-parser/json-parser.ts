@@ -16,19 +16,22 @@ export const STRUCT_VERSION = 3;
  * written while the run goes on, are known to hold the same bytes (see DraftTables).
  */
 export class JsonParser implements BucketParser {
-  readonly structure = new Structure();
+  readonly structure: Structure;
   private readonly aliases = new Map<string, string>();
   private processed = 0;
   private drafts: DraftTables | undefined;
 
   /**
    * `drafts: false` always replays the queue at the end (tests compare both ways);
-   * `checkTableName` refuses table names that cannot be file names.
+   * `checkTableName` refuses table names that cannot be file names; `warn` receives GE's
+   * analysis warnings.
    */
   constructor(
     private readonly spool: Spool,
-    private readonly options: { drafts?: boolean; checkTableName?: TableNameCheck } = {},
-  ) {}
+    private readonly options: { drafts?: boolean; checkTableName?: TableNameCheck; warn?: (message: string) => void } = {},
+  ) {
+    this.structure = new Structure(options.warn);
+  }
 
   /** Seeds names and order from a saved `json_parser.struct` (version 3). */
   seed(struct: JsonValue | undefined): void {
