@@ -130,6 +130,28 @@ describe('JSON parser: type changes (ge-output.md §6.3)', () => {
 });
 
 describe('JSON parser: injected columns (userData, parent_*)', () => {
+  it('hashes rows with the renamed injected keys moved to the end when the table is created, in given order later', async () => {
+    // verified against GE: the row ids depend on the order of the keys PHP serialises
+    const rows = '[{"id":1,"0":"a","x":[{"JSON_parentId":"own","v":1},{"v":2}],"u":"data-u","parent_id":"p-own"},{"id":2,"x":[{"v":3}]}]';
+    const injected = '{"u":"U","JSON_parentId":"P","parent_id":"UP"}';
+    const { files } = await parse([
+      { rows, type: 'c1', injected },
+      { rows, type: 'c1', injected },
+    ]);
+    const ids = ['fbe34b1c984b21e84f13484e8fec1d6b', 'd45fa17389dabd1127afdab2d8b70a3b', 'df326b82ea8b30f4a42906d2d5a675ae', 'ce5b5fc45bc199ee868ae64fdbd75942'];
+    assert.equal(
+      files.get('b.c1'),
+      '"id","0_u0","x","u","parent_id","u_u0","JSON_parentId","parent_id_u0"\n' +
+        `"1","a","c1_${ids[0]}","data-u","p-own","U","P","UP"\n"2","","c1_${ids[1]}","","","U","P","UP"\n` +
+        // GE's ragged rows: later batches write the injected cells in the order given
+        `"1","a","c1_${ids[2]}","data-u","p-own","U","","UP","P"\n"2","","c1_${ids[3]}","","","U","","UP","P"\n`,
+    );
+    assert.equal(
+      files.get('b.c1_x'),
+      `"JSON_parentId","v","JSON_parentId_u0"\n"own","1","c1_${ids[0]}"\n"","2","c1_${ids[0]}"\n"","3","c1_${ids[1]}"\n"own","1","c1_${ids[2]}"\n"","2","c1_${ids[2]}"\n"","3","c1_${ids[3]}"\n`,
+    );
+  });
+
   it('renames a clashing injected column and remembers the rename for later tables (EX076)', async () => {
     const injected = '{"tag":"development","price":"$10"}';
     const { files } = await parse([

@@ -79,7 +79,8 @@ export class TableReplay {
 
   /**
    * Injected keys become `parent` nodes of the row node. When a table is created, a key that is
-   * already a data property is renamed `key_u0`, `key_u1`… and the rename holds for the whole run.
+   * already a data property is renamed `key_u0`, `key_u1`… (moved to the end of the injected map)
+   * and the rename holds for the whole run.
    */
   private addInjected(item: SchemaNode, injected: JsonObject, creatingTable: boolean): JsonObject {
     let result = injected;
@@ -91,7 +92,11 @@ export class TableReplay {
         if (!creatingTable) continue;
         for (let i = 0; item.prop(finalKey); i++) finalKey = `${key}_u${i}`;
         this.aliases.set(key, finalKey);
-        result = new Map([...result].map(([k, v]) => [k === key ? finalKey : k, v]));
+        // renamed while the table is created, the key moves to the end (GE unsets and re-adds it),
+        // which orders the row that the child link hashes; later batches keep the order given
+        const value = result.get(key)!;
+        result = new Map([...result].filter(([k]) => k !== key));
+        result.set(finalKey, value);
       }
       item.entries.set(`_${finalKey}`, SchemaNode.injected());
       this.structure.assignNames();
