@@ -152,6 +152,22 @@ describe('JSON parser: injected columns (userData, parent_*)', () => {
     );
   });
 
+  it('renames an injected key that is a data column of an existing table on every row, as GE (ragged rows)', async () => {
+    // verified against GE: three iterations of one bucket with different userData
+    const rows = '[{"id":1,"u":"du","x":[{"a":1}]},{"id":2}]';
+    const { files } = await parse([
+      { rows, type: 't' },
+      { rows, type: 't', injected: '{"u":"U1","v":"V1"}' },
+      { rows, type: 't', injected: '{"u":"U2","id":"I2"}' },
+    ]);
+    assert.equal(
+      files.get('b.t'),
+      '"id","u","x"\n"1","du","t_579fd43bb9b77001f88f9b8ae73b7cf2"\n"2","",""\n' +
+        '"1","U1","t_f920dd5c2314bd47bb0f5386551fd1c6","","V1"\n"2","U1","","","V1",""\n' +
+        '"I2","du","t_c4483684560bcf56ab04f510c69f0c7f","","","U2",""\n"I2","","","","","U2","",""\n',
+    );
+  });
+
   it('renames a clashing injected column and remembers the rename for later tables (EX076)', async () => {
     const injected = '{"tag":"development","price":"$10"}';
     const { files } = await parse([
