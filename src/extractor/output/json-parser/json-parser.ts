@@ -1,9 +1,12 @@
-import { isJsonObject, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
+import { UserError } from '../../../common/errors.js';
+import { quoteForLog } from '../../../common/log-text.js';
+import { isIntegerKey, isJsonObject, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
 import type { CsvFile } from '../csv-file.js';
 import { closedTables, StructState, type BucketParser, type OpenTable, type ProducedTable } from '../record-parser.js';
 import type { Spool } from '../spool.js';
 import type { TableNameCheck } from '../table-files.js';
 import { DraftTables } from './draft-tables.js';
+import { ITEM_KEY } from './schema-node.js';
 import { Structure } from './structure.js';
 import { TableReplay } from './table-replay.js';
 
@@ -48,6 +51,7 @@ export class JsonParser implements BucketParser {
    */
   process(rows: JsonValue[], dataType: string, injected: JsonObject = new Map()): boolean {
     if (rows.length === 0 || (rows.length === 1 && rows[0] === null)) return false;
+    for (const key of injected.keys()) refuseInjectedKey(key);
     this.structure.analyse(rows, dataType);
     this.structure.assignNames();
     const batch = { dataType, injected, rows };
@@ -98,5 +102,21 @@ export class JsonParser implements BucketParser {
 
   dispose(): Promise<void> {
     return this.spool.dispose();
+  }
+}
+
+/**
+ * userData keys GE's JSON parser crashes on (exit 2) when it writes the rows: integer-like keys
+ * (PHP makes them int keys, refused by a string parameter) and the names of the structure's own
+ * entries of a table node (`nodeType`, `[]`). Refused as a user error instead.
+ */
+function refuseInjectedKey(key: string): void {
+  let problem: string | undefined;
+  if (isIntegerKey(key)) problem = 'is an integer';
+  else if (key === 'nodeType' || key === ITEM_KEY) problem = 'is a name the parser reserves';
+  if (problem) {
+    throw new UserError(
+      `The userData key ${quoteForLog(key)} ${problem}: Generic Extractor's JSON parser fails on it. Rename the key, or map the data type with mappings.`,
+    );
   }
 }
