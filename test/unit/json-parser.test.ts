@@ -166,6 +166,10 @@ describe('JSON parser: injected columns (userData, parent_*)', () => {
         '"1","U1","t_f920dd5c2314bd47bb0f5386551fd1c6","","V1"\n"2","U1","","","V1",""\n' +
         '"I2","du","t_c4483684560bcf56ab04f510c69f0c7f","","","U2",""\n"I2","","","","","U2","",""\n',
     );
+    // the same when the queue is replayed at the end instead of kept as draft tables
+    const batches = [{ rows, type: 't' }, { rows, type: 't', injected: '{"u":"U1","v":"V1"}' }, { rows, type: 't', injected: '{"u":"U2","id":"I2"}' }];
+    const replayed = await runOutput([{ batches }], { drafts: false });
+    assert.equal(replayed.files.get('b.t'), files.get('b.t'));
   });
 
   it('renames a clashing injected column and remembers the rename for later tables (EX076)', async () => {
