@@ -224,8 +224,6 @@ async function runExtraction(input: DataDirInput, options: ExtractOptions, secre
           incremental: config.get('incrementalOutput') === true,
           mappings: config.get('mappings'),
           compatLevel: compatLevel(config),
-          // GE's MissingTableHelper reads the `incremental` attribute (not incrementalOutput)
-          missingTableIncremental: phpEmpty(config.get('incremental')) ? false : config.get('incremental')!,
         });
         const runner = new JobRunner({ api, client, parser, logger, progress, compatLevel: compatLevel(config), functions, contexts, redact: (text) => secrets.mask(text), signal });
         const configUserData = evaluateUserData(config.get('userData'), 'userData', { functions, contexts });

@@ -1,6 +1,6 @@
 import type { Logger } from '../common/logger.js';
 import { plural } from '../common/text.js';
-import { deepEqual, isJsonObject, isScalar, phpEmpty, phpJsonRoundTrip, type JsonObject, type JsonValue } from '../php-compat/index.js';
+import { deepEqual, isJsonObject, isScalar, phpArrayMerge, phpEmpty, phpJsonRoundTrip, toPhpArrayMap, type JsonObject, type JsonValue } from '../php-compat/index.js';
 import { compileRecursionFilter } from './children/recursion-filter.js';
 import {
   fillEndpoint,
@@ -69,8 +69,9 @@ export class JobRunner {
 
   /** A top-level job with the configuration's `userData` and a fresh paginator. */
   runTopLevel(job: JobConfig, configUserData: JsonObject, paginator: Paginator): Promise<JobResult> {
-    const injected = new Map(configUserData);
-    for (const [k, v] of this.jobUserData(job)) injected.set(k, v);
+    // GE: array_merge(config userData, job userData) when the config has any (integer keys renumbered)
+    const own = this.jobUserData(job);
+    const injected = configUserData.size > 0 ? phpArrayMerge(configUserData, own) : own;
     return this.run({ job, endpoint: job.endpoint, injected, ancestors: [], resolved: [] }, paginator);
   }
 
@@ -183,13 +184,14 @@ export class JobRunner {
 }
 
 /**
- * `userData` (config or job): an object gives its entries, a non-empty scalar becomes
- * `{<scalarKey>: value}`; values may be user functions (context attr, time) and must end up scalar.
+ * `userData` (config or job): an object gives its entries, a list its items under the keys 0, 1, …
+ * (a PHP array either way), a non-empty scalar becomes `{<scalarKey>: value}`; values may be user
+ * functions (context attr, time) and must end up scalar.
  * GE builds it with UserFunction::build, so its numbers take PHP's JSON round trip (1e15 → int).
  */
 export function evaluateUserData(value: JsonValue | undefined, scalarKey: string, ctx: Pick<JobRunContext, 'functions' | 'contexts'>): JsonObject {
   if (value === undefined || phpEmpty(value)) return new Map();
-  const entries: JsonObject = isJsonObject(value) ? value : new Map([[scalarKey, value]]);
+  const entries: JsonObject = isJsonObject(value) || Array.isArray(value) ? toPhpArrayMap(value) : new Map([[scalarKey, value]]);
   const out: JsonObject = new Map();
   for (const [k, v] of entries) {
     const evaluated = isJsonObject(v) ? ctx.functions.evaluate(v, ctx.contexts) : phpJsonRoundTrip(v);

@@ -70,3 +70,11 @@ export function phpStringBytes(s: string): Buffer {
 export function hasRawBytes(s: string): boolean {
   return /(?<![\ud800-\udbff])[\udc80-\udcff]/.test(s);
 }
+
+/**
+ * PHP 7.4 reading a string at a non-numeric offset (`$s['destination']`): a warning, then the
+ * offset counts as 0, so the result is the first byte ('' for an empty string).
+ */
+export function phpStringWordOffset(s: string): string {
+  return phpStringFromBytes(phpStringBytes(s).subarray(0, 1));
+}

@@ -1,6 +1,6 @@
 import crypto, { createHash } from 'node:crypto';
 import { formatFloat } from './float-format.js';
-import { PhpFloat, type JsonValue } from './values.js';
+import { isIntegerKey, PhpFloat, type JsonValue } from './values.js';
 
 /**
  * PHP `serialize()` of a decoded response value: objects are `stdClass`, lists are arrays,
@@ -39,11 +39,6 @@ function serializeValue(v: JsonValue, arrays: boolean): string {
     out += serializeValue(x, arrays);
   }
   return `${out}}`;
-}
-
-/** PHP turns array keys that are canonical decimal integers into integer keys. */
-export function isIntegerKey(k: string): boolean {
-  return /^(0|-?[1-9]\d*)$/.test(k) && Number.isSafeInteger(Number(k)) && k !== '-0';
 }
 
 export function md5Hex(text: string): string {

@@ -185,3 +185,27 @@ export function arrayReplaceRecursive(base: JsonValue, replacement: JsonValue, o
 export function toPhpArrayMap(v: JsonObject | JsonValue[]): JsonObject {
   return Array.isArray(v) ? new Map(v.map((x, i) => [String(i), x])) : new Map(v);
 }
+
+/**
+ * PHP `array_merge` of configuration arrays: string keys of `b` replace those of `a` in place,
+ * integer keys (integer-like strings, see isIntegerKey) of both are renumbered 0, 1, … in order.
+ */
+export function phpArrayMerge(a: JsonObject, b: JsonObject): JsonObject {
+  const merged: JsonObject = new Map();
+  let next = 0;
+  for (const source of [a, b]) {
+    for (const [k, v] of source) merged.set(isIntegerKey(k) ? String(next++) : k, v);
+  }
+  return merged;
+}
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** PHP turns array keys that are canonical decimal integers within int64 into integer keys. */
+export function isIntegerKey(k: string): boolean {
+  if (!/^(0|-?[1-9]\d*)$/.test(k)) return false;
+  if (k.length < 16) return true;
+  const n = BigInt(k);
+  return n >= INT64_MIN && n <= INT64_MAX;
+}

@@ -120,7 +120,7 @@ describe('output features end to end (mappings, legacy parser, empty tables)', (
     assert.match(upgraded.result.stateText, /"json_parser\.structVersion":3,"time":\{"previousStart":1700000000\}\}$/);
   });
 
-  it('sets incremental from the last iteration of each bucket; header-only tables use each config`s `incremental`', async () => {
+  it('sets incremental from the last iteration of each bucket; header-only tables use the incrementalOutput of the first config that writes them', async () => {
     const run = await runExtraction({
       api: { baseUrl: `${server.url}/` },
       config: { outputBucket: 'main', jobs: [{ endpoint: 'stats' }], mappings: { m: { x: 'x' } } },
@@ -128,7 +128,32 @@ describe('output features end to end (mappings, legacy parser, empty tables)', (
     });
     assert.equal(run.files.get('main.stats.manifest'), '{"destination":"in.c-main.stats","incremental":false}');
     assert.equal(run.files.get('other.stats.manifest'), '{"destination":"in.c-other.stats","incremental":true}');
-    assert.equal(run.files.get('main.m.manifest'), '{"incremental":false,"destination":"in.c-main.m"}');
+    assert.equal(run.files.get('main.m.manifest'), '{"incremental":true,"destination":"in.c-main.m"}');
     assert.equal(run.files.get('other.m.manifest'), '{"incremental":true,"destination":"in.c-other.m"}');
+  });
+  it('merges userData as PHP array_merge (integer keys renumbered), takes lists, and refuses keys the JSON parser crashes on', async () => {
+    // verified against GE: the config's userData merged with the job's renumbers integer-like keys
+    const legacy = await runExtraction({
+      api: { baseUrl: `${server.url}/` },
+      config: {
+        outputBucket: 'ud',
+        compatLevel: 1,
+        // (JavaScript orders integer keys first, so the fixture lists them first)
+        userData: { 5: 'five', 7: 'seven', a: 'A' },
+        jobs: [{ endpoint: 'stats', userData: { 9: 'nine', b: 'B' } }, { endpoint: 'empty', dataType: 'e' }],
+      },
+    });
+    assert.match(legacy.files.get('ud.stats')!, /^"k","list","0","1","a","2","b"\n"v","stats_[0-9a-f]{32}","five","seven","A","nine","B"\n$/);
+    const list = await runExtraction({
+      api: { baseUrl: `${server.url}/` },
+      config: { outputBucket: 'ud', jobs: [{ endpoint: 'stats', userData: ['x', 'y'] }], mappings: { stats: { k: 'k', 1: { type: 'user', mapping: { destination: 'second' } } } } },
+    });
+    assert.equal(list.files.get('ud.stats'), '"second","k"\n"y","v"\n');
+    for (const userData of [{ 0: 'zero' }, ['x'], { nodeType: 'n' }]) {
+      await assert.rejects(
+        runExtraction({ api: { baseUrl: `${server.url}/` }, config: { outputBucket: 'ud', userData, jobs: [{ endpoint: 'stats' }] } }),
+        /^UserError: The userData key "(0|nodeType)" is (an integer|a name the parser reserves): Generic Extractor's JSON parser fails on it\./,
+      );
+    }
   });
 });

@@ -21,8 +21,6 @@ export interface OutputConfig {
   mappings?: string;
   compatLevel?: number;
   incremental?: boolean;
-  /** JSON text of `config.incremental` (what MissingTableHelper reads) */
-  missingTableIncremental?: string;
   batches: OutputBatch[];
 }
 
@@ -64,7 +62,6 @@ export async function runOutput(
         incremental: config.incremental ?? false,
         mappings: config.mappings ? decodeJson(config.mappings) : undefined,
         compatLevel: config.compatLevel ?? 3,
-        missingTableIncremental: config.missingTableIncremental ? decodeJson(config.missingTableIncremental) : false,
       });
       for (const b of config.batches) {
         parser.process(decodeJson(b.rows) as JsonValue[], b.type ?? 'a', (b.injected ? decodeJson(b.injected) : new Map()) as JsonObject);

@@ -1,4 +1,9 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { CsvFile } from '../../src/extractor/output/csv-file.js';
+import { phpStringFromBytes } from '../../src/php-compat/index.js';
 import { table } from '../support/parser.js';
 
 /** Cells exactly as GE's PHP writes them (ge-output.md §2). */
@@ -32,5 +37,23 @@ describe('CSV rendering', () => {
     assert.equal(await cell('"Stanisław 😀"'), '"Stanisław 😀"');
     assert.equal(await cell('"a,b\\r\\tc\\\\"'), '"a,b\r\tc\\"');
     assert.equal(await cell('"007"'), '"007"');
+  });
+});
+
+describe('CSV bytes', () => {
+  it('writes PHP byte strings (e.g. a raw digest from userData) as the bytes they hold', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-csv-bytes-'));
+    try {
+      const csv = new CsvFile(path.join(dir, 't.csv'));
+      const raw = phpStringFromBytes(Buffer.from([0x90, 0x01, 0xc3]));
+      csv.writeHeader(['h', raw]);
+      csv.writeRow(['é', raw]);
+      await csv.close();
+      const header = Buffer.from([0x22, 0x68, 0x22, 0x2c, 0x22, 0x90, 0x01, 0xc3, 0x22, 0x0a]);
+      assert.equal(csv.headerBytes, header.length);
+      assert.deepEqual(await readFile(path.join(dir, 't.csv')), Buffer.concat([header, Buffer.from('"é","'), Buffer.from([0x90, 0x01, 0xc3]), Buffer.from('"\n')]));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { buildOutState } from '../../src/extractor/extractor.js';
 import { decodeJson, type JsonObject } from '../../src/php-compat/index.js';
+import { runOutput } from '../support/output.js';
 import { parse, table } from '../support/parser.js';
 
 describe('JSON parser: tables and edge cases (ge-output.md §6.10)', () => {
@@ -54,6 +55,24 @@ describe('JSON parser: tables and edge cases (ge-output.md §6.10)', () => {
     assert.equal(await table('[1,[2],[3,[4]]]'), '"data"\n"1"\n"[2]"\n"[3,[4]]"\n');
     const { files } = await parse([{ rows: '[{"a":[["c","d"],["e","f"]]}]', type: 'T' }]);
     assert.match(files.get('b.T_a')!, /^"data","JSON_parentId"\n"\[""c"",""d""\]","T_[0-9a-f]{32}"\n"\[""e"",""f""\]","T_[0-9a-f]{32}"\n$/);
+  });
+
+  it("warns like GE for each list inside a list (the JSON parser's analysis)", async () => {
+    const run = await runOutput([{ batches: [{ rows: '[[1,2],[]]', type: 'n' }, { rows: '[{"a":[[1],"x"],"b":{"c":[[]]}}]', type: 'o' }] }]);
+    const warnings = run.logs.split('\n').filter((line) => line.includes('WARN'));
+    assert.deepEqual(
+      warnings.map((line) => line.replace(/^.*WARN +/, '')),
+      [
+        "Converting nested array 'n.[]' to JSON string.",
+        "Converting nested array 'n.[]' to JSON string.",
+        "Converting nested array 'o.[].a.[]' to JSON string.",
+        "Converting nested array 'o.[].b.c.[]' to JSON string.",
+      ],
+    );
+    assert.equal(run.files.get('b.n'), '"data"\n"[1,2]"\n"[]"\n');
+    // a key that could break the log line is quoted
+    const hostile = await runOutput([{ batches: [{ rows: '[{"a\\nb":[[1]]}]', type: 'h' }] }]);
+    assert.match(hostile.logs, /Converting nested array '"h\.\[\]\.a\\nb\.\[\]"' to JSON string\./);
   });
 
   it('the default bucket writes plain table names and manifests without destination', async () => {
@@ -111,6 +130,48 @@ describe('JSON parser: type changes (ge-output.md §6.3)', () => {
 });
 
 describe('JSON parser: injected columns (userData, parent_*)', () => {
+  it('hashes rows with the renamed injected keys moved to the end when the table is created, in given order later', async () => {
+    // verified against GE: the row ids depend on the order of the keys PHP serialises
+    const rows = '[{"id":1,"0":"a","x":[{"JSON_parentId":"own","v":1},{"v":2}],"u":"data-u","parent_id":"p-own"},{"id":2,"x":[{"v":3}]}]';
+    const injected = '{"u":"U","JSON_parentId":"P","parent_id":"UP"}';
+    const { files } = await parse([
+      { rows, type: 'c1', injected },
+      { rows, type: 'c1', injected },
+    ]);
+    const ids = ['fbe34b1c984b21e84f13484e8fec1d6b', 'd45fa17389dabd1127afdab2d8b70a3b', 'df326b82ea8b30f4a42906d2d5a675ae', 'ce5b5fc45bc199ee868ae64fdbd75942'];
+    assert.equal(
+      files.get('b.c1'),
+      '"id","0_u0","x","u","parent_id","u_u0","JSON_parentId","parent_id_u0"\n' +
+        `"1","a","c1_${ids[0]}","data-u","p-own","U","P","UP"\n"2","","c1_${ids[1]}","","","U","P","UP"\n` +
+        // GE's ragged rows: later batches write the injected cells in the order given
+        `"1","a","c1_${ids[2]}","data-u","p-own","U","","UP","P"\n"2","","c1_${ids[3]}","","","U","","UP","P"\n`,
+    );
+    assert.equal(
+      files.get('b.c1_x'),
+      `"JSON_parentId","v","JSON_parentId_u0"\n"own","1","c1_${ids[0]}"\n"","2","c1_${ids[0]}"\n"","3","c1_${ids[1]}"\n"own","1","c1_${ids[2]}"\n"","2","c1_${ids[2]}"\n"","3","c1_${ids[3]}"\n`,
+    );
+  });
+
+  it('renames an injected key that is a data column of an existing table on every row, as GE (ragged rows)', async () => {
+    // verified against GE: three iterations of one bucket with different userData
+    const rows = '[{"id":1,"u":"du","x":[{"a":1}]},{"id":2}]';
+    const { files } = await parse([
+      { rows, type: 't' },
+      { rows, type: 't', injected: '{"u":"U1","v":"V1"}' },
+      { rows, type: 't', injected: '{"u":"U2","id":"I2"}' },
+    ]);
+    assert.equal(
+      files.get('b.t'),
+      '"id","u","x"\n"1","du","t_579fd43bb9b77001f88f9b8ae73b7cf2"\n"2","",""\n' +
+        '"1","U1","t_f920dd5c2314bd47bb0f5386551fd1c6","","V1"\n"2","U1","","","V1",""\n' +
+        '"I2","du","t_c4483684560bcf56ab04f510c69f0c7f","","","U2",""\n"I2","","","","","U2","",""\n',
+    );
+    // the same when the queue is replayed at the end instead of kept as draft tables
+    const batches = [{ rows, type: 't' }, { rows, type: 't', injected: '{"u":"U1","v":"V1"}' }, { rows, type: 't', injected: '{"u":"U2","id":"I2"}' }];
+    const replayed = await runOutput([{ batches }], { drafts: false });
+    assert.equal(replayed.files.get('b.t'), files.get('b.t'));
+  });
+
   it('renames a clashing injected column and remembers the rename for later tables (EX076)', async () => {
     const injected = '{"tag":"development","price":"$10"}';
     const { files } = await parse([

@@ -55,6 +55,35 @@ describe('legacy parser: duplicate names and values (§7)', () => {
   });
 });
 
+describe('legacy parser: integer-like keys', () => {
+  it('keeps integer-like keys as columns in first-seen order, also in nested objects and child tables', async () => {
+    const { files, state } = await legacy([
+      {
+        rows: '[{"0":"a","1":{"2":"b","x":[1]},"id":5,"Id":6,"i d":7,"i_d":8,"":"empty","-1":"neg","01":"lead","1.5":"dot"},{"0":"c","1":{"2":"d"},"10":"ten"}]',
+        type: 'l1',
+      },
+      { rows: '[{"2":"two","0":"zero","1":"one"},{"1":"one2","3":"three"}]', type: 'l4' },
+      { rows: '[{"b":[{"0":"x","1":"y"}]}]', type: 'l3' },
+    ]);
+    const link = 'l1.1_a3c153f05f4891513c17689074a943ff';
+    assert.equal(
+      files.get('b.l1'),
+      `"0","1_2","1_x","id","Id","i_d","${md5('i_d')}","","-1","01","1_5","10"\n"a","b","${link}","5","6","8","","empty","neg","lead","dot",""\n"c","d","","","","","","","","","","ten"\n`,
+    );
+    assert.equal(files.get('b.l1_1_x'), `"data","JSON_parentId"\n"1","${link}"\n`);
+    assert.equal(files.get('b.l4'), '"2","0","1","3"\n"two","zero","one",""\n"","","one2","three"\n');
+    assert.match(files.get('b.l3_b')!, /^"0","1","JSON_parentId"\n"x","y","l3_[0-9a-f]{32}"\n$/);
+    // definitions with the keys 0, 1 in order are a PHP list: saved as a JSON list
+    assert.match(buildOutState(new Map(), 1, state), /"l3\.b":\["scalar","scalar"\]/);
+  });
+
+  it('lets an injected integer-like key replace the same property in place (array_replace keeps the key)', async () => {
+    const { files } = await legacy([{ rows: '[{"id":1,"0":"a","u":"data"},{"id":2}]', type: 'c', injected: '{"u":"U","0":"zero"}' }]);
+    // the header repeats the injected names (md5 of the raw names: always empty), as GE's does
+    assert.equal(files.get('b.c'), `"id","0","u","${md5('u')}","${md5('0')}"\n"1","zero","U","",""\n"2","zero","U","",""\n`);
+  });
+});
+
 describe('legacy parser: analysis (§7)', () => {
   it('ignores empty objects, so an object group appears where it was first non-empty', async () => {
     const rows = '[{"id":1,"o":{},"name":"a"},{"id":2,"o":{"x":1},"name":"b"}]';
@@ -76,6 +105,22 @@ describe('legacy parser: analysis (§7)', () => {
     const { files } = await legacy([{ rows: '[{"id":1,"t":"solo","n":[[1,2]]},{"id":2,"t":["p","q"]}]' }]);
     assert.match(files.get('b.a_t')!, /^"data","JSON_parentId"\n"solo","a_[0-9a-f]{32}"\n"p","a_[0-9a-f]{32}"\n"q","a_[0-9a-f]{32}"\n$/);
     assert.match(files.get('b.a_n')!, /^"data","JSON_parentId"\n"\[1,2\]","a_[0-9a-f]{32}"\n$/);
+  });
+
+  it("warns like GE for each list inside a list, also for [[]] of a type the seeded structure knows", async () => {
+    const run = await legacy([{ rows: '[[1,2],[3]]', type: 'n' }, { rows: '[[]]', type: 'e' }, { rows: '[{"a":[[1],"x"],"b":{"c":[[]]}}]', type: 'o' }]);
+    const warnings = (logs: string) => logs.split('\n').filter((line) => line.includes('WARN')).map((line) => line.replace(/^.*WARN +/, ''));
+    assert.deepEqual(warnings(run.logs), [
+      'Using legacy JSON parser, because it has been explicitly requested.',
+      "Unsupported array nesting in 'n'! Converting to JSON string.",
+      "Unsupported array nesting in 'n'! Converting to JSON string.",
+      "Unsupported array nesting in 'o.a'! Converting to JSON string.",
+      "Unsupported array nesting in 'o.b.c'! Converting to JSON string.",
+    ]);
+    assert.equal(run.files.has('b.e'), false);
+    const seeded = await runOutput([{ batches: [{ rows: '[[]]', type: 't' }] }], { struct: '{"t":{"data":"scalar"}}', structVersion: 2 });
+    assert.deepEqual(warnings(seeded.logs), ['Using legacy JSON parser, because it is in configuration state.', "Unsupported array nesting in 't'! Converting to JSON string."]);
+    assert.equal(seeded.files.get('b.t'), '"data"\n"[]"\n');
   });
 
   it('adds a `data` column when scalar rows follow object rows of a type', async () => {

@@ -63,6 +63,40 @@ describe('mappings: columns (ge-output.md §8.2)', () => {
   });
 });
 
+describe('mappings: the "" path and integer-like keys', () => {
+  it('reads "" as the property "" of an object record, nothing of a list, and the record itself only when scalar', async () => {
+    const { files } = await runMapped('{"objs":{"id":"id","":"self","a":{"type":"table","destination":"sub","tableMapping":{"":"val"}}}}', [
+      { rows: '[{"id":1,"a":{"x":1},"":"own"},{"id":2,"a":[1,[2]]},{"id":3,"a":"s"}]', type: 'objs' },
+    ]);
+    const k1 = md5('O:8:"stdClass":3:{s:2:"id";i:1;s:1:"a";O:8:"stdClass":1:{s:1:"x";i:1;}s:0:"";s:3:"own";}');
+    const k2 = md5('O:8:"stdClass":2:{s:2:"id";i:2;s:1:"a";a:2:{i:0;i:1;i:1;a:1:{i:0;i:2;}}}');
+    const k3 = md5('O:8:"stdClass":2:{s:2:"id";i:3;s:1:"a";s:1:"s";}');
+    assert.equal(files.get('b.objs'), `"id","self","sub"\n"1","own","${k1}"\n"2","","${k2}"\n"3","","${k3}"\n`);
+    // the object {"x":1} and the list [2] give no value; the scalars are the rows themselves
+    assert.equal(files.get('b.sub'), `"val","objs_pk"\n"","${k1}"\n"1","${k2}"\n"","${k2}"\n"s","${k3}"\n`);
+  });
+
+  it('reads integer-like keys as list indexes and object properties', async () => {
+    const { files } = await runMapped(
+      '{"arrs":{"0":{"mapping":{"destination":"c0"}},"1.2":{"mapping":{"destination":"c12"}},"2":{"mapping":{"destination":"c2","primaryKey":true}},"1":{"type":"table","destination":"kids","tableMapping":{"0":{"mapping":{"destination":"k0"}},"":{"mapping":{"destination":"self"}}}}}}',
+      [{ rows: '[["a","b",null],{"0":"x","1":{"2":"y"}},["c",["d","e"]]]', type: 'arrs' }],
+    );
+    assert.equal(files.get('b.arrs'), '"c0","c12","c2"\n"a","",""\n"x","y",""\n"c","",""\n');
+    assert.equal(files.get('b.arrs.manifest'), '{"destination":"in.c-b.arrs","incremental":false,"primary_key":["c2"]}');
+    assert.equal(files.get('b.kids'), '"k0","self","arrs_pk"\n"","b",""\n"","",""\n"","d",""\n"","e",""\n');
+  });
+
+  it('does not expand a string under an integer-like key (csvmap expands string keys only)', async () => {
+    await assert.rejects(runMapped('{"arrs":{"0":"c0","1":"c1"}}', [{ rows: '[["a","b"]]', type: 'arrs' }]), (error: Error) => {
+      assert.equal(error.message, "Bad Json to CSV Mapping configuration: Key 'mapping.destination' is not set for column '0'.");
+      return true;
+    });
+    // a key that only looks numeric is a string key and expands
+    const { files } = await runMapped('{"arrs":{"01":"c01","-0":"m0"}}', [{ rows: '[{"01":"x","-0":"y"}]', type: 'arrs' }]);
+    assert.equal(files.get('b.arrs'), '"c01","m0"\n"x","y"\n');
+  });
+});
+
 describe('mappings: child tables, link values and primary keys (§8.3)', () => {
   const user = '{"id":1,"name":"A","tags":["x","y"]}';
   const userSerialized = 'O:8:"stdClass":3:{s:2:"id";i:1;s:4:"name";s:1:"A";s:4:"tags";a:2:{i:0;s:1:"x";i:1;s:1:"y";}}';

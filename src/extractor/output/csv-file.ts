@@ -2,7 +2,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { stringify } from 'csv-stringify/sync';
 import { ApplicationError } from '../../common/errors.js';
-import { formatFloat, PhpFloat, type JsonValue } from '../../php-compat/index.js';
+import { formatFloat, PhpFloat, phpStringBytes, type JsonValue } from '../../php-compat/index.js';
 
 /** GE's CSV dialect: every field quoted (header and empty cells too), `""` escaping, LF endings. */
 const DIALECT = { quoted: true, quoted_empty: true, record_delimiter: 'unix', eof: true } as const;
@@ -19,7 +19,7 @@ export function cellText(v: JsonValue | undefined): string {
   return String(v);
 }
 
-/** One CSV record in GE's dialect (a record without fields is just the line end). */
+/** One CSV record in GE's dialect (a record without fields is just the line end); write it with phpStringBytes. */
 export function csvLine(cells: string[]): string {
   return stringify([cells], DIALECT);
 }
@@ -56,7 +56,7 @@ export class CsvFile {
   writeHeader(columns: string[]): void {
     this.header = columns;
     if (columns.length === 0) return;
-    this.headerBytes = Buffer.byteLength(csvLine(columns));
+    this.headerBytes = phpStringBytes(csvLine(columns)).length;
     this.pending.push(columns);
   }
 
@@ -98,7 +98,8 @@ export class CsvFile {
 
   private writePending(): void {
     if (this.pending.length === 0) return;
-    const chunk = stringify(this.pending, DIALECT);
+    // PHP byte strings (e.g. a raw digest in userData) are written as the bytes they hold
+    const chunk = phpStringBytes(stringify(this.pending, DIALECT));
     this.pending = [];
     const write = new Promise<void>((resolve, reject) => this.stream.write(chunk, (error) => (error ? reject(error) : resolve())));
     write.catch(() => {}); // the stream reports the error too; awaiting `written()` rethrows it

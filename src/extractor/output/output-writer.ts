@@ -4,7 +4,7 @@ import path from 'node:path';
 import { UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { resolveInside } from '../../common/safe-path.js';
-import { arrayReplaceRecursive, phpEmpty, phpJsonEncode, phpToString, type JsonObject, type JsonValue } from '../../php-compat/index.js';
+import { arrayReplaceRecursive, phpEmpty, phpJsonEncode, phpStringBytes, phpToString, type JsonObject, type JsonValue } from '../../php-compat/index.js';
 import { CsvFile, csvLine } from './csv-file.js';
 import { JsonParser, STRUCT_VERSION } from './json-parser/json-parser.js';
 import { missingTables, type MissingTablesConfig } from './mapping/missing-tables.js';
@@ -29,8 +29,6 @@ export interface ParserOptions {
   mappings?: JsonValue;
   /** `config.compatLevel` as GE reads it (absent/0 → 3); ≤ 1 asks for the legacy parser */
   compatLevel?: number;
-  /** `config.incremental` as GE's MissingTableHelper reads it (the value, or false when PHP-empty) */
-  missingTableIncremental?: JsonValue;
 }
 
 interface BucketOutput {
@@ -82,7 +80,8 @@ export class OutputWriter {
     }
     output.incremental = config.incremental; // the last config of a bucket decides
     if (!phpEmpty(config.mappings)) {
-      this.mappedConfigs.push({ bucket, incremental: config.missingTableIncremental ?? false, mappings: config.mappings });
+      // header-only mapped tables: each config's own incrementalOutput
+      this.mappedConfigs.push({ bucket, incremental: config.incremental, mappings: config.mappings });
     }
     if (typeof options === 'boolean' && !(output.parser instanceof JsonParser)) {
       throw new Error('parserFor(bucket, incremental) serves the JSON parser only');
@@ -134,7 +133,7 @@ export class OutputWriter {
       }
       const exists = (file: string) => written.has(file) || existsSync(resolveInside(this.outTablesDir, file));
       for (const table of missingTables(this.mappedConfigs, (bucket, name) => exists(writableFileName(bucket, name)))) {
-        await writeFile(resolveInside(staging, table.file), csvLine(table.header));
+        await writeFile(resolveInside(staging, table.file), phpStringBytes(csvLine(table.header)));
         await writeFile(resolveInside(staging, `${table.file}.manifest`), table.manifest);
         written.set(table.file, { file: table.file, bucket: table.bucket, table: table.name, rows: 0 });
         this.logger.debug(`Created the missing mapped table ${table.file} (header only)`);
@@ -171,7 +170,11 @@ export class OutputWriter {
       parser = legacy;
       await seedOrDispose(parser, () => legacy.seed(choice.seed));
     } else {
-      const json = new JsonParser(spool, { drafts: this.options.drafts, checkTableName: responseTableNameCheck(bucket) });
+      const json = new JsonParser(spool, {
+        drafts: this.options.drafts,
+        checkTableName: responseTableNameCheck(bucket),
+        warn: (message) => this.logger.warn(message),
+      });
       parser = json;
       await seedOrDispose(parser, () => json.seed(choice.seed));
     }

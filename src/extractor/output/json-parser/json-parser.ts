@@ -1,9 +1,12 @@
-import { isJsonObject, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
+import { UserError } from '../../../common/errors.js';
+import { quoteForLog } from '../../../common/log-text.js';
+import { isIntegerKey, isJsonObject, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
 import type { CsvFile } from '../csv-file.js';
 import { closedTables, StructState, type BucketParser, type OpenTable, type ProducedTable } from '../record-parser.js';
 import type { Spool } from '../spool.js';
 import type { TableNameCheck } from '../table-files.js';
 import { DraftTables } from './draft-tables.js';
+import { ITEM_KEY } from './schema-node.js';
 import { Structure } from './structure.js';
 import { TableReplay } from './table-replay.js';
 
@@ -16,19 +19,22 @@ export const STRUCT_VERSION = 3;
  * written while the run goes on, are known to hold the same bytes (see DraftTables).
  */
 export class JsonParser implements BucketParser {
-  readonly structure = new Structure();
+  readonly structure: Structure;
   private readonly aliases = new Map<string, string>();
   private processed = 0;
   private drafts: DraftTables | undefined;
 
   /**
    * `drafts: false` always replays the queue at the end (tests compare both ways);
-   * `checkTableName` refuses table names that cannot be file names.
+   * `checkTableName` refuses table names that cannot be file names; `warn` receives GE's
+   * analysis warnings.
    */
   constructor(
     private readonly spool: Spool,
-    private readonly options: { drafts?: boolean; checkTableName?: TableNameCheck } = {},
-  ) {}
+    private readonly options: { drafts?: boolean; checkTableName?: TableNameCheck; warn?: (message: string) => void } = {},
+  ) {
+    this.structure = new Structure(options.warn);
+  }
 
   /** Seeds names and order from a saved `json_parser.struct` (version 3). */
   seed(struct: JsonValue | undefined): void {
@@ -45,6 +51,7 @@ export class JsonParser implements BucketParser {
    */
   process(rows: JsonValue[], dataType: string, injected: JsonObject = new Map()): boolean {
     if (rows.length === 0 || (rows.length === 1 && rows[0] === null)) return false;
+    for (const key of injected.keys()) refuseInjectedKey(key);
     this.structure.analyse(rows, dataType);
     this.structure.assignNames();
     const batch = { dataType, injected, rows };
@@ -95,5 +102,21 @@ export class JsonParser implements BucketParser {
 
   dispose(): Promise<void> {
     return this.spool.dispose();
+  }
+}
+
+/**
+ * userData keys GE's JSON parser crashes on (exit 2) when it writes the rows: integer-like keys
+ * (PHP makes them int keys, refused by a string parameter) and the names of the structure's own
+ * entries of a table node (`nodeType`, `[]`). Refused as a user error instead.
+ */
+function refuseInjectedKey(key: string): void {
+  let problem: string | undefined;
+  if (isIntegerKey(key)) problem = 'is an integer';
+  else if (key === 'nodeType' || key === ITEM_KEY) problem = 'is a name the parser reserves';
+  if (problem) {
+    throw new UserError(
+      `The userData key ${quoteForLog(key)} ${problem}: Generic Extractor's JSON parser fails on it. Rename the key, or map the data type with mappings.`,
+    );
   }
 }

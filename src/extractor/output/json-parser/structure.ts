@@ -1,4 +1,5 @@
 import { UserError } from '../../../common/errors.js';
+import { displayText } from '../../../common/log-text.js';
 import { isJsonObject, isScalar, stringifyExact, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
 import { safeName } from './safe-name.js';
 import { decodeKey, ITEM_KEY, SchemaNode, type NodeType } from './schema-node.js';
@@ -27,6 +28,9 @@ export class Structure {
   private readonly changed = (): void => {
     this.changes++;
   };
+
+  /** `warn`: GE's analysis warnings (a list inside a list), as they happen */
+  constructor(private readonly warn: (message: string) => void = () => {}) {}
 
   rootOf(dataType: string): SchemaNode | undefined {
     return this.root.prop(dataType);
@@ -65,8 +69,11 @@ export class Structure {
       for (const [k, v] of value) this.analyseValue(v, node.childAt(`_${k}`, this.changed), path, k, false);
       type = 'object';
     } else if (Array.isArray(value)) {
-      if (inList) type = 'scalar'; // a list inside a list is written as JSON text
-      else {
+      if (inList) {
+        // a list inside a list is written as JSON text, with GE's warning for each
+        this.warn(`Converting nested array '${displayText(pathOf(parent, key))}' to JSON string.`);
+        type = 'scalar';
+      } else {
         this.analyseList(value, node, pathOf(parent, key));
         type = 'array';
       }

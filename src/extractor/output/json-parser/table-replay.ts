@@ -19,6 +19,8 @@ type Lazy = () => string;
 
 const NO_OUTER: Lazy = () => '';
 const NO_INJECTED: JsonObject = new Map();
+/** a renamed column that no row carries a value for */
+const INJECTED_ONLY: JsonValue = null;
 
 /**
  * The writing half of GE's JSON parser (json-parser `Parser::parse/parseRow/parseField`): replays
@@ -49,15 +51,23 @@ export class TableReplay {
   private writeList(rows: JsonValue[], item: SchemaNode, cleanPath: string, injectedRaw: JsonObject): void {
     const tableName = safeName(cleanPath);
     let table = this.tables.get(tableName);
-    const injected = this.addInjected(item, this.aliased(injectedRaw), !table);
+    const creating = !table;
+    // GE's getHeaders runs when a table is created (its renames then apply to the batch's rows)
+    // and again for every row; on an existing table only keys that are not injected columns yet
+    // change anything, so the per-row pass is a lookup per key
+    const injected = creating ? this.addInjected(item, this.aliased(injectedRaw), true).keys : this.aliased(injectedRaw);
     if (!table) {
       this.checkTableName(tableName, cleanPath);
       table = this.openTable(tableName);
       table.writeHeader(this.header(item));
       this.tables.set(tableName, table);
     }
-    const columns = this.columns(item, injected);
+    let columns = this.columns(item, injected);
     for (const raw of rows) {
+      if (!creating && injected.size > 0) {
+        const added = this.addInjected(item, injected, false);
+        if (added.changed) columns = this.columns(item, added.keys);
+      }
       let row: JsonObject;
       if (isJsonObject(raw)) row = raw;
       else if (Array.isArray(raw)) row = new Map([['data', phpJsonEncode(raw)]]);
@@ -78,25 +88,32 @@ export class TableReplay {
   }
 
   /**
-   * Injected keys become `parent` nodes of the row node. When a table is created, a key that is
-   * already a data property is renamed `key_u0`, `key_u1`… and the rename holds for the whole run.
+   * Injected keys become `parent` nodes of the row node (json-parser `getHeaders`). A key that is
+   * a data property is renamed `key_u0`, `key_u1`… (the first free name) and the rename holds for
+   * the whole run. When the table is being created the renamed key moves to the end of the
+   * injected map, which is what the rows then carry. On an existing table the rows keep the key
+   * (its value overwrites the property) and only the columns read are renamed — GE adds a new,
+   * always empty column for each such row, past the frozen header (ragged rows).
    */
-  private addInjected(item: SchemaNode, injected: JsonObject, creatingTable: boolean): JsonObject {
-    let result = injected;
+  private addInjected(item: SchemaNode, injected: JsonObject, creatingTable: boolean): { keys: JsonObject; changed: boolean } {
+    let keys = injected;
+    let changed = false;
     for (const key of injected.keys()) {
       const existing = item.prop(key);
       if (existing?.isInjected) continue;
       let finalKey = key;
       if (existing) {
-        if (!creatingTable) continue;
         for (let i = 0; item.prop(finalKey); i++) finalKey = `${key}_u${i}`;
         this.aliases.set(key, finalKey);
-        result = new Map([...result].map(([k, v]) => [k === key ? finalKey : k, v]));
+        const value = keys.get(key)!;
+        keys = new Map([...keys].filter(([k]) => k !== key));
+        keys.set(finalKey, creatingTable ? value : INJECTED_ONLY);
       }
       item.entries.set(`_${finalKey}`, SchemaNode.injected());
       this.structure.assignNames();
+      changed = true;
     }
-    return result;
+    return { keys, changed };
   }
 
   /** Column names of a table's row node (json-parser `getHeaders`) and where each one is. */

@@ -1,3 +1,4 @@
+import { displayText } from '../../../common/log-text.js';
 import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
 import { StructureError } from '../json-parser/structure.js';
 import type { Definitions, LegacyStruct } from './legacy-struct.js';
@@ -29,7 +30,10 @@ export function isEmptyObject(o: JsonObject): boolean {
  * empty objects are skipped.
  */
 export class LegacyAnalyzer {
-  constructor(private readonly struct: LegacyStruct) {}
+  constructor(
+    private readonly struct: LegacyStruct,
+    private readonly onWarning: (message: string) => void = () => {},
+  ) {}
 
   /** `Analyzer::analyze`: the item type of the list, or false for an empty list. */
   analyze(data: JsonValue[], type: string): string | false {
@@ -62,7 +66,8 @@ export class LegacyAnalyzer {
         definitions.set(key, fieldType);
       }
     } else if (Array.isArray(row)) {
-      // a list inside a list is written as JSON text
+      // a list inside a list is written as JSON text, with GE's warning for each
+      this.onWarning(`Unsupported array nesting in '${displayText(type)}'! Converting to JSON string.`);
       rowType = 'scalar';
       definitions.set('data', 'scalar');
     }

@@ -18,14 +18,16 @@ export const LEGACY_STRUCT_VERSION = new PhpFloat(2);
  */
 export class LegacyJsonParser implements BucketParser {
   readonly struct = new LegacyStruct();
-  private readonly analyzer = new LegacyAnalyzer(this.struct);
+  private readonly analyzer: LegacyAnalyzer;
 
   constructor(
     private readonly spool: Spool,
     private readonly onWarning: (message: string) => void = () => {},
     /** refuses table names that cannot be file names (response keys become table names) */
     private readonly checkTableName?: TableNameCheck,
-  ) {}
+  ) {
+    this.analyzer = new LegacyAnalyzer(this.struct, onWarning);
+  }
 
   /** Seeds the structure from a saved `json_parser.struct` (version 2). */
   seed(struct: JsonValue | undefined): void {

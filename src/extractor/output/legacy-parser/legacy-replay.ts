@@ -1,5 +1,4 @@
 import {
-  isIntegerKey,
   isJsonObject,
   isScalar,
   md5Hex,
@@ -160,17 +159,12 @@ function setCell(cells: CsvRow, column: string, value: JsonValue, type: string):
 }
 
 /**
- * `array_merge($definitions, $parentCols)`: injected keys replace same-named properties in place,
- * and integer-like keys are renumbered from 0 (PHP array semantics).
+ * `array_replace($definitions, $parentCols)`: injected keys replace same-named properties in place
+ * and the rest follow; keys stay as they are (integer-like ones included).
  */
 function mergedColumns(definitions: Map<string, string>, parentColumns: string[]): Map<string, string> {
-  const merged = new Map<string, string>();
-  let next = 0;
-  const put = (key: string, type: string): void => {
-    if (isIntegerKey(key)) merged.set(String(next++), type);
-    else merged.set(key, type);
-  };
-  for (const [k, v] of definitions) put(k, v);
-  for (const k of parentColumns) put(k, INJECTED_TYPE);
+  if (parentColumns.length === 0) return definitions;
+  const merged = new Map(definitions);
+  for (const k of parentColumns) merged.set(k, INJECTED_TYPE);
   return merged;
 }

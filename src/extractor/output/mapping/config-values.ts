@@ -46,11 +46,13 @@ export function phpType(v: JsonValue | undefined): string {
 }
 
 /**
- * php-utils `getDataFromPath`: the path `""` or the separator itself is the value; otherwise each
- * step must be an existing object property or a set, non-null list index. Missing → null.
+ * php-utils `getDataFromPath`: the separator itself is the value; otherwise each step of the path
+ * split at the separator must be an existing object property or a set, non-null list index
+ * (`""` is one step: the property ""). Missing → null. `path` is a mapping key, which PHP holds
+ * as an int when it looks like one: such a key never equals the (string) separator.
  */
 export function dataAtPath(path: string, data: JsonValue, separator: string): JsonValue {
-  if (path === '' || path === separator) return data;
+  if (path === separator && !isIntegerKey(path)) return data;
   let current: JsonValue = data;
   for (const key of path.split(separator)) {
     if (isJsonObject(current)) {

@@ -1,4 +1,5 @@
 import {
+  isIntegerKey,
   isScalar,
   md5Hex,
   phpEmpty,
@@ -57,9 +58,11 @@ export class Mapper {
     readonly type: string,
     private readonly createFile: () => CsvFile,
   ) {
-    // a string is shorthand for a column with that destination
+    // a string is shorthand for a column with that destination, except under an integer-like key
+    // (PHP made it an int key, which csvmap's `is_string($key)` skips: the entry then has no destination)
     for (const [key, settings] of mapping) {
-      this.mapping.set(key, typeof settings === 'string' ? new Map<string, JsonValue>([['type', 'column'], ['mapping', new Map([['destination', settings]])]]) : settings);
+      const shorthand = typeof settings === 'string' && !isIntegerKey(key);
+      this.mapping.set(key, shorthand ? new Map<string, JsonValue>([['type', 'column'], ['mapping', new Map([['destination', settings]])]]) : settings);
     }
   }
 
@@ -97,7 +100,8 @@ export class Mapper {
     for (const key of this.mapping.keys()) {
       const settings = this.settings(key);
       const delimiter = settings.get('delimiter');
-      let value = dataAtPath(key, row, phpEmpty(delimiter) ? '.' : phpToString(delimiter));
+      // the key "" is the record itself only for a scalar record; on objects it is the property ""
+      let value = key === '' && isScalar(row) ? row : dataAtPath(key, row, phpEmpty(delimiter) ? '.' : phpToString(delimiter));
       switch (rowEntryType(settings)) {
         case 'table': {
           const child = this.childMapper(settings, key);

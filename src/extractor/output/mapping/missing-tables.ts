@@ -1,5 +1,5 @@
 import { UserError } from '../../../common/errors.js';
-import { phpEmpty, phpJsonEncode, phpToString, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
+import { phpEmpty, phpJsonEncode, phpStringWordOffset, phpToString, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
 import { cellText } from '../csv-file.js';
 import { tableFileName } from '../table-files.js';
 import { arrayKey, field, phpArray } from './config-values.js';
@@ -8,8 +8,8 @@ import { arrayKey, field, phpArray } from './config-values.js';
 export interface MissingTablesConfig {
   /** null = the default bucket */
   bucket: string | null;
-  /** `config.incremental` as Juicer's `getAttribute` returns it: the value, or false when PHP-empty */
-  incremental: JsonValue;
+  /** the config's `incrementalOutput` */
+  incremental: boolean;
   mappings: JsonValue | undefined;
 }
 
@@ -26,8 +26,10 @@ export interface MissingTable {
  * GE's `MissingTableHelper`: after all tables are in place, every mapped table (mapping keys and,
  * recursively, `table` entries) of every config that does not exist yet gets a header-only CSV.
  * Its columns differ from a mapper's: `table` entries give no link column, a child table ends with
- * its parent-key column (`<parent>_pk` unless `parentKey.destination`). The manifest starts with
- * `incremental` (the config's `incremental` attribute), then `destination`, then `primary_key`.
+ * its parent-key column (`<parent>_pk` unless `parentKey.destination`; none when
+ * `parentKey.disable`). A mapping that is itself a `table` entry stands for its child table only.
+ * The manifest starts with `incremental` (the config's incrementalOutput), then `destination`,
+ * then `primary_key`.
  */
 export function missingTables(configs: MissingTablesConfig[], exists: (bucket: string | null, table: string) => boolean): MissingTable[] {
   const planned: MissingTable[] = [];
@@ -38,7 +40,9 @@ export function missingTables(configs: MissingTablesConfig[], exists: (bucket: s
     const fill = (name: string, mapping: JsonValue | undefined, parentKey: JsonObject | null): void => {
       const columns: JsonValue[] = [];
       const primaryKey: JsonValue[] = [];
-      for (const [itemName, item] of phpArray(mapping) ?? new Map<string, JsonValue>()) {
+      let items = phpArray(mapping) ?? new Map<string, JsonValue>();
+      if (!phpEmpty(items.get('type')) && items.get('type') === 'table') items = new Map([['0', mapping!]]);
+      for (const [itemName, item] of items) {
         const entry = phpArray(item);
         if (!entry) {
           columns.push(item);
@@ -46,8 +50,10 @@ export function missingTables(configs: MissingTablesConfig[], exists: (bucket: s
         }
         const type = entry.get('type');
         if (phpEmpty(type) || type === 'column' || type === 'user') {
-          const destination = field(entry, 'mapping', 'destination');
-          if (destination === undefined) throw new UserError(`Bad Json to CSV Mapping configuration: Key 'mapping.destination' is not set for column '${itemName}'.`);
+          if (!entry.has('mapping') || entry.get('mapping') === null) {
+            throw new UserError(`Missing mapping key at item with type "${configText(type)}"`);
+          }
+          const destination = destinationOf(entry.get('mapping')!);
           columns.push(destination);
           if (!phpEmpty(field(entry, 'mapping', 'primaryKey'))) primaryKey.push(destination);
         } else if (type === 'table') {
@@ -60,10 +66,11 @@ export function missingTables(configs: MissingTablesConfig[], exists: (bucket: s
           if (phpEmpty(destination)) throw new UserError(`Bad Json to CSV Mapping configuration: Key 'destination' is not set for table '${itemName}'.`);
           fill(arrayKey(destination), entry.get('tableMapping'), key);
         } else {
-          throw new UserError(`Invalid mapping type "${phpToString(type)}".`);
+          throw new UserError(`Invalid mapping type "${configText(type)}".`);
         }
       }
       // after the entries, as a mapper appends the parent key at the end of its table
+      if (parentKey && !phpEmpty(parentKey.get('disable'))) parentKey = null;
       if (parentKey) {
         const destination = parentKey.get('destination') ?? null;
         columns.push(destination);
@@ -80,4 +87,15 @@ export function missingTables(configs: MissingTablesConfig[], exists: (bucket: s
     for (const [name, mapping] of mappings) fill(name, mapping, null);
   }
   return planned;
+}
+
+/** `$item['mapping']['destination']` as PHP reads it: null when missing, a string's first byte. */
+function destinationOf(mapping: JsonValue): JsonValue {
+  if (typeof mapping === 'string') return phpStringWordOffset(mapping);
+  return field(mapping, 'destination') ?? null;
+}
+
+/** sprintf('%s') of a configuration value (objects are PHP arrays there). */
+function configText(v: JsonValue | undefined): string {
+  return phpArray(v) ? 'Array' : phpToString(v);
 }
