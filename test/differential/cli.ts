@@ -15,8 +15,9 @@ import { explainingDeviation } from './deviations.js';
 import { caseOfSeed, runDifferential, type CaseReport } from './differential.js';
 import { GE_REFERENCE_VARIABLE, gexEngine, logTail, referenceCommand, referenceEngine } from './engines.js';
 import { exampleFolder, listExamples, loadRecordings, replay } from './examples.js';
+import { saveRegression } from './regression-case.js';
 import { describeCase, summarize } from './report.js';
-import { dataFolderFiles, runOnEngines } from './run-case.js';
+import { dataFolderFiles, runCase, runOnEngines } from './run-case.js';
 
 /** Examples whose requests or output depend on the clock, a nonce or a network gex cannot reach here. */
 export const UNREPRODUCIBLE_EXAMPLES: Record<string, string> = {
@@ -41,6 +42,8 @@ const argv = await yargs(hideBin(process.argv))
   .option('only-examples', { type: 'boolean', default: false })
   .option('show', { type: 'number', describe: 'print the data folder and API of a seed and exit' })
   .option('keep', { type: 'string', describe: 'run in this folder and keep the data folders (for one seed: slot-0/ge, slot-0/gex)' })
+  .option('save', { type: 'string', describe: 'save each shrunk difference with the reference\'s result here, as a regression case for test/differential/regressions' })
+  .option('record', { type: 'string', describe: 'save every case of the seed range with the reference\'s result here (no comparison), e.g. to freeze a fixed case as a regression' })
   .option('report', { type: 'string', describe: 'write every case report as JSON to this file' })
   .strict()
   .parse();
@@ -89,7 +92,14 @@ if (argv.examples) {
   console.log(`examples: ${examples.length} (${same} same, ${skipped} skipped as unreproducible, ${examples.length - same - skipped - failed} listed deviations, ${failed} different)`);
 }
 
-if (!argv['only-examples']) {
+if (argv.record) {
+  for (let seed = argv.seed; seed < argv.seed + argv.cases; seed++) {
+    const c = caseOfSeed(seed);
+    const [ge] = await runCase(c, [reference], path.join(workDir, 'record'), timeoutMs);
+    await saveRegression(argv.record, seed, c, ge);
+    console.log(`recorded seed ${seed}: GE exit ${ge.code}, ${ge.requests.length} requests, ${ge.outputs.size} output files`);
+  }
+} else if (!argv['only-examples']) {
   const started = Date.now();
   const reports: CaseReport[] = await runDifferential({
     seed: argv.seed,
@@ -105,12 +115,13 @@ if (!argv['only-examples']) {
       if (report.outcome === 'different') {
         const shrunk = report.shrunk!;
         console.log(`${describeCase(report.seed, shrunk.case, shrunk.differences, shrunk.logs)}\n(shrunk in ${shrunk.runs} runs)\n`);
+        if (argv.save) void saveRegression(argv.save, report.seed, shrunk.case, shrunk.reference);
       }
       if (done % 25 === 0 || done === argv.cases) console.error(`… ${done}/${argv.cases} cases in ${Math.round((Date.now() - started) / 1000)} s`);
     },
   });
   failed += reports.filter((r) => r.outcome === 'different').length;
-  json.push(...reports.map((r) => ({ ...r, shrunk: r.shrunk && { ...r.shrunk, files: Object.fromEntries(dataFolderFiles(r.shrunk.case, 'http://127.0.0.1:PORT')) } })));
+  json.push(...reports.map((r) => ({ ...r, shrunk: r.shrunk && { ...r.shrunk, reference: undefined, files: Object.fromEntries(dataFolderFiles(r.shrunk.case, 'http://127.0.0.1:PORT')) } })));
   console.log(summarize(reports));
 }
 if (argv.report) await writeFile(argv.report, JSON.stringify(json, null, 2));

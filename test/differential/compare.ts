@@ -26,7 +26,8 @@ export function describeRequest(r: SentRequest): string {
 export function compareSides(reference: SideResult, gex: SideResult): Difference[] {
   const differences: Difference[] = [];
   if (reference.code !== gex.code || reference.timedOut !== gex.timedOut) {
-    differences.push({ kind: 'exit', where: `exit ${reference.code}→${gex.code}`, detail: `exit code ${reference.code}${reference.timedOut ? ' (timed out)' : ''} vs gex ${gex.code}${gex.timedOut ? ' (timed out)' : ''}` });
+    const error = errorShape(gex.log) ?? errorShape(reference.log);
+    differences.push({ kind: 'exit', where: `exit ${reference.code}→${gex.code}${error ? `: ${error}` : ''}`, detail: `exit code ${reference.code}${reference.timedOut ? ' (timed out)' : ''} vs gex ${gex.code}${gex.timedOut ? ' (timed out)' : ''}` });
   }
   const count = Math.max(reference.requests.length, gex.requests.length);
   for (let i = 0; i < count; i++) {
@@ -59,6 +60,24 @@ export function compareSides(reference: SideResult, gex: SideResult): Difference
 function normalizedOutput(name: string, bytes: Buffer | undefined): Buffer | undefined {
   if (!bytes || name !== 'state.json') return bytes;
   return Buffer.from(bytes.toString('utf8').replace(/"previousStart":\d+/g, '"previousStart":"<run start>"'));
+}
+
+/**
+ * The shape of the last error a log reports, with quoted text and numbers blanked, so shrinking
+ * keeps to the same failure rather than drifting to another with the same exit codes.
+ */
+export function errorShape(log: string): string | undefined {
+  const line = log
+    .split('\n')
+    .filter((l) => /\bERROR\b|logger\.(ERROR|CRITICAL)/.test(l))
+    .pop();
+  if (!line) return undefined;
+  const message = line.replace(/^.*?(ERROR:?|CRITICAL:)\s*/, '').replace(/ \{"errFile".*$/, '');
+  return message
+    .replace(/'[^']*'|"[^"]*"|`[^`]*`/g, "''")
+    .replace(/\d+/g, '0')
+    .replace(/http:\/\/\S+/g, 'URL')
+    .slice(0, 120);
 }
 
 function requestPart(a: SentRequest, b: SentRequest): string {

@@ -16,6 +16,16 @@ const gexRefusedBeforeSending = (gex: SideResult) => gex.code === 1 && gex.reque
 
 export const DEVIATIONS: Deviation[] = [
   {
+    id: 'integer-mapped-table-crashes-ge',
+    readme: 'a mapped dataType or table named by an integer ("0") crashes GE (exit 2) when it writes its header-only table; gex writes the table',
+    explains: (reference, gex) => reference.code === 2 && gex.code === 0 && /MissingTableHelper::fillMissingTableMapping\(\) must be of the type string, int given/.test(reference.log),
+  },
+  {
+    id: 'userdata-key-crashes-ge',
+    readme: 'userData keys GE\'s JSON parser crashes on (exit 2) — integer-like keys, nodeType, [] — are refused with a message (exit 1)',
+    explains: (reference, gex) => reference.code === 2 && gex.code === 1 && /The userData key .* Generic Extractor's JSON parser fails on it/.test(gex.log),
+  },
+  {
     id: 'ignored-error-body-not-an-object',
     readme: 'An ignored error response (ignoreErrors) whose JSON body is not an object is data like any other; GE crashes (exit 2)',
     explains: (reference) => reference.code === 2 && /RestClient::handleException\(\) must be an instance of stdClass or null/.test(reference.log),
@@ -43,7 +53,9 @@ export const DEVIATIONS: Deviation[] = [
   {
     id: 'invalid-configuration-refused',
     readme: 'Invalid configurations GE would silently run with are refused with a message',
-    explains: (_reference, gex) => gexRefusedBeforeSending(gex) && /parameters\.[^ ]*(limit|pages)/.test(gex.log),
+    // a pagination value (the page size) GE reads as 0 where gex refuses it: checked per job, so the
+    // refusal may come after earlier jobs' requests
+    explains: (_reference, gex) => gex.code === 1 && /Invalid configuration at parameters\.api\.pagination[^:]*: must be a non-negative integer/.test(gex.log),
   },
   {
     id: 'configuration-checked-before-requests',

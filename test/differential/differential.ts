@@ -31,7 +31,7 @@ export interface CaseReport {
   deviation?: string;
   differences: Difference[];
   /** the smallest case found that still shows the first difference */
-  shrunk?: { case: DiffCase; differences: Difference[]; runs: number; logs: { ge: string; gex: string } };
+  shrunk?: { case: DiffCase; differences: Difference[]; runs: number; logs: { ge: string; gex: string }; reference: SideResult };
 }
 
 /** Generates `cases` cases from consecutive seeds and runs each on both engines. */
@@ -94,5 +94,5 @@ export async function runOneCase(seed: number, options: Omit<DifferentialOptions
 }
 
 function shrunkOf(c: DiffCase, differences: Difference[], runs: number, reference: SideResult, gex: SideResult): NonNullable<CaseReport['shrunk']> {
-  return { case: c, differences, runs, logs: { ge: logTail(reference.log), gex: logTail(gex.log) } };
+  return { case: c, differences, runs, logs: { ge: logTail(reference.log), gex: logTail(gex.log) }, reference };
 }

@@ -80,6 +80,8 @@ export async function runOnEngines(
         await writeFile(path.join(dataDir, name), text);
       }
       const run = await engine.run(dataDir, timeoutMs);
+      // beside the data folder, for a closer look at a kept case (--keep)
+      await writeFile(`${dataDir}.log`, run.log);
       results.push({ engine: engine.name, code: run.code, timedOut: run.timedOut, log: run.log, requests: log, outputs: await readOutputs(path.join(dataDir, 'out')) });
     }
     return results;

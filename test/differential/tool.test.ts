@@ -60,7 +60,7 @@ describe('differential tester: comparing two runs', () => {
   });
 
   it('reports exit codes first', () => {
-    assert.equal(compareSides(side({ code: 2 }), side({ code: 1 }))[0].where, 'exit 2→1');
+    assert.equal(compareSides(side({ code: 2 }), side({ code: 1, log: '10:00:00.000 ERROR Column "a" has 3 values\n' }))[0].where, "exit 2→1: Column '' has 0 values");
   });
 });
 

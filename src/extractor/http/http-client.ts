@@ -252,7 +252,8 @@ export class HttpClient {
       method: next.method === 'POST' ? 'POST' : 'GET',
       url: `${to.origin}${to.pathname}${to.search}`,
       headers,
-      body: typeof next.body === 'string' ? next.body : undefined,
+      // the body went out as bytes (wireBody); it is signed as the text it is
+      body: typeof next.body === 'string' ? next.body : Buffer.isBuffer(next.body) ? next.body.toString('utf8') : undefined,
     });
     next.url = new URL(signed.url);
     next.headers = wireHeaders(signed.headers);

@@ -1,4 +1,4 @@
-import { UserError } from '../../../common/errors.js';
+import { ApplicationError, UserError } from '../../../common/errors.js';
 import { displayText } from '../../../common/log-text.js';
 import { isJsonObject, isScalar, stringifyExact, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
 import { safeName } from './safe-name.js';
@@ -10,6 +10,13 @@ export class StructureError extends UserError {
     super(`Error parsing response JSON: ${message}`);
   }
 }
+
+/**
+ * A row that does not fit the table it was analysed into, found when the tables are written at the
+ * end of the run. GE's parser raises this outside the step that turns parser errors into user errors,
+ * so GE ends with an application error (exit 2); gex keeps that exit code.
+ */
+export class TableWriteError extends ApplicationError {}
 
 /**
  * The JSON parser's schema of everything seen in a run (json-parser `Analyzer` + `Structure`):

@@ -12,7 +12,7 @@ import type { SpoolBatch } from '../spool.js';
 import type { TableNameCheck } from '../table-files.js';
 import { safeName } from './safe-name.js';
 import { decodeKey, type NodeType, SchemaNode } from './schema-node.js';
-import { StructureError, type Structure } from './structure.js';
+import { StructureError, TableWriteError, type Structure } from './structure.js';
 
 type ColumnType = NodeType | 'injected';
 type Lazy = () => string;
@@ -203,6 +203,6 @@ interface Column {
 
 function setCell(cells: string[], index: Map<string, number>, name: string | undefined, value: string, cleanPath: string): void {
   const at = name === undefined ? undefined : index.get(name);
-  if (at === undefined) throw new StructureError(`Error assigning '${value}' to a non-existing column '${name}' in '${cleanPath}'`);
+  if (at === undefined) throw new TableWriteError(`Error assigning '${value}' to a non-existing column '${name}'! (in '${cleanPath}')`);
   cells[at] = value;
 }
