@@ -90,6 +90,17 @@ export function replay(exchanges: Exchange[]): ApiPlayer {
   };
 }
 
+/**
+ * The recorded API's host (`mock-server`, port 80) in a configuration, pointed at the local server:
+ * as a base URL, as a `host:port` value (for user functions) and as an `address`/`port` pair.
+ */
+export function pointAtServer(config: string, origin: string): string {
+  const { hostname, port } = new URL(origin);
+  let text = config.replace(/http:\/\/mock-server(:80)?\//g, `${origin}/`).replace(/"mock-server:80"/g, `"${hostname}:${port}"`);
+  if (/"address":\s*"mock-server"/.test(text)) text = text.replace(/"address":\s*"mock-server"/g, `"address": "${hostname}"`).replace(/"port":\s*"80"/g, `"port": "${port}"`);
+  return text;
+}
+
 /** The example's data folder, its recorded server address replaced by the local server's. */
 export async function exampleFolder(example: ExampleFolder): Promise<(origin: string) => Map<string, string | Buffer>> {
   const config = await readFile(path.join(example.dir, 'config.json'), 'utf8');
@@ -101,5 +112,5 @@ export async function exampleFolder(example: ExampleFolder): Promise<(origin: st
     }
   };
   await walk(path.join(example.dir, 'in'), 'in');
-  return (origin) => new Map<string, string | Buffer>([['config.json', config.replace(/http:\/\/mock-server(:80)?\//g, `${origin}/`)], ...extra]);
+  return (origin) => new Map<string, string | Buffer>([['config.json', pointAtServer(config, origin)], ...extra]);
 }
