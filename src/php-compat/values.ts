@@ -157,14 +157,15 @@ export function phpToString(v: JsonValue | undefined): string {
  * PHP `array_replace_recursive` on configuration values (PHP arrays): keys of `replacement`
  * replace those of `base` in place (new keys are appended); where both sides hold arrays the
  * merge recurses, so lists are merged index by index and an empty array replaces nothing.
- * With `replacementObjectsOpaque`, objects nested in `replacement` count as PHP objects (what a
- * JSON object decodes to when not decoded as an array): they replace the base value whole and
- * are never merged into; only the top level and lists recurse.
+ * With `replacementObjectsOpaque`, objects nested in `replacement` count as PHP objects: they
+ * replace the base value whole and are never merged into; only the top level and lists recurse.
+ * GE turns a configuration's arrays into objects only where they are not lists, so an empty object
+ * and one keyed "0", "1", … in order stay arrays and merge by index.
  */
 export function arrayReplaceRecursive(base: JsonValue, replacement: JsonValue, options: { replacementObjectsOpaque?: boolean } = {}): JsonValue {
   const isArray = (v: JsonValue | undefined): v is JsonObject | JsonValue[] => Array.isArray(v) || v instanceof Map;
   const mergeable = (b: JsonValue | undefined, r: JsonValue): boolean =>
-    isArray(b) && (Array.isArray(r) || (r instanceof Map && !options.replacementObjectsOpaque));
+    isArray(b) && (Array.isArray(r) || (r instanceof Map && (!options.replacementObjectsOpaque || isListShaped(r))));
   if (!isArray(base) || !isArray(replacement)) return replacement;
   if (Array.isArray(base) && Array.isArray(replacement)) {
     const result = base.slice();
@@ -179,6 +180,13 @@ export function arrayReplaceRecursive(base: JsonValue, replacement: JsonValue, o
     result.set(k, current !== undefined && mergeable(current, v) ? arrayReplaceRecursive(current, v, options) : v);
   }
   return result;
+}
+
+/** Whether an object's keys are "0", "1", … in order (a PHP list, empty included). */
+function isListShaped(object: JsonObject): boolean {
+  let i = 0;
+  for (const key of object.keys()) if (key !== String(i++)) return false;
+  return true;
 }
 
 /** A list as the PHP array it is (index keys), a map copied. */

@@ -16,6 +16,11 @@ const gexRefusedBeforeSending = (gex: SideResult) => gex.code === 1 && gex.reque
 
 export const DEVIATIONS: Deviation[] = [
   {
+    id: 'object-as-string-crashes-ge',
+    readme: 'GE crashes (exit 2) where a recursionFilter or a placeholder meets an object value (PHP cannot make it a string); gex compares it as unequal or reports the missing value',
+    explains: (reference) => reference.code === 2 && /Object of class stdClass could not be converted to string/.test(reference.log),
+  },
+  {
     id: 'integer-mapped-table-crashes-ge',
     readme: 'a mapped dataType or table named by an integer ("0") crashes GE (exit 2) when it writes its header-only table; gex writes the table',
     explains: (reference, gex) => reference.code === 2 && gex.code === 0 && /MissingTableHelper::fillMissingTableMapping\(\) must be of the type string, int given/.test(reference.log),
@@ -23,7 +28,8 @@ export const DEVIATIONS: Deviation[] = [
   {
     id: 'userdata-key-crashes-ge',
     readme: 'userData keys GE\'s JSON parser crashes on (exit 2) — integer-like keys, nodeType, [] — are refused with a message (exit 1)',
-    explains: (reference, gex) => reference.code === 2 && gex.code === 1 && /The userData key .* Generic Extractor's JSON parser fails on it/.test(gex.log),
+    // GE crashes on it only when it writes the tables at the end, so an earlier failure may come first
+    explains: (reference, gex) => reference.code !== 0 && gex.code === 1 && /The userData key .* Generic Extractor's JSON parser fails on it/.test(gex.log),
   },
   {
     id: 'ignored-error-body-not-an-object',
@@ -34,6 +40,16 @@ export const DEVIATIONS: Deviation[] = [
     id: 'empty-table-name-refused',
     readme: 'output names that are empty ... are refused (GE writes outside out/tables or nothing)',
     explains: (_reference, gex) => gexRefusedBeforeSending(gex) && /becomes the table name ""/.test(gex.log),
+  },
+  {
+    id: 'unsafe-output-name-refused',
+    readme: 'output names that are empty, `.`/`..`, contain `/`, `\\` or NUL, or exceed 255 bytes are refused (GE writes outside out/tables or nothing)',
+    explains: (_reference, gex) => gexRefusedBeforeSending(gex) && /Invalid configuration at parameters\.config\.[^:]*: the table name .* (is empty|contains a NUL byte|contains a path separator|is "\.\.?"|is \d+ bytes long)/.test(gex.log),
+  },
+  {
+    id: 'header-name-refused',
+    readme: 'a header name that is empty or not an HTTP token (e.g. with a space) is a configuration error; GE sends it raw',
+    explains: (_reference, gex) => gexRefusedBeforeSending(gex) && /the header name .* holds characters a header name cannot have|the header name is empty/.test(gex.log),
   },
   {
     id: 'header-control-character-refused',

@@ -49,6 +49,17 @@ describe('request building', () => {
     assert.equal(decodeURIComponent(get2.url), 'http://h/get2?a=fg&list[q]=1&s=d&o[k]=1');
   });
 
+  it('merges a job\'s empty object or list-shaped object ("0", "1", … in order) by index, as GE keeps them arrays', () => {
+    // bodies observed on the reference Generic Extractor (FORM) with these same params
+    const api = apiSettings({ baseUrl: 'http://h/', http: { defaultOptions: { params: { name: [9, 5, true], o: { x: 1, y: 2 } } } } });
+    const form = (params: Record<string, unknown>) => decodeURIComponent(buildHttpRequest(page('x', params, 'FORM'), noHeaders, api).body!);
+    assert.equal(form({ name: {} }), 'name[0]=9&name[1]=5&name[2]=1&o[x]=1&o[y]=2');
+    assert.equal(form({ name: { 0: 7 } }), 'name[0]=7&name[1]=5&name[2]=1&o[x]=1&o[y]=2');
+    assert.equal(form({ o: {} }), 'name[0]=9&name[1]=5&name[2]=1&o[x]=1&o[y]=2');
+    assert.equal(form({ name: { 0: 7, a: 1 } }), 'name[0]=7&name[a]=1&o[x]=1&o[y]=2');
+    assert.equal(form({ o: { z: 3 } }), 'name[0]=9&name[1]=5&name[2]=1&o[z]=3');
+  });
+
   it('encodes values like PHP urlencode (space as +, ~ * escaped, booleans 1/0, nulls dropped)', () => {
     const request = buildHttpRequest(page('s', { q: 'a b~*', t: true, f: false, n: null, u: 'ú' }), noHeaders, apiSettings({ baseUrl: 'http://h/' }));
     assert.equal(request.url, 'http://h/s?q=a+b%7E%2A&t=1&f=0&u=%C3%BA');

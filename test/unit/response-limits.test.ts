@@ -43,6 +43,12 @@ describe('response decoding: only a malformed body is reported as one', () => {
     assert.deepEqual(decoded, new Map([['errorData', '<html>down</html>']]));
   });
 
+  it('with ignoreErrors, an ignored status whose body is JSON null fails the run as GE does (its data is nothing)', () => {
+    assert.throws(() => decodeResponse(response(Buffer.from('null'), 404), request, [404]), (error: Error) => error instanceof UserError && /^The API request failed: \[404\]/.test(error.message));
+    assert.deepEqual(decodeResponse(response(Buffer.from('{}'), 404), request, [404]), new Map());
+    assert.equal(decodeResponse(response(Buffer.from('null'), 200), request, [404]), null);
+  });
+
   it('any other failure is not blamed on the body (no "not valid UTF-8", no errorData)', () => {
     // a body the decoder cannot even take: a fault of gex, not of the API
     const broken = { length: 3 } as unknown as Buffer;

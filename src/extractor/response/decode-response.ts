@@ -28,11 +28,16 @@ export function bodySnippet(body: Buffer, redact: (text: string) => string = (te
  */
 export function decodeResponse(response: HttpResponse, request: HttpRequest, ignoreErrors: number[], redact?: (text: string) => string): JsonValue {
   const ignored = ignoreErrors.includes(response.status);
-  if (response.status >= 400 && !ignored) {
-    throw new UserError(
-      `The API request failed: [${response.status}] ${response.statusMessage} (${request.method} ${request.url})${bodySnippet(response.body, redact)}`,
-    );
-  }
+  const failed = () =>
+    new UserError(`The API request failed: [${response.status}] ${response.statusMessage} (${request.method} ${request.url})${bodySnippet(response.body, redact)}`);
+  if (response.status >= 400 && !ignored) throw failed();
+  const value = decodeBody(response, request, ignored);
+  // GE takes an ignored error's body as data only when it decodes to something: `null` fails the run
+  if (response.status >= 400 && value === null) throw failed();
+  return value;
+}
+
+function decodeBody(response: HttpResponse, request: HttpRequest, ignored: boolean): JsonValue {
   const invalid = (reason: string): JsonValue => {
     if (ignored) return new Map([['errorData', response.body.toString('utf8')]]);
     throw new UserError(`Invalid JSON response from API: ${reason} (${request.method} ${request.url}, status ${response.status})`);

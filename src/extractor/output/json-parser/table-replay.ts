@@ -10,6 +10,7 @@ import {
 import { cellText, type CsvFile } from '../csv-file.js';
 import type { SpoolBatch } from '../spool.js';
 import type { TableNameCheck } from '../table-files.js';
+import { displayText } from '../../../common/log-text.js';
 import { safeName } from './safe-name.js';
 import { decodeKey, type NodeType, SchemaNode } from './schema-node.js';
 import { StructureError, TableWriteError, type Structure } from './structure.js';
@@ -203,6 +204,6 @@ interface Column {
 
 function setCell(cells: string[], index: Map<string, number>, name: string | undefined, value: string, cleanPath: string): void {
   const at = name === undefined ? undefined : index.get(name);
-  if (at === undefined) throw new TableWriteError(`Error assigning '${value}' to a non-existing column '${name}'! (in '${cleanPath}')`);
+  if (at === undefined) throw new TableWriteError(`Error assigning '${displayText(value)}' to a non-existing column '${displayText(String(name))}'! (in '${displayText(cleanPath)}')`);
   cells[at] = value;
 }
