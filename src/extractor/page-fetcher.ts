@@ -1,5 +1,5 @@
-import type { HttpClient, HttpResponse } from './http/http-client.js';
-import type { HttpRequest } from './http/request-builder.js';
+import type { HttpClient } from './http/http-client.js';
+import type { HttpRequest, HttpResponse } from './http/types.js';
 import type { PageRequest, Paginator } from './pagination/paginator.js';
 
 export interface FetchedPage {

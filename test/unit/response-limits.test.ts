@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { UserError } from '../../src/common/errors.js';
-import type { HttpResponse } from '../../src/extractor/http/http-client.js';
+import type { HttpResponse } from '../../src/extractor/http/types.js';
 import {
   DEFAULT_MAX_RESPONSE_BYTES,
   LARGEST_MAX_RESPONSE_BYTES,

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { HttpClient } from '../http/http-client.js';
-import type { HttpRequest } from '../http/request-builder.js';
+import type { HttpRequest, Send } from '../http/types.js';
 
 /**
  * One authentication method of Generic Extractor (`api.authentication.type`). The HttpClient
@@ -11,7 +10,8 @@ import type { HttpRequest } from '../http/request-builder.js';
 export interface AuthMethod {
   /** the configured type, e.g. "oauth20.login" */
   readonly type: string;
-  beforeRequest(request: HttpRequest, client: HttpClient): Promise<HttpRequest>;
+  /** `send` sends a request of the method's own (a login) through the client, without this auth */
+  beforeRequest(request: HttpRequest, send: Send): Promise<HttpRequest>;
 }
 
 /** The clock and randomness the auth methods use; tests replace them. */

@@ -12,7 +12,7 @@ import {
   phpToString,
   type JsonObject,
 } from '../../php-compat/index.js';
-import type { HttpRequest } from '../http/request-builder.js';
+import type { HttpRequest } from '../http/types.js';
 import type { SecretSink } from './auth-method.js';
 import { splitUrl } from './request-parts.js';
 

@@ -1,6 +1,6 @@
 import { UserError } from '../../common/errors.js';
 import { phpEmpty, phpToString, type JsonObject } from '../../php-compat/index.js';
-import type { HttpRequest } from '../http/request-builder.js';
+import type { HttpRequest } from '../http/types.js';
 import type { AuthMethod, SecretSink } from './auth-method.js';
 import { withHeader } from './request-parts.js';
 

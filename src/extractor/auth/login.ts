@@ -17,8 +17,8 @@ import {
 import type { ApiSettings } from '../config/api-settings.js';
 import { parseJob, type JobConfig } from '../config/job-config.js';
 import { evaluateParams, flattenContext, type FunctionContexts, type UserFunctions } from '../functions/user-functions.js';
-import type { HttpClient, HttpResponse } from '../http/http-client.js';
-import { buildHttpRequest, type HttpRequest } from '../http/request-builder.js';
+import { buildHttpRequest } from '../http/request-builder.js';
+import type { HttpRequest, HttpResponse, Send } from '../http/types.js';
 import { bodySnippet, decodeResponse } from '../response/decode-response.js';
 import { lookupPath } from '../response/path-lookup.js';
 import type { AuthMethod, AuthRuntime, SecretSink } from './auth-method.js';
@@ -112,10 +112,10 @@ export class LoginAuth implements AuthMethod {
     this.apiRequest = functionMap(apiRequest, `${AUTH_PATH}.apiRequest`);
   }
 
-  async beforeRequest(request: HttpRequest, client: HttpClient): Promise<HttpRequest> {
+  async beforeRequest(request: HttpRequest, send: Send): Promise<HttpRequest> {
     if (!this.isLoggedIn()) {
       // one login even when several requests wait for it
-      this.pending ??= this.logIn(client).finally(() => {
+      this.pending ??= this.logIn(send).finally(() => {
         this.pending = null;
       });
       await this.pending;
@@ -135,9 +135,9 @@ export class LoginAuth implements AuthMethod {
     return signed;
   }
 
-  private async logIn(client: HttpClient): Promise<void> {
+  private async logIn(send: Send): Promise<void> {
     const request = this.loginRequest();
-    const response = await client.send(request, { authenticate: false });
+    const response = await send(request);
     const loginResponse = this.responseObject(response, request);
     this.processResponse(loginResponse);
     this.loggedIn = true;

@@ -14,7 +14,7 @@ import {
   type JsonObject,
   type JsonValue,
 } from '../../php-compat/index.js';
-import type { HttpRequest } from '../http/request-builder.js';
+import type { HttpRequest } from '../http/types.js';
 import type { AuthMethod, AuthRuntime, SecretSink } from './auth-method.js';
 import { CREDENTIALS_PATH, oauthCredentials, registerSecret } from './config-values.js';
 import { splitUrl, withHeader } from './request-parts.js';

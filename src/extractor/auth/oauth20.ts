@@ -11,7 +11,7 @@ import {
   type JsonValue,
 } from '../../php-compat/index.js';
 import { evaluateParams, flattenContext, type UserFunctions } from '../functions/user-functions.js';
-import type { HttpRequest } from '../http/request-builder.js';
+import type { HttpRequest } from '../http/types.js';
 import type { AuthMethod, AuthRuntime, SecretSink } from './auth-method.js';
 import { AUTH_PATH, CREDENTIALS_PATH, functionMap, oauthCredentials, registerComputed, registerSecret, registerStringLeaves } from './config-values.js';
 import { mergeQueries } from './query-merge.js';

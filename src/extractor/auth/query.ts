@@ -1,6 +1,6 @@
 import { guzzleQueryParse, type JsonObject, type JsonValue } from '../../php-compat/index.js';
 import { evaluateParams, flattenContext, type UserFunctions } from '../functions/user-functions.js';
-import type { HttpRequest } from '../http/request-builder.js';
+import type { HttpRequest } from '../http/types.js';
 import type { AuthMethod, SecretSink } from './auth-method.js';
 import { AUTH_PATH, registerComputed } from './config-values.js';
 import { mergeQueries } from './query-merge.js';

@@ -1,7 +1,7 @@
 import { ConfigError } from '../../common/errors.js';
 import { isJsonObject, isScalar, phpToString, type JsonObject, type JsonValue } from '../../php-compat/index.js';
 import { headerText } from '../http/header-text.js';
-import type { HttpRequest } from '../http/request-builder.js';
+import type { HttpRequest } from '../http/types.js';
 
 /** The parts of an absolute request URL (as Guzzle normalised it: no fragment, no default port). */
 export interface UrlParts {

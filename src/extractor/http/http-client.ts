@@ -6,21 +6,12 @@ import { got, RequestError, type BeforeRedirectHook, type Got, type PlainRespons
 import { UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import type { AuthMethod } from '../auth/auth-method.js';
-import type { HttpRequest } from './request-builder.js';
+import type { HttpRequest, HttpResponse, Send } from './types.js';
 import { AdaptiveConcurrency } from './adaptive-concurrency.js';
 import { exactTargetRequest, wireBody, wireHeaders } from './wire-format.js';
 import { curlCodeOf, type RetryPolicy } from './retry-policy.js';
 import { checkAllowedTarget, redirectRules } from './redirect-rules.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, readLimited, ResponseTooLarge } from './response-size.js';
-
-export interface HttpResponse {
-  status: number;
-  statusMessage: string;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-  /** attempts made, 1 = no retry */
-  attempts: number;
-}
 
 export interface HttpClientOptions {
   retry: RetryPolicy;
@@ -101,6 +92,9 @@ export interface HttpStats {
  * read up to a size limit.
  */
 export class HttpClient {
+  /** what auth methods get to send their own requests (a login): this client without the auth */
+  readonly sendUnauthenticated: Send = (request, options) => this.send(request, { ...options, authenticate: false });
+
   private readonly got: Got;
   private readonly agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
   readonly stats: HttpStats = { requests: 0, retries: 0, waitedMs: 0 };
@@ -155,7 +149,7 @@ export class HttpClient {
     for (let attempt = 1; ; attempt++) {
       if (signal?.aborted) throw new RequestCancelled(`${request.method} ${request.url} was cancelled`);
       checkAllowedTarget(this.options.allowedUrl, request.method, request.url);
-      const authenticated = auth && sendOptions.authenticate !== false ? await auth.beforeRequest(request, this) : request;
+      const authenticated = auth && sendOptions.authenticate !== false ? await auth.beforeRequest(request, this.sendUnauthenticated) : request;
       const sent = signer ? await signer.sign(authenticated) : authenticated;
       let retryReason: string;
       let headerValue: string | undefined;

@@ -15,14 +15,7 @@ import {
 import type { ApiSettings } from '../config/api-settings.js';
 import type { PageRequest } from '../pagination/paginator.js';
 import { headerName, headerText } from './header-text.js';
-
-/** A request ready to send: absolute URL, ordered headers, optional body. */
-export interface HttpRequest {
-  method: 'GET' | 'POST';
-  url: string;
-  headers: Array<[string, string]>;
-  body?: string;
-}
+import type { HttpRequest } from './types.js';
 
 export const USER_AGENT = 'gex/0.1 (Generic Extractor compatible)';
 

@@ -1,7 +1,7 @@
 import { UserError } from '../../common/errors.js';
 import { decodeJson, JsonSyntaxError, JsonUnpairedSurrogateError, type JsonValue } from '../../php-compat/index.js';
-import type { HttpResponse } from '../http/http-client.js';
-import type { HttpRequest } from '../http/request-builder.js';
+import type { HttpResponse } from '../http/types.js';
+import type { HttpRequest } from '../http/types.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 

@@ -5,7 +5,7 @@ import { UserError } from '../../../src/common/errors.js';
 import { AwsSigner, awsCredentials } from '../../../src/extractor/auth/index.js';
 import { readDataDir } from '../../../src/extractor/config/data-dir.js';
 import { extract } from '../../../src/extractor/extractor.js';
-import type { HttpRequest } from '../../../src/extractor/http/request-builder.js';
+import type { HttpRequest } from '../../../src/extractor/http/types.js';
 import { fromPlain, type JsonObject } from '../../../src/php-compat/index.js';
 import { GE_AWS_REQUESTS, type CapturedAwsRequest } from '../../fixtures/aws-signature-ge.js';
 import { captureLogger, makeDataDir } from '../../support/extraction.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import nock from 'nock';
 import { oauth1Header, type OAuth1Credentials } from '../../../src/extractor/auth/index.js';
-import type { HttpRequest } from '../../../src/extractor/http/request-builder.js';
+import type { HttpRequest } from '../../../src/extractor/http/types.js';
 import { header, recordRequests, setupAuth, type AuthSetup } from './support.js';
 
 function signature(headerValue: string): string {
@@ -60,7 +60,7 @@ describe('auth: oauth10 (HMAC-SHA1 as guzzlehttp/oauth-subscriber)', () => {
       const request = setup.request('users');
       assert.equal(request.url, 'http://api.test/102-oauth1/users');
       const mockServerRequest = { ...request, url: 'http://mock-server/102-oauth1/users' };
-      const signed = await setup.auth.beforeRequest(mockServerRequest, setup.client);
+      const signed = await setup.auth.beforeRequest(mockServerRequest, setup.client.sendUnauthenticated);
       assert.deepEqual(signed.headers.find(([n]) => n === 'Authorization'), [
         'Authorization',
         'OAuth oauth_consumer_key="1234", oauth_nonce="72469d96572dabb4d0ea02b057ea4f246d722b72", oauth_signature="zl0y5CyySCPj8IqODV3Egjqgg6Q%3D", ' +

@@ -86,7 +86,7 @@ describe('auth: oauth20', () => {
     });
     // GE signed http://mock-server/104-oauth2-hmac/users (hostname mock-server, port 80)
     const request = { ...setup.request('users'), url: 'http://mock-server/104-oauth2-hmac/users' };
-    const signed = await setup.auth.beforeRequest(request, setup.client);
+    const signed = await setup.auth.beforeRequest(request, setup.client.sendUnauthenticated);
     assert.equal(
       signed.headers.find(([n]) => n === 'Authorization')?.[1],
       'MAC id="testToken", ts="1492958193", nonce="605cce2a2f687253", mac="ae96f93def8f02770f30e858e074b2a7',
