@@ -9,7 +9,7 @@ import type { AuthMethod } from '../auth/auth-method.js';
 import type { HttpRequest, HttpResponse, Send } from './types.js';
 import { AdaptiveConcurrency } from './adaptive-concurrency.js';
 import { exactTargetRequest, wireBody, wireHeaders } from './wire-format.js';
-import { curlCodeOf, type RetryPolicy } from './retry-policy.js';
+import { curlCodeOf, type RetryDelay, type RetryPolicy } from './retry-policy.js';
 import { checkAllowedTarget, redirectRules } from './redirect-rules.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, readLimited, ResponseTooLarge } from './response-size.js';
 
@@ -152,7 +152,7 @@ export class HttpClient {
       const authenticated = auth && sendOptions.authenticate !== false ? await auth.beforeRequest(request, this.sendUnauthenticated) : request;
       const sent = signer ? await signer.sign(authenticated) : authenticated;
       let retryReason: string;
-      let headerValue: string | undefined;
+      let delay: RetryDelay | null;
       try {
         const { response, startedAt } = await this.concurrency.run(async (startedAt) => {
           this.stats.requests++;
@@ -160,10 +160,11 @@ export class HttpClient {
           return { response: received, startedAt };
         });
         const raw = response.headers[retry.settings.retryHeader.toLowerCase()];
-        headerValue = Array.isArray(raw) ? raw[0] : raw;
+        const headerValue = Array.isArray(raw) ? raw[0] : raw;
         if (response.statusCode === 429 || headerValue !== undefined) this.concurrency.throttled(startedAt);
         else if (response.statusCode < 400) this.concurrency.succeeded();
-        if (!retry.retriesStatus(response.statusCode) || !retry.canRetry(attempt - 1)) {
+        delay = retry.decide(attempt, { status: response.statusCode }, headerValue, request.url);
+        if (delay === null) {
           return {
             status: response.statusCode,
             statusMessage: response.statusMessage ?? '',
@@ -179,7 +180,8 @@ export class HttpClient {
         // a refused redirect (got wraps what its hooks throw): the user's error, never retried
         if (error.cause instanceof UserError) throw error.cause;
         const curl = curlCodeOf(error);
-        if (!retry.retriesError(error) || !retry.canRetry(attempt - 1)) {
+        delay = retry.decide(attempt, { error }, undefined, request.url);
+        if (delay === null) {
           throw new UserError(
             `${request.method} ${request.url} failed: ${error.message}` +
               `${curl ? ` (curl error ${curl})` : ''}${attempt > 1 ? ` after ${attempt} attempts` : ''}`,
@@ -188,7 +190,6 @@ export class HttpClient {
         }
         retryReason = `${error.code ?? error.message}`;
       }
-      const delay = retry.delay(attempt, headerValue, request.url);
       logger.warn(
         `${request.method} ${request.url}: ${retryReason}; retry ${attempt} of ${retry.settings.maxRetries} in ` +
           `${(delay.ms / 1000).toFixed(1)} s${delay.source === 'header' ? ` (${retry.settings.retryHeader})` : ''}`,

@@ -1,6 +1,9 @@
 import { UserError } from '../../common/errors.js';
 import { isNumericString } from '../../php-compat/index.js';
 import type { RetrySettings } from '../config/api-settings.js';
+import { calculateRetryDelay, type RetryDelay } from '../../common/retry-delay.js';
+
+export type { RetryDelay };
 
 /** Node.js error codes for the curl errors GE retries (curl numbers are what users configure). */
 const CURL_CODES: Record<string, number> = {
@@ -24,11 +27,6 @@ export function curlCodeOf(error: { code?: string }): number | undefined {
   return undefined;
 }
 
-export interface RetryDelay {
-  ms: number;
-  source: 'header' | 'backoff';
-}
-
 /**
  * GE's retry decision (juicer RetryHandler): listed status codes (any, even 2xx) and listed
  * network errors are retried up to `maxRetries` times; the wait comes from the retry header
@@ -41,32 +39,31 @@ export class RetryPolicy {
     private readonly now: () => number = Date.now,
   ) {}
 
-  canRetry(retriesSoFar: number): boolean {
-    return retriesSoFar < this.settings.maxRetries;
+  /**
+   * The wait before retrying after attempt `attempt` (1-based) ended in `outcome`, or null when it
+   * is final: a status or error not listed, or no retries left.
+   */
+  decide(attempt: number, outcome: { status: number } | { error: { code?: string } }, headerValue: string | undefined, url: string): RetryDelay | null {
+    const retryable = 'status' in outcome ? this.settings.httpCodes.includes(outcome.status) : this.retriesError(outcome.error);
+    const delay = calculateRetryDelay({
+      attempt,
+      retryable,
+      maxRetries: this.settings.maxRetries,
+      backoffBaseMs: this.settings.backoffBaseMs,
+      requestedMs: this.headerDelay(headerValue),
+    });
+    if (delay?.source === 'header' && delay.ms > this.settings.maxRetryWaitMs) {
+      throw new UserError(
+        `The API asked to wait ${Math.ceil(delay.ms / 1000)} s (${this.settings.retryHeader}: ${headerValue}) before retrying ${url}, ` +
+          `longer than the ceiling of ${this.settings.maxRetryWaitMs / 1000} s. Retry later or raise parameters.api.retryConfig.maxRetryWait.`,
+      );
+    }
+    return delay;
   }
 
-  retriesStatus(status: number): boolean {
-    return this.settings.httpCodes.includes(status);
-  }
-
-  retriesError(error: { code?: string }): boolean {
+  private retriesError(error: { code?: string }): boolean {
     const curl = curlCodeOf(error);
     return curl !== undefined && this.settings.curlCodes.includes(curl);
-  }
-
-  /** Delay before retry number `retry` (1-based), honouring the retry header when present. */
-  delay(retry: number, headerValue: string | undefined, url: string): RetryDelay {
-    const fromHeader = this.headerDelay(headerValue);
-    if (fromHeader !== null && fromHeader > 0) {
-      if (fromHeader > this.settings.maxRetryWaitMs) {
-        throw new UserError(
-          `The API asked to wait ${Math.ceil(fromHeader / 1000)} s (${this.settings.retryHeader}: ${headerValue}) before retrying ${url}, ` +
-            `longer than the ceiling of ${this.settings.maxRetryWaitMs / 1000} s. Retry later or raise parameters.api.retryConfig.maxRetryWait.`,
-        );
-      }
-      return { ms: fromHeader, source: 'header' };
-    }
-    return { ms: this.settings.backoffBaseMs * 2 ** (retry - 1), source: 'backoff' };
   }
 
   private headerDelay(value: string | undefined): number | null {

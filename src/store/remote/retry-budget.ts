@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UserError } from '../../common/errors.js';
+import { calculateRetryDelay } from '../../common/retry-delay.js';
 
 /** Time as the retry loop sees it; tests pass a fake one so that nothing sleeps. */
 export interface Clock {
@@ -76,9 +77,15 @@ export class RetryBudget {
 
   /** The wait before retry number `retry` (1-based), or null when the call must give up now. */
   delayBefore(retry: number): number | null {
-    if (retry > this.settings.maxRetries) return null;
-    const delay = this.settings.baseDelayMs * 2 ** (retry - 1);
-    return this.elapsedMs() + delay + SMALLEST_ATTEMPT_MS > this.settings.totalMs ? null : delay;
+    const delay = calculateRetryDelay({
+      attempt: retry,
+      retryable: true,
+      maxRetries: this.settings.maxRetries,
+      backoffBaseMs: this.settings.baseDelayMs,
+      remainingMs: this.settings.totalMs - this.elapsedMs(),
+      minAttemptMs: SMALLEST_ATTEMPT_MS,
+    });
+    return delay?.ms ?? null;
   }
 
   sleep(ms: number): Promise<void> {
