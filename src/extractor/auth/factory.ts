@@ -11,8 +11,6 @@ import { OAuth10Auth } from './oauth10.js';
 import { OAuth20Auth, oauth20LoginContexts } from './oauth20.js';
 import { QueryAuth } from './query.js';
 
-export const AUTH_TYPES = ['basic', 'query', 'url.query', 'login', 'oauth10', 'oauth20', 'oauth20.login'] as const;
-
 export interface AuthFactoryOptions {
   /** `parameters.api` */
   api: JsonObject;
@@ -36,7 +34,7 @@ export interface AuthFactoryOptions {
  * before any request is sent.
  */
 export function createAuth(options: AuthFactoryOptions): AuthMethod | null {
-  const { api, attributes, attr, authorization, settings, functions, logger, secrets } = options;
+  const { api, logger } = options;
   const runtime: AuthRuntime = { ...SYSTEM_RUNTIME, ...options.runtime };
   const section = api.get('authentication');
   const authentication: JsonObject = isJsonObject(section) ? section : new Map();
@@ -47,37 +45,53 @@ export function createAuth(options: AuthFactoryOptions): AuthMethod | null {
   }
   const name = phpToString(type);
   logger.debug(`Using '${name}' authentication.`);
-  switch (name) {
-    case 'basic':
-      if (!phpEmpty(attributes.get('password')) && phpEmpty(attributes.get('#password'))) {
-        logger.warn("Using deprecated 'password', use '#password' instead.");
-        registerSecret(secrets, attributes.get('password'));
-      }
-      return new BasicAuth(attributes, secrets);
-    case 'url.query':
-    case 'query': {
-      if (name === 'url.query') logger.warn("Method 'url.query' auth is deprecated, use 'query'.");
-      let query = authentication.get('query');
-      if (phpEmpty(query) && !phpEmpty(api.get('query'))) {
-        logger.warn("Using 'api.query' is deprecated, use 'api.authentication.query'.");
-        query = api.get('query');
-      }
-      if (phpEmpty(query)) {
-        throw new UserError(`The query authentication method requires 'query' configuration in 'authentication' section: set ${AUTH_PATH}.query, e.g. {"api_key": {"attr": "#apiKey"}}.`);
-      }
-      return new QueryAuth(name, functionMap(query, `${AUTH_PATH}.query`), functions, attr, secrets);
+  const create = Object.hasOwn(AUTH_METHODS, name) ? AUTH_METHODS[name as AuthType] : undefined;
+  if (!create) throw new ConfigError(`${AUTH_PATH}.type`, `unknown authorization type '${name}'`, `Use one of ${AUTH_TYPES.join(', ')}`);
+  return create(name, authentication, { ...options, runtime });
+}
+
+type AuthContext = Omit<AuthFactoryOptions, 'runtime'> & { runtime: AuthRuntime };
+
+/**
+ * The authentication methods by `api.authentication.type`: the one list of them (the schema's enum
+ * and the error for an unknown type read it). Each checks its credentials before any request.
+ */
+const AUTH_METHODS = {
+  basic: (_name: string, _authentication: JsonObject, { attributes, logger, secrets }: AuthContext): AuthMethod => {
+    if (!phpEmpty(attributes.get('password')) && phpEmpty(attributes.get('#password'))) {
+      logger.warn("Using deprecated 'password', use '#password' instead.");
+      registerSecret(secrets, attributes.get('password'));
     }
-    case 'login':
-      return new LoginAuth(name, authentication, { attr }, { api: settings, functions, attr, logger, secrets, runtime });
-    case 'oauth10':
-      return new OAuth10Auth(authorization, runtime, secrets);
-    case 'oauth20':
-      return new OAuth20Auth(authorization, authentication, functions, runtime, secrets);
-    case 'oauth20.login': {
-      const contexts = { ...oauth20LoginContexts(authorization, secrets), attr };
-      return new LoginAuth(name, authentication, contexts, { api: settings, functions, attr, logger, secrets, runtime });
-    }
-    default:
-      throw new ConfigError(`${AUTH_PATH}.type`, `unknown authorization type '${name}'`, `Use one of ${AUTH_TYPES.join(', ')}`);
+    return new BasicAuth(attributes, secrets);
+  },
+  query: (name: string, authentication: JsonObject, context: AuthContext): AuthMethod => queryAuth(name, authentication, context),
+  'url.query': (name: string, authentication: JsonObject, context: AuthContext): AuthMethod => {
+    context.logger.warn("Method 'url.query' auth is deprecated, use 'query'.");
+    return queryAuth(name, authentication, context);
+  },
+  login: (name: string, authentication: JsonObject, { settings, functions, attr, logger, secrets, runtime }: AuthContext): AuthMethod =>
+    new LoginAuth(name, authentication, { attr }, { api: settings, functions, attr, logger, secrets, runtime }),
+  oauth10: (_name: string, _authentication: JsonObject, { authorization, runtime, secrets }: AuthContext): AuthMethod => new OAuth10Auth(authorization, runtime, secrets),
+  oauth20: (_name: string, authentication: JsonObject, { authorization, functions, runtime, secrets }: AuthContext): AuthMethod =>
+    new OAuth20Auth(authorization, authentication, functions, runtime, secrets),
+  'oauth20.login': (name: string, authentication: JsonObject, { authorization, settings, functions, attr, logger, secrets, runtime }: AuthContext): AuthMethod => {
+    const contexts = { ...oauth20LoginContexts(authorization, secrets), attr };
+    return new LoginAuth(name, authentication, contexts, { api: settings, functions, attr, logger, secrets, runtime });
+  },
+};
+
+type AuthType = keyof typeof AUTH_METHODS;
+
+export const AUTH_TYPES = Object.keys(AUTH_METHODS) as AuthType[];
+
+function queryAuth(name: string, authentication: JsonObject, { api, functions, attr, logger, secrets }: AuthContext): AuthMethod {
+  let query = authentication.get('query');
+  if (phpEmpty(query) && !phpEmpty(api.get('query'))) {
+    logger.warn("Using 'api.query' is deprecated, use 'api.authentication.query'.");
+    query = api.get('query');
   }
+  if (phpEmpty(query)) {
+    throw new UserError(`The query authentication method requires 'query' configuration in 'authentication' section: set ${AUTH_PATH}.query, e.g. {"api_key": {"attr": "#apiKey"}}.`);
+  }
+  return new QueryAuth(name, functionMap(query, `${AUTH_PATH}.query`), functions, attr, secrets);
 }

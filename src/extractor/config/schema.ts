@@ -7,6 +7,9 @@
  * is published as the `ex-generic-v2` component's `configurationSchema`.
  */
 
+import { AUTH_TYPES } from '../auth/factory.js';
+import { PAGINATION_METHOD_NAMES } from '../pagination/factory.js';
+
 const integerLike = {
   anyOf: [{ type: 'integer' }, { type: 'string', pattern: '^\\s*-?\\d+\\s*$' }],
 };
@@ -62,8 +65,8 @@ const paginationSchema = {
   type: 'object',
   properties: {
     method: {
-      enum: ['pagenum', 'offset', 'response.url', 'response.param', 'cursor', 'multiple', 'zendesk.response.url'],
-      description: 'one of pagenum, offset, response.url, response.param, cursor, multiple, zendesk.response.url',
+      enum: PAGINATION_METHOD_NAMES,
+      description: `one of ${PAGINATION_METHOD_NAMES.join(', ')}`,
     },
     limit: {
       anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', pattern: '^\\s*\\d*\\s*$' }, { type: 'null' }],
@@ -191,8 +194,8 @@ export const parametersSchema = {
           type: 'object',
           properties: {
             type: {
-              enum: ['basic', 'query', 'url.query', 'login', 'oauth10', 'oauth20', 'oauth20.login', '', null],
-              description: 'one of basic, query, login, oauth10, oauth20, oauth20.login',
+              enum: [...AUTH_TYPES, '', null],
+              description: `one of ${AUTH_TYPES.filter((t) => t !== 'url.query').join(', ')}`,
             },
             query: { type: ['object', 'array'], description: 'query parameters added to every request: {"name": value-or-function}' },
             headers: { type: ['object', 'array'], description: 'oauth20: headers added to every request: {"name": value-or-function}' },

@@ -14,8 +14,6 @@ import { LimitStop, limitStopSettings } from './stop-conditions/limit-stop.js';
 import { NextPageFlag, nextPageFlagSettings } from './stop-conditions/next-page-flag.js';
 import { ZendeskResponseUrlPaginator } from './zendesk-response-url.js';
 
-const METHODS = ['pagenum', 'offset', 'response.url', 'response.param', 'cursor', 'multiple', 'zendesk.response.url'];
-
 /**
  * The paginator for `api.pagination` (a fresh one per top-level job; `scroller` is that job's
  * `scroller` key, read by `multiple`).
@@ -41,29 +39,33 @@ function build(options: PaginationOptions, scroller: string | null): Paginator {
   return paginator;
 }
 
+/**
+ * The pagination methods by `method`: the one list of them (the schema's enum and the error for an
+ * unknown method read it). `multiple` builds its scrollers with `build`, stop conditions included.
+ */
+const PAGINATION_METHODS = {
+  pagenum: (options: PaginationOptions): Paginator => new PageNumberPaginator(pageNumberSettings(options), options.path),
+  offset: (options: PaginationOptions): Paginator => new OffsetPaginator(offsetSettings(options), options.path),
+  'response.url': (options: PaginationOptions): Paginator => new ResponseUrlPaginator(responseUrlSettings(options, { withDelimiter: true })),
+  'response.param': (options: PaginationOptions): Paginator => new ResponseParamPaginator(responseParamSettings(options)),
+  cursor: (options: PaginationOptions): Paginator => new CursorPaginator(cursorSettings(options)),
+  multiple: (options: PaginationOptions, scroller: string | null): Paginator => createMultiple(options, scroller),
+  'zendesk.response.url': (options: PaginationOptions): Paginator => new ZendeskResponseUrlPaginator(responseUrlSettings(options, { withDelimiter: false })),
+};
+
+type PaginationMethod = keyof typeof PAGINATION_METHODS;
+
+export const PAGINATION_METHOD_NAMES = Object.keys(PAGINATION_METHODS) as PaginationMethod[];
+
 function createMethod(options: PaginationOptions, scroller: string | null): Paginator {
   const method = options.raw.get('method');
   if (phpEmpty(method)) return new NoPagination();
-  switch (method) {
-    case 'pagenum':
-      return new PageNumberPaginator(pageNumberSettings(options), options.path);
-    case 'offset':
-      return new OffsetPaginator(offsetSettings(options), options.path);
-    case 'response.url':
-      return new ResponseUrlPaginator(responseUrlSettings(options, { withDelimiter: true }));
-    case 'zendesk.response.url':
-      return new ZendeskResponseUrlPaginator(responseUrlSettings(options, { withDelimiter: false }));
-    case 'response.param':
-      return new ResponseParamPaginator(responseParamSettings(options));
-    case 'cursor':
-      return new CursorPaginator(cursorSettings(options));
-    case 'multiple':
-      return createMultiple(options, scroller);
-    default: {
-      const name = typeof method === 'string' ? method : phpJsonEncode(method!);
-      throw new ConfigError(options.at('method'), `unknown pagination method '${name}'`, `Use one of ${METHODS.join(', ')}`);
-    }
+  const create = typeof method === 'string' && Object.hasOwn(PAGINATION_METHODS, method) ? PAGINATION_METHODS[method as PaginationMethod] : undefined;
+  if (!create) {
+    const name = typeof method === 'string' ? method : phpJsonEncode(method!);
+    throw new ConfigError(options.at('method'), `unknown pagination method '${name}'`, `Use one of ${PAGINATION_METHOD_NAMES.join(', ')}`);
   }
+  return create(options, scroller);
 }
 
 function createMultiple(options: PaginationOptions, scroller: string | null): Paginator {

@@ -2,7 +2,8 @@ import { ConfigError } from '../../../common/errors.js';
 import { PHP_FUNCTIONS, phpEmpty, phpIntCast, phpJsonEncode, type JsonValue } from '../../../php-compat/index.js';
 import { plural } from '../../../common/text.js';
 import { describeValue, type PaginationOptions } from '../options.js';
-import { Stop, type PageRequest, type Paginator, type ReceivedPage } from '../paginator.js';
+import type { PageRequest, Paginator, ReceivedPage } from '../paginator.js';
+import { StopCondition } from './stop-condition.js';
 
 export interface ForceStopSettings {
   /** at most this many requests per job */
@@ -38,65 +39,59 @@ function timeLimit(value: JsonValue | undefined, path: string): number | null {
  * more than `volume` bytes (PHP `json_encode` length; the page crossing it was already written).
  * Checked in that order, each only when set.
  */
-export class ForceStop implements Paginator {
+export class ForceStop extends StopCondition {
   private pageCounter = 0;
   private volumeCounter = 0;
   private startTime: number;
 
   constructor(
-    private readonly inner: Paginator,
+    inner: Paginator,
     readonly settings: ForceStopSettings,
     /** milliseconds since the epoch (tests pin it) */
     private readonly clock: () => number = Date.now,
   ) {
+    super(inner);
     this.startTime = this.now();
   }
 
-  describe(job: PageRequest): string {
+  protected label(): string {
     const { pages, time, volume } = this.settings;
     const limits = [pages === null ? '' : plural(pages, 'page'), time === null ? '' : `${time} s`, volume === null ? '' : plural(volume, 'byte')];
-    return `${this.inner.describe(job)}; forceStop (at most ${limits.filter(Boolean).join(', ') || 'no limit'})`;
+    return `forceStop (at most ${limits.filter(Boolean).join(', ') || 'no limit'})`;
   }
 
   /** Restarts the page count and the clock, not the volume (as GE). */
-  first(job: PageRequest): PageRequest {
+  protected override onFirst(): void {
     this.startTime = this.now();
     this.pageCounter = 1;
-    return this.inner.first(job);
   }
 
-  next(job: PageRequest, page: ReceivedPage): PageRequest | Stop {
-    const reason = this.limitReached(page.response);
-    return reason ? new Stop(reason) : this.inner.next(job, page);
+  protected override onReset(): void {
+    this.pageCounter = 0;
+    this.volumeCounter = 0;
+    this.startTime = this.now();
   }
 
   /** GE's short-circuit: the volume is only counted when neither pages nor time stopped. */
-  private limitReached(response: JsonValue): string | null {
+  protected stopReason(page: ReceivedPage): string | null {
     const { pages, time, volume } = this.settings;
     if (pages !== null && ++this.pageCounter > pages) return `forceStop: ${plural(pages, 'page')} reached`;
     if (time !== null && this.startTime + time <= this.now()) return `forceStop: time limit of ${plural(time, 'second')} reached`;
     if (volume !== null) {
-      this.volumeCounter += phpJsonEncode(response).length;
+      this.volumeCounter += phpJsonEncode(page.response).length;
       if (this.volumeCounter > volume) return `forceStop: ${plural(this.volumeCounter, 'byte')} received, over the volume limit of ${plural(volume, 'byte')}`;
     }
     return null;
   }
 
   /** A page cap is absolute: nothing is fetched beyond it, not even speculatively. */
-  predict(job: PageRequest, count: number): PageRequest[] {
+  override predict(job: PageRequest, count: number): PageRequest[] {
     const left = this.settings.pages === null ? count : Math.max(0, this.settings.pages - this.pageCounter);
-    return this.inner.predict?.(job, Math.min(count, left)) ?? [];
+    return super.predict(job, Math.min(count, left));
   }
 
-  reset(): void {
-    this.pageCounter = 0;
-    this.volumeCounter = 0;
-    this.startTime = this.now();
-    this.inner.reset();
-  }
-
-  clone(): Paginator {
-    return new ForceStop(this.inner.clone(), this.settings, this.clock);
+  protected around(inner: Paginator): Paginator {
+    return new ForceStop(inner, this.settings, this.clock);
   }
 
   private now(): number {

@@ -3,7 +3,8 @@ import { PhpFloat, phpEmpty, phpIntCast, phpJsonEncode, type JsonValue } from '.
 import { plural } from '../../../common/text.js';
 import { lookupPath } from '../../response/path-lookup.js';
 import { describeValue, type PaginationOptions } from '../options.js';
-import { Stop, type PageRequest, type Paginator, type ReceivedPage } from '../paginator.js';
+import type { Paginator, ReceivedPage } from '../paginator.js';
+import { StopCondition } from './stop-condition.js';
 
 /** Either a fixed number of records or the path of the total in each response. */
 export type LimitStopSettings = { count: number; field?: undefined } | { field: string; count?: undefined };
@@ -24,46 +25,41 @@ export function limitStopSettings(options: PaginationOptions): LimitStopSettings
  * value at `field` in the current response. A missing field is null, and any count is >= null in
  * PHP, so such a job stops after its first page.
  */
-export class LimitStop implements Paginator {
+export class LimitStop extends StopCondition {
   private total = 0;
 
   constructor(
-    private readonly inner: Paginator,
+    inner: Paginator,
     readonly settings: LimitStopSettings,
-  ) {}
+  ) {
+    super(inner);
+  }
 
-  describe(job: PageRequest): string {
+  protected label(): string {
     const limit = this.settings.field === undefined ? plural(this.settings.count, 'record') : `the records given by ${this.settings.field}`;
-    return `${this.inner.describe(job)}; limitStop (at most ${limit})`;
+    return `limitStop (at most ${limit})`;
   }
 
-  first(job: PageRequest): PageRequest {
+  protected override onFirst(): void {
     this.total = 0;
-    return this.inner.first(job);
   }
 
-  next(job: PageRequest, page: ReceivedPage): PageRequest | Stop {
+  protected override onReset(): void {
+    this.total = 0;
+  }
+
+  protected stopReason(page: ReceivedPage): string | null {
     this.total += page.data.length;
     const { field, count } = this.settings;
     const limit = field === undefined ? count : (lookupPath(page.response, field) ?? null);
-    if (!phpAtLeast(this.total, limit)) return this.inner.next(job, page);
-    if (field === undefined) return new Stop(`limitStop: ${this.total} of ${count} records`);
-    if (limit === null) return new Stop(`limitStop: ${field} is not in the response (${plural(this.total, 'record')} so far)`);
-    return new Stop(`limitStop: ${this.total} of ${phpJsonEncode(limit)} records (${field})`);
+    if (!phpAtLeast(this.total, limit)) return null;
+    if (field === undefined) return `limitStop: ${this.total} of ${count} records`;
+    if (limit === null) return `limitStop: ${field} is not in the response (${plural(this.total, 'record')} so far)`;
+    return `limitStop: ${this.total} of ${phpJsonEncode(limit)} records (${field})`;
   }
 
-  /** Only ends pagination early: requests predicted past the end are fetched and discarded. */
-  predict(job: PageRequest, count: number): PageRequest[] {
-    return this.inner.predict?.(job, count) ?? [];
-  }
-
-  reset(): void {
-    this.total = 0;
-    this.inner.reset();
-  }
-
-  clone(): Paginator {
-    return new LimitStop(this.inner.clone(), this.settings);
+  protected around(inner: Paginator): Paginator {
+    return new LimitStop(inner, this.settings);
   }
 }
 

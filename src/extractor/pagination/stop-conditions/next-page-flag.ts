@@ -1,7 +1,8 @@
 import { ConfigError } from '../../../common/errors.js';
 import { isJsonObject, phpBool, phpJsonEncode } from '../../../php-compat/index.js';
 import { describeValue, type PaginationOptions } from '../options.js';
-import { Stop, type PageRequest, type Paginator, type ReceivedPage } from '../paginator.js';
+import type { Paginator, ReceivedPage } from '../paginator.js';
+import { StopCondition } from './stop-condition.js';
 
 export interface NextPageFlagSettings {
   /** a top-level property of the response (a name, not a path) */
@@ -31,27 +32,24 @@ export function nextPageFlagSettings(options: PaginationOptions): NextPageFlagSe
  * (`"no"` is true!). A missing or null property — or a response that is a list — counts as
  * `ifNotSet`.
  */
-export class NextPageFlag implements Paginator {
+export class NextPageFlag extends StopCondition {
   constructor(
-    private readonly inner: Paginator,
+    inner: Paginator,
     readonly settings: NextPageFlagSettings,
-  ) {}
+  ) {
+    super(inner);
+  }
 
-  describe(job: PageRequest): string {
+  protected label(): string {
     const { field, stopOn, ifNotSet } = this.settings;
-    return `${this.inner.describe(job)}; nextPageFlag (stop when ${field} is ${stopOn}, missing = ${ifNotSet})`;
+    return `nextPageFlag (stop when ${field} is ${stopOn}, missing = ${ifNotSet})`;
   }
 
-  first(job: PageRequest): PageRequest {
-    return this.inner.first(job);
+  protected around(inner: Paginator): Paginator {
+    return new NextPageFlag(inner, this.settings);
   }
 
-  next(job: PageRequest, page: ReceivedPage): PageRequest | Stop {
-    const reason = this.stopReason(page);
-    return reason ? new Stop(reason) : this.inner.next(job, page);
-  }
-
-  private stopReason(page: ReceivedPage): string | null {
+  protected stopReason(page: ReceivedPage): string | null {
     const { field, stopOn, ifNotSet } = this.settings;
     const value = isJsonObject(page.response) ? page.response.get(field) : undefined;
     if (value === undefined || value === null) {
@@ -61,18 +59,5 @@ export class NextPageFlag implements Paginator {
     const flag = phpBool(value, false);
     if (flag !== stopOn) return null;
     return typeof value === 'boolean' ? `nextPageFlag: ${field} is ${value}` : `nextPageFlag: ${field} is ${phpJsonEncode(value)}, which counts as ${flag}`;
-  }
-
-  /** Only ends pagination early: requests predicted past the end are fetched and discarded. */
-  predict(job: PageRequest, count: number): PageRequest[] {
-    return this.inner.predict?.(job, count) ?? [];
-  }
-
-  reset(): void {
-    this.inner.reset();
-  }
-
-  clone(): Paginator {
-    return new NextPageFlag(this.inner.clone(), this.settings);
   }
 }
