@@ -82,7 +82,7 @@ describeEachBackend('server: configuration rows', (backend) => {
       assert.equal((await version(c.id)).changeDescription, 'off');
     });
 
-    it('sets row state without versions; only the key state is accepted (Keboola's codes)', async () => {
+    it('sets row state without versions; only the key state is accepted (with Keboola codes)', async () => {
       const c = await server.createConfig({ name: 'Row state' });
       const row = await server.createRow(c.id, { rowId: 's', state: { old: 1 } });
       const res = await server.put(configsPath(c.id, 'rows', 's', 'state'), { json: { state: { cursor: 'x' } } });
