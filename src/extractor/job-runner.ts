@@ -59,7 +59,7 @@ interface JobInstance {
 }
 
 /**
- * Runs jobs as GE does (ge-requests.md §2): for each page — request, decode, find the records,
+ * Runs jobs as GE does (docs/ge-behaviour.md#run-order): for each page — request, decode, find the records,
  * filter, hand them to the parser, then run every child job for every record of the page (before
  * the next page), then ask the paginator for the next request. A page identical to the previous
  * one of the same job instance ends it without being written.

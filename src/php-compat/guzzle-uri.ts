@@ -2,7 +2,7 @@ import { phpStringBytes } from './byte-string.js';
 
 /**
  * How Guzzle (GE's HTTP client) turns `base_uri` + a request target into the URL it sends:
- * RFC 3986 §5.2 reference resolution (so a base without a trailing slash loses its last segment)
+ * RFC 3986 section 5.2 reference resolution (so a base without a trailing slash loses its last segment)
  * followed by psr7 `Uri` normalisation (lower-case scheme and host, default port dropped,
  * characters outside the allowed set percent-encoded, valid `%XX` kept, a stray `%` escaped).
  */
@@ -22,7 +22,7 @@ function parse(uri: string): UriParts {
   return { scheme: m[1] ?? '', authority: m[2] ?? null, path: m[3], query: m[4] ?? null, fragment: m[5] ?? null };
 }
 
-/** RFC 3986 §5.2.4 as psr7 `UriResolver::removeDotSegments` implements it. */
+/** RFC 3986 section 5.2.4 as psr7 `UriResolver::removeDotSegments` implements it. */
 function removeDotSegments(path: string): string {
   if (path === '' || path === '/') return path;
   const segments = path.split('/');

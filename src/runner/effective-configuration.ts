@@ -14,7 +14,7 @@ function objectAt(value: JsonValue | undefined): JsonObject {
   return isJsonObject(value) ? value : new Map();
 }
 
-/** The parts of a configuration node the component receives (service-spec "Configuration node"). */
+/** The parts of a configuration node the component receives (docs/design.md#merged-configuration). */
 export interface ComponentConfig {
   storage: JsonObject;
   parameters: JsonObject;

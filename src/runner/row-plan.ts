@@ -15,7 +15,7 @@ export interface RowPlan {
 }
 
 /**
- * Which rows run (Keboola's runner, runner.md §1.1–1.2): all enabled rows in the configuration's
+ * Which rows run (Keboola's runner, docs/design.md#rows-and-their-order): all enabled rows in the configuration's
  * order; with `rowIds` only those — disabled ones too — still in the configuration's order. An
  * unknown id is a user error that lists the existing ones.
  */

@@ -103,7 +103,7 @@ interface Unit {
 }
 
 /**
- * Runs a stored configuration as Keboola's runner does (runner.md): rows one after another in the
+ * Runs a stored configuration as Keboola's runner does (docs/design.md#a-run-of-a-stored-configuration): rows one after another in the
  * configuration's order, each in its own folder with the root configuration merged under it;
  * state is saved back through the store only when every row succeeded.
  */

@@ -1,7 +1,7 @@
 import { isJsonObject, type JsonObject, type JsonValue } from '../php-compat/index.js';
 
 /**
- * The state a runner stores for a configuration or row (runner.md §2.1):
+ * The state a runner stores for a configuration or row (docs/design.md#state-saved-back):
  * `{"component": <what the component wrote>, "storage": {"input": {"tables": [], "files": []}}}`,
  * shallow-merged over what is stored, so other root keys survive.
  */

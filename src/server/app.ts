@@ -43,7 +43,7 @@ function configurationScope(app: FastifyInstance): void {
 }
 
 /**
- * The Storage API v2 subset of component configurations (storage-api.md §5.0), every route under
+ * The Storage API v2 subset of component configurations (docs/storage-api.md#endpoints), every route under
  * `/v2/storage/branch/{default|1}/…` and the deprecated `/v2/storage/…` (metadata: branch form
  * only). Call `listen()` on the result; `close()` does not close the backend.
  */

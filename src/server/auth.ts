@@ -6,7 +6,7 @@ import type { ServerBackend } from './backend.js';
 import type { ReadCache } from './read-cache.js';
 
 /**
- * Token authentication (storage-api.md §2): `X-StorageApi-Token` (header names are
+ * Token authentication (docs/storage-api.md#tokens-and-projects): `X-StorageApi-Token` (header names are
  * case-insensitive; Node lower-cases them), or `Authorization: Bearer <token>` as the PHP client's
  * bearer mode sends it. Read-only tokens pass here; the store refuses their writes (403).
  */

@@ -5,7 +5,7 @@ import { parseFormAsync } from './form-parser.js';
 import { FormLimitExceeded, InvalidUtf8, strictUtf8 } from './form-text.js';
 
 /**
- * Request body parsers (storage-api.md §1.2). Clients send JSON (current PHP client, Python) or
+ * Request body parsers (docs/storage-api.md#request-bodies). Clients send JSON (current PHP client, Python) or
  * form bodies (older PHP client, Go client, curl examples); both become gex's lossless value model
  * so the routes read one shape. An empty body is "no fields".
  */

@@ -9,7 +9,7 @@ import { sendJson } from './reply.js';
 
 /**
  * Every failure leaves the server as Keboola's error body:
- * `{"error", "code", "status": "error", "exceptionId"[, "errors"]}` (storage-api.md §3).
+ * `{"error", "code", "status": "error", "exceptionId"[, "errors"]}` (docs/storage-api.md#errors).
  * Store rules throw StoreError (status + code); the HTTP layer uses the same class for its own
  * refusals (tokens, request bodies, routes), so there is one way to fail.
  */

@@ -3,7 +3,7 @@ import { StoreError } from '../store/store-error.js';
 import type { CopyConfigurationInput, CreateConfigurationInput, CreateRowInput, UpdateConfigurationInput, UpdateRowInput } from '../store/types.js';
 
 /**
- * Request bodies → store inputs, with the leniency real clients need (storage-api.md §1.2):
+ * Request bodies → store inputs, with the leniency real clients need (docs/storage-api.md#request-bodies):
  * `null` means "not provided" (the PHP client sends every create field, unset ones as null),
  * `configuration`/`state` may be JSON values or JSON-encoded strings (form bodies always are),
  * booleans may be strings, ids may be numbers. Wrong types are refused with the field's name.
@@ -145,7 +145,7 @@ function versionedFields(body: JsonObject): UpdateRowInput {
   };
 }
 
-/** Messages and codes of the two `/state` endpoints differ (storage-api.md §3.1). */
+/** Messages and codes of the two `/state` endpoints differ (docs/storage-api.md#errors). */
 const STATE_ENDPOINT_RULES = {
   configuration: {
     unexpectedCode: VALIDATION,

@@ -2,7 +2,7 @@ import { UserError } from '../common/errors.js';
 
 /**
  * A failure of a store operation with the HTTP status and Keboola error code it maps to
- * (storage-api.md §3). It is a user error for the CLI and the runner (exit 1) unless it is a 5xx.
+ * (docs/storage-api.md#errors). It is a user error for the CLI and the runner (exit 1) unless it is a 5xx.
  */
 export class StoreError extends UserError {
   constructor(

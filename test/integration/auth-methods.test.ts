@@ -46,7 +46,7 @@ describe('authentication against a real server', () => {
     assert.equal(run.files.get('b.users'), `${usersTable}"123","John Doe"\n"234","Jane Doe"\n`);
   });
 
-  it('query: signed per request with the query context, the job query re-encoded (EX101, §3.7)', async () => {
+  it('query: signed per request with the query context, the job query re-encoded (example 101)', async () => {
     handler = () => ({ body: USERS });
     await runAuthExtraction({
       api: api({
@@ -124,7 +124,7 @@ describe('authentication against a real server', () => {
       );
     });
 
-    it('a retried request re-runs the auth: with -1 the login is repeated per attempt (§3.8)', async () => {
+    it('a retried request re-runs the auth: with -1 the login is repeated per attempt', async () => {
       let failures = 1;
       handler = (r) => (r.url === '/api/users' && failures-- > 0 ? { status: 503, body: {} } : loginHandler(r));
       const run = await runAuthExtraction({

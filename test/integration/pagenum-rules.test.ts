@@ -3,10 +3,10 @@ import { startFixtureServer, type FixtureServer } from '../../src/fixture-server
 import { runExtraction } from '../support/extraction.js';
 
 /**
- * The page-number rules of service-spec.md, each asserted as the exact sequence of request
+ * The page-number rules (docs/ge-behaviour.md#pagination), each asserted as the exact sequence of request
  * targets a real HTTP server receives.
  */
-describe('pagenum pagination (service-spec rules) against a real server', () => {
+describe('pagenum pagination rules against a real server', () => {
   let server: FixtureServer;
   // pages hold `sizes[page - 1]` records; `page` may be absent (treated as page 1)
   let sizes: number[];

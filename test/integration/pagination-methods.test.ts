@@ -3,7 +3,7 @@ import { items, PagedApi } from '../support/paged-api.js';
 
 /**
  * Every pagination method against a real server, as the exact sequence of requests: GE's worked
- * examples of ge-requests.md §5 (EX049–EX062) rebuilt as our own fixtures, plus type juggling.
+ * examples of docs/ge-behaviour.md#pagination (049–062) rebuilt as our own fixtures, plus type juggling.
  */
 describe('pagination methods against a real server', () => {
   let api: PagedApi;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mergeRowConfiguration } from '../../src/runner/effective-configuration.js';
 import { decodeJson, stringifyExact } from '../../src/php-compat/index.js';
 
-/** Keboola's array_replace_recursive merge of root and row (runner.md §1.3). */
+/** Keboola's array_replace_recursive merge of root and row (docs/design.md#merged-configuration). */
 describe('row configuration merge', () => {
   const merge = (root: string, row: string) => stringifyExact(mergeRowConfiguration(decodeJson(root), decodeJson(row)));
 

@@ -3,7 +3,7 @@ import { fromPlain } from '../../src/php-compat/index.js';
 import { COMPONENT_CIPHER_PREFIX } from '../../src/store/encryption.js';
 import { BRANCH, COMPONENT, configsPath, DEPRECATED, describeEachBackend, TestServer, type Json } from './harness.js';
 
-/** Keboola's component keys in Keboola's order (storage-api.md §4.1, the PHP client's `Component` type). */
+/** Keboola's component keys in Keboola's order (docs/storage-api.md#resources, the PHP client's `Component` type). */
 const COMPONENT_KEYS = [
   'id', 'type', 'name', 'description', 'longDescription', 'version', 'complexity', 'categories', 'hasUI', 'hasRun',
   'ico32', 'ico64', 'ico128', 'data', 'flags', 'configurationSchema', 'configurationRowSchema', 'emptyConfiguration',
@@ -94,7 +94,7 @@ describeEachBackend("server: Keboola's response shapes", (backend) => {
     return found;
   }
 
-  describe('component objects (§4.1, §4.2)', () => {
+  describe('component objects', () => {
     it("carry every Keboola key in Keboola's order wherever they appear", async () => {
       for (const [label, components] of await componentsEverywhere()) {
         const lists = label === 'index' || label.endsWith('/components');
@@ -154,7 +154,7 @@ describeEachBackend("server: Keboola's response shapes", (backend) => {
     });
   });
 
-  describe('API index (§4.9)', () => {
+  describe('API index', () => {
     it("has Keboola's urlTemplates keys", async () => {
       const { body } = await server.get(DEPRECATED, { token: null });
       assert.deepEqual(body.urlTemplates, { orchestrationJob: '/admin/projects/{projectId}/orchestrations/{orchestrationId}/jobs/{jobId}' });
@@ -171,7 +171,7 @@ describeEachBackend("server: Keboola's response shapes", (backend) => {
     });
   });
 
-  describe('token verification (§2.4)', () => {
+  describe('token verification', () => {
     it("returns Keboola's keys in order with the verified token itself, in both path forms and with a bearer token", async () => {
       const mine = await server.createToken({ description: 'mine' });
       for (const [label, request] of [
@@ -226,7 +226,7 @@ describeEachBackend("server: Keboola's response shapes", (backend) => {
     });
   });
 
-  describe('read-only tokens and metadata (§2.3)', () => {
+  describe('read-only tokens and metadata', () => {
     it("adding metadata gets Keboola's role message, 403 accessDenied, and stores nothing", async () => {
       const config = await server.createConfig({ name: 'metadata guarded' });
       const reader = await server.createToken({ readOnly: true, description: 'metadata reader' });

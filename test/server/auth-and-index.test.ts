@@ -8,7 +8,7 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
   });
   after(async () => server.close());
 
-  describe('authentication (storage-api.md §2.2)', () => {
+  describe('authentication', () => {
     it('refuses a request without a token: 401, empty code, Keboola error body, exact JSON content type', async () => {
       const res = await server.get(`${BRANCH}/components`, { token: null });
       assert.equal(res.status, 401);
@@ -46,7 +46,7 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
     });
   });
 
-  describe('token verification (§2.4)', () => {
+  describe('token verification', () => {
     it('returns the token subset in both path forms', async () => {
       const readOnly = await server.createToken({ description: 'reader', readOnly: true });
       const res = await server.get(`${DEPRECATED}/tokens/verify`, { token: readOnly });
@@ -79,7 +79,7 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
     });
   });
 
-  describe('API index (§4.9)', () => {
+  describe('API index', () => {
     it('is public, as Keboola\'s: no token needed, and an unknown one does not matter', async () => {
       const res = await server.get('/v2/storage', { token: null });
       assert.equal(res.status, 200);
@@ -216,7 +216,7 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
     });
   });
 
-  describe('read-only tokens (§2.3)', () => {
+  describe('read-only tokens', () => {
     it('may read everything but every write is 403 accessDenied', async () => {
       const config = await server.createConfig({ name: 'Guarded', configuration: { a: 1 } });
       const row = await server.createRow(config.id, { name: 'r' });

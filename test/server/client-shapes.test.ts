@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { COMPONENT, describeEachBackend, TestServer, type Json } from './harness.js';
 
 /**
- * Replays of the request shapes the official clients send (storage-api.md §1.2, §15): each client
+ * Replays of the request shapes the official clients send (docs/storage-api.md#request-bodies): each client
  * runs a whole configuration lifecycle in its own project and every answer is checked.
  */
 describeEachBackend('server: official client request shapes', (backend) => {

@@ -11,7 +11,7 @@ describeEachBackend('server: configurations', (backend) => {
   });
   after(async () => server.close());
 
-  describe('create and read (§5.4, §5.5, §5.3)', () => {
+  describe('create and read', () => {
     it('creates with defaults: 201, version 1, "Configuration created", generated string id', async () => {
       const res = await server.post(configsPath(), { json: { name: 'Main' } });
       assert.equal(res.status, 201);
@@ -95,7 +95,7 @@ describeEachBackend('server: configurations', (backend) => {
     });
   });
 
-  describe('list components (§5.2)', () => {
+  describe('list components', () => {
     let local: TestServer;
     before(async () => {
       local = await TestServer.start({ backend });
@@ -159,7 +159,7 @@ describeEachBackend('server: configurations', (backend) => {
     });
   });
 
-  describe('update (§5.6, §6)', () => {
+  describe('update', () => {
     it('updates partially, bumps the version once per real change and keeps no-op updates silent', async () => {
       const c = await server.createConfig({ name: 'Upd', description: 'one', configuration: { a: 1 } });
       const res = await server.put(configsPath(c.id), { json: { description: 'two' } });
@@ -207,7 +207,7 @@ describeEachBackend('server: configurations', (backend) => {
     });
   });
 
-  describe('state endpoint (§5.7)', () => {
+  describe('state endpoint', () => {
     it('replaces the state without a version and answers exactly what GET shows', async () => {
       const c = await server.createConfig({ name: 'State', state: { old: true } });
       const res = await server.put(configsPath(c.id, 'state'), { json: { state: { component: { lastId: 7 } } } });
@@ -245,7 +245,7 @@ describeEachBackend('server: configurations', (backend) => {
     });
   });
 
-  describe('trash, purge, restore (§5.8, §5.9, §10)', () => {
+  describe('trash, purge, restore', () => {
     it('trashes, lists as deleted, restores with rows, purges on the second delete', async () => {
       const c = await server.createConfig({ name: 'Trash me', configurationId: 'trash-1', isDisabled: true });
       await server.createRow(c.id, { rowId: 'row-a', state: { rs: 1 } });
@@ -297,7 +297,7 @@ describeEachBackend('server: configurations', (backend) => {
     });
   });
 
-  describe('rowsSortOrder (§9)', () => {
+  describe('rowsSortOrder', () => {
     it('orders rows, versions the order and refuses unknown or missing ids', async () => {
       const c = await server.createConfig({ name: 'Sorted' });
       for (const rowId of ['b', 'a', 'c']) await server.createRow(c.id, { rowId });
@@ -383,7 +383,7 @@ describeEachBackend('server: configurations', (backend) => {
     });
   });
 
-  describe('deprecated paths (§1.1)', () => {
+  describe('deprecated paths', () => {
     it('answer exactly as the branch paths', async () => {
       const created = await server.post(`${DEPRECATED}/components/${COMPONENT}/configs`, { json: { name: 'Old style', configuration: { a: 1 } } });
       assert.equal(created.status, 201);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { BRANCH, COMPONENT, configsPath, describeEachBackend, TestServer } from './harness.js';
 
-describeEachBackend('server: request encodings and limits (§1.2)', (backend) => {
+describeEachBackend('server: request encodings and limits', (backend) => {
   let server: TestServer;
   before(async () => {
     server = await TestServer.start({ backend });

@@ -4,7 +4,7 @@ import { buildServer } from '../../src/server/app.js';
 import type { EmbeddedBackend } from '../../src/store/embedded/embedded-backend.js';
 import { storeBackends, type BackendFactory } from '../support/store.js';
 
-/** Path prefixes of the two URL forms (storage-api.md §1.1). */
+/** Path prefixes of the two URL forms (docs/storage-api.md#paths). */
 export const BRANCH = '/v2/storage/branch/default';
 export const DEPRECATED = '/v2/storage';
 export const COMPONENT = 'ex-generic-v2';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { configsPath, describeEachBackend, TestServer, type Json } from './harness.js';
 
-describeEachBackend('server: configuration metadata (§5.22)', (backend) => {
+describeEachBackend('server: configuration metadata', (backend) => {
   let server: TestServer;
   before(async () => {
     server = await TestServer.start({ backend });

@@ -12,7 +12,7 @@ describeEachBackend('server: configuration rows', (backend) => {
     return (await server.get(configsPath(configId))).body;
   }
 
-  describe('create, read, update, state, delete (§5.14–§5.18)', () => {
+  describe('create, read, update, state, delete', () => {
     it('creates a row: 201, row version 1, configuration version +1, "Row X added" on both', async () => {
       const c = await server.createConfig({ name: 'Rows' });
       const res = await server.post(configsPath(c.id, 'rows'), { json: { rowId: 'main-1-1' } });
@@ -82,7 +82,7 @@ describeEachBackend('server: configuration rows', (backend) => {
       assert.equal((await version(c.id)).changeDescription, 'off');
     });
 
-    it('sets row state without versions; only the key state is accepted (§3.1 codes)', async () => {
+    it('sets row state without versions; only the key state is accepted (with Keboola codes)', async () => {
       const c = await server.createConfig({ name: 'Row state' });
       const row = await server.createRow(c.id, { rowId: 's', state: { old: 1 } });
       const res = await server.put(configsPath(c.id, 'rows', 's', 'state'), { json: { state: { cursor: 'x' } } });
@@ -132,7 +132,7 @@ describeEachBackend('server: configuration rows', (backend) => {
     });
   });
 
-  describe('row versions, rollback, copy (§5.19–§5.21)', () => {
+  describe('row versions, rollback, copy', () => {
     it('lists row versions newest first; include absent = configuration, include= none; limit/offset', async () => {
       const c = await server.createConfig({ name: 'Row versions' });
       await server.createRow(c.id, { rowId: 'v', configuration: { n: 1 } });

@@ -70,7 +70,7 @@ describeEachBackend('server: configuration versions, rollback and copy', (backen
     assert.match(invalid.body.error, /Invalid version "latest"/);
   });
 
-  it('rolls back (§5.12): 201 {version}, target content, rows re-versioned, deleted rows back with their state', async () => {
+  it('rolls back: 201 {version}, target content, rows re-versioned, deleted rows back with their state', async () => {
     const c = await history();
     await server.put(configsPath(c.id, 'state'), { json: { state: { cs: 'current' } } });
     const res = await server.post(configsPath(c.id, 'versions', '3', 'rollback'), { json: {} });
@@ -105,7 +105,7 @@ describeEachBackend('server: configuration versions, rollback and copy', (backen
     assert.equal((await server.post(configsPath(c.id, 'versions', '50', 'rollback'), { json: {} })).status, 404);
   });
 
-  it('copies a version (§5.13): 201 new configuration, rows with the same ids at version 1, row states copied', async () => {
+  it('copies a version: 201 new configuration, rows with the same ids at version 1, row states copied', async () => {
     const c = await history();
     await server.put(configsPath(c.id, 'rows', 'b', 'state'), { json: { state: { bs: 'now' } } });
     const res = await server.post(configsPath(c.id, 'versions', '5', 'create'), { json: { name: 'Copy' } });

@@ -169,7 +169,7 @@ for (const factory of storeBackends()) {
         await rejectsWith(store.getConfigurationVersion(C, c.id, 99), 404, 'notFound', /Version 99 not found/);
       });
 
-      it('rolls back: rows, row versions, order and states as Keboola does (§5.12)', async () => {
+      it('rolls back: rows, row versions, order and states as Keboola does', async () => {
         const c = await store.createConfiguration(C, { name: 'base', configuration: plain({ v: 1 }) });
         await store.createRow(C, c.id, { rowId: 'a', configuration: plain({ a: 1 }) }); // v2
         await store.createRow(C, c.id, { rowId: 'b', configuration: plain({ b: 1 }) }); // v3
@@ -201,7 +201,7 @@ for (const factory of storeBackends()) {
         assert.equal(start.changeDescription, 'back to start');
       });
 
-      it('copies a version into a new configuration (§5.13)', async () => {
+      it('copies a version into a new configuration', async () => {
         const c = await store.createConfiguration(C, { name: 'Source', description: 'src', configuration: plain({ p: 1 }), state: plain({ s: 1 }) });
         await store.createRow(C, c.id, { rowId: 'r1', name: 'row one', configuration: plain({ r: 1 }) });
         await store.createRow(C, c.id, { rowId: 'r2', configuration: plain({ r: 2 }) });

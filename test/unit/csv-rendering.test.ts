@@ -6,7 +6,7 @@ import { CsvFile } from '../../src/extractor/output/csv-file.js';
 import { phpStringFromBytes } from '../../src/php-compat/index.js';
 import { table } from '../support/parser.js';
 
-/** Cells exactly as GE's PHP writes them (ge-output.md §2). */
+/** Cells exactly as GE's PHP writes them (docs/ge-behaviour.md#csv-dialect). */
 describe('CSV rendering', () => {
   const cell = async (json: string) => (await table(`[{"v":${json}}]`))!.split('\n')[1];
 

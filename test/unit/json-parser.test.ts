@@ -4,7 +4,7 @@ import { decodeJson, type JsonObject } from '../../src/php-compat/index.js';
 import { runOutput } from '../support/output.js';
 import { parse, table } from '../support/parser.js';
 
-describe('JSON parser: tables and edge cases (ge-output.md §6.10)', () => {
+describe('JSON parser: tables and edge cases', () => {
   it('writes no table (and no manifest) for [] and [null]', async () => {
     assert.equal((await parse([{ rows: '[]' }, { rows: '[null]' }])).files.size, 0);
   });
@@ -82,7 +82,7 @@ describe('JSON parser: tables and edge cases (ge-output.md §6.10)', () => {
   });
 });
 
-describe('JSON parser: column names (ge-output.md §6.4)', () => {
+describe('JSON parser: column names', () => {
   it('resolves sanitising conflicts with _u0, _u1 in schema order', async () => {
     assert.equal((await table('[{"a_b":1,"a":{"b":2,"c":{"d":3}},"a.b":4}]'))!.split('\n')[0], '"a_b","a_b_u0","a_c_d","a_b_u1"');
     assert.equal((await table('[{"a":{"c":{"d":2}},"a_c":1}]'))!.split('\n')[0], '"a_c_d","a_c_u0"');
@@ -106,7 +106,7 @@ describe('JSON parser: column names (ge-output.md §6.4)', () => {
   });
 });
 
-describe('JSON parser: type changes (ge-output.md §6.3)', () => {
+describe('JSON parser: type changes', () => {
   it('upgrades a scalar to a list of scalars', async () => {
     const { files } = await parse([{ rows: '[{"id":1,"tags":"x"},{"id":2,"tags":["y","z"]}]' }]);
     assert.match(files.get('b.a_tags')!, /^"data","JSON_parentId"\n"x","a_[0-9a-f]{32}"\n"y","a_[0-9a-f]{32}"\n"z","a_[0-9a-f]{32}"\n$/);
@@ -195,7 +195,7 @@ describe('JSON parser: injected columns (userData, parent_*)', () => {
   });
 });
 
-describe('JSON parser: saved structure (ge-output.md §14)', () => {
+describe('JSON parser: saved structure', () => {
   it('saves the structure in GE format', async () => {
     const { state } = await parse([{ rows: '[{"id":1,"name":"A","tags":["x"]}]', type: 'users' }]);
     assert.equal(

@@ -13,7 +13,7 @@ const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest('hex
 const legacy = (batches: OutputBatch[], options: Parameters<typeof runOutput>[1] = {}) => runOutput([{ compatLevel: 1, batches }], options);
 const modern = (batches: OutputBatch[]) => runOutput([{ batches }]);
 
-describe('legacy parser: names (ge-output.md §7)', () => {
+describe('legacy parser: names', () => {
   const cases: Array<[string, string]> = [
     ['user/{id}', 'user__id'],
     ['user/{id}.tags', 'user__id__tags'],
@@ -42,7 +42,7 @@ describe('legacy parser: names (ge-output.md §7)', () => {
   });
 });
 
-describe('legacy parser: duplicate names and values (§7)', () => {
+describe('legacy parser: duplicate names and values', () => {
   it('replaces a repeated header name by the md5 of its raw name, and the injected value wins (EX125)', async () => {
     const { files } = await legacy([{ rows: '[{"id":123,"name":"John Doe","tag":"CFO"}]', type: 'users', injected: '{"tag":"development","price":"$10"}' }]);
     assert.equal(md5('tag'), 'e4d23e841d8e8804190027bce3180fa5');
@@ -84,7 +84,7 @@ describe('legacy parser: integer-like keys', () => {
   });
 });
 
-describe('legacy parser: analysis (§7)', () => {
+describe('legacy parser: analysis', () => {
   it('ignores empty objects, so an object group appears where it was first non-empty', async () => {
     const rows = '[{"id":1,"o":{},"name":"a"},{"id":2,"o":{"x":1},"name":"b"}]';
     assert.equal((await legacy([{ rows }])).files.get('b.a'), '"id","name","o_x"\n"1","a",""\n"2","b","1"\n');
@@ -162,7 +162,7 @@ describe('legacy parser: analysis (§7)', () => {
   });
 });
 
-describe('legacy parser: state structure (§7, §14)', () => {
+describe('legacy parser: state structure', () => {
   it('saves the flat structure (children first, as analysed) with structVersion 2', async () => {
     const { state } = await legacy([{ rows: '[{"id":1,"tags":["x"],"o":{"k":1},"e":[]}]', type: 't' }]);
     assert.equal(

@@ -8,7 +8,7 @@ import { runMapped, runOutput } from '../support/output.js';
 
 const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest('hex');
 
-describe('mappings: columns (ge-output.md §8.2)', () => {
+describe('mappings: columns', () => {
   it('writes the mapped columns in mapping order, with shorthand, nested paths and missing values empty', async () => {
     const { files } = await runMapped('{"users":{"address.country":{"type":"column","mapping":{"destination":"country"}},"name":"name","id":{"mapping":{"destination":"id"}}}}', [
       { rows: '[{"id":1,"name":"Ann","address":{"country":"CZ"},"extra":true},{"id":2.5,"address":null}]', type: 'users' },
@@ -97,7 +97,7 @@ describe('mappings: the "" path and integer-like keys', () => {
   });
 });
 
-describe('mappings: child tables, link values and primary keys (§8.3)', () => {
+describe('mappings: child tables, link values and primary keys', () => {
   const user = '{"id":1,"name":"A","tags":["x","y"]}';
   const userSerialized = 'O:8:"stdClass":3:{s:2:"id";i:1;s:4:"name";s:1:"A";s:4:"tags";a:2:{i:0;s:1:"x";i:1;s:1:"y";}}';
   const tagsMapping = '{"users":{"id":"id","tags":{"type":"table","destination":"user-tags","tableMapping":{".":"tag"}}}}';
@@ -193,7 +193,7 @@ describe('mappings: child tables, link values and primary keys (§8.3)', () => {
   });
 });
 
-describe('mappings: tables, routing and results (§8.1)', () => {
+describe('mappings: tables, routing and results', () => {
   it('creates a mapped table at the first batch even when it is empty (the JSON parser writes nothing)', async () => {
     const { files } = await runMapped('{"users":{"id":"id"}}', [
       { rows: '[]', type: 'users' },
@@ -257,7 +257,7 @@ describe('mappings: tables, routing and results (§8.1)', () => {
   });
 });
 
-describe('mappings: state (§14.1)', () => {
+describe('mappings: state', () => {
   it('leaves the parser keys of the state as they were (a fresh state gets only time)', async () => {
     const { state } = await runMapped('{"users":{"id":"id"}}', [
       { rows: '[{"id":1}]', type: 'users' },

@@ -9,7 +9,7 @@ import { runMapped, runOutput } from '../support/output.js';
 
 const withPk = '{"users":{"id":{"mapping":{"destination":"id","primaryKey":true}},"name":"name","tags":{"type":"table","destination":"tags","tableMapping":{"":"tag"}}}}';
 
-describe('MissingTableHelper: header-only mapped tables (ge-output.md §12.2, §4.2)', () => {
+describe('MissingTableHelper: header-only mapped tables', () => {
   it('writes mapped tables no job produced, with incremental first in the manifest', async () => {
     const { files, written } = await runMapped(withPk, [{ rows: '[]', type: 'users' }]);
     assert.equal(files.get('b.users'), '"id","name"\n');

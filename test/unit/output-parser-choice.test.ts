@@ -19,7 +19,7 @@ async function header(options: { compatLevel?: number; struct?: string; structVe
   return { file, header: run.files.get(file)!.split('\n')[0], logs: run.logs, state: run.state };
 }
 
-describe('which JSON parser runs (ge-output.md §6.0)', () => {
+describe('which JSON parser runs', () => {
   it('compatLevel 1 or negative selects the legacy parser; 2, 3 and absent the new one', async () => {
     for (const level of [1, -1]) {
       const run = await header({ compatLevel: level });
@@ -55,7 +55,7 @@ describe('which JSON parser runs (ge-output.md §6.0)', () => {
   });
 });
 
-describe('state structure across configs (§14)', () => {
+describe('state structure across configs', () => {
   it('the new parser saves version 3 and the legacy parser version 2, merged over the input', async () => {
     const input = decodeJson(`{"json_parser.struct":${v2},"json_parser.structVersion":2}`) as Map<string, never>;
     const legacyRun = await runOutput([{ batches: [{ rows: '[{"id":1,"x":2}]', type: 'a' }] }], { struct: v2, structVersion: 2 });

@@ -4,7 +4,7 @@ import type { HttpRequest, Send } from '../http/types.js';
 /**
  * One authentication method of Generic Extractor (`api.authentication.type`). The HttpClient
  * calls `beforeRequest` on every attempt of every request — GE's auth middleware sits inside the
- * retry middleware (ge-requests.md §3.8) — so signatures, nonces, timestamps and the login expiry
+ * retry middleware (docs/ge-behaviour.md#retries) — so signatures, nonces, timestamps and the login expiry
  * are recomputed per attempt. It returns the request to send (a new object; the input is kept).
  */
 export interface AuthMethod {

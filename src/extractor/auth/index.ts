@@ -1,5 +1,5 @@
 /**
- * Generic Extractor's authentication methods (ge-requests.md §8): one module per method behind
+ * Generic Extractor's authentication methods (docs/ge-behaviour.md#authentication): one module per method behind
  * the AuthMethod interface, applied by the HttpClient to every attempt of every request.
  */
 export { SYSTEM_RUNTIME, type AuthMethod, type AuthRuntime, type SecretSink } from './auth-method.js';

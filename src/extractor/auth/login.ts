@@ -64,7 +64,7 @@ function isNumeric(value: JsonValue | undefined): boolean {
  * becomes `{"data": …}`; `text`: `{"data": body}`) the `apiRequest.headers` / `apiRequest.query`
  * values are evaluated (contexts `response`, flattened, and `attr`), and each result is then also
  * tried as a `.`-path into the response. Every request gets those headers (replacing) and query
- * parameters (merged into arrays on duplicate keys, §3.7). With `expires` the login is repeated
+ * parameters (merged into arrays on duplicate keys, docs/ge-behaviour.md#auth-query-rewriting). With `expires` the login is repeated
  * before a request once `now > expiry` (whole seconds; `-1` means before every request).
  */
 export class LoginAuth implements AuthMethod {
@@ -150,7 +150,7 @@ export class LoginAuth implements AuthMethod {
     else this.deps.logger.debug(message);
   }
 
-  /** The login request: built like a job request, but without `defaultOptions` (§8.3). */
+  /** The login request: built like a job request, but without `defaultOptions` (docs/ge-behaviour.md#authentication). */
   private loginRequest(): HttpRequest {
     const { functions, api } = this.deps;
     const job = this.loginJob;

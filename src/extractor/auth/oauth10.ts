@@ -33,7 +33,7 @@ function byKey<V>(entries: Iterable<[string, V]>): Array<[string, V]> {
 
 /**
  * The OAuth 1.0 HMAC-SHA1 `Authorization` header guzzlehttp/oauth-subscriber 0.4 computes
- * (ge-requests.md §8.4). Signature base string: `METHOD&enc(url without query)&enc(params)`, the
+ * (docs/ge-behaviour.md#authentication). Signature base string: `METHOD&enc(url without query)&enc(params)`, the
  * params being the oauth ones, then (for a form body) the body's, then the query's — a key already
  * present is not added again (PHP `+=`) — sorted by name, nulls dropped, serialised with
  * `http_build_query` in RFC 3986 mode. Key: `enc(consumer secret)&enc(token secret)`.

@@ -33,7 +33,7 @@ export function decodeOAuthData(raw: JsonValue | undefined): JsonValue {
  * JSON document (`format: json`). `authentication.headers` and `authentication.query` are evaluated
  * per request (so per retry) with the contexts `query`, `request` and `authorization` =
  * `{clientId, nonce (16 hex), timestamp, data}` — with JSON data flattened as `data.<key>`. The
- * query is merged into every request (same key replaced in place, RFC 3986 re-encoding, §3.7),
+ * query is merged into every request (same key replaced in place, RFC 3986 re-encoding, docs/ge-behaviour.md#auth-query-rewriting),
  * headers replace same-named ones.
  */
 export class OAuth20Auth implements AuthMethod {

@@ -6,7 +6,7 @@ function uniqueKey(value: JsonValue): string {
 }
 
 /**
- * GE `Utils::mergeQueries($query, $authQuery, $mergeToArray)` (ge-requests.md §3.7): the request's
+ * GE `Utils::mergeQueries($query, $authQuery, $mergeToArray)` (docs/ge-behaviour.md#auth-query-rewriting): the request's
  * query is parsed with Guzzle `Query::parse`, the auth parameters are laid over it (same key
  * replaced in place, new keys appended) and it is rebuilt with `Query::build` in RFC 3986 mode —
  * so every request is re-encoded, even when nothing is added (`+` becomes `%20`).

@@ -10,7 +10,7 @@ import { checkQueryValues, requestContext, splitUrl, withQuery } from './request
  * `query` (alias `url.query`): `authentication.query` evaluated per request with the contexts
  * `query` (the request's current query, Guzzle-parsed), `request` (url, path, queryString, method,
  * hostname, port, resource) and `attr`, then merged into the URL — same key replaced in place, new
- * keys appended, everything re-encoded in RFC 3986 (§3.7, §8.2).
+ * keys appended, everything re-encoded in RFC 3986 (docs/ge-behaviour.md#auth-query-rewriting).
  */
 export class QueryAuth implements AuthMethod {
   constructor(

@@ -64,7 +64,7 @@ function typeName(value: JsonValue): string {
   return Array.isArray(value) ? 'array' : isJsonObject(value) ? 'object' : typeof value;
 }
 
-/** A header value an auth method produced: scalars as PHP prints them, anything else a user error (§3.6). */
+/** A header value an auth method produced: scalars as PHP prints them, anything else a user error (docs/ge-behaviour.md#headers). */
 export function headerValue(value: JsonValue, path: string): string {
   if (value !== null && !isScalar(value)) {
     throw new ConfigError(path, `invalid type "${typeName(value)}" in headers`, 'A header value must be a string or a number; check the function or the response path that produces it');

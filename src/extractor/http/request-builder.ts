@@ -61,7 +61,7 @@ function refuseNonFinite(params: JsonObject): void {
 }
 
 /**
- * Turns a job's page request into the HTTP request GE would send (ge-requests.md §3):
+ * Turns a job's page request into the HTTP request GE would send (docs/ge-behaviour.md#requests):
  * `defaultOptions` merged under the job's params and headers, GET params in the query string
  * (PHP `http_build_query`), POST as a PHP-encoded JSON body, FORM as a form body, the target
  * resolved against `baseUrl` like Guzzle, and client headers added where the request has none.

@@ -222,7 +222,7 @@ async function moveFile(from: string, to: string): Promise<void> {
 }
 
 /**
- * §4.1: `{"destination":"in.c-<bucket>.<table>","incremental":…,"primary_key":[…]}`, compact as
+ * docs/ge-behaviour.md#manifests: `{"destination":"in.c-<bucket>.<table>","incremental":…,"primary_key":[…]}`, compact as
  * GE's json_encode writes it; no destination for the default bucket, no primary key unless the
  * table has one (csvmap tables only).
  */

@@ -10,7 +10,7 @@ export interface ParserChoice {
 }
 
 /**
- * Which JSON parser a new bucket parser is (juicer `Json::__construct`, ge-output.md §6.0): a
+ * Which JSON parser a new bucket parser is (juicer `Json::__construct`, docs/ge-behaviour.md#which-parser-runs): a
  * saved structure decides first — version identical to the integer 2 means the legacy parser,
  * anything else the new one (a compatLevel ≤ 1 request is then ignored) — otherwise
  * compatLevel ≤ 1 asks for the legacy parser.

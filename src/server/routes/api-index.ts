@@ -13,14 +13,14 @@ export const URL_TEMPLATES = {
   orchestrationJob: '/admin/projects/{projectId}/orchestrations/{orchestrationId}/jobs/{jobId}',
 } as const;
 
-/** Keys kept by `exclude=componentDetails` (apiary's list, storage-api.md §16.12). */
+/** Keys kept by `exclude=componentDetails` (apiary's list, docs/storage-api.md#where-gex-chooses). */
 const COMPONENT_SUMMARY_KEYS = ['id', 'name', 'type', 'ico64', 'ico128', 'features', 'flags', 'description', 'categories'];
 
 function summary(component: JsonObject): JsonObject {
   return new Map([...component].filter(([key]) => COMPONENT_SUMMARY_KEYS.includes(key)));
 }
 
-/** `GET /v2/storage` — the API index (storage-api.md §4.9) with every registered component; public, no token. */
+/** `GET /v2/storage` — the API index (docs/storage-api.md#resources) with every registered component; public, no token. */
 export function apiIndexRoutes(app: FastifyInstance, backend: ServerBackend, revision: string): void {
   app.get<{ Querystring: Query }>('/', async (request, reply) => {
     const exclude = new Set(commaList(queryValue(request.query, 'exclude') ?? ''));

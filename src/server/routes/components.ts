@@ -7,7 +7,7 @@ import { componentTypeParam, isDeletedParam, listIncludeParam, type Query } from
 import { sendJson } from '../reply.js';
 import type { ComponentParams } from './params.js';
 
-/** `GET /v2/storage/components/:componentId` — public: no token needed (storage-api.md §5.1). */
+/** `GET /v2/storage/components/:componentId` — public: no token needed (docs/storage-api.md#tokens-and-projects). */
 export function publicComponentRoute(app: FastifyInstance, backend: ServerBackend): void {
   app.get<{ Params: ComponentParams }>('/components/:componentId', async (request, reply) => {
     const component = await backend.getComponent(request.params.componentId);
@@ -26,7 +26,7 @@ export function componentDetailRoute(app: FastifyInstance): void {
 
 /**
  * `GET …/components?include=&componentType=&isDeleted=` — components having matching
- * configurations, each configuration shaped by `include` (storage-api.md §5.2).
+ * configurations, each configuration shaped by `include` (docs/storage-api.md#endpoints).
  */
 export function componentListRoute(app: FastifyInstance): void {
   app.get<{ Querystring: Query }>('/components', async (request, reply) => {

@@ -54,7 +54,7 @@ export function configurationRoutes(app: FastifyInstance): void {
     return sendJson(reply, 200, configurationToWire(await sessionOf(request).store.restoreConfiguration(componentId, configId)));
   });
 
-  // storage-api.md §5.23: copies a configuration back from the default branch into a dev branch
+  // docs/storage-api.md#where-gex-chooses: copies a configuration back from the default branch into a dev branch
   app.post<{ Params: ConfigParams }>(`${base}/:configId/reset-to-default`, async () => {
     throw new StoreError(
       501,

@@ -5,7 +5,7 @@ import { metadataInput } from '../input.js';
 import { sendJson, sendNoContent } from '../reply.js';
 import type { ConfigParams, MetadataParams } from './params.js';
 
-/** Configuration metadata (§5.22) — registered in the branch form only, as in Keboola. */
+/** Configuration metadata (docs/storage-api.md#metadata) — registered in the branch form only, as in Keboola. */
 export function metadataRoutes(app: FastifyInstance): void {
   const base = '/components/:componentId/configs/:configId/metadata';
 

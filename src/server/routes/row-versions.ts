@@ -6,7 +6,7 @@ import { versionListParams, versionParam, type Query } from '../query.js';
 import { sendJson } from '../reply.js';
 import type { RowParams, RowVersionParams } from './params.js';
 
-/** Row versions: list, detail, rollback (§5.20), copy (§5.21). */
+/** Row versions: list, detail, rollback, copy (docs/storage-api.md#versions). */
 export function rowVersionRoutes(app: FastifyInstance): void {
   const base = '/components/:componentId/configs/:configId/rows/:rowId/versions';
 

@@ -7,7 +7,7 @@ import { queryValue, type Query } from '../query.js';
 import { sendCachedJson, sendJson, sendNoContent } from '../reply.js';
 import type { ConfigParams, RowParams } from './params.js';
 
-/** Rows of a configuration: list, create, detail, update, state, delete (§5.14–§5.18). */
+/** Rows of a configuration: list, create, detail, update, state, delete (docs/storage-api.md#rows). */
 export function rowRoutes(app: FastifyInstance): void {
   const base = '/components/:componentId/configs/:configId/rows';
 

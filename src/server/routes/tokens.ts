@@ -14,7 +14,7 @@ function tokenUri(request: FastifyRequest, id: number): string {
 }
 
 /**
- * The subset of Keboola's token object (storage-api.md §2.4) that gex's tokens can fill.
+ * The subset of Keboola's token object (docs/storage-api.md#tokens-and-projects) that gex's tokens can fill.
  * `secret` is the token text itself: Keboola returns it to whoever verifies that very token, and
  * only the verify route passes it (the text the request authenticated with, never another token's).
  */

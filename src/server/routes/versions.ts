@@ -6,7 +6,7 @@ import { versionListParams, versionParam, type Query } from '../query.js';
 import { sendJson } from '../reply.js';
 import type { ConfigParams, ConfigVersionParams } from './params.js';
 
-/** Configuration versions: list, detail, rollback (§5.12), copy (§5.13). */
+/** Configuration versions: list, detail, rollback, copy (docs/storage-api.md#versions). */
 export function versionRoutes(app: FastifyInstance): void {
   const base = '/components/:componentId/configs/:configId/versions';
 
@@ -27,7 +27,7 @@ export function versionRoutes(app: FastifyInstance): void {
     return sendJson(reply, 201, new Map([['version', result.version]]));
   });
 
-  // the response is the whole new configuration: a superset of Keboola's `{"id": …}` (storage-api.md §16.6)
+  // the response is the whole new configuration: a superset of Keboola's `{"id": …}` (docs/storage-api.md#where-gex-chooses)
   app.post<{ Params: ConfigVersionParams }>(`${base}/:version/create`, async (request, reply) => {
     const { componentId, configId, version } = request.params;
     const copy = await sessionOf(request).store.copyConfiguration(componentId, configId, versionParam(version), copyConfigurationInput(request.body));

@@ -51,7 +51,7 @@ export function orderRows<T extends { rowId: string }>(rows: T[], sortOrder: str
 }
 
 /**
- * The configurations of one project as one token sees them: every rule of storage-api.md §5–§9
+ * The configurations of one project as one token sees them: every rule of docs/storage-api.md
  * (versions, rollback, copy, rows, rowsSortOrder, state, trash) over the Repository. Each
  * operation is one transaction; the configuration's record is locked first, so concurrent
  * writers get consecutive versions and nothing is lost — within one process and, on PostgreSQL
@@ -425,7 +425,7 @@ export class EmbeddedConfigStore implements ConfigStore {
   }
 
   /**
-   * Rollback (§5.12): a new version equal to the target one; rows not in the target are deleted,
+   * Rollback (docs/storage-api.md#rollback): a new version equal to the target one; rows not in the target are deleted,
    * every row of the target gets a new row version with the target's content; states are kept
    * (a recreated row gets its last known state).
    */
@@ -473,7 +473,7 @@ export class EmbeddedConfigStore implements ConfigStore {
   }
 
   /**
-   * Copy (§5.13): a new configuration from a version — same row ids at row version 1, the source
+   * Copy (docs/storage-api.md#copy): a new configuration from a version — same row ids at row version 1, the source
    * rows' current states, an empty configuration state.
    */
   copyConfiguration(componentId: string, configId: string, version: number, input: CopyConfigurationInput): Promise<Configuration> {

@@ -105,7 +105,7 @@ describe('auth: query', () => {
     });
   });
 
-  it('re-encodes the job query (the §3.7 trap): + becomes %20, ~ unescaped, same key replaced in place', async () => {
+  it('re-encodes the job query (the auth-time trap): + becomes %20, ~ unescaped, same key replaced in place', async () => {
     const received = recordRequests();
     setup = setupAuth({ api: { authentication: { type: 'query', query: { token: 'T', since: 'override' } } } });
     await setup.client.send(setup.request('users', { since: '2017-04-19 12:46:46', t: '~x', token: 'job' }));

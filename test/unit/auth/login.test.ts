@@ -157,7 +157,7 @@ describe('auth: login', () => {
     assert.deepEqual(received.map((r) => r.path), ['/api/login']);
   });
 
-  it('a header value that is an object is a user error (§3.6)', async () => {
+  it('a header value that is an object is a user error', async () => {
     recordRequests(loginServer());
     const { client, request } = login({ apiRequest: { headers: { 'X-ApiToken': 'authorization' } } });
     await assert.rejects(client.send(request('users')), /apiRequest\.headers\.X-ApiToken: invalid type "object" in headers/);

@@ -40,7 +40,7 @@ describe('auth: oauth20', () => {
     assert.ok(setup.secrets.includes('tok en~1'), 'tokens of #data are registered for masking');
   });
 
-  it('the query is re-encoded even with no auth query configured (§8.5: merged always)', async () => {
+  it('the query is re-encoded even with no auth query configured (merged always)', async () => {
     const received = recordRequests();
     setup = setupAuth({ api: { authentication: { type: 'oauth20' } }, authorization: credentials('t0ken-value') });
     await setup.client.send(setup.request('users', { since: '2017-04-19 12:46:46' }));

@@ -4,7 +4,7 @@ import { fromPlain, type JsonObject } from '../../../src/php-compat/index.js';
 
 const extra = (v: Record<string, unknown>) => fromPlain(v) as JsonObject;
 
-describe('auth query merge (GE Utils::mergeQueries, ge-requests.md §3.7)', () => {
+describe('auth query merge (GE Utils::mergeQueries)', () => {
   it('replaces a same key in place and appends new keys', () => {
     assert.equal(mergeQueries('a=1&token=old&b=2', extra({ token: 'new', z: 'last' })), 'a=1&token=new&b=2&z=last');
   });

@@ -37,7 +37,7 @@ describe('Guzzle Query::parse / Query::build (psr7 1.8)', () => {
     assert.equal(guzzleQueryBuild(fromPlain({ q: 'a b~' }) as JsonObject, 'RFC1738'), 'q=a+b%7E');
   });
 
-  it('parse then build re-encodes a query: the auth-time trap of ge-requests.md §3.7', () => {
+  it('parse then build re-encodes a query: the auth-time query trap', () => {
     const original = 'modified_since=2017-04-19+12%3A46%3A46&t=%7E';
     assert.equal(guzzleQueryBuild(guzzleQueryParse(original)), 'modified_since=2017-04-19%2012%3A46%3A46&t=~');
   });
