@@ -34,6 +34,8 @@ export interface RunOptions {
   force?: boolean;
   /** stops the run (a stop signal): the current row is abandoned, no state is saved */
   signal?: AbortSignal;
+  /** the clock in milliseconds (durations, and each row's run start in its state); tests pin it */
+  now?: () => number;
 }
 
 export interface TableSummary {
@@ -109,10 +111,13 @@ interface Unit {
  */
 export class ConfigurationRunner {
   private readonly summary: RunSummary;
-  private readonly started = Date.now();
+  private readonly now: () => number;
+  private readonly started: number;
   private readonly folders: RunFolders;
 
   constructor(private readonly options: RunOptions) {
+    this.now = options.now ?? Date.now;
+    this.started = this.now();
     this.folders = new RunFolders(options.dataDir);
     this.summary = {
       componentId: options.componentId,
@@ -149,7 +154,7 @@ export class ConfigurationRunner {
   }
 
   private finish(): RunSummary {
-    this.summary.durationMs = Date.now() - this.started;
+    this.summary.durationMs = this.now() - this.started;
     return this.summary;
   }
 
@@ -243,7 +248,7 @@ export class ConfigurationRunner {
 
   private async runUnit(unit: Unit, imageParameters: JsonObject): Promise<UnitResult> {
     const { logger, store, componentId } = this.options;
-    const started = Date.now();
+    const started = this.now();
     const summary = this.summary.rows.find((r) => r.id === (unit.row?.id ?? null)) ?? emptyRow(unit.row, unit.folder.relative, 'not run');
     if (!this.summary.rows.includes(summary)) this.summary.rows.push(summary);
     summary.status = 'failed';
@@ -265,7 +270,7 @@ export class ConfigurationRunner {
     try {
       const result = await extract(
         { parameters, action: 'run', imageParameters: plainImageParameters, authorization, state },
-        { dataDir: unit.folder.dir, logger, masker: this.options.masker, progressLine: this.options.progressLine, signal: this.options.signal },
+        { dataDir: unit.folder.dir, logger, masker: this.options.masker, progressLine: this.options.progressLine, signal: this.options.signal, now: () => Math.floor(this.now() / 1000) },
       );
       const outState = decodeJson(result.stateText);
       await writeFile(resolveInside(unit.folder.dir, 'out', 'state.json'), phpJsonEncode(redactSecrets(outState), { objectsAreArrays: true }));
@@ -274,13 +279,13 @@ export class ConfigurationRunner {
         requests: result.requests,
         records: result.jobs.reduce((n, j) => n + j.records, 0),
         tables: result.tables.map((t) => ({ file: path.relative(this.options.dataDir, path.join(unit.folder.dir, 'out', 'tables', t.file)), rows: t.rows })),
-        durationMs: Date.now() - started,
+        durationMs: this.now() - started,
         state: JSON.parse(stringifyExact(redactSecrets(outState))),
       });
       logger.info(`Finished ${unit.label}: ${plural(summary.records, 'record')}, ${plural(summary.tables.length, 'table')} in ${(summary.durationMs / 1000).toFixed(1)} s`);
       return { state: outState, tables: result.tables.map((t) => t.file) };
     } catch (error) {
-      summary.durationMs = Date.now() - started;
+      summary.durationMs = this.now() - started;
       const cancelled = cancellationOf(this.options.signal);
       summary.reason = (cancelled ?? (error as Error)).message;
       if (cancelled) summary.status = 'cancelled';

@@ -26,6 +26,9 @@ function api(sizes: Record<string, number[]>) {
   };
 }
 
+/** the runner's pinned clock: 2026-11-23T12:00:00Z */
+const RUN_START_MS = 1_795_435_200_000;
+
 describe('runner: stored configuration row by row', () => {
   let server: FixtureServer;
   let dir: string;
@@ -60,7 +63,7 @@ describe('runner: stored configuration row by row', () => {
   async function run(configId: string, rowIds: string[] = []): Promise<RunSummary> {
     const capture = captureLogger('debug');
     logs = capture.text;
-    const runner = new ConfigurationRunner({ store: opened, componentId: C, configId, rowIds, dataDir: path.join(dir, 'data'), logger: capture.logger, masker: capture.masker });
+    const runner = new ConfigurationRunner({ store: opened, componentId: C, configId, rowIds, dataDir: path.join(dir, 'data'), logger: capture.logger, masker: capture.masker, now: () => RUN_START_MS });
     try {
       return await runner.run();
     } catch (error) {
@@ -84,7 +87,7 @@ describe('runner: stored configuration row by row', () => {
     assert.equal(await readFile(path.join(dir, 'data/out/tables/b.users'), 'utf8'), '"id","src"\n"100","users"\n"101","users"\n"200","users"\n');
     const state = toPlain((await store.getConfiguration(C, c.id)).state) as { component: { mine: number; time: { previousStart: number } }; storage: unknown; other: string };
     assert.equal(state.component.mine, 1);
-    assert.ok(state.component.time.previousStart > 5);
+    assert.equal(state.component.time.previousStart, RUN_START_MS / 1000, 'this run\'s start, from the runner\'s clock');
     assert.deepEqual(state.storage, { input: { tables: [], files: [] } });
     assert.equal(state.other, 'kept');
   });
@@ -149,7 +152,7 @@ describe('runner: stored configuration row by row', () => {
     const after = await store.getConfiguration(C, c.id);
     const r1 = toPlain(after.rows.find((r) => r.id === 'r1')!.state) as { component: { cursor: string; time: { previousStart: number } }; storage: unknown; data_app: unknown };
     assert.equal(r1.component.cursor, 'a');
-    assert.ok(r1.component.time.previousStart > 1);
+    assert.equal(r1.component.time.previousStart, RUN_START_MS / 1000);
     assert.deepEqual(r1.storage, { input: { tables: [], files: [] } });
     assert.deepEqual(r1.data_app, { x: 1 });
     assert.equal(stringifyExact(after.state), '{"component":{"root":true}}', 'the root state is not touched');

@@ -4,8 +4,9 @@ import { AdaptiveConcurrency } from '../../src/extractor/http/adaptive-concurren
 
 describe('adaptive concurrency (AIMD)', () => {
   it('halves on throttling, once per round, and grows by one per round of successes', () => {
-    const limiter = new AdaptiveConcurrency(8);
-    const round = Date.now();
+    const clock = 1_000;
+    const limiter = new AdaptiveConcurrency(8, () => clock);
+    const round = clock;
     limiter.throttled(round);
     assert.equal(limiter.current, 4);
     limiter.throttled(round - 1);
@@ -16,12 +17,17 @@ describe('adaptive concurrency (AIMD)', () => {
     assert.equal(limiter.current, 8, 'never above the maximum');
   });
 
-  it('never goes below one request', async () => {
-    const limiter = new AdaptiveConcurrency(2);
-    limiter.throttled(Date.now());
-    await sleep(2);
-    limiter.throttled(Date.now());
+  it('never goes below one request', () => {
+    let clock = 1_000;
+    const limiter = new AdaptiveConcurrency(2, () => clock);
+    limiter.throttled(clock);
+    clock += 2;
+    limiter.throttled(clock);
     assert.equal(limiter.current, 1);
+    clock += 2;
+    limiter.throttled(clock);
+    assert.equal(limiter.current, 1);
+    assert.deepEqual(limiter.changes, [{ at: 1_000, limit: 1 }]);
   });
 
   it('keeps at most the current limit of attempts running', async () => {

@@ -14,7 +14,11 @@ export class AdaptiveConcurrency {
   /** the lowest limit reached and the history of changes, for logs and benchmarks */
   readonly changes: Array<{ at: number; limit: number }> = [];
 
-  constructor(readonly maximum: number) {
+  constructor(
+    readonly maximum: number,
+    /** milliseconds; tests pass a fake clock to tell rounds apart without waiting */
+    private readonly now: () => number = Date.now,
+  ) {
     this.limit = maximum;
     this.queue = new PQueue({ concurrency: maximum });
   }
@@ -26,12 +30,12 @@ export class AdaptiveConcurrency {
 
   /** Runs one attempt in a free slot; `startedAt` tells `throttled()` which round it belonged to. */
   run<T>(attempt: (startedAt: number) => Promise<T>): Promise<T> {
-    return this.queue.add(() => attempt(Date.now())) as Promise<T>;
+    return this.queue.add(() => attempt(this.now())) as Promise<T>;
   }
 
   throttled(startedAt: number): void {
     if (startedAt < this.lastCutAt || this.limit <= 1) return;
-    this.lastCutAt = Date.now();
+    this.lastCutAt = this.now();
     this.set(Math.max(1, this.limit / 2));
   }
 
@@ -44,7 +48,7 @@ export class AdaptiveConcurrency {
     this.limit = limit;
     if (this.current !== before) {
       this.queue.concurrency = this.current;
-      this.changes.push({ at: Date.now(), limit: this.current });
+      this.changes.push({ at: this.now(), limit: this.current });
     }
   }
 }
