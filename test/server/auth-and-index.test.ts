@@ -1,16 +1,12 @@
 import assert from 'node:assert/strict';
-import { BRANCH, COMPONENT, configsPath, DEPRECATED, describeEachBackend, TestServer } from './harness.js';
+import { BRANCH, COMPONENT, configsPath, DEPRECATED, describeEachBackend, useTestServer } from './harness.js';
 
 describeEachBackend('server: tokens, index, branches, routing', (backend) => {
-  let server: TestServer;
-  before(async () => {
-    server = await TestServer.start({ backend });
-  });
-  after(async () => server.close());
+  const server = useTestServer({ backend });
 
   describe('authentication', () => {
     it('refuses a request without a token: 401, empty code, Keboola error body, exact JSON content type', async () => {
-      const res = await server.get(`${BRANCH}/components`, { token: null });
+      const res = await server().get(`${BRANCH}/components`, { token: null });
       assert.equal(res.status, 401);
       assert.equal(res.contentType, 'application/json');
       assert.deepEqual(Object.keys(res.body), ['error', 'code', 'status', 'exceptionId']);
@@ -21,13 +17,13 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
     });
 
     it('treats an empty token header as missing', async () => {
-      const res = await server.get(`${BRANCH}/components`, { token: '' });
+      const res = await server().get(`${BRANCH}/components`, { token: '' });
       assert.equal(res.status, 401);
       assert.equal(res.body.error, 'Access token must be set');
     });
 
     it('refuses an unknown token with storage.tokenInvalid', async () => {
-      const res = await server.get(`${BRANCH}/components`, { token: 'no-such-token' });
+      const res = await server().get(`${BRANCH}/components`, { token: 'no-such-token' });
       assert.equal(res.status, 401);
       assert.equal(res.body.error, 'Invalid access token');
       assert.equal(res.body.code, 'storage.tokenInvalid');
@@ -35,12 +31,12 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
 
     it('accepts the header in any letter case and Authorization: Bearer', async () => {
       for (const name of ['x-storageapi-token', 'X-StorageAPI-Token']) {
-        const res = await server.get(`${DEPRECATED}/tokens/verify`, { token: null, headers: { [name]: server.token } });
+        const res = await server().get(`${DEPRECATED}/tokens/verify`, { token: null, headers: { [name]: server().token } });
         assert.equal(res.status, 200, name);
       }
-      const bearer = await server.get(`${DEPRECATED}/tokens/verify`, { token: null, headers: { authorization: `Bearer ${server.token}` } });
+      const bearer = await server().get(`${DEPRECATED}/tokens/verify`, { token: null, headers: { authorization: `Bearer ${server().token}` } });
       assert.equal(bearer.status, 200);
-      const wrongBearer = await server.get(`${DEPRECATED}/tokens/verify`, { token: null, headers: { authorization: 'Bearer nope' } });
+      const wrongBearer = await server().get(`${DEPRECATED}/tokens/verify`, { token: null, headers: { authorization: 'Bearer nope' } });
       assert.equal(wrongBearer.status, 401);
       assert.equal(wrongBearer.body.code, 'storage.tokenInvalid');
     });
@@ -48,8 +44,8 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
 
   describe('token verification', () => {
     it('returns the token subset in both path forms', async () => {
-      const readOnly = await server.createToken({ description: 'reader', readOnly: true });
-      const res = await server.get(`${DEPRECATED}/tokens/verify`, { token: readOnly });
+      const readOnly = await server().createToken({ description: 'reader', readOnly: true });
+      const res = await server().get(`${DEPRECATED}/tokens/verify`, { token: readOnly });
       assert.equal(res.status, 200);
       const t = res.body;
       assert.equal(typeof t.id, 'string');
@@ -70,7 +66,7 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
       assert.equal(typeof t.owner.id, 'string');
       assert.equal(t.owner.name, 'alpha');
 
-      const branch = await server.get(`${BRANCH}/tokens/verify`);
+      const branch = await server().get(`${BRANCH}/tokens/verify`);
       assert.equal(branch.status, 200);
       assert.equal(branch.body.canManageBuckets, true);
       assert.equal(branch.body.description, 'alpha admin');
@@ -81,24 +77,24 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
 
   describe('API index', () => {
     it('is public, as Keboola\'s: no token needed, and an unknown one does not matter', async () => {
-      const res = await server.get('/v2/storage', { token: null });
+      const res = await server().get('/v2/storage', { token: null });
       assert.equal(res.status, 200);
       assert.equal(res.body.api, 'storage');
       assert.ok(res.body.components.some((c: { id: string }) => c.id === 'ex-generic-v2'));
-      assert.equal((await server.get('/v2/storage', { token: 'no-such-token' })).status, 200);
+      assert.equal((await server().get('/v2/storage', { token: 'no-such-token' })).status, 200);
     });
 
     it('lists components inside a project only with a token', async () => {
       for (const url of ['/v2/storage/components', '/v2/storage/branch/default/components', '/v2/storage/branch/default/components/ex-generic-v2']) {
-        assert.equal((await server.get(url, { token: null })).status, 401, url);
-        assert.equal((await server.get(url, { token: 'no-such-token' })).status, 401, url);
+        assert.equal((await server().get(url, { token: null })).status, 401, url);
+        assert.equal((await server().get(url, { token: 'no-such-token' })).status, 401, url);
       }
-      assert.equal((await server.get('/v2/storage/components/ex-generic-v2', { token: null })).status, 200, 'the public detail');
+      assert.equal((await server().get('/v2/storage/components/ex-generic-v2', { token: null })).status, 200, 'the public detail');
     });
 
     it('lists the API, its revision and every registered component', async () => {
       for (const url of ['/v2/storage', '/v2/storage/']) {
-        const res = await server.get(url);
+        const res = await server().get(url);
         assert.equal(res.status, 200, url);
         assert.equal(res.body.api, 'storage');
         assert.equal(res.body.version, 'v2');
@@ -116,42 +112,42 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
     });
 
     it('drops components or their details on request', async () => {
-      const none = await server.get('/v2/storage?exclude=components');
+      const none = await server().get('/v2/storage?exclude=components');
       assert.equal(none.status, 200);
       assert.equal('components' in none.body, false);
 
-      const brief = await server.get('/v2/storage?exclude=componentDetails');
+      const brief = await server().get('/v2/storage?exclude=componentDetails');
       const allowed = ['id', 'name', 'type', 'ico64', 'ico128', 'features', 'flags', 'description', 'categories'];
       for (const c of brief.body.components) {
         for (const key of Object.keys(c)) assert.ok(allowed.includes(key), `unexpected key ${key}`);
         assert.ok(c.id && c.type && c.name);
       }
-      const both = await server.get('/v2/storage?exclude=components,componentDetails');
+      const both = await server().get('/v2/storage?exclude=components,componentDetails');
       assert.equal('components' in both.body, false);
     });
   });
 
   describe('components', () => {
     it('serves the component detail publicly without a token (deprecated path only)', async () => {
-      const res = await server.get(`/v2/storage/components/${COMPONENT}`, { token: null });
+      const res = await server().get(`/v2/storage/components/${COMPONENT}`, { token: null });
       assert.equal(res.status, 200);
       assert.equal(res.body.id, COMPONENT);
       assert.equal(res.body.type, 'extractor');
       assert.equal('configurations' in res.body, false);
 
-      const branchWithout = await server.get(`${BRANCH}/components/${COMPONENT}`, { token: null });
+      const branchWithout = await server().get(`${BRANCH}/components/${COMPONENT}`, { token: null });
       assert.equal(branchWithout.status, 401);
-      const branchWith = await server.get(`${BRANCH}/components/${COMPONENT}`);
+      const branchWith = await server().get(`${BRANCH}/components/${COMPONENT}`);
       assert.equal(branchWith.status, 200);
       assert.deepEqual(branchWith.body, res.body);
     });
 
     it('answers 404 for an unknown component', async () => {
-      const pub = await server.get('/v2/storage/components/keboola.nothing', { token: null });
+      const pub = await server().get('/v2/storage/components/keboola.nothing', { token: null });
       assert.equal(pub.status, 404);
       assert.equal(pub.body.code, 'notFound');
       assert.match(pub.body.error, /keboola\.nothing/);
-      const list = await server.get(`${BRANCH}/components/keboola.nothing/configs`);
+      const list = await server().get(`${BRANCH}/components/keboola.nothing/configs`);
       assert.equal(list.status, 404);
     });
   });
@@ -159,7 +155,7 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
   describe('branches', () => {
     it('lists only the default branch', async () => {
       for (const url of ['/v2/storage/dev-branches', '/v2/storage/dev-branches/']) {
-        const res = await server.get(url);
+        const res = await server().get(url);
         assert.equal(res.status, 200);
         assert.equal(res.body.length, 1);
         assert.equal(res.body[0].id, 1);
@@ -169,12 +165,12 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
     });
 
     it('addresses the default branch as "default" and as 1; other branches are 404', async () => {
-      const config = await server.createConfig({ name: 'Branch check' });
-      const byName = await server.get(`/v2/storage/branch/default/components/${COMPONENT}/configs/${config.id}`);
-      const byId = await server.get(`/v2/storage/branch/1/components/${COMPONENT}/configs/${config.id}`);
+      const config = await server().createConfig({ name: 'Branch check' });
+      const byName = await server().get(`/v2/storage/branch/default/components/${COMPONENT}/configs/${config.id}`);
+      const byId = await server().get(`/v2/storage/branch/1/components/${COMPONENT}/configs/${config.id}`);
       assert.equal(byName.status, 200);
       assert.deepEqual(byId.body, byName.body);
-      const other = await server.get(`/v2/storage/branch/2/components/${COMPONENT}/configs/${config.id}`);
+      const other = await server().get(`/v2/storage/branch/2/components/${COMPONENT}/configs/${config.id}`);
       assert.equal(other.status, 404);
       assert.equal(other.body.code, 'notFound');
       assert.match(other.body.error, /Branch 2 not found.*branch\/default/);
@@ -183,7 +179,7 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
 
   describe('routing', () => {
     it('answers unknown routes with a JSON 404', async () => {
-      const res = await server.get('/v2/storage/no-such-thing');
+      const res = await server().get('/v2/storage/no-such-thing');
       assert.equal(res.status, 404);
       assert.equal(res.contentType, 'application/json');
       assert.equal(res.body.code, 'notFound');
@@ -191,26 +187,26 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
     });
 
     it('has configuration metadata only in the branch form', async () => {
-      const config = await server.createConfig({ name: 'Metadata form' });
-      const deprecated = await server.get(`${DEPRECATED}/components/${COMPONENT}/configs/${config.id}/metadata`);
+      const config = await server().createConfig({ name: 'Metadata form' });
+      const deprecated = await server().get(`${DEPRECATED}/components/${COMPONENT}/configs/${config.id}/metadata`);
       assert.equal(deprecated.status, 404);
-      const branch = await server.get(`${BRANCH}/components/${COMPONENT}/configs/${config.id}/metadata`);
+      const branch = await server().get(`${BRANCH}/components/${COMPONENT}/configs/${config.id}/metadata`);
       assert.equal(branch.status, 200);
     });
 
     it('refuses PUT without an id in the URL with 400', async () => {
-      const noConfig = await server.put(`${BRANCH}/components/${COMPONENT}/configs`, { json: { name: 'x' } });
+      const noConfig = await server().put(`${BRANCH}/components/${COMPONENT}/configs`, { json: { name: 'x' } });
       assert.equal(noConfig.status, 400);
       assert.match(noConfig.body.error, /configuration id is missing/);
-      const config = await server.createConfig({ name: 'Row id check' });
-      const noRow = await server.put(configsPath(config.id, 'rows'), { json: { name: 'x' } });
+      const config = await server().createConfig({ name: 'Row id check' });
+      const noRow = await server().put(configsPath(config.id, 'rows'), { json: { name: 'x' } });
       assert.equal(noRow.status, 400);
       assert.match(noRow.body.error, /row id is missing/);
     });
 
     it('answers reset-to-default (dev branches only) with 501', async () => {
-      const config = await server.createConfig({ name: 'Reset' });
-      const res = await server.post(configsPath(config.id, 'reset-to-default'));
+      const config = await server().createConfig({ name: 'Reset' });
+      const res = await server().post(configsPath(config.id, 'reset-to-default'));
       assert.equal(res.status, 501);
       assert.match(res.body.error, /not implemented for default branch/);
     });
@@ -218,9 +214,9 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
 
   describe('read-only tokens', () => {
     it('may read everything but every write is 403 accessDenied', async () => {
-      const config = await server.createConfig({ name: 'Guarded', configuration: { a: 1 } });
-      const row = await server.createRow(config.id, { name: 'r' });
-      const reader = await server.createToken({ readOnly: true });
+      const config = await server().createConfig({ name: 'Guarded', configuration: { a: 1 } });
+      const row = await server().createRow(config.id, { name: 'r' });
+      const reader = await server().createToken({ readOnly: true });
       const reads = [
         `${BRANCH}/components`,
         configsPath(),
@@ -232,7 +228,7 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
         configsPath(config.id, 'rows', row.id, 'versions'),
         configsPath(config.id, 'metadata'),
       ];
-      for (const url of reads) assert.equal((await server.get(url, { token: reader })).status, 200, url);
+      for (const url of reads) assert.equal((await server().get(url, { token: reader })).status, 200, url);
 
       const writes: Array<[string, string, unknown]> = [
         ['POST', configsPath(), { name: 'new' }],
@@ -252,14 +248,14 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
         ['DELETE', configsPath(config.id, 'metadata', '1'), undefined],
       ];
       for (const [method, url, json] of writes) {
-        const res = await server.request(method, url, { token: reader, json });
+        const res = await server().request(method, url, { token: reader, json });
         assert.equal(res.status, 403, `${method} ${url}: ${res.text}`);
         assert.equal(res.body.code, 'accessDenied');
         // Keboola still words the metadata refusal with its older role message
         const metadataAdd = method === 'POST' && url.endsWith('/metadata');
         assert.match(res.body.error, metadataAdd ? /^Configuration manipulation is restricted for your user role$/ : /You don't have access to the resource/);
       }
-      const after = await server.get(configsPath(config.id));
+      const after = await server().get(configsPath(config.id));
       assert.equal(after.body.version, 2, 'nothing changed: create + row only');
       assert.equal(after.body.name, 'Guarded');
     });
@@ -267,28 +263,28 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
 
   describe('projects are isolated', () => {
     it("a token of another project sees none of the configurations and gets 404 for their ids", async () => {
-      const config = await server.createConfig({ name: 'Alpha secret config' });
-      await server.createRow(config.id, { name: 'alpha row' });
-      const beta = await server.createToken({ project: 'beta' });
+      const config = await server().createConfig({ name: 'Alpha secret config' });
+      await server().createRow(config.id, { name: 'alpha row' });
+      const beta = await server().createToken({ project: 'beta' });
 
-      const list = await server.get(`${BRANCH}/components`, { token: beta });
+      const list = await server().get(`${BRANCH}/components`, { token: beta });
       assert.deepEqual(list.body, []);
-      const configs = await server.get(configsPath(), { token: beta });
+      const configs = await server().get(configsPath(), { token: beta });
       assert.deepEqual(configs.body, []);
       for (const url of [configsPath(config.id), configsPath(config.id, 'rows'), configsPath(config.id, 'versions')]) {
-        const res = await server.get(url, { token: beta });
+        const res = await server().get(url, { token: beta });
         assert.equal(res.status, 404, url);
         assert.equal(res.body.error, `Configuration ${config.id} not found`);
       }
-      const update = await server.put(configsPath(config.id), { token: beta, json: { name: 'hijacked' } });
+      const update = await server().put(configsPath(config.id), { token: beta, json: { name: 'hijacked' } });
       assert.equal(update.status, 404);
-      const del = await server.delete(configsPath(config.id), { token: beta });
+      const del = await server().delete(configsPath(config.id), { token: beta });
       assert.equal(del.status, 404);
 
       // beta may use the same id for its own configuration without touching alpha's
-      const own = await server.post(configsPath(), { token: beta, json: { name: 'Beta', configurationId: config.id } });
+      const own = await server().post(configsPath(), { token: beta, json: { name: 'Beta', configurationId: config.id } });
       assert.equal(own.status, 201);
-      const alpha = await server.get(configsPath(config.id));
+      const alpha = await server().get(configsPath(config.id));
       assert.equal(alpha.body.name, 'Alpha secret config');
       assert.equal(alpha.body.rows.length, 1);
     });

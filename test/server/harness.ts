@@ -43,6 +43,22 @@ export function describeEachBackend(title: string, body: (backend: BackendFactor
 }
 
 /**
+ * Starts a TestServer before the tests of the enclosing `describe` and closes it after them; the
+ * returned function gives the running server (`server().get(…)`).
+ */
+export function useTestServer(options: Parameters<typeof TestServer.start>[0] = {}): () => TestServer {
+  let server: TestServer | undefined;
+  before(async () => {
+    server = await TestServer.start(options);
+  });
+  after(async () => server?.close());
+  return () => {
+    if (!server) throw new Error('the test server starts in before(): use it inside a test or hook');
+    return server;
+  };
+}
+
+/**
  * A real gex Storage API server on a free port over a fresh store (SQLite in a temp folder unless
  * another backend is given), with a token of project "alpha", and a fetch-based client.
  */

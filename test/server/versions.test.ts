@@ -1,30 +1,26 @@
 import assert from 'node:assert/strict';
-import { configsPath, describeEachBackend, TestServer, type Json } from './harness.js';
+import { configsPath, describeEachBackend, useTestServer, type Json } from './harness.js';
 
 describeEachBackend('server: configuration versions, rollback and copy', (backend) => {
-  let server: TestServer;
-  before(async () => {
-    server = await TestServer.start({ backend });
-  });
-  after(async () => server.close());
+  const server = useTestServer({ backend });
 
   /** v1 create, v2 row a, v3 row b, v4 update, v5 sort order, v6 delete row a, v7 row c */
   async function history(): Promise<Json> {
-    const c = await server.createConfig({ name: 'History', description: 'first', configuration: { v: 1 }, state: { cs: 1 } });
-    await server.createRow(c.id, { rowId: 'a', name: 'A', configuration: { ra: 1 }, state: { as: 1 } });
-    await server.createRow(c.id, { rowId: 'b', name: 'B', configuration: { rb: 1 }, state: { bs: 1 } });
-    await server.put(configsPath(c.id), { json: { name: 'History 2', configuration: { v: 2 }, isDisabled: true } });
-    await server.put(configsPath(c.id), { json: { rowsSortOrder: ['b', 'a'] } });
-    await server.delete(configsPath(c.id, 'rows', 'a'));
-    await server.createRow(c.id, { rowId: 'c', configuration: { rc: 1 } });
-    await server.put(configsPath(c.id, 'rows', 'a'), { json: {} }).then((r) => assert.equal(r.status, 404));
-    return (await server.get(configsPath(c.id))).body;
+    const c = await server().createConfig({ name: 'History', description: 'first', configuration: { v: 1 }, state: { cs: 1 } });
+    await server().createRow(c.id, { rowId: 'a', name: 'A', configuration: { ra: 1 }, state: { as: 1 } });
+    await server().createRow(c.id, { rowId: 'b', name: 'B', configuration: { rb: 1 }, state: { bs: 1 } });
+    await server().put(configsPath(c.id), { json: { name: 'History 2', configuration: { v: 2 }, isDisabled: true } });
+    await server().put(configsPath(c.id), { json: { rowsSortOrder: ['b', 'a'] } });
+    await server().delete(configsPath(c.id, 'rows', 'a'));
+    await server().createRow(c.id, { rowId: 'c', configuration: { rc: 1 } });
+    await server().put(configsPath(c.id, 'rows', 'a'), { json: {} }).then((r) => assert.equal(r.status, 404));
+    return (await server().get(configsPath(c.id))).body;
   }
 
   it('lists versions newest first with name and description by default; include shapes items', async () => {
     const c = await history();
     assert.equal(c.version, 7);
-    const list = await server.get(configsPath(c.id, 'versions'));
+    const list = await server().get(configsPath(c.id, 'versions'));
     assert.equal(list.status, 200);
     assert.deepEqual(list.body.map((v: Json) => v.version), [7, 6, 5, 4, 3, 2, 1]);
     assert.deepEqual(list.body.map((v: Json) => v.changeDescription), [
@@ -35,21 +31,21 @@ describeEachBackend('server: configuration versions, rollback and copy', (backen
     assert.equal(list.body[0].versionIdentifier, c.currentVersion.versionIdentifier);
     assert.equal(list.body[6].name, 'History');
 
-    const none = await server.get(`${configsPath(c.id, 'versions')}?include=`);
+    const none = await server().get(`${configsPath(c.id, 'versions')}?include=`);
     assert.deepEqual(Object.keys(none.body[0]), ['version', 'created', 'versionIdentifier', 'creatorToken', 'changeDescription', 'isDeleted']);
-    const nameState = await server.get(`${configsPath(c.id, 'versions')}?include=name,state`);
+    const nameState = await server().get(`${configsPath(c.id, 'versions')}?include=name,state`);
     assert.equal(nameState.body[0].name, 'History 2');
     assert.equal('description' in nameState.body[0], false);
     assert.equal('state' in nameState.body[0], false, 'state is never versioned');
-    const withConfig = await server.get(`${configsPath(c.id, 'versions')}?include=configuration`);
+    const withConfig = await server().get(`${configsPath(c.id, 'versions')}?include=configuration`);
     assert.deepEqual(withConfig.body.at(-1).configuration, { v: 1 });
-    const page = await server.get(`${configsPath(c.id, 'versions')}?limit=2&offset=1`);
+    const page = await server().get(`${configsPath(c.id, 'versions')}?limit=2&offset=1`);
     assert.deepEqual(page.body.map((v: Json) => v.version), [6, 5]);
   });
 
   it('shows a version with its rows (no state), sort order and isDisabled', async () => {
     const c = await history();
-    const v5 = await server.get(configsPath(c.id, 'versions', '5'));
+    const v5 = await server().get(configsPath(c.id, 'versions', '5'));
     assert.equal(v5.status, 200);
     const body = v5.body;
     assert.equal(body.version, 5);
@@ -62,22 +58,22 @@ describeEachBackend('server: configuration versions, rollback and copy', (backen
     assert.equal('state' in body.rows[0], false);
     assert.equal('state' in body, false);
 
-    const missing = await server.get(configsPath(c.id, 'versions', '99'));
+    const missing = await server().get(configsPath(c.id, 'versions', '99'));
     assert.equal(missing.status, 404);
     assert.equal(missing.body.error, 'Version 99 not found');
-    const invalid = await server.get(configsPath(c.id, 'versions', 'latest'));
+    const invalid = await server().get(configsPath(c.id, 'versions', 'latest'));
     assert.equal(invalid.status, 400);
     assert.match(invalid.body.error, /Invalid version "latest"/);
   });
 
   it('rolls back: 201 {version}, target content, rows re-versioned, deleted rows back with their state', async () => {
     const c = await history();
-    await server.put(configsPath(c.id, 'state'), { json: { state: { cs: 'current' } } });
-    const res = await server.post(configsPath(c.id, 'versions', '3', 'rollback'), { json: {} });
+    await server().put(configsPath(c.id, 'state'), { json: { state: { cs: 'current' } } });
+    const res = await server().post(configsPath(c.id, 'versions', '3', 'rollback'), { json: {} });
     assert.equal(res.status, 201);
     assert.equal(res.text, '{"version":8}');
 
-    const after = (await server.get(configsPath(c.id))).body;
+    const after = (await server().get(configsPath(c.id))).body;
     assert.equal(after.version, 8);
     assert.equal(after.changeDescription, 'Rollback to version 3');
     assert.equal(after.name, 'History');
@@ -95,20 +91,20 @@ describeEachBackend('server: configuration versions, rollback and copy', (backen
     assert.deepEqual(a.state, { as: 1 }, 'a recreated row gets its last state');
     assert.equal(b.version, 2, 'an untouched row still gets a new version');
     assert.deepEqual(b.state, { bs: 1 });
-    assert.equal((await server.get(configsPath(c.id, 'rows', 'c'))).status, 404);
+    assert.equal((await server().get(configsPath(c.id, 'rows', 'c'))).status, 404);
 
-    const custom = await server.post(configsPath(c.id, 'versions', '1', 'rollback'), { json: { changeDescription: 'back to start' } });
+    const custom = await server().post(configsPath(c.id, 'versions', '1', 'rollback'), { json: { changeDescription: 'back to start' } });
     assert.equal(custom.body.version, 9);
-    const v9 = (await server.get(configsPath(c.id))).body;
+    const v9 = (await server().get(configsPath(c.id))).body;
     assert.equal(v9.changeDescription, 'back to start');
     assert.deepEqual(v9.rows, []);
-    assert.equal((await server.post(configsPath(c.id, 'versions', '50', 'rollback'), { json: {} })).status, 404);
+    assert.equal((await server().post(configsPath(c.id, 'versions', '50', 'rollback'), { json: {} })).status, 404);
   });
 
   it('copies a version: 201 new configuration, rows with the same ids at version 1, row states copied', async () => {
     const c = await history();
-    await server.put(configsPath(c.id, 'rows', 'b', 'state'), { json: { state: { bs: 'now' } } });
-    const res = await server.post(configsPath(c.id, 'versions', '5', 'create'), { json: { name: 'Copy' } });
+    await server().put(configsPath(c.id, 'rows', 'b', 'state'), { json: { state: { bs: 'now' } } });
+    const res = await server().post(configsPath(c.id, 'versions', '5', 'create'), { json: { name: 'Copy' } });
     assert.equal(res.status, 201);
     const copy = res.body;
     assert.equal(typeof copy.id, 'string');
@@ -129,16 +125,16 @@ describeEachBackend('server: configuration versions, rollback and copy', (backen
     ]);
     assert.deepEqual(copy.rows[0].state, { bs: 'now' }, 'the current state of the source row');
     assert.deepEqual(copy.rows[1].state, { as: 1 }, 'a deleted source row gives its last state');
-    assert.deepEqual((await server.get(configsPath(copy.id))).body, copy);
+    assert.deepEqual((await server().get(configsPath(copy.id))).body, copy);
 
-    const custom = await server.post(configsPath(c.id, 'versions', '1', 'create'), { json: { name: 'Copy 2', description: 'mine', changeDescription: 'cloned' } });
+    const custom = await server().post(configsPath(c.id, 'versions', '1', 'create'), { json: { name: 'Copy 2', description: 'mine', changeDescription: 'cloned' } });
     assert.equal(custom.body.changeDescription, 'cloned');
     assert.equal(custom.body.description, 'mine');
     assert.deepEqual(custom.body.rows, []);
-    const noName = await server.post(configsPath(c.id, 'versions', '1', 'create'), { json: {} });
+    const noName = await server().post(configsPath(c.id, 'versions', '1', 'create'), { json: {} });
     assert.equal(noName.status, 400);
     assert.match(noName.body.error, /name/);
-    const source = (await server.get(configsPath(c.id))).body;
+    const source = (await server().get(configsPath(c.id))).body;
     assert.equal(source.version, 7, 'the source is untouched');
   });
 });
