@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { startFixtureServer, type FixtureHandler, type FixtureServer, type RecordedRequest } from '../../src/fixture-server/fixture-server.js';
-import { runAuthExtraction } from './auth-support.js';
+import { runAuthExtraction } from '../support/auth-api.js';
 
 /**
  * Every authentication method end to end: extract() on a data folder against a real local HTTP

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { fromPlain } from '../../src/php-compat/index.js';
 import { COMPONENT_CIPHER_PREFIX } from '../../src/store/encryption.js';
-import { BRANCH, COMPONENT, configsPath, DEPRECATED, describeEachBackend, TestServer, type Json } from './harness.js';
+import { BRANCH, COMPONENT, configsPath, DEPRECATED, describeEachBackend, TestServer, type Json } from '../support/storage-api-server.js';
 
 /** Keboola's component keys in Keboola's order (docs/storage-api.md#resources, the PHP client's `Component` type). */
 const COMPONENT_KEYS = [

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { BRANCH, COMPONENT, configsPath, DEPRECATED, describeEachBackend, useTestServer } from './harness.js';
+import { BRANCH, COMPONENT, configsPath, DEPRECATED, describeEachBackend, useTestServer } from '../support/storage-api-server.js';
 
 describeEachBackend('server: tokens, index, branches, routing', (backend) => {
   const server = useTestServer({ backend });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { COMPONENT, describeEachBackend, useTestServer, type Json } from './harness.js';
+import { COMPONENT, describeEachBackend, useTestServer, type Json } from '../support/storage-api-server.js';
 
 /**
  * Replays of the request shapes the official clients send (docs/storage-api.md#request-bodies): each client

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fromPlain, toPlain } from '../../src/php-compat/index.js';
 import { CIPHER_PREFIX, COMPONENT_CIPHER_PREFIX } from '../../src/store/encryption.js';
-import { BRANCH, DEPRECATED, describeEachBackend, TestServer } from './harness.js';
+import { BRANCH, DEPRECATED, describeEachBackend, TestServer } from '../support/storage-api-server.js';
 
 const PLAIN = 'Cm9Tz4Hq-registry-secret/"é';
 const DEEP = 'Dp3Wn6Rk-deep-secret';

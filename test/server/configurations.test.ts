@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { BRANCH, COMPONENT, configsPath, DEPRECATED, describeEachBackend, TestServer, useTestServer, type Json } from './harness.js';
+import { BRANCH, COMPONENT, configsPath, DEPRECATED, describeEachBackend, TestServer, useTestServer, type Json } from '../support/storage-api-server.js';
 
 const VERSION_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4}$/;

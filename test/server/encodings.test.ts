@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { BRANCH, COMPONENT, configsPath, describeEachBackend, TestServer, useTestServer } from './harness.js';
+import { BRANCH, COMPONENT, configsPath, describeEachBackend, TestServer, useTestServer } from '../support/storage-api-server.js';
 
 describeEachBackend('server: request encodings and limits', (backend) => {
   const server = useTestServer({ backend });

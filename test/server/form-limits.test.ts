@@ -4,7 +4,7 @@ import { FORM_LIMITS } from '../../src/server/form-text.js';
 import { openEmbeddedStore } from '../../src/store/open-store.js';
 import { startServe } from '../support/cli.js';
 import { sqliteBackend, TEST_KEY } from '../support/store.js';
-import { BRANCH, COMPONENT, configsPath, TestServer, type ApiResponse } from './harness.js';
+import { BRANCH, COMPONENT, configsPath, TestServer, type ApiResponse } from '../support/storage-api-server.js';
 
 const CONFIGS = `${BRANCH}/components/${COMPONENT}/configs`;
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { openEmbeddedStore } from '../../src/store/open-store.js';
 import { fromPlain } from '../../src/php-compat/index.js';
 import { TEST_KEY } from '../support/store.js';
-import { COMPONENT, configsPath, describeEachBackend, useTestServer } from './harness.js';
+import { COMPONENT, configsPath, describeEachBackend, useTestServer } from '../support/storage-api-server.js';
 
 /** GET bodies are reused while the store is unchanged: every kind of write must show up in the next read. */
 describeEachBackend('server: reads after writes (read cache)', (backend) => {

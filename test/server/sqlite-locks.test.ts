@@ -6,7 +6,7 @@ import { SecretCipher } from '../../src/store/encryption.js';
 import { SqliteDatabase, type BusyRetryOptions } from '../../src/store/sql/sqlite-database.js';
 import { repoRoot } from '../support/cli.js';
 import { sqliteBackend, TEST_KEY, type BackendFactory } from '../support/store.js';
-import { configsPath, TestServer } from './harness.js';
+import { configsPath, TestServer } from '../support/storage-api-server.js';
 
 /** Another process that holds SQLite's write lock on `file` (BEGIN IMMEDIATE) until `release()`. */
 class LockHolder {

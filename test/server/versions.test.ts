@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { configsPath, describeEachBackend, useTestServer, type Json } from './harness.js';
+import { configsPath, describeEachBackend, useTestServer, type Json } from '../support/storage-api-server.js';
 
 describeEachBackend('server: configuration versions, rollback and copy', (backend) => {
   const server = useTestServer({ backend });

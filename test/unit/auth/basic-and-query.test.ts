@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import nock from 'nock';
-import { header, recordRequests, setupAuth, type AuthSetup } from './support.js';
+import { header, recordRequests, setupAuth, type AuthSetup } from '../../support/auth-setup.js';
 
 describe('auth: basic', () => {
   let setup: AuthSetup | undefined;

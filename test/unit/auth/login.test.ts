@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import nock from 'nock';
-import { fakeRuntime, header, ORIGIN, recordRequests, setupAuth, type AuthSetup, type Responder } from './support.js';
+import { fakeRuntime, header, ORIGIN, recordRequests, setupAuth, type AuthSetup, type Responder } from '../../support/auth-setup.js';
 
 const TOKEN = 'a1b2c3d435f6';
 const loginHeaders = { 'X-Login': 'JohnDoe', 'X-Password': 'TopSecret' };

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import nock from 'nock';
 import { oauth1Header, type OAuth1Credentials } from '../../../src/extractor/auth/index.js';
 import type { HttpRequest } from '../../../src/extractor/http/types.js';
-import { header, recordRequests, setupAuth, type AuthSetup } from './support.js';
+import { header, recordRequests, setupAuth, type AuthSetup } from '../../support/auth-setup.js';
 
 function signature(headerValue: string): string {
   const m = /oauth_signature="([^"]+)"/.exec(headerValue);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import nock from 'nock';
-import { header, recordRequests, setupAuth, type AuthSetup } from './support.js';
+import { header, recordRequests, setupAuth, type AuthSetup } from '../../support/auth-setup.js';
 
 const credentials = (data: string, appKey = 'clientId', secret = 'clientSecret') => ({ oauth_api: { credentials: { '#data': data, appKey, '#appSecret': secret } } });
 

@@ -1,15 +1,15 @@
 import nock from 'nock';
 import { Writable } from 'node:stream';
-import { createLogger } from '../../../src/common/logger.js';
-import { createAuth, type AuthMethod, type AuthRuntime } from '../../../src/extractor/auth/index.js';
-import { buildApiSettings, DEFAULT_RETRY, type ApiSettings, type RetrySettings } from '../../../src/extractor/config/api-settings.js';
-import { flattenContext, UserFunctions } from '../../../src/extractor/functions/user-functions.js';
-import { HttpClient } from '../../../src/extractor/http/http-client.js';
-import { buildHttpRequest } from '../../../src/extractor/http/request-builder.js';
-import type { HttpRequest } from '../../../src/extractor/http/types.js';
-import { RetryPolicy } from '../../../src/extractor/http/retry-policy.js';
-import type { PageRequest } from '../../../src/extractor/pagination/paginator.js';
-import { fromPlain, type JsonObject } from '../../../src/php-compat/index.js';
+import { createLogger } from '../../src/common/logger.js';
+import { createAuth, type AuthMethod, type AuthRuntime } from '../../src/extractor/auth/index.js';
+import { buildApiSettings, DEFAULT_RETRY, type ApiSettings, type RetrySettings } from '../../src/extractor/config/api-settings.js';
+import { flattenContext, UserFunctions } from '../../src/extractor/functions/user-functions.js';
+import { HttpClient } from '../../src/extractor/http/http-client.js';
+import { buildHttpRequest } from '../../src/extractor/http/request-builder.js';
+import type { HttpRequest } from '../../src/extractor/http/types.js';
+import { RetryPolicy } from '../../src/extractor/http/retry-policy.js';
+import type { PageRequest } from '../../src/extractor/pagination/paginator.js';
+import { fromPlain, type JsonObject } from '../../src/php-compat/index.js';
 
 export const ORIGIN = 'http://api.test';
 

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { fromPlain } from '../../src/php-compat/index.js';
 import { buildServer } from '../../src/server/app.js';
 import type { EmbeddedBackend } from '../../src/store/embedded/embedded-backend.js';
-import { storeBackends, type BackendFactory } from '../support/store.js';
+import { storeBackends, type BackendFactory } from './store.js';
 
 /** Path prefixes of the two URL forms (docs/storage-api.md#paths). */
 export const BRANCH = '/v2/storage/branch/default';

@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import { readDataDir } from '../../src/extractor/config/data-dir.js';
 import { extract, type ExtractionResult } from '../../src/extractor/extractor.js';
 import type { AuthRuntime } from '../../src/extractor/auth/index.js';
-import { captureLogger, makeDataDir, readTables } from '../support/extraction.js';
+import { captureLogger, makeDataDir, readTables } from './extraction.js';
 
 export interface AuthRun {
   result: ExtractionResult;
