@@ -7,6 +7,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { builtinComponents } from '../src/cli/builtin-components.js';
 import { openEmbeddedStore } from '../src/store/open-store.js';
 import { DURABILITY_LEVELS, DURABILITY_VARIABLE, type SqliteDurability } from '../src/store/sql/sqlite-settings.js';
 import { createConfiguration, fireConcurrentUpdates, startServeCluster } from '../test/support/serve-cluster.js';
@@ -27,7 +28,7 @@ async function inFreshStore<T>(work: (location: string) => Promise<T>): Promise<
 /** One update after another of a ~10 KB configuration on the embedded store. */
 async function sequentialUpdatesPerSecond(durability: SqliteDurability, updates = 300): Promise<number> {
   return inFreshStore(async (location) => {
-    const backend = await openEmbeddedStore(location, { ...KEY, [DURABILITY_VARIABLE]: durability });
+    const backend = await openEmbeddedStore(location, { ...KEY, [DURABILITY_VARIABLE]: durability }, { builtinComponents: builtinComponents() });
     try {
       const store = await backend.localSession();
       const { id } = await store.createConfiguration(C, { name: 'bench', configuration: configurationOfSize(10 * 1024, 0) });

@@ -10,11 +10,12 @@ import os from 'node:os';
 import path from 'node:path';
 import Fastify from 'fastify';
 import { buildServer } from '../src/server/app.js';
+import { builtinComponents } from '../src/cli/builtin-components.js';
 import { openEmbeddedStore } from '../src/store/open-store.js';
 import { configurationOfSize } from './store-bench.js';
 
 const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-serve-bench-'));
-const backend = await openEmbeddedStore(path.join(dir, 'store.sqlite'), { GEX_MASTER_KEY: '22'.repeat(32) });
+const backend = await openEmbeddedStore(path.join(dir, 'store.sqlite'), { GEX_MASTER_KEY: '22'.repeat(32) }, { builtinComponents: builtinComponents() });
 const store = await backend.localSession();
 const config = await store.createConfiguration('ex-generic-v2', { name: 'typical', configuration: configurationOfSize(4 * 1024, 1) });
 for (let i = 0; i < 3; i++) await store.createRow('ex-generic-v2', config.id, { name: `row ${i}`, configuration: configurationOfSize(1024, i) });

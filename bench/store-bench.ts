@@ -7,6 +7,7 @@ import autocannon from 'autocannon';
 import { repoRoot } from './measure.js';
 import { fromPlain, type JsonValue } from '../src/php-compat/index.js';
 import type { ConfigStore } from '../src/store/config-store.js';
+import { builtinComponents } from '../src/cli/builtin-components.js';
 import { openEmbeddedStore } from '../src/store/open-store.js';
 import { HttpConfigStore } from '../src/store/remote/http-config-store.js';
 import { buildServer } from '../src/server/app.js';
@@ -57,7 +58,7 @@ export interface StoreLatency {
  */
 export async function storeUpdateLatency(via: 'embedded' | 'http', bytes: number, history: number, samples = 50): Promise<StoreLatency> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-store-bench-'));
-  const backend = await openEmbeddedStore(path.join(dir, 'store.sqlite'), { GEX_MASTER_KEY: '22'.repeat(32) });
+  const backend = await openEmbeddedStore(path.join(dir, 'store.sqlite'), { GEX_MASTER_KEY: '22'.repeat(32) }, { builtinComponents: builtinComponents() });
   const app = via === 'http' ? await buildServer({ backend }) : undefined;
   try {
     let store: ConfigStore = await backend.localSession();
@@ -109,7 +110,7 @@ export async function concurrentUpdateRate(backend: BackendFactory, processes: n
 
 async function withEmbeddedStore<T>(work: (store: ConfigStore, backend: Awaited<ReturnType<typeof openEmbeddedStore>>) => Promise<T>): Promise<T> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-store-bench-'));
-  const backend = await openEmbeddedStore(path.join(dir, 'store.sqlite'), { GEX_MASTER_KEY: '22'.repeat(32) });
+  const backend = await openEmbeddedStore(path.join(dir, 'store.sqlite'), { GEX_MASTER_KEY: '22'.repeat(32) }, { builtinComponents: builtinComponents() });
   try {
     return await work(await backend.localSession(), backend);
   } finally {

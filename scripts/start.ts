@@ -12,7 +12,7 @@ import { encodePathSegment } from '../src/common/safe-path.js';
 import { startFixtureServer } from '../src/fixture-server/fixture-server.js';
 import { loadExchanges, replayExchanges } from '../src/fixture-server/recorded-exchanges.js';
 import { decodeJson, stringifyExact, type JsonValue } from '../src/php-compat/index.js';
-import { GENERIC_EXTRACTOR_ID } from '../src/store/builtin-components.js';
+import { builtinComponents, GENERIC_EXTRACTOR_ID } from '../src/cli/builtin-components.js';
 import { importConfiguration } from '../src/store/import-configuration.js';
 import { openEmbeddedStore } from '../src/store/open-store.js';
 
@@ -35,7 +35,7 @@ try {
   // the store's folder must exist: gex creates a store file, never the folders leading to it
   await mkdir(work, { recursive: true });
   const document = decodeJson((await readFile(path.join(fixture, 'stored-configuration.json'), 'utf8')).replaceAll('http://fixture-server', server.url));
-  const backend = await openEmbeddedStore(storeFile);
+  const backend = await openEmbeddedStore(storeFile, process.env, { builtinComponents: builtinComponents() });
   const configuration = await importConfiguration(await backend.localSession(), GENERIC_EXTRACTOR_ID, document);
   await backend.close();
   console.log(`Fixture API at ${server.url}. Stored configuration ${configuration.id} "${configuration.name}" in ${rel(storeFile)}:`);
@@ -55,7 +55,7 @@ try {
         console.log(`\n== ${rel(path.join(tables, file))}\n${(await readFile(path.join(tables, file), 'utf8')).trimEnd()}`);
       }
     }
-    const after = await openEmbeddedStore(storeFile);
+    const after = await openEmbeddedStore(storeFile, process.env, { builtinComponents: builtinComponents() });
     const saved = await (await after.localSession()).getConfiguration(GENERIC_EXTRACTOR_ID, configuration.id);
     await after.close();
     console.log('\nStates saved in the store:');

@@ -1,6 +1,6 @@
 import type { Argv } from 'yargs';
 import type { Logger } from '../common/logger.js';
-import { GENERIC_EXTRACTOR_ID } from '../store/builtin-components.js';
+import { builtinComponents, GENERIC_EXTRACTOR_ID } from './builtin-components.js';
 import type { OpenedStore } from '../store/open-config-store.js';
 import { resolveStoreLocation } from '../store/store-location.js';
 
@@ -44,5 +44,6 @@ export async function openStoreFromArgs(args: StoreArgs, logger?: Logger, option
     logger,
     mustExist: options.mustExist,
     remoteRetry: INTERACTIVE_STORE_RETRY,
+    builtinComponents: builtinComponents(),
   });
 }

@@ -7,6 +7,7 @@ import type { EmbeddedBackend } from './embedded/embedded-backend.js';
 import { displayLocation, isRemoteStore, openEmbeddedStore } from './open-store.js';
 import { HttpConfigStore } from './remote/http-config-store.js';
 import { RUN_STORE_RETRY, retrySettingsFromEnv, type RetryBudgetSettings } from './remote/retry-budget.js';
+import type { Component } from './types.js';
 
 /** A store opened for the CLI or the runner, with what they need beyond the ConfigStore calls. */
 export interface OpenedStore {
@@ -33,6 +34,8 @@ export interface OpenConfigStoreOptions {
   mustExist?: boolean;
   /** time budget of each call to a remote store (default RUN_STORE_RETRY; GEX_STORE_TIMEOUT replaces its total) */
   remoteRetry?: RetryBudgetSettings;
+  /** components an embedded store registers (refreshes) on open, see OpenEmbeddedStoreOptions */
+  builtinComponents?: readonly Component[];
 }
 
 /** The store location from an option, else GEX_STORE, else the default file. */
@@ -91,7 +94,7 @@ export async function openConfigStore(location: string, options: OpenConfigStore
       close: async () => undefined,
     };
   }
-  const backend = await openEmbeddedStore(location, env, { mustExist: options.mustExist });
+  const backend = await openEmbeddedStore(location, env, { mustExist: options.mustExist, builtinComponents: options.builtinComponents });
   try {
     let store: ConfigStore;
     if (options.token) {

@@ -3,6 +3,7 @@ import { UserError } from '../common/errors.js';
 import { loadMasterKey, SecretCipher } from './encryption.js';
 import { EmbeddedBackend } from './embedded/embedded-backend.js';
 import type { Database } from './sql/database.js';
+import type { Component } from './types.js';
 import { SqliteDatabase } from './sql/sqlite-database.js';
 import { createSqliteStoreFile, inspectSqliteStore } from './sqlite-file.js';
 import { durabilityFromEnv } from './sql/sqlite-settings.js';
@@ -27,6 +28,8 @@ export interface OpenEmbeddedStoreOptions {
    * and nothing is created — no database file, folder or key file.
    */
   mustExist?: boolean;
+  /** components registered (refreshed) on open: what the application builds in, e.g. Generic Extractor */
+  builtinComponents?: readonly Component[];
 }
 
 /**
@@ -48,7 +51,7 @@ export async function openEmbeddedStore(location: string, env: NodeJS.ProcessEnv
         throw new UserError(`No store in the PostgreSQL database ${name}: ${READ_ONLY}`);
       }
       const key = await loadMasterKey(keyFile, env, { create: !mustExist });
-      return await EmbeddedBackend.open(db, new SecretCipher(key), name, keySource);
+      return await EmbeddedBackend.open(db, new SecretCipher(key), name, { keySource, builtinComponents: options.builtinComponents });
     } catch (error) {
       await db.close().catch(() => undefined);
       throw error;
@@ -60,7 +63,7 @@ export async function openEmbeddedStore(location: string, env: NodeJS.ProcessEnv
   const { exists } = await inspectSqliteStore(file, { mustExist });
   const key = await loadMasterKey(keyFile, env, { create: !mustExist });
   if (!exists) await createSqliteStoreFile(file);
-  return EmbeddedBackend.open(await openDatabase(file, env), new SecretCipher(key), file, keySource);
+  return EmbeddedBackend.open(await openDatabase(file, env), new SecretCipher(key), file, { keySource, builtinComponents: options.builtinComponents });
 }
 
 /** Whether the database holds gex's tables (its migrations table, on the search path). */

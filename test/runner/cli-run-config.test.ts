@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
 import { fromPlain } from '../../src/php-compat/index.js';
-import { openEmbeddedStore } from '../../src/store/open-store.js';
+import { openEmbeddedStore } from '../support/open-store.js';
 import { runGex } from '../support/cli.js';
 
 const KEY = '44'.repeat(32);

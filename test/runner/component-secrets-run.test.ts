@@ -5,7 +5,7 @@ import path from 'node:path';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
 import { fromPlain, phpUrlencode } from '../../src/php-compat/index.js';
 import { COMPONENT_CIPHER_PREFIX } from '../../src/store/encryption.js';
-import { openEmbeddedStore } from '../../src/store/open-store.js';
+import { openEmbeddedStore } from '../support/open-store.js';
 import { runGex, startServe } from '../support/cli.js';
 import { assertNoSecret } from '../support/secret-forms.js';
 

@@ -7,8 +7,7 @@ import { startFixtureServer, type FixtureServer } from '../../src/fixture-server
 import { fromPlain, stringifyExact, toPlain } from '../../src/php-compat/index.js';
 import type { ConfigStore } from '../../src/store/config-store.js';
 import type { EmbeddedBackend } from '../../src/store/embedded/embedded-backend.js';
-import { openConfigStore, type OpenedStore } from '../../src/store/open-config-store.js';
-import { openEmbeddedStore } from '../../src/store/open-store.js';
+import { openConfigStore, openEmbeddedStore, type OpenedStore } from '../support/open-store.js';
 import { captureLogger } from '../support/extraction.js';
 
 const C = 'ex-generic-v2';

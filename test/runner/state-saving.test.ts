@@ -6,9 +6,9 @@ import { startFixtureServer, type FixtureServer } from '../../src/fixture-server
 import { fromPlain, stringifyExact } from '../../src/php-compat/index.js';
 import { ConfigurationRunner, type RunSummary } from '../../src/runner/runner.js';
 import type { ConfigStore } from '../../src/store/config-store.js';
-import { MAX_BODY_BYTES } from '../../src/store/embedded/embedded-config-store.js';
+import { MAX_BODY_BYTES } from '../../src/store/embedded/session.js';
 import type { EmbeddedBackend } from '../../src/store/embedded/embedded-backend.js';
-import { openConfigStore, type OpenedStore } from '../../src/store/open-config-store.js';
+import { openConfigStore, type OpenedStore } from '../support/open-store.js';
 import { captureLogger } from '../support/extraction.js';
 import { failStateUpdatesOf, stateOfSize } from '../support/states.js';
 import { storeBackends, TEST_KEY } from '../support/store.js';

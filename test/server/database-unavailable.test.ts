@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/server/app.js';
 import type { EmbeddedBackend } from '../../src/store/embedded/embedded-backend.js';
-import { openEmbeddedStore } from '../../src/store/open-store.js';
+import { openEmbeddedStore } from '../support/open-store.js';
 import { DatabaseUnavailable } from '../../src/store/sql/database.js';
 import { PostgresDatabase } from '../../src/store/sql/postgres-database.js';
 import { call } from '../support/serve-cluster.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { openEmbeddedStore } from '../../src/store/open-store.js';
+import { openEmbeddedStore } from '../support/open-store.js';
 import { runGex } from '../support/cli.js';
 import { sqliteBackend, TEST_KEY } from '../support/store.js';
 

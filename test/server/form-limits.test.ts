@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { FORM_LIMITS } from '../../src/server/form-text.js';
-import { openEmbeddedStore } from '../../src/store/open-store.js';
+import { openEmbeddedStore } from '../support/open-store.js';
 import { startServe } from '../support/cli.js';
 import { sqliteBackend, TEST_KEY } from '../support/store.js';
 import { BRANCH, COMPONENT, configsPath, TestServer, type ApiResponse } from '../support/storage-api-server.js';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { openEmbeddedStore } from '../../src/store/open-store.js';
+import { openEmbeddedStore } from '../support/open-store.js';
 import { fromPlain } from '../../src/php-compat/index.js';
 import { TEST_KEY } from '../support/store.js';
 import { COMPONENT, configsPath, describeEachBackend, useTestServer } from '../support/storage-api-server.js';

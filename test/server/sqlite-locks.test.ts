@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { builtinComponents } from '../../src/cli/builtin-components.js';
 import { EmbeddedBackend } from '../../src/store/embedded/embedded-backend.js';
 import { SecretCipher } from '../../src/store/encryption.js';
 import { SqliteDatabase, type BusyRetryOptions } from '../../src/store/sql/sqlite-database.js';
@@ -48,7 +49,7 @@ function sqliteWithBusy(busy: BusyRetryOptions): BackendFactory {
     async open() {
       const store = await sqliteBackend.fresh();
       const key = Buffer.from(TEST_KEY.GEX_MASTER_KEY, 'hex');
-      const backend = await EmbeddedBackend.open(new SqliteDatabase(store.location, { busy }), new SecretCipher(key), store.location);
+      const backend = await EmbeddedBackend.open(new SqliteDatabase(store.location, { busy }), new SecretCipher(key), store.location, { builtinComponents: builtinComponents() });
       return {
         backend,
         location: store.location,

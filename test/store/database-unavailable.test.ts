@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { DatabaseUnavailable } from '../../src/store/sql/database.js';
-import { openEmbeddedStore } from '../../src/store/open-store.js';
+import { openEmbeddedStore } from '../support/open-store.js';
 import { runGex } from '../support/cli.js';
 import { TEST_KEY } from '../support/store.js';
 import { closedPort } from '../support/tcp-proxy.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { fromPlain, stringifyExact, type JsonValue } from '../../src/php-compat/index.js';
 import type { ConfigStore } from '../../src/store/config-store.js';
-import { MAX_BODY_BYTES } from '../../src/store/embedded/embedded-config-store.js';
+import { MAX_BODY_BYTES } from '../../src/store/embedded/session.js';
 import type { EmbeddedBackend } from '../../src/store/embedded/embedded-backend.js';
 import { StoreError } from '../../src/store/store-error.js';
 import { failStateUpdatesOf, stateOfSize } from '../support/states.js';

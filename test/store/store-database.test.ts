@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { migrate, MIGRATIONS } from '../../src/store/sql/migrations.js';
-import { openDatabase, openEmbeddedStore } from '../../src/store/open-store.js';
+import { openDatabase } from '../../src/store/open-store.js';
+import { openEmbeddedStore } from '../support/open-store.js';
 import { runGex } from '../support/cli.js';
 import { storeBackends, TEST_KEY, type FreshStore } from '../support/store.js';
 

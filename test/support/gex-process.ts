@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
 import { fromPlain, toPlain } from '../../src/php-compat/index.js';
-import { openEmbeddedStore } from '../../src/store/open-store.js';
+import { openEmbeddedStore } from './open-store.js';
 import { gexBin } from './cli.js';
 
 /** A `gex` process the test can signal, with its output and its end (exit code or killing signal). */

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { EmbeddedBackend } from '../../src/store/embedded/embedded-backend.js';
-import { openEmbeddedStore } from '../../src/store/open-store.js';
+import { openEmbeddedStore } from './open-store.js';
 
 /** An empty store of one backend; `dispose` removes it. */
 export interface FreshStore {

@@ -3,6 +3,7 @@ import type { Argv } from 'yargs';
 import { UserError } from '../../common/errors.js';
 import { decodeJson, JsonSyntaxError } from '../../php-compat/index.js';
 import { isRemoteStore, resolveStoreLocation } from '../../store/store-location.js';
+import { builtinComponents } from '../builtin-components.js';
 import { runCliAction } from '../command-runner.js';
 
 interface ImportArgs {
@@ -34,7 +35,7 @@ export function componentsCommand(yargs: Argv): Argv {
               throw e;
             }
             const { openEmbeddedStore } = await import('../../store/open-store.js');
-            const backend = await openEmbeddedStore(location);
+            const backend = await openEmbeddedStore(location, process.env, { builtinComponents: builtinComponents() });
             try {
               const ids = await backend.importComponents(list);
               process.stdout.write(`Registered ${ids.length} component${ids.length === 1 ? '' : 's'}: ${ids.join(', ')}\n`);

@@ -7,7 +7,7 @@ import { limitHeapGrowth } from '../../common/heap-growth.js';
 import type { Logger } from '../../common/logger.js';
 import type { ProgressLine } from '../../common/progress-line.js';
 import type { SecretMasker } from '../../common/secret-masker.js';
-import { GENERIC_EXTRACTOR_ID } from '../../store/builtin-components.js';
+import { builtinComponents, GENERIC_EXTRACTOR_ID } from '../builtin-components.js';
 import { lockForRun, parseWaitOption } from '../../runner/run-lock/run-locks.js';
 import type { RunSummary } from '../../runner/runner.js';
 import { verifyTablesOnDisk } from '../../runner/verify-tables.js';
@@ -74,7 +74,7 @@ export async function runFromCli(args: RunArgs): Promise<number> {
         import('../../runner/runner.js'),
       ]);
       const location = args.store || env.KBC_URL || resolveStoreLocation(undefined);
-      const store = await openConfigStore(location, { token: args.token ?? env.KBC_TOKEN, logger });
+      const store = await openConfigStore(location, { token: args.token ?? env.KBC_TOKEN, logger, builtinComponents: builtinComponents() });
       let unlock: () => Promise<void> = async () => undefined;
       try {
         unlock = await lockForRun({

@@ -5,6 +5,7 @@ import { DEFAULT_BODY_LIMIT } from '../../server/limits.js';
 import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
 import { DURABILITY_LEVELS, DURABILITY_VARIABLE, durabilityFromEnv, parseDurability } from '../../store/sql/sqlite-settings.js';
 import { DEFAULT_STORE_FILE, isRemoteStore } from '../../store/store-location.js';
+import { builtinComponents } from '../builtin-components.js';
 import { createCliLogging, type LoggingArgs } from '../logging.js';
 import { cancelOnStop } from '../stop-signals.js';
 
@@ -70,7 +71,7 @@ export async function serve(args: ServeArgs): Promise<number> {
     // checked before anything is opened or created: a bad value is a clear error, not a silent default
     const env = args.durability === undefined ? process.env : { ...process.env, [DURABILITY_VARIABLE]: parseDurability(args.durability, '--durability') };
     durabilityFromEnv(env);
-    backend = await openEmbeddedStore(args.store, env);
+    backend = await openEmbeddedStore(args.store, env, { builtinComponents: builtinComponents() });
     const app = await buildServer({ backend, logger, bodyLimit: args['body-limit'] });
     const store = backend.location;
     // fastify logs the address once it listens; this text replaces its default line

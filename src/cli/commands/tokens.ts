@@ -1,6 +1,7 @@
 import type { Argv } from 'yargs';
 import { UserError } from '../../common/errors.js';
 import { isRemoteStore, resolveStoreLocation } from '../../store/store-location.js';
+import { builtinComponents } from '../builtin-components.js';
 import { runCliAction } from '../command-runner.js';
 
 interface CreateArgs {
@@ -28,7 +29,7 @@ export function tokensCommand(yargs: Argv): Argv {
             const location = resolveStoreLocation(args.store);
             if (isRemoteStore(location)) throw new UserError('Tokens are created in the embedded store: pass --store with a SQLite file or a postgres:// URL');
             const { openEmbeddedStore } = await import('../../store/open-store.js');
-            const backend = await openEmbeddedStore(location);
+            const backend = await openEmbeddedStore(location, process.env, { builtinComponents: builtinComponents() });
             try {
               const { token, info } = await backend.createToken({ description: args.description, readOnly: args['read-only'], project: args.project });
               process.stdout.write(`${token}\n`);

@@ -1,23 +1,24 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { UserError } from '../../common/errors.js';
 import { isJsonObject, phpToString, type JsonValue } from '../../php-compat/index.js';
-import { genericExtractorComponent } from '../builtin-components.js';
 import type { ConfigStore } from '../config-store.js';
 import { cipherScope, componentCipherScope, type SecretCipher } from '../encryption.js';
 import { addressableIdProblem } from '../addressable-id.js';
-import { timestamp } from '../identifiers.js';
 import type { Database } from '../sql/database.js';
 import { migrate } from '../sql/migrations.js';
 import type { Component, TokenInfo } from '../types.js';
 import { EmbeddedConfigStore } from './embedded-config-store.js';
 import { checkMasterKey } from './master-key-check.js';
 import { Repository } from './repository.js';
+import { authenticate, createToken, DEFAULT_PROJECT, localToken } from './tokens.js';
 
-export const DEFAULT_PROJECT = 'default';
-const LOCAL_TOKEN_DESCRIPTION = 'gex local access';
-
-export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+export interface EmbeddedBackendOptions {
+  /** where the master key came from, for the error when it is not the store's key */
+  keySource?: string;
+  /**
+   * Components the store registers itself (and refreshes) on every open, e.g. Generic Extractor
+   * with the schema of the parameters this build accepts; composed by the application, not the store.
+   */
+  builtinComponents?: readonly Component[];
 }
 
 /**
@@ -32,16 +33,16 @@ export class EmbeddedBackend {
   ) {}
 
   /**
-   * Migrates the database, checks that `cipher` holds the store's master key (`keySource` names
-   * where it came from, for the error) and registers the built-in component. Closes `db` on failure.
+   * Migrates the database, checks that `cipher` holds the store's master key and registers the
+   * built-in components. Closes `db` on failure.
    */
-  static async open(db: Database, cipher: SecretCipher, location: string, keySource = 'the master key'): Promise<EmbeddedBackend> {
+  static async open(db: Database, cipher: SecretCipher, location: string, options: EmbeddedBackendOptions = {}): Promise<EmbeddedBackend> {
     try {
       await migrate(db);
       const backend = new EmbeddedBackend(db, cipher, location);
       await backend.transaction(async (repo) => {
-        await checkMasterKey(repo, cipher, keySource);
-        await repo.saveComponent(genericExtractorComponent(), true);
+        await checkMasterKey(repo, cipher, options.keySource ?? 'the master key');
+        for (const component of options.builtinComponents ?? []) await repo.saveComponent(component, { builtin: true });
       });
       return backend;
     } catch (error) {
@@ -55,14 +56,8 @@ export class EmbeddedBackend {
   }
 
   /** The token's identity, or null for an unknown token. */
-  async authenticate(token: string): Promise<TokenInfo | null> {
-    const row = await this.db.get<Record<string, unknown>>(
-      `SELECT t.id, t.description, t.read_only, t.created, t.internal, p.id AS project_id, p.name AS project_name
-       FROM tokens t JOIN projects p ON p.id = t.project_id WHERE t.token_hash = ?`,
-      [hashToken(token)],
-    );
-    if (!row || Number(row.internal) === 1) return null;
-    return toTokenInfo(row);
+  authenticate(token: string): Promise<TokenInfo | null> {
+    return authenticate(this.db, token);
   }
 
   changeMarker(): Promise<string | null> {
@@ -75,61 +70,12 @@ export class EmbeddedBackend {
 
   /** Access for the local CLI and runner (no token needed): an internal token of the project. */
   async localSession(project = DEFAULT_PROJECT): Promise<EmbeddedConfigStore> {
-    const info = await this.db.transaction(async (tx) => {
-      const repo = new Repository(tx, this.db.dialect);
-      const projectId = await this.ensureProject(repo, tx, project);
-      // the project's row lock makes concurrent first uses (many runners) create one internal token
-      await tx.get(`SELECT id FROM projects WHERE id = ?${this.db.dialect.forUpdate}`, [projectId]);
-      const existing = await tx.get<Record<string, unknown>>(
-        `SELECT t.id, t.description, t.read_only, t.created, p.id AS project_id, p.name AS project_name
-         FROM tokens t JOIN projects p ON p.id = t.project_id WHERE t.project_id = ? AND t.internal = 1`,
-        [projectId],
-      );
-      if (existing) return toTokenInfo(existing);
-      const id = await repo.nextSequence('token');
-      const created = timestamp();
-      await tx.run('INSERT INTO tokens (id, project_id, description, token_hash, read_only, internal, created) VALUES (?, ?, ?, ?, 0, 1, ?)', [
-        id,
-        projectId,
-        LOCAL_TOKEN_DESCRIPTION,
-        hashToken(randomBytes(32).toString('hex')),
-        created,
-      ]);
-      return { id, description: LOCAL_TOKEN_DESCRIPTION, projectId, projectName: project, readOnly: false, created };
-    });
-    return new EmbeddedConfigStore(this.db, this.cipher, info);
-  }
-
-  /** The project's id; created when missing — by one of several processes doing it at once. */
-  private async ensureProject(repo: Repository, tx: { get: Database['get']; run: Database['run'] }, name: string): Promise<number> {
-    const row = await tx.get<{ id: number }>('SELECT id FROM projects WHERE name = ?', [name]);
-    if (row) return Number(row.id);
-    const id = await repo.nextSequence('project');
-    // a concurrent creator's row wins (PostgreSQL waits for it, then skips); read back whichever exists
-    await tx.run('INSERT INTO projects (id, name, created) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING', [id, name, timestamp()]);
-    return Number((await tx.get<{ id: number }>('SELECT id FROM projects WHERE name = ?', [name]))!.id);
+    return new EmbeddedConfigStore(this.db, this.cipher, await localToken(this.db, project));
   }
 
   /** Creates a token of a project (created if missing); the token text is returned only here. */
-  async createToken(options: { description: string; readOnly?: boolean; project?: string }): Promise<{ token: string; info: TokenInfo }> {
-    if (!options.description) throw new UserError('A token needs a description (--description)');
-    return this.db.transaction(async (tx) => {
-      const repo = new Repository(tx, this.db.dialect);
-      const project = options.project ?? DEFAULT_PROJECT;
-      const projectId = await this.ensureProject(repo, tx, project);
-      const id = await repo.nextSequence('token');
-      const token = `${projectId}-${id}-${randomBytes(30).toString('base64url')}`;
-      const created = timestamp();
-      await tx.run('INSERT INTO tokens (id, project_id, description, token_hash, read_only, internal, created) VALUES (?, ?, ?, ?, ?, 0, ?)', [
-        id,
-        projectId,
-        options.description,
-        hashToken(token),
-        options.readOnly ? 1 : 0,
-        created,
-      ]);
-      return { token, info: { id, description: options.description, projectId, projectName: project, readOnly: Boolean(options.readOnly), created } };
-    });
+  createToken(options: { description: string; readOnly?: boolean; project?: string }): Promise<{ token: string; info: TokenInfo }> {
+    return createToken(this.db, options);
   }
 
   listComponents(): Promise<Component[]> {
@@ -160,7 +106,7 @@ export class EmbeddedBackend {
     await this.transaction(async (repo) => {
       for (const c of components) {
         const previous = (await repo.loadComponent(c.id))?.definition;
-        await repo.saveComponent({ ...c, definition: this.cipher.encryptTree(c.definition, componentCipherScope(c.id), previous) }, false);
+        await repo.saveComponent({ ...c, definition: this.cipher.encryptTree(c.definition, componentCipherScope(c.id), previous) }, { builtin: false });
       }
     });
     return components.map((c) => c.id);
@@ -179,15 +125,4 @@ export class EmbeddedBackend {
   close(): Promise<void> {
     return this.db.close();
   }
-}
-
-function toTokenInfo(row: Record<string, unknown>): TokenInfo {
-  return {
-    id: Number(row.id),
-    description: String(row.description),
-    projectId: Number(row.project_id),
-    projectName: String(row.project_name),
-    readOnly: Number(row.read_only) === 1,
-    created: String(row.created),
-  };
 }

@@ -1,160 +1,38 @@
-import { decodeJson, stringifyExact, type JsonValue } from '../../php-compat/index.js';
-import type { Dialect, SqlExecutor, SqlParam } from '../sql/database.js';
-import type { Component, TokenRef } from '../types.js';
+import type { Dialect, SqlExecutor } from '../sql/database.js';
+import { insertSql, insertValues, selectSql, upsertSql, whereEqual } from '../sql/table.js';
+import type { Component, MetadataItem, TokenInfo } from '../types.js';
+import type { ConfigKey, ConfigRecord, ConfigVersionRecord, MetadataRecord, ProjectRecord, RowRecord, RowVersionRecord, TokenRecord } from './records.js';
+import {
+  COMPONENTS,
+  componentFromDb,
+  CONFIG_KEY,
+  configFromDb,
+  CONFIGURATION_METADATA,
+  CONFIGURATION_ROWS,
+  CONFIGURATION_VERSIONS,
+  CONFIGURATIONS,
+  configVersionFromDb,
+  keyParams,
+  metadataFromDb,
+  OWNED_BY_CONFIG_KEY,
+  PROJECTS,
+  ROW_VERSIONS,
+  rowFromDb,
+  rowVersionFromDb,
+  TOKENS,
+  tokenInfoFromDb,
+  type DbRow,
+} from './tables.js';
+
+const CONFIG_WHERE = whereEqual(CONFIG_KEY);
+const OWNED_WHERE = whereEqual(OWNED_BY_CONFIG_KEY);
+const TOKEN_WITH_PROJECT = 'SELECT t.id, t.description, t.read_only, t.created, t.internal, p.id AS project_id, p.name AS project_name FROM tokens t JOIN projects p ON p.id = t.project_id';
 
 /**
- * Records of the store's tables and the SQL that reads and writes them — the only place that
- * knows table and column names. Bodies (`configuration`, `state`) are stored as exact JSON text.
+ * All SQL of the embedded store, over one transaction (or the database itself for a single
+ * read). Statements are generated from the table descriptions in tables.ts; each is written
+ * once with `?` placeholders and runs on SQLite and PostgreSQL alike.
  */
-
-export interface ConfigKey {
-  projectId: number;
-  componentId: string;
-  configId: string;
-}
-
-export interface VersionStamp {
-  version: number;
-  created: string;
-  token: TokenRef;
-  changeDescription: string;
-  versionIdentifier: string;
-}
-
-export interface ConfigRecord extends ConfigKey {
-  created: string;
-  creator: TokenRef;
-  isDeleted: boolean;
-  name: string;
-  description: string;
-  /** exact JSON text of the configuration body */
-  configuration: string;
-  isDisabled: boolean;
-  rowsSortOrder: string[];
-  current: VersionStamp;
-  state: string;
-}
-
-export interface RowRecord extends ConfigKey {
-  rowId: string;
-  created: string;
-  creator: TokenRef;
-  name: string;
-  description: string;
-  configuration: string;
-  isDisabled: boolean;
-  current: VersionStamp;
-  state: string;
-  isDeleted: boolean;
-}
-
-export interface RowRef {
-  id: string;
-  version: number;
-}
-
-export interface ConfigVersionRecord extends VersionStamp {
-  name: string;
-  description: string;
-  configuration: string;
-  isDisabled: boolean;
-  isDeleted: boolean;
-  rowsSortOrder: string[];
-  rows: RowRef[];
-}
-
-export interface RowVersionRecord extends VersionStamp {
-  rowId: string;
-  name: string;
-  description: string;
-  configuration: string;
-  isDisabled: boolean;
-}
-
-export const toText = (v: JsonValue): string => stringifyExact(v);
-export const fromText = (s: string): JsonValue => decodeJson(s);
-
-type DbRow = Record<string, unknown>;
-const bool = (v: unknown): boolean => Number(v) === 1;
-const num = (v: unknown): number => Number(v);
-const text = (v: unknown): string => String(v ?? '');
-const flag = (b: boolean): number => (b ? 1 : 0);
-const keyParams = (k: ConfigKey): SqlParam[] => [k.projectId, k.componentId, k.configId];
-
-function stamp(r: DbRow, prefix: '' | 'version_'): VersionStamp {
-  return {
-    version: num(r.version),
-    created: text(r[`${prefix}created`]),
-    token: { id: num(r[`${prefix}token_id`]), description: text(r[`${prefix}token_description`]) },
-    changeDescription: text(r.change_description),
-    versionIdentifier: text(r.version_identifier),
-  };
-}
-
-function configFromDb(r: DbRow): ConfigRecord {
-  return {
-    projectId: num(r.project_id),
-    componentId: text(r.component_id),
-    configId: text(r.id),
-    created: text(r.created),
-    creator: { id: num(r.creator_token_id), description: text(r.creator_token_description) },
-    isDeleted: bool(r.is_deleted),
-    name: text(r.name),
-    description: text(r.description),
-    configuration: text(r.configuration),
-    isDisabled: bool(r.is_disabled),
-    rowsSortOrder: JSON.parse(text(r.rows_sort_order)) as string[],
-    current: stamp(r, 'version_'),
-    state: text(r.state),
-  };
-}
-
-function rowFromDb(r: DbRow): RowRecord {
-  return {
-    projectId: num(r.project_id),
-    componentId: text(r.component_id),
-    configId: text(r.configuration_id),
-    rowId: text(r.id),
-    created: text(r.created),
-    creator: { id: num(r.creator_token_id), description: text(r.creator_token_description) },
-    name: text(r.name),
-    description: text(r.description),
-    configuration: text(r.configuration),
-    isDisabled: bool(r.is_disabled),
-    current: stamp(r, 'version_'),
-    state: text(r.state),
-    isDeleted: bool(r.is_deleted),
-  };
-}
-
-function componentFromDb(r: DbRow): Component {
-  return { id: text(r.id), type: text(r.type), name: text(r.name), definition: fromText(text(r.definition)) };
-}
-
-function configVersionFromDb(r: DbRow): ConfigVersionRecord {
-  return {
-    ...stamp(r, ''),
-    name: text(r.name),
-    description: text(r.description),
-    configuration: text(r.configuration),
-    isDisabled: bool(r.is_disabled),
-    isDeleted: bool(r.is_deleted),
-    rowsSortOrder: JSON.parse(text(r.rows_sort_order)) as string[],
-    rows: JSON.parse(text(r.rows)) as RowRef[],
-  };
-}
-
-function rowVersionFromDb(r: DbRow): RowVersionRecord {
-  return {
-    ...stamp(r, ''),
-    rowId: text(r.row_id),
-    name: text(r.name),
-    description: text(r.description),
-    configuration: text(r.configuration),
-    isDisabled: bool(r.is_disabled),
-  };
-}
-
 export class Repository {
   private readonly forUpdate: string;
   /** appended to text columns in ORDER BY: ids sort by bytes on both databases */
@@ -168,8 +46,10 @@ export class Repository {
     this.byteOrder = dialect.byteOrder;
   }
 
+  // ---- components and settings ----------------------------------------------------------------
+
   async loadComponent(id: string): Promise<Component | undefined> {
-    const r = await this.tx.get<DbRow>('SELECT * FROM components WHERE id = ?', [id]);
+    const r = await this.tx.get<DbRow>(`${selectSql(COMPONENTS)} WHERE id = ?`, [id]);
     return r ? componentFromDb(r) : undefined;
   }
 
@@ -178,21 +58,19 @@ export class Repository {
   }
 
   async listComponents(): Promise<Component[]> {
-    return (await this.tx.all<DbRow>(`SELECT * FROM components ORDER BY id${this.byteOrder}`)).map(componentFromDb);
+    return (await this.tx.all<DbRow>(`${selectSql(COMPONENTS)} ORDER BY id${this.byteOrder}`)).map(componentFromDb);
   }
 
-  async saveComponent(c: Component, builtin: boolean): Promise<void> {
-    await this.tx.run(
-      `INSERT INTO components (id, type, name, definition, builtin) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET type = excluded.type, name = excluded.name, definition = excluded.definition, builtin = excluded.builtin`,
-      [c.id, c.type, c.name, toText(c.definition), flag(builtin)],
-    );
+  /** Registers or replaces a component; `builtin` marks one the store registers itself on open. */
+  async saveComponent(component: Component, origin: { builtin: boolean }): Promise<void> {
+    const row = { ...component, builtin: origin.builtin };
+    await this.tx.run(upsertSql(COMPONENTS, ['id']), insertValues(COMPONENTS, row));
   }
 
   /** A store-wide setting, or undefined. */
   async loadSetting(name: string): Promise<string | undefined> {
     const row = await this.tx.get<DbRow>('SELECT value FROM store_settings WHERE name = ?', [name]);
-    return row ? text(row.value) : undefined;
+    return row ? String(row.value ?? '') : undefined;
   }
 
   /** Sets a setting unless it is set already (the first of concurrent writers wins). */
@@ -209,245 +87,174 @@ export class Repository {
       'INSERT INTO sequences (name, value) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET value = sequences.value + 1 RETURNING value',
       [name],
     );
-    return num(row!.value);
+    return Number(row!.value);
   }
 
-  async loadConfig(key: ConfigKey, lock = false): Promise<ConfigRecord | undefined> {
-    const r = await this.tx.get<DbRow>(
-      `SELECT * FROM configurations WHERE project_id = ? AND component_id = ? AND id = ?${lock ? this.forUpdate : ''}`,
-      keyParams(key),
-    );
+  // ---- projects and tokens --------------------------------------------------------------------
+
+  async projectIdByName(name: string): Promise<number | undefined> {
+    const row = await this.tx.get<DbRow>('SELECT id FROM projects WHERE name = ?', [name]);
+    return row ? Number(row.id) : undefined;
+  }
+
+  /** Inserts a project unless one of that name exists (a concurrent creator's row wins). */
+  async insertProjectUnlessNamed(project: ProjectRecord): Promise<void> {
+    await this.tx.run(upsertSql(PROJECTS, ['name'], 'nothing'), insertValues(PROJECTS, project));
+  }
+
+  /** Locks the project's row until the transaction ends (PostgreSQL; SQLite runs writers one at a time). */
+  async lockProject(projectId: number): Promise<void> {
+    await this.tx.get(`SELECT id FROM projects WHERE id = ?${this.forUpdate}`, [projectId]);
+  }
+
+  /** The token of that hash with its project, and whether it is a project's internal token. */
+  async tokenByHash(tokenHash: string): Promise<{ info: TokenInfo; internal: boolean } | undefined> {
+    const row = await this.tx.get<DbRow>(`${TOKEN_WITH_PROJECT} WHERE t.token_hash = ?`, [tokenHash]);
+    return row ? { info: tokenInfoFromDb(row), internal: Number(row.internal) === 1 } : undefined;
+  }
+
+  /** The project's internal token (local access), if made already. */
+  async internalTokenOf(projectId: number): Promise<TokenInfo | undefined> {
+    const row = await this.tx.get<DbRow>(`${TOKEN_WITH_PROJECT} WHERE t.project_id = ? AND t.internal = 1`, [projectId]);
+    return row ? tokenInfoFromDb(row) : undefined;
+  }
+
+  async insertToken(token: TokenRecord): Promise<void> {
+    await this.tx.run(insertSql(TOKENS), insertValues(TOKENS, token));
+  }
+
+  // ---- configurations ---------------------------------------------------------------------------
+
+  async loadConfig(key: ConfigKey): Promise<ConfigRecord | undefined> {
+    const r = await this.tx.get<DbRow>(`${selectSql(CONFIGURATIONS)} WHERE ${CONFIG_WHERE}`, keyParams(key));
+    return r ? configFromDb(r) : undefined;
+  }
+
+  /**
+   * The configuration's record, locked until the transaction ends: the writers of one
+   * configuration queue here (PostgreSQL's row lock; SQLite runs writers one at a time).
+   */
+  async loadConfigForUpdate(key: ConfigKey): Promise<ConfigRecord | undefined> {
+    const r = await this.tx.get<DbRow>(`${selectSql(CONFIGURATIONS)} WHERE ${CONFIG_WHERE}${this.forUpdate}`, keyParams(key));
     return r ? configFromDb(r) : undefined;
   }
 
   async listConfigs(projectId: number, componentId: string | null, deleted: boolean): Promise<ConfigRecord[]> {
-    const rows = componentId === null
-      ? await this.tx.all<DbRow>(`SELECT * FROM configurations WHERE project_id = ? AND is_deleted = ? ORDER BY component_id${this.byteOrder}, id${this.byteOrder}`, [
-          projectId,
-          flag(deleted),
-        ])
-      : await this.tx.all<DbRow>(`SELECT * FROM configurations WHERE project_id = ? AND component_id = ? AND is_deleted = ? ORDER BY id${this.byteOrder}`, [
-          projectId,
-          componentId,
-          flag(deleted),
-        ]);
+    const deletedFlag = deleted ? 1 : 0;
+    const rows =
+      componentId === null
+        ? await this.tx.all<DbRow>(`${selectSql(CONFIGURATIONS)} WHERE project_id = ? AND is_deleted = ? ORDER BY component_id${this.byteOrder}, id${this.byteOrder}`, [
+            projectId,
+            deletedFlag,
+          ])
+        : await this.tx.all<DbRow>(`${selectSql(CONFIGURATIONS)} WHERE project_id = ? AND component_id = ? AND is_deleted = ? ORDER BY id${this.byteOrder}`, [
+            projectId,
+            componentId,
+            deletedFlag,
+          ]);
     return rows.map(configFromDb);
   }
 
   async saveConfig(c: ConfigRecord): Promise<void> {
-    await this.tx.run(
-      `INSERT INTO configurations (project_id, component_id, id, created, creator_token_id, creator_token_description, version, is_deleted,
-         name, description, configuration, is_disabled, rows_sort_order, change_description, version_created, version_token_id,
-         version_token_description, version_identifier, state)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (project_id, component_id, id) DO UPDATE SET
-         created = excluded.created, creator_token_id = excluded.creator_token_id, creator_token_description = excluded.creator_token_description,
-         version = excluded.version, is_deleted = excluded.is_deleted, name = excluded.name, description = excluded.description,
-         configuration = excluded.configuration, is_disabled = excluded.is_disabled, rows_sort_order = excluded.rows_sort_order,
-         change_description = excluded.change_description, version_created = excluded.version_created,
-         version_token_id = excluded.version_token_id, version_token_description = excluded.version_token_description,
-         version_identifier = excluded.version_identifier, state = excluded.state`,
-      [
-        ...keyParams(c),
-        c.created,
-        c.creator.id,
-        c.creator.description,
-        c.current.version,
-        flag(c.isDeleted),
-        c.name,
-        c.description,
-        c.configuration,
-        flag(c.isDisabled),
-        JSON.stringify(c.rowsSortOrder),
-        c.current.changeDescription,
-        c.current.created,
-        c.current.token.id,
-        c.current.token.description,
-        c.current.versionIdentifier,
-        c.state,
-      ],
-    );
+    await this.tx.run(upsertSql(CONFIGURATIONS, CONFIG_KEY), insertValues(CONFIGURATIONS, c));
   }
 
   async saveConfigState(key: ConfigKey, state: string): Promise<void> {
-    await this.tx.run('UPDATE configurations SET state = ? WHERE project_id = ? AND component_id = ? AND id = ?', [state, ...keyParams(key)]);
-  }
-
-  async insertConfigVersion(key: ConfigKey, v: ConfigVersionRecord): Promise<void> {
-    await this.tx.run(
-      `INSERT INTO configuration_versions (project_id, component_id, configuration_id, version, created, token_id, token_description,
-         change_description, version_identifier, name, description, configuration, is_disabled, is_deleted, rows_sort_order, rows)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        ...keyParams(key),
-        v.version,
-        v.created,
-        v.token.id,
-        v.token.description,
-        v.changeDescription,
-        v.versionIdentifier,
-        v.name,
-        v.description,
-        v.configuration,
-        flag(v.isDisabled),
-        flag(v.isDeleted),
-        JSON.stringify(v.rowsSortOrder),
-        JSON.stringify(v.rows),
-      ],
-    );
-  }
-
-  async listConfigVersions(key: ConfigKey, limit: number, offset: number): Promise<ConfigVersionRecord[]> {
-    const rows = await this.tx.all<DbRow>(
-      `SELECT * FROM configuration_versions WHERE project_id = ? AND component_id = ? AND configuration_id = ?
-       ORDER BY version DESC LIMIT ? OFFSET ?`,
-      [...keyParams(key), limit, offset],
-    );
-    return rows.map(configVersionFromDb);
-  }
-
-  async loadConfigVersion(key: ConfigKey, version: number): Promise<ConfigVersionRecord | undefined> {
-    const r = await this.tx.get<DbRow>(
-      'SELECT * FROM configuration_versions WHERE project_id = ? AND component_id = ? AND configuration_id = ? AND version = ?',
-      [...keyParams(key), version],
-    );
-    return r ? configVersionFromDb(r) : undefined;
-  }
-
-  /** Rows of a configuration; deleted ones are kept for their state and version counter. */
-  async loadRows(key: ConfigKey, includeDeleted = false): Promise<RowRecord[]> {
-    const rows = await this.tx.all<DbRow>(
-      `SELECT * FROM configuration_rows WHERE project_id = ? AND component_id = ? AND configuration_id = ?${includeDeleted ? '' : ' AND is_deleted = 0'}`,
-      keyParams(key),
-    );
-    return rows.map(rowFromDb);
-  }
-
-  /** Live rows of many configurations of a component at once (list calls). */
-  async loadRowsOfComponent(projectId: number, componentId: string): Promise<RowRecord[]> {
-    const rows = await this.tx.all<DbRow>('SELECT * FROM configuration_rows WHERE project_id = ? AND component_id = ? AND is_deleted = 0', [projectId, componentId]);
-    return rows.map(rowFromDb);
-  }
-
-  async loadRow(key: ConfigKey, rowId: string): Promise<RowRecord | undefined> {
-    const r = await this.tx.get<DbRow>(
-      'SELECT * FROM configuration_rows WHERE project_id = ? AND component_id = ? AND configuration_id = ? AND id = ?',
-      [...keyParams(key), rowId],
-    );
-    return r ? rowFromDb(r) : undefined;
-  }
-
-  async saveRow(r: RowRecord): Promise<void> {
-    await this.tx.run(
-      `INSERT INTO configuration_rows (project_id, component_id, configuration_id, id, created, creator_token_id, creator_token_description,
-         version, name, description, configuration, is_disabled, change_description, version_identifier, version_created,
-         version_token_id, version_token_description, state, is_deleted)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (project_id, component_id, configuration_id, id) DO UPDATE SET
-         created = excluded.created, creator_token_id = excluded.creator_token_id, creator_token_description = excluded.creator_token_description,
-         version = excluded.version, name = excluded.name, description = excluded.description, configuration = excluded.configuration,
-         is_disabled = excluded.is_disabled, change_description = excluded.change_description,
-         version_identifier = excluded.version_identifier, version_created = excluded.version_created,
-         version_token_id = excluded.version_token_id, version_token_description = excluded.version_token_description,
-         state = excluded.state, is_deleted = excluded.is_deleted`,
-      [
-        ...keyParams(r),
-        r.rowId,
-        r.created,
-        r.creator.id,
-        r.creator.description,
-        r.current.version,
-        r.name,
-        r.description,
-        r.configuration,
-        flag(r.isDisabled),
-        r.current.changeDescription,
-        r.current.versionIdentifier,
-        r.current.created,
-        r.current.token.id,
-        r.current.token.description,
-        r.state,
-        flag(r.isDeleted),
-      ],
-    );
-  }
-
-  async saveRowState(key: ConfigKey, rowId: string, state: string): Promise<void> {
-    await this.tx.run('UPDATE configuration_rows SET state = ? WHERE project_id = ? AND component_id = ? AND configuration_id = ? AND id = ?', [
-      state,
-      ...keyParams(key),
-      rowId,
-    ]);
-  }
-
-  async insertRowVersion(key: ConfigKey, v: RowVersionRecord): Promise<void> {
-    await this.tx.run(
-      `INSERT INTO row_versions (project_id, component_id, configuration_id, row_id, version, created, token_id, token_description,
-         change_description, version_identifier, name, description, configuration, is_disabled)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        ...keyParams(key),
-        v.rowId,
-        v.version,
-        v.created,
-        v.token.id,
-        v.token.description,
-        v.changeDescription,
-        v.versionIdentifier,
-        v.name,
-        v.description,
-        v.configuration,
-        flag(v.isDisabled),
-      ],
-    );
-  }
-
-  async listRowVersions(key: ConfigKey, rowId: string, limit: number, offset: number): Promise<RowVersionRecord[]> {
-    const rows = await this.tx.all<DbRow>(
-      `SELECT * FROM row_versions WHERE project_id = ? AND component_id = ? AND configuration_id = ? AND row_id = ?
-       ORDER BY version DESC LIMIT ? OFFSET ?`,
-      [...keyParams(key), rowId, limit, offset],
-    );
-    return rows.map(rowVersionFromDb);
-  }
-
-  async loadRowVersion(key: ConfigKey, rowId: string, version: number): Promise<RowVersionRecord | undefined> {
-    const r = await this.tx.get<DbRow>(
-      'SELECT * FROM row_versions WHERE project_id = ? AND component_id = ? AND configuration_id = ? AND row_id = ? AND version = ?',
-      [...keyParams(key), rowId, version],
-    );
-    return r ? rowVersionFromDb(r) : undefined;
+    await this.tx.run(`UPDATE configurations SET state = ? WHERE ${CONFIG_WHERE}`, [state, ...keyParams(key)]);
   }
 
   /** Removes a configuration with its history, rows and metadata (purge). */
   async purgeConfig(key: ConfigKey): Promise<void> {
-    for (const table of ['configuration_metadata', 'row_versions', 'configuration_rows', 'configuration_versions']) {
-      await this.tx.run(`DELETE FROM ${table} WHERE project_id = ? AND component_id = ? AND configuration_id = ?`, keyParams(key));
+    for (const table of [CONFIGURATION_METADATA, ROW_VERSIONS, CONFIGURATION_ROWS, CONFIGURATION_VERSIONS]) {
+      await this.tx.run(`DELETE FROM ${table.name} WHERE ${OWNED_WHERE}`, keyParams(key));
     }
-    await this.tx.run('DELETE FROM configurations WHERE project_id = ? AND component_id = ? AND id = ?', keyParams(key));
+    await this.tx.run(`DELETE FROM ${CONFIGURATIONS.name} WHERE ${CONFIG_WHERE}`, keyParams(key));
   }
 
-  async listMetadata(key: ConfigKey): Promise<DbRow[]> {
-    return this.tx.all<DbRow>(
-      'SELECT * FROM configuration_metadata WHERE project_id = ? AND component_id = ? AND configuration_id = ? ORDER BY id',
-      keyParams(key),
-    );
+  async insertConfigVersion(key: ConfigKey, v: ConfigVersionRecord): Promise<void> {
+    const row = { projectId: key.projectId, componentId: key.componentId, configId: key.configId, ...v };
+    await this.tx.run(insertSql(CONFIGURATION_VERSIONS), insertValues(CONFIGURATION_VERSIONS, row));
   }
 
-  async upsertMetadata(key: ConfigKey, id: number, metaKey: string, value: string, timestamp: string): Promise<void> {
-    await this.tx.run(
-      `INSERT INTO configuration_metadata (id, project_id, component_id, configuration_id, meta_key, meta_value, provider, timestamp)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (project_id, component_id, configuration_id, meta_key) DO UPDATE SET meta_value = excluded.meta_value, timestamp = excluded.timestamp`,
-      [id, ...keyParams(key), metaKey, value, 'user', timestamp],
-    );
+  async listConfigVersions(key: ConfigKey, limit: number, offset: number): Promise<ConfigVersionRecord[]> {
+    const rows = await this.tx.all<DbRow>(`${selectSql(CONFIGURATION_VERSIONS)} WHERE ${OWNED_WHERE} ORDER BY version DESC LIMIT ? OFFSET ?`, [
+      ...keyParams(key),
+      limit,
+      offset,
+    ]);
+    return rows.map(configVersionFromDb);
   }
 
-  async deleteMetadata(key: ConfigKey, id: string): Promise<number> {
-    const { changes } = await this.tx.run(
-      'DELETE FROM configuration_metadata WHERE project_id = ? AND component_id = ? AND configuration_id = ? AND id = ?',
-      [...keyParams(key), Number(id)],
-    );
+  async loadConfigVersion(key: ConfigKey, version: number): Promise<ConfigVersionRecord | undefined> {
+    const r = await this.tx.get<DbRow>(`${selectSql(CONFIGURATION_VERSIONS)} WHERE ${OWNED_WHERE} AND version = ?`, [...keyParams(key), version]);
+    return r ? configVersionFromDb(r) : undefined;
+  }
+
+  // ---- rows -------------------------------------------------------------------------------------
+
+  /** Live rows of a configuration. */
+  async loadRows(key: ConfigKey): Promise<RowRecord[]> {
+    return (await this.tx.all<DbRow>(`${selectSql(CONFIGURATION_ROWS)} WHERE ${OWNED_WHERE} AND is_deleted = 0`, keyParams(key))).map(rowFromDb);
+  }
+
+  /** Every row of a configuration: deleted ones are kept for their state and version counter. */
+  async loadRowsIncludingDeleted(key: ConfigKey): Promise<RowRecord[]> {
+    return (await this.tx.all<DbRow>(`${selectSql(CONFIGURATION_ROWS)} WHERE ${OWNED_WHERE}`, keyParams(key))).map(rowFromDb);
+  }
+
+  /** Live rows of many configurations of a component at once (list calls). */
+  async loadRowsOfComponent(projectId: number, componentId: string): Promise<RowRecord[]> {
+    const rows = await this.tx.all<DbRow>(`${selectSql(CONFIGURATION_ROWS)} WHERE project_id = ? AND component_id = ? AND is_deleted = 0`, [projectId, componentId]);
+    return rows.map(rowFromDb);
+  }
+
+  async loadRow(key: ConfigKey, rowId: string): Promise<RowRecord | undefined> {
+    const r = await this.tx.get<DbRow>(`${selectSql(CONFIGURATION_ROWS)} WHERE ${OWNED_WHERE} AND id = ?`, [...keyParams(key), rowId]);
+    return r ? rowFromDb(r) : undefined;
+  }
+
+  async saveRow(r: RowRecord): Promise<void> {
+    await this.tx.run(upsertSql(CONFIGURATION_ROWS, [...OWNED_BY_CONFIG_KEY, 'id']), insertValues(CONFIGURATION_ROWS, r));
+  }
+
+  async saveRowState(key: ConfigKey, rowId: string, state: string): Promise<void> {
+    await this.tx.run(`UPDATE configuration_rows SET state = ? WHERE ${OWNED_WHERE} AND id = ?`, [state, ...keyParams(key), rowId]);
+  }
+
+  async insertRowVersion(key: ConfigKey, v: RowVersionRecord): Promise<void> {
+    const row = { projectId: key.projectId, componentId: key.componentId, configId: key.configId, ...v };
+    await this.tx.run(insertSql(ROW_VERSIONS), insertValues(ROW_VERSIONS, row));
+  }
+
+  async listRowVersions(key: ConfigKey, rowId: string, limit: number, offset: number): Promise<RowVersionRecord[]> {
+    const rows = await this.tx.all<DbRow>(`${selectSql(ROW_VERSIONS)} WHERE ${OWNED_WHERE} AND row_id = ? ORDER BY version DESC LIMIT ? OFFSET ?`, [
+      ...keyParams(key),
+      rowId,
+      limit,
+      offset,
+    ]);
+    return rows.map(rowVersionFromDb);
+  }
+
+  async loadRowVersion(key: ConfigKey, rowId: string, version: number): Promise<RowVersionRecord | undefined> {
+    const r = await this.tx.get<DbRow>(`${selectSql(ROW_VERSIONS)} WHERE ${OWNED_WHERE} AND row_id = ? AND version = ?`, [...keyParams(key), rowId, version]);
+    return r ? rowVersionFromDb(r) : undefined;
+  }
+
+  // ---- metadata ---------------------------------------------------------------------------------
+
+  async listMetadata(key: ConfigKey): Promise<MetadataItem[]> {
+    return (await this.tx.all<DbRow>(`${selectSql(CONFIGURATION_METADATA)} WHERE ${OWNED_WHERE} ORDER BY id`, keyParams(key))).map(metadataFromDb);
+  }
+
+  /** Adds an item, or sets the value and timestamp of the configuration's item of that key. */
+  async upsertMetadata(item: MetadataRecord): Promise<void> {
+    await this.tx.run(upsertSql(CONFIGURATION_METADATA, [...OWNED_BY_CONFIG_KEY, 'meta_key'], ['meta_value', 'timestamp']), insertValues(CONFIGURATION_METADATA, item));
+  }
+
+  /** Deletes an item by id; returns how many were deleted (0 or 1). */
+  async deleteMetadata(key: ConfigKey, id: number): Promise<number> {
+    const { changes } = await this.tx.run(`DELETE FROM configuration_metadata WHERE ${OWNED_WHERE} AND id = ?`, [...keyParams(key), id]);
     return changes;
   }
 }

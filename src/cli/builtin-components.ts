@@ -1,8 +1,16 @@
 import { parametersSchema } from '../extractor/config/schema.js';
 import { fromPlain } from '../php-compat/index.js';
-import type { Component } from './types.js';
+import type { Component } from '../store/types.js';
 
 export const GENERIC_EXTRACTOR_ID = 'ex-generic-v2';
+
+/**
+ * Components every store opened by gex registers on open: the store keeps a registry, the
+ * application decides what is built in.
+ */
+export function builtinComponents(): Component[] {
+  return [genericExtractorComponent()];
+}
 
 /** Generic Extractor as a registered component, with the JSON Schema of the parameters gex accepts. */
 export function genericExtractorComponent(): Component {

@@ -1,0 +1,139 @@
+import { StoreError } from '../store-error.js';
+import type { ConfigVersionDetail, ConfigVersionItem, Configuration, CopyConfigurationInput, VersionListOptions } from '../types.js';
+import { insertingNewId } from './configurations.js';
+import { fromText, type RowRecord } from './records.js';
+import { toConfiguration } from './resources.js';
+import type { ProjectSession } from './session.js';
+
+/** A configuration's history: its versions, rollback to one, and a new configuration copied from one. */
+
+export function listConfigurationVersions(s: ProjectSession, componentId: string, configId: string, options: VersionListOptions = {}): Promise<ConfigVersionItem[]> {
+  const include = new Set(options.include ?? ['name', 'description']);
+  return s.read(async (repo) => {
+    const key = s.key(componentId, configId);
+    await s.liveConfig(repo, key);
+    const versions = await repo.listConfigVersions(key, options.limit ?? 100, options.offset ?? 0);
+    return versions.map((v) => {
+      const item: ConfigVersionItem = {
+        version: v.version,
+        created: v.created,
+        versionIdentifier: v.versionIdentifier,
+        creatorToken: v.token,
+        changeDescription: v.changeDescription,
+        isDeleted: v.isDeleted,
+      };
+      if (include.has('name')) item.name = v.name;
+      if (include.has('description')) item.description = v.description;
+      if (include.has('configuration')) item.configuration = fromText(v.configuration);
+      return item;
+    });
+  });
+}
+
+export function getConfigurationVersion(s: ProjectSession, componentId: string, configId: string, version: number): Promise<ConfigVersionDetail> {
+  return s.read(async (repo) => {
+    const key = s.key(componentId, configId);
+    await s.liveConfig(repo, key);
+    const v = await repo.loadConfigVersion(key, version);
+    if (!v) throw StoreError.notFound(`Version ${version} not found`);
+    const rows = [];
+    for (const ref of v.rows) {
+      const rv = await repo.loadRowVersion(key, ref.id, ref.version);
+      const row = await repo.loadRow(key, ref.id);
+      if (!rv || !row) continue;
+      rows.push({
+        id: ref.id,
+        name: rv.name,
+        description: rv.description,
+        isDisabled: rv.isDisabled,
+        configuration: fromText(rv.configuration),
+        version: rv.version,
+        created: row.created,
+        creatorToken: rv.token,
+        changeDescription: rv.changeDescription,
+        versionIdentifier: rv.versionIdentifier,
+      });
+    }
+    return {
+      version: v.version,
+      created: v.created,
+      versionIdentifier: v.versionIdentifier,
+      creatorToken: v.token,
+      changeDescription: v.changeDescription,
+      isDeleted: v.isDeleted,
+      name: v.name,
+      description: v.description,
+      configuration: fromText(v.configuration),
+      isDisabled: v.isDisabled,
+      rowsSortOrder: v.rowsSortOrder,
+      rows,
+    };
+  });
+}
+
+/**
+ * Rollback: a new version equal to the target one; rows not in the target are deleted, every row
+ * of the target gets a new row version with the target's content; states are kept (a recreated
+ * row gets its last known state).
+ */
+export function rollbackConfiguration(s: ProjectSession, componentId: string, configId: string, version: number, changeDescription?: string): Promise<{ version: number }> {
+  return s.write(async (repo, now) => {
+    const key = s.key(componentId, configId);
+    const record = await s.lockLiveConfig(repo, key);
+    const target = await repo.loadConfigVersion(key, version);
+    if (!target) throw StoreError.notFound(`Version ${version} not found`);
+    const all = new Map((await repo.loadRowsIncludingDeleted(key)).map((r) => [r.rowId, r]));
+    const wanted = new Set(target.rows.map((r) => r.id));
+    for (const row of all.values()) {
+      if (!row.isDeleted && !wanted.has(row.rowId)) await repo.saveRow({ ...row, isDeleted: true });
+    }
+    const live: RowRecord[] = [];
+    for (const ref of target.rows) {
+      const content = await s.rowVersionOrFail(repo, key, ref.id, ref.version);
+      const row = s.newRowRecord(key, ref.id, content, now, all.get(ref.id));
+      await s.commitRowVersion(repo, row, now, `Rollback to version ${ref.version} (via configuration rollback to version ${version})`);
+      live.push(row);
+    }
+    Object.assign(record, {
+      name: target.name,
+      description: target.description,
+      configuration: target.configuration,
+      isDisabled: target.isDisabled,
+      rowsSortOrder: target.rowsSortOrder,
+    });
+    await s.commitVersion(repo, record, now, changeDescription ?? `Rollback to version ${version}`, live);
+    return { version: record.current.version };
+  });
+}
+
+/**
+ * Copy: a new configuration from a version — same row ids at row version 1, the source rows'
+ * current states, an empty configuration state.
+ */
+export function copyConfiguration(s: ProjectSession, componentId: string, configId: string, version: number, input: CopyConfigurationInput): Promise<Configuration> {
+  if (typeof input.name !== 'string') return Promise.reject(StoreError.validation('Invalid parameters - name: This field is missing.'));
+  const name = input.name;
+  return insertingNewId(undefined, () =>
+    s.write(async (repo, now) => {
+      const key = s.key(componentId, configId);
+      const source = await s.liveConfig(repo, key);
+      const target = await repo.loadConfigVersion(key, version);
+      if (!target) throw StoreError.notFound(`Version ${version} not found`);
+      const newId = await s.newId(repo, 'configuration', async (id) => Boolean(await repo.loadConfig(s.key(componentId, id))));
+      const newKey = s.key(componentId, newId);
+      const copyText = `Copied from configuration "${source.name}" (${source.configId}) version ${version}`;
+      const sourceRows = new Map((await repo.loadRowsIncludingDeleted(key)).map((r) => [r.rowId, r]));
+      const rows: RowRecord[] = [];
+      for (const ref of target.rows) {
+        const content = await s.rowVersionOrFail(repo, key, ref.id, ref.version);
+        const row = s.newRowRecord(newKey, ref.id, content, now, { state: sourceRows.get(ref.id)?.state });
+        await s.commitRowVersion(repo, row, now, copyText);
+        rows.push(row);
+      }
+      const content = { name, description: input.description ?? target.description, configuration: target.configuration, isDisabled: target.isDisabled, rowsSortOrder: target.rowsSortOrder };
+      const record = s.newConfigRecord(newKey, content, now);
+      await s.commitVersion(repo, record, now, input.changeDescription ?? copyText, rows);
+      return toConfiguration(record, rows);
+    }),
+  );
+}

@@ -1,0 +1,100 @@
+import { decodeJson, stringifyExact, type JsonValue } from '../../php-compat/index.js';
+import type { TokenRef } from '../types.js';
+
+/**
+ * The records the embedded store reads and writes: one per table row. Bodies (`configuration`,
+ * `state`) are kept as exact JSON text, decoded only when a resource is built from them.
+ */
+
+export interface ConfigKey {
+  projectId: number;
+  componentId: string;
+  configId: string;
+}
+
+export interface VersionStamp {
+  version: number;
+  created: string;
+  token: TokenRef;
+  changeDescription: string;
+  versionIdentifier: string;
+}
+
+export interface ConfigRecord extends ConfigKey {
+  created: string;
+  creator: TokenRef;
+  isDeleted: boolean;
+  name: string;
+  description: string;
+  /** exact JSON text of the configuration body */
+  configuration: string;
+  isDisabled: boolean;
+  rowsSortOrder: string[];
+  current: VersionStamp;
+  state: string;
+}
+
+export interface RowRecord extends ConfigKey {
+  rowId: string;
+  created: string;
+  creator: TokenRef;
+  name: string;
+  description: string;
+  configuration: string;
+  isDisabled: boolean;
+  current: VersionStamp;
+  state: string;
+  isDeleted: boolean;
+}
+
+export interface RowRef {
+  id: string;
+  version: number;
+}
+
+export interface ConfigVersionRecord extends VersionStamp {
+  name: string;
+  description: string;
+  configuration: string;
+  isDisabled: boolean;
+  isDeleted: boolean;
+  rowsSortOrder: string[];
+  rows: RowRef[];
+}
+
+export interface RowVersionRecord extends VersionStamp {
+  rowId: string;
+  name: string;
+  description: string;
+  configuration: string;
+  isDisabled: boolean;
+}
+
+export const toText = (v: JsonValue): string => stringifyExact(v);
+export const fromText = (s: string): JsonValue => decodeJson(s);
+
+/** A metadata item to insert (the stored one is read back as a MetadataItem). */
+export interface MetadataRecord extends ConfigKey {
+  id: number;
+  key: string;
+  value: string;
+  provider: string;
+  timestamp: string;
+}
+
+export interface TokenRecord {
+  id: number;
+  projectId: number;
+  description: string;
+  tokenHash: string;
+  readOnly: boolean;
+  /** the project's hidden token of local (CLI, runner) access: never accepted from a client */
+  internal: boolean;
+  created: string;
+}
+
+export interface ProjectRecord {
+  id: number;
+  name: string;
+  created: string;
+}

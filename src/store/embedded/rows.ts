@@ -1,0 +1,86 @@
+import { requireAddressableId } from '../addressable-id.js';
+import { StoreError } from '../store-error.js';
+import type { CreateRowInput, Row, UpdateRowInput } from '../types.js';
+import type { RowRecord } from './records.js';
+import { orderRows, toRow } from './resources.js';
+import type { ProjectSession } from './session.js';
+
+/** A configuration's rows: list, create, read, update, delete. Every row change is a configuration version too. */
+
+export function listRows(s: ProjectSession, componentId: string, configId: string): Promise<Row[]> {
+  return s.read(async (repo) => {
+    const record = await s.liveConfig(repo, s.key(componentId, configId));
+    return orderRows(await repo.loadRows(record), record.rowsSortOrder).map(toRow);
+  });
+}
+
+export function createRow(s: ProjectSession, componentId: string, configId: string, input: CreateRowInput): Promise<Row> {
+  if (input.rowId) requireAddressableId(input.rowId, 'rowId', 'storage.componentsRows.validation');
+  return s.write(async (repo, now) => {
+    const key = s.key(componentId, configId);
+    const record = await s.lockLiveConfig(repo, key);
+    const rowId = input.rowId || (await s.newId(repo, 'row', async (id) => Boolean(await repo.loadRow(key, id))));
+    const existing = await repo.loadRow(key, rowId);
+    if (existing && !existing.isDeleted) {
+      throw new StoreError(400, 'configurationRowAlreadyExists', `Row ${rowId} already exists in configuration ${configId}.`);
+    }
+    const changeDescription = input.changeDescription ?? `Row ${rowId} added`;
+    const configuration = s.body(componentId, input.configuration ?? new Map(), 'configuration');
+    const state = s.body(componentId, input.state ?? new Map(), 'state');
+    const content = { name: input.name ?? '', description: input.description ?? '', configuration, isDisabled: input.isDisabled ?? false };
+    // a deleted row's id may be reused: its version counter continues
+    const row = s.newRowRecord(key, rowId, content, now, { current: existing?.current, state });
+    await s.commitRowVersion(repo, row, now, changeDescription);
+    if (record.rowsSortOrder.length > 0) record.rowsSortOrder = [...record.rowsSortOrder, rowId];
+    await s.commitVersion(repo, record, now, changeDescription);
+    return toRow(row);
+  });
+}
+
+export function getRow(s: ProjectSession, componentId: string, configId: string, rowId: string): Promise<Row> {
+  return s.read(async (repo) => {
+    const key = s.key(componentId, configId);
+    await s.liveConfig(repo, key);
+    return toRow(await s.liveRow(repo, key, rowId));
+  });
+}
+
+/**
+ * Sending name, description or isDisabled makes a new version (Keboola's newest behaviour);
+ * a configuration is compared with the stored one; state never makes a version.
+ */
+export function updateRow(s: ProjectSession, componentId: string, configId: string, rowId: string, input: UpdateRowInput): Promise<Row> {
+  return s.write(async (repo, now) => {
+    const key = s.key(componentId, configId);
+    const record = await s.lockLiveConfig(repo, key);
+    const row = await s.liveRow(repo, key, rowId);
+    const configuration = input.configuration === undefined ? row.configuration : s.body(componentId, input.configuration, 'configuration', row.configuration);
+    const changed = input.name !== undefined || input.description !== undefined || input.isDisabled !== undefined || configuration !== row.configuration;
+    const next: RowRecord = {
+      ...row,
+      name: input.name ?? row.name,
+      description: input.description ?? row.description,
+      isDisabled: input.isDisabled ?? row.isDisabled,
+      configuration,
+      state: input.state === undefined ? row.state : s.body(componentId, input.state, 'state', row.state),
+    };
+    if (changed) {
+      const changeDescription = input.changeDescription ?? `Row ${rowId} changed`;
+      await s.commitRowVersion(repo, next, now, changeDescription);
+      await s.commitVersion(repo, record, now, changeDescription);
+    } else if (next.state !== row.state) await repo.saveRowState(key, rowId, next.state);
+    return toRow(next);
+  });
+}
+
+export async function deleteRow(s: ProjectSession, componentId: string, configId: string, rowId: string, changeDescription?: string): Promise<void> {
+  await s.write(async (repo, now) => {
+    const key = s.key(componentId, configId);
+    const record = await s.lockLiveConfig(repo, key);
+    const row = await s.liveRow(repo, key, rowId);
+    // the row keeps its state and version counter for a later rollback or re-creation
+    await repo.saveRow({ ...row, isDeleted: true });
+    record.rowsSortOrder = record.rowsSortOrder.filter((id) => id !== rowId);
+    await s.commitVersion(repo, record, now, changeDescription ?? `Row ${rowId} deleted`);
+  });
+}

@@ -1,0 +1,196 @@
+import type { JsonValue } from '../../php-compat/index.js';
+import { cipherScope, type SecretCipher } from '../encryption.js';
+import { newVersionIdentifier, timestamp } from '../identifiers.js';
+import type { Database } from '../sql/database.js';
+import { StoreError } from '../store-error.js';
+import type { Component, TokenInfo, TokenRef } from '../types.js';
+import { fromText, toText, type ConfigKey, type ConfigRecord, type RowRecord, type RowVersionRecord, type VersionStamp } from './records.js';
+import { Repository } from './repository.js';
+import { orderRows } from './resources.js';
+
+/** Largest `configuration` or `state` body accepted (Keboola's limit). */
+export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+/** What every version of a row holds. */
+export interface RowContent {
+  name: string;
+  description: string;
+  /** exact JSON text */
+  configuration: string;
+  isDisabled: boolean;
+}
+
+/** What every version of a configuration holds besides its rows. */
+export interface ConfigContent extends RowContent {
+  rowsSortOrder: string[];
+}
+
+/** What a new record keeps of an earlier one of the same id; by default it starts afresh. */
+export interface Carried {
+  created?: string;
+  creator?: TokenRef;
+  current?: VersionStamp;
+  state?: string;
+}
+
+/**
+ * One token's access to its project's configurations: the transactions, the checks and the
+ * version bookkeeping that every operation (configurations, rows, versions, states, metadata)
+ * shares. Each operation is one transaction; a change locks the configuration's record first, so
+ * concurrent writers get consecutive versions and nothing is lost — within one process and, on
+ * PostgreSQL (SELECT … FOR UPDATE), across every process sharing the database. Writers of one
+ * configuration queue on its record instead of failing and retrying: no 409s for clients to handle.
+ */
+export class ProjectSession {
+  readonly token: TokenRef;
+
+  constructor(
+    private readonly db: Database,
+    private readonly cipher: SecretCipher,
+    readonly info: TokenInfo,
+  ) {
+    this.token = { id: info.id, description: info.description };
+  }
+
+  /** A read in one consistent snapshot (a configuration and its rows from the same moment). */
+  read<T>(work: (repo: Repository) => Promise<T>): Promise<T> {
+    return this.db.transaction((tx) => work(new Repository(tx, this.db.dialect)), { readOnly: true });
+  }
+
+  /**
+   * A change, in one transaction; `work` locks the configuration it changes first
+   * (`lockLiveConfig`). `denied` is the 403 message a read-only token gets (Keboola words a few
+   * refusals differently).
+   */
+  write<T>(work: (repo: Repository, now: string) => Promise<T>, denied?: string): Promise<T> {
+    if (this.info.readOnly) return Promise.reject(StoreError.accessDenied(denied));
+    const now = timestamp();
+    return this.db.transaction((tx) => work(new Repository(tx, this.db.dialect), now));
+  }
+
+  key(componentId: string, configId: string): ConfigKey {
+    return { projectId: this.info.projectId, componentId, configId };
+  }
+
+  async requireComponent(repo: Repository, componentId: string): Promise<Component> {
+    const component = await repo.loadComponent(componentId);
+    if (!component) {
+      throw StoreError.notFound(`Component ${componentId} not found. Register it with "gex components import" first.`);
+    }
+    return component;
+  }
+
+  /** The live (not trashed) configuration, for reading. */
+  liveConfig(repo: Repository, key: ConfigKey): Promise<ConfigRecord> {
+    return this.requireLive(repo, key, () => repo.loadConfig(key));
+  }
+
+  /** The live configuration, locked for this transaction's change. */
+  lockLiveConfig(repo: Repository, key: ConfigKey): Promise<ConfigRecord> {
+    return this.requireLive(repo, key, () => repo.loadConfigForUpdate(key));
+  }
+
+  private async requireLive(repo: Repository, key: ConfigKey, load: () => Promise<ConfigRecord | undefined>): Promise<ConfigRecord> {
+    // existence only: decoding the component's definition would be most of a detail request's work
+    if (!(await repo.componentExists(key.componentId))) await this.requireComponent(repo, key.componentId);
+    const record = await load();
+    if (!record || record.isDeleted) throw StoreError.notFound(`Configuration ${key.configId} not found`);
+    return record;
+  }
+
+  async liveRow(repo: Repository, key: ConfigKey, rowId: string): Promise<RowRecord> {
+    const row = await repo.loadRow(key, rowId);
+    if (!row || row.isDeleted) throw StoreError.notFound(`Row ${rowId} not found`);
+    return row;
+  }
+
+  async rowVersionOrFail(repo: Repository, key: ConfigKey, rowId: string, version: number): Promise<RowVersionRecord> {
+    const v = await repo.loadRowVersion(key, rowId, version);
+    if (!v) throw StoreError.notFound(`Version ${version} of row ${rowId} not found`);
+    return v;
+  }
+
+  stamp(version: number, now: string, changeDescription: string): VersionStamp {
+    return { version, created: now, token: this.token, changeDescription, versionIdentifier: newVersionIdentifier() };
+  }
+
+  /** Encrypts `#` values and checks the size; returns the exact JSON text to store. */
+  body(componentId: string, value: JsonValue, field: string, previous?: string): string {
+    const encrypted = this.cipher.encryptTree(value, cipherScope(this.info.projectId, componentId), previous === undefined ? undefined : fromText(previous));
+    const json = toText(encrypted);
+    if (Buffer.byteLength(json) > MAX_BODY_BYTES) {
+      throw StoreError.validation(`Invalid parameters - ${field}: the value is larger than 4 MB.`);
+    }
+    return json;
+  }
+
+  /** A live configuration record (not yet saved): created now by this token unless `carried` says otherwise. */
+  newConfigRecord(key: ConfigKey, content: ConfigContent, now: string, carried: Carried = {}): ConfigRecord {
+    return {
+      projectId: key.projectId,
+      componentId: key.componentId,
+      configId: key.configId,
+      created: carried.created ?? now,
+      creator: carried.creator ?? this.token,
+      isDeleted: false,
+      name: content.name,
+      description: content.description,
+      configuration: content.configuration,
+      isDisabled: content.isDisabled,
+      rowsSortOrder: content.rowsSortOrder,
+      current: carried.current ?? this.stamp(0, now, ''),
+      state: carried.state ?? '{}',
+    };
+  }
+
+  /** A live row record (not yet saved): created now by this token unless `carried` says otherwise. */
+  newRowRecord(key: ConfigKey, rowId: string, content: RowContent, now: string, carried: Carried = {}): RowRecord {
+    return {
+      projectId: key.projectId,
+      componentId: key.componentId,
+      configId: key.configId,
+      rowId,
+      created: carried.created ?? now,
+      creator: carried.creator ?? this.token,
+      name: content.name,
+      description: content.description,
+      configuration: content.configuration,
+      isDisabled: content.isDisabled,
+      current: carried.current ?? this.stamp(0, now, ''),
+      state: carried.state ?? '{}',
+      isDeleted: false,
+    };
+  }
+
+  /** Appends a configuration version for the current record and rows and saves the record. */
+  async commitVersion(repo: Repository, record: ConfigRecord, now: string, changeDescription: string, rows?: RowRecord[]): Promise<void> {
+    const live = rows ?? (await repo.loadRows(record));
+    record.current = this.stamp(record.current.version + 1, now, changeDescription);
+    await repo.insertConfigVersion(record, {
+      ...record.current,
+      name: record.name,
+      description: record.description,
+      configuration: record.configuration,
+      isDisabled: record.isDisabled,
+      isDeleted: record.isDeleted,
+      rowsSortOrder: record.rowsSortOrder,
+      rows: orderRows(live, record.rowsSortOrder).map((r) => ({ id: r.rowId, version: r.current.version })),
+    });
+    await repo.saveConfig(record);
+  }
+
+  /** Saves a row with a new row version. */
+  async commitRowVersion(repo: Repository, row: RowRecord, now: string, changeDescription: string): Promise<void> {
+    row.current = this.stamp(row.current.version + 1, now, changeDescription);
+    await repo.insertRowVersion(row, { ...row.current, rowId: row.rowId, name: row.name, description: row.description, configuration: row.configuration, isDisabled: row.isDisabled });
+    await repo.saveRow(row);
+  }
+
+  /** A fresh id from the counter, skipping ids already taken (e.g. given explicitly). */
+  async newId(repo: Repository, sequence: 'configuration' | 'row', exists: (id: string) => Promise<boolean>): Promise<string> {
+    for (;;) {
+      const id = String(await repo.nextSequence(sequence));
+      if (!(await exists(id))) return id;
+    }
+  }
+}

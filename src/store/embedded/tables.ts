@@ -1,0 +1,243 @@
+import type { SqlParam } from '../sql/database.js';
+import { column, type Column, type Table } from '../sql/table.js';
+import type { Component, MetadataItem, TokenInfo } from '../types.js';
+import {
+  fromText,
+  toText,
+  type ConfigKey,
+  type ConfigRecord,
+  type ConfigVersionRecord,
+  type MetadataRecord,
+  type ProjectRecord,
+  type RowRecord,
+  type RowRef,
+  type RowVersionRecord,
+  type TokenRecord,
+  type VersionStamp,
+} from './records.js';
+
+/**
+ * The store's tables (see sql/migrations.ts for their DDL): each column once, with how a record's
+ * value is stored, and how a stored row is read back into a record.
+ */
+
+export type DbRow = Record<string, unknown>;
+export type ConfigVersionRow = ConfigKey & ConfigVersionRecord;
+export type RowVersionRow = ConfigKey & RowVersionRecord;
+export type ComponentRow = Component & { builtin: boolean };
+
+const flag = (b: boolean): number => (b ? 1 : 0);
+const bool = (v: unknown): boolean => Number(v) === 1;
+const num = (v: unknown): number => Number(v);
+const text = (v: unknown): string => String(v ?? '');
+
+/** Key columns of a configuration's own record and of everything that belongs to it. */
+export const CONFIG_KEY = ['project_id', 'component_id', 'id'] as const;
+export const OWNED_BY_CONFIG_KEY = ['project_id', 'component_id', 'configuration_id'] as const;
+export const keyParams = (k: ConfigKey): SqlParam[] => [k.projectId, k.componentId, k.configId];
+
+function keyColumns<R extends ConfigKey>(configIdColumn: 'id' | 'configuration_id'): Array<Column<R>> {
+  return [column('project_id', (r) => r.projectId), column('component_id', (r) => r.componentId), column(configIdColumn, (r) => r.configId)];
+}
+
+/** The current version's stamp, as kept on a configuration or row record. */
+function currentStampColumns<R extends { current: VersionStamp }>(): Array<Column<R>> {
+  return [
+    column('version', (r) => r.current.version),
+    column('change_description', (r) => r.current.changeDescription),
+    column('version_created', (r) => r.current.created),
+    column('version_token_id', (r) => r.current.token.id),
+    column('version_token_description', (r) => r.current.token.description),
+    column('version_identifier', (r) => r.current.versionIdentifier),
+  ];
+}
+
+/** A version's own stamp, as kept on a version record. */
+function versionStampColumns<R extends VersionStamp>(): Array<Column<R>> {
+  return [
+    column('version', (r) => r.version),
+    column('created', (r) => r.created),
+    column('token_id', (r) => r.token.id),
+    column('token_description', (r) => r.token.description),
+    column('change_description', (r) => r.changeDescription),
+    column('version_identifier', (r) => r.versionIdentifier),
+  ];
+}
+
+/** Name, description, body and the disabled flag: what every version of a configuration or row holds. */
+function contentColumns<R extends { name: string; description: string; configuration: string; isDisabled: boolean }>(): Array<Column<R>> {
+  return [
+    column('name', (r) => r.name),
+    column('description', (r) => r.description),
+    column('configuration', (r) => r.configuration),
+    column('is_disabled', (r) => flag(r.isDisabled)),
+  ];
+}
+
+function creatorColumns<R extends { created: string; creator: { id: number; description: string } }>(): Array<Column<R>> {
+  return [column('created', (r) => r.created), column('creator_token_id', (r) => r.creator.id), column('creator_token_description', (r) => r.creator.description)];
+}
+
+export const CONFIGURATIONS: Table<ConfigRecord> = {
+  name: 'configurations',
+  columns: [
+    ...keyColumns<ConfigRecord>('id'),
+    ...creatorColumns<ConfigRecord>(),
+    ...contentColumns<ConfigRecord>(),
+    column('is_deleted', (r) => flag(r.isDeleted)),
+    column('rows_sort_order', (r) => JSON.stringify(r.rowsSortOrder)),
+    ...currentStampColumns<ConfigRecord>(),
+    column('state', (r) => r.state),
+  ],
+};
+
+export const CONFIGURATION_ROWS: Table<RowRecord> = {
+  name: 'configuration_rows',
+  columns: [
+    ...keyColumns<RowRecord>('configuration_id'),
+    column('id', (r) => r.rowId),
+    ...creatorColumns<RowRecord>(),
+    ...contentColumns<RowRecord>(),
+    ...currentStampColumns<RowRecord>(),
+    column('state', (r) => r.state),
+    column('is_deleted', (r) => flag(r.isDeleted)),
+  ],
+};
+
+export const CONFIGURATION_VERSIONS: Table<ConfigVersionRow> = {
+  name: 'configuration_versions',
+  columns: [
+    ...keyColumns<ConfigVersionRow>('configuration_id'),
+    ...versionStampColumns<ConfigVersionRow>(),
+    ...contentColumns<ConfigVersionRow>(),
+    column('is_deleted', (r) => flag(r.isDeleted)),
+    column('rows_sort_order', (r) => JSON.stringify(r.rowsSortOrder)),
+    column('rows', (r) => JSON.stringify(r.rows)),
+  ],
+};
+
+export const ROW_VERSIONS: Table<RowVersionRow> = {
+  name: 'row_versions',
+  columns: [...keyColumns<RowVersionRow>('configuration_id'), column('row_id', (r) => r.rowId), ...versionStampColumns<RowVersionRow>(), ...contentColumns<RowVersionRow>()],
+};
+
+export const CONFIGURATION_METADATA: Table<MetadataRecord> = {
+  name: 'configuration_metadata',
+  columns: [
+    column('id', (r) => r.id),
+    ...keyColumns<MetadataRecord>('configuration_id'),
+    column('meta_key', (r) => r.key),
+    column('meta_value', (r) => r.value),
+    column('provider', (r) => r.provider),
+    column('timestamp', (r) => r.timestamp),
+  ],
+};
+
+export const COMPONENTS: Table<ComponentRow> = {
+  name: 'components',
+  columns: [
+    column('id', (r) => r.id),
+    column('type', (r) => r.type),
+    column('name', (r) => r.name),
+    column('definition', (r) => toText(r.definition)),
+    column('builtin', (r) => flag(r.builtin)),
+  ],
+};
+
+export const TOKENS: Table<TokenRecord> = {
+  name: 'tokens',
+  columns: [
+    column('id', (r) => r.id),
+    column('project_id', (r) => r.projectId),
+    column('description', (r) => r.description),
+    column('token_hash', (r) => r.tokenHash),
+    column('read_only', (r) => flag(r.readOnly)),
+    column('internal', (r) => flag(r.internal)),
+    column('created', (r) => r.created),
+  ],
+};
+
+export const PROJECTS: Table<ProjectRecord> = {
+  name: 'projects',
+  columns: [column('id', (r) => r.id), column('name', (r) => r.name), column('created', (r) => r.created)],
+};
+
+// ---- reading rows back ------------------------------------------------------------------------
+
+function stamp(r: DbRow, prefix: '' | 'version_'): VersionStamp {
+  return {
+    version: num(r.version),
+    created: text(r[`${prefix}created`]),
+    token: { id: num(r[`${prefix}token_id`]), description: text(r[`${prefix}token_description`]) },
+    changeDescription: text(r.change_description),
+    versionIdentifier: text(r.version_identifier),
+  };
+}
+
+function content(r: DbRow): { name: string; description: string; configuration: string; isDisabled: boolean } {
+  return { name: text(r.name), description: text(r.description), configuration: text(r.configuration), isDisabled: bool(r.is_disabled) };
+}
+
+export function configFromDb(r: DbRow): ConfigRecord {
+  return {
+    projectId: num(r.project_id),
+    componentId: text(r.component_id),
+    configId: text(r.id),
+    created: text(r.created),
+    creator: { id: num(r.creator_token_id), description: text(r.creator_token_description) },
+    isDeleted: bool(r.is_deleted),
+    ...content(r),
+    rowsSortOrder: JSON.parse(text(r.rows_sort_order)) as string[],
+    current: stamp(r, 'version_'),
+    state: text(r.state),
+  };
+}
+
+export function rowFromDb(r: DbRow): RowRecord {
+  return {
+    projectId: num(r.project_id),
+    componentId: text(r.component_id),
+    configId: text(r.configuration_id),
+    rowId: text(r.id),
+    created: text(r.created),
+    creator: { id: num(r.creator_token_id), description: text(r.creator_token_description) },
+    ...content(r),
+    current: stamp(r, 'version_'),
+    state: text(r.state),
+    isDeleted: bool(r.is_deleted),
+  };
+}
+
+export function configVersionFromDb(r: DbRow): ConfigVersionRecord {
+  return {
+    ...stamp(r, ''),
+    ...content(r),
+    isDeleted: bool(r.is_deleted),
+    rowsSortOrder: JSON.parse(text(r.rows_sort_order)) as string[],
+    rows: JSON.parse(text(r.rows)) as RowRef[],
+  };
+}
+
+export function rowVersionFromDb(r: DbRow): RowVersionRecord {
+  return { ...stamp(r, ''), rowId: text(r.row_id), ...content(r) };
+}
+
+export function componentFromDb(r: DbRow): Component {
+  return { id: text(r.id), type: text(r.type), name: text(r.name), definition: fromText(text(r.definition)) };
+}
+
+export function metadataFromDb(r: DbRow): MetadataItem {
+  return { id: String(r.id), key: String(r.meta_key), value: String(r.meta_value), provider: String(r.provider ?? 'user'), timestamp: String(r.timestamp) };
+}
+
+/** A token joined with its project (`project_name`). */
+export function tokenInfoFromDb(r: DbRow): TokenInfo {
+  return {
+    id: Number(r.id),
+    description: String(r.description),
+    projectId: Number(r.project_id),
+    projectName: String(r.project_name),
+    readOnly: Number(r.read_only) === 1,
+    created: String(r.created),
+  };
+}
