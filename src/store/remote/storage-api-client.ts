@@ -1,0 +1,140 @@
+import { got, RequestError, TimeoutError, type Got, type Method, type PlainResponse } from 'got';
+import { ApplicationError, UserError } from '../../common/errors.js';
+import type { Logger } from '../../common/logger.js';
+import { decodeJson, isJsonObject, JsonSyntaxError, stringifyExact, type JsonObject, type JsonValue } from '../../php-compat/index.js';
+import { StoreError } from '../store-error.js';
+import { RetryBudget, RUN_STORE_RETRY, SYSTEM_CLOCK, type Clock, type RetryBudgetSettings } from './retry-budget.js';
+
+export interface StorageApiClientOptions {
+  /** Storage API address, e.g. https://connection.keboola.com or http://127.0.0.1:8080 */
+  url: string;
+  token: string;
+  /** time budget and retries of one call (default RUN_STORE_RETRY); the three below override parts of it */
+  retry?: RetryBudgetSettings;
+  /** retries of a failed call (the official PHP client: 11) */
+  maxRetries?: number;
+  /** first retry delay in ms, doubling (the official client: 1000) */
+  retryBaseMs?: number;
+  /** the longest one attempt may take */
+  timeoutMs?: number;
+  /** replaced in tests: the retry loop's time and waits */
+  clock?: Clock;
+  logger?: Logger;
+}
+
+const VERSION_CONFLICT = 'storage.components.configurations.versionConflict';
+
+/**
+ * The wire side of the remote store: JSON calls to `/v2/storage/…` with the token, retried like the
+ * official client does (network errors, 5xx except 501, 409 version conflicts; exponential backoff)
+ * within a time budget per call, so that an unreachable store fails in bounded time. The token
+ * never goes to another origin: a redirect elsewhere is refused.
+ */
+export class StorageApiClient {
+  private readonly http: Got;
+  private readonly retry: RetryBudgetSettings;
+  private readonly origin: string;
+
+  constructor(private readonly options: StorageApiClientOptions) {
+    const base = options.retry ?? RUN_STORE_RETRY;
+    this.retry = {
+      ...base,
+      maxRetries: options.maxRetries ?? base.maxRetries,
+      baseDelayMs: options.retryBaseMs ?? base.baseDelayMs,
+      attemptTimeoutMs: options.timeoutMs ?? base.attemptTimeoutMs,
+    };
+    this.origin = new URL(options.url).origin;
+    this.http = got.extend({
+      prefixUrl: options.url.replace(/\/+$/, ''),
+      throwHttpErrors: false,
+      retry: { limit: 0 },
+      responseType: 'text',
+      // same-origin redirects only: the token must not reach another origin (call() explains a refusal)
+      followRedirect: (response: PlainResponse) => this.sameOrigin(redirectTarget(response)),
+      headers: { 'X-StorageApi-Token': options.token, 'User-Agent': 'gex Storage API client', Accept: 'application/json' },
+    });
+  }
+
+  private sameOrigin(url: URL | null): boolean {
+    return url !== null && url.origin === this.origin;
+  }
+
+  async call(method: Method, path: string, payload?: JsonObject, query?: Record<string, string>): Promise<JsonValue> {
+    const url = `v2/storage/${path}`;
+    const budget = new RetryBudget(this.retry, this.options.clock ?? SYSTEM_CLOCK);
+    for (let attempt = 1; ; attempt++) {
+      let retryReason: string;
+      let failure: () => Error;
+      const timeout = { connect: budget.connectTimeoutMs(), request: budget.attemptTimeoutMs() };
+      try {
+        const response = await this.http(url, {
+          method,
+          searchParams: query,
+          body: payload ? stringifyExact(payload) : undefined,
+          headers: payload ? { 'Content-Type': 'application/json' } : undefined,
+          timeout,
+        });
+        const elsewhere = redirectTarget(response);
+        if (elsewhere && !this.sameOrigin(elsewhere)) {
+          throw new UserError(
+            `The Storage API at ${this.options.url} redirected ${method} ${url} to another origin, ${elsewhere.origin}; gex does not send the token there. ` +
+              'If that is the right address, use it as --store (KBC_URL).',
+          );
+        }
+        const text = response.body;
+        const parsed = text === '' ? null : safeDecode(text);
+        if (response.statusCode < 300) return parsed;
+        const code = isJsonObject(parsed) ? String(parsed.get('code') ?? '') : '';
+        const message = isJsonObject(parsed) && typeof parsed.get('error') === 'string' ? String(parsed.get('error')) : `${response.statusCode} ${response.statusMessage ?? ''}`.trim();
+        const retryable = (response.statusCode >= 500 && response.statusCode !== 501) || (response.statusCode === 409 && code === VERSION_CONFLICT);
+        if (!retryable) throw new StoreError(response.statusCode, code, message);
+        retryReason = `${response.statusCode}${code ? ` ${code}` : ''}`;
+        failure = () =>
+          response.statusCode >= 500
+            ? new ApplicationError(`Storage API ${method} ${url} failed: [${response.statusCode}] ${message}${this.gaveUp(attempt, budget)}`)
+            : new StoreError(response.statusCode, code, message);
+      } catch (error) {
+        if (!(error instanceof RequestError)) throw error;
+        retryReason = error.code ?? error.message;
+        failure = () => new UserError(`The Storage API at ${this.options.url} cannot be reached: ${reachFailure(error, timeout)}${this.gaveUp(attempt, budget)}`, { cause: error });
+      }
+      const delay = budget.delayBefore(attempt);
+      if (delay === null) throw failure();
+      // info: a command someone waits for shows only its one-line outcome (it logs at warn)
+      this.options.logger?.info(`Storage API ${method} ${url}: ${retryReason}; retry ${attempt} of ${this.retry.maxRetries} in ${(delay / 1000).toFixed(1)} s`);
+      await budget.sleep(delay);
+    }
+  }
+
+  private gaveUp(attempts: number, budget: RetryBudget): string {
+    return attempts === 1 ? '' : ` (${attempts} attempts in ${(budget.elapsedMs() / 1000).toFixed(1)} s)`;
+  }
+
+}
+
+/** Where a 3xx response points, or null (not a redirect, or no usable Location). */
+function redirectTarget(response: PlainResponse): URL | null {
+  const location = response.headers.location;
+  if (response.statusCode < 300 || response.statusCode >= 400 || !location) return null;
+  try {
+    return new URL(location, response.url);
+  } catch {
+    return null;
+  }
+}
+
+/** A network failure in plain words (got's timeout messages name its internals). */
+function reachFailure(error: RequestError, timeout: { connect: number; request: number }): string {
+  if (!(error instanceof TimeoutError)) return error.message;
+  const seconds = (ms: number) => `${(ms / 1000).toFixed(1).replace(/\.0$/, '')} s`;
+  return error.event === 'connect' ? `no connection within ${seconds(timeout.connect)}` : `no answer within ${seconds(timeout.request)}`;
+}
+
+function safeDecode(text: string): JsonValue {
+  try {
+    return decodeJson(text);
+  } catch (e) {
+    if (e instanceof JsonSyntaxError) return text;
+    throw e;
+  }
+}
