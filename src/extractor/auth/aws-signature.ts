@@ -1,17 +1,8 @@
 import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { ConfigError, UserError } from '../../common/errors.js';
-import {
-  guzzleQueryBuild,
-  guzzleQueryParse,
-  hasRawBytes,
-  isJsonObject,
-  isScalar,
-  phpEmpty,
-  phpRawUrlencode,
-  phpToString,
-  type JsonObject,
-} from '../../php-compat/index.js';
+import { isJsonObject, isScalar, type JsonObject } from '../../json/index.js';
+import { guzzleQueryBuild, guzzleQueryParse, hasRawBytes, phpEmpty, phpRawUrlencode, phpToString } from '../../php/index.js';
 import type { HttpRequest } from '../http/request-builder.js';
 import type { SecretSink } from './auth-method.js';
 import { splitUrl } from './request-parts.js';

@@ -1,19 +1,7 @@
 import { UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
-import {
-  isJsonObject,
-  isNumericString,
-  isScalar,
-  phpBool,
-  phpEmpty,
-  PHP_FUNCTIONS,
-  PhpFloat,
-  phpIntCast,
-  phpToString,
-  toPhpArrayMap,
-  type JsonObject,
-  type JsonValue,
-} from '../../php-compat/index.js';
+import { isJsonObject, isScalar, PhpFloat, type JsonObject, type JsonValue } from '../../json/index.js';
+import { isNumericString, phpBool, phpEmpty, PHP_FUNCTIONS, phpIntCast, phpToString, toPhpArrayMap } from '../../php/index.js';
 import type { ApiSettings } from '../config/api-settings.js';
 import { parseJob, type JobConfig } from '../config/job-config.js';
 import { evaluateParams, flattenContext, type FunctionContexts, type UserFunctions } from '../functions/user-functions.js';

@@ -1,19 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { UserError } from '../../common/errors.js';
-import {
-  decodeJson,
-  guzzleQueryParse,
-  isJsonObject,
-  JsonSyntaxError,
-  phpEmpty,
-  phpHttpBuildQueryRfc3986,
-  percentDecode,
-  phpRawUrlencode,
-  phpToString,
-  type GuzzleQueryValue,
-  type JsonObject,
-  type JsonValue,
-} from '../../php-compat/index.js';
+import { decodeJson, isJsonObject, JsonSyntaxError, type JsonObject, type JsonValue } from '../../json/index.js';
+import { guzzleQueryParse, phpEmpty, phpHttpBuildQueryRfc3986, percentDecode, phpRawUrlencode, phpToString, type GuzzleQueryValue } from '../../php/index.js';
 import type { HttpRequest } from '../http/request-builder.js';
 import type { AuthMethod, AuthRuntime, SecretSink } from './auth-method.js';
 import { CREDENTIALS_PATH, oauthCredentials, registerSecret } from './config-values.js';

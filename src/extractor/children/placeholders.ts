@@ -1,5 +1,6 @@
 import { UserError } from '../../common/errors.js';
-import { isJsonObject, isScalar, phpToString, type JsonObject, type JsonValue } from '../../php-compat/index.js';
+import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../../json/index.js';
+import { phpToString } from '../../php/index.js';
 import type { UserFunctions } from '../functions/user-functions.js';
 import { lookupPath } from '../response/path-lookup.js';
 

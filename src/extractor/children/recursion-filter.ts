@@ -1,5 +1,6 @@
 import { UserError } from '../../common/errors.js';
-import { isJsonObject, isNumericString, phpToString, type JsonValue } from '../../php-compat/index.js';
+import { isJsonObject, type JsonValue } from '../../json/index.js';
+import { isNumericString, phpToString } from '../../php/index.js';
 import { lookupPath } from '../response/path-lookup.js';
 
 /**

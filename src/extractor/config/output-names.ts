@@ -1,5 +1,6 @@
 import { ConfigError } from '../../common/errors.js';
-import { isJsonObject, phpEmpty, phpLooseEqualsWord, phpToString, type JsonObject, type JsonValue } from '../../php-compat/index.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../../json/index.js';
+import { phpEmpty, phpLooseEqualsWord, phpToString } from '../../php/index.js';
 import { safeName } from '../output/json-parser/safe-name.js';
 import { legacySafeName } from '../output/legacy-parser/legacy-safe-name.js';
 import { arrayKey, phpArray } from '../output/mapping/config-values.js';

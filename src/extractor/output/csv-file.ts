@@ -2,7 +2,8 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { stringify } from 'csv-stringify/sync';
 import { ApplicationError } from '../../common/errors.js';
-import { formatFloat, PhpFloat, phpStringBytes, type JsonValue } from '../../php-compat/index.js';
+import { PhpFloat, type JsonValue } from '../../json/index.js';
+import { formatFloat, phpStringBytes } from '../../php/index.js';
 
 /** GE's CSV dialect: every field quoted (header and empty cells too), `""` escaping, LF endings. */
 const DIALECT = { quoted: true, quoted_empty: true, record_delimiter: 'unix', eof: true } as const;

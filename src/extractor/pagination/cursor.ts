@@ -1,5 +1,6 @@
 import { UserError } from '../../common/errors.js';
-import { PhpFloat, phpJsonEncode, type JsonValue } from '../../php-compat/index.js';
+import { PhpFloat, type JsonValue } from '../../json/index.js';
+import { phpJsonEncode } from '../../php/index.js';
 import { lookupPath } from '../response/path-lookup.js';
 import type { PaginationOptions } from './options.js';
 import { stopAndReset, type PageRequest, type Paginator, type ReceivedPage, type Stop } from './paginator.js';

@@ -1,5 +1,6 @@
 import { ConfigError } from '../../common/errors.js';
-import { arrayReplaceRecursive, phpEmpty, phpJsonEncode, phpToString, type JsonObject } from '../../php-compat/index.js';
+import type { JsonObject } from '../../json/index.js';
+import { arrayReplaceRecursive, phpEmpty, phpJsonEncode, phpToString } from '../../php/index.js';
 import type { JobMethod } from '../config/job-config.js';
 import { lookupPath } from '../response/path-lookup.js';
 import { describeValue, type PaginationOptions } from './options.js';

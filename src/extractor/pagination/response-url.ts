@@ -1,5 +1,6 @@
 import { ConfigError, UserError } from '../../common/errors.js';
-import { guzzleQueryParse, phpEmpty, phpJsonEncode, type JsonValue } from '../../php-compat/index.js';
+import type { JsonValue } from '../../json/index.js';
+import { guzzleQueryParse, phpEmpty, phpJsonEncode } from '../../php/index.js';
 import { lookupPath } from '../response/path-lookup.js';
 import { describeValue, type PaginationOptions } from './options.js';
 import { stopAndReset, type PageRequest, type Paginator, type ReceivedPage, type Stop } from './paginator.js';

@@ -1,5 +1,6 @@
 import { UserError } from '../../common/errors.js';
-import { isJsonObject, phpEmpty, type JsonValue } from '../../php-compat/index.js';
+import { isJsonObject, type JsonValue } from '../../json/index.js';
+import { phpEmpty } from '../../php/index.js';
 import type { DataFieldSpec } from '../config/job-config.js';
 import { lookupPath } from './path-lookup.js';
 

@@ -1,4 +1,4 @@
-import { isJsonObject, type JsonValue } from '../../php-compat/index.js';
+import { isJsonObject, type JsonValue } from '../../json/index.js';
 
 /**
  * Keboola php-utils `getDataFromPath`: `path === separator` is the value itself; otherwise each

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { UserError } from '../../common/errors.js';
-import { isJsonObject, phpToString, type JsonValue } from '../../php-compat/index.js';
+import { isJsonObject, type JsonValue } from '../../json/index.js';
+import { phpToString } from '../../php/index.js';
 import { genericExtractorComponent } from '../builtin-components.js';
 import type { ConfigStore } from '../config-store.js';
 import { cipherScope, componentCipherScope, type SecretCipher } from '../encryption.js';

@@ -1,4 +1,4 @@
-import type { JsonValue } from '../../php-compat/index.js';
+import type { JsonValue } from '../../json/index.js';
 import { displayId } from '../../common/log-text.js';
 import type { ConfigStore, StateWrite } from '../config-store.js';
 import { cipherScope, type SecretCipher } from '../encryption.js';

@@ -1,12 +1,5 @@
-import {
-  isJsonObject,
-  isScalar,
-  md5Hex,
-  phpJsonEncode,
-  phpSerialize,
-  type JsonObject,
-  type JsonValue,
-} from '../../../php-compat/index.js';
+import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../../../json/index.js';
+import { md5Hex, phpJsonEncode, phpSerialize } from '../../../php/index.js';
 import { cellText, type CsvFile } from '../csv-file.js';
 import type { SpoolBatch } from '../spool.js';
 import type { TableNameCheck } from '../table-files.js';

@@ -1,13 +1,5 @@
-import {
-  isJsonObject,
-  isScalar,
-  md5Hex,
-  phpJsonEncode,
-  phpLooseEqualStrings,
-  phpSerialize,
-  type JsonObject,
-  type JsonValue,
-} from '../../../php-compat/index.js';
+import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../../../json/index.js';
+import { md5Hex, phpJsonEncode, phpLooseEqualStrings, phpSerialize } from '../../../php/index.js';
 import { cellText, type CsvFile } from '../csv-file.js';
 import { StructureError } from '../json-parser/structure.js';
 import type { OpenTable } from '../record-parser.js';

@@ -1,5 +1,6 @@
 import { UserError } from '../../../common/errors.js';
-import { isJsonObject, phpJsonEncode, toPhpArrayMap, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../../../json/index.js';
+import { phpJsonEncode, toPhpArrayMap } from '../../../php/index.js';
 import { StructureError } from '../json-parser/structure.js';
 
 /** property → type (`scalar`, `object`, `NULL`, `arrayOf<item type>`), in first-seen order */

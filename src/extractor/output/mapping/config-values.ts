@@ -1,5 +1,6 @@
 import { UserError } from '../../../common/errors.js';
-import { isIntegerKey, isJsonObject, PhpFloat, toPhpArrayMap, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
+import { isJsonObject, PhpFloat, type JsonObject, type JsonValue } from '../../../json/index.js';
+import { isIntegerKey, toPhpArrayMap } from '../../../php/index.js';
 
 /**
  * Reading `mappings` the way PHP reads the decoded configuration: objects and lists are both

@@ -1,17 +1,5 @@
-import {
-  isIntegerKey,
-  isScalar,
-  md5Hex,
-  phpEmpty,
-  phpJsonEncode,
-  phpLooseEqualsWord,
-  phpSerialize,
-  phpSerializeArray,
-  phpToString,
-  phpVarExport,
-  type JsonObject,
-  type JsonValue,
-} from '../../../php-compat/index.js';
+import { isScalar, type JsonObject, type JsonValue } from '../../../json/index.js';
+import { isIntegerKey, md5Hex, phpEmpty, phpJsonEncode, phpLooseEqualsWord, phpSerialize, phpSerializeArray, phpToString, phpVarExport } from '../../../php/index.js';
 import { cellText, type CsvFile } from '../csv-file.js';
 import type { ProducedTable } from '../record-parser.js';
 import { arrayKey, dataAtPath, field, phpArray } from './config-values.js';

@@ -1,5 +1,6 @@
 import { UserError } from '../../../common/errors.js';
-import { phpEmpty, phpJsonEncode, phpStringWordOffset, phpToString, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
+import type { JsonObject, JsonValue } from '../../../json/index.js';
+import { phpEmpty, phpJsonEncode, phpStringWordOffset, phpToString } from '../../../php/index.js';
 import { cellText } from '../csv-file.js';
 import { tableFileName } from '../table-files.js';
 import { arrayKey, field, phpArray } from './config-values.js';

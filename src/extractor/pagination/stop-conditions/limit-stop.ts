@@ -1,5 +1,6 @@
 import { ConfigError } from '../../../common/errors.js';
-import { PhpFloat, phpEmpty, phpIntCast, phpJsonEncode, type JsonValue } from '../../../php-compat/index.js';
+import { PhpFloat, type JsonValue } from '../../../json/index.js';
+import { phpEmpty, phpIntCast, phpJsonEncode } from '../../../php/index.js';
 import { plural } from '../../../common/text.js';
 import { lookupPath } from '../../response/path-lookup.js';
 import { describeValue, type PaginationOptions } from '../options.js';

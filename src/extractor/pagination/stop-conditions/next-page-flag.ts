@@ -1,5 +1,6 @@
 import { ConfigError } from '../../../common/errors.js';
-import { isJsonObject, phpBool, phpJsonEncode } from '../../../php-compat/index.js';
+import { isJsonObject } from '../../../json/index.js';
+import { phpBool, phpJsonEncode } from '../../../php/index.js';
 import { describeValue, type PaginationOptions } from '../options.js';
 import { Stop, type PageRequest, type Paginator, type ReceivedPage } from '../paginator.js';
 

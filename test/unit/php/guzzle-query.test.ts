@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { fromPlain, guzzleQueryBuild, guzzleQueryParse, phpHttpBuildQueryRfc3986, type JsonObject } from '../../../src/php-compat/index.js';
+import { fromPlain, type JsonObject } from '../../../src/json/index.js';
+import { guzzleQueryBuild, guzzleQueryParse, phpHttpBuildQueryRfc3986 } from '../../../src/php/index.js';
 
 describe('Guzzle Query::parse / Query::build (psr7 1.8)', () => {
   it('parse: splits on & and the first =, decodes + as space and %XX', () => {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { decodeJson, phpHttpBuildQuery, phpRawUrlencode, phpUrldecode, phpUrlencode, type JsonObject } from '../../../src/php-compat/index.js';
+import { decodeJson, type JsonObject } from '../../../src/json/index.js';
+import { phpHttpBuildQuery, phpRawUrlencode, phpUrldecode, phpUrlencode } from '../../../src/php/index.js';
 
-describe('php-compat: query strings', () => {
+describe('php: query strings', () => {
   it('http_build_query matches PHP output', () => {
     const params = decodeJson('{"a":true,"b":false,"c":null,"d":[],"e":1.5,"f":"x y~*\'()!","g":["x","y"],"h":{"k":{"z":1}}}') as JsonObject;
     assert.equal(phpHttpBuildQuery(params), 'a=1&b=0&e=1.5&f=x+y%7E%2A%27%28%29%21&g%5B0%5D=x&g%5B1%5D=y&h%5Bk%5D%5Bz%5D=1');

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { decodeJson, isIntegerKey, phpArrayMerge, phpSerializeArray, type JsonObject } from '../../../src/php-compat/index.js';
+import { decodeJson, type JsonObject } from '../../../src/json/index.js';
+import { isIntegerKey, phpArrayMerge, phpSerializeArray } from '../../../src/php/index.js';
 
 describe('PHP array keys', () => {
   it('treats canonical decimal integers within int64 as integer keys', () => {

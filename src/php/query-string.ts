@@ -1,6 +1,6 @@
 import { phpStringBytes } from './byte-string.js';
 import { formatFloat } from './float-format.js';
-import { PhpFloat, type JsonObject, type JsonValue } from './values.js';
+import { PhpFloat, type JsonObject, type JsonValue } from '../json/value.js';
 
 /** PHP `urlencode`: keeps `A-Z a-z 0-9 - _ .`, space becomes `+`, every other byte `%XX`. */
 export function phpUrlencode(s: string): string {

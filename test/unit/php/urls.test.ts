@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { buildUrl, decodeJson, resolveGuzzleUrl, type JsonObject } from '../../../src/php-compat/index.js';
+import { decodeJson, type JsonObject } from '../../../src/json/index.js';
+import { buildUrl, resolveGuzzleUrl } from '../../../src/php/index.js';
 
 const params = (json: string) => decodeJson(json) as JsonObject;
 
-describe('php-compat: buildUrl', () => {
+describe('php: buildUrl', () => {
   it('returns the endpoint untouched without params', () => {
     assert.equal(buildUrl('users?a=b c', new Map()), 'users?a=b c');
   });
@@ -29,7 +30,7 @@ describe('php-compat: buildUrl', () => {
   });
 });
 
-describe('php-compat: Guzzle base_uri resolution', () => {
+describe('php: Guzzle base_uri resolution', () => {
   const cases: Array<[string, string, string]> = [
     ['https://example.com/3.0/', 'campaign', 'https://example.com/3.0/campaign'],
     ['https://example.com/3.0/', 'campaign/', 'https://example.com/3.0/campaign/'],

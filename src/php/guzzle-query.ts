@@ -1,6 +1,7 @@
 import { phpRawUrlencode, phpUrldecode, phpUrlencode } from './query-string.js';
 import { formatFloat } from './float-format.js';
-import { isJsonObject, isScalar, PhpFloat, phpToString, type JsonObject, type JsonValue } from './values.js';
+import { isJsonObject, isScalar, PhpFloat, type JsonObject, type JsonValue } from '../json/value.js';
+import { phpToString } from './casts.js';
 
 /**
  * guzzlehttp/psr7 1.8 `Query::parse` / `Query::build`, which Generic Extractor's auth layers use to

@@ -1,6 +1,7 @@
 import { phpStringFromBytes } from './byte-string.js';
 import { formatFloat, significantDigits } from './float-format.js';
-import { isJsonObject, isNumericString, PhpFloat, phpToString, type JsonValue } from './values.js';
+import { isJsonObject, PhpFloat, type JsonValue } from '../json/value.js';
+import { isNumericString, phpToString } from './casts.js';
 
 /**
  * PHP 7.4 `sprintf` (ext/standard/formatted_print.c): `%[argnum$][flags][width][.precision]spec`,

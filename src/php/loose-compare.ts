@@ -1,4 +1,5 @@
-import { isNumericString, PhpFloat, type JsonValue } from './values.js';
+import { PhpFloat, type JsonValue } from '../json/value.js';
+import { isNumericString } from './casts.js';
 
 /**
  * PHP 7 loose comparison (`==`) of a value against `null`: true for null, false, 0, 0.0, "" and
