@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue } from '../json/value.js';
+import { isJsonObject, PhpFloat, type JsonObject, type JsonValue } from '../json/value.js';
 
 /**
  * PHP `array_replace_recursive` on configuration values (PHP arrays): keys of `replacement`
@@ -34,6 +34,27 @@ function isListShaped(object: JsonObject): boolean {
   let i = 0;
   for (const key of object.keys()) if (key !== String(i++)) return false;
   return true;
+}
+
+/** A configuration value as the PHP array it is (an object or a list), or null for anything else. */
+export function asPhpArray(v: JsonValue | undefined): JsonObject | null {
+  if (isJsonObject(v)) return v;
+  if (Array.isArray(v)) return toPhpArrayMap(v);
+  return null;
+}
+
+/**
+ * The PHP array key a scalar becomes (`$array[$value] = …`): null is "", booleans "1"/"0",
+ * floats truncate. Undefined for arrays and objects, which PHP refuses as keys.
+ */
+export function phpArrayKey(v: JsonValue | undefined): string | undefined {
+  if (typeof v === 'string') return v;
+  if (v === null || v === undefined) return '';
+  if (v === true) return '1';
+  if (v === false) return '0';
+  if (typeof v === 'number' || typeof v === 'bigint') return String(v);
+  if (v instanceof PhpFloat) return String(Math.trunc(v.value));
+  return undefined;
 }
 
 /** A list as the PHP array it is (index keys), a map copied. */

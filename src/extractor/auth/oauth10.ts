@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { UserError } from '../../common/errors.js';
 import { decodeJson, isJsonObject, JsonSyntaxError, type JsonObject, type JsonValue } from '../../json/index.js';
-import { guzzleQueryParse, phpEmpty, phpHttpBuildQueryRfc3986, percentDecode, phpRawUrlencode, phpToString, type GuzzleQueryValue } from '../../php/index.js';
+import { guzzleQueryParse, phpEmpty, phpHttpBuildQuery, percentDecode, phpRawUrlencode, phpToString, type GuzzleQueryValue } from '../../php/index.js';
 import type { HttpRequest } from '../http/request-builder.js';
 import type { AuthMethod, AuthRuntime, SecretSink } from './auth-method.js';
 import { CREDENTIALS_PATH, oauthCredentials, registerSecret } from './config-values.js';
@@ -47,7 +47,7 @@ export function oauth1Header(request: HttpRequest, credentials: OAuth1Credential
   if (contentType === 'application/x-www-form-urlencoded') addMissing(guzzleQueryParse(request.body ?? ''));
   addMissing(guzzleQueryParse(query));
   const signed = new Map(byKey(params).filter(([, v]) => v !== null)) as JsonObject;
-  const baseString = `${request.method.toUpperCase()}&${phpRawUrlencode(origin + path)}&${phpRawUrlencode(phpHttpBuildQueryRfc3986(signed))}`;
+  const baseString = `${request.method.toUpperCase()}&${phpRawUrlencode(origin + path)}&${phpRawUrlencode(phpHttpBuildQuery(signed, 'RFC3986'))}`;
   const key = `${phpRawUrlencode(credentials.consumerSecret)}&${phpRawUrlencode(credentials.tokenSecret)}`;
   oauth.set('oauth_signature', createHmac('sha1', key).update(baseString).digest('base64'));
   return `OAuth ${byKey(oauth)

@@ -1,9 +1,9 @@
 import { UserError } from '../../../common/errors.js';
 import type { JsonObject, JsonValue } from '../../../json/index.js';
-import { phpEmpty, phpJsonEncode, phpStringWordOffset, phpToString } from '../../../php/index.js';
+import { asPhpArray, phpEmpty, phpJsonEncode, phpStringWordOffset, phpToString } from '../../../php/index.js';
 import { cellText } from '../csv-file.js';
 import { tableFileName } from '../table-files.js';
-import { arrayKey, field, phpArray } from './config-values.js';
+import { arrayKey, field } from './config-values.js';
 
 /** What GE's MissingTableHelper reads from one config (iteration). */
 export interface MissingTablesConfig {
@@ -36,15 +36,15 @@ export function missingTables(configs: MissingTablesConfig[], exists: (bucket: s
   const planned: MissingTable[] = [];
   const written = new Set<string>();
   for (const config of configs) {
-    const mappings = phpEmpty(config.mappings) ? null : phpArray(config.mappings);
+    const mappings = phpEmpty(config.mappings) ? null : asPhpArray(config.mappings);
     if (!mappings) continue;
     const fill = (name: string, mapping: JsonValue | undefined, parentKey: JsonObject | null): void => {
       const columns: JsonValue[] = [];
       const primaryKey: JsonValue[] = [];
-      let items = phpArray(mapping) ?? new Map<string, JsonValue>();
+      let items = asPhpArray(mapping) ?? new Map<string, JsonValue>();
       if (!phpEmpty(items.get('type')) && items.get('type') === 'table') items = new Map([['0', mapping!]]);
       for (const [itemName, item] of items) {
-        const entry = phpArray(item);
+        const entry = asPhpArray(item);
         if (!entry) {
           columns.push(item);
           continue;
@@ -58,7 +58,7 @@ export function missingTables(configs: MissingTablesConfig[], exists: (bucket: s
           columns.push(destination);
           if (!phpEmpty(field(entry, 'mapping', 'primaryKey'))) primaryKey.push(destination);
         } else if (type === 'table') {
-          const given = phpArray(entry.get('parentKey'));
+          const given = asPhpArray(entry.get('parentKey'));
           let key: JsonObject;
           if (phpEmpty(entry.get('parentKey'))) key = new Map([['destination', `${name}_pk`]]);
           else if (phpEmpty(given?.get('destination'))) key = new Map([...(given ?? []), ['destination', `${name}_pk`]]);
@@ -98,5 +98,5 @@ function destinationOf(mapping: JsonValue): JsonValue {
 
 /** sprintf('%s') of a configuration value (objects are PHP arrays there). */
 function configText(v: JsonValue | undefined): string {
-  return phpArray(v) ? 'Array' : phpToString(v);
+  return asPhpArray(v) ? 'Array' : phpToString(v);
 }
