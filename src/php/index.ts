@@ -8,6 +8,7 @@ export * from './casts.js';
 export * from './arrays.js';
 export * from './data-from-path.js';
 export * from './byte-string.js';
+export * from './strings.js';
 export * from './float-format.js';
 export * from './json-encode.js';
 export * from './json-round-trip.js';

@@ -1,5 +1,6 @@
 import { PhpFloat, type JsonValue } from '../json/value.js';
 import { isNumericString, phpEmpty, phpLeadingNumber } from './casts.js';
+import { phpStrcmp } from './strings.js';
 
 /**
  * PHP 7 loose comparison (`==`) of a value against `null`: true for null, false, 0, 0.0, "" and
@@ -42,10 +43,10 @@ export function phpLooseEqualsString(a: string | boolean, b: string): boolean {
   return typeof a === 'boolean' ? a === !phpEmpty(b) : phpLooseEqualStrings(a, b);
 }
 
-/** PHP 7 `<=>` of two strings: numeric when both are numeric strings, else string order. */
+/** PHP 7 `<=>` of two strings: numeric when both are numeric strings, else byte-wise (strcmp). */
 export function phpCompareStrings(a: string, b: string): number {
   if (isNumericString(a) && isNumericString(b)) return Number(a) - Number(b);
-  return a < b ? -1 : a > b ? 1 : 0;
+  return phpStrcmp(a, b);
 }
 
 /** PHP 7 `$total >= $limit` for an integer total and any decoded JSON value. */

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { UserError } from '../../common/errors.js';
 import { decodeJson, isJsonObject, JsonSyntaxError, type JsonObject, type JsonValue } from '../../json/index.js';
-import { guzzleQueryParse, phpEmpty, phpHttpBuildQuery, percentDecode, phpRawUrlencode, phpToString, type GuzzleQueryValue } from '../../php/index.js';
+import { guzzleQueryParse, phpEmpty, phpHttpBuildQuery, percentDecode, phpRawUrlencode, phpStrcmp, phpToString, type GuzzleQueryValue } from '../../php/index.js';
 import type { HttpRequest } from '../http/request-builder.js';
 import type { AuthMethod, AuthRuntime, SecretSink } from './auth-method.js';
 import { CREDENTIALS_PATH, oauthCredentials, registerSecret } from './config-values.js';
@@ -16,7 +16,7 @@ export interface OAuth1Credentials {
 
 /** Byte-wise key order (PHP `uksort($a, 'strcmp')`). */
 function byKey<V>(entries: Iterable<[string, V]>): Array<[string, V]> {
-  return [...entries].sort(([a], [b]) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')));
+  return [...entries].sort(([a], [b]) => phpStrcmp(a, b));
 }
 
 /**

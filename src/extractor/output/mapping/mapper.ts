@@ -1,6 +1,6 @@
 import { isScalar, type JsonObject, type JsonValue } from '../../../json/index.js';
 import { asPhpArray, getDataFromMappingPath, isIntegerKey, md5Hex, phpEmpty, phpJsonEncode, phpLooseEqualsWord, phpSerialize, phpSerializeArray, phpToString, phpVarExport } from '../../../php/index.js';
-import { cellText, type CsvFile } from '../csv-file.js';
+import type { CsvFile } from '../csv-file.js';
 import type { ProducedTable } from '../record-parser.js';
 import { arrayKey, field } from './config-values.js';
 
@@ -64,7 +64,7 @@ export class Mapper {
       if (bad.length > 0) {
         throw new BadMappingData(`Error writing '${bad.map(([k]) => k).join(',')}' column: Cannot write data into column: ${phpVarExport(bad[0][1])}`);
       }
-      table.csv.writeRow([...parsed.values()].map(cellText));
+      table.csv.writeRow([...parsed.values()].map(phpToString));
     }
   }
 
@@ -216,5 +216,5 @@ function headerCell(destination: JsonValue | undefined, key: string): string {
   if (destination !== undefined && destination !== null && !isScalar(destination)) {
     throw new BadMappingConfig(`The destination of '${key}' must be a string.`);
   }
-  return cellText(destination);
+  return phpToString(destination);
 }

@@ -1,7 +1,6 @@
 import { UserError } from '../../../common/errors.js';
 import type { JsonObject, JsonValue } from '../../../json/index.js';
 import { asPhpArray, phpEmpty, phpJsonEncode, phpStringWordOffset, phpToString } from '../../../php/index.js';
-import { cellText } from '../csv-file.js';
 import { tableFileName } from '../table-files.js';
 import { arrayKey, field } from './config-values.js';
 
@@ -83,7 +82,7 @@ export function missingTables(configs: MissingTablesConfig[], exists: (bucket: s
       if (config.bucket !== null) manifest.set('destination', `in.c-${config.bucket}.${name}`);
       if (primaryKey.length > 0) manifest.set('primary_key', primaryKey);
       written.add(file);
-      planned.push({ file, bucket: config.bucket, name, header: columns.map(cellText), manifest: phpJsonEncode(manifest, { objectsAreArrays: true }) });
+      planned.push({ file, bucket: config.bucket, name, header: columns.map(phpToString), manifest: phpJsonEncode(manifest, { objectsAreArrays: true }) });
     };
     for (const [name, mapping] of mappings) fill(name, mapping, null);
   }
