@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { repoRoot } from './measure.js';
-import { fromPlain, type JsonValue } from '../src/php-compat/index.js';
+import { fromPlain, type JsonValue } from '../src/json/index.js';
 import type { ConfigStore } from '../src/store/config-store.js';
 import { builtinComponents } from '../src/cli/builtin-components.js';
 import { openEmbeddedStore } from '../src/store/open-store.js';

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { encodePathSegment } from '../src/common/safe-path.js';
 import { startFixtureServer } from '../src/fixture-server/fixture-server.js';
 import { loadExchanges, replayExchanges } from '../src/fixture-server/recorded-exchanges.js';
-import { decodeJson, stringifyExact, type JsonValue } from '../src/php-compat/index.js';
+import { decodeJson, stringifyExact, type JsonValue } from '../src/json/index.js';
 import { builtinComponents, GENERIC_EXTRACTOR_ID } from '../src/cli/builtin-components.js';
 import { importConfiguration } from '../src/store/import-configuration.js';
 import { openEmbeddedStore } from '../src/store/open-store.js';

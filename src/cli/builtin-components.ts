@@ -1,5 +1,5 @@
 import { parametersSchema } from '../extractor/config/schema.js';
-import { fromPlain } from '../php-compat/index.js';
+import { fromPlain } from '../json/index.js';
 import type { Component } from '../store/types.js';
 
 export const GENERIC_EXTRACTOR_ID = 'ex-generic-v2';

@@ -1,6 +1,6 @@
 import { safeName } from '../extractor/output/json-parser/safe-name.js';
 import { legacySafeName } from '../extractor/output/legacy-parser/legacy-safe-name.js';
-import { phpJsonString, phpRawUrlencode, phpStringBytes, phpUrlencode } from '../php-compat/index.js';
+import { guzzleQueryEncode, phpJsonString, phpRawUrlencode, phpStringBytes, phpUrlencode } from '../php/index.js';
 
 /**
  * Every form a secret can take in what gex writes (requests it logs, error messages quoting an
@@ -34,7 +34,7 @@ const MIN_BASE64_CORE = 8;
 
 function baseForms(secret: string): string[] {
   const uri = phpUriComponent(secret);
-  const guzzleQuery = guzzleUriEncode(secret);
+  const guzzleQuery = guzzleQueryEncode(secret);
   return [
     secret,
     // PHP urlencode: http_build_query (GET params, form bodies), Guzzle RFC 1738 queries
@@ -62,11 +62,6 @@ function baseForms(secret: string): string[] {
 /** encodeURIComponent on the secret's bytes: a raw byte (a binary digest) is encoded, not refused. */
 function phpUriComponent(s: string): string {
   return phpRawUrlencode(s).replace(/%7E/g, '~').replace(/%21|%27|%28|%29|%2A/g, (e) => String.fromCharCode(parseInt(e.slice(1), 16)));
-}
-
-/** psr7 `Uri` query normalisation: characters outside the allowed set are rawurlencoded. */
-function guzzleUriEncode(s: string): string {
-  return s.replace(/[^A-Za-z0-9_\-.~!$&'()*+,;=:@/?%]|%(?![A-Fa-f0-9]{2})/gu, (ch) => phpRawUrlencode(ch));
 }
 
 /**

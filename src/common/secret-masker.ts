@@ -1,4 +1,5 @@
-import { isJsonObject, phpToString, type JsonObject, type JsonValue } from '../php-compat/index.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../json/index.js';
+import { phpToString } from '../php/index.js';
 import { secretEncodings } from './secret-encodings.js';
 
 const HIDDEN = '[hidden]';

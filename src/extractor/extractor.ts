@@ -3,15 +3,8 @@ import { mkdir } from 'node:fs/promises';
 import { ConfigError, UserError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import { plural } from '../common/text.js';
-import {
-  arrayReplaceRecursive,
-  isJsonObject,
-  phpEmpty,
-  phpIntCast,
-  phpJsonEncode,
-  type JsonObject,
-  type JsonValue,
-} from '../php-compat/index.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../json/index.js';
+import { arrayReplaceRecursive, phpEmpty, phpIntCast, phpJsonEncode } from '../php/index.js';
 import { allowedHostsRule, checkAllowedHosts } from './config/allowed-hosts.js';
 import { apiName, buildApiSettings } from './config/api-settings.js';
 import type { DataDirInput } from './config/data-dir.js';

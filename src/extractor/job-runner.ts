@@ -1,6 +1,7 @@
 import type { Logger } from '../common/logger.js';
 import { plural } from '../common/text.js';
-import { deepEqual, isJsonObject, isScalar, phpArrayMerge, phpEmpty, phpJsonRoundTrip, toPhpArrayMap, type JsonObject, type JsonValue } from '../php-compat/index.js';
+import { deepEqual, isJsonObject, isScalar, type JsonObject, type JsonValue } from '../json/index.js';
+import { phpArrayMerge, phpEmpty, phpJsonRoundTrip, toPhpArrayMap } from '../php/index.js';
 import { compileRecursionFilter } from './children/recursion-filter.js';
 import {
   fillEndpoint,

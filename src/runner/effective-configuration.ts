@@ -1,4 +1,5 @@
-import { arrayReplaceRecursive, isJsonObject, type JsonObject, type JsonValue } from '../php-compat/index.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../json/index.js';
+import { arrayReplaceRecursive } from '../php/index.js';
 
 /**
  * A row's effective configuration: the root configuration deep-merged with the row's, the row

@@ -1,4 +1,4 @@
-import { isJsonObject, type JsonObject, type JsonValue } from '../php-compat/index.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../json/index.js';
 
 /**
  * The state a runner stores for a configuration or row (docs/design.md#state-saved-back):

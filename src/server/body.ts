@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { decodeJson, fromPlain, JsonSyntaxError, type JsonValue } from '../php-compat/index.js';
+import { decodeJson, fromPlain, JsonSyntaxError, type JsonValue } from '../json/index.js';
 import { StoreError } from '../store/store-error.js';
 import { parseFormAsync } from './form-parser.js';
 import { FormLimitExceeded, InvalidUtf8, strictUtf8 } from './form-text.js';

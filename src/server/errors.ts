@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import type { JsonObject } from '../php-compat/index.js';
+import type { JsonObject } from '../json/index.js';
 import { MAX_ADDRESSABLE_ID_LENGTH } from '../store/addressable-id.js';
 import { StoreError } from '../store/store-error.js';
 import { sendJson } from './reply.js';

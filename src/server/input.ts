@@ -1,4 +1,5 @@
-import { decodeJson, isJsonObject, isScalar, JsonSyntaxError, phpToString, type JsonObject, type JsonValue } from '../php-compat/index.js';
+import { decodeJson, isJsonObject, isScalar, JsonSyntaxError, type JsonObject, type JsonValue } from '../json/index.js';
+import { phpToString } from '../php/index.js';
 import { StoreError } from '../store/store-error.js';
 import type { CopyConfigurationInput, CreateConfigurationInput, CreateRowInput, UpdateConfigurationInput, UpdateRowInput } from '../store/types.js';
 

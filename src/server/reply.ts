@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { stringifyExact, type JsonValue } from '../php-compat/index.js';
+import { stringifyExact, type JsonValue } from '../json/index.js';
 import { sessionOf } from './auth.js';
 
 /**

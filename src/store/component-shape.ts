@@ -1,4 +1,4 @@
-import { isJsonObject, type JsonObject, type JsonValue } from '../php-compat/index.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../json/index.js';
 import type { Component } from './types.js';
 
 /**

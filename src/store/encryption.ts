@@ -2,7 +2,8 @@ import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationError, UserError } from '../common/errors.js';
-import { isJsonObject, isScalar, phpToString, type JsonObject, type JsonValue } from '../php-compat/index.js';
+import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../json/index.js';
+import { phpToString } from '../php/index.js';
 
 /** Configurations, rows and states: bound to a project and a component. */
 export const CIPHER_PREFIX = 'KBC::ProjectSecure::';

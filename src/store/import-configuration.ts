@@ -1,5 +1,6 @@
 import { UserError } from '../common/errors.js';
-import { isJsonObject, phpToString, type JsonObject, type JsonValue } from '../php-compat/index.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../json/index.js';
+import { phpToString } from '../php/index.js';
 import type { ConfigStore } from './config-store.js';
 import type { Configuration } from './types.js';
 

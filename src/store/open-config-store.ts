@@ -1,6 +1,6 @@
 import { UserError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
-import type { JsonValue } from '../php-compat/index.js';
+import type { JsonValue } from '../json/index.js';
 import type { ConfigStore } from './config-store.js';
 import { CIPHER_PREFIX, cipherScope, componentCipherScope, SecretCipher, type CipherScope } from './encryption.js';
 import type { EmbeddedBackend } from './embedded/embedded-backend.js';

@@ -1,4 +1,4 @@
-import type { JsonValue } from '../php-compat/index.js';
+import type { JsonValue } from '../json/index.js';
 
 /**
  * Resources of the Component Configurations service (Keboola Storage API v2 shapes).

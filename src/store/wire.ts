@@ -1,4 +1,4 @@
-import { isJsonObject, PhpFloat, type JsonObject, type JsonValue } from '../php-compat/index.js';
+import { isJsonObject, PhpFloat, type JsonObject, type JsonValue } from '../json/index.js';
 import type {
   Component,
   ConfigVersionDetail,

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
-import { fromPlain, stringifyExact } from '../../src/php-compat/index.js';
+import { fromPlain, stringifyExact } from '../../src/json/index.js';
 import { MAX_BODY_BYTES } from '../../src/store/embedded/session.js';
 import { openEmbeddedStore } from '../support/open-store.js';
 import { runGex, startServe } from '../support/cli.js';

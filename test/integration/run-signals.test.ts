@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fromPlain } from '../../src/php-compat/index.js';
+import { fromPlain } from '../../src/json/index.js';
 import { openEmbeddedStore } from '../support/open-store.js';
 import { gexBin, repoRoot } from '../support/cli.js';
 import { HoldingApi, pagedParameters, rowStates, startGex, storePagedConfiguration } from '../support/gex-process.js';

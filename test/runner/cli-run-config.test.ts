@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
-import { fromPlain } from '../../src/php-compat/index.js';
+import { fromPlain } from '../../src/json/index.js';
 import { openEmbeddedStore } from '../support/open-store.js';
 import { runGex } from '../support/cli.js';
 

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { encodePathSegment } from '../../src/common/safe-path.js';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
-import { fromPlain } from '../../src/php-compat/index.js';
+import { fromPlain } from '../../src/json/index.js';
 import { openEmbeddedStore } from '../support/open-store.js';
 import { runGex } from '../support/cli.js';
 import { creatableRowId, plantRowIds } from '../support/planted-rows.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { mergeRowConfiguration } from '../../src/runner/effective-configuration.js';
-import { decodeJson, stringifyExact } from '../../src/php-compat/index.js';
+import { decodeJson, stringifyExact } from '../../src/json/index.js';
 
 /** Keboola's array_replace_recursive merge of root and row (docs/design.md#merged-configuration). */
 describe('row configuration merge', () => {

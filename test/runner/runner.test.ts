@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ConfigurationRunner, type RunSummary } from '../../src/runner/runner.js';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
-import { fromPlain, stringifyExact, toPlain } from '../../src/php-compat/index.js';
+import { fromPlain, stringifyExact, toPlain } from '../../src/json/index.js';
 import type { ConfigStore } from '../../src/store/config-store.js';
 import type { EmbeddedBackend } from '../../src/store/embedded/embedded-backend.js';
 import { openConfigStore, openEmbeddedStore, type OpenedStore } from '../support/open-store.js';

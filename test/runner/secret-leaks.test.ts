@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startFixtureServer, type FixtureServer, type RecordedRequest } from '../../src/fixture-server/fixture-server.js';
-import { fromPlain, toPlain } from '../../src/php-compat/index.js';
+import { fromPlain, toPlain } from '../../src/json/index.js';
 import { openEmbeddedStore } from '../support/open-store.js';
 import { runGex } from '../support/cli.js';
 import { assertNoSecret } from '../support/secret-forms.js';

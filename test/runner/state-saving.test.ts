@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
-import { fromPlain, stringifyExact } from '../../src/php-compat/index.js';
+import { fromPlain, stringifyExact } from '../../src/json/index.js';
 import { ConfigurationRunner, type RunSummary } from '../../src/runner/runner.js';
 import type { ConfigStore } from '../../src/store/config-store.js';
 import { MAX_BODY_BYTES } from '../../src/store/embedded/session.js';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { fromPlain } from '../../src/php-compat/index.js';
+import { fromPlain } from '../../src/json/index.js';
 import { COMPONENT_CIPHER_PREFIX } from '../../src/store/encryption.js';
 import { BRANCH, COMPONENT, configsPath, DEPRECATED, describeEachBackend, TestServer, type Json } from '../support/storage-api-server.js';
 

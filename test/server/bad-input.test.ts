@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { fromPlain } from '../../src/php-compat/index.js';
+import { fromPlain } from '../../src/json/index.js';
 import { MAX_ADDRESSABLE_ID_LENGTH } from '../../src/store/addressable-id.js';
 import { BRANCH, COMPONENT, configsPath, TestServer, type ApiResponse, type Json } from '../support/storage-api-server.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { fromPlain, toPlain } from '../../src/php-compat/index.js';
+import { fromPlain, toPlain } from '../../src/json/index.js';
 import { CIPHER_PREFIX, COMPONENT_CIPHER_PREFIX } from '../../src/store/encryption.js';
 import { BRANCH, DEPRECATED, describeEachBackend, TestServer } from '../support/storage-api-server.js';
 

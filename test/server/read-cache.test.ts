@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { openEmbeddedStore } from '../support/open-store.js';
-import { fromPlain } from '../../src/php-compat/index.js';
+import { fromPlain } from '../../src/json/index.js';
 import { TEST_KEY } from '../support/store.js';
 import { COMPONENT, configsPath, describeEachBackend, useTestServer } from '../support/storage-api-server.js';
 

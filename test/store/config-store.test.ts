@@ -3,7 +3,7 @@ import type { ConfigStore } from '../../src/store/config-store.js';
 import { CIPHER_PREFIX } from '../../src/store/encryption.js';
 import type { EmbeddedBackend } from '../../src/store/embedded/embedded-backend.js';
 import { StoreError } from '../../src/store/store-error.js';
-import { fromPlain, stringifyExact, toPlain, type JsonValue } from '../../src/php-compat/index.js';
+import { fromPlain, stringifyExact, toPlain, type JsonValue } from '../../src/json/index.js';
 import { storeBackends } from '../support/store.js';
 
 const C = 'ex-generic-v2';
@@ -62,7 +62,7 @@ for (const factory of storeBackends()) {
 
       it('keeps configuration bodies exactly ([] vs {}, key order, floats)', async () => {
         const body = '{"b":[],"a":{},"10":1.0,"1":{"x":[{}]},"n":9007199254740993}';
-        const { decodeJson } = await import('../../src/php-compat/index.js');
+        const { decodeJson } = await import('../../src/json/index.js');
         const c = await store.createConfiguration(C, { name: 'x', configuration: decodeJson(body) });
         assert.equal(json((await store.getConfiguration(C, c.id)).configuration), body);
       });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { fromPlain, stringifyExact, type JsonValue } from '../../src/php-compat/index.js';
+import { fromPlain, stringifyExact, type JsonValue } from '../../src/json/index.js';
 import type { ConfigStore } from '../../src/store/config-store.js';
 import { MAX_BODY_BYTES } from '../../src/store/embedded/session.js';
 import type { EmbeddedBackend } from '../../src/store/embedded/embedded-backend.js';

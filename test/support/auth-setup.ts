@@ -9,7 +9,7 @@ import { buildHttpRequest } from '../../src/extractor/http/request-builder.js';
 import type { HttpRequest } from '../../src/extractor/http/types.js';
 import { RetryPolicy } from '../../src/extractor/http/retry-policy.js';
 import type { PageRequest } from '../../src/extractor/pagination/paginator.js';
-import { fromPlain, type JsonObject } from '../../src/php-compat/index.js';
+import { fromPlain, type JsonObject } from '../../src/json/index.js';
 
 export const ORIGIN = 'http://api.test';
 

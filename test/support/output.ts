@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { OutputWriter } from '../../src/extractor/output/output-writer.js';
 import type { RecordParser, StructState } from '../../src/extractor/output/record-parser.js';
-import { decodeJson, type JsonObject, type JsonValue } from '../../src/php-compat/index.js';
+import { decodeJson, type JsonObject, type JsonValue } from '../../src/json/index.js';
 import { captureLogger } from './extraction.js';
 
 export interface OutputBatch {

@@ -1,4 +1,5 @@
-import { decodeJson, fromPlain, isJsonObject, phpHttpBuildQuery, toPlain, type JsonObject, type JsonValue } from '../../src/php-compat/index.js';
+import { decodeJson, fromPlain, isJsonObject, toPlain, type JsonObject, type JsonValue } from '../../src/json/index.js';
+import { phpHttpBuildQuery } from '../../src/php/index.js';
 import type { JobMethod } from '../../src/extractor/config/job-config.js';
 import { createPaginator } from '../../src/extractor/pagination/factory.js';
 import { Stop, type PageRequest, type Paginator, type ReceivedPage } from '../../src/extractor/pagination/paginator.js';

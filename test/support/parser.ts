@@ -4,7 +4,7 @@ import path from 'node:path';
 import { silentLogger } from '../../src/common/logger.js';
 import { OutputWriter } from '../../src/extractor/output/output-writer.js';
 import type { JsonParser } from '../../src/extractor/output/json-parser/json-parser.js';
-import { decodeJson, type JsonObject, type JsonValue } from '../../src/php-compat/index.js';
+import { decodeJson, type JsonObject, type JsonValue } from '../../src/json/index.js';
 
 export interface Batch {
   /** JSON text of the record list (decoded losslessly) */

@@ -1,12 +1,5 @@
 import assert from 'node:assert/strict';
-import {
-  guzzleQueryBuild,
-  phpHttpBuildQuery,
-  phpJsonEncode,
-  phpRawUrlencode,
-  phpUrlencode,
-  resolveGuzzleUrl,
-} from '../../src/php-compat/index.js';
+import { guzzleQueryBuild, phpHttpBuildQuery, phpJsonEncode, phpRawUrlencode, phpUrlencode, resolveGuzzleUrl } from '../../src/php/index.js';
 
 /**
  * Every encoding of a secret that gex's output could contain, computed with the encoders gex

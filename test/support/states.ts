@@ -1,4 +1,4 @@
-import { fromPlain, type JsonValue } from '../../src/php-compat/index.js';
+import { fromPlain, type JsonValue } from '../../src/json/index.js';
 import type { EmbeddedBackend } from '../../src/store/embedded/embedded-backend.js';
 
 /** A state whose stored JSON text is `bytes` long: `{"component":{"pad":"xxx…"}}`. */

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { fromPlain } from '../../src/php-compat/index.js';
+import { fromPlain } from '../../src/json/index.js';
 import { buildServer } from '../../src/server/app.js';
 import type { EmbeddedBackend } from '../../src/store/embedded/embedded-backend.js';
 import { storeBackends, type BackendFactory } from './store.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { compileRecursionFilter } from '../../src/extractor/children/recursion-filter.js';
 import { fillEndpoint, inheritResolved, parentColumns, parsePlaceholders, placeholderCombinations } from '../../src/extractor/children/placeholders.js';
 import { UserFunctions } from '../../src/extractor/functions/user-functions.js';
-import { decodeJson, fromPlain, stringifyExact, type JsonObject } from '../../src/php-compat/index.js';
+import { decodeJson, fromPlain, stringifyExact, type JsonObject } from '../../src/json/index.js';
 
 describe('recursionFilter', () => {
   const items = decodeJson('[{"id":123,"role":"parent","type":"admin"},{"id":234,"role":"parent","type":"minion"},{"id":345,"role":"child","type":"maximum"},{"id":456,"role":"child","type":"ministry"}]') as JsonObject[];

@@ -3,7 +3,7 @@ import { ConfigError } from '../../src/common/errors.js';
 import { validateParameters } from '../../src/extractor/config/validate.js';
 import { parseJobList } from '../../src/extractor/config/job-config.js';
 import { createPaginator } from '../../src/extractor/pagination/factory.js';
-import { fromPlain } from '../../src/php-compat/index.js';
+import { fromPlain } from '../../src/json/index.js';
 import { Ajv } from 'ajv';
 import { AJV_OPTIONS, GENERATED_VALIDATOR } from '../../src/extractor/config/validator-options.js';
 import { parametersSchema } from '../../src/extractor/config/schema.js';

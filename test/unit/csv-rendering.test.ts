@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { CsvFile } from '../../src/extractor/output/csv-file.js';
-import { phpStringFromBytes } from '../../src/php-compat/index.js';
+import { phpStringFromBytes } from '../../src/php/index.js';
 import { table } from '../support/parser.js';
 
 /** Cells exactly as GE's PHP writes them (docs/ge-behaviour.md#csv-dialect). */

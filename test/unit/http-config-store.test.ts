@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import nock from 'nock';
 import { ApplicationError } from '../../src/common/errors.js';
-import { fromPlain, stringifyExact } from '../../src/php-compat/index.js';
+import { fromPlain, stringifyExact } from '../../src/json/index.js';
 import { HttpConfigStore } from '../../src/store/remote/http-config-store.js';
 import { StoreError } from '../../src/store/store-error.js';
 

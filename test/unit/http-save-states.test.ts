@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import nock from 'nock';
-import { fromPlain } from '../../src/php-compat/index.js';
+import { fromPlain } from '../../src/json/index.js';
 import { HttpConfigStore } from '../../src/store/remote/http-config-store.js';
 import { StateSaveFailed } from '../../src/store/state-save-failed.js';
 import { StoreError } from '../../src/store/store-error.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { buildOutState } from '../../src/extractor/extractor.js';
-import { decodeJson, type JsonObject } from '../../src/php-compat/index.js';
+import { decodeJson, type JsonObject } from '../../src/json/index.js';
 import { runOutput } from '../support/output.js';
 import { parse, table } from '../support/parser.js';
 

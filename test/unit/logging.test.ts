@@ -3,7 +3,8 @@ import { Writable } from 'node:stream';
 import { createLogger } from '../../src/common/logger.js';
 import { ProgressLine } from '../../src/common/progress-line.js';
 import { SecretMasker } from '../../src/common/secret-masker.js';
-import { fromPlain, phpJsonEncode } from '../../src/php-compat/index.js';
+import { fromPlain } from '../../src/json/index.js';
+import { phpJsonEncode } from '../../src/php/index.js';
 
 function sink() {
   const chunks: string[] = [];

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { buildOutState } from '../../src/extractor/extractor.js';
-import { decodeJson, type JsonObject } from '../../src/php-compat/index.js';
+import { decodeJson, type JsonObject } from '../../src/json/index.js';
 import { runMapped, runOutput } from '../support/output.js';
 
 const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest('hex');

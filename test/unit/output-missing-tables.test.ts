@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { OutputWriter } from '../../src/extractor/output/output-writer.js';
-import { decodeJson } from '../../src/php-compat/index.js';
+import { decodeJson } from '../../src/json/index.js';
 import { captureLogger } from '../support/extraction.js';
 import { runMapped, runOutput } from '../support/output.js';
 

@@ -4,7 +4,7 @@ import { apiName } from '../../src/extractor/config/api-settings.js';
 import { checkOutputNames } from '../../src/extractor/config/output-names.js';
 import { iterationConfigs } from '../../src/extractor/extractor.js';
 import { bucketNameProblem, responseTableNameCheck, TableNameError, tableFileName, tableFileProblem } from '../../src/extractor/output/table-files.js';
-import { decodeJson, type JsonObject } from '../../src/php-compat/index.js';
+import { decodeJson, type JsonObject } from '../../src/json/index.js';
 import { runOutput } from '../support/output.js';
 
 /** Runs the up-front check on `parameters` (JSON text) and returns the ConfigError it throws. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { buildOutState } from '../../src/extractor/extractor.js';
 import { chooseParser } from '../../src/extractor/output/parser-choice.js';
 import { StructState } from '../../src/extractor/output/record-parser.js';
-import { decodeJson, PhpFloat } from '../../src/php-compat/index.js';
+import { decodeJson, PhpFloat } from '../../src/json/index.js';
 import { runOutput } from '../support/output.js';
 
 const v3 = '{"data":{"_a":{"[]":{"_id":{"nodeType":"scalar","headerNames":"id"},"_previous":{"nodeType":"scalar","headerNames":"previous"},"nodeType":"object","headerNames":"data"},"nodeType":"array"}},"parent_aliases":[]}';

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { decodeJson, phpLooseEqualsNull, phpLooseEqualStrings, phpLooseEqualsWord, phpVarExport, PhpFloat } from '../../src/php-compat/index.js';
+import { decodeJson, PhpFloat } from '../../src/json/index.js';
+import { phpLooseEqualsNull, phpLooseEqualStrings, phpLooseEqualsWord, phpVarExport } from '../../src/php/index.js';
 import { runOutput } from '../support/output.js';
 
 describe('PHP quirks used by the output', () => {

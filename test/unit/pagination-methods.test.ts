@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { UserError } from '../../src/common/errors.js';
-import { toPlain } from '../../src/php-compat/index.js';
+import { toPlain } from '../../src/json/index.js';
 import { Stop } from '../../src/extractor/pagination/paginator.js';
 import { ZendeskResponseUrlPaginator } from '../../src/extractor/pagination/zendesk-response-url.js';
 import { drive, ids, jobRequest, page, paginatorFor, plainRequest, show } from '../support/pagination.js';

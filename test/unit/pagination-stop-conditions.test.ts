@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { phpJsonEncode, fromPlain } from '../../src/php-compat/index.js';
+import { fromPlain } from '../../src/json/index.js';
+import { phpJsonEncode } from '../../src/php/index.js';
 import { Stop, type PageRequest, type Paginator } from '../../src/extractor/pagination/paginator.js';
 import { ForceStop } from '../../src/extractor/pagination/stop-conditions/force-stop.js';
 import { LimitStop } from '../../src/extractor/pagination/stop-conditions/limit-stop.js';

@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { UserError } from '../../src/common/errors.js';
 import { UserFunctions } from '../../src/extractor/functions/user-functions.js';
 import { buildHttpRequest } from '../../src/extractor/http/request-builder.js';
-import { fromPlain, phpStringBytes, phpStringFromBytes, phpUrlencode, type JsonObject, type JsonValue } from '../../src/php-compat/index.js';
+import { fromPlain, type JsonObject, type JsonValue } from '../../src/json/index.js';
+import { phpStringBytes, phpStringFromBytes, phpUrlencode } from '../../src/php/index.js';
 import { apiSettings } from '../support/api.js';
 
 const fns = new UserFunctions();

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { fromPlain } from '../../src/php-compat/index.js';
+import { fromPlain } from '../../src/json/index.js';
 import { ReadCache } from '../../src/server/read-cache.js';
 
 /** A cache over a marker the test controls, counting how often bodies are built. */

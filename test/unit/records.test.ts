@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { findRecords } from '../../src/extractor/response/data-field.js';
 import { applyResponseFilter } from '../../src/extractor/response/response-filter.js';
-import { decodeJson, phpJsonEncode, type JsonValue } from '../../src/php-compat/index.js';
+import { decodeJson, type JsonValue } from '../../src/json/index.js';
+import { phpJsonEncode } from '../../src/php/index.js';
 
 const json = (text: string) => decodeJson(text);
 const encode = (v: JsonValue) => phpJsonEncode(v);

@@ -5,7 +5,7 @@ import { HttpClient } from '../../src/extractor/http/http-client.js';
 import { buildHttpRequest, USER_AGENT } from '../../src/extractor/http/request-builder.js';
 import { RetryPolicy } from '../../src/extractor/http/retry-policy.js';
 import type { PageRequest } from '../../src/extractor/pagination/paginator.js';
-import { fromPlain, type JsonObject } from '../../src/php-compat/index.js';
+import { fromPlain, type JsonObject } from '../../src/json/index.js';
 import { apiSettings } from '../support/api.js';
 
 const page = (endpoint: string, params: Record<string, unknown> = {}, method: PageRequest['method'] = 'GET'): PageRequest => ({

@@ -4,7 +4,7 @@ import { silentLogger } from '../../src/common/logger.js';
 import { DEFAULT_RETRY, parseRetrySettings, type RetrySettings } from '../../src/extractor/config/api-settings.js';
 import { HttpClient } from '../../src/extractor/http/http-client.js';
 import { RetryPolicy } from '../../src/extractor/http/retry-policy.js';
-import { fromPlain } from '../../src/php-compat/index.js';
+import { fromPlain } from '../../src/json/index.js';
 
 const NOW = Date.UTC(2026, 10, 21, 12, 0, 0);
 

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { SecretMasker } from '../../src/common/secret-masker.js';
 import { buildHttpRequest } from '../../src/extractor/http/request-builder.js';
 import { bodySnippet } from '../../src/extractor/response/decode-response.js';
-import { fromPlain, guzzleQueryBuild, phpHttpBuildQuery, phpJsonEncode, phpRawUrlencode, phpStringFromBytes, phpUrlencode, resolveGuzzleUrl, type JsonObject } from '../../src/php-compat/index.js';
+import { fromPlain, type JsonObject } from '../../src/json/index.js';
+import { guzzleQueryBuild, phpHttpBuildQuery, phpJsonEncode, phpRawUrlencode, phpStringFromBytes, phpUrlencode, resolveGuzzleUrl } from '../../src/php/index.js';
 import type { ApiSettings } from '../../src/extractor/config/api-settings.js';
 import { assertNoSecret, secretForms } from '../support/secret-forms.js';
 

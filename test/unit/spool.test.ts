@@ -3,7 +3,7 @@ import { mkdtemp, rm, truncate } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Spool, type SpoolBatch } from '../../src/extractor/output/spool.js';
-import { decodeJson, PhpFloat, stringifyExact, type JsonObject, type JsonValue } from '../../src/php-compat/index.js';
+import { decodeJson, PhpFloat, stringifyExact, type JsonObject, type JsonValue } from '../../src/json/index.js';
 
 async function roundTrip(batches: SpoolBatch[], tmp: string): Promise<SpoolBatch[]> {
   const spool = await Spool.create(tmp);

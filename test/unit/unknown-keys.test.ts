@@ -4,7 +4,7 @@ import { closestKey, editDistance } from '../../src/extractor/config/closest-key
 import { findUnknownKeys, unknownKeyWarning, warnUnknownKeys } from '../../src/extractor/config/unknown-keys.js';
 import { validateParameters } from '../../src/extractor/config/validate.js';
 import { createLogger } from '../../src/common/logger.js';
-import { fromPlain } from '../../src/php-compat/index.js';
+import { fromPlain } from '../../src/json/index.js';
 
 const base = { api: { baseUrl: 'https://api.example.com/' }, config: { jobs: [{ endpoint: 'users' }] } };
 

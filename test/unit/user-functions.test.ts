@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { flattenContext, UserFunctions } from '../../src/extractor/functions/user-functions.js';
-import { decodeJson, fromPlain, stringifyExact } from '../../src/php-compat/index.js';
+import { decodeJson, fromPlain, stringifyExact } from '../../src/json/index.js';
 
 const fns = new UserFunctions();
 const run = (json: string, contexts: Record<string, unknown> = {}) =>

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import { UserError } from '../../common/errors.js';
-import { decodeJson, JsonSyntaxError } from '../../php-compat/index.js';
+import { decodeJson, JsonSyntaxError } from '../../json/index.js';
 import { isRemoteStore, resolveStoreLocation } from '../../store/store-location.js';
 import { builtinComponents } from '../builtin-components.js';
 import { runCliAction } from '../command-runner.js';

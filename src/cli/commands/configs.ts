@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import { UserError } from '../../common/errors.js';
 import { displayId, displayText, quoteForLog } from '../../common/log-text.js';
-import { decodeJson, JsonSyntaxError, prettyExact, type JsonValue } from '../../php-compat/index.js';
+import { decodeJson, JsonSyntaxError, prettyExact, type JsonValue } from '../../json/index.js';
 import { importConfiguration } from '../../store/import-configuration.js';
 import { configurationToWire, versionItemToWire } from '../../store/wire.js';
 import { runCliAction } from '../command-runner.js';

@@ -1,17 +1,8 @@
 import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { ConfigError, UserError } from '../../common/errors.js';
-import {
-  guzzleQueryBuild,
-  guzzleQueryParse,
-  hasRawBytes,
-  isJsonObject,
-  isScalar,
-  phpEmpty,
-  phpRawUrlencode,
-  phpToString,
-  type JsonObject,
-} from '../../php-compat/index.js';
+import { isJsonObject, isScalar, type JsonObject } from '../../json/index.js';
+import { guzzleQueryBuild, guzzleQueryParse, hasRawBytes, phpEmpty, phpRawUrlencode, phpToString, phpTrim } from '../../php/index.js';
 import type { HttpRequest } from '../http/types.js';
 import type { SecretSink } from './auth-method.js';
 import { splitUrl } from './request-parts.js';
@@ -27,9 +18,6 @@ export interface AwsCredentials {
 }
 
 const REQUIRED = ['accessKeyId', '#secretKey', 'serviceName', 'regionName'] as const;
-
-/** PHP `trim()`'s default characters: the SDK's Credentials trims the key id and the secret. */
-const phpTrim = (s: string) => s.replace(/^[ \t\n\r\0\x0B]+|[ \t\n\r\0\x0B]+$/g, '');
 
 /**
  * The signing credentials, or null when `credentials` is PHP-empty (no signing, as GE). Each of
@@ -47,6 +35,7 @@ export function awsCredentials(parameters: JsonObject): AwsCredentials | null {
     if (!isScalar(value)) throw new ConfigError(`${AWS_CREDENTIALS_PATH}.${key}`, 'must be a string', 'Set it to the text value');
     return phpToString(value);
   });
+  // the SDK's Credentials trims the key id and the secret (PHP trim())
   return { accessKeyId: phpTrim(values[0]), secretKey: phpTrim(values[1]), serviceName: values[2], regionName: values[3] };
 }
 

@@ -1,5 +1,6 @@
 import { UserError } from '../../common/errors.js';
-import { phpEmpty, phpToString, type JsonObject } from '../../php-compat/index.js';
+import { type JsonObject } from '../../json/index.js';
+import { phpEmpty, phpToString } from '../../php/index.js';
 import type { HttpRequest } from '../http/types.js';
 import type { AuthMethod, SecretSink } from './auth-method.js';
 import { withHeader } from './request-parts.js';

@@ -1,13 +1,6 @@
 import { ConfigError, UserError } from '../../common/errors.js';
-import {
-  isJsonObject,
-  isScalar,
-  phpEmpty,
-  phpToString,
-  toPhpArrayMap,
-  type JsonObject,
-  type JsonValue,
-} from '../../php-compat/index.js';
+import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../../json/index.js';
+import { phpEmpty, phpToString, toPhpArrayMap } from '../../php/index.js';
 import type { SecretSink } from './auth-method.js';
 
 export const AUTH_PATH = 'parameters.api.authentication';

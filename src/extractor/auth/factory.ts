@@ -1,6 +1,7 @@
 import { ConfigError, UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
-import { isJsonObject, phpEmpty, phpToString, type JsonObject, type JsonValue } from '../../php-compat/index.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../../json/index.js';
+import { phpEmpty, phpToString } from '../../php/index.js';
 import type { ApiSettings } from '../config/api-settings.js';
 import type { UserFunctions } from '../functions/user-functions.js';
 import { SYSTEM_RUNTIME, type AuthMethod, type AuthRuntime, type SecretSink } from './auth-method.js';

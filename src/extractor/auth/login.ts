@@ -1,26 +1,13 @@
 import { UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
-import {
-  isJsonObject,
-  isNumericString,
-  isScalar,
-  phpBool,
-  phpEmpty,
-  PHP_FUNCTIONS,
-  PhpFloat,
-  phpIntCast,
-  phpToString,
-  toPhpArrayMap,
-  type JsonObject,
-  type JsonValue,
-} from '../../php-compat/index.js';
+import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../../json/index.js';
+import { getDataFromPath, PHP_FUNCTIONS, phpBool, phpEmpty, phpFilterValidateInt, phpIntCast, phpIsNumeric, phpToString, toPhpArrayMap } from '../../php/index.js';
 import type { ApiSettings } from '../config/api-settings.js';
 import { parseJob, type JobConfig } from '../config/job-config.js';
 import { evaluateParams, flattenContext, type FunctionContexts, type UserFunctions } from '../functions/user-functions.js';
 import { buildHttpRequest } from '../http/request-builder.js';
 import type { HttpRequest, HttpResponse, Send } from '../http/types.js';
 import { bodySnippet, decodeResponse } from '../response/decode-response.js';
-import { lookupPath } from '../response/path-lookup.js';
 import type { AuthMethod, AuthRuntime, SecretSink } from './auth-method.js';
 import { AUTH_PATH, functionMap, registerComputed, registerSecret } from './config-values.js';
 import { mergeQueries } from './query-merge.js';
@@ -34,25 +21,6 @@ export interface LoginDependencies {
   logger: Logger;
   secrets: SecretSink;
   runtime: AuthRuntime;
-}
-
-/** PHP `filter_var($v, FILTER_VALIDATE_INT)`: the integer, or false. */
-function filterValidateInt(value: JsonValue | undefined): number | false {
-  if (typeof value === 'number') return Number.isInteger(value) ? value : false;
-  if (typeof value === 'bigint') return Number(value);
-  if (value === true) return 1;
-  if (value instanceof PhpFloat) return Number.isInteger(value.value) ? value.value : false;
-  if (typeof value === 'string') {
-    const trimmed = value.trim();
-    return /^[+-]?(0|[1-9]\d*)$/.test(trimmed) ? Number(trimmed) : false;
-  }
-  return false;
-}
-
-/** PHP `is_numeric()`. */
-function isNumeric(value: JsonValue | undefined): boolean {
-  if (typeof value === 'number' || typeof value === 'bigint' || value instanceof PhpFloat) return true;
-  return typeof value === 'string' && isNumericString(value);
 }
 
 /**
@@ -101,7 +69,7 @@ export class LoginAuth implements AuthMethod {
 
     const expires = authentication.get('expires');
     const expiresResponse = isJsonObject(expires) || Array.isArray(expires) ? toPhpArrayMap(expires).get('response') : undefined;
-    if (!phpEmpty(expires) && !filterValidateInt(expires) && phpEmpty(expiresResponse)) {
+    if (!phpEmpty(expires) && !phpFilterValidateInt(expires) && phpEmpty(expiresResponse)) {
       throw new UserError(
         "The 'expires' attribute must be either an integer or an array with 'response' key containing a path in the response " +
           `(${AUTH_PATH}.expires: seconds, e.g. 3600, or {"response": "path.to.expiry", "relative": false}).`,
@@ -215,12 +183,12 @@ export class LoginAuth implements AuthMethod {
     const expires = this.authentication.get('expires');
     const now = this.deps.runtime.now();
     if (expires === undefined || expires === null) return null;
-    if (isNumeric(expires)) return now + phpIntCast(expires);
+    if (phpIsNumeric(expires)) return now + phpIntCast(expires);
     if (!isJsonObject(expires) && !Array.isArray(expires)) return null;
     const options = toPhpArrayMap(expires);
     const path = options.get('response');
     if (phpEmpty(path)) return null;
-    const raw = lookupPath(response, phpToString(path)) ?? null;
+    const raw = getDataFromPath(response, phpToString(path)) ?? null;
     let expiry: number | false;
     if ((typeof raw === 'number' && Number.isInteger(raw)) || typeof raw === 'bigint') expiry = Number(raw);
     else {
@@ -247,6 +215,6 @@ function responsePath(value: JsonValue, response: JsonObject): JsonValue | undef
   if (phpEmpty(value)) return response;
   const path = phpToString(value);
   if (path === '.') return response;
-  return lookupPath(response, path);
+  return getDataFromPath(response, path);
 }
 

@@ -1,19 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { UserError } from '../../common/errors.js';
-import {
-  decodeJson,
-  guzzleQueryParse,
-  isJsonObject,
-  JsonSyntaxError,
-  phpEmpty,
-  phpHttpBuildQueryRfc3986,
-  percentDecode,
-  phpRawUrlencode,
-  phpToString,
-  type GuzzleQueryValue,
-  type JsonObject,
-  type JsonValue,
-} from '../../php-compat/index.js';
+import { decodeJson, isJsonObject, JsonSyntaxError, type JsonObject, type JsonValue } from '../../json/index.js';
+import { guzzleQueryParse, phpEmpty, percentDecode, phpRawUrlencode, phpToString, phpHttpBuildQuery, phpStrcmp, type GuzzleQueryValue } from '../../php/index.js';
 import type { HttpRequest } from '../http/types.js';
 import type { AuthMethod, AuthRuntime, SecretSink } from './auth-method.js';
 import { CREDENTIALS_PATH, oauthCredentials, registerSecret } from './config-values.js';
@@ -28,7 +16,7 @@ export interface OAuth1Credentials {
 
 /** Byte-wise key order (PHP `uksort($a, 'strcmp')`). */
 function byKey<V>(entries: Iterable<[string, V]>): Array<[string, V]> {
-  return [...entries].sort(([a], [b]) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')));
+  return [...entries].sort(([a], [b]) => phpStrcmp(a, b));
 }
 
 /**
@@ -59,7 +47,7 @@ export function oauth1Header(request: HttpRequest, credentials: OAuth1Credential
   if (contentType === 'application/x-www-form-urlencoded') addMissing(guzzleQueryParse(request.body ?? ''));
   addMissing(guzzleQueryParse(query));
   const signed = new Map(byKey(params).filter(([, v]) => v !== null)) as JsonObject;
-  const baseString = `${request.method.toUpperCase()}&${phpRawUrlencode(origin + path)}&${phpRawUrlencode(phpHttpBuildQueryRfc3986(signed))}`;
+  const baseString = `${request.method.toUpperCase()}&${phpRawUrlencode(origin + path)}&${phpRawUrlencode(phpHttpBuildQuery(signed, 'RFC3986'))}`;
   const key = `${phpRawUrlencode(credentials.consumerSecret)}&${phpRawUrlencode(credentials.tokenSecret)}`;
   oauth.set('oauth_signature', createHmac('sha1', key).update(baseString).digest('base64'));
   return `OAuth ${byKey(oauth)

@@ -1,15 +1,6 @@
 import { UserError } from '../../common/errors.js';
-import {
-  decodeJson,
-  guzzleQueryParse,
-  isJsonObject,
-  isScalar,
-  JsonSyntaxError,
-  phpEmpty,
-  phpToString,
-  type JsonObject,
-  type JsonValue,
-} from '../../php-compat/index.js';
+import { decodeJson, isJsonObject, isScalar, JsonSyntaxError, type JsonObject, type JsonValue } from '../../json/index.js';
+import { guzzleQueryParse, phpEmpty, phpToString } from '../../php/index.js';
 import { evaluateParams, flattenContext, type UserFunctions } from '../functions/user-functions.js';
 import type { HttpRequest } from '../http/types.js';
 import type { AuthMethod, AuthRuntime, SecretSink } from './auth-method.js';

@@ -1,4 +1,5 @@
-import { guzzleQueryBuild, guzzleQueryParse, isScalar, phpToString, type JsonValue } from '../../php-compat/index.js';
+import { isScalar, type JsonValue } from '../../json/index.js';
+import { guzzleQueryBuild, guzzleQueryParse, phpToString } from '../../php/index.js';
 
 /** PHP `array_unique` compares values as strings; an array is "Array". */
 function uniqueKey(value: JsonValue): string {

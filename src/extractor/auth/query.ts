@@ -1,4 +1,5 @@
-import { guzzleQueryParse, type JsonObject, type JsonValue } from '../../php-compat/index.js';
+import type { JsonObject, JsonValue } from '../../json/index.js';
+import { guzzleQueryParse } from '../../php/index.js';
 import { evaluateParams, flattenContext, type UserFunctions } from '../functions/user-functions.js';
 import type { HttpRequest } from '../http/types.js';
 import type { AuthMethod, SecretSink } from './auth-method.js';

@@ -1,5 +1,6 @@
 import { ConfigError } from '../../common/errors.js';
-import { isJsonObject, isScalar, phpToString, type JsonObject, type JsonValue } from '../../php-compat/index.js';
+import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../../json/index.js';
+import { phpToString } from '../../php/index.js';
 import { headerText } from '../http/header-text.js';
 import type { HttpRequest } from '../http/types.js';
 

@@ -1,7 +1,7 @@
 import { UserError } from '../../common/errors.js';
-import { isJsonObject, isScalar, phpToString, type JsonObject, type JsonValue } from '../../php-compat/index.js';
+import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../../json/index.js';
+import { getDataFromPath, phpToString } from '../../php/index.js';
 import type { UserFunctions } from '../functions/user-functions.js';
-import { lookupPath } from '../response/path-lookup.js';
 
 /** A placeholder of a child endpoint: `{name}` filled from a path of an ancestor's record. */
 export interface Placeholder {
@@ -45,7 +45,7 @@ export function placeholderCombinations(placeholders: Placeholder[], ancestors: 
       throw new UserError(`Level ${placeholder.level} not found in parent results! Maximum level is ${ancestors.length} (placeholder '${placeholder.name}').`);
     }
     const record = ancestors[placeholder.level - 1];
-    const found = lookupPath(record, placeholder.path, '.');
+    const found = getDataFromPath(record, placeholder.path, '.');
     if (found === undefined) throw new UserError(`No value found for ${placeholder.name} in parent result. (level: ${placeholder.level})`);
     const values = Array.isArray(found) ? found : [found];
     return values.map((value) => ({ placeholder, value: applyFunction(placeholder, value, functions) }));

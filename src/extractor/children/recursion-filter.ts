@@ -1,6 +1,6 @@
 import { UserError } from '../../common/errors.js';
-import { isJsonObject, isNumericString, phpToString, type JsonValue } from '../../php-compat/index.js';
-import { lookupPath } from '../response/path-lookup.js';
+import { isJsonObject, type JsonValue } from '../../json/index.js';
+import { getDataFromPath, phpCompareStrings, phpToString } from '../../php/index.js';
 
 /**
  * `recursionFilter` (keboola/filter): decides per parent item whether child jobs run for it.
@@ -50,14 +50,8 @@ function condition(text: string): Filter {
   const compare = comparator(op, value);
   return (item) => {
     const subject = isJsonObject(item) ? item : new Map([['data', item]]);
-    return compare(phpToString(lookupPath(subject, column) ?? null));
+    return compare(phpToString(getDataFromPath(subject, column) ?? null));
   };
-}
-
-/** PHP string comparison: numeric when both sides are numeric strings, else byte-wise. */
-function phpCompare(a: string, b: string): number {
-  if (isNumericString(a) && isNumericString(b)) return Number(a) - Number(b);
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function like(pattern: string): RegExp {
@@ -71,13 +65,13 @@ function comparator(op: string, value: string): (actual: string) => boolean {
     case '!=':
       return (a) => a !== value;
     case '>=':
-      return (a) => phpCompare(a, value) >= 0;
+      return (a) => phpCompareStrings(a, value) >= 0;
     case '<=':
-      return (a) => phpCompare(a, value) <= 0;
+      return (a) => phpCompareStrings(a, value) <= 0;
     case '>':
-      return (a) => phpCompare(a, value) > 0;
+      return (a) => phpCompareStrings(a, value) > 0;
     case '<':
-      return (a) => phpCompare(a, value) < 0;
+      return (a) => phpCompareStrings(a, value) < 0;
     case '~~': {
       const re = like(value);
       return (a) => re.test(a);

@@ -1,5 +1,6 @@
 import { UserError } from '../../common/errors.js';
-import { buildUrl, isJsonObject, phpEmpty, phpToString, type JsonObject, type JsonValue } from '../../php-compat/index.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../../json/index.js';
+import { buildUrl, phpEmpty, phpToString } from '../../php/index.js';
 import type { JobConfig } from './job-config.js';
 
 interface AllowedHost {

@@ -1,15 +1,6 @@
 import { ConfigError, UserError } from '../../common/errors.js';
-import {
-  decodeJson,
-  isJsonObject,
-  isNumericString,
-  phpEmpty,
-  phpIntCast,
-  phpToString,
-  toPhpArrayMap,
-  type JsonObject,
-  type JsonValue,
-} from '../../php-compat/index.js';
+import { decodeJson, isJsonObject, type JsonObject, type JsonValue } from '../../json/index.js';
+import { isNumericString, phpEmpty, phpIntCast, phpToString, toPhpArrayMap } from '../../php/index.js';
 
 export interface RetrySettings {
   maxRetries: number;

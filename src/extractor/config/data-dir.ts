@@ -1,7 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError, UserError } from '../../common/errors.js';
-import { decodeJson, isJsonObject, JsonSyntaxError, type JsonObject } from '../../php-compat/index.js';
+import { decodeJson, isJsonObject, JsonSyntaxError, type JsonObject } from '../../json/index.js';
 
 /** What a component reads from the Keboola common-interface data folder. */
 export interface DataDirInput {

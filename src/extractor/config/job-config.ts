@@ -1,13 +1,6 @@
 import { ConfigError } from '../../common/errors.js';
-import {
-  isJsonObject,
-  md5Hex,
-  phpEmpty,
-  phpSerializeArray,
-  phpToString,
-  type JsonObject,
-  type JsonValue,
-} from '../../php-compat/index.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../../json/index.js';
+import { md5Hex, phpEmpty, phpSerializeArray, phpToString } from '../../php/index.js';
 
 export type JobMethod = 'GET' | 'POST' | 'FORM';
 

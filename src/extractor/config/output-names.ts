@@ -1,8 +1,9 @@
 import { ConfigError } from '../../common/errors.js';
-import { isJsonObject, phpEmpty, phpLooseEqualsWord, phpToString, type JsonObject, type JsonValue } from '../../php-compat/index.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../../json/index.js';
+import { asPhpArray, phpEmpty, phpLooseEqualsWord, phpToString } from '../../php/index.js';
 import { safeName } from '../output/json-parser/safe-name.js';
 import { legacySafeName } from '../output/legacy-parser/legacy-safe-name.js';
-import { arrayKey, phpArray } from '../output/mapping/config-values.js';
+import { arrayKey } from '../output/mapping/config-values.js';
 import { bucketNameProblem, quoteName, tableFileProblem } from '../output/table-files.js';
 import { parseJobList, type JobConfig } from './job-config.js';
 
@@ -26,7 +27,7 @@ export function checkOutputNames(parameters: JsonObject, configs: JsonObject[], 
   configs.forEach((config, index) => {
     const where = (key: string) => configKeyPath(parameters, index, key);
     const bucket = checkBucket(config, apiName, where);
-    const mappings = phpEmpty(config.get('mappings')) ? null : phpArray(config.get('mappings'));
+    const mappings = phpEmpty(config.get('mappings')) ? null : asPhpArray(config.get('mappings'));
     if (mappings) checkMappings(mappings, bucket, where('mappings'));
     const jobs = parseJobList(config.get('jobs'), where('jobs'));
     checkJobs(jobs, bucket, mappings);
@@ -74,8 +75,8 @@ function checkMappings(mappings: JsonObject, bucket: string | null, path: string
 }
 
 function checkTableEntries(mapping: JsonValue | undefined, bucket: string | null, path: string): void {
-  for (const [column, item] of phpArray(mapping) ?? new Map<string, JsonValue>()) {
-    const entry = phpArray(item);
+  for (const [column, item] of asPhpArray(mapping) ?? new Map<string, JsonValue>()) {
+    const entry = asPhpArray(item);
     if (!entry || !phpLooseEqualsWord(entry.get('type'), 'table')) continue;
     const entryPath = `${path}${keySegment(column)}`;
     const destination = entry.get('destination');

@@ -1,6 +1,6 @@
 import type { Logger } from '../../common/logger.js';
 import { displayId } from '../../common/log-text.js';
-import { isJsonObject, type JsonValue } from '../../php-compat/index.js';
+import { isJsonObject, type JsonValue } from '../../json/index.js';
 import { closestKey } from './closest-key.js';
 import { parametersSchema } from './schema.js';
 

@@ -1,6 +1,7 @@
 import type { ErrorObject } from 'ajv';
 import { ConfigError } from '../../common/errors.js';
-import { findNonFiniteFloat, toPlain, type JsonValue } from '../../php-compat/index.js';
+import { toPlain, type JsonValue } from '../../json/index.js';
+import { findNonFiniteFloat } from '../../php/index.js';
 import { AJV_OPTIONS, GENERATED_VALIDATOR } from './validator-options.js';
 import { parametersSchema } from './schema.js';
 

@@ -1,5 +1,6 @@
 import { UserError } from '../../common/errors.js';
-import { isJsonObject, PHP_FUNCTIONS, PhpFunctionError, phpJsonRoundTrip, type JsonObject, type JsonValue } from '../../php-compat/index.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../../json/index.js';
+import { PHP_FUNCTIONS, PhpFunctionError, phpJsonRoundTrip } from '../../php/index.js';
 
 /**
  * Generic Extractor's user functions (keboola/codebuilder): wherever GE accepts them, a value may

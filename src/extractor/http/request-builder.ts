@@ -1,17 +1,6 @@
 import { ConfigError, UserError } from '../../common/errors.js';
-import {
-  arrayReplaceRecursive,
-  buildUrl,
-  findNonFiniteFloat,
-  hasRawBytes,
-  isScalar,
-  phpHttpBuildQuery,
-  phpJsonEncode,
-  phpToString,
-  resolveGuzzleUrl,
-  type JsonObject,
-  type JsonValue,
-} from '../../php-compat/index.js';
+import { isScalar, type JsonObject, type JsonValue } from '../../json/index.js';
+import { arrayReplaceRecursive, buildUrl, findNonFiniteFloat, hasRawBytes, phpHttpBuildQuery, phpJsonEncode, phpToString, resolveGuzzleUrl } from '../../php/index.js';
 import type { ApiSettings } from '../config/api-settings.js';
 import type { PageRequest } from '../pagination/paginator.js';
 import { headerName, headerText } from './header-text.js';

@@ -1,5 +1,5 @@
 import { UserError } from '../../common/errors.js';
-import { isNumericString } from '../../php-compat/index.js';
+import { isNumericString } from '../../php/index.js';
 import type { RetrySettings } from '../config/api-settings.js';
 import { calculateRetryDelay, type RetryDelay } from '../../common/retry-delay.js';
 

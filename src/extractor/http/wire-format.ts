@@ -2,7 +2,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { RequestFunction } from 'got';
-import { phpStringBytes } from '../../php-compat/index.js';
+import { phpStringBytes } from '../../php/index.js';
 
 /**
  * The path and query of a URL exactly as written (without the fragment). gex builds URLs as

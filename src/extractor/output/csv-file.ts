@@ -2,22 +2,13 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { stringify } from 'csv-stringify/sync';
 import { ApplicationError } from '../../common/errors.js';
-import { formatFloat, PhpFloat, phpStringBytes, type JsonValue } from '../../php-compat/index.js';
+import { phpStringBytes } from '../../php/index.js';
 
 /** GE's CSV dialect: every field quoted (header and empty cells too), `""` escaping, LF endings. */
 const DIALECT = { quoted: true, quoted_empty: true, record_delimiter: 'unix', eof: true } as const;
 
 /** Rows buffered before they are handed to the file stream. */
 const CHUNK_ROWS = 500;
-
-/** A cell as PHP prints the scalar: `true` → "1", `false`/null → "", floats with 14 digits. */
-export function cellText(v: JsonValue | undefined): string {
-  if (v === null || v === undefined || v === false) return '';
-  if (v === true) return '1';
-  if (typeof v === 'string') return v;
-  if (v instanceof PhpFloat) return formatFloat(v.value, 14, 'E');
-  return String(v);
-}
 
 /** One CSV record in GE's dialect (a record without fields is just the line end); write it with phpStringBytes. */
 export function csvLine(cells: string[]): string {

@@ -1,4 +1,5 @@
-import { phpEmpty, type JsonValue } from '../../php-compat/index.js';
+import type { JsonValue } from '../../json/index.js';
+import { phpEmpty } from '../../php/index.js';
 import type { StructState } from './record-parser.js';
 
 export interface ParserChoice {

@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue } from '../../php-compat/index.js';
+import type { JsonObject, JsonValue } from '../../json/index.js';
 import type { CsvFile } from './csv-file.js';
 
 /** What the job loop hands records to (GE's `ParserInterface::process`). */

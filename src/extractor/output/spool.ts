@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
 import { ApplicationError } from '../../common/errors.js';
-import { PhpFloat, type JsonObject, type JsonValue } from '../../php-compat/index.js';
+import { PhpFloat, type JsonObject, type JsonValue } from '../../json/index.js';
 
 /** One `process()` call of the JSON parser: records of a data type plus injected columns. */
 export interface SpoolBatch {

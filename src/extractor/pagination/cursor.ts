@@ -1,6 +1,6 @@
 import { UserError } from '../../common/errors.js';
-import { PhpFloat, phpJsonEncode, type JsonValue } from '../../php-compat/index.js';
-import { lookupPath } from '../response/path-lookup.js';
+import { PhpFloat, type JsonValue } from '../../json/index.js';
+import { getDataFromPath, isNumericString, phpJsonEncode } from '../../php/index.js';
 import type { PaginationOptions } from './options.js';
 import { stopAndReset, type PageRequest, type Paginator, type ReceivedPage, type Stop } from './paginator.js';
 
@@ -50,7 +50,7 @@ export class CursorPaginator implements Paginator {
   next(job: PageRequest, page: ReceivedPage): PageRequest | Stop {
     if (page.data.length === 0) return stopAndReset(this, 'cursor: empty page');
     for (const record of page.data) {
-      const id = cursorId(lookupPath(record, this.settings.idKey) ?? null);
+      const id = cursorId(getDataFromPath(record, this.settings.idKey) ?? null);
       if (this.max === null || id > this.max) this.max = id;
       if (this.min === null || id < this.min) this.min = id;
     }
@@ -69,15 +69,12 @@ export class CursorPaginator implements Paginator {
   }
 }
 
-/** PHP 7.4 `is_numeric` for strings: leading whitespace is allowed, trailing is not. */
-const NUMERIC = /^[ \t\n\r\v\f]*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
-
 /** An id as GE's `(int)` cast of a numeric value; anything else is the user error GE reports. */
 function cursorId(value: JsonValue): bigint {
   if (typeof value === 'bigint') return value;
   if (typeof value === 'number') return BigInt(value);
   if (value instanceof PhpFloat) return BigInt(Math.trunc(value.value));
-  if (typeof value === 'string' && NUMERIC.test(value)) {
+  if (typeof value === 'string' && isNumericString(value)) {
     if (/^\s*[+-]?\d+$/.test(value)) {
       const n = BigInt(value.trim());
       return n > INT64_MAX ? INT64_MAX : n < INT64_MIN ? INT64_MIN : n; // PHP saturates integer strings

@@ -1,5 +1,6 @@
 import { ConfigError } from '../../common/errors.js';
-import { isJsonObject, phpEmpty, phpJsonEncode, phpToString, type JsonValue } from '../../php-compat/index.js';
+import { isJsonObject, type JsonValue } from '../../json/index.js';
+import { phpEmpty, phpJsonEncode, phpToString } from '../../php/index.js';
 import { CursorPaginator, cursorSettings } from './cursor.js';
 import { MultiplePaginator } from './multiple.js';
 import { NoPagination } from './no-pagination.js';

@@ -1,5 +1,5 @@
 import { ConfigError } from '../../common/errors.js';
-import { phpEmpty } from '../../php-compat/index.js';
+import { phpEmpty } from '../../php/index.js';
 import { NoPagination } from './no-pagination.js';
 import type { PageRequest, Paginator, ReceivedPage, Stop } from './paginator.js';
 

@@ -1,5 +1,5 @@
 import { ConfigError } from '../../common/errors.js';
-import { phpEmpty, phpIntCast } from '../../php-compat/index.js';
+import { phpEmpty, phpIntCast } from '../../php/index.js';
 import { plural } from '../../common/text.js';
 import { numericLimit, type PaginationOptions } from './options.js';
 import { stopAndReset, type Stop, withParams, type PageRequest, type Paginator, type ReceivedPage } from './paginator.js';

@@ -1,5 +1,6 @@
 import { ConfigError } from '../../common/errors.js';
-import { isJsonObject, isNumericString, isScalar, phpBool, phpEmpty, phpIntCast, phpToString, type JsonObject, type JsonValue } from '../../php-compat/index.js';
+import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../../json/index.js';
+import { isNumericString, phpBool, phpEmpty, phpIntCast, phpToString } from '../../php/index.js';
 
 /** Reading pagination options with GE's PHP semantics (empty means default, `"false"` is true). */
 export class PaginationOptions {

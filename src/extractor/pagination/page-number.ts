@@ -1,4 +1,5 @@
-import { phpEmpty, type JsonValue } from '../../php-compat/index.js';
+import type { JsonValue } from '../../json/index.js';
+import { phpEmpty } from '../../php/index.js';
 import { plural } from '../../common/text.js';
 import { numericLimit, type PaginationOptions } from './options.js';
 import { stopAndReset, type Stop, withParams, type PageRequest, type Paginator, type ReceivedPage } from './paginator.js';

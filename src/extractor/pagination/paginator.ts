@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue } from '../../php-compat/index.js';
+import type { JsonObject, JsonValue } from '../../json/index.js';
 import type { JobMethod } from '../config/job-config.js';
 
 /** What a job asks for: the endpoint, its (evaluated) params and method. Paginators vary it. */

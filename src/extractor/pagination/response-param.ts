@@ -1,7 +1,7 @@
 import { ConfigError } from '../../common/errors.js';
-import { arrayReplaceRecursive, phpEmpty, phpJsonEncode, phpToString, type JsonObject } from '../../php-compat/index.js';
+import type { JsonObject } from '../../json/index.js';
+import { arrayReplaceRecursive, getDataFromPath, phpEmpty, phpJsonEncode, phpToString } from '../../php/index.js';
 import type { JobMethod } from '../config/job-config.js';
-import { lookupPath } from '../response/path-lookup.js';
 import { describeValue, type PaginationOptions } from './options.js';
 import { stopAndReset, type PageRequest, type Paginator, type ReceivedPage, type Stop } from './paginator.js';
 
@@ -78,7 +78,7 @@ export class ResponseParamPaginator implements Paginator {
 
   next(job: PageRequest, page: ReceivedPage): PageRequest | Stop {
     const { responseParam, queryParam, includeParams, scrollRequest } = this.settings;
-    const value = lookupPath(page.response, responseParam);
+    const value = getDataFromPath(page.response, responseParam);
     if (value === undefined) return stopAndReset(this, `response.param: no next page (${responseParam} is not in the response)`);
     if (phpEmpty(value, false)) return stopAndReset(this, `response.param: no next page (${responseParam} is ${phpJsonEncode(value)})`);
     let params: JsonObject = new Map(includeParams ? job.params : []);

@@ -1,6 +1,6 @@
 import { ConfigError, UserError } from '../../common/errors.js';
-import { guzzleQueryParse, phpEmpty, phpJsonEncode, type JsonValue } from '../../php-compat/index.js';
-import { lookupPath } from '../response/path-lookup.js';
+import type { JsonValue } from '../../json/index.js';
+import { getDataFromPath, guzzleQueryParse, phpEmpty, phpJsonEncode } from '../../php/index.js';
 import { describeValue, type PaginationOptions } from './options.js';
 import { stopAndReset, type PageRequest, type Paginator, type ReceivedPage, type Stop } from './paginator.js';
 
@@ -34,7 +34,7 @@ function delimiterOf(options: PaginationOptions): string {
 
 /** The next URL found in a response, or why there is none (GE: a PHP-empty value ends paging). */
 export function nextUrlIn(response: JsonValue, settings: ResponseUrlSettings, method: string): { url: string } | { none: string } {
-  const value = lookupPath(response, settings.urlKey, settings.delimiter);
+  const value = getDataFromPath(response, settings.urlKey, settings.delimiter);
   if (value === undefined) return { none: `${settings.urlKey} is not in the response` };
   if (phpEmpty(value, false)) return { none: `${settings.urlKey} is ${phpJsonEncode(value)}` };
   if (typeof value !== 'string') {

@@ -1,4 +1,4 @@
-import { guzzleQueryParse } from '../../php-compat/index.js';
+import { guzzleQueryParse } from '../../php/index.js';
 import { stopAndReset, type PageRequest, type Paginator, type ReceivedPage, type Stop } from './paginator.js';
 import { nextUrlIn, ResponseUrlPaginator, type ResponseUrlSettings } from './response-url.js';
 

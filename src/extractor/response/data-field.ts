@@ -1,7 +1,7 @@
 import { UserError } from '../../common/errors.js';
-import { isJsonObject, phpEmpty, type JsonValue } from '../../php-compat/index.js';
+import { isJsonObject, type JsonValue } from '../../json/index.js';
+import { getDataFromPath, phpEmpty } from '../../php/index.js';
 import type { DataFieldSpec } from '../config/job-config.js';
-import { lookupPath } from './path-lookup.js';
 
 export interface FoundData {
   records: JsonValue[];
@@ -16,7 +16,7 @@ export interface FoundData {
  */
 export function findRecords(response: JsonValue, dataField: DataFieldSpec | null): FoundData {
   if (dataField) {
-    const value = lookupPath(response, dataField.path, dataField.delimiter);
+    const value = getDataFromPath(response, dataField.path, dataField.delimiter);
     if (value === undefined || phpEmpty(value, false)) {
       return { records: [], warning: `dataField '${dataField.path}' contains no data!` };
     }

@@ -1,5 +1,5 @@
 import { UserError } from '../../common/errors.js';
-import { decodeJson, JsonSyntaxError, JsonUnpairedSurrogateError, type JsonValue } from '../../php-compat/index.js';
+import { decodeJson, JsonSyntaxError, JsonUnpairedSurrogateError, type JsonValue } from '../../json/index.js';
 import type { HttpResponse } from '../http/types.js';
 import type { HttpRequest } from '../http/types.js';
 

@@ -1,5 +1,6 @@
 import { UserError } from '../../common/errors.js';
-import { isJsonObject, isScalar, phpEmpty, phpJsonEncode, phpToString, type JsonValue } from '../../php-compat/index.js';
+import { isJsonObject, isScalar, type JsonValue } from '../../json/index.js';
+import { phpEmpty, phpJsonEncode, phpToString } from '../../php/index.js';
 
 /**
  * `responseFilter`: the value at each path of every record is frozen into JSON text (so it lands

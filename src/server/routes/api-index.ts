@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
-import type { JsonObject, JsonValue } from '../../php-compat/index.js';
+import type { JsonObject, JsonValue } from '../../json/index.js';
 import { componentToWire } from '../../store/wire.js';
 import type { ServerBackend } from '../backend.js';
 import { commaList, queryValue, type Query } from '../query.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { JsonObject, JsonValue } from '../../php-compat/index.js';
+import type { JsonObject, JsonValue } from '../../json/index.js';
 import { StoreError } from '../../store/store-error.js';
 import { sessionOf } from '../auth.js';
 import { sendJson } from '../reply.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { JsonObject, JsonValue } from '../../php-compat/index.js';
+import type { JsonObject, JsonValue } from '../../json/index.js';
 import type { TokenInfo } from '../../store/types.js';
 import { sessionOf, tokenOf } from '../auth.js';
 import { sendJson } from '../reply.js';

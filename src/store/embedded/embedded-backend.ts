@@ -1,5 +1,6 @@
 import { UserError } from '../../common/errors.js';
-import { isJsonObject, phpToString, type JsonValue } from '../../php-compat/index.js';
+import { isJsonObject, type JsonValue } from '../../json/index.js';
+import { phpToString } from '../../php/index.js';
 import type { ConfigStore } from '../config-store.js';
 import { cipherScope, componentCipherScope, type SecretCipher } from '../encryption.js';
 import { addressableIdProblem } from '../addressable-id.js';

@@ -1,4 +1,4 @@
-import type { JsonValue } from '../../php-compat/index.js';
+import type { JsonValue } from '../../json/index.js';
 import type { ConfigStore, StateWrite } from '../config-store.js';
 import type { SecretCipher } from '../encryption.js';
 import type { Database } from '../sql/database.js';

@@ -1,4 +1,4 @@
-import { decodeJson, stringifyExact, type JsonValue } from '../../php-compat/index.js';
+import { decodeJson, stringifyExact, type JsonValue } from '../../json/index.js';
 import type { TokenRef } from '../types.js';
 
 /**

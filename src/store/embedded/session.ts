@@ -1,4 +1,4 @@
-import type { JsonValue } from '../../php-compat/index.js';
+import type { JsonValue } from '../../json/index.js';
 import { cipherScope, type SecretCipher } from '../encryption.js';
 import { newVersionIdentifier, timestamp } from '../identifiers.js';
 import type { Database } from '../sql/database.js';

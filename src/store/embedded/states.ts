@@ -1,5 +1,5 @@
 import { displayId } from '../../common/log-text.js';
-import type { JsonValue } from '../../php-compat/index.js';
+import type { JsonValue } from '../../json/index.js';
 import type { StateWrite } from '../config-store.js';
 import { StoreError } from '../store-error.js';
 import type { Configuration, Row } from '../types.js';

@@ -1,5 +1,5 @@
 import type { Method } from 'got';
-import { isJsonObject, type JsonObject, type JsonValue } from '../../php-compat/index.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../../json/index.js';
 import type { ConfigStore, StateWrite } from '../config-store.js';
 import { StateSaveFailed, type StateOwner } from '../state-save-failed.js';
 import { StoreError } from '../store-error.js';

@@ -1,7 +1,7 @@
 import { got, RequestError, TimeoutError, type Got, type Method, type PlainResponse } from 'got';
 import { ApplicationError, UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
-import { decodeJson, isJsonObject, JsonSyntaxError, stringifyExact, type JsonObject, type JsonValue } from '../../php-compat/index.js';
+import { decodeJson, isJsonObject, JsonSyntaxError, stringifyExact, type JsonObject, type JsonValue } from '../../json/index.js';
 import { StoreError } from '../store-error.js';
 import { RetryBudget, RUN_STORE_RETRY, SYSTEM_CLOCK, type Clock, type RetryBudgetSettings } from './retry-budget.js';
 

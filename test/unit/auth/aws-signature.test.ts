@@ -6,7 +6,7 @@ import { AwsSigner, awsCredentials } from '../../../src/extractor/auth/index.js'
 import { readDataDir } from '../../../src/extractor/config/data-dir.js';
 import { extract } from '../../../src/extractor/extractor.js';
 import type { HttpRequest } from '../../../src/extractor/http/types.js';
-import { fromPlain, type JsonObject } from '../../../src/php-compat/index.js';
+import { fromPlain, type JsonObject } from '../../../src/json/index.js';
 import { GE_AWS_REQUESTS, type CapturedAwsRequest } from '../../fixtures/aws-signature-ge.js';
 import { captureLogger, makeDataDir } from '../../support/extraction.js';
 import { expectedSignature } from '../../support/sigv4-check.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { mergeQueries } from '../../../src/extractor/auth/index.js';
-import { fromPlain, type JsonObject } from '../../../src/php-compat/index.js';
+import { fromPlain, type JsonObject } from '../../../src/json/index.js';
 
 const extra = (v: Record<string, unknown>) => fromPlain(v) as JsonObject;
 

@@ -1,6 +1,7 @@
 import { UserError } from '../../../common/errors.js';
 import { quoteForLog } from '../../../common/log-text.js';
-import { isIntegerKey, isJsonObject, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../../../json/index.js';
+import { isIntegerKey } from '../../../php/index.js';
 import type { CsvFile } from '../csv-file.js';
 import { closedTables, StructState, type BucketParser, type OpenTable, type ProducedTable } from '../record-parser.js';
 import type { Spool } from '../spool.js';

@@ -1,21 +1,5 @@
 import { createHash } from 'node:crypto';
-
-/** PHP `str_word_count` in the C locale: runs of letters, `'` and `-`, not starting with `'`/`-`. */
-function strWordCount(s: string): number {
-  let start = 0;
-  let end = s.length;
-  if (s[0] === "'" || s[0] === '-') start++;
-  if (end > start && s[end - 1] === '-') end--;
-  let count = 0;
-  let p = start;
-  while (p < end) {
-    const from = p;
-    while (p < end && /[A-Za-z'-]/.test(s[p])) p++;
-    if (p > from) count++;
-    else p++;
-  }
-  return count;
-}
+import { phpStrWordCount } from '../../../php/index.js';
 
 /**
  * json-parser `getSafeName` shortening of names over 64 bytes (acronym or md5 + the tail). `name`
@@ -24,7 +8,7 @@ function strWordCount(s: string): number {
 export function shortenLongName(name: string): string {
   let short: string;
   const starts = name.match(/(?:^|(?<=[^A-Za-z0-9_]))[A-Za-z0-9_]/g);
-  if (strWordCount(name) > 1 && starts) short = starts.join('');
+  if (phpStrWordCount(name) > 1 && starts) short = starts.join('');
   else short = createHash('md5').update(name, 'latin1').digest('hex');
   short += '_';
   const remaining = 64 - short.length;

@@ -1,6 +1,6 @@
 import { ApplicationError, UserError } from '../../../common/errors.js';
 import { displayText } from '../../../common/log-text.js';
-import { isJsonObject, isScalar, stringifyExact, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
+import { isJsonObject, isScalar, stringifyExact, type JsonObject, type JsonValue } from '../../../json/index.js';
 import { safeName } from './safe-name.js';
 import { decodeKey, ITEM_KEY, SchemaNode, type NodeType } from './schema-node.js';
 

@@ -1,13 +1,6 @@
-import {
-  isJsonObject,
-  isScalar,
-  md5Hex,
-  phpJsonEncode,
-  phpSerialize,
-  type JsonObject,
-  type JsonValue,
-} from '../../../php-compat/index.js';
-import { cellText, type CsvFile } from '../csv-file.js';
+import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../../../json/index.js';
+import { md5Hex, phpJsonEncode, phpSerialize, phpToString } from '../../../php/index.js';
+import type { CsvFile } from '../csv-file.js';
 import type { SpoolBatch } from '../spool.js';
 import type { TableNameCheck } from '../table-files.js';
 import { displayText } from '../../../common/log-text.js';
@@ -177,7 +170,7 @@ export class TableReplay {
         const names = this.header(child);
         for (let i = 0; i < names.length; i++) setCell(cells, index, names[i], inner[i], cleanPath);
       } else if (isScalar(value)) {
-        setCell(cells, index, child?.name ?? node.name, cellText(value), cleanPath);
+        setCell(cells, index, child?.name ?? node.name, phpToString(value), cleanPath);
       } else {
         const json = phpJsonEncode(value);
         this.onDataError(`Data parse error in '${key}' - unexpected '${Array.isArray(value) ? 'array' : 'object'}' where '${type}' was expected!`);

@@ -1,5 +1,5 @@
 import { displayText } from '../../../common/log-text.js';
-import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
+import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../../../json/index.js';
 import { StructureError } from '../json-parser/structure.js';
 import type { Definitions, LegacyStruct } from './legacy-struct.js';
 

@@ -1,5 +1,6 @@
 import { ApplicationError } from '../../../common/errors.js';
-import { PhpFloat, phpLooseEqualsNull, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
+import { PhpFloat, type JsonObject, type JsonValue } from '../../../json/index.js';
+import { phpLooseEqualsNull } from '../../../php/index.js';
 import type { CsvFile } from '../csv-file.js';
 import { closedTables, StructState, type BucketParser, type OpenTable, type ProducedTable } from '../record-parser.js';
 import type { Spool } from '../spool.js';

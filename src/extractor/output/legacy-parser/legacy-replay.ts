@@ -1,14 +1,6 @@
-import {
-  isJsonObject,
-  isScalar,
-  md5Hex,
-  phpJsonEncode,
-  phpLooseEqualStrings,
-  phpSerialize,
-  type JsonObject,
-  type JsonValue,
-} from '../../../php-compat/index.js';
-import { cellText, type CsvFile } from '../csv-file.js';
+import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../../../json/index.js';
+import { md5Hex, phpJsonEncode, phpLooseEqualStrings, phpSerialize, phpToString } from '../../../php/index.js';
+import type { CsvFile } from '../csv-file.js';
 import { StructureError } from '../json-parser/structure.js';
 import type { OpenTable } from '../record-parser.js';
 import type { SpoolBatch } from '../spool.js';
@@ -57,7 +49,7 @@ export class LegacyReplay {
         row = new Map(row);
         for (const [k, v] of parentId) row.set(k, v);
       }
-      table.writeRow([...this.parseRow(row, type, parentColumns, '').values()].map(cellText));
+      table.writeRow([...this.parseRow(row, type, parentColumns, '').values()].map(phpToString));
     }
   }
 
@@ -153,7 +145,7 @@ export class LegacyReplay {
 /** `CsvRow::setValue`: only existing columns can be set. */
 function setCell(cells: CsvRow, column: string, value: JsonValue, type: string): void {
   if (!cells.has(column)) {
-    throw new StructureError(`Error assigning '${cellText(value)}' to a non-existing column '${column}'! (in '${type}')`);
+    throw new StructureError(`Error assigning '${phpToString(value)}' to a non-existing column '${column}'! (in '${type}')`);
   }
   cells.set(column, value);
 }

@@ -1,5 +1,6 @@
 import { UserError } from '../../../common/errors.js';
-import { isJsonObject, phpJsonEncode, toPhpArrayMap, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../../../json/index.js';
+import { phpEmpty, phpJsonEncode, phpLooseEqualsString, toPhpArrayMap } from '../../../php/index.js';
 import { StructureError } from '../json-parser/structure.js';
 
 /** property → type (`scalar`, `object`, `NULL`, `arrayOf<item type>`), in first-seen order */
@@ -11,16 +12,6 @@ const VALID_TYPES = new Set([...SCALAR_TYPES, 'scalar', 'object', 'array']);
 /** `Struct::isArrayOf`: the item type of `arrayOf<type>`, or false. */
 export function arrayItemType(type: string): string | false {
   return type.startsWith('arrayOf') ? type.slice(7) : false;
-}
-
-/** PHP's `false == $string` (the string is cast to bool). */
-function looselyFalse(s: string): boolean {
-  return s === '' || s === '0';
-}
-
-/** PHP's `$a == $b` where `$a` may be the `false` of `arrayItemType`. */
-function looseEq(a: string | false, b: string): boolean {
-  return a === false ? looselyFalse(b) : a === b;
 }
 
 /**
@@ -64,7 +55,7 @@ export class LegacyStruct {
     for (const [key, newType] of row) {
       const oldType = known.get(key);
       if (oldType === newType) continue;
-      known.set(key, this.update(oldType === undefined || looselyFalse(oldType) ? null : oldType, newType, `${type}.${key}`));
+      known.set(key, this.update(oldType === undefined || phpEmpty(oldType) ? null : oldType, newType, `${type}.${key}`));
     }
   }
 
@@ -74,12 +65,12 @@ export class LegacyStruct {
     if (newType === 'NULL' || newType === oldType) return oldType;
     const oldItem = arrayItemType(oldType);
     const newItem = arrayItemType(newType);
-    const upgradable = looseEq(oldItem, newType) || newType === `arrayOf${oldType}` || looseEq(oldItem, 'NULL') || looseEq(newItem, 'NULL');
+    const upgradable = phpLooseEqualsString(oldItem, newType) || newType === `arrayOf${oldType}` || phpLooseEqualsString(oldItem, 'NULL') || phpLooseEqualsString(newItem, 'NULL');
     if (!upgradable) {
       throw new StructureError(`Unhandled type change from ${phpJsonEncode(oldType)} to ${phpJsonEncode(newType)} in '${path}'`);
     }
-    if (oldItem !== false && !looselyFalse(oldItem)) {
-      if (oldItem === 'NULL') return newItem !== false && !looselyFalse(newItem) ? newType : `arrayOf${newType}`;
+    if (oldItem !== false && !phpEmpty(oldItem)) {
+      if (oldItem === 'NULL') return newItem !== false && !phpEmpty(newItem) ? newType : `arrayOf${newType}`;
       return oldType;
     }
     return oldType === 'array' ? `arrayOf${newType}` : `arrayOf${oldType}`;
@@ -102,7 +93,7 @@ export class LegacyStruct {
     // PHP's `if (!$separator)`: no dot, or a dot at position 0
     const [parent, child] = separator <= 0 ? [type, 'data'] : [type.slice(0, separator), type.slice(separator + 1)];
     const found = this.struct.get(parent)?.get(child);
-    if (found === undefined || looselyFalse(found)) return null;
+    if (found === undefined || phpEmpty(found)) return null;
     return found.replaceAll('arrayOf', '');
   }
 

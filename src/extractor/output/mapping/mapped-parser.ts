@@ -5,10 +5,10 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { UserError } from '../../../common/errors.js';
 import type { Logger } from '../../../common/logger.js';
-import { phpEmpty, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
+import type { JsonObject, JsonValue } from '../../../json/index.js';
+import { asPhpArray, phpEmpty, phpGettype } from '../../../php/index.js';
 import { CsvFile } from '../csv-file.js';
 import type { BucketParser, OpenTable, ProducedTable, StructState } from '../record-parser.js';
-import { phpArray, phpType } from './config-values.js';
 import { BadMappingConfig, BadMappingData, Mapper } from './mapper.js';
 
 /**
@@ -31,9 +31,9 @@ export class MappedParser implements BucketParser {
   ) {
     for (const [type, mapping] of mappings) {
       if (phpEmpty(mapping)) throw new UserError(`Empty mapping for '${type}' data type in 'mappings' config.`);
-      const entries = phpArray(mapping);
+      const entries = asPhpArray(mapping);
       if (!entries) {
-        throw new UserError(`Mapping must be 'array' type, '${phpType(mapping)}' type given, for '${type}' data type in 'mappings' config.`);
+        throw new UserError(`Mapping must be 'array' type, '${phpGettype(mapping)}' type given, for '${type}' data type in 'mappings' config.`);
       }
       this.mappers.set(type, new Mapper(entries, type, () => this.newFile()));
     }
@@ -41,7 +41,7 @@ export class MappedParser implements BucketParser {
 
   /** `mappings` must be a non-empty object (or list); the work folder lives under `tmpRoot`. */
   static async create(mappings: JsonValue, fallback: BucketParser, logger: Logger, tmpRoot = os.tmpdir()): Promise<MappedParser> {
-    const entries = phpArray(mappings);
+    const entries = asPhpArray(mappings);
     if (!entries || entries.size === 0) throw new UserError('Cannot initialize JSON Mapper with no mapping');
     const workDir = await mkdtemp(path.join(tmpRoot, 'gex-mappings-'));
     try {

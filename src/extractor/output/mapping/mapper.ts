@@ -1,20 +1,8 @@
-import {
-  isIntegerKey,
-  isScalar,
-  md5Hex,
-  phpEmpty,
-  phpJsonEncode,
-  phpLooseEqualsWord,
-  phpSerialize,
-  phpSerializeArray,
-  phpToString,
-  phpVarExport,
-  type JsonObject,
-  type JsonValue,
-} from '../../../php-compat/index.js';
-import { cellText, type CsvFile } from '../csv-file.js';
+import { isScalar, type JsonObject, type JsonValue } from '../../../json/index.js';
+import { asPhpArray, getDataFromMappingPath, isIntegerKey, md5Hex, phpEmpty, phpJsonEncode, phpLooseEqualsWord, phpSerialize, phpSerializeArray, phpToString, phpVarExport } from '../../../php/index.js';
+import type { CsvFile } from '../csv-file.js';
 import type { ProducedTable } from '../record-parser.js';
-import { arrayKey, dataAtPath, field, phpArray } from './config-values.js';
+import { arrayKey, field } from './config-values.js';
 
 /** csvmap `BadConfigException`: a mapping that cannot be applied. */
 export class BadMappingConfig extends Error {}
@@ -76,7 +64,7 @@ export class Mapper {
       if (bad.length > 0) {
         throw new BadMappingData(`Error writing '${bad.map(([k]) => k).join(',')}' column: Cannot write data into column: ${phpVarExport(bad[0][1])}`);
       }
-      table.csv.writeRow([...parsed.values()].map(cellText));
+      table.csv.writeRow([...parsed.values()].map(phpToString));
     }
   }
 
@@ -92,7 +80,7 @@ export class Mapper {
   }
 
   private settings(key: string): JsonObject {
-    return phpArray(this.mapping.get(key)) ?? NO_SETTINGS;
+    return asPhpArray(this.mapping.get(key)) ?? NO_SETTINGS;
   }
 
   private parseRow(row: JsonValue, userData: JsonObject): Map<string, JsonValue> {
@@ -101,7 +89,7 @@ export class Mapper {
       const settings = this.settings(key);
       const delimiter = settings.get('delimiter');
       // the key "" is the record itself only for a scalar record; on objects it is the property ""
-      let value = key === '' && isScalar(row) ? row : dataAtPath(key, row, phpEmpty(delimiter) ? '.' : phpToString(delimiter));
+      let value = key === '' && isScalar(row) ? row : getDataFromMappingPath(row, key, phpEmpty(delimiter) ? '.' : phpToString(delimiter));
       switch (rowEntryType(settings)) {
         case 'table': {
           const child = this.childMapper(settings, key);
@@ -124,7 +112,7 @@ export class Mapper {
           break;
         }
         case 'user':
-          result.set(arrayKey(field(settings, 'mapping', 'destination')), dataAtPath(key, userData, '/'));
+          result.set(arrayKey(field(settings, 'mapping', 'destination')), getDataFromMappingPath(userData, key, '/'));
           break;
         default:
           if (value !== null && !isScalar(value) && !phpEmpty(settings.get('forceType'))) value = phpJsonEncode(value);
@@ -160,7 +148,7 @@ export class Mapper {
       else if (!phpEmpty(settings.get('type')) && phpLooseEqualsWord(settings.get('type'), 'user')) values.push(userData.get(path) ?? null);
       else {
         const delimiter = settings.get('delimiter');
-        values.push(dataAtPath(path, row, phpEmpty(delimiter) ? '.' : phpToString(delimiter)));
+        values.push(getDataFromMappingPath(row, path, phpEmpty(delimiter) ? '.' : phpToString(delimiter)));
       }
     }
     if (values.some((v) => v !== null && !isScalar(v))) {
@@ -184,7 +172,7 @@ export class Mapper {
     const name = arrayKey(destination);
     let child = this.children.get(name);
     if (!child) {
-      const tableMapping = phpArray(settings.get('tableMapping'));
+      const tableMapping = asPhpArray(settings.get('tableMapping'));
       if (!tableMapping) throw new BadMappingConfig(`Key 'tableMapping' of table '${key}' must be an object.`);
       child = new Mapper(tableMapping, name, this.createFile);
       this.children.set(name, child);
@@ -228,5 +216,5 @@ function headerCell(destination: JsonValue | undefined, key: string): string {
   if (destination !== undefined && destination !== null && !isScalar(destination)) {
     throw new BadMappingConfig(`The destination of '${key}' must be a string.`);
   }
-  return cellText(destination);
+  return phpToString(destination);
 }

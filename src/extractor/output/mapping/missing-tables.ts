@@ -1,8 +1,8 @@
 import { UserError } from '../../../common/errors.js';
-import { phpEmpty, phpJsonEncode, phpStringWordOffset, phpToString, type JsonObject, type JsonValue } from '../../../php-compat/index.js';
-import { cellText } from '../csv-file.js';
+import type { JsonObject, JsonValue } from '../../../json/index.js';
+import { asPhpArray, phpEmpty, phpJsonEncode, phpStringWordOffset, phpToString } from '../../../php/index.js';
 import { tableFileName } from '../table-files.js';
-import { arrayKey, field, phpArray } from './config-values.js';
+import { arrayKey, field } from './config-values.js';
 
 /** What GE's MissingTableHelper reads from one config (iteration). */
 export interface MissingTablesConfig {
@@ -35,15 +35,15 @@ export function missingTables(configs: MissingTablesConfig[], exists: (bucket: s
   const planned: MissingTable[] = [];
   const written = new Set<string>();
   for (const config of configs) {
-    const mappings = phpEmpty(config.mappings) ? null : phpArray(config.mappings);
+    const mappings = phpEmpty(config.mappings) ? null : asPhpArray(config.mappings);
     if (!mappings) continue;
     const fill = (name: string, mapping: JsonValue | undefined, parentKey: JsonObject | null): void => {
       const columns: JsonValue[] = [];
       const primaryKey: JsonValue[] = [];
-      let items = phpArray(mapping) ?? new Map<string, JsonValue>();
+      let items = asPhpArray(mapping) ?? new Map<string, JsonValue>();
       if (!phpEmpty(items.get('type')) && items.get('type') === 'table') items = new Map([['0', mapping!]]);
       for (const [itemName, item] of items) {
-        const entry = phpArray(item);
+        const entry = asPhpArray(item);
         if (!entry) {
           columns.push(item);
           continue;
@@ -57,7 +57,7 @@ export function missingTables(configs: MissingTablesConfig[], exists: (bucket: s
           columns.push(destination);
           if (!phpEmpty(field(entry, 'mapping', 'primaryKey'))) primaryKey.push(destination);
         } else if (type === 'table') {
-          const given = phpArray(entry.get('parentKey'));
+          const given = asPhpArray(entry.get('parentKey'));
           let key: JsonObject;
           if (phpEmpty(entry.get('parentKey'))) key = new Map([['destination', `${name}_pk`]]);
           else if (phpEmpty(given?.get('destination'))) key = new Map([...(given ?? []), ['destination', `${name}_pk`]]);
@@ -82,7 +82,7 @@ export function missingTables(configs: MissingTablesConfig[], exists: (bucket: s
       if (config.bucket !== null) manifest.set('destination', `in.c-${config.bucket}.${name}`);
       if (primaryKey.length > 0) manifest.set('primary_key', primaryKey);
       written.add(file);
-      planned.push({ file, bucket: config.bucket, name, header: columns.map(cellText), manifest: phpJsonEncode(manifest, { objectsAreArrays: true }) });
+      planned.push({ file, bucket: config.bucket, name, header: columns.map(phpToString), manifest: phpJsonEncode(manifest, { objectsAreArrays: true }) });
     };
     for (const [name, mapping] of mappings) fill(name, mapping, null);
   }
@@ -97,5 +97,5 @@ function destinationOf(mapping: JsonValue): JsonValue {
 
 /** sprintf('%s') of a configuration value (objects are PHP arrays there). */
 function configText(v: JsonValue | undefined): string {
-  return phpArray(v) ? 'Array' : phpToString(v);
+  return asPhpArray(v) ? 'Array' : phpToString(v);
 }

@@ -1,5 +1,6 @@
 import { ConfigError } from '../../../common/errors.js';
-import { PHP_FUNCTIONS, phpEmpty, phpIntCast, phpJsonEncode, type JsonValue } from '../../../php-compat/index.js';
+import type { JsonValue } from '../../../json/index.js';
+import { PHP_FUNCTIONS, phpEmpty, phpIntCast, phpJsonEncode } from '../../../php/index.js';
 import { plural } from '../../../common/text.js';
 import { describeValue, type PaginationOptions } from '../options.js';
 import type { PageRequest, Paginator, ReceivedPage } from '../paginator.js';

@@ -1,7 +1,6 @@
 import { ConfigError } from '../../../common/errors.js';
-import { PhpFloat, phpEmpty, phpIntCast, phpJsonEncode, type JsonValue } from '../../../php-compat/index.js';
+import { getDataFromPath, phpEmpty, phpGreaterOrEqual, phpIntCast, phpJsonEncode } from '../../../php/index.js';
 import { plural } from '../../../common/text.js';
-import { lookupPath } from '../../response/path-lookup.js';
 import { describeValue, type PaginationOptions } from '../options.js';
 import type { Paginator, ReceivedPage } from '../paginator.js';
 import { StopCondition } from './stop-condition.js';
@@ -51,8 +50,8 @@ export class LimitStop extends StopCondition {
   protected stopReason(page: ReceivedPage): string | null {
     this.total += page.data.length;
     const { field, count } = this.settings;
-    const limit = field === undefined ? count : (lookupPath(page.response, field) ?? null);
-    if (!phpAtLeast(this.total, limit)) return null;
+    const limit = field === undefined ? count : (getDataFromPath(page.response, field) ?? null);
+    if (!phpGreaterOrEqual(this.total, limit)) return null;
     if (field === undefined) return `limitStop: ${this.total} of ${count} records`;
     if (limit === null) return `limitStop: ${field} is not in the response (${plural(this.total, 'record')} so far)`;
     return `limitStop: ${this.total} of ${phpJsonEncode(limit)} records (${field})`;
@@ -61,22 +60,4 @@ export class LimitStop extends StopCondition {
   protected around(inner: Paginator): Paginator {
     return new LimitStop(inner, this.settings);
   }
-}
-
-/** PHP 7 `$total >= $limit` for an integer total and any decoded JSON value. */
-function phpAtLeast(total: number, limit: JsonValue): boolean {
-  if (limit === null) return true; // compared as booleans: anything >= false
-  if (typeof limit === 'boolean') return !limit || total !== 0;
-  if (typeof limit === 'number') return total >= limit;
-  if (typeof limit === 'bigint') return BigInt(total) >= limit;
-  if (limit instanceof PhpFloat) return total >= limit.value;
-  if (typeof limit === 'string') return total >= leadingNumber(limit);
-  if (Array.isArray(limit)) return false; // an array is always greater
-  return total >= 1; // an object compares as 1
-}
-
-/** PHP 7 string-to-number conversion in comparisons: the leading numeric part, else 0. */
-function leadingNumber(s: string): number {
-  const m = /^[ \t\n\r\v\f]*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?/.exec(s);
-  return m ? Number(m[0]) : 0;
 }

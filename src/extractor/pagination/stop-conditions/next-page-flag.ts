@@ -1,5 +1,6 @@
 import { ConfigError } from '../../../common/errors.js';
-import { isJsonObject, phpBool, phpJsonEncode } from '../../../php-compat/index.js';
+import { isJsonObject } from '../../../json/index.js';
+import { phpBool, phpJsonEncode } from '../../../php/index.js';
 import { describeValue, type PaginationOptions } from '../options.js';
 import type { Paginator, ReceivedPage } from '../paginator.js';
 import { StopCondition } from './stop-condition.js';

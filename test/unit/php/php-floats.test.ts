@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { decodeJson, findNonFiniteFloat, formatFloat, PhpFloat, phpJsonRoundTrip, phpSprintf, type JsonValue } from '../../../src/php-compat/index.js';
+import { decodeJson, PhpFloat, type JsonValue } from '../../../src/json/index.js';
+import { findNonFiniteFloat, formatFloat, phpJsonRoundTrip, phpSprintf } from '../../../src/php/index.js';
 
 /** Expected values were taken from PHP 7.4 (the runtime of Generic Extractor). */
-describe('php-compat: floats as GE hands them on', () => {
+describe('php: floats as GE hands them on', () => {
   it('renders subnormals from their exact value, not their shortest form', () => {
     assert.equal(formatFloat(5e-324, 14), '4.9406564584125E-324');
     assert.equal(formatFloat(5e-324, 17, 'e'), '4.9406564584124654e-324');

@@ -1,6 +1,7 @@
 import crypto, { createHash } from 'node:crypto';
 import { formatFloat } from './float-format.js';
-import { isIntegerKey, PhpFloat, type JsonValue } from './values.js';
+import { PhpFloat, type JsonValue } from '../json/value.js';
+import { isIntegerKey } from './arrays.js';
 
 /**
  * PHP `serialize()` of a decoded response value: objects are `stdClass`, lists are arrays,

@@ -1,5 +1,5 @@
 import { formatFloat } from './float-format.js';
-import { PhpFloat, type JsonValue } from './values.js';
+import { PhpFloat, type JsonValue } from '../json/value.js';
 
 /**
  * PHP 7.4 `var_export($value, true)` of a decoded value (JSON objects are `stdClass`), with

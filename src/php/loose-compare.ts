@@ -1,4 +1,6 @@
-import { isNumericString, PhpFloat, type JsonValue } from './values.js';
+import { PhpFloat, type JsonValue } from '../json/value.js';
+import { isNumericString, phpEmpty, phpLeadingNumber } from './casts.js';
+import { phpStrcmp } from './strings.js';
 
 /**
  * PHP 7 loose comparison (`==`) of a value against `null`: true for null, false, 0, 0.0, "" and
@@ -16,7 +18,7 @@ export function phpLooseEqualsNull(v: JsonValue | undefined): boolean {
 /** PHP 7 `$a == $b` for two strings: numeric strings compare as numbers ("1" == "01" == "1e0"). */
 export function phpLooseEqualStrings(a: string, b: string): boolean {
   if (a === b) return true;
-  if (isNumericString(a) && isNumericString(b) && !/\s$/.test(a) && !/\s$/.test(b)) return Number(a) === Number(b);
+  if (isNumericString(a) && isNumericString(b)) return Number(a) === Number(b);
   return false;
 }
 
@@ -34,4 +36,27 @@ export function phpLooseEqualsWord(v: JsonValue | undefined, word: string): bool
     return isNumericString(word) ? n === Number(word) : n === 0;
   }
   return false;
+}
+
+/** PHP 7 `$a == $b` for a string against a string or a boolean (a string compares as its truthiness). */
+export function phpLooseEqualsString(a: string | boolean, b: string): boolean {
+  return typeof a === 'boolean' ? a === !phpEmpty(b) : phpLooseEqualStrings(a, b);
+}
+
+/** PHP 7 `<=>` of two strings: numeric when both are numeric strings, else byte-wise (strcmp). */
+export function phpCompareStrings(a: string, b: string): number {
+  if (isNumericString(a) && isNumericString(b)) return Number(a) - Number(b);
+  return phpStrcmp(a, b);
+}
+
+/** PHP 7 `$total >= $limit` for an integer total and any decoded JSON value. */
+export function phpGreaterOrEqual(total: number, limit: JsonValue): boolean {
+  if (limit === null) return true; // compared as booleans: anything >= false
+  if (typeof limit === 'boolean') return !limit || total !== 0;
+  if (typeof limit === 'number') return total >= limit;
+  if (typeof limit === 'bigint') return BigInt(total) >= limit;
+  if (limit instanceof PhpFloat) return total >= limit.value;
+  if (typeof limit === 'string') return total >= phpLeadingNumber(limit);
+  if (Array.isArray(limit)) return false; // an array is always greater
+  return total >= 1; // an object compares as 1
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { decodeJson, isIntegerKey, phpArrayMerge, phpSerializeArray, type JsonObject } from '../../../src/php-compat/index.js';
+import { decodeJson, PhpFloat, type JsonObject } from '../../../src/json/index.js';
+import { asPhpArray, isIntegerKey, phpArrayKey, phpArrayMerge, phpSerializeArray } from '../../../src/php/index.js';
 
 describe('PHP array keys', () => {
   it('treats canonical decimal integers within int64 as integer keys', () => {
@@ -21,5 +22,19 @@ describe('PHP array keys', () => {
       ['2', 'nine'],
       ['01', 's'],
     ]);
+  });
+
+  it('a configuration value as a PHP array: lists get index keys, scalars are no array', () => {
+    assert.deepEqual([...asPhpArray(decodeJson('["a","b"]'))!], [['0', 'a'], ['1', 'b']]);
+    const object = decodeJson('{"x":1}');
+    assert.equal(asPhpArray(object), object);
+    assert.equal(asPhpArray('x'), null);
+    assert.equal(asPhpArray(undefined), null);
+  });
+
+  it('the key a scalar becomes (checked with PHP 7.4: $a[null], $a[true], $a[false], $a[1.7])', () => {
+    assert.deepEqual([null, true, false, new PhpFloat(1.7), 5, 'x'].map((v) => phpArrayKey(v)), ['', '1', '0', '1', '5', 'x']);
+    assert.equal(phpArrayKey(decodeJson('[]')), undefined);
+    assert.equal(phpArrayKey(decodeJson('{}')), undefined);
   });
 });

@@ -1,6 +1,7 @@
 import { phpStringFromBytes } from './byte-string.js';
 import { formatFloat, significantDigits } from './float-format.js';
-import { isJsonObject, isNumericString, PhpFloat, phpToString, type JsonValue } from './values.js';
+import { isJsonObject, PhpFloat, type JsonValue } from '../json/value.js';
+import { phpLeadingNumber, phpToString } from './casts.js';
 
 /**
  * PHP 7.4 `sprintf` (ext/standard/formatted_print.c): `%[argnum$][flags][width][.precision]spec`,
@@ -185,10 +186,7 @@ function doubleOf(v: JsonValue): number {
   if (v instanceof PhpFloat) return v.value;
   if (typeof v === 'number') return v;
   if (typeof v === 'bigint') return Number(v);
-  if (typeof v === 'string') {
-    const m = /^[ \t\n\r\v\f]*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?/.exec(v);
-    return m && isNumericString(m[0]) ? Number(m[0].trim()) : 0;
-  }
+  if (typeof v === 'string') return phpLeadingNumber(v);
   if (Array.isArray(v)) return v.length > 0 ? 1 : 0;
   if (isJsonObject(v)) return 1;
   return v === true ? 1 : 0;

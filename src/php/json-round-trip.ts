@@ -1,6 +1,6 @@
 import { formatFloat } from './float-format.js';
-import { integerToken } from './json-decode.js';
-import { PhpFloat, type JsonValue } from './values.js';
+import { integerToken } from '../json/decode.js';
+import { PhpFloat, type JsonValue } from '../json/value.js';
 
 /**
  * The numbers of `json_decode(json_encode($value))` (keboola/php-utils `arrayToObject`), which

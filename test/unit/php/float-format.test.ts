@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { formatFloat } from '../../../src/php-compat/index.js';
-import { roundedFloat } from '../../../src/php-compat/float-format.js';
+import { formatFloat, roundedFloat } from '../../../src/php/index.js';
 
-describe('php-compat: float rendering', () => {
+describe('php: float rendering', () => {
   const csv: Array<[number, string]> = [
     [1.0, '1'],
     [0.1, '0.1'],

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { buildUrl, decodeJson, resolveGuzzleUrl, type JsonObject } from '../../../src/php-compat/index.js';
+import { decodeJson, type JsonObject } from '../../../src/json/index.js';
+import { buildUrl, guzzleQueryEncode, resolveGuzzleUrl } from '../../../src/php/index.js';
 
 const params = (json: string) => decodeJson(json) as JsonObject;
 
-describe('php-compat: buildUrl', () => {
+describe('php: buildUrl', () => {
   it('returns the endpoint untouched without params', () => {
     assert.equal(buildUrl('users?a=b c', new Map()), 'users?a=b c');
   });
@@ -29,7 +30,7 @@ describe('php-compat: buildUrl', () => {
   });
 });
 
-describe('php-compat: Guzzle base_uri resolution', () => {
+describe('php: Guzzle base_uri resolution', () => {
   const cases: Array<[string, string, string]> = [
     ['https://example.com/3.0/', 'campaign', 'https://example.com/3.0/campaign'],
     ['https://example.com/3.0/', 'campaign/', 'https://example.com/3.0/campaign/'],
@@ -57,5 +58,11 @@ describe('php-compat: Guzzle base_uri resolution', () => {
 
   it('percent-encodes a character outside the BMP as its UTF-8 bytes (no malformed-URI crash)', () => {
     assert.equal(resolveGuzzleUrl('http://h/', 'a😀?q=é😀'), 'http://h/a%F0%9F%98%80?q=%C3%A9%F0%9F%98%80');
+  });
+});
+
+describe('php: Guzzle query normalisation', () => {
+  it('percent-encodes what psr7 Uri does not allow in a query, byte by byte', () => {
+    assert.equal(guzzleQueryEncode("a b?c=d&e/f'~%zz%20é😀"), "a%20b?c=d&e/f'~%25zz%20%C3%A9%F0%9F%98%80");
   });
 });

@@ -71,6 +71,11 @@ function encodeUnsafe(s: string, pattern: RegExp): string {
   return s.replace(pattern, (ch) => [...phpStringBytes(ch)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
 }
 
+/** psr7 `Uri` query normalisation: characters outside the allowed set are percent-encoded (bytes). */
+export function guzzleQueryEncode(query: string): string {
+  return encodeUnsafe(query, QUERY_UNSAFE);
+}
+
 const DEFAULT_PORTS: Record<string, string> = { http: '80', https: '443' };
 
 function normaliseAuthority(scheme: string, authority: string): string {
@@ -91,7 +96,7 @@ function compose(parts: UriParts): string {
   let path = encodeUnsafe(parts.path, PATH_UNSAFE);
   if (parts.authority !== null && path !== '' && !path.startsWith('/')) path = `/${path}`;
   out += path;
-  if (parts.query !== null && parts.query !== '') out += `?${encodeUnsafe(parts.query, QUERY_UNSAFE)}`;
+  if (parts.query !== null && parts.query !== '') out += `?${guzzleQueryEncode(parts.query)}`;
   return out;
 }
 

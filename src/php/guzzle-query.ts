@@ -1,11 +1,10 @@
 import { phpRawUrlencode, phpUrldecode, phpUrlencode } from './query-string.js';
-import { formatFloat } from './float-format.js';
-import { isJsonObject, isScalar, PhpFloat, phpToString, type JsonObject, type JsonValue } from './values.js';
+import { isJsonObject, isScalar, type JsonValue } from '../json/value.js';
+import { phpToString } from './casts.js';
 
 /**
  * guzzlehttp/psr7 1.8 `Query::parse` / `Query::build`, which Generic Extractor's auth layers use to
- * rewrite the query string of every request — plus `http_build_query` in RFC 3986 mode, which the
- * OAuth 1.0 signature base string is made of.
+ * rewrite the query string of every request.
  */
 
 /** A parsed query value: a string, `null` for a key without `=`, or a list for a repeated key. */
@@ -56,29 +55,3 @@ export function guzzleQueryBuild(params: Map<string, JsonValue> | Map<string, Gu
 }
 
 /** A scalar inside http_build_query: booleans `1`/`0`, floats with 14 significant digits. */
-function buildQueryScalar(v: JsonValue): string {
-  if (v === true) return '1';
-  if (v === false) return '0';
-  if (v instanceof PhpFloat) return formatFloat(v.value, 14, 'E');
-  return String(v);
-}
-
-/**
- * PHP `http_build_query($params, '', '&', PHP_QUERY_RFC3986)`: like the RFC 1738 form (nulls
- * skipped, nested values as `key[sub]` with encoded brackets) but with `rawurlencode`, so a space
- * is `%20` and `~` stays as it is.
- */
-export function phpHttpBuildQueryRfc3986(params: JsonObject | Map<string, GuzzleQueryValue> | JsonValue[]): string {
-  const pieces: string[] = [];
-  const build = (value: Map<string, JsonValue> | JsonValue[], prefix: string | null) => {
-    const entries: Iterable<[string | number, JsonValue]> = value.entries();
-    for (const [key, v] of entries) {
-      const k = prefix === null ? String(key) : `${prefix}[${key}]`;
-      if (v === null) continue;
-      if (Array.isArray(v) || v instanceof Map) build(v, k);
-      else pieces.push(`${phpRawUrlencode(k)}=${phpRawUrlencode(buildQueryScalar(v))}`);
-    }
-  };
-  build(params as Map<string, JsonValue> | JsonValue[], null);
-  return pieces.join('&');
-}

@@ -1,4 +1,4 @@
-import { PhpFloat, type JsonObject, type JsonValue } from './values.js';
+import { PhpFloat, type JsonObject, type JsonValue } from './value.js';
 
 /**
  * A strict JSON (RFC 8259) decoder that keeps what PHP's `json_decode` keeps and `JSON.parse`

@@ -5,7 +5,8 @@ import type strtotimeFn from 'locutus/php/datetime/strtotime.js';
 import { phpStringBytes, phpStringFromBytes } from './byte-string.js';
 import { phpUrlencode } from './query-string.js';
 import { phpSprintf } from './sprintf.js';
-import { isJsonObject, phpEmpty, phpToString, PhpFloat, type JsonValue } from './values.js';
+import { isJsonObject, PhpFloat, type JsonValue } from '../json/value.js';
+import { phpEmpty, phpToString } from './casts.js';
 
 /**
  * The PHP functions Generic Extractor's user functions may call (keboola/codebuilder), with PHP

@@ -1,4 +1,4 @@
-import { PhpFloat, type JsonObject, type JsonValue } from './values.js';
+import { PhpFloat, type JsonObject, type JsonValue } from './value.js';
 
 /** JSON text that `decodeJson` reads back to the same value (floats always look like floats). */
 export function stringifyExact(v: JsonValue): string {

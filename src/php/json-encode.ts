@@ -1,5 +1,5 @@
 import { formatFloat } from './float-format.js';
-import { PhpFloat, type JsonValue } from './values.js';
+import { PhpFloat, type JsonValue } from '../json/value.js';
 
 export interface PhpJsonEncodeOptions {
   /**

@@ -1,5 +1,6 @@
 import { phpHttpBuildQuery, phpUrldecode } from './query-string.js';
-import { phpEmpty, type JsonObject } from './values.js';
+import type { JsonObject } from '../json/value.js';
+import { phpEmpty } from './casts.js';
 
 /**
  * Keboola php-utils `buildUrl(endpoint, params)` as Generic Extractor uses it for GET requests:

@@ -1,6 +1,6 @@
 import { phpStringBytes } from './byte-string.js';
 import { formatFloat } from './float-format.js';
-import { PhpFloat, type JsonObject, type JsonValue } from './values.js';
+import { PhpFloat, type JsonObject, type JsonValue } from '../json/value.js';
 
 /** PHP `urlencode`: keeps `A-Z a-z 0-9 - _ .`, space becomes `+`, every other byte `%XX`. */
 export function phpUrlencode(s: string): string {
@@ -51,21 +51,23 @@ function queryScalar(v: JsonValue): string {
 }
 
 /**
- * PHP `http_build_query` (PHP_QUERY_RFC1738): insertion order, nulls and empty arrays omitted,
- * nested values as `key[sub]` with the brackets percent-encoded, list items by index.
+ * PHP `http_build_query($params, '', '&', $encoding)`: insertion order, nulls and empty arrays
+ * omitted, nested values as `key[sub]` with the brackets percent-encoded, list items by index.
+ * RFC 1738 (the default) encodes with `urlencode` (space `+`), RFC 3986 with `rawurlencode`
+ * (space `%20`, `~` kept).
  */
-export function phpHttpBuildQuery(params: JsonObject | JsonValue[]): string {
+export function phpHttpBuildQuery(params: JsonObject | JsonValue[], encoding: 'RFC1738' | 'RFC3986' = 'RFC1738'): string {
+  const encode = encoding === 'RFC1738' ? phpUrlencode : phpRawUrlencode;
   const pieces: string[] = [];
-  build(params, null, pieces);
+  const build = (value: JsonObject | JsonValue[], prefix: string | null): void => {
+    const entries: Iterable<[string | number, JsonValue]> = value.entries();
+    for (const [key, v] of entries) {
+      const k = prefix === null ? String(key) : `${prefix}[${key}]`;
+      if (v === null) continue;
+      if (Array.isArray(v) || v instanceof Map) build(v, k);
+      else pieces.push(`${encode(k)}=${encode(queryScalar(v))}`);
+    }
+  };
+  build(params, null);
   return pieces.join('&');
-}
-
-function build(value: JsonObject | JsonValue[], prefix: string | null, pieces: string[]): void {
-  const entries: Iterable<[string | number, JsonValue]> = Array.isArray(value) ? value.entries() : value.entries();
-  for (const [key, v] of entries) {
-    const k = prefix === null ? String(key) : `${prefix}[${key}]`;
-    if (v === null) continue;
-    if (Array.isArray(v) || v instanceof Map) build(v, k, pieces);
-    else pieces.push(`${phpUrlencode(k)}=${phpUrlencode(queryScalar(v))}`);
-  }
 }
