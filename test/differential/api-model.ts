@@ -1,5 +1,5 @@
 import type { ApiModel, Collection, Envelope } from './case-model.js';
-import { ordered, toJsonText, type JsonText } from './json-text.js';
+import { entriesOf, isNumberLiteral, ordered, toJsonText, type JsonText } from './json-text.js';
 
 /** The most requests the API answers in one run: a run that would page forever gets 400s after it. */
 export const REQUEST_BUDGET = 60;
@@ -116,12 +116,8 @@ function pageWindow(model: ApiModel, collection: Collection, params: Map<string,
 }
 
 function idOf(record: JsonText): unknown {
-  if (record && typeof record === 'object' && !Array.isArray(record)) {
-    const entries = '$entries' in record && Array.isArray(record.$entries) ? (record.$entries as [string, JsonText][]) : Object.entries(record);
-    const id = entries.find(([k]) => k === 'id')?.[1];
-    return id && typeof id === 'object' && '$number' in id ? (id as { $number: string }).$number : id;
-  }
-  return undefined;
+  const id = entriesOf(record)?.find(([k]) => k === 'id')?.[1];
+  return isNumberLiteral(id) ? id.$number : id;
 }
 
 function envelope(shape: Envelope, records: JsonText[], more: boolean, next: number, total: number, path: string, origin: string): JsonText {

@@ -35,7 +35,7 @@ export const UNREPRODUCIBLE_EXAMPLES: Record<string, string> = {
 const argv = await yargs(hideBin(process.argv))
   .option('seed', { type: 'number', default: 1, describe: 'the first case seed (case i uses seed + i)' })
   .option('cases', { type: 'number', default: 100 })
-  .option('parallel', { type: 'number', default: Math.max(1, os.availableParallelism() - 0), describe: 'cases at the same time' })
+  .option('parallel', { type: 'number', default: Math.max(1, os.availableParallelism()), describe: 'cases at the same time' })
   .option('shrink-runs', { type: 'number', default: 60, describe: 'the most runs spent shrinking one difference' })
   .option('timeout', { type: 'number', default: 60, describe: 'seconds per engine run' })
   .option('examples', { type: 'string', describe: 'also run every example folder of this GE examples root' })
