@@ -1,4 +1,4 @@
-import { PhpFloat, type JsonObject, type JsonValue } from './value.js';
+import { JsonFloat, type JsonObject, type JsonValue } from './value.js';
 
 /**
  * A strict JSON (RFC 8259) decoder that keeps what PHP's `json_decode` keeps and `JSON.parse`
@@ -219,7 +219,7 @@ class Parser {
     return parseInt(s, 16);
   }
 
-  number(): number | bigint | PhpFloat {
+  number(): number | bigint | JsonFloat {
     const t = this.text;
     const start = this.pos;
     let p = start;
@@ -256,7 +256,7 @@ class Parser {
     }
     this.pos = p;
     const token = t.slice(start, p);
-    if (isFloat) return new PhpFloat(Number(token));
+    if (isFloat) return new JsonFloat(Number(token));
     return integerToken(token);
   }
 }
@@ -266,14 +266,14 @@ function isDigit(c: number): boolean {
 }
 
 /** An integer token: a PHP int when it fits int64 (else a float, like PHP). */
-export function integerToken(token: string): number | bigint | PhpFloat {
+export function integerToken(token: string): number | bigint | JsonFloat {
   const digits = token.charCodeAt(0) === 0x2d ? token.length - 1 : token.length;
   if (digits <= 15) {
     const n = Number(token);
     return n === 0 ? 0 : n; // JSON -0 is PHP int 0
   }
   const big = BigInt(token);
-  if (big > INT64_MAX || big < INT64_MIN) return new PhpFloat(Number(token));
+  if (big > INT64_MAX || big < INT64_MIN) return new JsonFloat(Number(token));
   const n = Number(big);
   return Number.isSafeInteger(n) ? n : big;
 }

@@ -1,4 +1,4 @@
-import { PhpFloat, type JsonObject, type JsonValue } from './value.js';
+import { JsonFloat, type JsonObject, type JsonValue } from './value.js';
 
 /** JSON text that `decodeJson` reads back to the same value (floats always look like floats). */
 export function stringifyExact(v: JsonValue): string {
@@ -11,7 +11,7 @@ export function stringifyExact(v: JsonValue): string {
     case 'boolean':
       return String(v);
   }
-  if (v instanceof PhpFloat) return floatToken(v.value);
+  if (v instanceof JsonFloat) return floatToken(v.value);
   if (Array.isArray(v)) {
     let out = '[';
     for (let i = 0; i < v.length; i++) out += (i ? ',' : '') + stringifyExact(v[i]);

@@ -6,14 +6,14 @@
  * matter in hashes) and int64 values survive exactly. So JSON is decoded into:
  *   - objects  -> Map (insertion order, duplicate key: last value at the first key's position)
  *   - integers -> number when |n| <= 2^53, bigint up to int64
- *   - floats   -> PhpFloat (also integers beyond int64, as PHP does)
+ *   - floats   -> JsonFloat (also integers beyond int64, as PHP does)
  */
-export class PhpFloat {
+export class JsonFloat {
   constructor(readonly value: number) {}
 }
 
 export type JsonObject = Map<string, JsonValue>;
-export type JsonScalar = string | number | bigint | boolean | PhpFloat;
+export type JsonScalar = string | number | bigint | boolean | JsonFloat;
 export type JsonValue = null | JsonScalar | JsonValue[] | JsonObject;
 
 export function isJsonObject(v: unknown): v is JsonObject {
@@ -26,11 +26,11 @@ export function isList(v: unknown): v is JsonValue[] {
 
 export function isScalar(v: unknown): v is JsonScalar {
   const t = typeof v;
-  return t === 'string' || t === 'number' || t === 'boolean' || t === 'bigint' || v instanceof PhpFloat;
+  return t === 'string' || t === 'number' || t === 'boolean' || t === 'bigint' || v instanceof JsonFloat;
 }
 
-export function isNumber(v: unknown): v is number | bigint | PhpFloat {
-  return typeof v === 'number' || typeof v === 'bigint' || v instanceof PhpFloat;
+export function isNumber(v: unknown): v is number | bigint | JsonFloat {
+  return typeof v === 'number' || typeof v === 'bigint' || v instanceof JsonFloat;
 }
 
 /** Converts the decoded value into plain JS (for JSON schema validation and display only). */
@@ -41,7 +41,7 @@ export function toPlain(v: JsonValue): unknown {
     return o;
   }
   if (Array.isArray(v)) return v.map(toPlain);
-  if (v instanceof PhpFloat) return v.value;
+  if (v instanceof JsonFloat) return v.value;
   if (typeof v === 'bigint') return Number(v);
   return v;
 }
@@ -50,14 +50,14 @@ export function toPlain(v: JsonValue): unknown {
 export function fromPlain(v: unknown): JsonValue {
   if (v === null || v === undefined) return null;
   if (Array.isArray(v)) return v.map(fromPlain);
-  if (v instanceof Map || v instanceof PhpFloat) return v as JsonValue;
+  if (v instanceof Map || v instanceof JsonFloat) return v as JsonValue;
   switch (typeof v) {
     case 'string':
     case 'boolean':
     case 'bigint':
       return v;
     case 'number':
-      return Number.isInteger(v) && Math.abs(v) <= Number.MAX_SAFE_INTEGER ? (Object.is(v, -0) ? 0 : v) : new PhpFloat(v);
+      return Number.isInteger(v) && Math.abs(v) <= Number.MAX_SAFE_INTEGER ? (Object.is(v, -0) ? 0 : v) : new JsonFloat(v);
     case 'object': {
       const m: JsonObject = new Map();
       for (const [k, x] of Object.entries(v as Record<string, unknown>)) m.set(k, fromPlain(x));
@@ -81,7 +81,7 @@ export function getIn(v: JsonValue | undefined, keys: readonly string[]): JsonVa
 /** Structural equality with PHP `serialize()` semantics (key order and int/float matter). */
 export function deepEqual(a: JsonValue, b: JsonValue): boolean {
   if (a === b) return true;
-  if (a instanceof PhpFloat) return b instanceof PhpFloat && Object.is(a.value, b.value);
+  if (a instanceof JsonFloat) return b instanceof JsonFloat && Object.is(a.value, b.value);
   if (typeof a === 'bigint' || typeof b === 'bigint') return false;
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;

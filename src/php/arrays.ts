@@ -1,4 +1,4 @@
-import { isJsonObject, PhpFloat, type JsonObject, type JsonValue } from '../json/value.js';
+import { isJsonObject, JsonFloat, type JsonObject, type JsonValue } from '../json/value.js';
 
 /**
  * PHP `array_replace_recursive` on configuration values (PHP arrays): keys of `replacement`
@@ -53,7 +53,7 @@ export function phpArrayKey(v: JsonValue | undefined): string | undefined {
   if (v === true) return '1';
   if (v === false) return '0';
   if (typeof v === 'number' || typeof v === 'bigint') return String(v);
-  if (v instanceof PhpFloat) return String(Math.trunc(v.value));
+  if (v instanceof JsonFloat) return String(Math.trunc(v.value));
   return undefined;
 }
 

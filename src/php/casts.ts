@@ -1,4 +1,4 @@
-import { PhpFloat, type JsonValue } from '../json/value.js';
+import { JsonFloat, type JsonValue } from '../json/value.js';
 import { formatFloat } from './float-format.js';
 
 /** PHP 7.4's conversions and tests of JSON values: empty(), (bool), is_numeric(), filter_var int, (int), (string), gettype(). */
@@ -11,7 +11,7 @@ export function phpEmpty(v: JsonValue | undefined, objectsAreArrays = true): boo
   if (v === null || v === undefined || v === false || v === '' || v === '0') return true;
   if (typeof v === 'number') return v === 0;
   if (typeof v === 'bigint') return v === 0n;
-  if (v instanceof PhpFloat) return v.value === 0;
+  if (v instanceof JsonFloat) return v.value === 0;
   if (Array.isArray(v)) return v.length === 0;
   if (v instanceof Map) return objectsAreArrays && v.size === 0;
   return false;
@@ -32,7 +32,7 @@ export function isNumericString(s: string): boolean {
 
 /** PHP 7.4 `is_numeric()`: ints and floats, and numeric strings. */
 export function phpIsNumeric(v: JsonValue | undefined): boolean {
-  if (typeof v === 'number' || typeof v === 'bigint' || v instanceof PhpFloat) return true;
+  if (typeof v === 'number' || typeof v === 'bigint' || v instanceof JsonFloat) return true;
   return typeof v === 'string' && isNumericString(v);
 }
 
@@ -41,7 +41,7 @@ export function phpFilterValidateInt(v: JsonValue | undefined): number | false {
   if (typeof v === 'number') return Number.isInteger(v) ? v : false;
   if (typeof v === 'bigint') return Number(v);
   if (v === true) return 1;
-  if (v instanceof PhpFloat) return Number.isInteger(v.value) ? v.value : false;
+  if (v instanceof JsonFloat) return Number.isInteger(v.value) ? v.value : false;
   if (typeof v === 'string') {
     const trimmed = v.trim();
     return /^[+-]?(0|[1-9]\d*)$/.test(trimmed) ? Number(trimmed) : false;
@@ -64,7 +64,7 @@ export function phpIntCast(v: JsonValue | undefined): number {
   if (v === true) return 1;
   if (typeof v === 'number') return v;
   if (typeof v === 'bigint') return Number(v);
-  if (v instanceof PhpFloat) return Number.isFinite(v.value) ? Math.trunc(v.value) : 0;
+  if (v instanceof JsonFloat) return Number.isFinite(v.value) ? Math.trunc(v.value) : 0;
   if (typeof v === 'string') {
     const n = phpLeadingNumber(v);
     return Number.isFinite(n) ? Math.trunc(n) : 0;
@@ -79,7 +79,7 @@ export function phpToString(v: JsonValue | undefined): string {
   if (v === true) return '1';
   if (typeof v === 'string') return v;
   if (typeof v === 'number' || typeof v === 'bigint') return String(v);
-  if (v instanceof PhpFloat) return formatFloat(v.value, 14, 'E');
+  if (v instanceof JsonFloat) return formatFloat(v.value, 14, 'E');
   return Array.isArray(v) ? 'Array' : 'Object';
 }
 
@@ -89,6 +89,6 @@ export function phpGettype(v: JsonValue | undefined): string {
   if (typeof v === 'string') return 'string';
   if (typeof v === 'boolean') return 'boolean';
   if (typeof v === 'number' || typeof v === 'bigint') return 'integer';
-  if (v instanceof PhpFloat) return 'double';
+  if (v instanceof JsonFloat) return 'double';
   return 'array';
 }

@@ -5,7 +5,7 @@ import type strtotimeFn from 'locutus/php/datetime/strtotime.js';
 import { phpStringBytes, phpStringFromBytes } from './byte-string.js';
 import { phpUrlencode } from './query-string.js';
 import { phpSprintf } from './sprintf.js';
-import { isJsonObject, PhpFloat, type JsonValue } from '../json/value.js';
+import { isJsonObject, JsonFloat, type JsonValue } from '../json/value.js';
 import { phpEmpty, phpToString } from './casts.js';
 
 /**
@@ -42,7 +42,7 @@ function digestOf(hash: Hash | Hmac, rawOutput: JsonValue | undefined): string {
 }
 
 function num(v: JsonValue | undefined): number {
-  if (v instanceof PhpFloat) return v.value;
+  if (v instanceof JsonFloat) return v.value;
   if (typeof v === 'bigint') return Number(v);
   return Number(phpToString(v) || 0);
 }

@@ -1,5 +1,5 @@
 import { formatFloat } from './float-format.js';
-import { PhpFloat, type JsonValue } from '../json/value.js';
+import { JsonFloat, type JsonValue } from '../json/value.js';
 
 export interface PhpJsonEncodeOptions {
   /**
@@ -28,7 +28,7 @@ function encode(v: JsonValue, out: string[], precision: number | 'shortest', arr
   else if (v === true) out.push('true');
   else if (v === false) out.push('false');
   else if (typeof v === 'number' || typeof v === 'bigint') out.push(String(v));
-  else if (v instanceof PhpFloat) out.push(formatFloat(v.value, precision, 'e'));
+  else if (v instanceof JsonFloat) out.push(formatFloat(v.value, precision, 'e'));
   else if (typeof v === 'string') out.push(phpJsonString(v));
   else if (Array.isArray(v)) {
     out.push('[');

@@ -1,6 +1,6 @@
 import { formatFloat } from './float-format.js';
 import { integerToken } from '../json/decode.js';
-import { PhpFloat, type JsonValue } from '../json/value.js';
+import { JsonFloat, type JsonValue } from '../json/value.js';
 
 /**
  * The numbers of `json_decode(json_encode($value))` (keboola/php-utils `arrayToObject`), which
@@ -12,7 +12,7 @@ import { PhpFloat, type JsonValue } from '../json/value.js';
  * The shape of arrays and objects is not touched here.
  */
 export function phpJsonRoundTrip(value: JsonValue): JsonValue {
-  if (value instanceof PhpFloat) return roundTripFloat(value);
+  if (value instanceof JsonFloat) return roundTripFloat(value);
   if (Array.isArray(value)) return value.map(phpJsonRoundTrip);
   if (value instanceof Map) {
     const out = new Map<string, JsonValue>();
@@ -22,7 +22,7 @@ export function phpJsonRoundTrip(value: JsonValue): JsonValue {
   return value;
 }
 
-function roundTripFloat(f: PhpFloat): JsonValue {
+function roundTripFloat(f: JsonFloat): JsonValue {
   // json_encode fails on INF and NAN (the caller refuses them before); keep the value as it is
   if (!Number.isFinite(f.value)) return f;
   const token = formatFloat(f.value, 17, 'e');
@@ -31,7 +31,7 @@ function roundTripFloat(f: PhpFloat): JsonValue {
 
 /** The keys leading to the first INF or NAN float in `value` (JSON cannot hold them), or null. */
 export function findNonFiniteFloat(value: JsonValue): Array<string | number> | null {
-  if (value instanceof PhpFloat) return Number.isFinite(value.value) ? null : [];
+  if (value instanceof JsonFloat) return Number.isFinite(value.value) ? null : [];
   const entries: Iterable<[string | number, JsonValue]> = Array.isArray(value) ? value.entries() : value instanceof Map ? value.entries() : [];
   for (const [key, v] of entries) {
     const found = findNonFiniteFloat(v);

@@ -1,4 +1,4 @@
-import { PhpFloat, type JsonValue } from '../json/value.js';
+import { JsonFloat, type JsonValue } from '../json/value.js';
 import { isNumericString, phpEmpty, phpLeadingNumber } from './casts.js';
 import { phpStrcmp } from './strings.js';
 
@@ -10,7 +10,7 @@ export function phpLooseEqualsNull(v: JsonValue | undefined): boolean {
   if (v === null || v === undefined || v === false || v === '') return true;
   if (typeof v === 'number') return v === 0;
   if (typeof v === 'bigint') return v === 0n;
-  if (v instanceof PhpFloat) return v.value === 0;
+  if (v instanceof JsonFloat) return v.value === 0;
   if (Array.isArray(v)) return v.length === 0;
   return false;
 }
@@ -31,8 +31,8 @@ export function phpLooseEqualsWord(v: JsonValue | undefined, word: string): bool
   if (typeof v === 'string') return phpLooseEqualStrings(v, word);
   if (v === null || v === undefined) return word === '';
   if (typeof v === 'boolean') return v === (word !== '' && word !== '0');
-  if (typeof v === 'number' || typeof v === 'bigint' || v instanceof PhpFloat) {
-    const n = v instanceof PhpFloat ? v.value : Number(v);
+  if (typeof v === 'number' || typeof v === 'bigint' || v instanceof JsonFloat) {
+    const n = v instanceof JsonFloat ? v.value : Number(v);
     return isNumericString(word) ? n === Number(word) : n === 0;
   }
   return false;
@@ -55,7 +55,7 @@ export function phpGreaterOrEqual(total: number, limit: JsonValue): boolean {
   if (typeof limit === 'boolean') return !limit || total !== 0;
   if (typeof limit === 'number') return total >= limit;
   if (typeof limit === 'bigint') return BigInt(total) >= limit;
-  if (limit instanceof PhpFloat) return total >= limit.value;
+  if (limit instanceof JsonFloat) return total >= limit.value;
   if (typeof limit === 'string') return total >= phpLeadingNumber(limit);
   if (Array.isArray(limit)) return false; // an array is always greater
   return total >= 1; // an object compares as 1

@@ -1,6 +1,6 @@
 import { phpStringBytes } from './byte-string.js';
 import { formatFloat } from './float-format.js';
-import { PhpFloat, type JsonObject, type JsonValue } from '../json/value.js';
+import { JsonFloat, type JsonObject, type JsonValue } from '../json/value.js';
 
 /** PHP `urlencode`: keeps `A-Z a-z 0-9 - _ .`, space becomes `+`, every other byte `%XX`. */
 export function phpUrlencode(s: string): string {
@@ -46,7 +46,7 @@ export function percentDecode(s: string): string {
 function queryScalar(v: JsonValue): string {
   if (v === true) return '1';
   if (v === false) return '0';
-  if (v instanceof PhpFloat) return formatFloat(v.value, 14, 'E');
+  if (v instanceof JsonFloat) return formatFloat(v.value, 14, 'E');
   return String(v);
 }
 

@@ -1,6 +1,6 @@
 import crypto, { createHash } from 'node:crypto';
 import { formatFloat } from './float-format.js';
-import { PhpFloat, type JsonValue } from '../json/value.js';
+import { JsonFloat, type JsonValue } from '../json/value.js';
 import { isIntegerKey } from './arrays.js';
 
 /**
@@ -27,7 +27,7 @@ function serializeValue(v: JsonValue, arrays: boolean): string {
   if (v === true) return 'b:1;';
   if (v === false) return 'b:0;';
   if (typeof v === 'number' || typeof v === 'bigint') return `i:${v};`;
-  if (v instanceof PhpFloat) return `d:${formatFloat(v.value, 17, 'E')};`;
+  if (v instanceof JsonFloat) return `d:${formatFloat(v.value, 17, 'E')};`;
   if (typeof v === 'string') return `s:${Buffer.byteLength(v)}:"${v}";`;
   if (Array.isArray(v)) {
     let out = `a:${v.length}:{`;

@@ -1,6 +1,6 @@
 import { phpStringFromBytes } from './byte-string.js';
 import { formatFloat, significantDigits } from './float-format.js';
-import { isJsonObject, PhpFloat, type JsonValue } from '../json/value.js';
+import { isJsonObject, JsonFloat, type JsonValue } from '../json/value.js';
 import { phpLeadingNumber, phpToString } from './casts.js';
 
 /**
@@ -169,12 +169,12 @@ function stringOf(v: JsonValue): string {
 function longOf(v: JsonValue): bigint {
   if (typeof v === 'bigint') return v;
   if (typeof v === 'number') return BigInt.asIntN(64, BigInt(Math.trunc(v)));
-  if (v instanceof PhpFloat) return Number.isFinite(v.value) ? BigInt.asIntN(64, BigInt(Math.trunc(v.value))) : 0n;
+  if (v instanceof JsonFloat) return Number.isFinite(v.value) ? BigInt.asIntN(64, BigInt(Math.trunc(v.value))) : 0n;
   if (typeof v === 'string') {
     const m = /^[ \t\n\r\v\f]*[+-]?\d+(?![.eE\d])/.exec(v);
     const integer = m ? BigInt(m[0].trim()) : null;
     if (integer !== null && integer === BigInt.asIntN(64, integer)) return integer;
-    return longOf(new PhpFloat(doubleOf(v)));
+    return longOf(new JsonFloat(doubleOf(v)));
   }
   if (Array.isArray(v)) return v.length > 0 ? 1n : 0n;
   if (isJsonObject(v)) return 1n;
@@ -183,7 +183,7 @@ function longOf(v: JsonValue): bigint {
 
 /** PHP's conversion to float: a string's leading number (0 when it has none). */
 function doubleOf(v: JsonValue): number {
-  if (v instanceof PhpFloat) return v.value;
+  if (v instanceof JsonFloat) return v.value;
   if (typeof v === 'number') return v;
   if (typeof v === 'bigint') return Number(v);
   if (typeof v === 'string') return phpLeadingNumber(v);

@@ -1,5 +1,5 @@
 import { formatFloat } from './float-format.js';
-import { PhpFloat, type JsonValue } from '../json/value.js';
+import { JsonFloat, type JsonValue } from '../json/value.js';
 
 /**
  * PHP 7.4 `var_export($value, true)` of a decoded value (JSON objects are `stdClass`), with
@@ -17,7 +17,7 @@ function exportValue(v: JsonValue, level: number, out: string[]): void {
   else if (v === true) out.push('true');
   else if (v === false) out.push('false');
   else if (typeof v === 'number' || typeof v === 'bigint') out.push(String(v));
-  else if (v instanceof PhpFloat) {
+  else if (v instanceof JsonFloat) {
     const text = formatFloat(v.value, 17, 'E');
     out.push(text.includes('.') ? text : `${text}.0`);
   } else if (typeof v === 'string') out.push(exportString(v));

@@ -1,4 +1,4 @@
-import { isJsonObject, PhpFloat, type JsonObject, type JsonValue } from '../json/index.js';
+import { isJsonObject, JsonFloat, type JsonObject, type JsonValue } from '../json/index.js';
 import type {
   Component,
   ConfigVersionDetail,
@@ -161,14 +161,14 @@ function field(o: JsonValue | undefined, key: string): JsonValue | undefined {
 function str(o: JsonValue | undefined, key: string, fallback = ''): string {
   const v = field(o, key);
   if (v === undefined || v === null) return fallback;
-  return typeof v === 'string' ? v : String(v instanceof PhpFloat ? v.value : v);
+  return typeof v === 'string' ? v : String(v instanceof JsonFloat ? v.value : v);
 }
 
 function int(o: JsonValue | undefined, key: string): number {
   const v = field(o, key);
   if (typeof v === 'number') return v;
   if (typeof v === 'string' && /^\d+$/.test(v)) return Number(v);
-  if (v instanceof PhpFloat) return v.value;
+  if (v instanceof JsonFloat) return v.value;
   throw new WireError(`expected an integer '${key}' in the response`);
 }
 

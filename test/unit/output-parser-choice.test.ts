@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { buildOutState } from '../../src/extractor/extractor.js';
 import { chooseParser } from '../../src/extractor/output/parser-choice.js';
 import { StructState } from '../../src/extractor/output/record-parser.js';
-import { decodeJson, PhpFloat } from '../../src/json/index.js';
+import { decodeJson, JsonFloat } from '../../src/json/index.js';
 import { runOutput } from '../support/output.js';
 
 const v3 = '{"data":{"_a":{"[]":{"_id":{"nodeType":"scalar","headerNames":"id"},"_previous":{"nodeType":"scalar","headerNames":"previous"},"nodeType":"object","headerNames":"data"},"nodeType":"array"}},"parent_aliases":[]}';
@@ -42,7 +42,7 @@ describe('which JSON parser runs', () => {
     assert.equal(run.file, 'b.a_b');
     assert.equal(run.header, '"id","previous","n_x"');
     assert.match(run.logs, /Ignored request for legacy JSON parser, because configuration is already upgraded\./);
-    assert.equal(chooseParser(new StructState(decodeJson(v2), new PhpFloat(2)), 3).kind, 'json');
+    assert.equal(chooseParser(new StructState(decodeJson(v2), new JsonFloat(2)), 3).kind, 'json');
     assert.equal(chooseParser(new StructState(decodeJson(v2), '2'), 3).kind, 'json');
   });
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { decodeJson, PhpFloat } from '../../src/json/index.js';
+import { decodeJson, JsonFloat } from '../../src/json/index.js';
 import { phpLooseEqualsNull, phpLooseEqualStrings, phpLooseEqualsWord, phpVarExport } from '../../src/php/index.js';
 import { runOutput } from '../support/output.js';
 
@@ -10,7 +10,7 @@ describe('PHP quirks used by the output', () => {
   });
 
   it('loose comparisons', () => {
-    for (const v of [null, false, 0, '', [], new PhpFloat(0)]) assert.equal(phpLooseEqualsNull(v), true, String(v));
+    for (const v of [null, false, 0, '', [], new JsonFloat(0)]) assert.equal(phpLooseEqualsNull(v), true, String(v));
     for (const v of ['0', 'a', 1, true, new Map()]) assert.equal(phpLooseEqualsNull(v), false, String(v));
     assert.equal(phpLooseEqualStrings('1', '01'), true);
     assert.equal(phpLooseEqualStrings('1e1', '10'), true);

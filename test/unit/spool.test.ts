@@ -3,7 +3,7 @@ import { mkdtemp, rm, truncate } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Spool, type SpoolBatch } from '../../src/extractor/output/spool.js';
-import { decodeJson, PhpFloat, stringifyExact, type JsonObject, type JsonValue } from '../../src/json/index.js';
+import { decodeJson, JsonFloat, stringifyExact, type JsonObject, type JsonValue } from '../../src/json/index.js';
 
 async function roundTrip(batches: SpoolBatch[], tmp: string): Promise<SpoolBatch[]> {
   const spool = await Spool.create(tmp);
@@ -37,7 +37,7 @@ describe('spool: the on-disk record queue', () => {
     assert.equal(stringifyExact(back.rows), stringifyExact(rows));
     assert.equal(stringifyExact(back.injected), '{"parent_id":1.5,"user":"u"}');
     const first = back.rows[0] as JsonObject;
-    assert.ok(first.get('f') instanceof PhpFloat);
+    assert.ok(first.get('f') instanceof JsonFloat);
     assert.deepEqual([...first.keys()].slice(0, 2), ['2', '1']);
     assert.equal(typeof first.get('big'), 'bigint');
   });

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
 import { ApplicationError } from '../../common/errors.js';
-import { PhpFloat, type JsonObject, type JsonValue } from '../../json/index.js';
+import { JsonFloat, type JsonObject, type JsonValue } from '../../json/index.js';
 
 /** One `process()` call of the JSON parser: records of a data type plus injected columns. */
 export interface SpoolBatch {
@@ -138,7 +138,7 @@ async function* readFrames(file: string): AsyncGenerator<Buffer> {
 }
 
 /**
- * V8 serialization keeps Maps, arrays, strings, numbers and bigints, but a PhpFloat comes back as
+ * V8 serialization keeps Maps, arrays, strings, numbers and bigints, but a JsonFloat comes back as
  * a plain `{value}` object — the only plain object the value model has — so turn those back.
  */
 function restoreFloats(value: JsonValue): JsonValue {
@@ -154,5 +154,5 @@ function restoreFloats(value: JsonValue): JsonValue {
     for (const [key, item] of value) if (item !== null && typeof item === 'object') value.set(key, restoreFloats(item));
     return value;
   }
-  return new PhpFloat((value as { value: number }).value);
+  return new JsonFloat((value as { value: number }).value);
 }

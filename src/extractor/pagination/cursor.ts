@@ -1,5 +1,5 @@
 import { UserError } from '../../common/errors.js';
-import { PhpFloat, type JsonValue } from '../../json/index.js';
+import { JsonFloat, type JsonValue } from '../../json/index.js';
 import { getDataFromPath, isNumericString, phpJsonEncode } from '../../php/index.js';
 import type { PaginationOptions } from './options.js';
 import { stopAndReset, type PageRequest, type Paginator, type ReceivedPage, type Stop } from './paginator.js';
@@ -73,7 +73,7 @@ export class CursorPaginator implements Paginator {
 function cursorId(value: JsonValue): bigint {
   if (typeof value === 'bigint') return value;
   if (typeof value === 'number') return BigInt(value);
-  if (value instanceof PhpFloat) return BigInt(Math.trunc(value.value));
+  if (value instanceof JsonFloat) return BigInt(Math.trunc(value.value));
   if (typeof value === 'string' && isNumericString(value)) {
     if (/^\s*[+-]?\d+$/.test(value)) {
       const n = BigInt(value.trim());

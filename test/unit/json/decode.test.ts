@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { decodeJson, JsonSyntaxError, PhpFloat } from '../../../src/json/index.js';
+import { decodeJson, JsonSyntaxError, JsonFloat } from '../../../src/json/index.js';
 
 describe('json: decoding', () => {
   it('keeps the key order of integer-like keys', () => {
@@ -15,12 +15,12 @@ describe('json: decoding', () => {
   it('distinguishes integers from floats and keeps int64 exactly', () => {
     const v = decodeJson('[1, 1.0, 9007199254740993, -0, -0.0, 123456789012345678901, 1e2]') as unknown[];
     assert.equal(v[0], 1);
-    assert.ok(v[1] instanceof PhpFloat && v[1].value === 1);
+    assert.ok(v[1] instanceof JsonFloat && v[1].value === 1);
     assert.equal(v[2], 9007199254740993n);
     assert.ok(Object.is(v[3], 0));
-    assert.ok(v[4] instanceof PhpFloat && Object.is(v[4].value, -0));
-    assert.ok(v[5] instanceof PhpFloat);
-    assert.ok(v[6] instanceof PhpFloat && v[6].value === 100);
+    assert.ok(v[4] instanceof JsonFloat && Object.is(v[4].value, -0));
+    assert.ok(v[5] instanceof JsonFloat);
+    assert.ok(v[6] instanceof JsonFloat && v[6].value === 100);
   });
 
   it('decodes escapes including surrogate pairs', () => {

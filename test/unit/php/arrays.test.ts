@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { decodeJson, PhpFloat, type JsonObject } from '../../../src/json/index.js';
+import { decodeJson, JsonFloat, type JsonObject } from '../../../src/json/index.js';
 import { asPhpArray, isIntegerKey, phpArrayKey, phpArrayMerge, phpSerializeArray } from '../../../src/php/index.js';
 
 describe('PHP array keys', () => {
@@ -33,7 +33,7 @@ describe('PHP array keys', () => {
   });
 
   it('the key a scalar becomes (checked with PHP 7.4: $a[null], $a[true], $a[false], $a[1.7])', () => {
-    assert.deepEqual([null, true, false, new PhpFloat(1.7), 5, 'x'].map((v) => phpArrayKey(v)), ['', '1', '0', '1', '5', 'x']);
+    assert.deepEqual([null, true, false, new JsonFloat(1.7), 5, 'x'].map((v) => phpArrayKey(v)), ['', '1', '0', '1', '5', 'x']);
     assert.equal(phpArrayKey(decodeJson('[]')), undefined);
     assert.equal(phpArrayKey(decodeJson('{}')), undefined);
   });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { decodeJson, PhpFloat } from '../../../src/json/index.js';
+import { decodeJson, JsonFloat } from '../../../src/json/index.js';
 import { isNumericString, phpFilterValidateInt, phpGettype, phpIntCast, phpIsNumeric, phpLeadingNumber } from '../../../src/php/index.js';
 
 // Expected values are PHP 7.4.33's (GE's runtime).
@@ -12,7 +12,7 @@ describe('php: casts and tests of values', () => {
   it('is_numeric of any value: numbers and numeric strings', () => {
     assert.equal(phpIsNumeric(5), true);
     assert.equal(phpIsNumeric(9007199254740993n), true);
-    assert.equal(phpIsNumeric(new PhpFloat(1.5)), true);
+    assert.equal(phpIsNumeric(new JsonFloat(1.5)), true);
     assert.equal(phpIsNumeric(' 7'), true);
     assert.equal(phpIsNumeric('7 '), false);
     assert.equal(phpIsNumeric(true), false);
@@ -26,8 +26,8 @@ describe('php: casts and tests of values', () => {
     assert.equal(phpFilterValidateInt('+5'), 5);
     assert.equal(phpFilterValidateInt(true), 1);
     assert.equal(phpFilterValidateInt(5), 5);
-    assert.equal(phpFilterValidateInt(new PhpFloat(5)), 5);
-    for (const v of ['05', '1.0', 'abc', false, new PhpFloat(5.5), null]) assert.equal(phpFilterValidateInt(v), false, String(v));
+    assert.equal(phpFilterValidateInt(new JsonFloat(5)), 5);
+    for (const v of ['05', '1.0', 'abc', false, new JsonFloat(5.5), null]) assert.equal(phpFilterValidateInt(v), false, String(v));
   });
 
   it('the leading number of a string and the (int) cast', () => {
@@ -40,7 +40,7 @@ describe('php: casts and tests of values', () => {
 
   it('gettype of configuration values (objects are PHP arrays)', () => {
     assert.deepEqual(
-      [1, new PhpFloat(1), 'a', true, null, [], new Map()].map((v) => phpGettype(v)),
+      [1, new JsonFloat(1), 'a', true, null, [], new Map()].map((v) => phpGettype(v)),
       ['integer', 'double', 'string', 'boolean', 'NULL', 'array', 'array'],
     );
   });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { decodeJson, PhpFloat, type JsonValue } from '../../../src/json/index.js';
+import { decodeJson, JsonFloat, type JsonValue } from '../../../src/json/index.js';
 import { findNonFiniteFloat, formatFloat, phpJsonRoundTrip, phpSprintf } from '../../../src/php/index.js';
 
 /** Expected values were taken from PHP 7.4 (the runtime of Generic Extractor). */
@@ -18,9 +18,9 @@ describe('php: floats as GE hands them on', () => {
     assert.equal(tripped.get('b'), 1000000000000000);
     assert.equal(tripped.get('c'), 10000000000000000n, 'beyond 2^53 an int is a bigint');
     assert.ok(Object.is(tripped.get('d'), 0));
-    assert.deepEqual(tripped.get('e'), new PhpFloat(1e17));
-    assert.deepEqual(tripped.get('f'), new PhpFloat(0.1));
-    assert.deepEqual(tripped.get('g'), new PhpFloat(5e-324));
+    assert.deepEqual(tripped.get('e'), new JsonFloat(1e17));
+    assert.deepEqual(tripped.get('f'), new JsonFloat(0.1));
+    assert.deepEqual(tripped.get('g'), new JsonFloat(5e-324));
     assert.deepEqual(tripped.get('h'), [2, new Map([['i', 3000]])]);
     assert.equal(tripped.get('j'), '1.0');
     assert.equal(tripped.get('k'), 123456789012345678n);
@@ -33,7 +33,7 @@ describe('php: floats as GE hands them on', () => {
   });
 
   describe('sprintf', () => {
-    const f = (v: number) => new PhpFloat(v);
+    const f = (v: number) => new JsonFloat(v);
     const cases: Array<[string, JsonValue[], string | false]> = [
       ['%s|%s|%s', [f(1e17), 123456789012345678n, f(0.30000000000000004)], '1.0E+17|123456789012345678|0.3'],
       ['%g|%g|%g|%G|%.0g', [f(1e15), f(100000), f(0.00001), f(1e-5), f(123)], '1.0e+15|100000|1.0e-5|1.0E-5|1.0e+2'],

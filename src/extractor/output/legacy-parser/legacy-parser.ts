@@ -1,5 +1,5 @@
 import { ApplicationError } from '../../../common/errors.js';
-import { PhpFloat, type JsonObject, type JsonValue } from '../../../json/index.js';
+import { JsonFloat, type JsonObject, type JsonValue } from '../../../json/index.js';
 import { phpLooseEqualsNull } from '../../../php/index.js';
 import type { CsvFile } from '../csv-file.js';
 import { closedTables, StructState, type BucketParser, type OpenTable, type ProducedTable } from '../record-parser.js';
@@ -10,7 +10,7 @@ import { LegacyReplay } from './legacy-replay.js';
 import { LegacyStruct, LegacyStructError } from './legacy-struct.js';
 
 /** `json_parser.structVersion` of the legacy parser: the float 2.0 (`json_encode` prints `2`). */
-export const LEGACY_STRUCT_VERSION = new PhpFloat(2);
+export const LEGACY_STRUCT_VERSION = new JsonFloat(2);
 
 /**
  * GE's legacy JSON → CSV flattener (keboola-legacy/json-parser; compatLevel 1 or a state
