@@ -1,11 +1,23 @@
 import { StoreError } from '../store-error.js';
 import type { ConfigVersionDetail, ConfigVersionItem, Configuration, CopyConfigurationInput, VersionListOptions } from '../types.js';
 import { insertingNewId } from './configurations.js';
-import { fromText, type RowRecord } from './records.js';
+import { fromText, type ConfigVersionRecord, type RowRecord } from './records.js';
 import { toConfiguration } from './resources.js';
 import type { ProjectSession } from './session.js';
 
 /** A configuration's history: its versions, rollback to one, and a new configuration copied from one. */
+
+/** What every view of a configuration version shows of it, list item and detail alike. */
+function versionFields(v: ConfigVersionRecord): ConfigVersionItem {
+  return {
+    version: v.version,
+    created: v.created,
+    versionIdentifier: v.versionIdentifier,
+    creatorToken: v.token,
+    changeDescription: v.changeDescription,
+    isDeleted: v.isDeleted,
+  };
+}
 
 export function listConfigurationVersions(s: ProjectSession, componentId: string, configId: string, options: VersionListOptions = {}): Promise<ConfigVersionItem[]> {
   const include = new Set(options.include ?? ['name', 'description']);
@@ -14,14 +26,7 @@ export function listConfigurationVersions(s: ProjectSession, componentId: string
     await s.liveConfig(repo, key);
     const versions = await repo.listConfigVersions(key, options.limit ?? 100, options.offset ?? 0);
     return versions.map((v) => {
-      const item: ConfigVersionItem = {
-        version: v.version,
-        created: v.created,
-        versionIdentifier: v.versionIdentifier,
-        creatorToken: v.token,
-        changeDescription: v.changeDescription,
-        isDeleted: v.isDeleted,
-      };
+      const item: ConfigVersionItem = versionFields(v);
       if (include.has('name')) item.name = v.name;
       if (include.has('description')) item.description = v.description;
       if (include.has('configuration')) item.configuration = fromText(v.configuration);
@@ -55,12 +60,7 @@ export function getConfigurationVersion(s: ProjectSession, componentId: string, 
       });
     }
     return {
-      version: v.version,
-      created: v.created,
-      versionIdentifier: v.versionIdentifier,
-      creatorToken: v.token,
-      changeDescription: v.changeDescription,
-      isDeleted: v.isDeleted,
+      ...versionFields(v),
       name: v.name,
       description: v.description,
       configuration: fromText(v.configuration),
