@@ -1,13 +1,13 @@
-import path from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import { ConfigError, UserError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import { plural } from '../common/text.js';
-import { isJsonObject, type JsonObject, type JsonValue } from '../json/index.js';
-import { arrayReplaceRecursive, phpEmpty, phpIntCast, phpJsonEncode } from '../php/index.js';
+import { isJsonObject, type JsonObject } from '../json/index.js';
+import { phpEmpty, phpIntCast } from '../php/index.js';
 import { allowedHostsRule, checkAllowedHosts } from './config/allowed-hosts.js';
 import { apiName, buildApiSettings } from './config/api-settings.js';
-import type { DataDirInput } from './config/data-dir.js';
+import { DataFolder, type DataFolderInput } from './data-folder.js';
+import { ExtractorState } from './extractor-state.js';
 import { parseJobList } from './config/job-config.js';
 import { checkOutputNames, outputBucket } from './config/output-names.js';
 import { validateParameters } from './config/validate.js';
@@ -17,9 +17,7 @@ import { maxResponseBytesFromEnv } from './http/response-size.js';
 import { RetryPolicy } from './http/retry-policy.js';
 import { evaluateUserData, JobRunner } from './job-runner.js';
 import { flattenContext, UserFunctions, type FunctionContexts } from './functions/user-functions.js';
-import { STRUCT_VERSION } from './output/json-parser/json-parser.js';
 import { OutputWriter, type WrittenTable } from './output/output-writer.js';
-import { StructState } from './output/record-parser.js';
 import { createPaginator } from './pagination/factory.js';
 import { RunProgress } from './run-progress.js';
 import type { ProgressLine } from '../common/progress-line.js';
@@ -53,8 +51,8 @@ export interface JobSummary {
 export interface ExtractionResult {
   tables: WrittenTable[];
   jobs: JobSummary[];
-  /** `out/state.json` content, exactly as written */
-  stateText: string;
+  /** the state to keep for the next run (ExtractorState.output: as its state file holds it) */
+  state: JsonObject;
   requests: number;
   retries: number;
   durationMs: number;
@@ -84,49 +82,13 @@ export function iterationConfigs(parameters: JsonObject): JsonObject[] {
   });
 }
 
-/** `time.previousStart` of the input state (0 when empty) and this run's start. */
-function timeContext(state: JsonObject, startSeconds: number): Map<string, JsonValue> {
-  const time = state.get('time');
-  const previous = isJsonObject(time) ? time.get('previousStart') : undefined;
-  return new Map<string, JsonValue>([
-    ['previousStart', phpEmpty(previous) ? 0 : phpIntCast(previous)],
-    ['currentStart', startSeconds],
-  ]);
-}
-
 function compatLevel(config: JsonObject): number {
   const level = config.get('compatLevel');
   return phpEmpty(level) ? 3 : phpIntCast(level);
 }
 
-/**
- * The state GE writes: input state, `time.previousStart` = this run's start, and the parser
- * structure merged over the input's (a plain value is a version-3 structure; undefined keeps the
- * input's parser keys, as with mappings). `hideSecrets` masks secrets an API echoed into it.
- */
-export function buildOutState(
-  input: JsonObject,
-  startSeconds: number,
-  parserState: JsonValue | StructState | undefined,
-  hideSecrets: (state: JsonValue) => JsonValue = (state) => state,
-): string {
-  const state: JsonObject = new Map(input);
-  const time = state.get('time');
-  const newTime: JsonObject = isJsonObject(time) ? new Map(time) : new Map();
-  newTime.set('previousStart', startSeconds);
-  newTime.delete('currentStart');
-  state.set('time', newTime);
-  if (parserState !== undefined) {
-    const { struct, version } = parserState instanceof StructState ? parserState : new StructState(parserState, STRUCT_VERSION);
-    const previous = state.get('json_parser.struct');
-    state.set('json_parser.struct', previous === undefined ? struct : arrayReplaceRecursive(previous, struct));
-    state.set('json_parser.structVersion', version);
-  }
-  return phpJsonEncode(hideSecrets(state), { objectsAreArrays: true });
-}
-
 /** Runs a Generic Extractor configuration on a data folder (Keboola common interface). */
-export async function extract(input: DataDirInput, options: ExtractOptions): Promise<ExtractionResult> {
+export async function extract(input: DataFolderInput, options: ExtractOptions): Promise<ExtractionResult> {
   // secrets the auth obtains at run time are hidden in every log line: by the run's masker, or
   // (when the caller gives none) by masking what this extraction logs
   const secrets = options.masker ?? new SecretMasker();
@@ -148,7 +110,7 @@ function hideSecretsIn(error: unknown, secrets: SecretMasker): unknown {
   return error;
 }
 
-async function runExtraction(input: DataDirInput, options: ExtractOptions, secrets: SecretMasker, logger: Logger): Promise<ExtractionResult> {
+async function runExtraction(input: DataFolderInput, options: ExtractOptions, secrets: SecretMasker, logger: Logger): Promise<ExtractionResult> {
   if (input.action !== 'run') {
     throw new UserError(`Action '${input.action}' is not supported: gex runs extractions only (action "run").`);
   }
@@ -168,14 +130,13 @@ async function runExtraction(input: DataDirInput, options: ExtractOptions, secre
   const maxResponseBytes = options.maxResponseBytes ?? maxResponseBytesFromEnv();
   const allowedUrl = allowedHostsRule(input.imageParameters);
 
-  const startSeconds = (options.now ?? (() => Math.floor(Date.now() / 1000)))();
-  const outTables = path.join(options.dataDir, 'out', 'tables');
+  const state = new ExtractorState(input.state, (options.now ?? (() => Math.floor(Date.now() / 1000)))());
+  const outTables = new DataFolder(options.dataDir).tablesDir;
   await mkdir(outTables, { recursive: true });
-  // the structure counts only with a version (juicer Json); version 2 selects the legacy parser
-  const output = new OutputWriter(outTables, logger, input.state.get('json_parser.struct'), options.tmpDir, input.state.get('json_parser.structVersion') ?? null);
+  const output = new OutputWriter(outTables, logger, state.inputStruct(), options.tmpDir);
   const progress = new RunProgress(options.progressLine);
   const functions = new UserFunctions();
-  const time = timeContext(input.state, startSeconds);
+  const time = state.timeContext();
   const summaries: JobSummary[] = [];
   let requests = 0;
   let retries = 0;
@@ -238,7 +199,7 @@ async function runExtraction(input: DataDirInput, options: ExtractOptions, secre
       tables,
       jobs: summaries,
       // a secret echoed by the API into a state value (not under a `#` key) is not stored
-      stateText: buildOutState(input.state, startSeconds, output.structState(), (state) => secrets.maskValues(state)),
+      state: state.output(output.structState(), (value) => secrets.maskValues(value)),
       requests,
       retries,
       durationMs: progress.elapsedMs,

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ApplicationError, UserError } from '../common/errors.js';
 import { displayId } from '../common/log-text.js';
 import { encodePathSegment, isInside, resolveInside } from '../common/safe-path.js';
+import { DataFolder } from '../extractor/data-folder.js';
 
 /** Where one unit of a run (a row, or the configuration without rows) reads and writes. */
 export interface RunFolder {
@@ -51,15 +52,16 @@ export class RunFolders {
    * configuration without rows only `out/` is removed (the data folder is the user's).
    */
   async prepare(folder: RunFolder): Promise<void> {
+    const data = new DataFolder(folder.dir);
     if (folder.rowId === null) {
-      await rm(resolveInside(folder.dir, 'out'), { recursive: true, force: true });
+      await rm(data.outputDir, { recursive: true, force: true });
     } else {
       this.assertRowFolder(folder);
       await this.assertNotTaken(folder);
       await rm(folder.dir, { recursive: true, force: true });
     }
-    await mkdir(resolveInside(folder.dir, 'in'), { recursive: true });
-    await mkdir(resolveInside(folder.dir, 'out', 'tables'), { recursive: true });
+    await mkdir(data.inputDir, { recursive: true });
+    await mkdir(data.tablesDir, { recursive: true });
     const created = await lstat(folder.dir);
     this.prepared.set(`${created.dev}:${created.ino}`, folder.rowId);
   }
@@ -71,7 +73,7 @@ export class RunFolders {
   async confirmTables(folder: RunFolder, files: string[]): Promise<void> {
     const missing: string[] = [];
     for (const file of files) {
-      if (!(await lstat(resolveInside(folder.dir, 'out', 'tables', file)).catch(() => undefined))) missing.push(file);
+      if (!(await lstat(new DataFolder(folder.dir).tableFile(file)).catch(() => undefined))) missing.push(file);
     }
     if (missing.length > 0) {
       throw new ApplicationError(

@@ -1,16 +1,14 @@
-import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { cancellationOf } from '../common/cancellation.js';
 import { errorKind, UserError, type ErrorKind } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import { displayId, displayText, quoteForLog } from '../common/log-text.js';
-import { resolveInside } from '../common/safe-path.js';
 import { plural } from '../common/text.js';
 import type { ProgressLine } from '../common/progress-line.js';
 import type { SecretMasker } from '../common/secret-masker.js';
+import { DataFolder } from '../extractor/data-folder.js';
 import { extract } from '../extractor/extractor.js';
-import { decodeJson, isJsonObject, stringifyExact, type JsonObject, type JsonValue } from '../json/index.js';
-import { phpJsonEncode } from '../php/index.js';
+import { isJsonObject, stringifyExact, type JsonObject, type JsonValue } from '../json/index.js';
 import type { OpenedStore } from '../store/open-config-store.js';
 import type { StateWrite } from '../store/config-store.js';
 import { StateSaveFailed, type StateOwner } from '../store/state-save-failed.js';
@@ -267,19 +265,22 @@ export class ConfigurationRunner {
     const plainImageParameters = (await store.decryptComponentSecrets(componentId, imageParameters)) as JsonObject;
     for (const value of [parameters, authorization, state, plainImageParameters]) this.options.masker.addFromConfig(value);
 
-    await this.prepareFolder(unit, componentConfigFile(stored, imageParameters), storedComponentState);
+    // the row's folder is a data folder: config.json records what the row ran with (secrets encrypted)
+    await this.folders.prepare(unit.folder);
+    const data = new DataFolder(unit.folder.dir);
+    await data.writeInput(componentConfigFile(stored, imageParameters), storedComponentState);
     try {
       const result = await extract(
         { parameters, action: 'run', imageParameters: plainImageParameters, authorization, state },
         { dataDir: unit.folder.dir, logger, masker: this.options.masker, progressLine: this.options.progressLine, signal: this.options.signal, now: () => Math.floor(this.now() / 1000) },
       );
-      const outState = decodeJson(result.stateText);
-      await writeFile(resolveInside(unit.folder.dir, 'out', 'state.json'), phpJsonEncode(redactSecrets(outState), { objectsAreArrays: true }));
+      const outState = result.state;
+      await data.writeOutputState(redactSecrets(outState) as JsonObject);
       Object.assign(summary, {
         status: 'success',
         requests: result.requests,
         records: result.jobs.reduce((n, j) => n + j.records, 0),
-        tables: result.tables.map((t) => ({ file: path.relative(this.options.dataDir, path.join(unit.folder.dir, 'out', 'tables', t.file)), rows: t.rows })),
+        tables: result.tables.map((t) => ({ file: path.relative(this.options.dataDir, data.tableFile(t.file)), rows: t.rows })),
         durationMs: this.now() - started,
         state: JSON.parse(stringifyExact(redactSecrets(outState))),
       });
@@ -294,13 +295,6 @@ export class ConfigurationRunner {
       else logger.error(`Failed ${unit.label}`);
       throw error;
     }
-  }
-
-  /** A clean folder per run (RunFolders): config.json (secrets encrypted), in/state.json, empty out/. */
-  private async prepareFolder(unit: Unit, configFile: JsonObject, storedComponentState: JsonObject): Promise<void> {
-    await this.folders.prepare(unit.folder);
-    await writeFile(resolveInside(unit.folder.dir, 'config.json'), stringifyExact(configFile));
-    await writeFile(resolveInside(unit.folder.dir, 'in', 'state.json'), stringifyExact(storedComponentState));
   }
 
   /**

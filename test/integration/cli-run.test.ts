@@ -114,7 +114,7 @@ describe('gex run (CLI process)', () => {
 
 describe('image_parameters.allowed_hosts', () => {
   it('refuses a job URL outside the whitelist before sending anything, and allows a match', async () => {
-    const { readDataDir } = await import('../../src/extractor/config/data-dir.js');
+    const { DataFolder } = await import('../../src/extractor/data-folder.js');
     const { extract } = await import('../../src/extractor/extractor.js');
     const { silentLogger } = await import('../../src/common/logger.js');
     const server = await startFixtureServer({ handler: () => ({ body: [{ id: 1 }] }) });
@@ -124,7 +124,7 @@ describe('image_parameters.allowed_hosts', () => {
         image_parameters: { allowed_hosts: allowed },
       });
       try {
-        return await extract(await readDataDir(dir), { dataDir: dir, logger: silentLogger() });
+        return await extract(await new DataFolder(dir).read(), { dataDir: dir, logger: silentLogger() });
       } finally {
         await rm(dir, { recursive: true, force: true });
       }

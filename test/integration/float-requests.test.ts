@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
-import { readDataDir } from '../../src/extractor/config/data-dir.js';
+import { DataFolder } from '../../src/extractor/data-folder.js';
 import { extract } from '../../src/extractor/extractor.js';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
 import { captureLogger, makeDataDir } from '../support/extraction.js';
@@ -32,7 +32,7 @@ describe('floats in requests', () => {
   async function run(config: string): Promise<void> {
     const dataDir = await makeDataDir(`{"parameters":{"api":{"baseUrl":"${server.url}/"${config}}}`);
     try {
-      await extract(await readDataDir(dataDir), { dataDir, logger: captureLogger().logger, now: () => 1700000000 });
+      await extract(await new DataFolder(dataDir).read(), { dataDir, logger: captureLogger().logger, now: () => 1700000000 });
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }

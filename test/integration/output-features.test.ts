@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
 import { runExtraction } from '../support/extraction.js';
+import { stateFileText } from '../../src/extractor/extractor-state.js';
 
 const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest('hex');
 
@@ -72,7 +73,7 @@ describe('output features end to end (mappings, legacy parser, empty tables)', (
       ['shop.users', 'shop.user-tags', 'shop.orders', 'shop.stats', 'shop.stats_list', 'shop.order-lines', 'shop.never'],
     );
     // with mappings GE does not refresh the parser structure: a fresh state gets only time
-    assert.equal(run.result.stateText, '{"time":{"previousStart":1700000000}}');
+    assert.equal(stateFileText(run.result.state), '{"time":{"previousStart":1700000000}}');
   });
 
   it('runs the legacy parser for compatLevel 1 (md5 duplicate columns, overwritten data, version-2 state)', async () => {
@@ -88,7 +89,7 @@ describe('output features end to end (mappings, legacy parser, empty tables)', (
     assert.equal(f.get('old.user-detail'), `"id","parent_id","address_city","${md5('parent_id')}"\n"1","1","C1",""\n"2","2","C2",""\n`);
     assert.match(f.get('old.users')!, /^"id","name","tags"\n"1","Ann","users_[0-9a-f]{32}"\n"2","Bob",""\n$/);
     assert.equal(
-      run.result.stateText,
+      stateFileText(run.result.state),
       '{"time":{"previousStart":1700000000},"json_parser.struct":{"users.tags":{"data":"scalar"},"users":{"id":"scalar","name":"scalar","tags":"arrayOfscalar"},' +
         '"user-detail.address":{"city":"scalar"},"user-detail":{"id":"scalar","parent_id":"scalar","address":"object"}},"json_parser.structVersion":2}',
     );
@@ -104,7 +105,7 @@ describe('output features end to end (mappings, legacy parser, empty tables)', (
     assert.equal(run.files.get('inc.empty'), '"id","note"\n');
     assert.equal(run.files.get('inc.empty.manifest'), '{"destination":"in.c-inc.empty","incremental":true}');
     assert.equal(
-      run.result.stateText,
+      stateFileText(run.result.state),
       '{"json_parser.struct":{"empty":{"id":"scalar","note":"scalar"}},"json_parser.structVersion":2,"time":{"previousStart":1700000000}}',
     );
     assert.match(run.logs, /Using legacy JSON parser, because it is in configuration state\./);
@@ -117,7 +118,7 @@ describe('output features end to end (mappings, legacy parser, empty tables)', (
     const upgraded = await runExtraction({ api: { baseUrl: `${server.url}/` }, config: { compatLevel: 1, jobs: [{ endpoint: 'user/1', dataField: '.' }] } }, { state });
     assert.ok(upgraded.files.has('user_1'), [...upgraded.files.keys()].join());
     assert.match(upgraded.logs, /Ignored request for legacy JSON parser, because configuration is already upgraded\./);
-    assert.match(upgraded.result.stateText, /"json_parser\.structVersion":3,"time":\{"previousStart":1700000000\}\}$/);
+    assert.match(stateFileText(upgraded.result.state), /"json_parser\.structVersion":3,"time":\{"previousStart":1700000000\}\}$/);
   });
 
   it('sets incremental from the last iteration of each bucket; header-only tables use the incrementalOutput of the first config that writes them', async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { rm } from 'node:fs/promises';
-import { readDataDir } from '../../src/extractor/config/data-dir.js';
+import { DataFolder } from '../../src/extractor/data-folder.js';
 import { extract } from '../../src/extractor/extractor.js';
 import { runGex } from '../support/cli.js';
 import { captureLogger, makeDataDir, readTables } from '../support/extraction.js';
@@ -66,7 +66,7 @@ async function run(config: unknown) {
   const dataDir = await makeDataDir(config);
   const capture = captureLogger();
   try {
-    const input = await readDataDir(dataDir);
+    const input = await new DataFolder(dataDir).read();
     capture.masker.addFromConfig(input.parameters);
     const result = await extract(input, { dataDir, logger: capture.logger, now: () => 1700000000 });
     return { result, files: await readTables(dataDir), logs: capture.text() };

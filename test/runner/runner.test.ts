@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { DataFolder } from '../../src/extractor/data-folder.js';
+import { extract } from '../../src/extractor/extractor.js';
 import { ConfigurationRunner, type RunSummary } from '../../src/runner/runner.js';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
 import { fromPlain, stringifyExact, toPlain } from '../../src/json/index.js';
@@ -115,6 +117,25 @@ describe('runner: stored configuration row by row', () => {
     assert.equal(cfg.parameters.config.jobs.length, 1);
     assert.equal(cfg.action, 'run');
     assert.deepEqual(cfg.image_parameters, {});
+  });
+
+  it("a row's folder is a data folder: extracting it again gives the same tables and state", async () => {
+    const c = await store.createConfiguration(C, { name: 'rows', configuration: root() });
+    await store.createRow(C, c.id, { rowId: 'a-users', configuration: rowConfig('users') });
+    await run(c.id);
+    const rowDir = path.join(dir, 'data/rows/a-users');
+    const table = await readFile(path.join(rowDir, 'out/tables/b.users'), 'utf8');
+    const state = await readFile(path.join(rowDir, 'out/state.json'), 'utf8');
+    server.requests.length = 0;
+    const again = path.join(dir, 'again');
+    await cp(rowDir, again, { recursive: true });
+    await rm(path.join(again, 'out'), { recursive: true });
+    const folder = new DataFolder(again);
+    const result = await extract(await folder.read(), { dataDir: again, logger: captureLogger().logger, now: () => RUN_START_MS / 1000 });
+    await folder.writeOutputState(result.state);
+    assert.deepEqual(requests(), ['/api/users?page=1&limit=2', '/api/users?page=2&limit=2']);
+    assert.equal(await readFile(path.join(again, 'out/tables/b.users'), 'utf8'), table);
+    assert.equal(await readFile(path.join(again, 'out/state.json'), 'utf8'), state);
   });
 
   it('skips disabled rows, runs them when named, and rejects unknown row ids listing the existing ones', async () => {

@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises';
-import { readDataDir } from '../../src/extractor/config/data-dir.js';
+import { DataFolder } from '../../src/extractor/data-folder.js';
 import { extract, type ExtractionResult } from '../../src/extractor/extractor.js';
 import type { AuthRuntime } from '../../src/extractor/auth/index.js';
 import { captureLogger, makeDataDir, readTables } from './extraction.js';
@@ -24,7 +24,7 @@ export async function runAuthExtraction(parameters: unknown, options: AuthRunOpt
   const dataDir = await makeDataDir({ parameters, ...(options.authorization ? { authorization: options.authorization } : {}) });
   const capture = captureLogger('debug');
   try {
-    const input = await readDataDir(dataDir);
+    const input = await new DataFolder(dataDir).read();
     capture.masker.addFromConfig(input.parameters);
     capture.masker.addFromConfig(input.authorization);
     const result = await extract(input, {

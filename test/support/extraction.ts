@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/common/logger.js';
 import { SecretMasker } from '../../src/common/secret-masker.js';
-import { readDataDir } from '../../src/extractor/config/data-dir.js';
+import { DataFolder } from '../../src/extractor/data-folder.js';
 import { extract, type ExtractionResult } from '../../src/extractor/extractor.js';
 
 export interface ExtractionRun {
@@ -48,7 +48,7 @@ export async function runExtraction(parameters: unknown, options: { state?: unkn
   const dataDir = await makeDataDir({ parameters }, options.state);
   const capture = captureLogger();
   try {
-    const input = await readDataDir(dataDir);
+    const input = await new DataFolder(dataDir).read();
     capture.masker.addFromConfig(input.parameters);
     const result = await extract(input, { dataDir, logger: capture.logger, now: () => 1700000000 });
     return { result, files: await readTables(dataDir), logs: capture.text(), dataDir };

@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { OutputWriter } from '../../src/extractor/output/output-writer.js';
-import type { RecordParser, StructState } from '../../src/extractor/output/record-parser.js';
+import { StructState, type RecordParser } from '../../src/extractor/output/record-parser.js';
 import { decodeJson, type JsonObject, type JsonValue } from '../../src/json/index.js';
 import { captureLogger } from './extraction.js';
 
@@ -54,7 +54,7 @@ export async function runOutput(
   const capture = captureLogger();
   try {
     for (const [name, content] of Object.entries(options.existing ?? {})) await writeFile(path.join(dir, name), content);
-    const writer = new OutputWriter(dir, capture.logger, options.struct ? decodeJson(options.struct) : undefined, tmpDir, options.structVersion ?? null, {
+    const writer = new OutputWriter(dir, capture.logger, options.struct ? new StructState(decodeJson(options.struct), options.structVersion ?? null) : undefined, tmpDir, {
       drafts: options.drafts,
     });
     for (const config of configs) {

@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { silentLogger } from '../../src/common/logger.js';
 import { OutputWriter } from '../../src/extractor/output/output-writer.js';
-import type { JsonParser } from '../../src/extractor/output/json-parser/json-parser.js';
+import { STRUCT_VERSION, type JsonParser } from '../../src/extractor/output/json-parser/json-parser.js';
+import { StructState } from '../../src/extractor/output/record-parser.js';
 import { decodeJson, type JsonObject, type JsonValue } from '../../src/json/index.js';
 
 export interface Batch {
@@ -17,7 +18,7 @@ export interface Batch {
 export async function parse(batches: Batch[], options: { struct?: string; bucket?: string | null } = {}) {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-parser-'));
   try {
-    const writer = new OutputWriter(dir, silentLogger(), options.struct ? decodeJson(options.struct) : undefined);
+    const writer = new OutputWriter(dir, silentLogger(), options.struct ? new StructState(decodeJson(options.struct), STRUCT_VERSION) : undefined);
     const parser: JsonParser = await writer.parserFor(options.bucket === undefined ? 'b' : options.bucket, false);
     for (const b of batches) {
       parser.process(decodeJson(b.rows) as JsonValue[], b.type ?? 'a', (b.injected ? decodeJson(b.injected) : new Map()) as JsonObject);

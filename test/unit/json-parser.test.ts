@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { buildOutState } from '../../src/extractor/extractor.js';
+import { outStateText } from '../support/out-state.js';
 import { decodeJson, type JsonObject } from '../../src/json/index.js';
 import { runOutput } from '../support/output.js';
 import { parse, table } from '../support/parser.js';
@@ -199,7 +199,7 @@ describe('JSON parser: saved structure', () => {
   it('saves the structure in GE format', async () => {
     const { state } = await parse([{ rows: '[{"id":1,"name":"A","tags":["x"]}]', type: 'users' }]);
     assert.equal(
-      buildOutState(new Map(), 1500000000, state),
+      outStateText(new Map(), 1500000000, state),
       '{"time":{"previousStart":1500000000},"json_parser.struct":{"data":{"_users":{"[]":{"_id":{"nodeType":"scalar","headerNames":"id"},' +
         '"_name":{"nodeType":"scalar","headerNames":"name"},"_tags":{"[]":{"nodeType":"scalar","headerNames":"data"},"nodeType":"array","headerNames":"tags"},' +
         '"nodeType":"object","headerNames":"data"},"nodeType":"array"}},"parent_aliases":[]},"json_parser.structVersion":3}',
@@ -210,7 +210,7 @@ describe('JSON parser: saved structure', () => {
     const { state } = await parse([]);
     const input = decodeJson('{"custom":{"a":1},"time":{"previousStart":5,"currentStart":6}}') as JsonObject;
     assert.equal(
-      buildOutState(input, 7, state),
+      outStateText(input, 7, state),
       '{"custom":{"a":1},"time":{"previousStart":7},"json_parser.struct":{"data":[],"parent_aliases":[]},"json_parser.structVersion":3}',
     );
   });

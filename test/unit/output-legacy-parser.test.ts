@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import v8 from 'node:v8';
-import { buildOutState } from '../../src/extractor/extractor.js';
+import { outStateText } from '../support/out-state.js';
 import { legacySafeName } from '../../src/extractor/output/legacy-parser/legacy-safe-name.js';
 import { runOutput, type OutputBatch } from '../support/output.js';
 
@@ -74,7 +74,7 @@ describe('legacy parser: integer-like keys', () => {
     assert.equal(files.get('b.l4'), '"2","0","1","3"\n"two","zero","one",""\n"","","one2","three"\n');
     assert.match(files.get('b.l3_b')!, /^"0","1","JSON_parentId"\n"x","y","l3_[0-9a-f]{32}"\n$/);
     // definitions with the keys 0, 1 in order are a PHP list: saved as a JSON list
-    assert.match(buildOutState(new Map(), 1, state), /"l3\.b":\["scalar","scalar"\]/);
+    assert.match(outStateText(new Map(), 1, state), /"l3\.b":\["scalar","scalar"\]/);
   });
 
   it('lets an injected integer-like key replace the same property in place (array_replace keeps the key)', async () => {
@@ -166,7 +166,7 @@ describe('legacy parser: state structure', () => {
   it('saves the flat structure (children first, as analysed) with structVersion 2', async () => {
     const { state } = await legacy([{ rows: '[{"id":1,"tags":["x"],"o":{"k":1},"e":[]}]', type: 't' }]);
     assert.equal(
-      buildOutState(new Map(), 1500000000, state),
+      outStateText(new Map(), 1500000000, state),
       '{"time":{"previousStart":1500000000},"json_parser.struct":{"t.tags":{"data":"scalar"},"t.o":{"k":"scalar"},' +
         '"t":{"id":"scalar","tags":"arrayOfscalar","o":"object","e":"NULL"}},"json_parser.structVersion":2}',
     );
@@ -178,7 +178,7 @@ describe('legacy parser: state structure', () => {
     assert.equal(run.files.get('b.users'), '"id","name"\n');
     assert.match(run.logs, /Using legacy JSON parser, because it is in configuration state\./);
     assert.equal(
-      buildOutState(new Map([['json_parser.struct', new Map()]]), 9, run.state),
+      outStateText(new Map([['json_parser.struct', new Map()]]), 9, run.state),
       '{"json_parser.struct":{"users":{"id":"scalar","name":"scalar"},"users.tags":[]},"time":{"previousStart":9},"json_parser.structVersion":2}',
     );
   });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { buildOutState } from '../../src/extractor/extractor.js';
+import { outStateText } from '../support/out-state.js';
 import { decodeJson, type JsonObject } from '../../src/json/index.js';
 import { runMapped, runOutput } from '../support/output.js';
 
@@ -264,8 +264,8 @@ describe('mappings: state', () => {
       { rows: '[{"x":1}]', type: 'unmapped' },
     ]);
     assert.equal(state, undefined);
-    assert.equal(buildOutState(new Map(), 1500000000, state), '{"time":{"previousStart":1500000000}}');
+    assert.equal(outStateText(new Map(), 1500000000, state), '{"time":{"previousStart":1500000000}}');
     const input = decodeJson('{"json_parser.struct":{"data":[],"parent_aliases":[]},"json_parser.structVersion":3,"time":{"previousStart":1}}') as JsonObject;
-    assert.equal(buildOutState(input, 2, state), '{"json_parser.struct":{"data":[],"parent_aliases":[]},"json_parser.structVersion":3,"time":{"previousStart":2}}');
+    assert.equal(outStateText(input, 2, state), '{"json_parser.struct":{"data":[],"parent_aliases":[]},"json_parser.structVersion":3,"time":{"previousStart":2}}');
   });
 });

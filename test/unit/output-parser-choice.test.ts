@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { buildOutState } from '../../src/extractor/extractor.js';
+import { outStateText } from '../support/out-state.js';
 import { chooseParser } from '../../src/extractor/output/parser-choice.js';
 import { StructState } from '../../src/extractor/output/record-parser.js';
 import { decodeJson, JsonFloat } from '../../src/json/index.js';
@@ -60,11 +60,11 @@ describe('state structure across configs', () => {
     const input = decodeJson(`{"json_parser.struct":${v2},"json_parser.structVersion":2}`) as Map<string, never>;
     const legacyRun = await runOutput([{ batches: [{ rows: '[{"id":1,"x":2}]', type: 'a' }] }], { struct: v2, structVersion: 2 });
     assert.equal(
-      buildOutState(input, 5, legacyRun.state),
+      outStateText(input, 5, legacyRun.state),
       '{"json_parser.struct":{"a":{"id":"scalar","previous":"scalar","x":"scalar"}},"json_parser.structVersion":2,"time":{"previousStart":5}}',
     );
     const modernRun = await runOutput([{ batches: [{ rows: '[{"id":1}]', type: 'a' }] }]);
-    assert.match(buildOutState(new Map(), 5, modernRun.state), /,"json_parser\.structVersion":3\}$/);
+    assert.match(outStateText(new Map(), 5, modernRun.state), /,"json_parser\.structVersion":3\}$/);
   });
 
   it('carries the learned structure into the parser of a later bucket, but not from a mapped bucket', async () => {
@@ -77,7 +77,7 @@ describe('state structure across configs', () => {
     assert.equal(run.files.get('two.t'), '"b","a","c"\n"","3","4"\n');
     // the mapped bucket's fallback structure (t2) was not taken over: bucket two learns q afresh
     assert.equal(run.files.get('two.t2'), '"q"\n"2"\n');
-    const state = buildOutState(new Map(), 1, run.state);
+    const state = outStateText(new Map(), 1, run.state);
     assert.match(state, /"_t":\{"\[\]":\{"_b":.*"_a":.*"_c":/);
     assert.match(state, /"_t2"/);
   });

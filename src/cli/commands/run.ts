@@ -139,13 +139,14 @@ async function runDataDir(args: RunArgs, logger: Logger, masker: SecretMasker, p
 }
 
 async function extractDataDir(args: RunArgs, logger: Logger, masker: SecretMasker, progress: ProgressLine, signal: AbortSignal, started: number): Promise<void> {
-  const [{ readDataDir, writeStateFile }, { extract }] = await Promise.all([import('../../extractor/config/data-dir.js'), import('../../extractor/extractor.js')]);
-  const input = await readDataDir(args['data-dir']);
+  const [{ DataFolder }, { extract }] = await Promise.all([import('../../extractor/data-folder.js'), import('../../extractor/extractor.js')]);
+  const folder = new DataFolder(args['data-dir']);
+  const input = await folder.read();
   masker.addFromConfig(input.parameters);
   masker.addFromConfig(input.authorization);
   masker.addFromConfig(input.state);
   const result = await extract(input, { dataDir: args['data-dir'], logger, masker, progressLine: progress, signal });
-  await writeStateFile(args['data-dir'], result.stateText);
+  await folder.writeOutputState(result.state);
   const records = result.jobs.reduce((n, j) => n + j.records, 0);
   logger.info(
     `Extraction finished: ${result.tables.length} tables, ${records} records, ${result.requests} requests in ${(result.durationMs / 1000).toFixed(1)} s. ` +

@@ -7,7 +7,7 @@ import { resolveInside } from '../../common/safe-path.js';
 import type { JsonObject, JsonValue } from '../../json/index.js';
 import { arrayReplaceRecursive, phpEmpty, phpJsonEncode, phpStringBytes, phpToString } from '../../php/index.js';
 import { CsvFile, csvLine } from './csv-file.js';
-import { JsonParser, STRUCT_VERSION } from './json-parser/json-parser.js';
+import { JsonParser } from './json-parser/json-parser.js';
 import { missingTables, type MissingTablesConfig } from './mapping/missing-tables.js';
 import { chooseParser } from './parser-choice.js';
 import { StructState, type BucketParser, type OpenTable, type RecordParser } from './record-parser.js';
@@ -51,20 +51,16 @@ export class OutputWriter {
   private struct: StructState | undefined;
   private structUpdated = false;
 
-  /**
-   * `initialStruct`/`initialStructVersion`: `json_parser.struct` and `json_parser.structVersion`
-   * of the input state (pass null for an absent version: the structure is then not used).
-   */
   constructor(
     private readonly outTablesDir: string,
     private readonly logger: Logger,
-    initialStruct: JsonValue | undefined,
+    /** the structure of the input state (ExtractorState.inputStruct) */
+    initialStruct: StructState | undefined,
     private readonly tmpDir?: string,
-    initialStructVersion: JsonValue = STRUCT_VERSION,
     /** `drafts: false`: the JSON parser always replays its queue at the end (tests compare both ways) */
     private readonly options: { drafts?: boolean } = {},
   ) {
-    if (initialStruct !== undefined) this.struct = new StructState(initialStruct, initialStructVersion);
+    this.struct = initialStruct;
   }
 
   /** The new JSON parser of a bucket (null = default bucket), as tests use it. */

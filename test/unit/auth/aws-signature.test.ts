@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import nock from 'nock';
 import { UserError } from '../../../src/common/errors.js';
 import { AwsSigner, awsCredentials } from '../../../src/extractor/auth/index.js';
-import { readDataDir } from '../../../src/extractor/config/data-dir.js';
+import { DataFolder } from '../../../src/extractor/data-folder.js';
 import { extract } from '../../../src/extractor/extractor.js';
 import type { HttpRequest } from '../../../src/extractor/http/types.js';
 import { fromPlain, type JsonObject } from '../../../src/json/index.js';
@@ -50,7 +50,7 @@ async function runGex(parameters: Record<string, unknown>, seconds: number[], se
   const dataDir = await makeDataDir({ parameters });
   const capture = captureLogger();
   try {
-    const input = await readDataDir(dataDir);
+    const input = await new DataFolder(dataDir).read();
     capture.masker.addFromConfig(input.parameters);
     let signed = 0;
     const clock = () => seconds[Math.min(signed++, seconds.length - 1)];
