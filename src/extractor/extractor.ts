@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { ConfigError, UserError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import { plural } from '../common/text.js';
-import { isJsonObject, type JsonObject } from '../json/index.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../json/index.js';
 import { phpEmpty, phpIntCast } from '../php/index.js';
 import { allowedHostsRule, checkAllowedHosts } from './config/allowed-hosts.js';
 import { apiName, buildApiSettings } from './config/api-settings.js';
@@ -110,11 +110,11 @@ function hideSecretsIn(error: unknown, secrets: SecretMasker): unknown {
   return error;
 }
 
-async function runExtraction(input: DataFolderInput, options: ExtractOptions, secrets: SecretMasker, logger: Logger): Promise<ExtractionResult> {
+/** The checks GE makes before any request; returns what the run needs of the configuration. */
+async function checkBeforeRequests(input: DataFolderInput, logger: Logger, signal: AbortSignal | undefined): Promise<{ apiNode: JsonObject; configs: JsonObject[] }> {
   if (input.action !== 'run') {
     throw new UserError(`Action '${input.action}' is not supported: gex runs extractions only (action "run").`);
   }
-  const { signal } = options;
   signal?.throwIfAborted();
   const parameters = input.parameters;
   await validateParameters(parameters);
@@ -122,91 +122,130 @@ async function runExtraction(input: DataFolderInput, options: ExtractOptions, se
   warnUnknownKeys(parameters, logger);
   const apiNode = parameters.get('api') as JsonObject;
   refuseUnsupported(parameters);
-  // checked before any request, as GE's Executor does; one signer for every configuration
-  const credentials = awsCredentials(parameters);
-  const signer = credentials && new AwsSigner(credentials, options.authRuntime?.now ?? SYSTEM_RUNTIME.now, secrets);
   const configs = iterationConfigs(parameters);
   checkOutputNames(parameters, configs, apiName(apiNode));
-  const maxResponseBytes = options.maxResponseBytes ?? maxResponseBytesFromEnv();
-  const allowedUrl = allowedHostsRule(input.imageParameters);
+  return { apiNode, configs };
+}
+
+/** What every iteration of a run shares. */
+interface RunContext {
+  input: DataFolderInput;
+  options: ExtractOptions;
+  apiNode: JsonObject;
+  secrets: SecretMasker;
+  logger: Logger;
+  signer: AwsSigner | undefined;
+  allowedUrl: ReturnType<typeof allowedHostsRule>;
+  maxResponseBytes: number;
+  output: OutputWriter;
+  progress: RunProgress;
+  functions: UserFunctions;
+  time: Map<string, JsonValue>;
+}
+
+/** Counts of a run, added to by each iteration. */
+interface RunTotals {
+  jobs: JobSummary[];
+  requests: number;
+  retries: number;
+}
+
+async function runExtraction(input: DataFolderInput, options: ExtractOptions, secrets: SecretMasker, logger: Logger): Promise<ExtractionResult> {
+  const { apiNode, configs } = await checkBeforeRequests(input, logger, options.signal);
+  // checked before any request, as GE's Executor does; one signer for every configuration
+  const credentials = awsCredentials(input.parameters);
+  const signer = credentials ? new AwsSigner(credentials, options.authRuntime?.now ?? SYSTEM_RUNTIME.now, secrets) : undefined;
 
   const state = new ExtractorState(input.state, (options.now ?? (() => Math.floor(Date.now() / 1000)))());
   const outTables = new DataFolder(options.dataDir).tablesDir;
   await mkdir(outTables, { recursive: true });
   const output = new OutputWriter(outTables, logger, state.inputStruct(), options.tmpDir);
-  const progress = new RunProgress(options.progressLine);
-  const functions = new UserFunctions();
-  const time = state.timeContext();
-  const summaries: JobSummary[] = [];
-  let requests = 0;
-  let retries = 0;
+  const run: RunContext = {
+    input,
+    options,
+    apiNode,
+    secrets,
+    logger,
+    signer,
+    allowedUrl: allowedHostsRule(input.imageParameters),
+    maxResponseBytes: options.maxResponseBytes ?? maxResponseBytesFromEnv(),
+    output,
+    progress: new RunProgress(options.progressLine),
+    functions: new UserFunctions(),
+    time: state.timeContext(),
+  };
+  const totals: RunTotals = { jobs: [], requests: 0, retries: 0 };
   try {
     for (const [index, config] of configs.entries()) {
       if (configs.length > 1) logger.info(`Iteration ${index + 1} of ${configs.length}`);
-      const attributes = new Map(config);
-      attributes.delete('jobs');
-      const contexts: FunctionContexts = { attr: flattenContext(attributes), time };
-      const api = buildApiSettings(apiNode, config, (v) => functions.evaluate(v, { attr: contexts.attr }));
-      const auth = createAuth({
-        api: apiNode,
-        attributes,
-        attr: contexts.attr,
-        authorization: input.authorization,
-        settings: api,
-        functions,
-        logger,
-        secrets,
-        runtime: options.authRuntime,
-      });
-      const jobs = parseJobList(config.get('jobs'), 'parameters.config.jobs');
-      checkAllowedHosts(input.imageParameters, api.baseUrl, jobs);
-      const client = new HttpClient({
-        retry: new RetryPolicy(api.retry),
-        connectTimeoutMs: api.connectTimeoutMs,
-        requestTimeoutMs: api.requestTimeoutMs,
-        logger,
-        auth,
-        signer,
-        tls: { caCertificate: api.caCertificate, clientCertificate: api.clientCertificate },
-        concurrency: api.concurrency,
-        allowedUrl,
-        maxResponseBytes,
-        signal,
-      });
-      try {
-        const parser = await output.parserFor(outputBucket(config, api.name), {
-          incremental: config.get('incrementalOutput') === true,
-          mappings: config.get('mappings'),
-          compatLevel: compatLevel(config),
-        });
-        const runner = new JobRunner({ api, client, parser, logger, progress, compatLevel: compatLevel(config), functions, contexts, redact: (text) => secrets.mask(text), signal });
-        const configUserData = evaluateUserData(config.get('userData'), 'userData', { functions, contexts });
-        for (const job of jobs) {
-          const result = await runner.runTopLevel(job, configUserData, createPaginator(api.pagination, 'parameters.api.pagination', job.scroller));
-          summaries.push({ job: job.dataType, ...result });
-        }
-        output.captureStruct(parser);
-      } finally {
-        client.close();
-        requests += client.stats.requests;
-        retries += client.stats.retries;
-      }
+      await runIteration(config, run, totals);
     }
-    const tables = await output.finish(signal);
-    progress.done();
+    const tables = await output.finish(options.signal);
+    run.progress.done();
     for (const t of tables) logger.info(`Wrote table ${t.file}: ${plural(t.rows, 'row')}`);
     return {
       tables,
-      jobs: summaries,
+      ...totals,
       // a secret echoed by the API into a state value (not under a `#` key) is not stored
       state: state.output(output.structState(), (value) => secrets.maskValues(value)),
-      requests,
-      retries,
-      durationMs: progress.elapsedMs,
+      durationMs: run.progress.elapsedMs,
     };
   } catch (error) {
-    progress.done();
+    run.progress.done();
     await output.dispose();
     throw error;
+  }
+}
+
+/** One configuration (of `iterations`): its API settings, auth and client, then its jobs in order. */
+async function runIteration(config: JsonObject, run: RunContext, totals: RunTotals): Promise<void> {
+  const { apiNode, functions, logger, secrets, input, options } = run;
+  const attributes = new Map(config);
+  attributes.delete('jobs');
+  const contexts: FunctionContexts = { attr: flattenContext(attributes), time: run.time };
+  const api = buildApiSettings(apiNode, config, (v) => functions.evaluate(v, { attr: contexts.attr }));
+  const auth = createAuth({
+    api: apiNode,
+    attributes,
+    attr: contexts.attr,
+    authorization: input.authorization,
+    settings: api,
+    functions,
+    logger,
+    secrets,
+    runtime: options.authRuntime,
+  });
+  const jobs = parseJobList(config.get('jobs'), 'parameters.config.jobs');
+  checkAllowedHosts(input.imageParameters, api.baseUrl, jobs);
+  const client = new HttpClient({
+    retry: new RetryPolicy(api.retry),
+    connectTimeoutMs: api.connectTimeoutMs,
+    requestTimeoutMs: api.requestTimeoutMs,
+    logger,
+    auth,
+    signer: run.signer,
+    tls: { caCertificate: api.caCertificate, clientCertificate: api.clientCertificate },
+    concurrency: api.concurrency,
+    allowedUrl: run.allowedUrl,
+    maxResponseBytes: run.maxResponseBytes,
+    signal: options.signal,
+  });
+  try {
+    const parser = await run.output.parserFor(outputBucket(config, api.name), {
+      incremental: config.get('incrementalOutput') === true,
+      mappings: config.get('mappings'),
+      compatLevel: compatLevel(config),
+    });
+    const runner = new JobRunner({ api, client, parser, logger, progress: run.progress, compatLevel: compatLevel(config), functions, contexts, redact: (text) => secrets.mask(text), signal: options.signal });
+    const configUserData = evaluateUserData(config.get('userData'), 'userData', { functions, contexts });
+    for (const job of jobs) {
+      const result = await runner.runTopLevel(job, configUserData, createPaginator(api.pagination, 'parameters.api.pagination', job.scroller));
+      totals.jobs.push({ job: job.dataType, ...result });
+    }
+    run.output.captureStruct(parser);
+  } finally {
+    client.close();
+    totals.requests += client.stats.requests;
+    totals.retries += client.stats.retries;
   }
 }
