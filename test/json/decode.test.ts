@@ -1,0 +1,38 @@
+import assert from 'node:assert/strict';
+import { decodeJson, JsonSyntaxError, JsonFloat } from '../../src/json/index.js';
+
+describe('json: decoding', () => {
+  it('keeps the key order of integer-like keys', () => {
+    const v = decodeJson('{"b":1,"10":2,"1":3}') as Map<string, unknown>;
+    assert.deepEqual([...v.keys()], ['b', '10', '1']);
+  });
+
+  it('keeps the first position and the last value of a duplicate key', () => {
+    const v = decodeJson('{"a":1,"b":2,"a":3}') as Map<string, unknown>;
+    assert.deepEqual([...v.entries()], [['a', 3], ['b', 2]]);
+  });
+
+  it('distinguishes integers from floats and keeps int64 exactly', () => {
+    const v = decodeJson('[1, 1.0, 9007199254740993, -0, -0.0, 123456789012345678901, 1e2]') as unknown[];
+    assert.equal(v[0], 1);
+    assert.ok(v[1] instanceof JsonFloat && v[1].value === 1);
+    assert.equal(v[2], 9007199254740993n);
+    assert.ok(Object.is(v[3], 0));
+    assert.ok(v[4] instanceof JsonFloat && Object.is(v[4].value, -0));
+    assert.ok(v[5] instanceof JsonFloat);
+    assert.ok(v[6] instanceof JsonFloat && v[6].value === 100);
+  });
+
+  it('decodes escapes including surrogate pairs', () => {
+    assert.equal(decodeJson('"a\\u00e9\\ud83d\\ude00\\n\\/"'), 'aé😀\n/');
+  });
+
+  for (const bad of ['', '{', '[1,]', '{"a":1,}', '01', '1.', '"\\ud800"', '"a\nb"', 'nul', '[1] x', "{'a':1}"]) {
+    it(`rejects ${JSON.stringify(bad)}`, () => assert.throws(() => decodeJson(bad), JsonSyntaxError));
+  }
+
+  it('limits the nesting depth like PHP', () => {
+    assert.throws(() => decodeJson('['.repeat(600) + ']'.repeat(600)), /nesting depth/);
+    assert.doesNotThrow(() => decodeJson('['.repeat(500) + ']'.repeat(500)));
+  });
+});

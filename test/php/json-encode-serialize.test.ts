@@ -1,0 +1,35 @@
+import assert from 'node:assert/strict';
+import { decodeJson, fromPlain } from '../../src/json/index.js';
+import { md5Hex, phpJsonEncode, phpSerialize } from '../../src/php/index.js';
+
+describe('php: json_encode', () => {
+  it('encodes like PHP with default flags', () => {
+    const v = decodeJson('{"x":0.1,"y":"a/b","z":"é","w":1.0,"v":[],"o":{}}');
+    assert.equal(phpJsonEncode(v), '{"x":0.10000000000000001,"y":"a\\/b","z":"\\u00e9","w":1,"v":[],"o":{}}');
+  });
+
+  it('treats configuration objects as PHP arrays', () => {
+    const v = fromPlain({ a: {}, b: { 0: 'x', 1: 'y' } });
+    assert.equal(phpJsonEncode(v, { objectsAreArrays: true }), '{"a":[],"b":["x","y"]}');
+  });
+
+  it('escapes control characters in lowercase hex and keeps DEL', () => {
+    assert.equal(phpJsonEncode('\u0001\u007f\t'), '"\\u0001\u007f\\t"');
+  });
+});
+
+describe('php: serialize', () => {
+  it('matches the EX010 row id', () => {
+    const row = decodeJson('{"id":123,"name":"John Doe","tags":["active","admin"]}');
+    assert.equal(
+      phpSerialize(row),
+      'O:8:"stdClass":3:{s:2:"id";i:123;s:4:"name";s:8:"John Doe";s:4:"tags";a:2:{i:0;s:6:"active";i:1;s:5:"admin";}}',
+    );
+    assert.equal(md5Hex(phpSerialize(row)), '3ca896f39b257a4f2d2f4784e7680c87');
+  });
+
+  it('serialises scalars like PHP', () => {
+    assert.equal(phpSerialize(decodeJson('[null,true,false,1.0,0.1,1e25,-0.0,"é"]')),
+      'a:8:{i:0;N;i:1;b:1;i:2;b:0;i:3;d:1;i:4;d:0.10000000000000001;i:5;d:1.0000000000000001E+25;i:6;d:-0;i:7;s:2:"é";}');
+  });
+});

@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { UserError } from '../../../src/common/errors.js';
+import { HttpConfigStore } from '../../../src/store/remote/http-config-store.js';
+import { runGex } from '../../support/cli.js';
+
+/** A port nothing listens on: bound once, then released. */
+async function refusingPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** A TCP server that accepts connections and never says a word. */
+async function silentServer() {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    accepted: () => sockets.size,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function assertOneLine(stderr: string, stdout: string): void {
+  assert.equal(stdout, '');
+  const lines = stderr.split('\n').filter((line) => line !== '');
+  assert.equal(lines.length, 1, `expected one line on stderr, got:\n${stderr}`);
+  assert.doesNotMatch(stderr, /\bat .*\.js:\d+/, 'no stack trace');
+}
+
+describe('gex configs against an unreachable remote store (real processes)', function () {
+  this.timeout(60_000);
+
+  it('a refused port: exit 1, one line naming the store, within the interactive budget (20 s)', async () => {
+    const url = `http://127.0.0.1:${await refusingPort()}`;
+    const started = Date.now();
+    const result = await runGex(['configs', 'list', '--store', url, '--token', 'tok']);
+    const seconds = (Date.now() - started) / 1000;
+    assert.equal(result.code, 1, result.stderr);
+    assertOneLine(result.stderr, result.stdout);
+    assert.match(result.stderr, new RegExp(`^Error: The Storage API at ${url} cannot be reached: connect ECONNREFUSED .* \\(6 attempts in 1\\d\\.\\d s\\)\\n$`));
+    assert.ok(seconds < 25, `took ${seconds} s`);
+    console.log(`      refused store: gex configs list failed after ${seconds.toFixed(1)} s`);
+  });
+
+  it('a server that accepts the connection and never answers: times out within the budget (GEX_STORE_TIMEOUT=3)', async () => {
+    const server = await silentServer();
+    try {
+      const started = Date.now();
+      const result = await runGex(['configs', 'list', '--store', server.url, '--token', 'tok'], { GEX_STORE_TIMEOUT: '3' });
+      const seconds = (Date.now() - started) / 1000;
+      assert.equal(result.code, 1, result.stderr);
+      assertOneLine(result.stderr, result.stdout);
+      assert.match(result.stderr, new RegExp(`^Error: The Storage API at ${server.url} cannot be reached: no answer within 3 s\\n$`));
+      assert.ok(seconds >= 3 && seconds < 7, `took ${seconds} s`);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('remote store: the token never goes to another origin', () => {
+  interface Seen {
+    url: string;
+    token: string | undefined;
+  }
+  async function origin(handle: (req: http.IncomingMessage, res: http.ServerResponse) => void) {
+    const seen: Seen[] = [];
+    const server = http.createServer((req, res) => {
+      seen.push({ url: req.url!, token: req.headers['x-storageapi-token'] as string | undefined });
+      handle(req, res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { seen, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  }
+  const verified = (res: http.ServerResponse) => {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end('{"id":"1","description":"t","owner":{"id":"5","name":"p"}}');
+  };
+
+  it('a redirect from origin A to origin B is refused with a clear error; B never sees the token', async () => {
+    const b = await origin((_req, res) => verified(res));
+    const a = await origin((req, res) => {
+      res.writeHead(307, { Location: `${b.url}${req.url}` });
+      res.end();
+    });
+    try {
+      const store = new HttpConfigStore({ url: a.url, token: 'secret-token-1', retryBaseMs: 1 });
+      await assert.rejects(store.verifyToken(), (e: Error) => {
+        assert.ok(e instanceof UserError);
+        assert.equal(
+          e.message,
+          `The Storage API at ${a.url} redirected GET v2/storage/tokens/verify to another origin, ${b.url}; gex does not send the token there. If that is the right address, use it as --store (KBC_URL).`,
+        );
+        return true;
+      });
+      assert.deepEqual(a.seen, [{ url: '/v2/storage/tokens/verify', token: 'secret-token-1' }]);
+      assert.deepEqual(b.seen, []);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('a same-origin redirect is followed with the token', async () => {
+    const a = await origin((req, res) => {
+      if (req.url === '/v2/storage/tokens/verify') {
+        res.writeHead(301, { Location: '/moved/v2/storage/tokens/verify' });
+        return res.end();
+      }
+      verified(res);
+    });
+    try {
+      const store = new HttpConfigStore({ url: a.url, token: 'secret-token-2', retryBaseMs: 1 });
+      assert.equal((await store.verifyToken()).projectId, 5);
+      assert.deepEqual(a.seen, [
+        { url: '/v2/storage/tokens/verify', token: 'secret-token-2' },
+        { url: '/moved/v2/storage/tokens/verify', token: 'secret-token-2' },
+      ]);
+    } finally {
+      await a.close();
+    }
+  });
+});
