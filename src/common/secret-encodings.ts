@@ -33,7 +33,7 @@ const JSON_ESCAPE_LEVELS = 3;
 const MIN_BASE64_CORE = 8;
 
 function baseForms(secret: string): string[] {
-  const uri = phpUriComponent(secret);
+  const uri = uriComponentOfBytes(secret);
   const guzzleQuery = guzzleQueryEncode(secret);
   return [
     secret,
@@ -60,7 +60,7 @@ function baseForms(secret: string): string[] {
 }
 
 /** encodeURIComponent on the secret's bytes: a raw byte (a binary digest) is encoded, not refused. */
-function phpUriComponent(s: string): string {
+function uriComponentOfBytes(s: string): string {
   return phpRawUrlencode(s).replace(/%7E/g, '~').replace(/%21|%27|%28|%29|%2A/g, (e) => String.fromCharCode(parseInt(e.slice(1), 16)));
 }
 
