@@ -1,24 +1,10 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { createLogger } from '../../src/common/logger.js';
 import { ProgressLine } from '../../src/common/progress-line.js';
 import { SecretMasker } from '../../src/common/secret-masker.js';
 import { fromPlain } from '../../src/json/index.js';
 import { phpJsonEncode } from '../../src/php/index.js';
-
-function sink() {
-  const chunks: string[] = [];
-  const stream = Object.assign(
-    new Writable({
-      write(chunk, _e, done) {
-        chunks.push(String(chunk));
-        done();
-      },
-    }),
-    { isTTY: true },
-  );
-  return { stream, text: () => chunks.join('') };
-}
+import { ttySink as sink } from '../support/tty-sink.js';
 
 describe('secret masking', () => {
   it('hides # values in raw, JSON-escaped, URL-encoded and base64 forms', () => {

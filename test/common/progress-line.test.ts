@@ -1,28 +1,7 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { fitWidth, ProgressLine } from '../../src/common/progress-line.js';
 import { formatClock, formatSeconds, plural } from '../../src/common/text.js';
-
-/** A terminal-like stream that keeps what is written. */
-function terminal(columns?: number) {
-  const chunks: string[] = [];
-  const stream = Object.assign(
-    new Writable({
-      write(chunk, _e, done) {
-        chunks.push(String(chunk));
-        done();
-      },
-    }),
-    { isTTY: true, columns },
-  );
-  return { stream, chunks, text: () => chunks.join('') };
-}
-
-/** A clock the test moves by hand. */
-function manualClock(start = 1_000_000) {
-  let now = start;
-  return { now: () => now, advance: (ms: number) => (now += ms) };
-}
+import { manualClock, ttySink as terminal } from '../support/tty-sink.js';
 
 describe('progress formatting', () => {
   it('formats elapsed time as a clock and seconds with grouped thousands', () => {

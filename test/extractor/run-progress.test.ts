@@ -1,26 +1,7 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { ProgressLine } from '../../src/common/progress-line.js';
 import { etaMs, formatProgress, RunProgress } from '../../src/extractor/run-progress.js';
-
-function terminal() {
-  const chunks: string[] = [];
-  const stream = Object.assign(
-    new Writable({
-      write(chunk, _e, done) {
-        chunks.push(String(chunk));
-        done();
-      },
-    }),
-    { isTTY: true },
-  );
-  return { stream, chunks, text: () => chunks.join('') };
-}
-
-function manualClock(start = 1_000_000) {
-  let now = start;
-  return { now: () => now, advance: (ms: number) => (now += ms) };
-}
+import { manualClock, ttySink as terminal } from '../support/tty-sink.js';
 
 describe('progress text', () => {
   it('shows elapsed time, pages, records and the rate, with thousands separators', () => {
