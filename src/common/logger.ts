@@ -29,9 +29,9 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const sink = {
     write(line: string): void {
       options.progress?.clear();
-      const record = maskedRecord(line, masker);
-      const target = typeof record !== 'string' && (record.level === 'error' || record.level === 'fatal') ? stderr : stdout;
-      target.write(typeof record === 'string' ? record : format === 'json' ? `${JSON.stringify(record)}\n` : renderText(record));
+      const { record, json } = maskedRecord(line, masker);
+      const target = record && (record.level === 'error' || record.level === 'fatal') ? stderr : stdout;
+      target.write(format === 'json' || !record ? json : renderText(record));
     },
   };
   return pino(
@@ -63,18 +63,22 @@ function parseRecord(line: string): LogRecord | null {
 
 /**
  * The record of one pino line with secrets hidden in every field, key and string — every field,
- * not only `msg`, can carry one (a URL, an error an API echoed). Masking the parsed strings keeps
- * the line valid JSON whatever a secret looks like; a secret still found in the serialized line
- * (one written as a number, or spanning JSON syntax) hides the whole line but its level and time.
- * A line that is not a record is masked as text.
+ * not only `msg`, can carry one (a URL, an error an API echoed) — and the line to write for it.
+ * A line in which the masker finds no secret is used as pino wrote it (the common case, one
+ * pattern match). Otherwise the parsed strings are masked, which keeps the line valid JSON
+ * whatever a secret looks like; a secret still found in the serialized line (one written as a
+ * number, or spanning JSON syntax) hides the whole line but its level and time. A line that is
+ * not a record is masked as text.
  */
-function maskedRecord(line: string, masker: SecretMasker): LogRecord | string {
+function maskedRecord(line: string, masker: SecretMasker): { record: LogRecord | null; json: string } {
   const record = parseRecord(line);
-  if (!record) return masker.mask(line);
+  if (!record) return { record: null, json: masker.mask(line) };
+  if (masker.mask(line) === line) return { record, json: line };
   const masked = masker.maskPlain(record) as LogRecord;
   const json = JSON.stringify(masked);
-  if (masker.mask(json) === json) return masked;
-  return { level: String(masked.level), time: masked.time, msg: '[hidden: this log line contained a secret outside its text]' };
+  if (masker.mask(json) === json) return { record: masked, json: `${json}\n` };
+  const hidden: LogRecord = { level: String(masked.level), time: masked.time, msg: '[hidden: this log line contained a secret outside its text]' };
+  return { record: hidden, json: `${JSON.stringify(hidden)}\n` };
 }
 
 function renderText(record: LogRecord): string {
