@@ -1,4 +1,5 @@
 import { pino, type Logger } from 'pino';
+import { isStructuredField } from './log-fields.js';
 import type { ProgressLine } from './progress-line.js';
 import { SecretMasker } from './secret-masker.js';
 
@@ -27,11 +28,10 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const format = options.format ?? 'text';
   const sink = {
     write(line: string): void {
-      const masked = masker.mask(line);
       options.progress?.clear();
-      const record = parseRecord(masked);
+      const { record, json } = maskedRecord(line, masker);
       const target = record && (record.level === 'error' || record.level === 'fatal') ? stderr : stdout;
-      target.write(format === 'json' || !record ? masked : renderText(record));
+      target.write(format === 'json' || !record ? json : renderText(record));
     },
   };
   return pino(
@@ -54,16 +54,39 @@ interface LogRecord {
 
 function parseRecord(line: string): LogRecord | null {
   try {
-    return JSON.parse(line) as LogRecord;
+    const value: unknown = JSON.parse(line);
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as LogRecord) : null;
   } catch {
     return null;
   }
+}
+
+/**
+ * The record of one pino line with secrets hidden in every field, key and string — every field,
+ * not only `msg`, can carry one (a URL, an error an API echoed) — and the line to write for it.
+ * A line in which the masker finds no secret is used as pino wrote it (the common case, one
+ * pattern match). Otherwise the parsed strings are masked, which keeps the line valid JSON
+ * whatever a secret looks like; a secret still found in the serialized line (one written as a
+ * number, or spanning JSON syntax) hides the whole line but its level and time. A line that is
+ * not a record is masked as text.
+ */
+function maskedRecord(line: string, masker: SecretMasker): { record: LogRecord | null; json: string } {
+  const record = parseRecord(line);
+  if (!record) return { record: null, json: masker.mask(line) };
+  if (masker.mask(line) === line) return { record, json: line };
+  const masked = masker.maskPlain(record) as LogRecord;
+  const json = JSON.stringify(masked);
+  if (masker.mask(json) === json) return { record: masked, json: `${json}\n` };
+  const hidden: LogRecord = { level: String(masked.level), time: masked.time, msg: '[hidden: this log line contained a secret outside its text]' };
+  return { record: hidden, json: `${JSON.stringify(hidden)}\n` };
 }
 
 function renderText(record: LogRecord): string {
   const { level, time, msg, ...fields } = record;
   const clock = typeof time === 'string' ? time.slice(11, 23) : '';
   const extra = Object.entries(fields)
+    // gex's structured fields are for JSON lines: the sentence already says them
+    .filter(([k]) => !isStructuredField(k))
     .map(([k, v]) => (k === 'err' && v && typeof v === 'object' && 'stack' in v ? `\n${String(v.stack)}` : ` ${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`))
     .join('');
   return `${clock} ${level.toUpperCase().padEnd(5)} ${msg ?? ''}${extra}\n`;

@@ -9,3 +9,18 @@ export function groupThousands(n: number): string {
   const grouped = whole.replace(/\B(?=(\d{3})+$)/g, ',');
   return fraction === undefined ? grouped : `${grouped}.${fraction}`;
 }
+
+/** A duration as a clock for people: 0:07, 12:34, 1:02:03 (whole seconds, rounded down). */
+export function formatClock(ms: number): string {
+  const total = Math.max(0, Math.floor(ms / 1000));
+  const hours = Math.floor(total / 3600);
+  const minutes = Math.floor((total % 3600) / 60);
+  const seconds = String(total % 60).padStart(2, '0');
+  return hours > 0 ? `${groupThousands(hours)}:${String(minutes).padStart(2, '0')}:${seconds}` : `${minutes}:${seconds}`;
+}
+
+/** Milliseconds as seconds with one decimal, thousands grouped: 1234567 → "1,234.6 s". */
+export function formatSeconds(ms: number): string {
+  const [whole, tenths] = (ms / 1000).toFixed(1).split('.');
+  return `${groupThousands(Number(whole))}.${tenths} s`;
+}

@@ -1,7 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import { ConfigError, UserError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
-import { plural } from '../common/text.js';
+import { displayText } from '../common/log-text.js';
+import { groupThousands, plural } from '../common/text.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../json/index.js';
 import { phpEmpty, phpIntCast } from '../php/index.js';
 import { allowedHostsRule, checkAllowedHosts } from './config/allowed-hosts.js';
@@ -177,12 +178,13 @@ async function runExtraction(input: DataFolderInput, options: ExtractOptions, se
   const totals: RunTotals = { jobs: [], requests: 0, retries: 0 };
   try {
     for (const [index, config] of configs.entries()) {
-      if (configs.length > 1) logger.info(`Iteration ${index + 1} of ${configs.length}`);
-      await runIteration(config, run, totals);
+      const iterationRun = configs.length > 1 ? { ...run, logger: logger.child({ iteration: index + 1 }) } : run;
+      if (configs.length > 1) iterationRun.logger.info(`Iteration ${groupThousands(index + 1)} of ${groupThousands(configs.length)}`);
+      await runIteration(config, iterationRun, totals);
     }
     const tables = await output.finish(options.signal);
     run.progress.done();
-    for (const t of tables) logger.info(`Wrote table ${t.file}: ${plural(t.rows, 'row')}`);
+    for (const t of tables) logger.info({ table: t.file, rows: t.rows }, `Wrote table ${displayText(t.file)}: ${plural(t.rows, 'row')}`);
     return {
       tables,
       ...totals,

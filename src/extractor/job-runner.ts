@@ -1,5 +1,6 @@
 import type { Logger } from '../common/logger.js';
-import { plural } from '../common/text.js';
+import { displayText } from '../common/log-text.js';
+import { groupThousands, plural } from '../common/text.js';
 import { deepEqual, isJsonObject, isScalar, type JsonObject, type JsonValue } from '../json/index.js';
 import { phpArrayMerge, phpEmpty, phpJsonRoundTrip, toPhpArrayMap } from '../php/index.js';
 import { compileRecursionFilter } from './children/recursion-filter.js';
@@ -82,8 +83,10 @@ export class JobRunner {
   }
 
   private async run(instance: JobInstance, paginator: Paginator): Promise<JobResult> {
-    const { api, client, logger } = this.ctx;
+    const { api, client } = this.ctx;
     const { job } = instance;
+    // every line of this job instance (its retries included) says which job and endpoint it is about
+    const logger = this.ctx.logger.child({ job: job.dataType, endpoint: instance.endpoint });
     const template: PageRequest = {
       endpoint: instance.endpoint,
       params: evaluateParams(job.params, this.ctx.functions, this.ctx.contexts),
@@ -91,26 +94,27 @@ export class JobRunner {
       // with `multiple` pagination a child picks its own scroller (or the default)
       scroller: job.scroller,
     };
-    const label = job.dataType === instance.endpoint ? job.dataType : `${job.dataType} (${instance.endpoint})`;
-    logger.info(`Job '${label}': ${job.method} ${instance.endpoint}, ${paginator.describe(template)}`);
-    const fetcher = new PageFetcher(client, (page) => buildHttpRequest(page, job.headers, api), paginator, template);
+    // configuration text, and a child's endpoint holds values from responses: one safe token for logs and the terminal
+    const label = displayText(job.dataType === instance.endpoint ? job.dataType : `${job.dataType} (${instance.endpoint})`);
+    logger.info({ method: job.method }, `Job '${label}': ${job.method} ${displayText(instance.endpoint)}, ${paginator.describe(template)}`);
+    const fetcher = new PageFetcher(client, (page) => buildHttpRequest(page, job.headers, api), paginator, template, logger);
     if (fetcher.parallel) logger.debug(`Job '${label}': up to ${client.concurrency.maximum} pages in flight`);
     try {
-      return await this.fetchPages(instance, paginator, template, label, fetcher);
+      return await this.fetchPages(instance, paginator, template, label, fetcher, logger);
     } finally {
       fetcher.close();
     }
   }
 
-  private async fetchPages(instance: JobInstance, paginator: Paginator, template: PageRequest, label: string, fetcher: PageFetcher): Promise<JobResult> {
-    const { api, parser, logger, progress } = this.ctx;
+  private async fetchPages(instance: JobInstance, paginator: Paginator, template: PageRequest, label: string, fetcher: PageFetcher, logger: Logger): Promise<JobResult> {
+    const { api, parser, progress } = this.ctx;
     const { job } = instance;
     let request = paginator.first(template);
     let previous: JsonValue | undefined;
     let pages = 0;
     let records = 0;
     const finish = (stopReason: string): JobResult => {
-      logger.info(`Job '${label}' finished: ${plural(pages, 'page')}, ${plural(records, 'record')}; stopped: ${stopReason}`);
+      logger.info({ pages, records, stopReason }, `Job '${label}' finished: ${plural(pages, 'page')}, ${plural(records, 'record')}; stopped: ${stopReason}`);
       return { pages, records, stopReason };
     };
     for (;;) {
@@ -125,7 +129,7 @@ export class JobRunner {
       }
       previous = decoded;
       const found = findRecords(decoded, job.dataField);
-      if (found.warning) logger.warn(`Job '${label}': ${found.warning}`);
+      if (found.warning) logger.warn({ page: pages + 1 }, `Job '${label}': ${found.warning}`);
       const data = applyResponseFilter(found.records, job.responseFilter, job.responseFilterDelimiter, this.ctx.compatLevel);
       // The page is analysed before the next request may leave: when the parser refuses it (a type
       // conflict, a bad mapping) the run ends where GE's does, without a request GE never sends.
@@ -140,9 +144,11 @@ export class JobRunner {
       records += data.length;
       progress.page(label, data.length);
       if (logger.isLevelEnabled('debug')) {
+        const durationMs = Date.now() - started;
         logger.debug(
-          `Job '${label}' page ${pages}: ${httpRequest.method} ${httpRequest.url} -> ${response.status}, ` +
-            `${plural(data.length, 'record')}, ${response.body.length} bytes, ${Date.now() - started} ms`,
+          { page: pages, method: httpRequest.method, url: httpRequest.url, status: response.status, records: data.length, bytes: response.body.length, durationMs },
+          `Job '${label}' page ${groupThousands(pages)}: ${httpRequest.method} ${httpRequest.url} -> ${response.status}, ` +
+            `${plural(data.length, 'record')}, ${plural(response.body.length, 'byte')}, ${groupThousands(durationMs)} ms`,
         );
       }
       if (hasChildren) {

@@ -1,3 +1,4 @@
+import type { Logger } from '../common/logger.js';
 import type { HttpClient } from './http/http-client.js';
 import type { HttpRequest, HttpResponse } from './http/types.js';
 import type { PageRequest, Paginator } from './pagination/paginator.js';
@@ -34,6 +35,8 @@ export class PageFetcher {
     private readonly build: (page: PageRequest) => HttpRequest,
     private readonly paginator: Paginator,
     private readonly job: PageRequest,
+    /** the job's logger: the client's retry warnings name the job */
+    private readonly logger?: Logger,
   ) {}
 
   get parallel(): boolean {
@@ -47,7 +50,7 @@ export class PageFetcher {
     const key = keyOf(request);
     const ready = this.ahead.get(key);
     this.ahead.delete(key);
-    const result = ready ? ready.result : this.client.send(request);
+    const result = ready ? ready.result : this.client.send(request, { logger: this.logger });
     this.fetchAhead();
     return { request, response: await result };
   }
@@ -89,7 +92,7 @@ export class PageFetcher {
   private startAhead(key: string, request: HttpRequest, cancellable: boolean): void {
     // an AbortController per request costs (got listens on its signal): only where it may be used
     const controller = cancellable ? new AbortController() : undefined;
-    const result = this.client.send(request, { signal: controller?.signal });
+    const result = this.client.send(request, { signal: controller?.signal, logger: this.logger });
     // a page fetched ahead that is never asked for may fail unobserved
     result.catch(() => undefined);
     this.ahead.set(key, { controller, result });

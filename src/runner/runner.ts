@@ -3,7 +3,7 @@ import { cancellationOf } from '../common/cancellation.js';
 import { errorKind, UserError, type ErrorKind } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import { displayId, displayText, quoteForLog } from '../common/log-text.js';
-import { plural } from '../common/text.js';
+import { formatSeconds, groupThousands, plural } from '../common/text.js';
 import type { ProgressLine } from '../common/progress-line.js';
 import type { SecretMasker } from '../common/secret-masker.js';
 import { DataFolder } from '../extractor/data-folder.js';
@@ -113,8 +113,11 @@ export class ConfigurationRunner {
   private readonly now: () => number;
   private readonly started: number;
   private readonly folders: RunFolders;
+  /** every line of the run names its configuration (JSON log lines: as fields) */
+  private readonly logger: Logger;
 
   constructor(private readonly options: RunOptions) {
+    this.logger = options.logger.child({ componentId: options.componentId, configId: options.configId });
     this.now = options.now ?? Date.now;
     this.started = this.now();
     this.folders = new RunFolders(options.dataDir);
@@ -170,7 +173,8 @@ export class ConfigurationRunner {
   }
 
   private async execute(): Promise<void> {
-    const { logger, componentId, configId } = this.options;
+    const { componentId, configId } = this.options;
+    const logger = this.logger;
     const configuration = await this.loadConfiguration();
     this.summary.configVersion = configuration.version;
     if (configuration.isDisabled && !this.options.force) {
@@ -179,14 +183,15 @@ export class ConfigurationRunner {
     const imageParameters = await this.imageParameters();
     const plan = planRows(configuration, this.options.rowIds);
     logger.info(
+      { configVersion: configuration.version, rows: configuration.rows.length },
       `Configuration ${displayId(configId)} ${quoteForLog(configuration.name)} (${displayId(componentId)}, version ${configuration.version}): ` +
-        (configuration.rows.length === 0 ? 'no rows' : `${configuration.rows.length} rows, ${plan.run.length} to run`),
+        (configuration.rows.length === 0 ? 'no rows' : `${plural(configuration.rows.length, 'row')}, ${groupThousands(plan.run.length)} to run`),
     );
     // summary rows in the configuration's order; run rows are filled in as they finish
     const skipReason = new Map(plan.skipped.map(({ row, reason }) => [row.id, reason]));
     for (const row of configuration.rows) {
       const reason = skipReason.get(row.id);
-      if (reason) logger.info(`Skipping row ${displayId(row.id)}${row.name ? ` ${quoteForLog(row.name)}` : ''}: ${reason}`);
+      if (reason) logger.info({ rowId: row.id, status: 'skipped', reason }, `Skipping row ${displayId(row.id)}${row.name ? ` ${quoteForLog(row.name)}` : ''}: ${reason}`);
       this.summary.rows.push(emptyRow(row, this.folders.row(row.id).relative, reason ? 'skipped' : 'not run', reason));
     }
     this.summary.rowsSkipped = plan.skipped.length;
@@ -201,10 +206,10 @@ export class ConfigurationRunner {
         return;
       }
       units = plan.run.map(({ row, forced }, i) => {
-        if (forced) logger.info(`Force running disabled row ${displayId(row.id)}`);
+        if (forced) logger.info({ rowId: row.id }, `Force running disabled row ${displayId(row.id)}`);
         return {
           row,
-          label: `row ${i + 1} of ${plan.run.length}: ${displayId(row.id)}${row.name ? ` ${displayText(row.name)}` : ''}`,
+          label: `row ${groupThousands(i + 1)} of ${groupThousands(plan.run.length)}: ${displayId(row.id)}${row.name ? ` ${displayText(row.name)}` : ''}`,
           folder: this.folders.row(row.id),
           configuration: mergeRowConfiguration(configuration.configuration, row.configuration),
           state: row.state,
@@ -222,8 +227,9 @@ export class ConfigurationRunner {
           const entry = this.summary.rows.find((r) => r.id === rest.row?.id);
           if (entry) entry.reason = cancellationOf(this.options.signal) ? 'the run was stopped' : 'an earlier row failed';
         }
-        if (cancellationOf(this.options.signal)) logger.warn(`No state is saved: the run was stopped during ${unit.label}`);
-        else logger.error(`No state is saved: ${unit.label} failed, so a rerun repeats the work of every row`);
+        const unitLog = this.unitLogger(unit);
+        if (cancellationOf(this.options.signal)) unitLog.warn({ status: 'cancelled' }, `No state is saved: the run was stopped during ${unit.label}`);
+        else unitLog.error({ status: 'failed', errorKind: errorKind(error) }, `No state is saved: ${unit.label} failed, so a rerun repeats the work of every row`);
         throw error;
       }
     }
@@ -245,14 +251,20 @@ export class ConfigurationRunner {
     }
   }
 
+  /** The run's logger for one unit: its lines name the row. */
+  private unitLogger(unit: Unit): Logger {
+    return unit.row ? this.logger.child({ rowId: unit.row.id }) : this.logger;
+  }
+
   private async runUnit(unit: Unit, imageParameters: JsonObject): Promise<UnitResult> {
-    const { logger, store, componentId } = this.options;
+    const { store, componentId } = this.options;
+    const logger = this.unitLogger(unit);
     const started = this.now();
     const summary = this.summary.rows.find((r) => r.id === (unit.row?.id ?? null)) ?? emptyRow(unit.row, unit.folder.relative, 'not run');
     if (!this.summary.rows.includes(summary)) this.summary.rows.push(summary);
     summary.status = 'failed';
     this.summary.rowsRun++;
-    logger.info(`Running ${unit.label}${unit.row ? ` in folder ${unit.folder.relative}` : ''}`);
+    logger.info({ folder: unit.folder.relative }, `Running ${unit.label}${unit.row ? ` in folder ${unit.folder.relative}` : ''}`);
 
     const stored = splitConfiguration(unit.configuration);
     if (stored.processors !== undefined) logger.debug('processors are not passed to the component');
@@ -284,15 +296,18 @@ export class ConfigurationRunner {
         durationMs: this.now() - started,
         state: JSON.parse(stringifyExact(redactSecrets(outState))),
       });
-      logger.info(`Finished ${unit.label}: ${plural(summary.records, 'record')}, ${plural(summary.tables.length, 'table')} in ${(summary.durationMs / 1000).toFixed(1)} s`);
+      logger.info(
+        { status: 'success', records: summary.records, requests: summary.requests, tables: summary.tables.length, durationMs: summary.durationMs },
+        `Finished ${unit.label}: ${plural(summary.records, 'record')}, ${plural(summary.tables.length, 'table')} in ${formatSeconds(summary.durationMs)}`,
+      );
       return { state: outState, tables: result.tables.map((t) => t.file) };
     } catch (error) {
       summary.durationMs = this.now() - started;
       const cancelled = cancellationOf(this.options.signal);
       summary.reason = (cancelled ?? (error as Error)).message;
       if (cancelled) summary.status = 'cancelled';
-      if (cancelled) logger.warn(`Stopped ${unit.label}: ${cancelled.message}`);
-      else logger.error(`Failed ${unit.label}`);
+      if (cancelled) logger.warn({ status: 'cancelled', durationMs: summary.durationMs }, `Stopped ${unit.label}: ${cancelled.message}`);
+      else logger.error({ status: 'failed', durationMs: summary.durationMs, errorKind: errorKind(error) }, `Failed ${unit.label}`);
       throw error;
     }
   }
@@ -303,14 +318,15 @@ export class ConfigurationRunner {
    * on a remote one, a failure puts back what was saved before it, and the summary says how that went.
    */
   private async saveStates(produced: Array<{ unit: Unit } & UnitResult>): Promise<void> {
-    const { store, componentId, configId, logger } = this.options;
+    const { store, componentId, configId } = this.options;
+    const logger = this.logger;
     for (const { unit, tables } of produced) await this.folders.confirmTables(unit.folder, tables);
     const writes: StateWrite[] = produced.map(({ unit, state }) => ({ rowId: unit.row?.id ?? null, state: storedState(unit.state, state) }));
     try {
       await store.store.saveStates(componentId, configId, writes);
     } catch (error) {
       if (!(error instanceof StateSaveFailed)) {
-        logger.error(`No state is saved: ${(error as Error).message}`);
+        logger.error({ errorKind: errorKind(error) }, `No state is saved: ${(error as Error).message}`);
         throw error;
       }
       this.recordRollback(error);
@@ -330,8 +346,8 @@ export class ConfigurationRunner {
       notRestored: error.notRestored.map((n) => ({ rowId: n.owner, reason: n.reason })),
     };
     for (const { owner } of error.notRestored) this.markStateSaved(owner);
-    if (complete) this.options.logger.error(`No state is saved: ${error.message}`);
-    else this.options.logger.error(`State saved only in part: ${error.message}`);
+    if (complete) this.logger.error({ errorKind: errorKind(error) }, `No state is saved: ${error.message}`);
+    else this.logger.error({ errorKind: errorKind(error) }, `State saved only in part: ${error.message}`);
   }
 
   private rowSummary(owner: StateOwner): RowSummary | undefined {

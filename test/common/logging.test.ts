@@ -1,24 +1,10 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { createLogger } from '../../src/common/logger.js';
 import { ProgressLine } from '../../src/common/progress-line.js';
 import { SecretMasker } from '../../src/common/secret-masker.js';
 import { fromPlain } from '../../src/json/index.js';
 import { phpJsonEncode } from '../../src/php/index.js';
-
-function sink() {
-  const chunks: string[] = [];
-  const stream = Object.assign(
-    new Writable({
-      write(chunk, _e, done) {
-        chunks.push(String(chunk));
-        done();
-      },
-    }),
-    { isTTY: true },
-  );
-  return { stream, text: () => chunks.join('') };
-}
+import { ttySink as sink } from '../support/tty-sink.js';
 
 describe('secret masking', () => {
   it('hides # values in raw, JSON-escaped, URL-encoded and base64 forms', () => {
@@ -81,7 +67,7 @@ describe('secret masking of errors', () => {
 describe('progress line', () => {
   it('draws on a TTY and is cleared before a log line', () => {
     const out = sink();
-    const progress = new ProgressLine(out.stream, true, 0);
+    const progress = new ProgressLine(out.stream, { enabled: true, minIntervalMs: 0 });
     const logger = createLogger({ stdout: out.stream, stderr: out.stream, progress });
     progress.update('users: 3 pages');
     logger.info('hello');
@@ -94,5 +80,60 @@ describe('progress line', () => {
     progress.update('x');
     progress.clear();
     assert.equal(out.text(), '');
+  });
+});
+
+describe('log formats and structured fields', () => {
+  it('writes JSON lines with the fields of child loggers and calls; the text format leaves gex fields out', () => {
+    const json = sink();
+    const text = sink();
+    for (const [format, out] of [['json', json], ['text', text]] as const) {
+      const logger = createLogger({ format, stdout: out.stream, stderr: out.stream });
+      const row = logger.child({ configId: '12', rowId: 'a\nb' });
+      row.info({ table: 'b.users', rows: 12345 }, 'Wrote table b.users: 12,345 rows');
+      logger.info({ other: 'x' }, 'kept');
+    }
+    const lines = json.text().trimEnd().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual({ ...lines[0], time: undefined }, { level: 'info', time: undefined, configId: '12', rowId: 'a\nb', table: 'b.users', rows: 12345, msg: 'Wrote table b.users: 12,345 rows' });
+    assert.match(text.text(), /INFO  Wrote table b\.users: 12,345 rows\n.*INFO  kept other=x\n$/);
+  });
+
+  it('hides a secret in every field and key of a JSON line, keeping the line valid JSON', () => {
+    const out = sink();
+    const masker = new SecretMasker();
+    masker.add('tok"en\\1');
+    const logger = createLogger({ format: 'json', masker, stdout: out.stream, stderr: out.stream });
+    logger.child({ url: 'https://api/x?key=tok%22en%5C1' }).error({ 'tok"en\\1': 'key', nested: { list: ['tok"en\\1'] }, errorKind: 'user' }, 'API said: bad key tok"en\\1');
+    const line = out.text();
+    assert.ok(!line.includes('tok'), line);
+    const record = JSON.parse(line);
+    assert.equal(record.url, 'https://api/x?key=[hidden]');
+    assert.equal(record['[hidden]'], 'key');
+    assert.deepEqual(record.nested, { list: ['[hidden]'] });
+    assert.equal(record.msg, 'API said: bad key [hidden]');
+    assert.equal(record.errorKind, 'user');
+  });
+
+  it('hides a whole JSON line whose secret is not inside a text (a number), still as valid JSON', () => {
+    const out = sink();
+    const masker = new SecretMasker();
+    masker.add('987654');
+    const logger = createLogger({ format: 'json', masker, stdout: out.stream, stderr: out.stream });
+    logger.info({ records: 987654 }, 'finished');
+    const record = JSON.parse(out.text());
+    assert.ok(!out.text().includes('987654'), out.text());
+    assert.equal(record.level, 'info');
+    assert.match(record.msg, /hidden/);
+  });
+
+  it('library use (extract() without a masker): the masking logger hides secrets in fields and bindings too', async () => {
+    const { maskingLogger } = await import('../../src/extractor/auth/index.js');
+    const out = sink();
+    const masker = new SecretMasker();
+    masker.add('p4ss');
+    const logger = maskingLogger(createLogger({ format: 'json', stdout: out.stream, stderr: out.stream }), masker);
+    logger.child({ url: 'http://x/?k=p4ss' }).warn({ detail: 'p4ss' }, 'p4ss');
+    assert.ok(!out.text().includes('p4ss'), out.text());
+    assert.equal(JSON.parse(out.text()).url, 'http://x/?k=[hidden]');
   });
 });

@@ -11,10 +11,10 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the real `gex` binary (built output) as a separate process. */
-export function runGex(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+/** Runs the real `gex` binary (built output) as a separate process (in `options.cwd`, default this one's). */
+export function runGex(args: string[], env: NodeJS.ProcessEnv = {}, options: { cwd?: string } = {}): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [gexBin, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [gexBin, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd: options.cwd });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

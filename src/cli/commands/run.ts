@@ -11,11 +11,16 @@ import { builtinComponents, GENERIC_EXTRACTOR_ID } from '../builtin-components.j
 import { lockForRun, parseWaitOption } from '../../runner/run-lock/run-locks.js';
 import type { RunSummary } from '../../runner/runner.js';
 import { verifyTablesOnDisk } from '../../runner/verify-tables.js';
+import { displayText } from '../../common/log-text.js';
+import { formatSeconds, plural } from '../../common/text.js';
+import { dataFolderOfRun, defaultDataDir } from '../data-dir-default.js';
 import { createCliLogging, type LoggingArgs } from '../logging.js';
+import { logTableLocations } from '../table-report.js';
 import { cancelOnStop } from '../stop-signals.js';
 
 export interface RunArgs extends LoggingArgs {
-  'data-dir': string;
+  /** absent: the default (see defaultDataDir), resolved when the run starts */
+  'data-dir'?: string;
   'config-id'?: string;
   'component-id': string;
   'row-id': string[];
@@ -34,7 +39,11 @@ export function runCommand(yargs: Argv): Argv {
     'Run an extraction: a stored configuration (--config-id) row by row, or a data folder (config.json → out/tables)',
     (y) =>
       y
-        .option('data-dir', { type: 'string', default: env.KBC_DATADIR || '/data', defaultDescription: '$KBC_DATADIR or /data', describe: 'the data folder (Keboola common interface)' })
+        .option('data-dir', {
+          type: 'string',
+          defaultDescription: '$KBC_DATADIR, else /data inside a container, ./data elsewhere',
+          describe: 'the data folder (Keboola common interface)',
+        })
         .option('config-id', { type: 'string', default: env.KBC_CONFIGID || undefined, defaultDescription: '$KBC_CONFIGID', describe: 'run this stored configuration' })
         .option('component-id', { type: 'string', default: env.KBC_COMPONENTID || GENERIC_EXTRACTOR_ID, defaultDescription: `$KBC_COMPONENTID or ${GENERIC_EXTRACTOR_ID}` })
         .option('row-id', {
@@ -68,6 +77,7 @@ export async function runFromCli(args: RunArgs): Promise<number> {
   try {
     const waitMs = parseWaitOption(args.wait);
     if (args['config-id']) {
+      const dataDir = args['data-dir'] ?? defaultDataDir(env).dir;
       // loaded on demand: each command pays only for what it uses at start-up
       const [{ openConfigStore, resolveStoreLocation }, { ConfigurationRunner }] = await Promise.all([
         import('../../store/open-config-store.js'),
@@ -78,7 +88,7 @@ export async function runFromCli(args: RunArgs): Promise<number> {
       let unlock: () => Promise<void> = async () => undefined;
       try {
         unlock = await lockForRun({
-          dataDir: args['data-dir'],
+          dataDir,
           stored: { location, componentId: args['component-id'], configId: args['config-id'], projectId: async () => (await store.store.verifyToken()).projectId },
           running: `configuration ${args['config-id']} of ${args['component-id']}`,
           waitMs,
@@ -90,7 +100,7 @@ export async function runFromCli(args: RunArgs): Promise<number> {
           componentId: args['component-id'],
           configId: args['config-id'],
           rowIds: args['row-id'],
-          dataDir: args['data-dir'],
+          dataDir,
           logger,
           masker,
           progressLine: progress,
@@ -99,26 +109,27 @@ export async function runFromCli(args: RunArgs): Promise<number> {
         });
         summary = runner.result;
         await runner.run();
-        verifyTablesOnDisk(args['data-dir'], summary);
+        verifyTablesOnDisk(dataDir, summary);
+        logTableLocations(logger, summary, dataDir);
         await writeSummary(args.summary, summary, logger, masker);
       } finally {
         await unlock();
         await store.close();
       }
     } else {
-      await runDataDir(args, logger, masker, progress, signal, waitMs);
+      await runDataDir(args, dataFolderOfRun(args['data-dir'], env), logger, masker, progress, signal, waitMs);
     }
     return 0;
   } catch (error) {
     progress.clear();
     const cancelled = cancellationOf(signal);
     if (cancelled) {
-      logger.warn(`${cancelled.message}: no state saved, no partial table left`);
+      logger.warn({ status: 'cancelled' }, `${cancelled.message}: no state saved, no partial table left`);
       await writeSummary(args.summary, summary ?? baseSummary(args, started, cancelled), logger, masker);
       return cancelled.exitCode;
     }
-    if (error instanceof UserError) logger.error(error.message);
-    else logger.error({ err: error }, `Application error: ${(error as Error).message}`);
+    if (error instanceof UserError) logger.error({ errorKind: errorKind(error) }, error.message);
+    else logger.error({ err: error, errorKind: errorKind(error) }, `Application error: ${(error as Error).message}`);
     // a failure after the runner finished (its tables gone from disk) still fails the summary
     if (summary?.status === 'success') Object.assign(summary, failedSummaryFields(error));
     await writeSummary(args.summary, summary ?? baseSummary(args, started, error), logger, masker);
@@ -126,34 +137,42 @@ export async function runFromCli(args: RunArgs): Promise<number> {
   }
 }
 
-async function runDataDir(args: RunArgs, logger: Logger, masker: SecretMasker, progress: ProgressLine, signal: AbortSignal, waitMs: number): Promise<void> {
+async function runDataDir(args: RunArgs, dataDir: string, logger: Logger, masker: SecretMasker, progress: ProgressLine, signal: AbortSignal, waitMs: number): Promise<void> {
   const started = Date.now();
   // a missing data folder is reported as before (by reading its config.json), not created by the lock
-  const locked = existsSync(args['data-dir']);
-  const unlock = locked ? await lockForRun({ dataDir: args['data-dir'], running: 'the config.json of the data folder', waitMs, signal, logger }) : async () => undefined;
+  const locked = existsSync(dataDir);
+  const unlock = locked ? await lockForRun({ dataDir, running: 'the config.json of the data folder', waitMs, signal, logger }) : async () => undefined;
   try {
-    await extractDataDir(args, logger, masker, progress, signal, started);
+    await extractDataDir(args, dataDir, logger, masker, progress, signal, started);
   } finally {
     await unlock();
   }
 }
 
-async function extractDataDir(args: RunArgs, logger: Logger, masker: SecretMasker, progress: ProgressLine, signal: AbortSignal, started: number): Promise<void> {
-  const [{ DataFolder }, { extract }] = await Promise.all([import('../../extractor/data-folder.js'), import('../../extractor/extractor.js')]);
-  const folder = new DataFolder(args['data-dir']);
+async function extractDataDir(args: RunArgs, dataDir: string, logger: Logger, masker: SecretMasker, progress: ProgressLine, signal: AbortSignal, started: number): Promise<void> {
+  const [{ DataFolder }, { extract }, { PreviousTables }] = await Promise.all([
+    import('../../extractor/data-folder.js'),
+    import('../../extractor/extractor.js'),
+    import('../../extractor/previous-tables.js'),
+  ]);
+  const folder = new DataFolder(dataDir);
   const input = await folder.read();
   masker.addFromConfig(input.parameters);
   masker.addFromConfig(input.authorization);
   masker.addFromConfig(input.state);
-  const result = await extract(input, { dataDir: args['data-dir'], logger, masker, progressLine: progress, signal });
+  const previous = new PreviousTables(folder, logger);
+  await previous.remove();
+  const result = await extract(input, { dataDir, logger, masker, progressLine: progress, signal });
+  await previous.record(result.tables.map((t) => t.file));
   await folder.writeOutputState(result.state);
   const records = result.jobs.reduce((n, j) => n + j.records, 0);
   logger.info(
-    `Extraction finished: ${result.tables.length} tables, ${records} records, ${result.requests} requests in ${(result.durationMs / 1000).toFixed(1)} s. ` +
-      `Tables are in ${args['data-dir']}/out/tables`,
+    { tables: result.tables.length, records, requests: result.requests, durationMs: result.durationMs },
+    `Extraction finished: ${plural(result.tables.length, 'table')}, ${plural(records, 'record')}, ${plural(result.requests, 'request')} in ${formatSeconds(result.durationMs)}. ` +
+      `Tables are in ${displayText(dataDir)}/out/tables`,
   );
   const summary: RunSummary = { ...baseSummary(args, started), rowsRun: 1, rows: [{ id: null, name: '', folder: '.', status: 'success', stateSaved: false, requests: result.requests, records, tables: result.tables.map((t) => ({ file: `out/tables/${t.file}`, rows: t.rows })), durationMs: result.durationMs }] };
-  verifyTablesOnDisk(args['data-dir'], summary);
+  verifyTablesOnDisk(dataDir, summary);
   await writeSummary(args.summary, summary, logger, masker);
 }
 

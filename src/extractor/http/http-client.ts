@@ -54,6 +54,8 @@ export interface SendOptions {
   authenticate?: boolean;
   /** cancels the request (a page fetched ahead that turned out not to be needed) */
   signal?: AbortSignal;
+  /** logs its retries (a job's logger, whose lines name the job); default the client's */
+  logger?: Logger;
 }
 
 function combineSignals(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
@@ -143,7 +145,8 @@ export class HttpClient {
    * attempt; messages and logs show the request as built, without what the auth added.
    */
   async send(request: HttpRequest, sendOptions: SendOptions = {}): Promise<HttpResponse> {
-    const { retry, logger, auth, signer } = this.options;
+    const { retry, auth, signer } = this.options;
+    const logger = sendOptions.logger ?? this.options.logger;
     const signal = combineSignals(sendOptions.signal, this.options.signal);
     const wait = this.options.sleep ?? ((ms: number) => sleep(ms, undefined, { signal }));
     for (let attempt = 1; ; attempt++) {
@@ -152,6 +155,7 @@ export class HttpClient {
       const authenticated = auth && sendOptions.authenticate !== false ? await auth.beforeRequest(request, this.sendUnauthenticated) : request;
       const sent = signer ? await signer.sign(authenticated) : authenticated;
       let retryReason: string;
+      let retryFields: { status: number } | { errorCode: string };
       let delay: RetryDelay | null;
       try {
         const { response, startedAt } = await this.concurrency.run(async (startedAt) => {
@@ -174,6 +178,7 @@ export class HttpClient {
           };
         }
         retryReason = `status ${response.statusCode}`;
+        retryFields = { status: response.statusCode };
       } catch (error) {
         if (signal?.aborted) throw new RequestCancelled(`${request.method} ${request.url} was cancelled`);
         if (!(error instanceof RequestError)) throw error;
@@ -189,8 +194,10 @@ export class HttpClient {
           );
         }
         retryReason = `${error.code ?? error.message}`;
+        retryFields = { errorCode: error.code ?? 'unknown' };
       }
       logger.warn(
+        { method: request.method, url: request.url, ...retryFields, attempt, maxRetries: retry.settings.maxRetries, retryInMs: delay.ms },
         `${request.method} ${request.url}: ${retryReason}; retry ${attempt} of ${retry.settings.maxRetries} in ` +
           `${(delay.ms / 1000).toFixed(1)} s${delay.source === 'header' ? ` (${retry.settings.retryHeader})` : ''}`,
       );

@@ -1,6 +1,7 @@
 import { constants as bufferConstants } from 'node:buffer';
 import type { Readable } from 'node:stream';
 import { UserError } from '../../common/errors.js';
+import { plural } from '../../common/text.js';
 
 const MiB = 1024 * 1024;
 
@@ -41,7 +42,7 @@ export function maxResponseBytesFromEnv(env: NodeJS.ProcessEnv = process.env): n
 export function formatBytes(bytes: number): string {
   if (bytes >= MiB && bytes % MiB === 0) return `${bytes / MiB} MiB`;
   if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
-  return `${bytes} bytes`;
+  return plural(bytes, 'byte');
 }
 
 /** A response body over the limit: the download was stopped. */

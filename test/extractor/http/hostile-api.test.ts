@@ -141,7 +141,7 @@ describe('a hostile API: body size, slow bodies and oversized headers (HttpClien
       assert.equal((await c.send({ method: 'GET', url: `${url}/exactly-1000`, headers: [] })).body.length, 1000);
       await assert.rejects(c.send({ method: 'GET', url: `${url}/1001`, headers: [] }), (e: Error) => {
         assert.ok(e instanceof ResponseTooLarge);
-        assert.match(e.message, new RegExp(`^The response to GET ${url}/1001 is too large: over 1000 bytes once decompressed`));
+        assert.match(e.message, new RegExp(`^The response to GET ${url}/1001 is too large: over 1,000 bytes once decompressed`));
         return true;
       });
     } finally {

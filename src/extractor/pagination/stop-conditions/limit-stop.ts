@@ -1,6 +1,6 @@
 import { ConfigError } from '../../../common/errors.js';
 import { getDataFromPath, phpEmpty, phpGreaterOrEqual, phpIntCast, phpJsonEncode } from '../../../php/index.js';
-import { plural } from '../../../common/text.js';
+import { groupThousands, plural } from '../../../common/text.js';
 import { describeValue, type PaginationOptions } from '../options.js';
 import type { Paginator, ReceivedPage } from '../paginator.js';
 import { StopCondition } from './stop-condition.js';
@@ -52,9 +52,9 @@ export class LimitStop extends StopCondition {
     const { field, count } = this.settings;
     const limit = field === undefined ? count : (getDataFromPath(page.response, field) ?? null);
     if (!phpGreaterOrEqual(this.total, limit)) return null;
-    if (field === undefined) return `limitStop: ${this.total} of ${count} records`;
+    if (field === undefined) return `limitStop: ${groupThousands(this.total)} of ${plural(count, 'record')}`;
     if (limit === null) return `limitStop: ${field} is not in the response (${plural(this.total, 'record')} so far)`;
-    return `limitStop: ${this.total} of ${phpJsonEncode(limit)} records (${field})`;
+    return `limitStop: ${groupThousands(this.total)} of ${phpJsonEncode(limit)} records (${field})`;
   }
 
   protected around(inner: Paginator): Paginator {

@@ -1,0 +1,79 @@
+/**
+ * The structured fields of gex's log lines (`--log-format json`): what a line is about, as data a
+ * log system can filter on, besides the sentence in `msg`. Bound with child loggers
+ * (`logger.child({ configId })`) or given with one call (`logger.info({ records }, '…')`).
+ * The text format leaves them out: its sentence already says them in words.
+ */
+export interface LogFields {
+  componentId?: string;
+  configId?: string;
+  configVersion?: number;
+  /** the row being run; absent for a configuration without rows */
+  rowId?: string;
+  /** the row's folder relative to the data folder */
+  folder?: string;
+  iteration?: number;
+  /** a job's data type */
+  job?: string;
+  /** the job's endpoint (placeholders filled for a child job) */
+  endpoint?: string;
+  method?: string;
+  url?: string;
+  page?: number;
+  pages?: number;
+  records?: number;
+  requests?: number;
+  bytes?: number;
+  /** a table file in out/tables */
+  table?: string;
+  /** rows of a table file */
+  rows?: number;
+  tables?: number | Array<{ file: string; rows: number }>;
+  /** an HTTP status, or how a row ended (success, failed, cancelled, skipped) */
+  status?: number | string;
+  durationMs?: number;
+  attempt?: number;
+  maxRetries?: number;
+  retryInMs?: number;
+  /** a network error code (ECONNRESET, ETIMEDOUT, …) */
+  errorCode?: string;
+  /** user or application (the exit code follows it) */
+  errorKind?: string;
+  stopReason?: string;
+  reason?: string;
+}
+
+const FIELD_NAMES: Record<keyof LogFields, true> = {
+  componentId: true,
+  configId: true,
+  configVersion: true,
+  rowId: true,
+  folder: true,
+  iteration: true,
+  job: true,
+  endpoint: true,
+  method: true,
+  url: true,
+  page: true,
+  pages: true,
+  records: true,
+  requests: true,
+  bytes: true,
+  table: true,
+  rows: true,
+  tables: true,
+  status: true,
+  durationMs: true,
+  attempt: true,
+  maxRetries: true,
+  retryInMs: true,
+  errorCode: true,
+  errorKind: true,
+  stopReason: true,
+  reason: true,
+};
+
+/** Whether a key of a log record is one of gex's structured fields (left out of the text format). */
+export function isStructuredField(key: string): boolean {
+  return Object.hasOwn(FIELD_NAMES, key);
+}
