@@ -13,6 +13,7 @@ import type { RunSummary } from '../../runner/runner.js';
 import { verifyTablesOnDisk } from '../../runner/verify-tables.js';
 import { createCliLogging, type LoggingArgs } from '../logging.js';
 import { cancelOnStop } from '../stop-signals.js';
+import { splitIdList } from '../id-list.js';
 
 export interface RunArgs extends LoggingArgs {
   'data-dir': string;
@@ -40,9 +41,10 @@ export function runCommand(yargs: Argv): Argv {
         .option('row-id', {
           type: 'string',
           array: true,
-          default: env.KBC_CONFIGROWID ? env.KBC_CONFIGROWID.split(',').map((s) => s.trim()).filter(Boolean) : [],
+          default: splitIdList(env.KBC_CONFIGROWID),
+          coerce: splitIdList,
           defaultDescription: '$KBC_CONFIGROWID',
-          describe: 'run only this row (repeatable); disabled rows named here run too',
+          describe: 'run only this row (repeatable or a comma list); disabled rows named here run too',
         })
         .option('store', { type: 'string', describe: 'a SQLite file, a postgres:// database or an http(s) Storage API (else $KBC_URL, $GEX_STORE, gex-store.sqlite)' })
         .option('token', { type: 'string', describe: 'Storage API token for a remote store ($KBC_TOKEN)' })
@@ -69,11 +71,11 @@ export async function runFromCli(args: RunArgs): Promise<number> {
     const waitMs = parseWaitOption(args.wait);
     if (args['config-id']) {
       // loaded on demand: each command pays only for what it uses at start-up
-      const [{ openConfigStore, resolveStoreLocation }, { ConfigurationRunner }] = await Promise.all([
+      const [{ openConfigStore, storeLocationFromArgs }, { ConfigurationRunner }] = await Promise.all([
         import('../../store/open-config-store.js'),
         import('../../runner/runner.js'),
       ]);
-      const location = args.store || env.KBC_URL || resolveStoreLocation(undefined);
+      const location = storeLocationFromArgs(args.store, env);
       const store = await openConfigStore(location, { token: args.token ?? env.KBC_TOKEN, logger, builtinComponents: builtinComponents() });
       let unlock: () => Promise<void> = async () => undefined;
       try {
