@@ -7,8 +7,8 @@ export function changedPaths(before: JsonValue | undefined, after: JsonValue | u
   if (before !== undefined && after !== undefined && stringifyExact(before) === stringifyExact(after)) return found;
   if (isJsonObject(before) && isJsonObject(after)) {
     for (const key of new Set([...before.keys(), ...after.keys()])) changedPaths(before.get(key), after.get(key), limit, [...at, key], found);
-  } else if (Array.isArray(before) && Array.isArray(after) && before.length === after.length) {
-    after.forEach((item, i) => changedPaths(before[i], item, limit, [...at, i], found));
+  } else if (Array.isArray(before) && Array.isArray(after)) {
+    for (let i = 0; i < Math.max(before.length, after.length); i++) changedPaths(before[i], after[i], limit, [...at, i], found);
   } else found.push(at.length ? formatPath(at) : 'the whole body');
   return found;
 }

@@ -53,7 +53,7 @@ export function componentsCommand(yargs: Argv): Argv {
         'Show a component (JSON with --json: its whole definition, secrets encrypted)',
         (c) => jsonOption(storeOptions(c)).positional('id', { type: 'string', demandOption: true }),
         (args) =>
-          withExistingStore({ ...args, 'component-id': args.id }, async (store) => {
+          withExistingStore({ store: args.store, token: args.token, project: args.project, 'component-id': args.id }, async (store) => {
             const component = await store.getComponent(args.id);
             if (args.json) return print(componentToWire(component));
             say(componentLine(component));
