@@ -37,6 +37,7 @@ describe('gex configs, rows and state commands on a Storage API (KBC_URL, KBC_TO
     assert.deepEqual((await cli.json(['rows', 'list', 'r1'])).map((r: { isDisabled: boolean }) => r.isDisabled), [true, true]);
     assert.match(await cli.ok(['rows', 'edit', 'r1', '--row-id', '../../x', '--set', 'parameters.config.jobs[0].endpoint=orders']), /is now version 3/);
     assert.deepEqual(JSON.parse(await cli.ok(['state', 'show', 'r1', '--row-id', '../../x'])), {});
+    assert.match(await cli.ok(['state', 'reset', 'r1', '--row-id', 'second,../../x']), /State of rows second, \.\.\/\.\.\/x of configuration r1 reset to \{\}/);
 
     const exported = await cli.ok(['configs', 'export', 'r1']);
     assert.ok(!exported.includes(SECRET));

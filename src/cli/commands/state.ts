@@ -18,13 +18,14 @@ export function componentState(state: JsonValue, all: boolean): JsonValue {
 /** Resets the state of a configuration, or of each row named, to `{}`. */
 export async function resetState(store: ConfigStore, componentId: string, configId: string, rowIds: string[], json: boolean): Promise<void> {
   const empty = new Map();
+  rowIds = [...new Set(rowIds)];
   if (rowIds.length === 0) await store.updateConfigurationState(componentId, configId, empty);
-  // check every row first, so that an unknown one resets nothing
   else {
+    // an unknown row is named here; then the states are saved as one change (all or none, see saveStates)
     const rows = new Set((await store.listRows(componentId, configId)).map((r) => r.id));
     const unknown = rowIds.filter((id) => !rows.has(id));
     if (unknown.length) throw new UserError(`Configuration ${displayId(configId)} has no row ${unknown.map(displayId).join(', ')}: nothing was reset`);
-    for (const rowId of rowIds) await store.updateRowState(componentId, configId, rowId, empty);
+    await store.saveStates(componentId, configId, rowIds.map((rowId) => ({ rowId, state: empty })));
   }
   if (json) return print(fields({ id: configId, rowIds: rowIds, state: empty }));
   const what = rowIds.length ? `row${rowIds.length > 1 ? 's' : ''} ${rowIds.map(displayId).join(', ')} of ` : '';
