@@ -2,8 +2,10 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { componentsCommand } from './commands/components.js';
 import { configsCommand } from './commands/configs.js';
+import { rowsCommand } from './commands/rows.js';
 import { runCommand } from './commands/run.js';
 import { serveCommand } from './commands/serve.js';
+import { stateCommand } from './commands/state.js';
 import { tokensCommand } from './commands/tokens.js';
 import { ignoreClosedOutput } from './closed-output.js';
 import { loggingOptions } from './logging.js';
@@ -20,5 +22,7 @@ export async function main(argv: string[]): Promise<void> {
   cli = tokensCommand(cli);
   cli = componentsCommand(cli);
   cli = configsCommand(cli);
+  cli = rowsCommand(cli);
+  cli = stateCommand(cli);
   await cli.wrap(null).help().version().parseAsync();
 }

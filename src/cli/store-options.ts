@@ -2,7 +2,7 @@ import type { Argv } from 'yargs';
 import type { Logger } from '../common/logger.js';
 import { builtinComponents, GENERIC_EXTRACTOR_ID } from './builtin-components.js';
 import type { OpenedStore } from '../store/open-config-store.js';
-import { resolveStoreLocation } from '../store/store-location.js';
+import { storeLocationFromArgs } from '../store/store-location.js';
 
 export interface StoreArgs {
   store?: string;
@@ -19,7 +19,7 @@ export function storeOptions<T>(yargs: Argv<T>): Argv<T & StoreArgs> {
   return yargs
     .option('store', {
       type: 'string',
-      describe: 'the embedded store (a SQLite file or a postgres:// URL) or the http(s) address of a Storage API ($GEX_STORE, else gex-store.sqlite)',
+      describe: 'the embedded store (a SQLite file or a postgres:// URL) or the http(s) address of a Storage API ($KBC_URL, else $GEX_STORE, else gex-store.sqlite)',
     })
     .option('token', { type: 'string', describe: 'Storage API token for a remote store ($KBC_TOKEN)' })
     .option('project', { type: 'string', describe: 'project of the embedded store when used without a token (default: "default")' }) as Argv<T & StoreArgs>;
@@ -38,7 +38,7 @@ export function componentOption<T>(yargs: Argv<T>): Argv<T & { 'component-id': s
 export async function openStoreFromArgs(args: StoreArgs, logger?: Logger, options: { mustExist?: boolean } = {}): Promise<OpenedStore> {
   const [{ openConfigStore }, { INTERACTIVE_STORE_RETRY }] = await Promise.all([import('../store/open-config-store.js'), import('../store/remote/retry-budget.js')]);
   // a person is waiting: a remote store that does not answer fails within seconds, not minutes
-  return openConfigStore(resolveStoreLocation(args.store), {
+  return openConfigStore(storeLocationFromArgs(args.store), {
     token: args.token ?? process.env.KBC_TOKEN,
     project: args.project,
     logger,

@@ -32,6 +32,13 @@ export interface StateWrite {
 export interface ConfigStore {
   verifyToken(): Promise<TokenInfo>;
 
+  /**
+   * Runs `work` on a view of this store whose every change belongs to one transaction: all are
+   * kept, or none (when `work` throws). Only the embedded store has it; a Storage API changes one
+   * resource per call, so callers that need all-or-nothing there undo what they did themselves.
+   */
+  inTransaction?<T>(work: (store: ConfigStore) => Promise<T>): Promise<T>;
+
   getComponent(componentId: string): Promise<Component>;
   /** components that have at least one matching configuration, with those configurations */
   listComponents(options?: { componentType?: string; include?: ListInclude[]; isDeleted?: boolean }): Promise<ComponentWithConfigurations[]>;

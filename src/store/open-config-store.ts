@@ -39,7 +39,7 @@ export interface OpenConfigStoreOptions {
 }
 
 /** The store location from an option, else GEX_STORE, else the default file. */
-export { resolveStoreLocation } from './store-location.js';
+export { resolveStoreLocation, storeLocationFromArgs } from './store-location.js';
 
 function containsCipher(value: JsonValue): boolean {
   if (typeof value === 'string') return value.startsWith('KBC::');

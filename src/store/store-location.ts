@@ -15,6 +15,14 @@ export function resolveStoreLocation(option: string | undefined, env: NodeJS.Pro
   return option || env.GEX_STORE || DEFAULT_STORE_FILE;
 }
 
+/**
+ * The store a command uses: `--store`, else `$KBC_URL` (the Storage API of a Keboola job), else
+ * `$GEX_STORE`, else the default file. Every command that opens a store takes it from here.
+ */
+export function storeLocationFromArgs(option: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  return option || env.KBC_URL || resolveStoreLocation(undefined, env);
+}
+
 export function isRemoteStore(location: string): boolean {
   return /^https?:\/\//i.test(location);
 }

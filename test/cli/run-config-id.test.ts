@@ -65,6 +65,21 @@ describe('gex run --config-id (CLI process, SQLite store)', () => {
     assert.equal(summary.stateSaved, false);
   });
 
+  it('takes --row-id as a comma list, like repeating it and like KBC_CONFIGROWID', async () => {
+    for (const [args, extra] of [
+      [['--row-id', 'users,fail'], {}],
+      [['--row-id', 'users', '--row-id', 'fail'], {}],
+      [[], { KBC_CONFIGROWID: 'users, fail' }],
+    ] as const) {
+      const summaryFile = path.join(dir, 'rows.json');
+      const result = await runGex(['run', '--config-id', configId, '--summary', summaryFile, ...args], { ...env(), ...extra });
+      assert.equal(result.code, 1, 'the disabled row "fail" ran because it was named');
+      const summary = JSON.parse(await readFile(summaryFile, 'utf8'));
+      assert.deepEqual(summary.rows.map((r: { id: string; status: string }) => [r.id, r.status]), [['fail', 'failed'], ['users', 'not run']], JSON.stringify(args));
+      await rm(path.join(dir, 'data'), { recursive: true, force: true });
+    }
+  });
+
   it('exits 1 for an unknown row id, listing the rows', async () => {
     const result = await runGex(['run', '--config-id', configId, '--row-id', 'zzz'], env());
     assert.equal(result.code, 1);

@@ -1,47 +1,64 @@
-import { readFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
-import { UserError } from '../../common/errors.js';
-import { decodeJson, JsonSyntaxError } from '../../json/index.js';
-import { isRemoteStore, resolveStoreLocation } from '../../store/store-location.js';
-import { builtinComponents } from '../builtin-components.js';
+import { displayId, displayText } from '../../common/log-text.js';
+import type { Component } from '../../store/types.js';
+import { componentToWire } from '../../store/wire.js';
 import { runCliAction } from '../command-runner.js';
+import { withEmbeddedBackend } from '../embedded-only.js';
+import { readJsonFile } from '../json-input.js';
+import { print, say, withExistingStore } from '../store-command.js';
+import { storeOptions } from '../store-options.js';
 
-interface ImportArgs {
-  file: string;
-  store?: string;
+const jsonOption = <T>(c: Argv<T>) => c.option('json', { type: 'boolean', default: false, describe: 'print JSON' }) as Argv<T & { json: boolean }>;
+
+function componentLine(c: Component, configurations?: number): string {
+  return `${displayId(c.id)}\t${displayText(c.type)}\t${displayText(c.name)}${configurations === undefined ? '' : `\t${configurations} configurations`}`;
 }
 
-/** `gex components import FILE`: registers components (Keboola's shape) in the embedded store. */
+/** `gex components import|list|show`: the component registry. */
 export function componentsCommand(yargs: Argv): Argv {
-  return yargs.command('components <action>', 'Manage the component registry of the embedded store', (y) =>
+  return yargs.command('components <action>', 'Manage the component registry of the embedded store, or list the components of any store', (y) =>
     y
-      .command<ImportArgs>(
+      .command(
         'import <file>',
         'Register the components of a JSON file (an array of components as the Keboola API lists them)',
         (c) =>
           c
             .positional('file', { type: 'string', demandOption: true })
-            .option('store', { type: 'string', describe: 'the embedded store: a SQLite file or a postgres:// URL ($GEX_STORE, else gex-store.sqlite)' }) as Argv<ImportArgs>,
+            .option('store', { type: 'string', describe: 'the embedded store: a SQLite file or a postgres:// URL ($KBC_URL, else $GEX_STORE, else gex-store.sqlite)' }) as Argv<{ file: string; store?: string }>,
         (args) =>
           runCliAction(async () => {
-            const location = resolveStoreLocation(args.store);
-            if (isRemoteStore(location)) throw new UserError('Components are registered in the embedded store: pass --store with a SQLite file or a postgres:// URL');
-            let list;
-            try {
-              list = decodeJson(await readFile(args.file, 'utf8'));
-            } catch (e) {
-              if (e instanceof JsonSyntaxError) throw new UserError(`${args.file} is not valid JSON: ${e.message}`);
-              if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new UserError(`No such file: ${args.file}`);
-              throw e;
-            }
-            const { openEmbeddedStore } = await import('../../store/open-store.js');
-            const backend = await openEmbeddedStore(location, process.env, { builtinComponents: builtinComponents() });
-            try {
+            const list = await readJsonFile(args.file);
+            await withEmbeddedBackend(args.store, 'Components are registered in the embedded store', async (backend) => {
               const ids = await backend.importComponents(list);
-              process.stdout.write(`Registered ${ids.length} component${ids.length === 1 ? '' : 's'}: ${ids.join(', ')}\n`);
-            } finally {
-              await backend.close();
-            }
+              say(`Registered ${ids.length} component${ids.length === 1 ? '' : 's'}: ${ids.map(displayId).join(', ')}`);
+            });
+          }),
+      )
+      .command(
+        'list',
+        'List the components: every registered one on the embedded store; on a Storage API those that have configurations (what its API lists)',
+        (c) => jsonOption(storeOptions(c)),
+        (args) =>
+          withExistingStore({ ...args, 'component-id': '' }, async (store, _args, opened) => {
+            const listed = await store.listComponents();
+            const counts = new Map(listed.map((l) => [l.component.id, l.configurations.length]));
+            const components = opened.backend ? await opened.backend.listComponents() : listed.map((l) => l.component);
+            if (args.json) return print(components.map((c) => componentToWire(c)));
+            if (components.length === 0) say('No components.');
+            for (const c of components) say(componentLine(c, counts.get(c.id) ?? 0));
+          }),
+      )
+      .command(
+        'show <id>',
+        'Show a component (JSON with --json: its whole definition, secrets encrypted)',
+        (c) => jsonOption(storeOptions(c)).positional('id', { type: 'string', demandOption: true }),
+        (args) =>
+          withExistingStore({ store: args.store, token: args.token, project: args.project, 'component-id': args.id }, async (store) => {
+            const component = await store.getComponent(args.id);
+            if (args.json) return print(componentToWire(component));
+            say(componentLine(component));
+            const description = componentToWire(component).get('description');
+            if (typeof description === 'string' && description) say(displayText(description));
           }),
       )
       .demandCommand(1),

@@ -17,6 +17,7 @@ import { dataFolderOfRun, defaultDataDir } from '../data-dir-default.js';
 import { createCliLogging, type LoggingArgs } from '../logging.js';
 import { logTableLocations } from '../table-report.js';
 import { cancelOnStop } from '../stop-signals.js';
+import { splitIdList } from '../id-list.js';
 
 export interface RunArgs extends LoggingArgs {
   /** absent: the default (see defaultDataDir), resolved when the run starts */
@@ -49,9 +50,10 @@ export function runCommand(yargs: Argv): Argv {
         .option('row-id', {
           type: 'string',
           array: true,
-          default: env.KBC_CONFIGROWID ? env.KBC_CONFIGROWID.split(',').map((s) => s.trim()).filter(Boolean) : [],
+          default: splitIdList(env.KBC_CONFIGROWID),
+          coerce: splitIdList,
           defaultDescription: '$KBC_CONFIGROWID',
-          describe: 'run only this row (repeatable); disabled rows named here run too',
+          describe: 'run only this row (repeatable or a comma list); disabled rows named here run too',
         })
         .option('store', { type: 'string', describe: 'a SQLite file, a postgres:// database or an http(s) Storage API (else $KBC_URL, $GEX_STORE, gex-store.sqlite)' })
         .option('token', { type: 'string', describe: 'Storage API token for a remote store ($KBC_TOKEN)' })
@@ -79,11 +81,11 @@ export async function runFromCli(args: RunArgs): Promise<number> {
     if (args['config-id']) {
       const dataDir = args['data-dir'] ?? defaultDataDir(env).dir;
       // loaded on demand: each command pays only for what it uses at start-up
-      const [{ openConfigStore, resolveStoreLocation }, { ConfigurationRunner }] = await Promise.all([
+      const [{ openConfigStore, storeLocationFromArgs }, { ConfigurationRunner }] = await Promise.all([
         import('../../store/open-config-store.js'),
         import('../../runner/runner.js'),
       ]);
-      const location = args.store || env.KBC_URL || resolveStoreLocation(undefined);
+      const location = storeLocationFromArgs(args.store, env);
       const store = await openConfigStore(location, { token: args.token ?? env.KBC_TOKEN, logger, builtinComponents: builtinComponents() });
       let unlock: () => Promise<void> = async () => undefined;
       try {

@@ -79,6 +79,16 @@ export class EmbeddedBackend {
     return createToken(this.db, options);
   }
 
+  /** Every token but the projects' internal ones; never the token text (only its hash is stored). */
+  listTokens(): Promise<TokenInfo[]> {
+    return this.transaction((repo) => repo.listTokens());
+  }
+
+  /** Revokes (deletes) a token; false when there is no such token. Requests with it get 401 from then on. */
+  revokeToken(id: number): Promise<boolean> {
+    return this.transaction((repo) => repo.deleteToken(id));
+  }
+
   listComponents(): Promise<Component[]> {
     return this.transaction((repo) => repo.listComponents());
   }

@@ -2,6 +2,8 @@ import type { JsonValue } from '../../json/index.js';
 import type { ConfigStore, StateWrite } from '../config-store.js';
 import type { SecretCipher } from '../encryption.js';
 import type { Database } from '../sql/database.js';
+import { joinedTransaction } from '../sql/joined-transaction.js';
+import { StoreError } from '../store-error.js';
 import type {
   Component,
   ComponentWithConfigurations,
@@ -37,8 +39,17 @@ import * as states from './states.js';
 export class EmbeddedConfigStore implements ConfigStore {
   private readonly s: ProjectSession;
 
-  constructor(db: Database, cipher: SecretCipher, readonly session: TokenInfo) {
+  constructor(
+    private readonly db: Database,
+    private readonly cipher: SecretCipher,
+    readonly session: TokenInfo,
+  ) {
     this.s = new ProjectSession(db, cipher, session);
+  }
+
+  inTransaction<T>(work: (store: ConfigStore) => Promise<T>): Promise<T> {
+    if (this.session.readOnly) return Promise.reject(StoreError.accessDenied());
+    return this.db.transaction((tx) => work(new EmbeddedConfigStore(joinedTransaction(this.db, tx), this.cipher, this.session)));
   }
 
   async verifyToken(): Promise<TokenInfo> {

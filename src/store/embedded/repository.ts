@@ -119,6 +119,17 @@ export class Repository {
     return row ? tokenInfoFromDb(row) : undefined;
   }
 
+  /** The tokens people use (not the projects' internal ones), oldest first. */
+  async listTokens(): Promise<TokenInfo[]> {
+    const rows = await this.tx.all<DbRow>(`${TOKEN_WITH_PROJECT} WHERE t.internal = 0 ORDER BY t.id`);
+    return rows.map(tokenInfoFromDb);
+  }
+
+  /** Deletes a token that is not internal; whether there was one. */
+  async deleteToken(id: number): Promise<boolean> {
+    return (await this.tx.run('DELETE FROM tokens WHERE id = ? AND internal = 0', [id])).changes > 0;
+  }
+
   async insertToken(token: TokenRecord): Promise<void> {
     await this.tx.run(insertSql(TOKENS), insertValues(TOKENS, token));
   }

@@ -1,0 +1,35 @@
+import { readFile } from 'node:fs/promises';
+import { UserError } from '../common/errors.js';
+import { displayText } from '../common/log-text.js';
+import { decodeJson, JsonSyntaxError, type JsonValue } from '../json/index.js';
+
+/** JSON that a person gives (a file, an edited file): decoded exactly, or an error naming the line and column. */
+
+/** Line and column (1-based) of a character offset, for JSON errors a person can find. */
+export function lineAndColumn(text: string, position: number): string {
+  const before = text.slice(0, Math.max(0, position));
+  const line = before.split('\n').length;
+  return `line ${line}, column ${position - before.lastIndexOf('\n')}`;
+}
+
+/** JSON text decoded, or a user error naming where it is broken. */
+export function decodeJsonText(text: string, source: string): JsonValue {
+  try {
+    return decodeJson(text);
+  } catch (e) {
+    if (e instanceof JsonSyntaxError) throw new UserError(`${source} is not valid JSON (${lineAndColumn(text, e.position)}): ${displayText(e.message)}`);
+    throw e;
+  }
+}
+
+export async function readJsonFile(file: string): Promise<JsonValue> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new UserError(`No such file: ${displayText(file)}`);
+    throw new UserError(`Cannot read ${displayText(file)}: ${(e as Error).message}`);
+  }
+  return decodeJsonText(text, displayText(file));
+}
+

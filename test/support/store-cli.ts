@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import { runGex, type CliResult } from './cli.js';
+
+/** A secret that tests put into configurations: it must never appear in any output of gex. */
+export const SECRET = 'hunter2-plain-secret';
+
+/**
+ * Runs store commands with fixed environment and keeps every output, so a test can check at the
+ * end that no secret leaked into any of them.
+ */
+export class StoreCli {
+  readonly outputs: string[] = [];
+
+  constructor(private readonly env: NodeJS.ProcessEnv) {}
+
+  async run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+    const result = await runGex(args, { ...this.env, ...env });
+    this.outputs.push(result.stdout, result.stderr);
+    return result;
+  }
+
+  /** Runs and expects exit 0; returns stdout. */
+  async ok(args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
+    const result = await this.run(args, env);
+    assert.equal(result.code, 0, `gex ${args.join(' ')} failed: ${result.stderr}`);
+    return result.stdout;
+  }
+
+  /** Runs with --json and parses stdout. */
+  async json<T = any>(args: string[], env: NodeJS.ProcessEnv = {}): Promise<T> {
+    return JSON.parse(await this.ok([...args, '--json'], env)) as T;
+  }
+
+  /** Runs and expects exit 1; returns stderr. */
+  async fails(args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
+    const result = await this.run(args, env);
+    assert.equal(result.code, 1, `gex ${args.join(' ')} should fail with 1, got ${result.code}: ${result.stdout}${result.stderr}`);
+    return result.stderr;
+  }
+
+  assertNoSecretLeaked(secret = SECRET): void {
+    assert.ok(this.outputs.length > 0);
+    for (const output of this.outputs) assert.ok(!output.includes(secret), `the secret appeared in an output:\n${output}`);
+  }
+}
