@@ -84,13 +84,7 @@ export class JobRunner {
   private async run(instance: JobInstance, paginator: Paginator): Promise<JobResult> {
     const { api, client, logger } = this.ctx;
     const { job } = instance;
-    const template: PageRequest = {
-      endpoint: instance.endpoint,
-      params: evaluateParams(job.params, this.ctx.functions, this.ctx.contexts),
-      method: job.method,
-      // with `multiple` pagination a child picks its own scroller (or the default)
-      scroller: job.scroller,
-    };
+    const template = jobTemplate(job, instance.endpoint, this.ctx);
     const label = job.dataType === instance.endpoint ? job.dataType : `${job.dataType} (${instance.endpoint})`;
     logger.info(`Job '${label}': ${job.method} ${instance.endpoint}, ${paginator.describe(template)}`);
     const fetcher = new PageFetcher(client, (page) => buildHttpRequest(page, job.headers, api), paginator, template);
@@ -182,6 +176,17 @@ export class JobRunner {
       }
     }
   }
+}
+
+/** The request a job asks for before pagination varies it: its endpoint, evaluated params and method. */
+export function jobTemplate(job: JobConfig, endpoint: string, ctx: Pick<JobRunContext, 'functions' | 'contexts'>): PageRequest {
+  return {
+    endpoint,
+    params: evaluateParams(job.params, ctx.functions, ctx.contexts),
+    method: job.method,
+    // with `multiple` pagination a child picks its own scroller (or the default)
+    scroller: job.scroller,
+  };
 }
 
 /**
