@@ -1,5 +1,6 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
+import { checkCommand } from './commands/check.js';
 import { componentsCommand } from './commands/components.js';
 import { configsCommand } from './commands/configs.js';
 import { runCommand } from './commands/run.js';
@@ -16,6 +17,7 @@ export async function main(argv: string[]): Promise<void> {
   let cli = yargs(hideBin(argv)).scriptName('gex').strict().demandCommand(1, 'Name a command: gex <command> --help');
   cli = loggingOptions(cli);
   cli = runCommand(cli);
+  cli = checkCommand(cli);
   cli = serveCommand(cli);
   cli = tokensCommand(cli);
   cli = componentsCommand(cli);

@@ -70,10 +70,7 @@ export class JobRunner {
 
   /** A top-level job with the configuration's `userData` and a fresh paginator. */
   runTopLevel(job: JobConfig, configUserData: JsonObject, paginator: Paginator): Promise<JobResult> {
-    // GE: array_merge(config userData, job userData) when the config has any (integer keys renumbered)
-    const own = this.jobUserData(job);
-    const injected = configUserData.size > 0 ? phpArrayMerge(configUserData, own) : own;
-    return this.run({ job, endpoint: job.endpoint, injected, ancestors: [], resolved: [] }, paginator);
+    return this.run({ job, endpoint: job.endpoint, injected: topLevelUserData(job, configUserData, this.ctx), ancestors: [], resolved: [] }, paginator);
   }
 
   /** `userData` of a job: an object, or a scalar as `job_parent_id`; values may be functions. */
@@ -176,6 +173,12 @@ export class JobRunner {
       }
     }
   }
+}
+
+/** The columns a top-level job adds to its records: GE's array_merge(config userData, job userData) when the config has any (integer keys renumbered). */
+export function topLevelUserData(job: JobConfig, configUserData: JsonObject, ctx: Pick<JobRunContext, 'functions' | 'contexts'>): JsonObject {
+  const own = evaluateUserData(job.userData, 'job_parent_id', ctx);
+  return configUserData.size > 0 ? phpArrayMerge(configUserData, own) : own;
 }
 
 /** The request a job asks for before pagination varies it: its endpoint, evaluated params and method. */
