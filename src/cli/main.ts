@@ -4,6 +4,7 @@ import { checkCommand } from './commands/check.js';
 import { componentsCommand } from './commands/components.js';
 import { configsCommand } from './commands/configs.js';
 import { runCommand } from './commands/run.js';
+import { schemaCommand } from './commands/schema.js';
 import { serveCommand } from './commands/serve.js';
 import { tokensCommand } from './commands/tokens.js';
 import { ignoreClosedOutput } from './closed-output.js';
@@ -18,6 +19,7 @@ export async function main(argv: string[]): Promise<void> {
   cli = loggingOptions(cli);
   cli = runCommand(cli);
   cli = checkCommand(cli);
+  cli = schemaCommand(cli);
   cli = serveCommand(cli);
   cli = tokensCommand(cli);
   cli = componentsCommand(cli);
