@@ -1,29 +1,25 @@
 import { mkdir } from 'node:fs/promises';
-import { ConfigError, UserError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import { displayText } from '../common/log-text.js';
 import { groupThousands, plural } from '../common/text.js';
-import { isJsonObject, type JsonObject, type JsonValue } from '../json/index.js';
-import { phpEmpty, phpIntCast } from '../php/index.js';
-import { allowedHostsRule, checkAllowedHosts } from './config/allowed-hosts.js';
-import { apiName, buildApiSettings } from './config/api-settings.js';
+import type { JsonObject, JsonValue } from '../json/index.js';
+import { allowedHostsRule } from './config/allowed-hosts.js';
 import { DataFolder, type DataFolderInput } from './data-folder.js';
 import { ExtractorState } from './extractor-state.js';
-import { parseJobList } from './config/job-config.js';
-import { checkOutputNames, outputBucket } from './config/output-names.js';
-import { validateParameters } from './config/validate.js';
-import { warnUnknownKeys } from './config/unknown-keys.js';
+import { outputBucket } from './config/output-names.js';
+import { unknownKeyWarning } from './config/unknown-keys.js';
 import { HttpClient } from './http/http-client.js';
 import { maxResponseBytesFromEnv } from './http/response-size.js';
 import { RetryPolicy } from './http/retry-policy.js';
 import { evaluateUserData, JobRunner } from './job-runner.js';
-import { flattenContext, UserFunctions, type FunctionContexts } from './functions/user-functions.js';
+import { UserFunctions } from './functions/user-functions.js';
 import { OutputWriter, type WrittenTable } from './output/output-writer.js';
 import { createPaginator } from './pagination/factory.js';
+import { checkBeforeRequests, compatLevel, prepareIteration } from './pre-request-checks.js';
 import { RunProgress } from './run-progress.js';
 import type { ProgressLine } from '../common/progress-line.js';
 import { SecretMasker } from '../common/secret-masker.js';
-import { AwsSigner, awsCredentials, createAuth, maskingLogger, SYSTEM_RUNTIME, type AuthRuntime } from './auth/index.js';
+import { AwsSigner, awsCredentials, maskingLogger, SYSTEM_RUNTIME, type AuthRuntime } from './auth/index.js';
 
 export interface ExtractOptions {
   dataDir: string;
@@ -59,35 +55,6 @@ export interface ExtractionResult {
   durationMs: number;
 }
 
-/** Infrastructure options of GE that gex does not offer: refused, never silently ignored. */
-function refuseUnsupported(parameters: JsonObject): void {
-  const refuse = (where: string, what: string, fix: string) => {
-    throw new ConfigError(where, `${what} is not supported by gex`, fix);
-  };
-  if (!phpEmpty(parameters.get('sshProxy'))) refuse('parameters.sshProxy', 'an SSH tunnel', 'Reach the API directly (e.g. run gex inside the network) or use Generic Extractor');
-}
-
-/**
- * The configurations of a run: `config` itself, or one per item of `parameters.iterations`, each
- * the config with the iteration's keys replacing its own (a shallow merge, like GE).
- */
-export function iterationConfigs(parameters: JsonObject): JsonObject[] {
-  const config = parameters.get('config') as JsonObject;
-  const iterations = parameters.get('iterations');
-  if (!Array.isArray(iterations) || iterations.length === 0) return [config];
-  return iterations.map((iteration, i) => {
-    if (!isJsonObject(iteration)) throw new ConfigError(`parameters.iterations[${i}]`, 'must be an object', 'An iteration looks like {"accountId": 123}');
-    const merged = new Map(config);
-    for (const [k, v] of iteration) merged.set(k, v);
-    return merged;
-  });
-}
-
-function compatLevel(config: JsonObject): number {
-  const level = config.get('compatLevel');
-  return phpEmpty(level) ? 3 : phpIntCast(level);
-}
-
 /** Runs a Generic Extractor configuration on a data folder (Keboola common interface). */
 export async function extract(input: DataFolderInput, options: ExtractOptions): Promise<ExtractionResult> {
   // secrets the auth obtains at run time are hidden in every log line: by the run's masker, or
@@ -109,23 +76,6 @@ function hideSecretsIn(error: unknown, secrets: SecretMasker): unknown {
   error.message = secrets.mask(error.message);
   if (stack !== undefined) error.stack = secrets.mask(stack);
   return error;
-}
-
-/** The checks GE makes before any request; returns what the run needs of the configuration. */
-async function checkBeforeRequests(input: DataFolderInput, logger: Logger, signal: AbortSignal | undefined): Promise<{ apiNode: JsonObject; configs: JsonObject[] }> {
-  if (input.action !== 'run') {
-    throw new UserError(`Action '${input.action}' is not supported: gex runs extractions only (action "run").`);
-  }
-  signal?.throwIfAborted();
-  const parameters = input.parameters;
-  await validateParameters(parameters);
-  // GE ignores keys it does not know and so does gex, but a typo must not pass unnoticed
-  warnUnknownKeys(parameters, logger);
-  const apiNode = parameters.get('api') as JsonObject;
-  refuseUnsupported(parameters);
-  const configs = iterationConfigs(parameters);
-  checkOutputNames(parameters, configs, apiName(apiNode));
-  return { apiNode, configs };
 }
 
 /** What every iteration of a run shares. */
@@ -152,7 +102,7 @@ interface RunTotals {
 }
 
 async function runExtraction(input: DataFolderInput, options: ExtractOptions, secrets: SecretMasker, logger: Logger): Promise<ExtractionResult> {
-  const { apiNode, configs } = await checkBeforeRequests(input, logger, options.signal);
+  const { apiNode, configs } = await checkBeforeRequests(input, (unknown) => logger.warn(unknownKeyWarning(unknown)), options.signal);
   // checked before any request, as GE's Executor does; one signer for every configuration
   const credentials = awsCredentials(input.parameters);
   const signer = credentials ? new AwsSigner(credentials, options.authRuntime?.now ?? SYSTEM_RUNTIME.now, secrets) : undefined;
@@ -201,24 +151,8 @@ async function runExtraction(input: DataFolderInput, options: ExtractOptions, se
 
 /** One configuration (of `iterations`): its API settings, auth and client, then its jobs in order. */
 async function runIteration(config: JsonObject, run: RunContext, totals: RunTotals): Promise<void> {
-  const { apiNode, functions, logger, secrets, input, options } = run;
-  const attributes = new Map(config);
-  attributes.delete('jobs');
-  const contexts: FunctionContexts = { attr: flattenContext(attributes), time: run.time };
-  const api = buildApiSettings(apiNode, config, (v) => functions.evaluate(v, { attr: contexts.attr }));
-  const auth = createAuth({
-    api: apiNode,
-    attributes,
-    attr: contexts.attr,
-    authorization: input.authorization,
-    settings: api,
-    functions,
-    logger,
-    secrets,
-    runtime: options.authRuntime,
-  });
-  const jobs = parseJobList(config.get('jobs'), 'parameters.config.jobs');
-  checkAllowedHosts(input.imageParameters, api.baseUrl, jobs);
+  const { functions, logger, secrets, options } = run;
+  const { contexts, api, auth, jobs } = prepareIteration(config, { ...run, authRuntime: options.authRuntime });
   const client = new HttpClient({
     retry: new RetryPolicy(api.retry),
     connectTimeoutMs: api.connectTimeoutMs,

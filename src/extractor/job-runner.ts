@@ -71,10 +71,7 @@ export class JobRunner {
 
   /** A top-level job with the configuration's `userData` and a fresh paginator. */
   runTopLevel(job: JobConfig, configUserData: JsonObject, paginator: Paginator): Promise<JobResult> {
-    // GE: array_merge(config userData, job userData) when the config has any (integer keys renumbered)
-    const own = this.jobUserData(job);
-    const injected = configUserData.size > 0 ? phpArrayMerge(configUserData, own) : own;
-    return this.run({ job, endpoint: job.endpoint, injected, ancestors: [], resolved: [] }, paginator);
+    return this.run({ job, endpoint: job.endpoint, injected: topLevelUserData(job, configUserData, this.ctx), ancestors: [], resolved: [] }, paginator);
   }
 
   /** `userData` of a job: an object, or a scalar as `job_parent_id`; values may be functions. */
@@ -87,13 +84,7 @@ export class JobRunner {
     const { job } = instance;
     // every line of this job instance (its retries included) says which job and endpoint it is about
     const logger = this.ctx.logger.child({ job: job.dataType, endpoint: instance.endpoint });
-    const template: PageRequest = {
-      endpoint: instance.endpoint,
-      params: evaluateParams(job.params, this.ctx.functions, this.ctx.contexts),
-      method: job.method,
-      // with `multiple` pagination a child picks its own scroller (or the default)
-      scroller: job.scroller,
-    };
+    const template = jobTemplate(job, instance.endpoint, this.ctx);
     // configuration text, and a child's endpoint holds values from responses: one safe token for logs and the terminal
     const label = displayText(job.dataType === instance.endpoint ? job.dataType : `${job.dataType} (${instance.endpoint})`);
     logger.info({ method: job.method }, `Job '${label}': ${job.method} ${displayText(instance.endpoint)}, ${paginator.describe(template)}`);
@@ -188,6 +179,23 @@ export class JobRunner {
       }
     }
   }
+}
+
+/** The columns a top-level job adds to its records: GE's array_merge(config userData, job userData) when the config has any (integer keys renumbered). */
+export function topLevelUserData(job: JobConfig, configUserData: JsonObject, ctx: Pick<JobRunContext, 'functions' | 'contexts'>): JsonObject {
+  const own = evaluateUserData(job.userData, 'job_parent_id', ctx);
+  return configUserData.size > 0 ? phpArrayMerge(configUserData, own) : own;
+}
+
+/** The request a job asks for before pagination varies it: its endpoint, evaluated params and method. */
+export function jobTemplate(job: JobConfig, endpoint: string, ctx: Pick<JobRunContext, 'functions' | 'contexts'>): PageRequest {
+  return {
+    endpoint,
+    params: evaluateParams(job.params, ctx.functions, ctx.contexts),
+    method: job.method,
+    // with `multiple` pagination a child picks its own scroller (or the default)
+    scroller: job.scroller,
+  };
 }
 
 /**

@@ -8,15 +8,15 @@ import type { ProgressLine } from '../common/progress-line.js';
 import type { SecretMasker } from '../common/secret-masker.js';
 import { DataFolder } from '../extractor/data-folder.js';
 import { extract } from '../extractor/extractor.js';
-import { isJsonObject, stringifyExact, type JsonObject, type JsonValue } from '../json/index.js';
+import { stringifyExact, type JsonObject, type JsonValue } from '../json/index.js';
 import type { OpenedStore } from '../store/open-config-store.js';
 import type { StateWrite } from '../store/config-store.js';
 import { StateSaveFailed, type StateOwner } from '../store/state-save-failed.js';
-import { StoreError } from '../store/store-error.js';
-import type { Configuration, Row } from '../store/types.js';
+import type { Row } from '../store/types.js';
 import { componentConfigFile, mergeRowConfiguration, splitConfiguration } from './effective-configuration.js';
 import { planRows } from './row-plan.js';
 import { RunFolders, type RunFolder } from './run-folders.js';
+import { componentImageParameters, decryptedInput, loadConfiguration } from './unit-input.js';
 import { componentState, redactSecrets, storedState } from './stored-state.js';
 
 export interface RunOptions {
@@ -160,27 +160,15 @@ export class ConfigurationRunner {
     return this.summary;
   }
 
-  private async loadConfiguration(): Promise<Configuration> {
-    const { store, componentId, configId } = this.options;
-    try {
-      return await store.store.getConfiguration(componentId, configId);
-    } catch (error) {
-      if (error instanceof StoreError && error.status === 404) {
-        throw new UserError(`Configuration ${displayId(configId)} of component ${displayId(componentId)} not found in ${store.location}: ${displayText(error.message)}`);
-      }
-      throw error;
-    }
-  }
-
   private async execute(): Promise<void> {
     const { componentId, configId } = this.options;
     const logger = this.logger;
-    const configuration = await this.loadConfiguration();
+    const configuration = await loadConfiguration(this.options.store, componentId, configId);
     this.summary.configVersion = configuration.version;
     if (configuration.isDisabled && !this.options.force) {
       throw new UserError(`Configuration ${displayId(configId)} is disabled. Enable it in the store, or run it anyway with --force.`);
     }
-    const imageParameters = await this.imageParameters();
+    const imageParameters = await componentImageParameters(this.options.store, componentId);
     const plan = planRows(configuration, this.options.rowIds);
     logger.info(
       { configVersion: configuration.version, rows: configuration.rows.length },
@@ -239,18 +227,6 @@ export class ConfigurationRunner {
     this.summary.message = 'Component processing finished.';
   }
 
-  /** Image parameters come from the component registry, at run time, never from the configuration. */
-  private async imageParameters(): Promise<JsonObject> {
-    try {
-      const component = await this.options.store.store.getComponent(this.options.componentId);
-      const data = isJsonObject(component.definition) ? component.definition.get('data') : undefined;
-      const params = isJsonObject(data) ? data.get('image_parameters') : undefined;
-      return isJsonObject(params) ? params : new Map();
-    } catch {
-      return new Map();
-    }
-  }
-
   /** The run's logger for one unit: its lines name the row. */
   private unitLogger(unit: Unit): Logger {
     return unit.row ? this.logger.child({ rowId: unit.row.id }) : this.logger;
@@ -269,13 +245,7 @@ export class ConfigurationRunner {
     const stored = splitConfiguration(unit.configuration);
     if (stored.processors !== undefined) logger.debug('processors are not passed to the component');
     const storedComponentState = componentState(unit.state);
-    // secrets are decrypted in memory only; what goes to disk keeps the stored (encrypted) form
-    const parameters = (await store.decryptSecrets(componentId, stored.parameters)) as JsonObject;
-    const authorization = (await store.decryptSecrets(componentId, stored.authorization)) as JsonObject;
-    const state = (await store.decryptSecrets(componentId, storedComponentState)) as JsonObject;
-    // the registry's secrets too: config.json keeps their cipher, the component gets the plaintext
-    const plainImageParameters = (await store.decryptComponentSecrets(componentId, imageParameters)) as JsonObject;
-    for (const value of [parameters, authorization, state, plainImageParameters]) this.options.masker.addFromConfig(value);
+    const input = await decryptedInput(store, componentId, stored, storedComponentState, imageParameters, this.options.masker);
 
     // the row's folder is a data folder: config.json records what the row ran with (secrets encrypted)
     await this.folders.prepare(unit.folder);
@@ -283,7 +253,7 @@ export class ConfigurationRunner {
     await data.writeInput(componentConfigFile(stored, imageParameters), storedComponentState);
     try {
       const result = await extract(
-        { parameters, action: 'run', imageParameters: plainImageParameters, authorization, state },
+        input,
         { dataDir: unit.folder.dir, logger, masker: this.options.masker, progressLine: this.options.progressLine, signal: this.options.signal, now: () => Math.floor(this.now() / 1000) },
       );
       const outState = result.state;

@@ -7,29 +7,23 @@ import { limitHeapGrowth } from '../../common/heap-growth.js';
 import type { Logger } from '../../common/logger.js';
 import type { ProgressLine } from '../../common/progress-line.js';
 import type { SecretMasker } from '../../common/secret-masker.js';
-import { builtinComponents, GENERIC_EXTRACTOR_ID } from '../builtin-components.js';
+import { builtinComponents } from '../builtin-components.js';
 import { lockForRun, parseWaitOption } from '../../runner/run-lock/run-locks.js';
 import type { RunSummary } from '../../runner/runner.js';
 import { verifyTablesOnDisk } from '../../runner/verify-tables.js';
 import { displayText } from '../../common/log-text.js';
 import { formatSeconds, plural } from '../../common/text.js';
 import { dataFolderOfRun, defaultDataDir } from '../data-dir-default.js';
-import { createCliLogging, type LoggingArgs } from '../logging.js';
+import { createCliLogging } from '../logging.js';
 import { logTableLocations } from '../table-report.js';
+import { targetOptions, type TargetArgs } from '../target-options.js';
 import { cancelOnStop } from '../stop-signals.js';
-import { splitIdList } from '../id-list.js';
 
-export interface RunArgs extends LoggingArgs {
-  /** absent: the default (see defaultDataDir), resolved when the run starts */
-  'data-dir'?: string;
-  'config-id'?: string;
-  'component-id': string;
-  'row-id': string[];
-  store?: string;
-  token?: string;
+export interface RunArgs extends TargetArgs {
   summary?: string;
   force: boolean;
   wait?: string;
+  'dry-run': boolean;
 }
 
 const env = process.env;
@@ -39,34 +33,24 @@ export function runCommand(yargs: Argv): Argv {
     'run',
     'Run an extraction: a stored configuration (--config-id) row by row, or a data folder (config.json → out/tables)',
     (y) =>
-      y
-        .option('data-dir', {
-          type: 'string',
-          defaultDescription: '$KBC_DATADIR, else /data inside a container, ./data elsewhere',
-          describe: 'the data folder (Keboola common interface)',
-        })
-        .option('config-id', { type: 'string', default: env.KBC_CONFIGID || undefined, defaultDescription: '$KBC_CONFIGID', describe: 'run this stored configuration' })
-        .option('component-id', { type: 'string', default: env.KBC_COMPONENTID || GENERIC_EXTRACTOR_ID, defaultDescription: `$KBC_COMPONENTID or ${GENERIC_EXTRACTOR_ID}` })
-        .option('row-id', {
-          type: 'string',
-          array: true,
-          default: splitIdList(env.KBC_CONFIGROWID),
-          coerce: splitIdList,
-          defaultDescription: '$KBC_CONFIGROWID',
-          describe: 'run only this row (repeatable or a comma list); disabled rows named here run too',
-        })
-        .option('store', { type: 'string', describe: 'a SQLite file, a postgres:// database or an http(s) Storage API (else $KBC_URL, $GEX_STORE, gex-store.sqlite)' })
-        .option('token', { type: 'string', describe: 'Storage API token for a remote store ($KBC_TOKEN)' })
+      targetOptions(y, 'run')
         .option('summary', { type: 'string', describe: 'write a JSON summary of the run to this file' })
         .option('force', { type: 'boolean', default: false, describe: 'run a disabled configuration' })
+        .option('dry-run', { type: 'boolean', default: false, describe: 'print the first request of each job a run would send, then stop: nothing is sent or written' })
         .option('wait', {
           type: 'string',
           describe: 'when another run holds the data folder or the configuration, wait for it: up to SECONDS, or an hour without a value (default: fail at once)',
         }) as Argv<RunArgs>,
     async (args) => {
-      process.exitCode = await runFromCli(args);
+      process.exitCode = args['dry-run'] ? await dryRunFromCli(args) : await runFromCli(args);
     },
   );
+}
+
+/** `gex run --dry-run`: the check of what a run would run (its rows), without sending a request. */
+async function dryRunFromCli(args: RunArgs): Promise<number> {
+  const { checkFromCli } = await import('./check.js');
+  return checkFromCli(args, { select: 'run', sendRequests: false, json: false, force: args.force });
 }
 
 /** `gex run`: returns the exit code (0 ok, 1 user error, 2 application error). */

@@ -20,6 +20,8 @@ export interface WrittenTable {
   bucket: string | null;
   table: string;
   rows: number;
+  /** the header row (empty for a table without columns) */
+  columns: string[];
 }
 
 /** What the parser of a config (iteration) depends on. */
@@ -125,14 +127,14 @@ export class OutputWriter {
           const file = writableFileName(bucket, table.name);
           await moveFile(table.csv.file, resolveInside(staging, file));
           await writeFile(resolveInside(staging, `${file}.manifest`), parserManifest(bucket, table.name, incremental, table.primaryKey));
-          written.set(file, { file, bucket, table: table.name, rows: table.csv.rows });
+          written.set(file, { file, bucket, table: table.name, rows: table.csv.rows, columns: table.csv.header });
         }
       }
       const exists = (file: string) => written.has(file) || existsSync(resolveInside(this.outTablesDir, file));
       for (const table of missingTables(this.mappedConfigs, (bucket, name) => exists(writableFileName(bucket, name)))) {
         await writeFile(resolveInside(staging, table.file), phpStringBytes(csvLine(table.header)));
         await writeFile(resolveInside(staging, `${table.file}.manifest`), table.manifest);
-        written.set(table.file, { file: table.file, bucket: table.bucket, table: table.name, rows: 0 });
+        written.set(table.file, { file: table.file, bucket: table.bucket, table: table.name, rows: 0, columns: table.header });
         this.logger.debug(`Created the missing mapped table ${table.file} (header only)`);
       }
       signal?.throwIfAborted();

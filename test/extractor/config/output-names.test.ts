@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { ConfigError, UserError } from '../../../src/common/errors.js';
 import { apiName } from '../../../src/extractor/config/api-settings.js';
 import { checkOutputNames } from '../../../src/extractor/config/output-names.js';
-import { iterationConfigs } from '../../../src/extractor/extractor.js';
+import { iterationConfigs } from '../../../src/extractor/pre-request-checks.js';
 import { bucketNameProblem, responseTableNameCheck, TableNameError, tableFileName, tableFileProblem } from '../../../src/extractor/output/table-files.js';
 import { decodeJson, type JsonObject } from '../../../src/json/index.js';
 import { runOutput } from '../../support/output.js';

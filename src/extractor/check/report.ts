@@ -1,0 +1,65 @@
+/**
+ * What `gex check` and `gex run --dry-run` find, as data: the text and the JSON output are both
+ * rendered from it. Every text in it is masked when it is made (secrets hidden); control
+ * characters are escaped when it is rendered.
+ */
+
+/** A request as it would be sent: the first of a top-level job. */
+export interface RequestPreview {
+  method: string;
+  url: string;
+  headers: Array<[string, string]>;
+  body?: string;
+  /** what the preview cannot show (a login request, a signature made when sending) */
+  notes: string[];
+}
+
+/** The answer to a first request sent by `gex check --request`. */
+export interface ProbeResult {
+  status?: number;
+  statusMessage?: string;
+  ms: number;
+  /** bytes of the body once decompressed */
+  bytes?: number;
+  /** records found (at `dataField`, or where GE looks without one) */
+  records?: number;
+  /** with no records found: the top-level keys of the response, to choose a dataField from */
+  topLevelKeys?: string[];
+  /** the CSV tables (and their columns) this page would produce */
+  tables?: Array<{ table: string; columns: string[] }>;
+  /** the request failed (exit 1) */
+  error?: string;
+  /** the response was read but not analysed in full */
+  warning?: string;
+}
+
+export interface JobCheck {
+  /** 1-based, null without `iterations` */
+  iteration: number | null;
+  job: string;
+  request?: RequestPreview;
+  response?: ProbeResult;
+}
+
+/** One configuration checked: a data folder, a stored configuration without rows, or one row. */
+export interface UnitCheck {
+  label: string;
+  rowId: string | null;
+  /** passes every check a run makes before its first request */
+  valid: boolean;
+  error?: { message: string; path?: string };
+  warnings: string[];
+  jobs: JobCheck[];
+}
+
+export interface CheckReport {
+  /** every unit valid and every request sent answered */
+  ok: boolean;
+  units: UnitCheck[];
+  /** problems of the whole check (a disabled configuration) */
+  warnings: string[];
+}
+
+export function reportOk(units: UnitCheck[]): boolean {
+  return units.every((u) => u.valid && u.jobs.every((j) => j.response?.error === undefined));
+}
