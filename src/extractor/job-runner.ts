@@ -105,6 +105,7 @@ export class JobRunner {
     let pages = 0;
     let records = 0;
     const finish = (stopReason: string): JobResult => {
+      progress.expectRecords(undefined);
       logger.info({ pages, records, stopReason }, `Job '${label}' finished: ${plural(pages, 'page')}, ${plural(records, 'record')}; stopped: ${stopReason}`);
       return { pages, records, stopReason };
     };
@@ -133,6 +134,10 @@ export class JobRunner {
       await parser.settle();
       pages++;
       records += data.length;
+      // a limitStop knows where the job ends: the progress line shows an ETA for the rest of it
+      const expected = paginator.expectedRecords?.();
+      const before = progress.records - (records - data.length);
+      progress.expectRecords(expected === undefined ? undefined : before + Math.max(expected, records));
       progress.page(label, data.length);
       if (logger.isLevelEnabled('debug')) {
         const durationMs = Date.now() - started;

@@ -71,8 +71,8 @@ export class RunProgress {
   }
 
   /**
-   * The hook for an ETA: a source that knows how many records the run will have in all (none does
-   * yet: pagenum and offset do not know the last page) calls this; undefined forgets it.
+   * The total records the run will have once the current job ends, when its paginator knows where
+   * it ends (a limitStop: its count, or the total an API reports at its field); undefined forgets it.
    */
   expectRecords(total: number | undefined): void {
     this.expected = total;

@@ -51,6 +51,22 @@ describe('gex run: the progress line on a real terminal (pseudo-terminal via scr
     assert.ok(output.indexOf('\r\x1b[K', lastDraw + 1) > lastDraw, 'the last draw was cleared');
   });
 
+  it('shows an ETA when a limitStop says where the job ends', async () => {
+    const parameters = pagedParameters(api) as { api: { pagination: Record<string, unknown> } };
+    parameters.api.pagination.limitStop = { count: 4 };
+    const limited = await makeDataDir({ parameters });
+    try {
+      const gex = startGexInTerminal(['run', '--data-dir', limited], {}, 100);
+      // 2 of 4 records after two pages, page 3 held: the rest of the job is timed
+      await gex.waitFor(/\r\x1b\[K\[0:0\d\] users: 2 pages, 2 records, [\d,]+ records\/s, ETA \d+:\d\d/);
+      api.release();
+      const { code } = await gex.exited;
+      assert.equal(code, 0, gex.output());
+    } finally {
+      await rm(limited, { recursive: true, force: true });
+    }
+  });
+
   it('draws nothing when stdout and stderr are not a terminal', async () => {
     api.release();
     const result = await runGex(['run', '--data-dir', dir]);

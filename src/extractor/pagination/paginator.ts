@@ -58,6 +58,11 @@ export interface Paginator {
    * Must not change the paginator's state.
    */
   predict?(job: PageRequest, count: number): PageRequest[];
+  /**
+   * How many records the job will have in all, once a received page told (limitStop); undefined
+   * while unknown. Only the progress line's ETA uses it.
+   */
+  expectedRecords?(): number | undefined;
 }
 
 /**

@@ -167,6 +167,23 @@ describe('pagination stop conditions', () => {
       });
     }
 
+    it('knows the job total for an ETA: the count, or the numeric field value of the last page', () => {
+      const counted = new LimitStop(new EndlessMethod(), { count: 500 });
+      assert.equal(counted.expectedRecords(), 500);
+      const field = new LimitStop(new EndlessMethod(), { field: 'meta.total' });
+      field.first(jobRequest());
+      assert.equal(field.expectedRecords(), undefined, 'unknown before the first page');
+      field.next(jobRequest(), page({ meta: { total: '1200' }, items: [1] }));
+      assert.equal(field.expectedRecords(), 1200);
+      field.next(jobRequest(), page({ meta: { total: 'lots' }, items: [1] }));
+      assert.equal(field.expectedRecords(), undefined, 'a non-numeric total gives no ETA');
+      field.first(jobRequest());
+      assert.equal(field.expectedRecords(), undefined, 'forgotten for the next job');
+      // decorators forward it: a forceStop around a limitStop
+      const wrapped = paginatorFor({ method: 'pagenum', limitStop: { count: 7 }, forceStop: { pages: 3 } });
+      assert.equal(wrapped.expectedRecords?.(), 7);
+    });
+
     it('a missing field stops after the first page', () => {
       const limit = paginatorFor({ method: 'pagenum', limitStop: { field: 'meta.total' } });
       assert.equal(stopReason(limit.next(jobRequest(), page(ids(1)))), 'limitStop: meta.total is not in the response (1 record so far)');

@@ -1,5 +1,6 @@
 import { ConfigError } from '../../../common/errors.js';
-import { getDataFromPath, phpEmpty, phpGreaterOrEqual, phpIntCast, phpJsonEncode } from '../../../php/index.js';
+import type { JsonValue } from '../../../json/index.js';
+import { getDataFromPath, phpEmpty, phpGreaterOrEqual, phpIntCast, phpIsNumeric, phpJsonEncode } from '../../../php/index.js';
 import { groupThousands, plural } from '../../../common/text.js';
 import { describeValue, type PaginationOptions } from '../options.js';
 import type { Paginator, ReceivedPage } from '../paginator.js';
@@ -26,6 +27,8 @@ export function limitStopSettings(options: PaginationOptions): LimitStopSettings
  */
 export class LimitStop extends StopCondition {
   private total = 0;
+  /** the limit the last page gave (`count`, or the value at `field`) */
+  private limit: JsonValue | undefined;
 
   constructor(
     inner: Paginator,
@@ -41,16 +44,26 @@ export class LimitStop extends StopCondition {
 
   protected override onFirst(): void {
     this.total = 0;
+    this.limit = undefined;
   }
 
   protected override onReset(): void {
     this.total = 0;
+    this.limit = undefined;
+  }
+
+  /** The job ends at the limit (or earlier, when pages run out): the best total there is for an ETA. */
+  override expectedRecords(): number | undefined {
+    const limit = this.settings.field === undefined ? this.settings.count : this.limit;
+    if (limit !== undefined && phpIsNumeric(limit)) return Math.max(0, phpIntCast(limit));
+    return super.expectedRecords();
   }
 
   protected stopReason(page: ReceivedPage): string | null {
     this.total += page.data.length;
     const { field, count } = this.settings;
     const limit = field === undefined ? count : (getDataFromPath(page.response, field) ?? null);
+    this.limit = limit;
     if (!phpGreaterOrEqual(this.total, limit)) return null;
     if (field === undefined) return `limitStop: ${groupThousands(this.total)} of ${plural(count, 'record')}`;
     if (limit === null) return `limitStop: ${field} is not in the response (${plural(this.total, 'record')} so far)`;

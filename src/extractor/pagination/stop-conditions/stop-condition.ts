@@ -42,6 +42,10 @@ export abstract class StopCondition implements Paginator {
     return this.inner.predict?.(job, count) ?? [];
   }
 
+  expectedRecords(): number | undefined {
+    return this.inner.expectedRecords?.();
+  }
+
   reset(): void {
     this.onReset();
     this.inner.reset();
