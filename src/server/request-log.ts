@@ -48,7 +48,8 @@ function loggableQuery(query: string, token: string | undefined): string {
       const shownName = holdsToken(name, token) ? HIDDEN : name;
       if (eq < 0) return shownName;
       const value = pair.slice(eq + 1);
-      return `${shownName}=${SHOWN_PARAMETERS.has(decoded(name)) && PLAIN_VALUE.test(value) ? value : HIDDEN}`;
+      const shown = SHOWN_PARAMETERS.has(decoded(name)) && PLAIN_VALUE.test(value) && !holdsToken(value, token);
+      return `${shownName}=${shown ? value : HIDDEN}`;
     })
     .join('&');
 }
