@@ -47,6 +47,9 @@ const common = <T>(y: Argv<T>) => componentOption(storeOptions(y)).option('json'
 export function configsCommand(yargs: Argv): Argv {
   return yargs.command('configs <action>', 'Inspect and manage stored configurations', (y) =>
     y
+      .example('$0 configs list --store gex-store.sqlite', 'the configurations of Generic Extractor in the local store')
+      .example('$0 configs get 123 --store https://gex.example.com --token $KBC_TOKEN --json', 'one configuration with its rows, as JSON')
+      .example('$0 configs rollback 123 4 --store gex-store.sqlite', 'restore version 4 of configuration 123 (as a new version)')
       .command(
         'list',
         'List the configurations of a component',

@@ -42,7 +42,10 @@ export function serveCommand(yargs: Argv): Argv {
           type: 'boolean',
           default: true,
           describe: 'serve Prometheus metrics at GET /metrics on the same address, without a token (--metrics false: no /metrics)',
-        }) as Argv<ServeArgs>,
+        })
+        .example('$0 serve --store gex-store.sqlite', 'serve a SQLite store on http://127.0.0.1:8080/v2/storage')
+        .example('$0 serve --host 0.0.0.0 --port 8080 --store postgres://gex@db/gex', 'serve a PostgreSQL store on every interface')
+        .example('$0 serve --metrics false', 'no /metrics endpoint (GET /health stays)') as Argv<ServeArgs>,
     async (args) => {
       process.exitCode = await serve(args);
     },

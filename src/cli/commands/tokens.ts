@@ -15,6 +15,8 @@ interface CreateArgs {
 export function tokensCommand(yargs: Argv): Argv {
   return yargs.command('tokens <action>', 'Manage tokens of the embedded store', (y) =>
     y
+      .example('$0 tokens create --description ci --store gex-store.sqlite', 'a token for the CI; printed once')
+      .example('$0 tokens create --description dashboard --read-only', 'a token that may only read')
       .command<CreateArgs>(
         'create',
         'Create a token and print it (only a hash is stored; it is shown this once)',
