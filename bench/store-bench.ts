@@ -221,27 +221,50 @@ export interface ServeThroughput {
   uncachedRatio: number;
 }
 
+interface ServeTarget {
+  url: string;
+  uncachedUrl: string;
+  bareUrl: string;
+  trivialUrl: string;
+  token: string;
+  configId: string;
+}
+
+/** Runs `fn` against bench/serve-target.ts in its own process; `load(url)` gives requests per second. */
+async function withServeTarget<T>(seconds: number, connections: number, fn: (target: ServeTarget, load: (url: string) => Promise<number>) => Promise<T>): Promise<T> {
+  const child = fork(path.join(repoRoot, 'dist', 'bench', 'serve-target.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  try {
+    const [target] = (await once(child, 'message')) as [ServeTarget];
+    const load = async (url: string): Promise<number> => {
+      const result = await autocannon({ url, connections, duration: seconds, headers: { 'X-StorageApi-Token': target.token } });
+      if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx responses, ${result.errors} errors`);
+      return Math.round(result.requests.average);
+    };
+    // warm every route up, then measure
+    const headers = { 'X-StorageApi-Token': target.token };
+    for (const url of [target.trivialUrl, ...[target.url, target.bareUrl, target.uncachedUrl].map((u) => u + detailPathOf(target))]) {
+      await autocannon({ url, connections, duration: 1, headers });
+    }
+    return await fn(target, load);
+  } finally {
+    child.kill();
+  }
+}
+
+function detailPathOf(target: ServeTarget): string {
+  return `/v2/storage/components/${C}/configs/${target.configId}`;
+}
+
 /**
  * `gex serve` GET configuration detail under a loopback load generator (autocannon), against a
  * trivial JSON route of Fastify in the same server process, in the same run. The server runs in its own
  * process so that it does not share a core with the load generator.
  */
 export async function serveThroughput(seconds = 5, connections = 10): Promise<ServeThroughput> {
-  const child = fork(path.join(repoRoot, 'dist', 'bench', 'serve-target.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  try {
-    const [target] = (await once(child, 'message')) as [{ url: string; uncachedUrl: string; trivialUrl: string; token: string; configId: string }];
-    const load = async (url: string): Promise<number> => {
-      const result = await autocannon({ url, connections, duration: seconds, headers: { 'X-StorageApi-Token': target.token } });
-      if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx responses, ${result.errors} errors`);
-      return Math.round(result.requests.average);
-    };
-    const detailPath = `/v2/storage/components/${C}/configs/${target.configId}`;
-    const headers = { 'X-StorageApi-Token': target.token };
-    // warm every route up, then measure
-    for (const url of [target.trivialUrl, target.url + detailPath, target.uncachedUrl + detailPath]) await autocannon({ url, connections, duration: 1, headers });
+  return withServeTarget(seconds, connections, async (target, load) => {
     const trivialRequestsPerSecond = await load(target.trivialUrl);
-    const detailRequestsPerSecond = await load(target.url + detailPath);
-    const uncachedRequestsPerSecond = await load(target.uncachedUrl + detailPath);
+    const detailRequestsPerSecond = await load(target.url + detailPathOf(target));
+    const uncachedRequestsPerSecond = await load(target.uncachedUrl + detailPathOf(target));
     const ratio = (n: number) => Math.round((n / trivialRequestsPerSecond) * 100) / 100;
     return {
       connections,
@@ -252,7 +275,42 @@ export async function serveThroughput(seconds = 5, connections = 10): Promise<Se
       ratio: ratio(detailRequestsPerSecond),
       uncachedRatio: ratio(uncachedRequestsPerSecond),
     };
-  } finally {
-    child.kill();
-  }
+  });
+}
+
+export interface ServeOverhead {
+  rounds: number;
+  seconds: number;
+  /** GET detail req/s of each round: gex serve as it runs (request log at info, metrics) */
+  operated: number[];
+  /** the same app without logger and metrics, measured alternately with `operated` */
+  bare: number[];
+  /** Fastify's trivial route, once */
+  trivial: number;
+  medianOperated: number;
+  medianBare: number;
+  /** 1 - median operated / median bare */
+  drop: number;
+}
+
+/**
+ * What the request log and metrics cost on the `gex serve GET detail vs Fastify` figure: the
+ * operated and the bare app on one store in one process, loaded alternately round by round so
+ * that the machine's drift hits both alike.
+ */
+export async function serveOverhead(rounds = 5, seconds = 3, connections = 10): Promise<ServeOverhead> {
+  return withServeTarget(seconds, connections, async (target, load) => {
+    const operated: number[] = [];
+    const bare: number[] = [];
+    for (let i = 0; i < rounds; i++) {
+      // alternate which goes first, so neither always gets the warmer machine
+      const pair = i % 2 === 0 ? [target.bareUrl, target.url] : [target.url, target.bareUrl];
+      for (const url of pair) (url === target.url ? operated : bare).push(await load(url + detailPathOf(target)));
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    const medianOperated = median(operated);
+    const medianBare = median(bare);
+    const trivial = await load(target.trivialUrl);
+    return { rounds, seconds, operated, bare, trivial, medianOperated, medianBare, drop: Math.round((1 - medianOperated / medianBare) * 1000) / 1000 };
+  });
 }

@@ -23,9 +23,9 @@ export function loggingOptions(yargs: Argv): Argv {
 }
 
 /** Logger, secret masker and (on a terminal) a live progress line for one CLI command. */
-export function createCliLogging(args: LoggingArgs): { logger: Logger; masker: SecretMasker; progress: ProgressLine } {
+export function createCliLogging(args: LoggingArgs, options: { batchStdout?: boolean } = {}): { logger: Logger; masker: SecretMasker; progress: ProgressLine } {
   const masker = new SecretMasker();
   const progress = new ProgressLine(process.stderr);
-  const logger = createLogger({ level: args['log-level'], format: args['log-format'], masker, progress });
+  const logger = createLogger({ level: args['log-level'], format: args['log-format'], masker, progress, ...options });
   return { logger, masker, progress };
 }

@@ -1,6 +1,7 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { checkCommand } from './commands/check.js';
+import { gexVersion } from '../common/version.js';
 import { componentsCommand } from './commands/components.js';
 import { configsCommand } from './commands/configs.js';
 import { rowsCommand } from './commands/rows.js';
@@ -12,12 +13,16 @@ import { tokensCommand } from './commands/tokens.js';
 import { ignoreClosedOutput } from './closed-output.js';
 import { loggingOptions } from './logging.js';
 import { installStopSignals } from './stop-signals.js';
+import { failHandler } from './unknown-command.js';
+
+const COMMANDS = ['run', 'check', 'schema', 'serve', 'tokens', 'components', 'configs', 'rows', 'state'];
 
 /** The `gex` command line. */
 export async function main(argv: string[]): Promise<void> {
   installStopSignals();
   ignoreClosedOutput();
-  let cli = yargs(hideBin(argv)).scriptName('gex').strict().demandCommand(1, 'Name a command: gex <command> --help');
+  const args = hideBin(argv);
+  let cli = yargs(args).scriptName('gex').strict().recommendCommands().demandCommand(1, 'Name a command: gex <command> --help');
   cli = loggingOptions(cli);
   cli = runCommand(cli);
   cli = checkCommand(cli);
@@ -28,5 +33,16 @@ export async function main(argv: string[]): Promise<void> {
   cli = configsCommand(cli);
   cli = rowsCommand(cli);
   cli = stateCommand(cli);
-  await cli.wrap(null).help().version().parseAsync();
+  await cli
+    .example('$0 run --config-id 123 --store gex-store.sqlite', 'run a stored configuration, row by row (tables in ./data/rows/…)')
+    .example('$0 run --data-dir ./data', 'run ./data/config.json (Keboola common interface)')
+    .example('$0 check --config-id 123 --request', 'check a configuration and send the first request of each job')
+    .example('$0 serve --host 0.0.0.0 --store gex-store.sqlite', 'serve the store as a Storage API')
+    .example('$0 configs list --store https://gex.example.com --token $KBC_TOKEN', 'list the configurations of a remote store')
+    .fail(failHandler(args, COMMANDS))
+    .wrap(null)
+    .help()
+    .version(gexVersion() ?? 'unknown')
+    .alias('version', 'V')
+    .parseAsync();
 }

@@ -5,6 +5,10 @@ import { registerBodyParsers } from './body.js';
 import { ReadCache, type ReadCacheLimits } from './read-cache.js';
 import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler } from './errors.js';
 import { MAX_ADDRESSABLE_ID_LENGTH } from '../store/addressable-id.js';
+import { healthRoute } from './health.js';
+import { ServerMetrics } from './metrics.js';
+import { requestLog } from './request-log.js';
+import { observeResponses } from './response-observers.js';
 import { gexRevision } from './revision.js';
 import { apiIndexRoutes } from './routes/api-index.js';
 import { branchRoutes, requireDefaultBranch } from './routes/branches.js';
@@ -23,7 +27,7 @@ export { DEFAULT_BODY_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS };
 export interface ServerOptions {
   backend: ServerBackend;
   /** pino logger (gex's); none = silent */
-  logger?: FastifyBaseLogger;
+  logger?: FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
   /** largest request body in bytes (default 16 MiB); larger ones get 413 */
   bodyLimit?: number;
   /** `revision` of the API index (default `gex-<version>`) */
@@ -32,6 +36,8 @@ export interface ServerOptions {
   readCache?: ReadCacheLimits | false;
   /** time to receive a whole request (default 60 s); a slower one gets 408 and its connection is closed */
   requestTimeoutMs?: number;
+  /** count requests and serve `GET /metrics` (Prometheus, no token); default off (`gex serve` turns it on) */
+  metrics?: boolean;
 }
 
 /** Routes of configurations and everything under them, the same in both path forms. */
@@ -52,8 +58,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const app = Fastify({
     bodyLimit,
-    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
-    // one debug line per request instead of fastify's two info lines
+    ...(options.logger ? { loggerInstance: options.logger as FastifyBaseLogger } : { logger: false }),
+    // one line per request (request-log.ts) instead of fastify's two
     logController: new LogController({ disableRequestLogging: true }),
     // every id that can be created fits (src/store/addressable-id.ts); longer segments get 414
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_ADDRESSABLE_ID_LENGTH },
@@ -70,9 +76,12 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   registerBodyParsers(app);
   app.setErrorHandler(errorHandler(bodyLimit));
   app.setNotFoundHandler(notFoundHandler);
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.debug(`${request.method} ${request.url} → ${reply.statusCode} in ${reply.elapsedTime.toFixed(1)} ms`);
-  });
+  const metrics = options.metrics ? new ServerMetrics() : undefined;
+  metrics?.register(app);
+  const log = options.logger && requestLog(options.logger);
+  observeResponses(app, [log, metrics?.observe].filter((o) => o !== undefined));
+  // for probes and load balancers: no token, outside the Storage API's paths
+  healthRoute(app, backend, { onFailure: (error) => metrics?.storeError(error) });
 
   // public as in Keboola: the API index and a component's detail (the registry is global; its
   // secrets are served only as ciphers). Everything inside a project needs a token.

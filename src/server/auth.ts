@@ -40,9 +40,14 @@ export function requireToken(backend: ServerBackend, reads: ReadCache) {
   };
 }
 
+/** The id of the token a request was authenticated with; undefined before or without authentication. */
+export function tokenIdOf(request: FastifyRequest): number | undefined {
+  return sessions.get(request)?.token.id;
+}
+
 /** The session of an authenticated request. */
 export function sessionOf(request: FastifyRequest): Session {
   const session = sessions.get(request);
-  if (!session) throw new Error(`No token session for ${request.method} ${request.url}: the route is registered outside the token-protected scope`);
+  if (!session) throw new Error(`No token session for ${request.method} ${request.routeOptions.url ?? 'an unmatched route'}: the route is registered outside the token-protected scope`);
   return session;
 }

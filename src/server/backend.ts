@@ -10,6 +10,8 @@ export interface ServerBackend {
   session(token: TokenInfo): ConfigStore;
   listComponents(): Promise<Component[]>;
   getComponent(id: string): Promise<Component | undefined>;
+  /** resolves when the database answers a cheap query (the health check) */
+  ping(): Promise<void>;
   /** changes whenever stored data changes; null when unknown (then nothing read is reused) */
   changeMarker(): Promise<string | null>;
 }

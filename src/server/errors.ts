@@ -5,7 +5,9 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { JsonObject } from '../json/index.js';
 import { MAX_ADDRESSABLE_ID_LENGTH } from '../store/addressable-id.js';
 import { StoreError } from '../store/store-error.js';
+import { tokenOf } from './auth.js';
 import { sendJson } from './reply.js';
+import { loggableUrl } from './request-log.js';
 
 /**
  * Every failure leaves the server as Keboola's error body:
@@ -78,12 +80,13 @@ export function errorHandler(bodyLimit: number) {
   return (error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     const mapped = toStoreError(error, bodyLimit);
     const exceptionId = newExceptionId();
+    const url = loggableUrl(request.url, tokenOf(request));
     if (mapped.status === 503) {
       // the database is down or saturated: one line per request, no stack; clients retry later
-      request.log.warn(`${request.method} ${request.url} → 503 (${exceptionId}): ${mapped.message}`);
+      request.log.warn(`${request.method} ${url} → 503 (${exceptionId}): ${mapped.message}`);
       void reply.header('Retry-After', String(RETRY_AFTER_SECONDS));
-    } else if (mapped.status >= 500) request.log.error({ err: error, exceptionId }, `${request.method} ${request.url} failed: ${(error as Error).message}`);
-    else request.log.debug(`${request.method} ${request.url} → ${mapped.status} ${mapped.code}: ${mapped.message}`);
+    } else if (mapped.status >= 500) request.log.error({ err: error, exceptionId }, `${request.method} ${url} failed: ${(error as Error).message}`);
+    else request.log.debug(`${request.method} ${url} → ${mapped.status} ${mapped.code}: ${mapped.message}`);
     return sendError(reply, mapped, exceptionId);
   };
 }

@@ -1,18 +1,7 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { gexVersion } from '../common/version.js';
 
-/** `gex-<version>` from gex's package.json (found above this module, in src/ or dist/src/). */
+/** `gex-<version>` from gex's package.json (`gex` when it cannot be found). */
 export function gexRevision(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    try {
-      const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'gex' && pkg.version) return `gex-${pkg.version}`;
-    } catch {
-      // not here: look one level up
-    }
-    dir = path.dirname(dir);
-  }
-  return 'gex';
+  const version = gexVersion();
+  return version ? `gex-${version}` : 'gex';
 }

@@ -21,6 +21,7 @@ const failingBackend: ServerBackend = {
   listComponents: async () => [],
   getComponent: async () => undefined,
   changeMarker: async () => null,
+  ping: async () => undefined,
 };
 
 describe('server: unexpected failures', () => {

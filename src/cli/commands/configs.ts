@@ -76,6 +76,15 @@ function configsReadCommands(y: Argv): Argv {
 /** `gex configs …`: read, change and repair configurations in any store (embedded or remote). */
 export function configsCommand(yargs: Argv): Argv {
   return yargs.command('configs <action>', 'Inspect and manage stored configurations', (y) =>
-    configsLifecycleCommands(configsChangeCommands(configsReadCommands(y))).demandCommand(1),
+    configsLifecycleCommands(
+      configsChangeCommands(
+        configsReadCommands(
+          y
+            .example('$0 configs list --store gex-store.sqlite', 'the configurations of Generic Extractor in the local store')
+            .example('$0 configs edit 123 --set parameters.api.baseUrl=https://api.example.com/', 'change one value: one new version')
+            .example('$0 configs rollback 123 4 --store gex-store.sqlite', 'restore version 4 of configuration 123 (as a new version)'),
+        ),
+      ),
+    ).demandCommand(1),
   );
 }

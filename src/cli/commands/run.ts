@@ -40,7 +40,10 @@ export function runCommand(yargs: Argv): Argv {
         .option('wait', {
           type: 'string',
           describe: 'when another run holds the data folder or the configuration, wait for it: up to SECONDS, or an hour without a value (default: fail at once)',
-        }) as Argv<RunArgs>,
+        })
+        .example('$0 run --config-id 123 --store gex-store.sqlite --data-dir ./data', 'run every enabled row of configuration 123 of the local store')
+        .example('$0 run --config-id 123 --row-id users --store https://gex.example.com --token $KBC_TOKEN', 'run one row of a configuration kept by a Storage API')
+        .example('$0 run --data-dir ./data --summary summary.json', 'run ./data/config.json and write a JSON summary') as Argv<RunArgs>,
     async (args) => {
       process.exitCode = args['dry-run'] ? await dryRunFromCli(args) : await runFromCli(args);
     },

@@ -15,6 +15,7 @@ interface ServeArgs extends LoggingArgs {
   store: string;
   'body-limit': number;
   durability?: string;
+  metrics: boolean;
 }
 
 export function serveCommand(yargs: Argv): Argv {
@@ -36,7 +37,15 @@ export function serveCommand(yargs: Argv): Argv {
           type: 'string',
           defaultDescription: `$${DURABILITY_VARIABLE} or full`,
           describe: `SQLite store: ${DURABILITY_LEVELS.join(' or ')}. full fsyncs every commit, so an acknowledged write survives a power loss; normal is faster but may lose the last writes`,
-        }) as Argv<ServeArgs>,
+        })
+        .option('metrics', {
+          type: 'boolean',
+          default: true,
+          describe: 'serve Prometheus metrics at GET /metrics on the same address, without a token (--metrics false: no /metrics)',
+        })
+        .example('$0 serve --store gex-store.sqlite', 'serve a SQLite store on http://127.0.0.1:8080/v2/storage')
+        .example('$0 serve --host 0.0.0.0 --port 8080 --store postgres://gex@db/gex', 'serve a PostgreSQL store on every interface')
+        .example('$0 serve --metrics false', 'no /metrics endpoint (GET /health stays)') as Argv<ServeArgs>,
     async (args) => {
       process.exitCode = await serve(args);
     },
@@ -63,7 +72,8 @@ function listenError(error: unknown, args: ServeArgs): unknown {
 
 /** Serves until SIGINT/SIGTERM, then closes the server (finishing open requests) and the store. */
 export async function serve(args: ServeArgs): Promise<number> {
-  const { logger } = createCliLogging(args);
+  // a line per request: written in batches, one write per event-loop turn
+  const { logger } = createCliLogging(args, { batchStdout: true });
   let backend: EmbeddedBackend | undefined;
   try {
     if (isRemoteStore(args.store)) throw new UserError('gex serve serves an embedded store: pass --store with a SQLite file or a postgres:// URL');
@@ -72,7 +82,7 @@ export async function serve(args: ServeArgs): Promise<number> {
     const env = args.durability === undefined ? process.env : { ...process.env, [DURABILITY_VARIABLE]: parseDurability(args.durability, '--durability') };
     durabilityFromEnv(env);
     backend = await openEmbeddedStore(args.store, env, { builtinComponents: builtinComponents() });
-    const app = await buildServer({ backend, logger, bodyLimit: args['body-limit'] });
+    const app = await buildServer({ backend, logger, bodyLimit: args['body-limit'], metrics: args.metrics });
     const store = backend.location;
     // fastify logs the address once it listens; this text replaces its default line
     const listenTextResolver = (address: string) => `Storage API listening on ${address}/v2/storage (store: ${store})`;

@@ -27,6 +27,8 @@ function tokenToJson(t: TokenInfo): JsonValue {
 export function tokensCommand(yargs: Argv): Argv {
   return yargs.command('tokens <action>', 'Manage tokens of the embedded store', (y) =>
     y
+      .example('$0 tokens create --description ci --store gex-store.sqlite', 'a token for the CI; printed once')
+      .example('$0 tokens create --description dashboard --read-only', 'a token that may only read')
       .command(
         'create',
         'Create a token and print it (only a hash is stored; it is shown this once)',

@@ -61,6 +61,11 @@ export class EmbeddedBackend {
     return authenticate(this.db, token);
   }
 
+  /** One cheap read of the schema: fails when the database cannot be reached or read. */
+  async ping(): Promise<void> {
+    await this.db.get('SELECT version FROM schema_migrations ORDER BY version LIMIT 1');
+  }
+
   changeMarker(): Promise<string | null> {
     return this.db.changeMarker();
   }

@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { repoRoot, runGex } from '../support/cli.js';
+
+describe('gex command line: version, help examples, mistyped commands', () => {
+  it('prints the version of package.json with --version and -V', async () => {
+    const { version } = JSON.parse(await readFile(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const r = await runGex([flag]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, `${version}\n`);
+    }
+  });
+
+  it('answers a mistyped command with one line and a hint, not the whole help, exit 1', async () => {
+    const r = await runGex(['rnu']);
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, '');
+    assert.equal(r.stderr, 'Unknown command "rnu". Did you mean "run"?\nRun "gex --help" for the list of commands (run, serve, tokens, components, configs).\n');
+
+    const options = await runGex(['--log-level', 'debug', 'srve', '--port', '1']);
+    assert.equal(options.code, 1);
+    assert.match(options.stderr, /^Unknown command "srve"\. Did you mean "serve"\?\n/);
+
+    const unlike = await runGex(['zzzz']);
+    assert.equal(unlike.code, 1);
+    assert.equal(unlike.stderr.split('\n')[0], 'Unknown command "zzzz".');
+    assert.ok(!unlike.stderr.includes('Options:'), 'no help dump');
+  });
+
+  it('shows a hostile command word as one quoted token: it cannot add or rewrite a line', async () => {
+    const r = await runGex(['x\n\u001b[2Kforged line']);
+    assert.equal(r.code, 1);
+    assert.equal(r.stderr.split('\n')[0], 'Unknown command "x\\n\\u001b[2Kforged line".');
+    assert.equal(r.stderr.split('\n').length, 3);
+  });
+
+  it('keeps reporting other mistakes with the help of the command, exit 1', async () => {
+    const r = await runGex(['run', 'extra']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /Options:/);
+    assert.match(r.stderr, /Unknown argument: extra\n$/);
+  });
+
+  it('shows examples in the help of the main commands', async () => {
+    for (const [args, example] of [
+      [['--help'], /gex run --config-id 123 --store gex-store\.sqlite/],
+      [['run', '--help'], /gex run --data-dir \.\/data --summary summary\.json/],
+      [['serve', '--help'], /gex serve --metrics false/],
+      [['configs', '--help'], /gex configs rollback 123 4/],
+      [['tokens', '--help'], /gex tokens create --description ci/],
+    ] as const) {
+      const r = await runGex([...args]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /Examples:/, args.join(' '));
+      assert.match(r.stdout, example, args.join(' '));
+    }
+  });
+});
