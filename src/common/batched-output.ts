@@ -1,8 +1,8 @@
 /**
  * Lines written to a stream in batches: what is written within FLUSH_DELAY_MS goes out in one
  * write. A busy server logs a line per request, and every write is a system call (to a pipe under
- * Docker or systemd, it also wakes the reader): one write per line cost gex serve about a third of
- * its throughput. Memory is bounded (a batch is written at once past MAX_BATCH) and nothing is lost
+ * Docker or systemd, it also wakes the reader): one write per request, on a server that answers
+ * a request in tens of microseconds. Memory is bounded (a batch is written at once past MAX_BATCH) and nothing is lost
  * on exit; a process killed by SIGKILL loses at most the last FLUSH_DELAY_MS of lines.
  */
 

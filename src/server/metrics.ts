@@ -3,6 +3,7 @@ import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client
 import { StoreError } from '../store/store-error.js';
 import type { ResponseObserver } from './response-observers.js';
 
+const EVENT_LOOP_SAMPLE_MS = 100;
 /** Latency buckets in seconds: cached reads take well under a millisecond, lock waits up to 10 s. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -42,7 +43,9 @@ export class ServerMetrics {
   private readonly series = new Map<string, { record(seconds: number): void }>();
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry });
+    // the event-loop delay is sampled every 100 ms, not every 10 ms (prom-client's default): the
+    // frequent timer cost gex serve ~5% of its throughput under load (bench/serve-overhead.ts)
+    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   }
 
   private seriesOf(method: string, route: string, status: number): { record(seconds: number): void } {
