@@ -1,4 +1,4 @@
-import yargs from 'yargs';
+import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { checkCommand } from './commands/check.js';
 import { gexVersion } from '../common/version.js';
@@ -15,7 +15,18 @@ import { loggingOptions } from './logging.js';
 import { installStopSignals } from './stop-signals.js';
 import { failHandler } from './unknown-command.js';
 
-const COMMANDS = ['run', 'check', 'schema', 'serve', 'tokens', 'components', 'configs', 'rows', 'state'];
+/** Every command, by name: registered from this one list, which also answers a mistyped one. */
+const COMMANDS: ReadonlyArray<readonly [string, (yargs: Argv) => Argv]> = [
+  ['run', runCommand],
+  ['check', checkCommand],
+  ['schema', schemaCommand],
+  ['serve', serveCommand],
+  ['tokens', tokensCommand],
+  ['components', componentsCommand],
+  ['configs', configsCommand],
+  ['rows', rowsCommand],
+  ['state', stateCommand],
+];
 
 /** The `gex` command line. */
 export async function main(argv: string[]): Promise<void> {
@@ -24,22 +35,14 @@ export async function main(argv: string[]): Promise<void> {
   const args = hideBin(argv);
   let cli = yargs(args).scriptName('gex').strict().recommendCommands().demandCommand(1, 'Name a command: gex <command> --help');
   cli = loggingOptions(cli);
-  cli = runCommand(cli);
-  cli = checkCommand(cli);
-  cli = schemaCommand(cli);
-  cli = serveCommand(cli);
-  cli = tokensCommand(cli);
-  cli = componentsCommand(cli);
-  cli = configsCommand(cli);
-  cli = rowsCommand(cli);
-  cli = stateCommand(cli);
+  for (const [, register] of COMMANDS) cli = register(cli);
   await cli
     .example('$0 run --config-id 123 --store gex-store.sqlite', 'run a stored configuration, row by row (tables in ./data/rows/…)')
     .example('$0 run --data-dir ./data', 'run ./data/config.json (Keboola common interface)')
     .example('$0 check --config-id 123 --request', 'check a configuration and send the first request of each job')
     .example('$0 serve --host 0.0.0.0 --store gex-store.sqlite', 'serve the store as a Storage API')
     .example('$0 configs list --store https://gex.example.com --token $KBC_TOKEN', 'list the configurations of a remote store')
-    .fail(failHandler(args, COMMANDS))
+    .fail(failHandler(args, COMMANDS.map(([name]) => name)))
     .wrap(null)
     .help()
     .version(gexVersion() ?? 'unknown')

@@ -62,7 +62,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     if (format === 'json') line = `${JSON.stringify({ level, time, ...fields, msg })}\n`;
     else {
       line = `${time.slice(11, 23)} ${level.toUpperCase().padEnd(5)} ${msg}`;
-      // as renderText shows a string or a number
+      // every field, structured ones too: a request line has no sentence besides its fields
       for (const key in fields) line += ` ${key}=${fields[key]}`;
       line += '\n';
     }

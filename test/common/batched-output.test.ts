@@ -49,9 +49,14 @@ describe('common: batched log output', () => {
       logger.info({ url: '/x?a=s3cr3t-value', status: 200 }, 'request');
       assert.equal(writes.length, 2);
       assert.ok(!writes.join('').includes('s3cr3t'), writes.join(''));
-      // the cheap path gives the same line as pino's (the time aside)
       const [cheap, viaPino] = writes.map((w) => w.replace(/\d\d:\d\d:\d\d\.\d{3}|"time":"[^"]+"/, 'TIME'));
-      assert.equal(cheap, viaPino);
+      if (format === 'json') assert.equal(cheap, viaPino, 'the cheap path gives the same JSON line as pino (the time aside)');
+      else {
+        // a request line has no sentence besides its fields, so its text shows them; gex's other
+        // lines say their structured fields in words and the text format leaves the fields out
+        assert.equal(cheap, 'out:TIME INFO  request url=/x?a=[hidden] status=200\n');
+        assert.equal(viaPino, 'out:TIME INFO  request\n');
+      }
     }
   });
 });
