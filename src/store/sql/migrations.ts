@@ -59,6 +59,23 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
     description: 'store settings (the master key check)',
     statements: [`CREATE TABLE store_settings (name TEXT PRIMARY KEY, value TEXT NOT NULL)`],
   },
+  {
+    version: 3,
+    description: 'project Storage tables: buckets and tables mapped to generated physical names',
+    statements: [
+      // physical_schema: PostgreSQL's schema of the bucket; null on SQLite (tables live in the main database)
+      `CREATE TABLE storage_buckets (
+        project_id BIGINT NOT NULL REFERENCES projects(id), id TEXT NOT NULL, physical_schema TEXT UNIQUE,
+        created TEXT NOT NULL, PRIMARY KEY (project_id, id))`,
+      // columns and primary_key: JSON; physical_name unique across the database
+      `CREATE TABLE storage_tables (
+        project_id BIGINT NOT NULL, bucket_id TEXT NOT NULL, name TEXT NOT NULL,
+        physical_name TEXT NOT NULL, columns TEXT NOT NULL, primary_key TEXT NOT NULL,
+        created TEXT NOT NULL, last_import_date TEXT NOT NULL, last_change_date TEXT,
+        PRIMARY KEY (project_id, bucket_id, name),
+        FOREIGN KEY (project_id, bucket_id) REFERENCES storage_buckets(project_id, id))`,
+    ],
+  },
 ];
 
 export const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied TEXT NOT NULL)`;

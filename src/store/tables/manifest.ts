@@ -1,0 +1,68 @@
+import { UserError } from '../../common/errors.js';
+import { displayId, quoteForLog } from '../../common/log-text.js';
+import { parseTableId, type TableId } from './table-id.js';
+
+/** What a table's `.manifest` asks of a load (Keboola's output mapping), checked. */
+export interface LoadManifest {
+  readonly destination: TableId;
+  readonly incremental: boolean;
+  readonly primaryKey: readonly string[];
+  /** the columns of a headless CSV file (no header row); null when the file has a header */
+  readonly columns: readonly string[] | null;
+  readonly deleteWhere: { column: string; values: readonly string[]; operator: 'eq' | 'ne' } | null;
+  readonly delimiter: string;
+  readonly enclosure: string;
+}
+
+/** More than this many values in delete_where_values is refused (they become statement parameters). */
+export const MAX_DELETE_WHERE_VALUES = 10_000;
+
+function stringList(value: unknown, where: string): string[] {
+  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
+    throw new UserError(`${where} must be a list of strings.`);
+  }
+  return value as string[];
+}
+
+function oneCharacter(value: unknown, fallback: string, where: string): string {
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== 'string' || [...value].length !== 1 || value === '\n' || value === '\r') {
+    throw new UserError(`${where} must be one character other than a line break, not ${quoteForLog(String(value))}.`);
+  }
+  return value;
+}
+
+/**
+ * Checks a parsed manifest. `source` names the manifest in errors (e.g. its file name);
+ * `defaultDestination` is used when the manifest has none (Keboola derives it from the file name).
+ */
+export function parseLoadManifest(manifest: unknown, source: string, defaultDestination?: string): LoadManifest {
+  if (typeof manifest !== 'object' || manifest === null || Array.isArray(manifest)) {
+    throw new UserError(`${source}: a manifest must be a JSON object.`);
+  }
+  const m = manifest as Record<string, unknown>;
+  const destination = parseTableId(m.destination ?? defaultDestination, `${source}: destination`);
+  if (m.incremental !== undefined && typeof m.incremental !== 'boolean') throw new UserError(`${source}: incremental must be true or false.`);
+  const primaryKey = m.primary_key === undefined ? [] : stringList(m.primary_key, `${source}: primary_key`);
+  const columns = m.columns === undefined || (Array.isArray(m.columns) && m.columns.length === 0) ? null : stringList(m.columns, `${source}: columns`);
+  let deleteWhere: LoadManifest['deleteWhere'] = null;
+  if (m.delete_where_column !== undefined && m.delete_where_column !== '') {
+    if (typeof m.delete_where_column !== 'string') throw new UserError(`${source}: delete_where_column must be a column name.`);
+    const values = stringList(m.delete_where_values ?? [], `${source}: delete_where_values`);
+    if (values.length > MAX_DELETE_WHERE_VALUES) throw new UserError(`${source}: delete_where_values has more than ${MAX_DELETE_WHERE_VALUES} values.`);
+    const operator = m.delete_where_operator ?? 'eq';
+    if (operator !== 'eq' && operator !== 'ne') {
+      throw new UserError(`${source}: delete_where_operator must be "eq" or "ne", not ${displayId(String(operator))}.`);
+    }
+    deleteWhere = { column: m.delete_where_column, values, operator };
+  }
+  return {
+    destination,
+    incremental: m.incremental === true,
+    primaryKey,
+    columns,
+    deleteWhere,
+    delimiter: oneCharacter(m.delimiter, ',', `${source}: delimiter`),
+    enclosure: oneCharacter(m.enclosure, '"', `${source}: enclosure`),
+  };
+}

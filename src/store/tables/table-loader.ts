@@ -1,0 +1,221 @@
+import { UserError } from '../../common/errors.js';
+import { displayId, displayText } from '../../common/log-text.js';
+import { timestamp } from '../identifiers.js';
+import type { Dialect, SqlExecutor, SqlParam } from '../sql/database.js';
+import { Catalog, qualifiedName, type CatalogTable, type StoredColumn } from './catalog.js';
+import { readCsvBatches } from './csv-source.js';
+import type { LoadManifest } from './manifest.js';
+import { physicalColumnName, physicalTableName, postgresSchemaCandidate, quoteIdentifier, TIMESTAMP_COLUMN } from './physical-names.js';
+import { randomBytes } from 'node:crypto';
+import { tableIdText } from './table-id.js';
+
+/** Parameters per statement: below SQLite's 32 766 and PostgreSQL's 65 535. */
+const MAX_PARAMETERS = 30_000;
+const MAX_ROWS_PER_STATEMENT = 500;
+
+export interface LoadResult {
+  readonly tableId: string;
+  /** rows read from the file */
+  readonly rowsInFile: number;
+  readonly tableCreated: boolean;
+  readonly columnsAdded: string[];
+}
+
+export interface LoadInput {
+  readonly file: string;
+  /** the file as errors name it */
+  readonly label: string;
+  readonly manifest: LoadManifest;
+  readonly now: Date;
+}
+
+const placeholders = (n: number): string => `(${Array.from({ length: n }, () => '?').join(', ')})`;
+
+/**
+ * Loads one CSV file into one Storage table inside the caller's transaction: creates the bucket
+ * and table or adds the file's new columns, applies delete_where, then replaces, appends or
+ * upserts the rows, reading the file in batches and inserting each batch with one statement.
+ */
+export class TableLoader {
+  private readonly catalog: Catalog;
+
+  constructor(
+    private readonly tx: SqlExecutor,
+    private readonly dialect: Dialect,
+    projectId: number,
+  ) {
+    this.catalog = new Catalog(tx, projectId, dialect.forUpdate);
+  }
+
+  async load(input: LoadInput): Promise<LoadResult> {
+    const { manifest } = input;
+    const tableId = tableIdText(manifest.destination);
+    const now = timestamp(input.now);
+    // batch size is fixed before the header is known: sized for the most columns a table may have later
+    const batches = readCsvBatches(input.file, { label: input.label, delimiter: manifest.delimiter, enclosure: manifest.enclosure, columns: manifest.columns }, MAX_ROWS_PER_STATEMENT);
+    try {
+      const first = await batches.next();
+      const fileColumns = (first.value as { columns: string[] }).columns;
+      const existing = await this.catalog.table(manifest.destination);
+      const table = existing ?? (await this.createTable(manifest, fileColumns, now));
+      const columnsAdded = existing ? await this.addColumns(table, fileColumns) : [];
+      const primaryKey = this.primaryKey(table, manifest, input.label);
+      if (primaryKey.length > 0 && (existing === undefined || existing.primaryKey.length === 0)) await this.indexPrimaryKey(table, primaryKey);
+      table.primaryKey.splice(0, table.primaryKey.length, ...primaryKey);
+
+      let changed = 0;
+      if (!manifest.incremental) changed += (await this.tx.run(`DELETE FROM ${qualifiedName(table)}`)).changes;
+      else if (manifest.deleteWhere && existing) changed += await this.deleteWhere(table, manifest.deleteWhere, input.label);
+
+      const physical = new Map(table.columns.map((c) => [c.name, c.physical]));
+      const target = [...fileColumns.map((name) => physical.get(name)!), TIMESTAMP_COLUMN];
+      // a full load is deduplicated by the key too: the table ends with one row per key either way
+      const keyIndexes = primaryKey.map((k) => fileColumns.indexOf(k));
+      const missingKey = primaryKey.find((_, i) => keyIndexes[i] < 0);
+      if (missingKey !== undefined) throw new UserError(`${displayText(input.label)}: the file has no column ${displayId(missingKey)} of the table's primary key.`);
+      const keyColumns = primaryKey.map((k) => physical.get(k)!);
+      let rowsInFile = 0;
+      for (let next = await batches.next(); !next.done; next = await batches.next()) {
+        let rows = (next.value as { rows: string[][] }).rows;
+        rowsInFile += rows.length;
+        if (keyIndexes.length > 0) {
+          rows = lastRowPerKey(rows, keyIndexes);
+          changed += await this.inChunks(rows.map((r) => keyIndexes.map((i) => r[i])), keyColumns.length, (n) =>
+            `DELETE FROM ${qualifiedName(table)} WHERE (${keyColumns.map(quoteIdentifier).join(', ')}) IN (VALUES ${Array.from({ length: n }, () => placeholders(keyColumns.length)).join(', ')})`,
+          );
+        }
+        changed += await this.inChunks(rows.map((r) => [...r, now]), target.length, (n) =>
+          `INSERT INTO ${qualifiedName(table)} (${target.map(quoteIdentifier).join(', ')}) VALUES ${Array.from({ length: n }, () => placeholders(target.length)).join(', ')}`,
+        );
+      }
+      await this.catalog.saveTable({ ...table, lastImportDate: now, lastChangeDate: changed > 0 || !existing ? now : table.lastChangeDate }, !existing);
+      return { tableId, rowsInFile, tableCreated: !existing, columnsAdded };
+    } finally {
+      await batches.return(undefined);
+    }
+  }
+
+  /**
+   * Runs `sql(n)` over `tuples` in statements of a fixed size, and the rest one tuple at a time,
+   * so that only two statement texts exist per table shape (prepared once, reused).
+   */
+  private async inChunks(tuples: SqlParam[][], width: number, sql: (n: number) => string): Promise<number> {
+    const size = Math.max(1, Math.min(MAX_ROWS_PER_STATEMENT, Math.floor(MAX_PARAMETERS / width)));
+    let changes = 0;
+    let i = 0;
+    for (; i + size <= tuples.length; i += size) changes += (await this.tx.run(sql(size), tuples.slice(i, i + size).flat())).changes;
+    for (; i < tuples.length; i++) changes += (await this.tx.run(sql(1), tuples[i])).changes;
+    return changes;
+  }
+
+  private async createTable(manifest: LoadManifest, columns: string[], now: string): Promise<CatalogTable> {
+    const bucket = (await this.catalog.bucket(manifest.destination.bucketId)) ?? (await this.createBucket(manifest.destination.bucketId, now));
+    const stored: StoredColumn[] = columns.map((name, i) => ({ name, physical: physicalColumnName(this.dialect, name, i) }));
+    checkDistinct(stored, manifest.destination.name);
+    const siblings = new Set((await this.catalog.tables(bucket.id)).map((t) => t.physicalName));
+    let physicalName = physicalTableName(this.dialect, manifest.destination.name);
+    // a name cut to 63 bytes may meet another's; the metadata keeps whatever name was chosen
+    while (siblings.has(physicalName)) physicalName = physicalTableName(this.dialect, `${manifest.destination.name}~${randomBytes(3).toString('hex')}`);
+    const table: CatalogTable = {
+      projectId: 0,
+      id: manifest.destination,
+      physicalName,
+      physicalSchema: bucket.physicalSchema,
+      columns: stored,
+      primaryKey: [],
+      created: now,
+      lastImportDate: now,
+      lastChangeDate: null,
+    };
+    const definitions = [...stored.map((c) => `${quoteIdentifier(c.physical)} TEXT NOT NULL DEFAULT ''`), `${quoteIdentifier(TIMESTAMP_COLUMN)} TEXT NOT NULL`];
+    await this.tx.run(`CREATE TABLE ${qualifiedName(table)} (${definitions.join(', ')})`);
+    return table;
+  }
+
+  private async createBucket(bucketId: string, now: string): Promise<{ id: string; physicalSchema: string | null }> {
+    let physicalSchema: string | null = null;
+    if (this.dialect.name === 'postgres') {
+      // another store or project in this database may own the schema named after the bucket
+      for (let attempt = 0; ; attempt++) {
+        const candidate = postgresSchemaCandidate(bucketId, attempt);
+        if (!(await this.tx.get('SELECT 1 AS taken FROM pg_namespace WHERE nspname = ?', [candidate]))) {
+          physicalSchema = candidate;
+          break;
+        }
+        if (attempt >= 20) throw new UserError(`No free PostgreSQL schema name for bucket ${displayId(bucketId)}.`);
+      }
+      await this.tx.run(`CREATE SCHEMA ${quoteIdentifier(physicalSchema)}`);
+    }
+    await this.catalog.insertBucket({ id: bucketId, physicalSchema, created: now });
+    return { id: bucketId, physicalSchema };
+  }
+
+  /** Adds the file's columns the table lacks; existing rows get an empty string in them. */
+  private async addColumns(table: CatalogTable, fileColumns: string[]): Promise<string[]> {
+    const known = new Set(table.columns.map((c) => c.name));
+    const added = fileColumns.filter((name) => !known.has(name));
+    if (table.columns.length + added.length > 1000) throw new UserError(`Table ${displayId(tableIdText(table.id))} would have more than 1000 columns.`);
+    for (const name of added) {
+      const column = { name, physical: physicalColumnName(this.dialect, name, table.columns.length) };
+      table.columns.push(column);
+      checkDistinct(table.columns, table.id.name);
+      await this.tx.run(`ALTER TABLE ${qualifiedName(table)} ADD COLUMN ${quoteIdentifier(column.physical)} TEXT NOT NULL DEFAULT ''`);
+    }
+    return added;
+  }
+
+  /** The table's key: the stored one; the manifest's for a table without one; they must agree. */
+  private primaryKey(table: CatalogTable, manifest: LoadManifest, label: string): string[] {
+    const stored = table.primaryKey;
+    const wanted = manifest.primaryKey;
+    if (stored.length > 0 && wanted.length > 0 && JSON.stringify(stored) !== JSON.stringify(wanted)) {
+      throw new UserError(
+        `${displayText(label)}: primary_key ${displayText(JSON.stringify(wanted))} differs from the key of table ` +
+          `${displayId(tableIdText(table.id))}, ${displayText(JSON.stringify(stored))}; use the table's key or delete the table first.`,
+      );
+    }
+    const key = stored.length > 0 ? [...stored] : [...wanted];
+    const names = new Set(table.columns.map((c) => c.name));
+    for (const column of key) {
+      if (!names.has(column)) throw new UserError(`${displayText(label)}: primary key column ${displayId(column)} is not a column of the table.`);
+    }
+    if (new Set(key).size !== key.length) throw new UserError(`${displayText(label)}: primary_key names a column twice.`);
+    return key;
+  }
+
+  private async indexPrimaryKey(table: CatalogTable, key: string[]): Promise<void> {
+    const physical = key.map((k) => quoteIdentifier(table.columns.find((c) => c.name === k)!.physical));
+    await this.tx.run(`CREATE INDEX ${quoteIdentifier(`gex_key_${randomBytes(8).toString('hex')}`)} ON ${qualifiedName(table)} (${physical.join(', ')})`);
+  }
+
+  private async deleteWhere(table: CatalogTable, where: NonNullable<LoadManifest['deleteWhere']>, label: string): Promise<number> {
+    const column = table.columns.find((c) => c.name === where.column);
+    if (!column) throw new UserError(`${displayText(label)}: delete_where_column ${displayId(where.column)} is not a column of table ${displayId(tableIdText(table.id))}.`);
+    if (where.values.length === 0) throw new UserError(`${displayText(label)}: delete_where_values is empty; list the values whose rows to delete.`);
+    const operator = where.operator === 'eq' ? 'IN' : 'NOT IN';
+    const sql = `DELETE FROM ${qualifiedName(table)} WHERE ${quoteIdentifier(column.physical)} ${operator} ${placeholders(where.values.length)}`;
+    return (await this.tx.run(sql, [...where.values])).changes;
+  }
+}
+
+/** Within a batch, the last row of each key (Keboola: the last row of a key in the file wins). */
+function lastRowPerKey(rows: string[][], keyIndexes: number[]): string[][] {
+  const byKey = new Map<string, string[]>();
+  for (const row of rows) {
+    const key = JSON.stringify(keyIndexes.map((i) => row[i]));
+    byKey.delete(key); // re-inserted at the end: rows keep the order of their last occurrence
+    byKey.set(key, row);
+  }
+  return [...byKey.values()];
+}
+
+function checkDistinct(columns: StoredColumn[], tableName: string): void {
+  const seen = new Map<string, string>();
+  for (const c of columns) {
+    const other = seen.get(c.physical);
+    if (other !== undefined) {
+      throw new UserError(`Columns ${displayId(other)} and ${displayId(c.name)} of table ${displayId(tableName)} cannot both be stored: their names are identical in their first 54 bytes; shorten one.`);
+    }
+    seen.set(c.physical, c.name);
+  }
+}
