@@ -1,0 +1,185 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { UserError } from '../../../src/common/errors.js';
+import type { EmbeddedBackend } from '../../../src/store/embedded/embedded-backend.js';
+import { localToken } from '../../../src/store/embedded/tokens.js';
+import { ProjectTables } from '../../../src/store/tables/index.js';
+import { storeBackends } from '../../support/store.js';
+
+const csv = (rows: string[][]) => rows.map((r) => r.map((v) => `"${v.replaceAll('"', '""')}"`).join(',') + '\n').join('');
+
+const userError = (pattern: RegExp) => (e: unknown) => {
+  assert.ok(e instanceof UserError, `a UserError, not ${String(e)}`);
+  assert.match(e.message, pattern);
+  return true;
+};
+
+for (const factory of storeBackends()) {
+  describe(`project Storage tables (${factory.name})`, function () {
+    this.timeout(60_000);
+    let backend: EmbeddedBackend;
+    let dispose: () => Promise<void>;
+    let dir: string;
+    let tables: ProjectTables;
+    let other: ProjectTables;
+    let files = 0;
+    let clock = 0;
+
+    beforeEach(async () => {
+      ({ backend, dispose } = await factory.open());
+      dir = await mkdtemp(path.join(os.tmpdir(), 'gex-tables-'));
+      const now = () => new Date(Date.UTC(2025, 0, 1, 0, 0, clock++));
+      tables = new ProjectTables(backend.db, (await localToken(backend.db, 'default')).projectId, now);
+      other = new ProjectTables(backend.db, (await localToken(backend.db, 'other')).projectId, now);
+    });
+    afterEach(async () => {
+      // bucket schemas on PostgreSQL live beside the store's schema: remove them with the store
+      for (const project of [tables, other]) for (const b of await project.listBuckets()) await project.deleteBucket(b.id);
+      await dispose();
+      await rm(dir, { recursive: true, force: true });
+    });
+
+    /** Writes a CSV file and loads it with `manifest`. */
+    async function load(content: string, manifest: Record<string, unknown>, into = tables) {
+      const file = path.join(dir, `file${++files}.csv`);
+      await writeFile(file, content);
+      return into.load(file, manifest);
+    }
+    const rows = async (id: string, project = tables) => (await project.preview(id, { limit: 1000 })).rows;
+
+    it('full load creates the table, a second full load replaces its rows', async () => {
+      const r = await load(csv([['id', 'name'], ['1', 'a'], ['2', 'b']]), { destination: 'in.c-shop.users' });
+      assert.deepEqual(r, { tableId: 'in.c-shop.users', rowsInFile: 2, tableCreated: true, columnsAdded: [] });
+      await load(csv([['id', 'name'], ['3', 'c']]), { destination: 'in.c-shop.users' });
+      assert.deepEqual(await rows('in.c-shop.users'), [['3', 'c']]);
+      const detail = await tables.table('in.c-shop.users');
+      assert.deepEqual({ ...detail, created: undefined, lastImportDate: undefined, lastChangeDate: undefined }, {
+        id: 'in.c-shop.users', bucketId: 'in.c-shop', name: 'users', columns: ['id', 'name'], primaryKey: [], rowsCount: 1,
+        created: undefined, lastImportDate: undefined, lastChangeDate: undefined,
+      });
+      assert.equal(detail.created, '2025-01-01T00:00:00+0000');
+      assert.equal(detail.lastImportDate, '2025-01-01T00:00:01+0000');
+      assert.deepEqual(await tables.listBuckets(), [{ id: 'in.c-shop', stage: 'in', created: '2025-01-01T00:00:00+0000' }]);
+      assert.deepEqual((await tables.listTables()).map((t) => t.id), ['in.c-shop.users']);
+    });
+
+    it('incremental without a key appends', async () => {
+      await load(csv([['id'], ['1']]), { destination: 'in.c-b.t' });
+      await load(csv([['id'], ['1'], ['2']]), { destination: 'in.c-b.t', incremental: true });
+      assert.deepEqual(await rows('in.c-b.t'), [['1'], ['1'], ['2']]);
+    });
+
+    it('incremental with a key upserts; the last row of a key in the file wins, across batches too', async () => {
+      await load(csv([['id', 'v'], ['1', 'old'], ['2', 'old']]), { destination: 'in.c-b.t', primary_key: ['id'] });
+      const many = Array.from({ length: 1200 }, (_, i) => [String(i % 700), `v${i}`]); // keys 0..499 twice, in different batches of 500
+      await load(csv([['id', 'v'], ...many]), { destination: 'in.c-b.t', incremental: true, primary_key: ['id'] });
+      const byKey = new Map((await tables.preview('in.c-b.t', { limit: 1000 })).rows.map(([id, v]) => [id, v]));
+      assert.equal(byKey.size, 700);
+      assert.equal(byKey.get('1'), 'v701');
+      assert.equal(byKey.get('2'), 'v702');
+      assert.equal(byKey.get('699'), 'v699');
+      assert.deepEqual((await tables.table('in.c-b.t')).primaryKey, ['id']);
+      await assert.rejects(load(csv([['id', 'v']]), { destination: 'in.c-b.t', primary_key: ['v'] }), userError(/primary_key \["v"\] differs from the key/));
+    });
+
+    it('adds new columns of a file; existing rows get an empty string', async () => {
+      await load(csv([['id'], ['1']]), { destination: 'in.c-b.t' });
+      const r = await load(csv([['id', 'extra'], ['2', 'x']]), { destination: 'in.c-b.t', incremental: true });
+      assert.deepEqual(r.columnsAdded, ['extra']);
+      assert.deepEqual(await rows('in.c-b.t'), [['1', ''], ['2', 'x']]);
+      assert.deepEqual((await tables.preview('in.c-b.t', { columns: ['extra'] })).rows, [[''], ['x']]);
+    });
+
+    it('a header-only file creates the table; a full load of one empties it', async () => {
+      await load('id,name\n', { destination: 'in.c-b.empty' });
+      assert.equal((await tables.table('in.c-b.empty')).rowsCount, 0);
+      await load(csv([['id'], ['1']]), { destination: 'in.c-b.t' });
+      await load('id\n', { destination: 'in.c-b.t', incremental: true });
+      assert.equal((await tables.table('in.c-b.t')).rowsCount, 1);
+      await load('id\n', { destination: 'in.c-b.t' });
+      assert.equal((await tables.table('in.c-b.t')).rowsCount, 0);
+    });
+
+    it('a headless file takes its columns from the manifest', async () => {
+      await load(csv([['1', 'a'], ['2', 'b']]), { destination: 'out.c-b.t', columns: ['id', 'name'] });
+      assert.deepEqual((await tables.table('out.c-b.t')).columns, ['id', 'name']);
+      assert.deepEqual(await rows('out.c-b.t'), [['1', 'a'], ['2', 'b']]);
+    });
+
+    it('delete_where deletes matching rows before an incremental load (eq and ne)', async () => {
+      await load(csv([['id', 'day'], ['1', 'mon'], ['2', 'tue'], ['3', 'wed']]), { destination: 'in.c-b.t' });
+      await load(csv([['id', 'day'], ['4', 'mon']]), {
+        destination: 'in.c-b.t', incremental: true, delete_where_column: 'day', delete_where_values: ['mon', 'tue'], delete_where_operator: 'eq',
+      });
+      assert.deepEqual(await rows('in.c-b.t'), [['3', 'wed'], ['4', 'mon']]);
+      await load('id,day\n', { destination: 'in.c-b.t', incremental: true, delete_where_column: 'day', delete_where_values: ['mon'], delete_where_operator: 'ne' });
+      assert.deepEqual(await rows('in.c-b.t'), [['4', 'mon']]);
+      await assert.rejects(
+        load('id,day\n', { destination: 'in.c-b.t', incremental: true, delete_where_column: 'nope', delete_where_values: ['x'] }),
+        userError(/delete_where_column nope is not a column/),
+      );
+    });
+
+    it('hostile names: SQL, quotes, 200 characters and unicode in bucket, table and column names', async () => {
+      const evil = '"; DROP TABLE storage_tables;--';
+      const long = 'ž'.repeat(200);
+      const table = `in.c-${evil}.${long}`;
+      const columns = [evil, long, '🙂 ünï', "'", 'a"b', `${long}2`];
+      await load(csv([columns, columns.map((_, i) => `v${i}`)]), { destination: table, primary_key: [evil] });
+      await load(csv([columns, columns.map((_, i) => (i === 0 ? 'v0' : `w${i}`))]), { destination: table, incremental: true });
+      const detail = await tables.table(table);
+      assert.deepEqual(detail.columns, columns);
+      assert.deepEqual(detail.primaryKey, [evil]);
+      assert.deepEqual(await rows(table), [['v0', 'w1', 'w2', 'w3', 'w4', 'w5']]);
+      assert.deepEqual((await tables.listTables(`in.c-${evil}`)).map((t) => t.name), [long]);
+      const bucket = `in.c-psql-${randomBytes(4).toString('hex')}`; // a schema name no other test database uses
+      await load(csv([['x'], ['1']]), { destination: `${bucket}.users` }); // the store's own tables survived
+      if (backend.db.dialect.name === 'postgres') {
+        // psql users see the bucket as a schema and the table under its own name
+        assert.deepEqual(await backend.db.all(`SELECT "x" FROM "${bucket}"."users"`), [{ x: '1' }]);
+        const fitted = await backend.db.all<{ tablename: string }>('SELECT tablename FROM pg_tables WHERE tablename LIKE ?', [`${'ž'.repeat(20)}%`]);
+        assert.deepEqual(fitted.map((t) => Buffer.byteLength(t.tablename)), [63], 'a 400-byte name is cut to 63 bytes with a hash');
+      }
+      await tables.deleteTable(table);
+      await assert.rejects(tables.table(table), userError(/does not exist/));
+    });
+
+    it('a load failing in the middle leaves the table exactly as it was', async () => {
+      await load(csv([['id', 'v'], ['1', 'a']]), { destination: 'in.c-b.t' });
+      const before = await tables.table('in.c-b.t');
+      const good = Array.from({ length: 2000 }, (_, i) => [String(i), 'x', 'new']);
+      const content = csv([['id', 'v', 'added'], ...good.slice(0, 1500)]) + '"bad","row"\n' + csv(good.slice(1500));
+      await assert.rejects(load(content, { destination: 'in.c-b.t' }), userError(/file\d+\.csv, line 1502: 2 fields where the table has 3 columns/));
+      assert.deepEqual(await tables.table('in.c-b.t'), before);
+      assert.deepEqual(await rows('in.c-b.t'), [['1', 'a']]);
+      // a new table and bucket are not left behind either
+      await assert.rejects(load(content, { destination: 'in.c-new.t' }), UserError);
+      assert.deepEqual((await tables.listBuckets()).map((b) => b.id), ['in.c-b']);
+    });
+
+    it('keeps projects apart', async () => {
+      await load(csv([['id'], ['mine']]), { destination: 'in.c-shop.users' });
+      await load(csv([['id'], ['theirs']]), { destination: 'in.c-shop.users' }, other);
+      assert.deepEqual(await rows('in.c-shop.users'), [['mine']]);
+      assert.deepEqual(await rows('in.c-shop.users', other), [['theirs']]);
+      await other.deleteBucket('in.c-shop');
+      assert.deepEqual(await rows('in.c-shop.users'), [['mine']]);
+      await assert.rejects(other.table('in.c-shop.users'), userError(/does not exist in this project/));
+    });
+
+    it('refuses bad destinations and columns with clear errors', async () => {
+      await assert.rejects(load('a\n', { destination: 'shop.users' }), userError(/"?shop\.users"? is not a table id of the form in\.c-<bucket>\.<table>/));
+      await assert.rejects(load('a\n', { destination: 'in.c-.t' }), userError(/not a table id/));
+      await assert.rejects(load('a,a\n', { destination: 'in.c-b.t' }), userError(/column a appears twice/));
+      await assert.rejects(load('a,\n', { destination: 'in.c-b.t' }), userError(/column 2 \(""\) is empty/));
+      await assert.rejects(load('_timestamp\n', { destination: 'in.c-b.t' }), userError(/reserved/));
+      await assert.rejects(load('', { destination: 'in.c-b.t' }), userError(/the file is empty/));
+      await assert.rejects(load('a\n"unclosed\n', { destination: 'in.c-b.t' }), userError(/invalid CSV/));
+      await assert.rejects(load('a\n', { destination: 'in.c-b.t', delete_where_column: 'a', delete_where_operator: 'gt' }), userError(/"eq" or "ne"/));
+      assert.deepEqual(await tables.listBuckets(), []);
+    });
+  });
+}
