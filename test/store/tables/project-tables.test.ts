@@ -170,6 +170,20 @@ for (const factory of storeBackends()) {
       await assert.rejects(other.table('in.c-shop.users'), userError(/does not exist in this project/));
     });
 
+    it('loadFile reads the manifest beside the file; without one it takes the default destination', async () => {
+      const file = path.join(dir, 'users.csv');
+      await writeFile(file, 'id;name\n1;\'a;b\'\n');
+      await writeFile(`${file}.manifest`, JSON.stringify({ destination: 'in.c-shop.users', delimiter: ';', enclosure: "'" }));
+      await tables.loadFile(file);
+      assert.deepEqual(await rows('in.c-shop.users'), [['1', 'a;b']]);
+      const bare = path.join(dir, 'bare.csv');
+      await writeFile(bare, 'id\n2\n');
+      await tables.loadFile(bare, 'in.c-shop.bare');
+      assert.deepEqual(await rows('in.c-shop.bare'), [['2']]);
+      await writeFile(`${bare}.manifest`, '{not json');
+      await assert.rejects(tables.loadFile(bare), userError(/bare\.csv\.manifest is not valid JSON/));
+    });
+
     it('refuses bad destinations and columns with clear errors', async () => {
       await assert.rejects(load('a\n', { destination: 'shop.users' }), userError(/"?shop\.users"? is not a table id of the form in\.c-<bucket>\.<table>/));
       await assert.rejects(load('a\n', { destination: 'in.c-.t' }), userError(/not a table id/));
