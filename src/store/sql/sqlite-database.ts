@@ -2,6 +2,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import PQueue from 'p-queue';
 import { DatabaseUnavailable, UniqueViolation, type Database, type Dialect, type SqlExecutor, type SqlParam, type TransactionOptions } from './database.js';
 import { DEFAULT_DURABILITY, type SqliteDurability } from './sqlite-settings.js';
+import { StatementCache } from './statement-cache.js';
 
 // BEGIN IMMEDIATE already excludes every other writer, so neither row locks nor a migration lock are needed
 const DIALECT: Dialect = { name: 'sqlite', forUpdate: '', byteOrder: '', migrationLock: null };
@@ -48,7 +49,7 @@ export class SqliteDatabase implements Database {
   readonly dialect = DIALECT;
   private readonly db: BetterSqlite3.Database;
   private readonly queue = new PQueue({ concurrency: 1 });
-  private readonly statements = new Map<string, BetterSqlite3.Statement>();
+  private readonly statements = new StatementCache<BetterSqlite3.Statement>((sql) => this.db.prepare(sql));
   private readonly executor: SqlExecutor;
   /** writes through this connection: `PRAGMA data_version` only counts other connections' commits */
   private localWrites = 0;
@@ -83,12 +84,7 @@ export class SqliteDatabase implements Database {
   }
 
   private statement(sql: string): BetterSqlite3.Statement {
-    let s = this.statements.get(sql);
-    if (!s) {
-      s = this.db.prepare(sql);
-      this.statements.set(sql, s);
-    }
-    return s;
+    return this.statements.get(sql);
   }
 
   private wrap<T>(fn: () => T): T {
