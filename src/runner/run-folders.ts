@@ -72,8 +72,9 @@ export class RunFolders {
    */
   async confirmTables(folder: RunFolder, files: string[]): Promise<void> {
     const missing: string[] = [];
+    const data = new DataFolder(folder.dir);
     for (const file of files) {
-      if (!(await lstat(new DataFolder(folder.dir).tableFile(file)).catch(() => undefined))) missing.push(file);
+      if (!(await lstat(data.tableFile(file)).catch(() => undefined))) missing.push(file);
     }
     if (missing.length > 0) {
       throw new ApplicationError(

@@ -3,6 +3,7 @@ import { UserError } from '../../common/errors.js';
 import { displayText, quoteForLog } from '../../common/log-text.js';
 import type { JsonValue } from '../../json/index.js';
 import { displayLocation } from '../../store/store-location.js';
+import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
 import type { TokenInfo } from '../../store/types.js';
 import { runCliAction } from '../command-runner.js';
 import { withEmbeddedBackend } from '../embedded-only.js';
@@ -12,6 +13,11 @@ const storeOption = <T>(c: Argv<T>) =>
   c.option('store', { type: 'string', describe: 'the embedded store: a SQLite file or a postgres:// URL ($KBC_URL, else $GEX_STORE, else gex-store.sqlite)' }) as Argv<T & { store?: string }>;
 
 const REFUSAL = 'Tokens live in the embedded store';
+
+/** A tokens command's work on the embedded store `store` names (a remote store is refused). */
+function onTokens(store: string | undefined, work: (backend: EmbeddedBackend) => Promise<void>, options: { mustExist?: boolean } = {}): Promise<void> {
+  return runCliAction(() => withEmbeddedBackend(store, REFUSAL, work, options));
+}
 
 function tokenToJson(t: TokenInfo): JsonValue {
   return new Map<string, JsonValue>([
@@ -38,33 +44,28 @@ export function tokensCommand(yargs: Argv): Argv {
             .option('read-only', { type: 'boolean', default: false, describe: 'may read configurations but not change them' })
             .option('project', { type: 'string', describe: 'project the token belongs to (created if new; default "default")' }),
         (args) =>
-          runCliAction(() =>
-            withEmbeddedBackend(args.store, REFUSAL, async (backend) => {
-              const { token, info } = await backend.createToken({ description: args.description, readOnly: args['read-only'], project: args.project });
-              process.stdout.write(`${token}\n`);
-              process.stderr.write(
-                `Token ${info.id} ${quoteForLog(info.description)} of project ${quoteForLog(info.projectName)}${info.readOnly ? ' (read-only)' : ''} created. Store it now: it is not shown again.\n`,
-              );
-            }),
-          ),
+          onTokens(args.store, async (backend) => {
+            const { token, info } = await backend.createToken({ description: args.description, readOnly: args['read-only'], project: args.project });
+            process.stdout.write(`${token}\n`);
+            process.stderr.write(
+              `Token ${info.id} ${quoteForLog(info.description)} of project ${quoteForLog(info.projectName)}${info.readOnly ? ' (read-only)' : ''} created. Store it now: it is not shown again.\n`,
+            );
+          }),
       )
       .command(
         'list',
         'List the tokens: id, project, read-only, created, description (never the token itself: only its hash is stored)',
         (c) => storeOption(c).option('project', { type: 'string', describe: 'only this project' }).option('json', { type: 'boolean', default: false }),
         (args) =>
-          runCliAction(() =>
-            withEmbeddedBackend(
-              args.store,
-              REFUSAL,
-              async (backend) => {
-                const tokens = (await backend.listTokens()).filter((t) => args.project === undefined || t.projectName === args.project);
-                if (args.json) return print(tokens.map(tokenToJson));
-                if (tokens.length === 0) say('No tokens.');
-                for (const t of tokens) say(`${t.id}\t${displayText(t.projectName)}\t${t.readOnly ? 'read-only' : 'read-write'}\t${t.created}\t${displayText(t.description)}`);
-              },
-              { mustExist: true },
-            ),
+          onTokens(
+            args.store,
+            async (backend) => {
+              const tokens = (await backend.listTokens()).filter((t) => args.project === undefined || t.projectName === args.project);
+              if (args.json) return print(tokens.map(tokenToJson));
+              if (tokens.length === 0) say('No tokens.');
+              for (const t of tokens) say(`${t.id}\t${displayText(t.projectName)}\t${t.readOnly ? 'read-only' : 'read-write'}\t${t.created}\t${displayText(t.description)}`);
+            },
+            { mustExist: true },
           ),
       )
       .command(
@@ -72,18 +73,15 @@ export function tokensCommand(yargs: Argv): Argv {
         'Revoke a token by its id (see "tokens list"): requests with it are refused from then on',
         (c) => storeOption(c).positional('id', { type: 'string', demandOption: true }).option('json', { type: 'boolean', default: false }),
         (args) =>
-          runCliAction(() =>
-            withEmbeddedBackend(
-              args.store,
-              REFUSAL,
-              async (backend) => {
-                if (!/^[1-9]\d{0,15}$/.test(args.id)) throw new UserError(`A token id is a number as "gex tokens list" shows it, got ${quoteForLog(args.id.slice(0, 100))}`);
-                if (!(await backend.revokeToken(Number(args.id)))) throw new UserError(`No token ${args.id} in the store ${displayText(displayLocation(backend.location))} ("gex tokens list" shows them)`);
-                if (args.json) return print(fields({ id: Number(args.id), revoked: true }));
-                say(`Token ${args.id} revoked.`);
-              },
-              { mustExist: true },
-            ),
+          onTokens(
+            args.store,
+            async (backend) => {
+              if (!/^[1-9]\d{0,15}$/.test(args.id)) throw new UserError(`A token id is a number as "gex tokens list" shows it, got ${quoteForLog(args.id.slice(0, 100))}`);
+              if (!(await backend.revokeToken(Number(args.id)))) throw new UserError(`No token ${args.id} in the store ${displayText(displayLocation(backend.location))} ("gex tokens list" shows them)`);
+              if (args.json) return print(fields({ id: Number(args.id), revoked: true }));
+              say(`Token ${args.id} revoked.`);
+            },
+            { mustExist: true },
           ),
       )
       .demandCommand(1),
