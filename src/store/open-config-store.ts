@@ -7,6 +7,7 @@ import type { EmbeddedBackend } from './embedded/embedded-backend.js';
 import { displayLocation, isRemoteStore, openEmbeddedStore } from './open-store.js';
 import { HttpConfigStore } from './remote/http-config-store.js';
 import { RUN_STORE_RETRY, retrySettingsFromEnv, type RetryBudgetSettings } from './remote/retry-budget.js';
+import { ProjectTables } from './tables/index.js';
 import type { Component } from './types.js';
 
 /** A store opened for the CLI or the runner, with what they need beyond the ConfigStore calls. */
@@ -16,6 +17,8 @@ export interface OpenedStore {
   location: string;
   /** set for the embedded store */
   backend?: EmbeddedBackend;
+  /** the project's Storage tables: set for the embedded store (a remote store's tables are the server's) */
+  tables?: ProjectTables;
   /** plaintext of `#` values, in memory only */
   decryptSecrets(componentId: string, value: JsonValue): Promise<JsonValue>;
   /** plaintext of `#` values of the component registry (image parameters), in memory only */
@@ -107,6 +110,7 @@ export async function openConfigStore(location: string, options: OpenConfigStore
       store,
       location: displayLocation(location),
       backend,
+      tables: new ProjectTables(backend.db, projectId),
       decryptSecrets: async (componentId, value) => backend.decryptSecrets(projectId, componentId, value),
       decryptComponentSecrets: async (componentId, value) => backend.decryptComponentSecrets(componentId, value),
       close: () => backend.close(),

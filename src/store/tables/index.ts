@@ -1,3 +1,4 @@
-export { ProjectTables, MAX_PREVIEW_ROWS, type BucketInfo, type LoadResult, type TableDetail, type TablePreview } from './project-tables.js';
+export { ProjectTables, MAX_PREVIEW_ROWS, EXPORT_BATCH_ROWS, type BucketInfo, type LoadResult, type TableDetail, type TablePreview } from './project-tables.js';
 export { parseLoadManifest, type LoadManifest } from './manifest.js';
-export { parseTableId, type TableId } from './table-id.js';
+export { checkBucketId, parseTableId, tableIdText, type TableId } from './table-id.js';
+export { parseChangedSince, MAX_WHERE_VALUES, type TableQuery } from './table-query.js';

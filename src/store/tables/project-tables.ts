@@ -6,6 +6,7 @@ import type { Database } from '../sql/database.js';
 import { Catalog, qualifiedName, type CatalogTable } from './catalog.js';
 import { parseLoadManifest } from './manifest.js';
 import { quoteIdentifier } from './physical-names.js';
+import { compileQuery, pageSql, type TableQuery } from './table-query.js';
 import { checkBucketId, parseTableId, tableIdText } from './table-id.js';
 import { TableLoader, type LoadResult } from './table-loader.js';
 
@@ -36,6 +37,8 @@ export interface TablePreview {
 
 /** Most rows a preview returns. */
 export const MAX_PREVIEW_ROWS = 1000;
+/** Rows per query of a read: bounds its memory whatever the table's size. */
+export const EXPORT_BATCH_ROWS = 5000;
 /** Largest manifest file read (a manifest is a few hundred bytes; this bounds a hostile one). */
 const MAX_MANIFEST_BYTES = 1024 * 1024;
 
@@ -85,21 +88,38 @@ export class ProjectTables {
     }, { readOnly: true });
   }
 
-  /** The first `limit` rows (insertion order), of the chosen columns or all. */
-  async preview(tableId: string, options: { limit?: number; columns?: string[] } = {}): Promise<TablePreview> {
-    const limit = options.limit ?? 100;
+  /** The first rows of a query (insertion order; 100 unless `limit` says otherwise, at most MAX_PREVIEW_ROWS). */
+  async preview(tableId: string, query: TableQuery = {}): Promise<TablePreview> {
+    const limit = query.limit ?? 100;
     if (!Number.isInteger(limit) || limit < 0 || limit > MAX_PREVIEW_ROWS) throw new UserError(`A preview's limit must be an integer from 0 to ${MAX_PREVIEW_ROWS}.`);
+    const rows: string[][] = [];
+    const columns = await this.read(tableId, { ...query, limit }, async (batch) => void rows.push(...batch));
+    return { columns, rows };
+  }
+
+  /**
+   * Reads the rows of a query in insertion order, `onBatch` receiving up to EXPORT_BATCH_ROWS at a
+   * time (awaited: a slow consumer slows the read, memory stays bounded), all in one consistent
+   * snapshot. Returns the columns read (user names).
+   */
+  async read(tableId: string, query: TableQuery, onBatch: (rows: string[][]) => Promise<void>): Promise<string[]> {
+    if (query.limit !== undefined && (!Number.isInteger(query.limit) || query.limit < 0)) throw new UserError('A limit must be a whole number of rows.');
     return this.db.transaction(async (tx) => {
       const table = await this.existing(new Catalog(tx, this.projectId), tableId);
-      const names = options.columns ?? table.columns.map((c) => c.name);
-      const physical = names.map((name) => {
-        const column = table.columns.find((c) => c.name === name);
-        if (!column) throw new UserError(`Table ${displayId(tableId)} has no column ${displayId(name)}.`);
-        return quoteIdentifier(column.physical);
-      });
-      if (physical.length === 0) throw new UserError('A preview needs at least one column.');
-      const rows = await tx.all<Record<string, string>>(`SELECT ${physical.map((p, i) => `${p} AS c${i}`).join(', ')} FROM ${qualifiedName(table)} LIMIT ?`, [limit]);
-      return { columns: names, rows: rows.map((r) => names.map((_, i) => r[`c${i}`])) };
+      const compiled = compileQuery(table, query);
+      let remaining = query.limit ?? Number.POSITIVE_INFINITY;
+      let after: string | number | undefined;
+      while (remaining > 0) {
+        const size = Math.min(EXPORT_BATCH_ROWS, remaining);
+        const sql = pageSql(compiled, this.db.dialect, after !== undefined);
+        const found = await tx.all<Record<string, unknown>>(sql, [...compiled.params, ...(after === undefined ? [] : [after]), size]);
+        if (found.length === 0) break;
+        await onBatch(found.map((r) => compiled.columns.map((_, i) => String(r[`c${i}`]))));
+        after = found[found.length - 1].gex_locator as string | number;
+        remaining -= found.length;
+        if (found.length < size) break;
+      }
+      return compiled.columns;
     }, { readOnly: true });
   }
 

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { UserError } from '../../../src/common/errors.js';
 import type { EmbeddedBackend } from '../../../src/store/embedded/embedded-backend.js';
 import { localToken } from '../../../src/store/embedded/tokens.js';
-import { ProjectTables } from '../../../src/store/tables/index.js';
+import { EXPORT_BATCH_ROWS, parseChangedSince, ProjectTables, type TableQuery } from '../../../src/store/tables/index.js';
 import { storeBackends } from '../../support/store.js';
 
 const csv = (rows: string[][]) => rows.map((r) => r.map((v) => `"${v.replaceAll('"', '""')}"`).join(',') + '\n').join('');
@@ -195,5 +195,67 @@ for (const factory of storeBackends()) {
       await assert.rejects(load('a\n', { destination: 'in.c-b.t', delete_where_column: 'a', delete_where_operator: 'gt' }), userError(/"eq" or "ne"/));
       assert.deepEqual(await tables.listBuckets(), []);
     });
+
+    it('reads chosen columns of rows filtered by a column (eq, ne) and by changedSince', async () => {
+      await load(csv([['id', 'city'], ['1', 'Prague'], ['2', 'Brno'], ['3', 'Ostrava']]), { destination: 'in.c-r.t' });
+      await load(csv([['id', 'city'], ['4', 'Brno']]), { destination: 'in.c-r.t', incremental: true }); // the clock moved on a second
+      const secondLoad = parseChangedSince((await tables.table('in.c-r.t')).lastImportDate);
+      const read = async (query: TableQuery) => {
+        const batches: string[][][] = [];
+        const columns = await tables.read('in.c-r.t', query, async (rows) => void batches.push(rows));
+        return { columns, rows: batches.flat() };
+      };
+      assert.deepEqual(await read({ columns: ['city'], whereColumn: 'city', whereValues: ['Brno'] }), { columns: ['city'], rows: [['Brno'], ['Brno']] });
+      assert.deepEqual((await read({ whereColumn: 'city', whereValues: ['Brno', 'Prague'], whereOperator: 'ne' })).rows, [['3', 'Ostrava']]);
+      assert.deepEqual((await read({ changedSince: secondLoad })).rows, [['4', 'Brno']]);
+      assert.deepEqual((await read({ limit: 2 })).rows, [['1', 'Prague'], ['2', 'Brno']]);
+      assert.deepEqual((await tables.preview('in.c-r.t', { columns: ['city', 'id'], limit: 1 })), { columns: ['city', 'id'], rows: [['Prague', '1']] });
+      await assert.rejects(read({ columns: ['nope'] }), userError(/has no column nope/));
+      await assert.rejects(read({ columns: ['id', 'id'] }), userError(/twice/));
+      await assert.rejects(read({ whereColumn: 'city' }), userError(/needs at least one value/));
+      await assert.rejects(read({ whereValues: ['x'] }), userError(/without whereColumn/));
+      await assert.rejects(tables.preview('in.c-r.t', { limit: 1001 }), userError(/from 0 to 1000/));
+      await assert.rejects(read({}).then(() => tables.read('in.c-r.nope', {}, async () => undefined)), userError(/does not exist/));
+    });
+
+    it('a read is streamed in bounded batches in insertion order, resuming after each batch', async () => {
+      const n = EXPORT_BATCH_ROWS * 2 + 17;
+      const body = ['id,v', ...Array.from({ length: n }, (_, i) => `${i},${i % 3}`)].join('\n');
+      await load(`${body}\n`, { destination: 'in.c-big.t' });
+      const sizes: number[] = [];
+      let next = 0;
+      let ordered = true;
+      await tables.read('in.c-big.t', { whereColumn: 'v', whereValues: ['0', '1', '2'] }, async (rows) => {
+        sizes.push(rows.length);
+        for (const [id] of rows) ordered &&= Number(id) === next++;
+      });
+      assert.deepEqual(sizes, [EXPORT_BATCH_ROWS, EXPORT_BATCH_ROWS, 17]);
+      assert.ok(ordered, 'rows in insertion order');
+      assert.equal(next, n);
+    });
+
+    it('hostile column names in a filter stay names: SQL text in a name or a value is data', async () => {
+      const evil = 'x" WHERE 1=1; DROP TABLE storage_tables; --';
+      await load(csv([['id', evil], ['1', "' OR '1'='1"], ['2', 'b']]), { destination: 'in.c-h.t' });
+      const rows: string[][] = [];
+      await tables.read('in.c-h.t', { columns: [evil], whereColumn: evil, whereValues: ["' OR '1'='1"] }, async (batch) => void rows.push(...batch));
+      assert.deepEqual(rows, [["' OR '1'='1"]]);
+      assert.equal((await tables.listTables()).length, 1);
+    });
   });
 }
+
+describe('parseChangedSince', () => {
+  const now = new Date(Date.UTC(2025, 5, 10, 12, 0, 0));
+  it('takes Unix seconds, ISO dates and date-times (UTC without a zone) and relative "-N units"', () => {
+    assert.equal(parseChangedSince('1700000000').toISOString(), '2023-11-14T22:13:20.000Z');
+    assert.equal(parseChangedSince('2025-01-31').toISOString(), '2025-01-31T00:00:00.000Z');
+    assert.equal(parseChangedSince('2025-01-31 10:20').toISOString(), '2025-01-31T10:20:00.000Z');
+    assert.equal(parseChangedSince('2025-01-31T10:20:30+0200').toISOString(), '2025-01-31T08:20:30.000Z');
+    assert.equal(parseChangedSince('-2 days', now).toISOString(), '2025-06-08T12:00:00.000Z');
+    assert.equal(parseChangedSince('-1 hour', now).toISOString(), '2025-06-10T11:00:00.000Z');
+  });
+  it('refuses anything else, naming what it takes', () => {
+    for (const bad of ['yesterday', '2025-13-45', '', '-2 fortnights', '1e9']) assert.throws(() => parseChangedSince(bad, now), userError(/is not a moment: give a Unix timestamp/));
+  });
+});
