@@ -18,6 +18,12 @@ const failingBackend: ServerBackend = {
         throw new Error('disk I/O error at /var/lib/secret-path');
       },
     }) as unknown as ConfigStore,
+  tables: () => {
+    throw new Error('no tables in this stub');
+  },
+  jobs: () => {
+    throw new Error('no jobs in this stub');
+  },
   listComponents: async () => [],
   getComponent: async () => undefined,
   changeMarker: async () => null,
