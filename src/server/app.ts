@@ -12,11 +12,14 @@ import { observeResponses } from './response-observers.js';
 import { gexRevision } from './revision.js';
 import { apiIndexRoutes } from './routes/api-index.js';
 import { branchRoutes, requireDefaultBranch } from './routes/branches.js';
+import { bucketRoutes } from './routes/buckets.js';
 import { componentDetailRoute, componentListRoute, publicComponentRoute } from './routes/components.js';
 import { configurationRoutes } from './routes/configurations.js';
+import { jobRoutes } from './routes/jobs.js';
 import { metadataRoutes } from './routes/metadata.js';
 import { rowVersionRoutes } from './routes/row-versions.js';
 import { rowRoutes } from './routes/rows.js';
+import { tableRoutes } from './routes/tables.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { versionRoutes } from './routes/versions.js';
 
@@ -38,6 +41,12 @@ export interface ServerOptions {
   requestTimeoutMs?: number;
   /** count requests and serve `GET /metrics` (Prometheus, no token); default off (`gex serve` turns it on) */
   metrics?: boolean;
+}
+
+/** Storage buckets and tables (docs/storage-api.md#tables), the same in both path forms. */
+function tableScope(app: FastifyInstance): void {
+  bucketRoutes(app);
+  tableRoutes(app);
 }
 
 /** Routes of configurations and everything under them, the same in both path forms. */
@@ -103,6 +112,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
         branchRoutes(root);
         componentListRoute(root);
         configurationScope(root);
+        tableScope(root);
+        jobRoutes(root);
       },
       { prefix: '/v2/storage' },
     );
@@ -114,6 +125,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
         componentDetailRoute(branch);
         componentListRoute(branch);
         configurationScope(branch);
+        tableScope(branch);
         metadataRoutes(branch);
       },
       { prefix: '/v2/storage/branch/:branchId' },

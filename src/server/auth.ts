@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { ConfigStore } from '../store/config-store.js';
 import { StoreError } from '../store/store-error.js';
+import type { ProjectTables, StorageJobs } from '../store/tables/index.js';
 import type { TokenInfo } from '../store/types.js';
 import type { ServerBackend } from './backend.js';
 import type { ReadCache } from './read-cache.js';
@@ -14,6 +15,9 @@ import type { ReadCache } from './read-cache.js';
 export interface Session {
   token: TokenInfo;
   store: ConfigStore;
+  /** the project's Storage tables and finished jobs */
+  tables: ProjectTables;
+  jobs: StorageJobs;
   /** shared by all sessions: entries are keyed by token */
   reads: ReadCache;
 }
@@ -36,7 +40,7 @@ export function requireToken(backend: ServerBackend, reads: ReadCache) {
     // unknown tokens are looked up every time: guessing must not fill the cache
     const token = await reads.value(`token ${text}`, () => backend.authenticate(text), (found) => (found ? 512 : null));
     if (!token) throw new StoreError(401, 'storage.tokenInvalid', 'Invalid access token');
-    sessions.set(request, { token, store: backend.session(token), reads });
+    sessions.set(request, { token, store: backend.session(token), tables: backend.tables(token), jobs: backend.jobs(token), reads });
   };
 }
 

@@ -1,4 +1,5 @@
 import type { ConfigStore } from '../store/config-store.js';
+import type { ProjectTables, StorageJobs } from '../store/tables/index.js';
 import type { Component, TokenInfo } from '../store/types.js';
 
 /**
@@ -8,6 +9,10 @@ import type { Component, TokenInfo } from '../store/types.js';
 export interface ServerBackend {
   authenticate(token: string): Promise<TokenInfo | null>;
   session(token: TokenInfo): ConfigStore;
+  /** the Storage tables of the token's project */
+  tables(token: TokenInfo): ProjectTables;
+  /** the finished Storage jobs of the token's project */
+  jobs(token: TokenInfo): StorageJobs;
   listComponents(): Promise<Component[]>;
   getComponent(id: string): Promise<Component | undefined>;
   /** resolves when the database answers a cheap query (the health check) */

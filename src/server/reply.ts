@@ -12,12 +12,14 @@ export function sendJson(reply: FastifyReply, status: number, value: JsonValue):
 }
 
 /**
- * 200 with the body of a GET that depends only on the token, the URL and the stored data: reused
- * from the read cache while the store is unchanged.
+ * 200 with the body of a GET that depends only on the token, the URL (and with `byHost` the Host
+ * header) and the stored data: reused from the read cache while the store is unchanged.
  */
-export async function sendCachedJson(request: FastifyRequest, reply: FastifyReply, build: () => Promise<JsonValue>): Promise<FastifyReply> {
+export async function sendCachedJson(request: FastifyRequest, reply: FastifyReply, build: () => Promise<JsonValue>, options: { byHost?: boolean } = {}): Promise<FastifyReply> {
   const session = sessionOf(request);
-  const body = await session.reads.body(`${session.token.id} ${request.url}`, build);
+  // bodies with absolute `uri` fields depend on the Host header too
+  const key = options.byHost ? `${session.token.id} ${request.host} ${request.url}` : `${session.token.id} ${request.url}`;
+  const body = await session.reads.body(key, build);
   return reply.code(200).header('content-type', 'application/json').send(body);
 }
 

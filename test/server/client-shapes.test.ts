@@ -1,4 +1,8 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ProjectTables } from '../../src/store/tables/index.js';
 import { COMPONENT, describeEachBackend, useTestServer, type Json } from '../support/storage-api-server.js';
 
 /**
@@ -222,6 +226,65 @@ describeEachBackend('server: official client request shapes', (backend) => {
       assert.equal((await server().delete(`${B}/go-1`, { token })).status, 204);
       assert.equal((await server().delete(`${B}/go-1`, { token })).status, 204);
       assert.equal((await server().delete(`${B}/go-1`, { token })).status, 404, 'purged: the Go client treats this 404 as done');
+    });
+  });
+
+  describe('Python client kbcstorage (buckets and tables: form bodies, True/False flags, polled jobs)', () => {
+    // kbcstorage's Endpoint sends these on every request; requests encodes `whereValues[]` as whereValues%5B%5D
+    const headers = { 'Accept-Encoding': 'gzip', 'User-Agent': 'Keboola Storage API Python Client' };
+    let token: string;
+    before(async () => {
+      token = await server().createToken({ project: 'python-tables' });
+    });
+
+    it('creates, lists, details, previews and deletes as Buckets and Tables do', async () => {
+      // Buckets.create: data={'name','stage','description','backend': None} — requests drops None
+      const created = await server().post('/v2/storage/buckets', { token, headers, form: 'name=py&stage=in&description=from+python' });
+      assert.equal(created.status, 201, created.text);
+      assert.equal(created.body.id, 'in.c-py');
+
+      const info = await server().backend.authenticate(token);
+      const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-py-'));
+      await writeFile(path.join(dir, 'users.csv'), 'id,name,city\n1,Ann,Oslo\n2,Bob,Rome\n');
+      await new ProjectTables(server().backend.db, info!.projectId).load(path.join(dir, 'users.csv'), { destination: 'in.c-py.users' });
+      await rm(dir, { recursive: true, force: true });
+
+      const buckets = await server().get('/v2/storage/buckets', { token, headers });
+      assert.deepEqual(buckets.body.map((b: Json) => b.id), ['in.c-py']);
+      const bucket = await server().get('/v2/storage/buckets/in.c-py', { token, headers });
+      assert.equal(bucket.body.id, 'in.c-py');
+      assert.equal(bucket.body.description, 'from python');
+      const bucketTables = await server().get('/v2/storage/buckets/in.c-py/tables?include=attributes%2Ccolumns', { token, headers });
+      assert.deepEqual(bucketTables.body.map((t: Json) => t.id), ['in.c-py.users']);
+      const tables = await server().get('/v2/storage/tables?include=buckets%2Ccolumns', { token, headers });
+      assert.deepEqual(tables.body.map((t: Json) => [t.id, t.bucket.id]), [['in.c-py.users', 'in.c-py']]);
+      // Tables.export_to_file reads name and columns of the detail
+      const detail = await server().get('/v2/storage/tables/in.c-py.users', { token, headers });
+      assert.equal(detail.body.name, 'users');
+      assert.deepEqual(detail.body.columns, ['id', 'name', 'city']);
+
+      // Tables.preview: changedSince, whereValues[] + whereColumn + whereOperator ('eq' or 'neq'), columns joined by commas
+      const preview = await server().get(
+        '/v2/storage/tables/in.c-py.users/data-preview?changedSince=-1%20days&whereValues%5B%5D=Oslo&whereColumn=city&whereOperator=neq&columns=id%2Cname',
+        { token, headers },
+      );
+      assert.equal(preview.status, 200);
+      assert.equal(preview.text, '"id","name"\n"2","Bob"\n');
+
+      // Tables.delete: DELETE without parameters; the answer is not read
+      assert.equal((await server().delete('/v2/storage/tables/in.c-py.users', { token, headers })).status, 204);
+
+      // Buckets.delete(asynchronous=False) and the default asynchronous one, which polls Jobs.detail until success or error
+      await server().post('/v2/storage/buckets', { token, headers, form: 'name=sync&stage=out&description=' });
+      assert.equal((await server().delete('/v2/storage/buckets/out.c-sync?force=False&async=False', { token, headers })).status, 204);
+      const job = await server().delete('/v2/storage/buckets/in.c-py?force=True&async=True', { token, headers });
+      assert.equal(job.status, 202, job.text);
+      assert.match(job.contentType ?? '', /^application\/json/);
+      const polled = await server().get(`/v2/storage/jobs/${job.body.id}`, { token, headers });
+      assert.equal(polled.status, 200);
+      assert.ok(['success', 'error'].includes(polled.body.status));
+      assert.equal(polled.body.status, 'success');
+      assert.deepEqual((await server().get('/v2/storage/buckets', { token, headers })).body, []);
     });
   });
 });

@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { buildServer } from '../../src/server/app.js';
 import type { ServerBackend } from '../../src/server/backend.js';
 import type { ConfigStore } from '../../src/store/config-store.js';
+import type { ProjectTables, StorageJobs } from '../../src/store/tables/index.js';
 import type { TokenInfo } from '../../src/store/types.js';
 
 const TOKEN: TokenInfo = { id: 7, description: 'stub', projectId: 1, projectName: 'p', readOnly: false, created: '2024-01-01T00:00:00+0000' };
@@ -18,6 +19,8 @@ const failingBackend: ServerBackend = {
         throw new Error('disk I/O error at /var/lib/secret-path');
       },
     }) as unknown as ConfigStore,
+  tables: () => ({}) as ProjectTables,
+  jobs: () => ({}) as StorageJobs,
   listComponents: async () => [],
   getComponent: async () => undefined,
   changeMarker: async () => null,

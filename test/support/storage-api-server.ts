@@ -106,7 +106,10 @@ export class TestServer {
     const bytes = body === undefined ? undefined : new TextEncoder().encode(body);
     const response = await fetch(this.baseUrl + urlPath, { method, headers, body: bytes });
     const text = await response.text();
-    return { status: response.status, contentType: response.headers.get('content-type'), text, body: text === '' ? undefined : JSON.parse(text) };
+    const contentType = response.headers.get('content-type');
+    // CSV bodies (table previews) are text only
+    const parsed = text === '' || contentType?.startsWith('text/csv') ? undefined : JSON.parse(text);
+    return { status: response.status, contentType, text, body: parsed };
   }
 
   get(urlPath: string, options?: RequestOptions): Promise<ApiResponse> {

@@ -1,16 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { JsonObject, JsonValue } from '../../json/index.js';
 import type { TokenInfo } from '../../store/types.js';
+import { absoluteUri } from '../absolute-uri.js';
 import { sessionOf, tokenOf } from '../auth.js';
 import { sendJson } from '../reply.js';
 
-/** A Host header gex repeats in `uri`: a name, IPv4 or bracketed IPv6 address, optional port. */
-const SAFE_HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
-
-/** Keboola's absolute token address; the path alone when the Host header is not a plain host. */
+/** Keboola's absolute token address. */
 function tokenUri(request: FastifyRequest, id: number): string {
-  const path = `/v2/storage/tokens/${id}`;
-  return SAFE_HOST.test(request.host) ? `${request.protocol}://${request.host}${path}` : path;
+  return absoluteUri(request, `/v2/storage/tokens/${id}`);
 }
 
 /**

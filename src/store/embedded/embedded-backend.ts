@@ -5,6 +5,7 @@ import type { ConfigStore } from '../config-store.js';
 import { cipherScope, componentCipherScope, type SecretCipher } from '../encryption.js';
 import { addressableIdProblem } from '../addressable-id.js';
 import type { Database } from '../sql/database.js';
+import { ProjectTables, StorageJobs } from '../tables/index.js';
 import { migrate } from '../sql/migrations.js';
 import type { Component, TokenInfo } from '../types.js';
 import { EmbeddedConfigStore } from './embedded-config-store.js';
@@ -72,6 +73,14 @@ export class EmbeddedBackend {
 
   session(token: TokenInfo): ConfigStore {
     return new EmbeddedConfigStore(this.db, this.cipher, token);
+  }
+
+  tables(token: TokenInfo): ProjectTables {
+    return new ProjectTables(this.db, token.projectId);
+  }
+
+  jobs(token: TokenInfo): StorageJobs {
+    return new StorageJobs(this.db, token.projectId);
   }
 
   /** Access for the local CLI and runner (no token needed): an internal token of the project. */

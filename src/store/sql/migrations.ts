@@ -76,6 +76,17 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
         FOREIGN KEY (project_id, bucket_id) REFERENCES storage_buckets(project_id, id))`,
     ],
   },
+  {
+    version: 4,
+    description: 'bucket descriptions; Storage jobs of the HTTP API (finished deletes clients poll)',
+    statements: [
+      `ALTER TABLE storage_buckets ADD COLUMN description TEXT NOT NULL DEFAULT ''`,
+      // body: the job's Keboola JSON; kept a day (clients poll within seconds), so the table stays small
+      `CREATE TABLE storage_jobs (
+        id BIGINT PRIMARY KEY, project_id BIGINT NOT NULL REFERENCES projects(id), created TEXT NOT NULL, body TEXT NOT NULL)`,
+      `CREATE INDEX storage_jobs_created ON storage_jobs (project_id, created)`,
+    ],
+  },
 ];
 
 export const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied TEXT NOT NULL)`;

@@ -25,6 +25,7 @@ export interface CatalogBucket {
   readonly id: string;
   readonly physicalSchema: string | null;
   readonly created: string;
+  readonly description: string;
 }
 
 type Row = Record<string, unknown>;
@@ -44,6 +45,17 @@ function decodeTable(row: Row): CatalogTable {
     created: String(row.created),
     lastImportDate: String(row.last_import_date),
     lastChangeDate: row.last_change_date === null ? null : String(row.last_change_date),
+  };
+}
+
+const BUCKET_SELECT = 'SELECT id, physical_schema, created, description FROM storage_buckets';
+
+function decodeBucket(row: Row): CatalogBucket {
+  return {
+    id: String(row.id),
+    physicalSchema: row.physical_schema === null ? null : String(row.physical_schema),
+    created: String(row.created),
+    description: String(row.description ?? ''),
   };
 }
 
@@ -78,21 +90,22 @@ export class Catalog {
   }
 
   async bucket(id: string): Promise<CatalogBucket | undefined> {
-    const row = await this.tx.get<Row>(`SELECT id, physical_schema, created FROM storage_buckets WHERE project_id = ? AND id = ?${this.forUpdate}`, [this.projectId, id]);
-    return row && { id: String(row.id), physicalSchema: row.physical_schema === null ? null : String(row.physical_schema), created: String(row.created) };
+    const row = await this.tx.get<Row>(`${BUCKET_SELECT} WHERE project_id = ? AND id = ?${this.forUpdate}`, [this.projectId, id]);
+    return row && decodeBucket(row);
   }
 
   async buckets(): Promise<CatalogBucket[]> {
-    const rows = await this.tx.all<Row>('SELECT id, physical_schema, created FROM storage_buckets WHERE project_id = ? ORDER BY id', [this.projectId]);
-    return rows.map((row) => ({ id: String(row.id), physicalSchema: row.physical_schema === null ? null : String(row.physical_schema), created: String(row.created) }));
+    const rows = await this.tx.all<Row>(`${BUCKET_SELECT} WHERE project_id = ? ORDER BY id`, [this.projectId]);
+    return rows.map(decodeBucket);
   }
 
   async insertBucket(bucket: CatalogBucket): Promise<void> {
-    await this.tx.run('INSERT INTO storage_buckets (project_id, id, physical_schema, created) VALUES (?, ?, ?, ?)', [
+    await this.tx.run('INSERT INTO storage_buckets (project_id, id, physical_schema, created, description) VALUES (?, ?, ?, ?, ?)', [
       this.projectId,
       bucket.id,
       bucket.physicalSchema,
       bucket.created,
+      bucket.description,
     ]);
   }
 

@@ -2,3 +2,5 @@ export { ProjectTables, MAX_PREVIEW_ROWS, EXPORT_BATCH_ROWS, type BucketInfo, ty
 export { parseLoadManifest, type LoadManifest } from './manifest.js';
 export { checkBucketId, parseTableId, tableIdText, type TableId } from './table-id.js';
 export { parseChangedSince, MAX_WHERE_VALUES, type TableQuery } from './table-query.js';
+export { BucketExists, BucketNotEmpty, BucketNotFound, TableNotFound } from './errors.js';
+export { StorageJobs, type StorageJob } from './storage-jobs.js';

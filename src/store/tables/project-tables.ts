@@ -2,8 +2,11 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UserError } from '../../common/errors.js';
 import { displayId, displayText } from '../../common/log-text.js';
-import type { Database } from '../sql/database.js';
-import { Catalog, qualifiedName, type CatalogTable } from './catalog.js';
+import { timestamp } from '../identifiers.js';
+import type { Database, Dialect } from '../sql/database.js';
+import { createBucket } from './bucket-creation.js';
+import { Catalog, qualifiedName, type CatalogBucket, type CatalogTable } from './catalog.js';
+import { BucketExists, BucketNotEmpty, BucketNotFound, TableNotFound } from './errors.js';
 import { parseLoadManifest } from './manifest.js';
 import { quoteIdentifier } from './physical-names.js';
 import { compileQuery, pageSql, type TableQuery } from './table-query.js';
@@ -16,6 +19,7 @@ export interface BucketInfo {
   readonly id: string;
   readonly stage: 'in' | 'out';
   readonly created: string;
+  readonly description: string;
 }
 
 export interface TableDetail {
@@ -25,6 +29,8 @@ export interface TableDetail {
   readonly columns: string[];
   readonly primaryKey: string[];
   readonly rowsCount: number;
+  /** bytes the table takes in the database (pages of SQLite's file; PostgreSQL's relation with indexes) */
+  readonly dataSizeBytes: number;
   readonly created: string;
   readonly lastImportDate: string;
   readonly lastChangeDate: string | null;
@@ -53,6 +59,11 @@ export class ProjectTables {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
+  /** The database the tables live in, as Keboola's `backend` field names it. */
+  get backend(): 'sqlite' | 'postgresql' {
+    return this.db.dialect.name === 'sqlite' ? 'sqlite' : 'postgresql';
+  }
+
   /**
    * Loads a CSV file with its parsed manifest. The table is left as it was when anything fails.
    * `defaultDestination` is used when the manifest names none.
@@ -70,21 +81,41 @@ export class ProjectTables {
 
   async listBuckets(): Promise<BucketInfo[]> {
     const buckets = await new Catalog(this.db, this.projectId).buckets();
-    return buckets.map((b) => ({ id: b.id, stage: b.id.startsWith('in.') ? 'in' : 'out', created: b.created }));
+    return buckets.map(bucketInfo);
+  }
+
+  async bucket(bucketId: string): Promise<BucketInfo> {
+    const bucket = await new Catalog(this.db, this.projectId).bucket(checkBucketId(bucketId));
+    if (!bucket) throw bucketNotFound(bucketId);
+    return bucketInfo(bucket);
+  }
+
+  /** Creates an empty bucket `<stage>.c-<name>`; refused when the project has it already. */
+  async createBucket(input: { name: string; stage: 'in' | 'out'; description?: string }): Promise<BucketInfo> {
+    const id = checkBucketId(`${input.stage}.c-${input.name}`);
+    return this.db.transaction(async (tx) => {
+      const catalog = new Catalog(tx, this.projectId, this.db.dialect.forUpdate);
+      if (await catalog.bucket(id)) throw new BucketExists(`Bucket ${displayId(id)} already exists in this project; choose another name or delete it first.`);
+      return bucketInfo(await createBucket(tx, this.db.dialect, catalog, { id, created: timestamp(this.now()), description: input.description }));
+    });
   }
 
   /** The project's tables, or one bucket's. */
   async listTables(bucketId?: string): Promise<TableDetail[]> {
     return this.db.transaction(async (tx) => {
-      const tables = await new Catalog(tx, this.projectId).tables(bucketId === undefined ? undefined : checkBucketId(bucketId));
-      return Promise.all(tables.map(async (t) => detail(t, await rowsCount(tx, t))));
+      const catalog = new Catalog(tx, this.projectId);
+      if (bucketId !== undefined && !(await catalog.bucket(checkBucketId(bucketId)))) throw bucketNotFound(bucketId);
+      const tables = await catalog.tables(bucketId);
+      const details: TableDetail[] = [];
+      for (const t of tables) details.push(detail(t, await tableStats(tx, this.db.dialect, t)));
+      return details;
     }, { readOnly: true });
   }
 
   async table(tableId: string): Promise<TableDetail> {
     return this.db.transaction(async (tx) => {
       const table = await this.existing(new Catalog(tx, this.projectId), tableId);
-      return detail(table, await rowsCount(tx, table));
+      return detail(table, await tableStats(tx, this.db.dialect, table));
     }, { readOnly: true });
   }
 
@@ -132,13 +163,19 @@ export class ProjectTables {
     });
   }
 
-  /** Deletes a bucket with all its tables. */
-  async deleteBucket(bucketId: string): Promise<void> {
+  /** Deletes a bucket with all its tables; with `onlyEmpty`, a bucket that has tables is refused instead. */
+  async deleteBucket(bucketId: string, options: { onlyEmpty?: boolean } = {}): Promise<void> {
     await this.db.transaction(async (tx) => {
       const catalog = new Catalog(tx, this.projectId, this.db.dialect.forUpdate);
       const bucket = await catalog.bucket(checkBucketId(bucketId));
-      if (!bucket) throw new UserError(`Bucket ${displayId(bucketId)} does not exist in this project.`);
-      for (const table of await catalog.tables(bucketId)) {
+      if (!bucket) throw bucketNotFound(bucketId);
+      const tables = await catalog.tables(bucketId);
+      if (options.onlyEmpty && tables.length > 0) {
+        throw new BucketNotEmpty(
+          `Only empty buckets can be deleted. There are ${tables.length} tables in bucket ${displayId(bucketId)}; delete them first, or delete with force.`,
+        );
+      }
+      for (const table of tables) {
         await tx.run(`DROP TABLE ${qualifiedName(table)}`);
         await catalog.deleteTable(table.id);
       }
@@ -149,24 +186,38 @@ export class ProjectTables {
 
   private async existing(catalog: Catalog, tableId: string): Promise<CatalogTable> {
     const table = await catalog.table(parseTableId(tableId));
-    if (!table) throw new UserError(`Table ${displayId(tableId)} does not exist in this project.`);
+    if (!table) throw new TableNotFound(`Table ${displayId(tableId)} does not exist in this project.`);
     return table;
   }
 }
 
-async function rowsCount(tx: Pick<Database, 'get'>, table: CatalogTable): Promise<number> {
-  const row = await tx.get<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ${qualifiedName(table)}`);
-  return Number(row?.n ?? 0);
+function bucketNotFound(bucketId: string): BucketNotFound {
+  return new BucketNotFound(`Bucket ${displayId(bucketId)} does not exist in this project.`);
 }
 
-function detail(t: CatalogTable, rows: number): TableDetail {
+function bucketInfo(b: CatalogBucket): BucketInfo {
+  return { id: b.id, stage: b.id.startsWith('in.') ? 'in' : 'out', created: b.created, description: b.description };
+}
+
+/** Rows and bytes of a table (SQLite: its pages, read through dbstat; PostgreSQL: the relation with its indexes). */
+async function tableStats(tx: Pick<Database, 'get'>, dialect: Dialect, table: CatalogTable): Promise<{ rows: number; bytes: number }> {
+  const count = await tx.get<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ${qualifiedName(table)}`);
+  const size =
+    dialect.name === 'sqlite'
+      ? await tx.get<{ n: unknown }>("SELECT SUM(pgsize) AS n FROM dbstat('main', 1) WHERE name = ?", [table.physicalName])
+      : await tx.get<{ n: unknown }>('SELECT pg_total_relation_size(?::regclass) AS n', [qualifiedName(table)]);
+  return { rows: Number(count?.n ?? 0), bytes: Number(size?.n ?? 0) };
+}
+
+function detail(t: CatalogTable, stats: { rows: number; bytes: number }): TableDetail {
   return {
     id: tableIdText(t.id),
     bucketId: t.id.bucketId,
     name: t.id.name,
     columns: t.columns.map((c) => c.name),
     primaryKey: [...t.primaryKey],
-    rowsCount: rows,
+    rowsCount: stats.rows,
+    dataSizeBytes: stats.bytes,
     created: t.created,
     lastImportDate: t.lastImportDate,
     lastChangeDate: t.lastChangeDate,

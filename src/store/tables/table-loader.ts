@@ -5,7 +5,8 @@ import type { Dialect, SqlExecutor, SqlParam } from '../sql/database.js';
 import { Catalog, qualifiedName, type CatalogTable, type StoredColumn } from './catalog.js';
 import { readCsvBatches } from './csv-source.js';
 import type { LoadManifest } from './manifest.js';
-import { physicalColumnName, physicalTableName, postgresSchemaCandidate, quoteIdentifier, TIMESTAMP_COLUMN } from './physical-names.js';
+import { createBucket } from './bucket-creation.js';
+import { physicalColumnName, physicalTableName, quoteIdentifier, TIMESTAMP_COLUMN } from './physical-names.js';
 import { randomBytes } from 'node:crypto';
 import { tableIdText } from './table-id.js';
 
@@ -109,7 +110,8 @@ export class TableLoader {
   }
 
   private async createTable(manifest: LoadManifest, columns: string[], now: string): Promise<CatalogTable> {
-    const bucket = (await this.catalog.bucket(manifest.destination.bucketId)) ?? (await this.createBucket(manifest.destination.bucketId, now));
+    const bucket = (await this.catalog.bucket(manifest.destination.bucketId)) ??
+      (await createBucket(this.tx, this.dialect, this.catalog, { id: manifest.destination.bucketId, created: now }));
     const stored: StoredColumn[] = columns.map((name, i) => ({ name, physical: physicalColumnName(this.dialect, name, i) }));
     checkDistinct(stored, manifest.destination.name);
     const siblings = new Set((await this.catalog.tables(bucket.id)).map((t) => t.physicalName));
@@ -130,24 +132,6 @@ export class TableLoader {
     const definitions = [...stored.map((c) => `${quoteIdentifier(c.physical)} TEXT NOT NULL DEFAULT ''`), `${quoteIdentifier(TIMESTAMP_COLUMN)} TEXT NOT NULL`];
     await this.tx.run(`CREATE TABLE ${qualifiedName(table)} (${definitions.join(', ')})`);
     return table;
-  }
-
-  private async createBucket(bucketId: string, now: string): Promise<{ id: string; physicalSchema: string | null }> {
-    let physicalSchema: string | null = null;
-    if (this.dialect.name === 'postgres') {
-      // another store or project in this database may own the schema named after the bucket
-      for (let attempt = 0; ; attempt++) {
-        const candidate = postgresSchemaCandidate(bucketId, attempt);
-        if (!(await this.tx.get('SELECT 1 AS taken FROM pg_namespace WHERE nspname = ?', [candidate]))) {
-          physicalSchema = candidate;
-          break;
-        }
-        if (attempt >= 20) throw new UserError(`No free PostgreSQL schema name for bucket ${displayId(bucketId)}.`);
-      }
-      await this.tx.run(`CREATE SCHEMA ${quoteIdentifier(physicalSchema)}`);
-    }
-    await this.catalog.insertBucket({ id: bucketId, physicalSchema, created: now });
-    return { id: bucketId, physicalSchema };
   }
 
   /** Adds the file's columns the table lacks; existing rows get an empty string in them. */

@@ -19,6 +19,8 @@ export interface TableQuery {
   readonly whereOperator?: 'eq' | 'ne';
   /** rows whose `_timestamp` is at or after this moment */
   readonly changedSince?: Date;
+  /** rows whose `_timestamp` is before this moment */
+  readonly changedUntil?: Date;
   /** most rows returned; all when absent */
   readonly limit?: number;
 }
@@ -66,6 +68,10 @@ export function compileQuery(table: CatalogTable, query: TableQuery): CompiledQu
   if (query.changedSince !== undefined) {
     conditions.push(`${quoteIdentifier(TIMESTAMP_COLUMN)} >= ?`);
     params.push(timestamp(query.changedSince));
+  }
+  if (query.changedUntil !== undefined) {
+    conditions.push(`${quoteIdentifier(TIMESTAMP_COLUMN)} < ?`);
+    params.push(timestamp(query.changedUntil));
   }
   return { columns, selectList: selected.join(', '), from: qualifiedName(table), conditions, params };
 }

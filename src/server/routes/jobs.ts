@@ -1,0 +1,16 @@
+import type { FastifyInstance } from 'fastify';
+import { displayId } from '../../common/log-text.js';
+import { StoreError } from '../../store/store-error.js';
+import { sessionOf } from '../auth.js';
+
+/** `GET /v2/storage/jobs/{id}`: the finished jobs of the token's project (another project's are not found). */
+export function jobRoutes(app: FastifyInstance): void {
+  app.get<{ Params: { jobId: string } }>('/jobs/:jobId', async (request, reply) => {
+    const text = request.params.jobId;
+    const job = /^\d{1,15}$/.test(text) ? await sessionOf(request).jobs.get(Number(text)) : undefined;
+    if (!job) {
+      throw new StoreError(404, 'storage.jobs.notFound', `Job ${displayId(text.slice(0, 100))} not found. gex keeps a finished job for a day after the request that created it.`);
+    }
+    return reply.code(200).header('content-type', 'application/json').send(Buffer.from(job.body));
+  });
+}
