@@ -174,7 +174,7 @@ function detail(t: CatalogTable, rows: number): TableDetail {
 }
 
 /** A manifest file's JSON; an absent file is an empty manifest. */
-async function readManifest(file: string): Promise<unknown> {
+export async function readManifest(file: string): Promise<unknown> {
   let text: string;
   try {
     const data = await readFile(file);
