@@ -47,7 +47,7 @@ export class OutputMapping {
       const table: LoadedTable = { file, tableId: result.tableId, rows: result.rowsInFile, incremental: parsed.incremental, primaryKey: [...parsed.primaryKey] };
       const how = table.incremental ? `incremental${table.primaryKey.length > 0 ? `, key ${table.primaryKey.map(displayId).join(', ')}` : ''}` : 'full load';
       logger.info(
-        { table: table.tableId, file, rows: table.rows, incremental: table.incremental, primaryKey: table.primaryKey, created: result.tableCreated, columnsAdded: result.columnsAdded },
+        { table: file, tableId: table.tableId, rows: table.rows, incremental: table.incremental, primaryKey: table.primaryKey, tableCreated: result.tableCreated, columnsAdded: result.columnsAdded },
         `Loaded table ${displayId(table.tableId)}: ${plural(table.rows, 'row')} (${how})` +
           (result.columnsAdded.length > 0 ? `, new ${result.columnsAdded.length === 1 ? 'column' : 'columns'} ${result.columnsAdded.slice(0, 10).map(displayId).join(', ')}${result.columnsAdded.length > 10 ? ` and ${groupThousands(result.columnsAdded.length - 10)} more` : ''}` : ''),
       );

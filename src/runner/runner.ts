@@ -334,7 +334,7 @@ export class ConfigurationRunner {
     await mkdir(data.inputTablesDir, { recursive: true });
     const exported = await exportInputTables(this.tables, inputs, data.inputTablesDir, unitName);
     for (const table of exported) {
-      logger.info({ table: table.source, file: table.file, rows: table.rows }, `Exported table ${displayId(table.source)} to ${displayText(table.file)}: ${plural(table.rows, 'row')}`);
+      logger.info({ tableId: table.source, file: table.file, rows: table.rows }, `Exported table ${displayId(table.source)} to ${displayText(table.file)}: ${plural(table.rows, 'row')}`);
     }
     return exported.map((t) => ({ ...t, file: path.posix.join(unit.folder.relative, t.file) }));
   }
