@@ -4,6 +4,8 @@ import { checkBucketId } from '../store/tables/index.js';
 
 /** A configuration id usable in a bucket name as it is: Keboola bucket names hold only these. */
 const BUCKET_NAME_PART = /^[A-Za-z0-9_-]+$/;
+/** Longest configuration id (and component id) put in a default bucket name: the name stays readable and bounded. */
+const MAX_CONFIG_ID_IN_BUCKET = 200;
 
 /**
  * The bucket of tables whose manifest names no destination, as Keboola's runner names it for a
@@ -13,13 +15,18 @@ const BUCKET_NAME_PART = /^[A-Za-z0-9_-]+$/;
  * cannot hold is refused (only when a table needs the default bucket).
  */
 export function defaultBucketId(componentId: string, configId: string): string {
-  if (!BUCKET_NAME_PART.test(configId)) {
+  const problem = !BUCKET_NAME_PART.test(configId)
+    ? 'a bucket name holds only letters, digits, "-" and "_"'
+    : configId.length > MAX_CONFIG_ID_IN_BUCKET
+      ? `it is ${configId.length} characters long, a bucket name takes at most ${MAX_CONFIG_ID_IN_BUCKET} of it`
+      : null;
+  if (problem) {
     throw new UserError(
       `The default bucket in.c-<component>-<configuration id> cannot be made from configuration id ${displayId(configId.slice(0, 100))}${configId.length > 100 ? '…' : ''}: ` +
-        'a bucket name holds only letters, digits, "-" and "_". Set parameters.config.outputBucket (or a destination in the table\'s manifest), or use such a configuration id.',
+        `${problem}. Set parameters.config.outputBucket (or a destination in the table's manifest), or use a short configuration id of those characters.`,
     );
   }
-  return checkBucketId(`in.c-${componentId.replace(/[^A-Za-z0-9-]/g, '-')}-${configId}`);
+  return checkBucketId(`in.c-${componentId.slice(0, MAX_CONFIG_ID_IN_BUCKET).replace(/[^A-Za-z0-9-]/g, '-')}-${configId}`);
 }
 
 /** The table a file without a manifest destination is loaded into: `<default bucket>.<file name without .csv>`. */
