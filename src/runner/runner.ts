@@ -279,7 +279,14 @@ export class ConfigurationRunner {
     const input = await decryptedInput(store, componentId, stored, storedComponentState, imageParameters, this.options.masker);
 
     const unitName = unitNameOf(unit.row?.id ?? null);
-    const inputTables = parseInputTables(stored.storage, unitName, new Date(this.now()));
+    let inputTables: InputTable[];
+    try {
+      // checked before the row's folder is touched: a hostile destination never reaches the disk
+      inputTables = parseInputTables(stored.storage, unitName, new Date(this.now()));
+    } catch (error) {
+      summary.reason = (error as Error).message;
+      throw error;
+    }
 
     // the row's folder is a data folder: config.json records what the row ran with (secrets encrypted)
     await this.folders.prepare(unit.folder);

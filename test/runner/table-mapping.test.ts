@@ -228,6 +228,9 @@ describeEachBackend('gex run loads tables into the project', (factory) => {
     assert.equal(result.code, 1);
     assert.match(result.stdout + result.stderr, /Row r2: storage\.input\.tables\[0\]\.destination "\.\.\/\.\.\/\.\.\/escaped\.csv" contains a path separator/);
     assert.deepEqual(await readdir(path.join(dataDir, 'rows')), ['r1'], 'nothing written for r2, nothing beside the row folders');
+    const r2 = (await summary()).rows[1] as { status: string; reason?: string };
+    assert.equal(r2.status, 'failed');
+    assert.match(r2.reason ?? '', /^Row r2: storage\.input\.tables\[0\]\.destination/);
     assert.deepEqual((await readdir(dir)).sort(), ['data', 'summary.json']);
   });
 
