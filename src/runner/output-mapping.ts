@@ -40,7 +40,7 @@ export class OutputMapping {
     const path = folder.tableFile(file);
     try {
       const manifest = await readManifest(`${path}.manifest`);
-      const needsDefault = typeof manifest === 'object' && manifest !== null && (manifest as Record<string, unknown>).destination === undefined;
+      const needsDefault = typeof manifest === 'object' && manifest !== null && (manifest as Record<string, unknown>).destination == null;
       const fallback = needsDefault ? defaultDestination(defaultBucketId(this.componentId, this.configId), file) : undefined;
       const parsed = parseLoadManifest(manifest, `${file}.manifest`, fallback);
       const result = await this.tables.load(path, manifest, fallback);

@@ -58,7 +58,7 @@ for (const factory of storeBackends()) {
 
     it('a file without manifest or destination goes to the default bucket, named without .csv', async () => {
       await table('users.csv', '"id"\n"1"\n');
-      await table('orders', '"id"\n"2"\n', { incremental: false });
+      await table('orders', '"id"\n"2"\n', { incremental: false, destination: null });
       const loaded = await mapping.load(folder, ['users.csv', 'orders'], silentLogger());
       assert.deepEqual(loaded.map((t) => t.tableId), ['in.c-ex-generic-v2-42.users', 'in.c-ex-generic-v2-42.orders']);
       assert.deepEqual(await rows('in.c-ex-generic-v2-42.orders'), [['2']]);
