@@ -11,6 +11,7 @@ import { compareWithFloor, type FloorComparison } from './extraction-bench.js';
 import { repoRoot } from './measure.js';
 import { parallelSpeedups } from './parallel-bench.js';
 import { rateLimitedRun } from './rate-limit-bench.js';
+import { runWithLoadVsNoLoad } from './run-load-bench.js';
 import { concurrentUpdateRate, historyLatency, rowsDetailLatency, serveThroughput, storeUpdateLatency, type ConcurrentUpdateRate } from './store-bench.js';
 import { POSTGRES_EXAMPLE, postgresBackendAt, sqliteBackend } from '../test/support/store.js';
 
@@ -123,6 +124,16 @@ for (const [backend, processes] of [[sqliteBackend, 1], [postgresBackendAt(postg
   }
 }
 results.concurrent = concurrent;
+
+// 7. output mapping (issue 15): a run loading its tables into the SQLite store vs --no-load
+section('gex run --config-id on the SQLite store: loading tables vs --no-load, R = 100 records per page');
+const runLoad = await runWithLoadVsNoLoad(quick ? 100 : 1000, 100, quick ? 2 : 5);
+console.log(
+  `P=${runLoad.pages}: loading ${runLoad.load.medianMs} ms (${runLoad.load.peakRssMb} MB) vs --no-load ${runLoad.noLoad.medianMs} ms (${runLoad.noLoad.peakRssMb} MB)` +
+    ` (medians of ${runLoad.repetitions}, alternating) = ${runLoad.ratio.toFixed(2)} (${verdict(runLoad.ratio <= 1.3)}: <= 1.3);` +
+    ` runs: loading ${runLoad.loadMs.join(', ')} ms, --no-load ${runLoad.noLoadMs.join(', ')} ms`,
+);
+results.runLoad = runLoad;
 
 const file = path.join(repoRoot, 'bench', 'results.json');
 await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);

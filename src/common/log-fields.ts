@@ -29,6 +29,19 @@ export interface LogFields {
   /** rows of a table file */
   rows?: number;
   tables?: number | Array<{ file: string; rows: number }>;
+  /** a Storage table (`in.c-<bucket>.<table>`) a file was loaded into or an input table read from */
+  tableId?: string;
+  /** a file of an input table, relative to the row's folder */
+  file?: string;
+  /** how a table was loaded: incremental, its primary key, whether the load created it, columns it added */
+  incremental?: boolean;
+  primaryKey?: string[];
+  tableCreated?: boolean;
+  columnsAdded?: string[];
+  /** false: the run keeps tables as files (a remote store) */
+  tablesLoaded?: boolean;
+  /** input tables of a row (storage.input.tables) */
+  inputTables?: number;
   /** an HTTP status, or how a row ended (success, failed, cancelled, skipped) */
   status?: number | string;
   durationMs?: number;
@@ -62,6 +75,14 @@ const FIELD_NAMES: Record<keyof LogFields, true> = {
   table: true,
   rows: true,
   tables: true,
+  tableId: true,
+  file: true,
+  incremental: true,
+  primaryKey: true,
+  tableCreated: true,
+  columnsAdded: true,
+  tablesLoaded: true,
+  inputTables: true,
   status: true,
   durationMs: true,
   attempt: true,

@@ -39,6 +39,11 @@ export class DataFolder {
     return resolveInside(this.inputDir, 'state.json');
   }
 
+  /** `in/tables`: the input mapping's tables */
+  get inputTablesDir(): string {
+    return resolveInside(this.inputDir, 'tables');
+  }
+
   get outputDir(): string {
     return resolveInside(this.dir, 'out');
   }

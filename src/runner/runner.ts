@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { cancellationOf } from '../common/cancellation.js';
 import { errorKind, UserError, type ErrorKind } from '../common/errors.js';
@@ -18,6 +19,9 @@ import { planRows } from './row-plan.js';
 import { RunFolders, type RunFolder } from './run-folders.js';
 import { componentImageParameters, decryptedInput, loadConfiguration } from './unit-input.js';
 import { componentState, redactSecrets, storedState } from './stored-state.js';
+import { exportInputTables, parseInputTables, unitName as unitNameOf, type InputTable } from './input-mapping.js';
+import { OutputMapping } from './output-mapping.js';
+import type { ProjectTables } from '../store/tables/index.js';
 
 export interface RunOptions {
   store: OpenedStore;
@@ -35,9 +39,26 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** the clock in milliseconds (durations, and each row's run start in its state); tests pin it */
   now?: () => number;
+  /**
+   * Storage table mapping (default true): each row's input tables exported into its in/tables
+   * before it runs, its out/tables loaded into the project's tables after it succeeds. Needs a
+   * store with tables (the embedded one); false, or a remote store, keeps files only.
+   */
+  load?: boolean;
 }
 
 export interface TableSummary {
+  file: string;
+  rows: number;
+  /** the file was loaded into the project's Storage tables (see tableId) */
+  loaded: boolean;
+  tableId?: string;
+}
+
+/** A table of the row's input mapping, exported into its folder before it ran. */
+export interface InputTableSummary {
+  source: string;
+  /** relative to the data folder */
   file: string;
   rows: number;
 }
@@ -53,6 +74,8 @@ export interface RowSummary {
   requests: number;
   records: number;
   tables: TableSummary[];
+  /** present when the row had input tables that were exported */
+  inputTables?: InputTableSummary[];
   durationMs: number;
   /** the component state the run produced (saved only when every row succeeded) */
   state?: unknown;
@@ -115,10 +138,15 @@ export class ConfigurationRunner {
   private readonly folders: RunFolders;
   /** every line of the run names its configuration (JSON log lines: as fields) */
   private readonly logger: Logger;
+  /** null: tables stay files (--no-load, or a store without Storage tables) */
+  private readonly tables: ProjectTables | null;
+  private readonly outputMapping: OutputMapping | null;
 
   constructor(private readonly options: RunOptions) {
     this.logger = options.logger.child({ componentId: options.componentId, configId: options.configId });
     this.now = options.now ?? Date.now;
+    this.tables = options.load === false ? null : (options.store.tables ?? null);
+    this.outputMapping = this.tables && new OutputMapping(this.tables, options.componentId, options.configId);
     this.started = this.now();
     this.folders = new RunFolders(options.dataDir);
     this.summary = {
@@ -183,6 +211,9 @@ export class ConfigurationRunner {
       this.summary.rows.push(emptyRow(row, this.folders.row(row.id).relative, reason ? 'skipped' : 'not run', reason));
     }
     this.summary.rowsSkipped = plan.skipped.length;
+    if (this.options.load !== false && !this.options.store.tables) {
+      logger.info({ tablesLoaded: false }, 'Tables are not loaded into Storage tables: the store is a remote Storage API (gex loads only into the embedded store); they stay files in the data folder');
+    }
 
     let units: Unit[];
     if (configuration.rows.length === 0) {
@@ -247,22 +278,38 @@ export class ConfigurationRunner {
     const storedComponentState = componentState(unit.state);
     const input = await decryptedInput(store, componentId, stored, storedComponentState, imageParameters, this.options.masker);
 
+    const unitName = unitNameOf(unit.row?.id ?? null);
+    let inputTables: InputTable[];
+    try {
+      // checked before the row's folder is touched: a hostile destination never reaches the disk
+      inputTables = parseInputTables(stored.storage, unitName, new Date(this.now()));
+    } catch (error) {
+      summary.reason = (error as Error).message;
+      throw error;
+    }
+
     // the row's folder is a data folder: config.json records what the row ran with (secrets encrypted)
     await this.folders.prepare(unit.folder);
     const data = new DataFolder(unit.folder.dir);
     await data.writeInput(componentConfigFile(stored, imageParameters), storedComponentState);
     try {
+      if (inputTables.length > 0) summary.inputTables = await this.exportInputs(inputTables, data, unit, unitName, logger);
       const result = await extract(
         input,
         { dataDir: unit.folder.dir, logger, masker: this.options.masker, progressLine: this.options.progressLine, signal: this.options.signal, now: () => Math.floor(this.now() / 1000) },
       );
       const outState = result.state;
       await data.writeOutputState(redactSecrets(outState) as JsonObject);
+      summary.requests = result.requests;
+      summary.records = result.jobs.reduce((n, j) => n + j.records, 0);
+      summary.tables = result.tables.map((t) => ({ file: path.relative(this.options.dataDir, data.tableFile(t.file)), rows: t.rows, loaded: false }));
+      // Keboola's output mapping: this row's tables are in the project before the next row starts
+      if (this.outputMapping) {
+        const loaded = await this.outputMapping.load(data, result.tables.map((t) => t.file), logger);
+        loaded.forEach((table, i) => Object.assign(summary.tables[i], { loaded: true, tableId: table.tableId }));
+      }
       Object.assign(summary, {
         status: 'success',
-        requests: result.requests,
-        records: result.jobs.reduce((n, j) => n + j.records, 0),
-        tables: result.tables.map((t) => ({ file: path.relative(this.options.dataDir, data.tableFile(t.file)), rows: t.rows })),
         durationMs: this.now() - started,
         state: JSON.parse(stringifyExact(redactSecrets(outState))),
       });
@@ -280,6 +327,23 @@ export class ConfigurationRunner {
       else logger.error({ status: 'failed', durationMs: summary.durationMs, errorKind: errorKind(error) }, `Failed ${unit.label}`);
       throw error;
     }
+  }
+
+  /** Keboola's input mapping: the row's input tables into its in/tables, read after the previous row's outputs were loaded. */
+  private async exportInputs(inputs: InputTable[], data: DataFolder, unit: Unit, unitName: string, logger: Logger): Promise<InputTableSummary[] | undefined> {
+    if (!this.tables) {
+      logger.warn(
+        { inputTables: inputs.length },
+        `${unitName} lists ${plural(inputs.length, 'input table')} (storage.input.tables) that ${this.options.load === false ? 'are not exported with --no-load' : 'a remote store cannot export'}: in/tables stays empty`,
+      );
+      return undefined;
+    }
+    await mkdir(data.inputTablesDir, { recursive: true });
+    const exported = await exportInputTables(this.tables, inputs, data.inputTablesDir, unitName);
+    for (const table of exported) {
+      logger.info({ tableId: table.source, file: table.file, rows: table.rows }, `Exported table ${displayId(table.source)} to ${displayText(table.file)}: ${plural(table.rows, 'row')}`);
+    }
+    return exported.map((t) => ({ ...t, file: path.posix.join(unit.folder.relative, t.file) }));
   }
 
   /**

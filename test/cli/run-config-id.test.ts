@@ -49,7 +49,7 @@ describe('gex run --config-id (CLI process, SQLite store)', () => {
     assert.equal(summary.rowsRun, 1);
     assert.equal(summary.rowsSkipped, 1);
     assert.deepEqual(summary.rows.map((r: { id: string; status: string }) => [r.id, r.status]), [['fail', 'skipped'], ['users', 'success']]);
-    assert.deepEqual(summary.rows[1].tables, [{ file: 'rows/users/out/tables/b.users', rows: 1 }]);
+    assert.deepEqual(summary.rows[1].tables, [{ file: 'rows/users/out/tables/b.users', rows: 1, loaded: true, tableId: 'in.c-b.users' }]);
     assert.equal(summary.rows[1].requests, 1);
     assert.equal(summary.stateSaved, true);
     assert.equal(typeof summary.durationMs, 'number');

@@ -75,8 +75,8 @@ describe('gex run: where the tables go (CLI process)', function () {
       const lines = result.stdout.split('\n');
       const at = lines.findIndex((l) => l.endsWith(`INFO  Tables are in ${dataDir}:`));
       assert.ok(at >= 0, result.stdout);
-      assert.match(lines[at + 1], /INFO {4}row users → rows\/users\/out\/tables: b\.users \(1,234 rows\)$/);
-      assert.match(lines[at + 2], /INFO {4}row "x\\n12:00:00\.000 INFO {4}row users → \/etc: \\u001b\[31mforged" → rows\/x%0A12%3A.*\/out\/tables: b\.orders \(1 row\)$/);
+      assert.match(lines[at + 1], /INFO {4}row users → rows\/users\/out\/tables: b\.users \(1,234 rows → in\.c-b\.users\)$/);
+      assert.match(lines[at + 2], /INFO {4}row "x\\n12:00:00\.000 INFO {4}row users → \/etc: \\u001b\[31mforged" → rows\/x%0A12%3A.*\/out\/tables: b\.orders \(1 row → in\.c-b\.orders\)$/);
       assert.ok(!result.stdout.includes('\u001b'), 'no escape sequence reaches the terminal');
       assert.ok(!lines.some((l) => l.startsWith('12:00:00.000 INFO    row users → /etc')), 'the forged line stays inside the quoted id');
       assert.equal(lines.slice(at + 3).join(''), '', 'the report is the end of the output');
@@ -92,8 +92,8 @@ describe('gex run: where the tables go (CLI process)', function () {
       assert.deepEqual(
         rows.map((l) => [l.rowId, l.folder, l.tables]),
         [
-          ['users', 'rows/users', [{ file: 'b.users', rows: 1234 }]],
-          [HOSTILE_ID, `rows/${encodeURIComponent(HOSTILE_ID).replace(/[.!'()*~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`, [{ file: 'b.orders', rows: 1 }]],
+          ['users', 'rows/users', [{ file: 'b.users', rows: 1234, tableId: 'in.c-b.users' }]],
+          [HOSTILE_ID, `rows/${encodeURIComponent(HOSTILE_ID).replace(/[.!'()*~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`, [{ file: 'b.orders', rows: 1, tableId: 'in.c-b.orders' }]],
         ],
       );
     });

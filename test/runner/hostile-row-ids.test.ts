@@ -111,7 +111,7 @@ describe('gex run --config-id with hostile row ids (CLI process, SQLite store)',
       assert.equal(row.folder, folder, `the summary names the folder of ${JSON.stringify(rowId.slice(0, 20))}`);
       assert.equal(row.status, 'success');
       assert.equal(row.stateSaved, true);
-      assert.deepEqual(row.tables, [{ file: `${folder}/out/tables/b.users`, rows: 1 }]);
+      assert.deepEqual(row.tables, [{ file: `${folder}/out/tables/b.users`, rows: 1, loaded: true, tableId: 'in.c-b.users' }]);
       // each row's own table, intact after every later row ran
       assert.equal(await readFile(path.join(dataDir, folder, 'out', 'tables', 'b.users'), 'utf8'), `"id","tag"\n"1","${i}"\n`);
       assert.ok(Buffer.byteLength(path.basename(folder)) <= 255);

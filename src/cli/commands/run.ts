@@ -24,6 +24,8 @@ export interface RunArgs extends TargetArgs {
   force: boolean;
   wait?: string;
   'dry-run': boolean;
+  /** false (--no-load): tables stay files; no Storage table is read or written */
+  load: boolean;
 }
 
 const env = process.env;
@@ -36,6 +38,11 @@ export function runCommand(yargs: Argv): Argv {
       targetOptions(y, 'run')
         .option('summary', { type: 'string', describe: 'write a JSON summary of the run to this file' })
         .option('force', { type: 'boolean', default: false, describe: 'run a disabled configuration' })
+        .option('load', {
+          type: 'boolean',
+          default: true,
+          describe: "load each row's out/tables into the store's Storage tables (and export its input tables); --no-load keeps files only",
+        })
         .option('dry-run', { type: 'boolean', default: false, describe: 'print the first request of each job a run would send, then stop: nothing is sent or written' })
         .option('wait', {
           type: 'string',
@@ -95,6 +102,7 @@ export async function runFromCli(args: RunArgs): Promise<number> {
           progressLine: progress,
           force: args.force,
           signal,
+          load: args.load,
         });
         summary = runner.result;
         await runner.run();
@@ -160,7 +168,7 @@ async function extractDataDir(args: RunArgs, dataDir: string, logger: Logger, ma
     `Extraction finished: ${plural(result.tables.length, 'table')}, ${plural(records, 'record')}, ${plural(result.requests, 'request')} in ${formatSeconds(result.durationMs)}. ` +
       `Tables are in ${displayText(dataDir)}/out/tables`,
   );
-  const summary: RunSummary = { ...baseSummary(args, started), rowsRun: 1, rows: [{ id: null, name: '', folder: '.', status: 'success', stateSaved: false, requests: result.requests, records, tables: result.tables.map((t) => ({ file: `out/tables/${t.file}`, rows: t.rows })), durationMs: result.durationMs }] };
+  const summary: RunSummary = { ...baseSummary(args, started), rowsRun: 1, rows: [{ id: null, name: '', folder: '.', status: 'success', stateSaved: false, requests: result.requests, records, tables: result.tables.map((t) => ({ file: `out/tables/${t.file}`, rows: t.rows, loaded: false })), durationMs: result.durationMs }] };
   verifyTablesOnDisk(dataDir, summary);
   await writeSummary(args.summary, summary, logger, masker);
 }

@@ -225,7 +225,7 @@ function detail(t: CatalogTable, stats: { rows: number; bytes: number }): TableD
 }
 
 /** A manifest file's JSON; an absent file is an empty manifest. */
-async function readManifest(file: string): Promise<unknown> {
+export async function readManifest(file: string): Promise<unknown> {
   let text: string;
   try {
     const data = await readFile(file);

@@ -1,0 +1,171 @@
+import { open, writeFile } from 'node:fs/promises';
+import { stringify } from 'csv-stringify/sync';
+import { UserError } from '../common/errors.js';
+import { displayId, quoteForLog } from '../common/log-text.js';
+import { resolveInside, unsafeFileNameProblem } from '../common/safe-path.js';
+import { toPlain, type JsonObject } from '../json/index.js';
+import { parseChangedSince, parseTableId, tableIdText, type ProjectTables, type TableDetail, type TableQuery } from '../store/tables/index.js';
+
+/** One table of a row's input mapping (`storage.input.tables[i]`), checked. */
+export interface InputTable {
+  /** where it is in the configuration, for errors: `storage.input.tables[0]` */
+  readonly where: string;
+  readonly source: string;
+  /** the file name in in/tables */
+  readonly destination: string;
+  readonly query: TableQuery;
+}
+
+/** A table exported into in/tables. */
+export interface ExportedTable {
+  source: string;
+  /** relative to the unit's folder: `in/tables/<destination>` */
+  file: string;
+  rows: number;
+}
+
+/** Most input tables of one row: each is a file and a query. */
+export const MAX_INPUT_TABLES = 1000;
+
+/** Keboola's CSV: every value quoted, header first, LF line ends. */
+const DIALECT = { quoted: true, quoted_empty: true, record_delimiter: 'unix' } as const;
+
+/** Names and characters a destination may not have beyond what a file name forbids. */
+const UNSAFE_CHARACTER = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+
+/**
+ * Reads `storage.input.tables` of a unit's configuration (Keboola's input mapping): `source`,
+ * `destination` (a file name in in/tables; the source table id when absent, as Keboola names it,
+ * without adding `.csv`), `columns`, `where_column`, `where_values`, `where_operator`,
+ * `changed_since` (or the older `days`) and `limit`. Other keys (column_types, …) are ignored, as
+ * a component ignores what it does not use. `unit` names the row in errors.
+ */
+export function parseInputTables(storage: JsonObject, unit: string, now: Date): InputTable[] {
+  const input = toPlain(storage.get('input') ?? null);
+  const list = isObject(input) ? input.tables : undefined;
+  if (list === undefined || list === null) return [];
+  const fail = (where: string, problem: string): never => {
+    throw new UserError(`${unit}: ${where} ${problem}.`);
+  };
+  if (!Array.isArray(list)) fail('storage.input.tables', 'must be a list of tables');
+  const tables = list as unknown[];
+  if (tables.length > MAX_INPUT_TABLES) fail('storage.input.tables', `lists ${tables.length} tables, more than the ${MAX_INPUT_TABLES} a row may read`);
+  const destinations = new Map<string, string>();
+  return tables.map((entry, i) => {
+    const where = `storage.input.tables[${i}]`;
+    if (!isObject(entry)) return fail(where, 'must be an object with at least "source"');
+    if (typeof entry.source !== 'string') return fail(`${where}.source`, 'must be a table id such as "in.c-shop.users"');
+    const source = tableIdText(parseTableId(entry.source, `${unit}: ${where}.source`));
+    const destination = entry.destination === undefined || entry.destination === null ? source : entry.destination;
+    if (typeof destination !== 'string') return fail(`${where}.destination`, 'must be a file name such as "users.csv"');
+    const problem = unsafeFileNameProblem(destination) ?? (UNSAFE_CHARACTER.test(destination) ? 'contains a control or invisible character' : null) ?? (destination.endsWith('.manifest') ? 'ends in .manifest, the name of a table\'s manifest' : null);
+    if (problem) fail(`${where}.destination ${quoteForLog(destination.slice(0, 300))}`, `${problem}; name a file in in/tables, such as "users.csv"`);
+    const other = destinations.get(destination);
+    if (other !== undefined) fail(`${where}.destination ${displayId(destination)}`, `is also the destination of ${other}; give each table its own file`);
+    destinations.set(destination, where);
+    return { where, source, destination, query: parseQuery(entry, where, now, fail) };
+  });
+}
+
+function parseQuery(entry: Record<string, unknown>, where: string, now: Date, fail: (where: string, problem: string) => never): TableQuery {
+  const strings = (key: string): string[] | undefined => {
+    const value = entry[key];
+    if (value === undefined || value === null) return undefined;
+    if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) return fail(`${where}.${key}`, 'must be a list of strings');
+    return value as string[];
+  };
+  const whereColumn = entry.where_column;
+  if (whereColumn !== undefined && whereColumn !== null && typeof whereColumn !== 'string') fail(`${where}.where_column`, 'must be a column name');
+  const operator = entry.where_operator ?? 'eq';
+  if (operator !== 'eq' && operator !== 'ne') fail(`${where}.where_operator`, `must be "eq" or "ne", not ${quoteForLog(String(operator).slice(0, 100))}`);
+  const limit = entry.limit;
+  if (limit !== undefined && limit !== null && !(Number.isInteger(limit) && (limit as number) >= 0)) fail(`${where}.limit`, 'must be a whole number of rows');
+  return {
+    columns: strings('columns'),
+    whereColumn: typeof whereColumn === 'string' && whereColumn !== '' ? whereColumn : undefined,
+    whereValues: strings('where_values'),
+    whereOperator: operator as 'eq' | 'ne',
+    changedSince: changedSince(entry, where, now, fail),
+    limit: typeof limit === 'number' ? limit : undefined,
+  };
+}
+
+function changedSince(entry: Record<string, unknown>, where: string, now: Date, fail: (where: string, problem: string) => never): Date | undefined {
+  const value = entry.changed_since;
+  if (value !== undefined && value !== null && value !== '') {
+    if (value === 'adaptive') {
+      return fail(`${where}.changed_since`, 'is "adaptive", which gex does not support (it needs the last import of each table kept in the state); give a moment such as "-2 days" or 2025-01-31');
+    }
+    if (typeof value !== 'string' && typeof value !== 'number') return fail(`${where}.changed_since`, 'must be a moment such as "-2 days"');
+    return parseChangedSince(String(value), now, `${where}.changed_since`);
+  }
+  // Keboola's older `days`: rows changed in the last N days
+  const days = entry.days;
+  if (days === undefined || days === null || days === '' || days === 0 || days === '0') return undefined;
+  if (!/^\d{1,6}$/.test(String(days))) return fail(`${where}.days`, 'must be a whole number of days');
+  return new Date(now.getTime() - Number(days) * 86_400_000);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Exports each input table into `in/tables/<destination>` (streamed in bounded batches, one
+ * snapshot per table) with Keboola's input manifest beside it. `unit` names the row in errors.
+ */
+export async function exportInputTables(tables: ProjectTables, inputs: readonly InputTable[], tablesDir: string, unit: string): Promise<ExportedTable[]> {
+  const exported: ExportedTable[] = [];
+  for (const input of inputs) {
+    let detail: TableDetail;
+    try {
+      detail = await tables.table(input.source);
+    } catch (error) {
+      if (error instanceof UserError) {
+        throw new UserError(`${unit}: ${input.where}.source: table ${displayId(input.source)} does not exist in this project. Load it first (an earlier row's output), or fix the source.`, { cause: error });
+      }
+      throw error;
+    }
+    const file = resolveInside(tablesDir, input.destination);
+    // the columns read: the query's, else the table's (read() checks them against the table)
+    let columns = input.query.columns && input.query.columns.length > 0 ? [...input.query.columns] : detail.columns;
+    let rows = 0;
+    const handle = await open(file, 'w');
+    try {
+      await handle.write(stringify([columns], DIALECT));
+      columns = await tables.read(input.source, input.query, async (batch) => {
+        rows += batch.length;
+        await handle.write(stringify(batch, DIALECT));
+      });
+    } catch (error) {
+      if (error instanceof UserError) throw new UserError(`${unit}: ${input.where} (table ${displayId(input.source)}): ${error.message}`, { cause: error });
+      throw error;
+    } finally {
+      await handle.close();
+    }
+    await writeFile(`${file}.manifest`, `${JSON.stringify(inputManifest(detail, columns), null, 2)}\n`);
+    exported.push({ source: input.source, file: `in/tables/${input.destination}`, rows });
+  }
+  return exported;
+}
+
+/** Keboola's in/tables manifest of an exported table. */
+function inputManifest(detail: TableDetail, columns: string[]): Record<string, unknown> {
+  return {
+    id: detail.id,
+    name: detail.name,
+    primary_key: detail.primaryKey,
+    created: detail.created,
+    last_import_date: detail.lastImportDate,
+    last_change_date: detail.lastChangeDate,
+    rows_count: detail.rowsCount,
+    columns,
+    metadata: [],
+    column_metadata: Object.fromEntries(columns.map((c) => [c, []])),
+  };
+}
+
+/** How a unit is named in input-mapping errors. */
+export function unitName(rowId: string | null): string {
+  return rowId === null ? 'The configuration' : `Row ${displayId(rowId)}`;
+}

@@ -1,0 +1,274 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
+import { fromPlain, toPlain } from '../../src/json/index.js';
+import { runGex, type CliResult } from '../support/cli.js';
+import { openConfigStore, type OpenedStore } from '../support/open-store.js';
+import { describeEachBackend, TestServer } from '../support/storage-api-server.js';
+import type { FreshStore } from '../support/store.js';
+
+const KEY = { GEX_MASTER_KEY: '77'.repeat(32) };
+const C = 'ex-generic-v2';
+
+interface Summary {
+  status: string;
+  stateSaved: boolean;
+  rows: Array<{ id: string | null; status: string; tables: Array<{ file: string; rows: number; loaded: boolean; tableId?: string }>; inputTables?: Array<{ source: string; file: string; rows: number }> }>;
+}
+
+/**
+ * Keboola's output and input mapping through real `gex run --config-id` processes on a real store
+ * (a SQLite file; PostgreSQL with GEX_TEST_POSTGRES): each row's tables land in the project before
+ * the next row starts, and a row reads an earlier row's table from in/tables.
+ */
+describeEachBackend('gex run loads tables into the project', (factory) => {
+  let server: FixtureServer;
+  /** what /api/<name> answers (a JSON list); a name not here is a 404 */
+  let answers: Record<string, unknown[]>;
+  let dir: string;
+  let dataDir: string;
+  let store: FreshStore;
+
+  before(async () => {
+    server = await startFixtureServer({
+      handler: (r) => {
+        const name = new URL(r.url, 'http://x').pathname.replace('/api/', '');
+        return name in answers ? { body: answers[name] } : undefined;
+      },
+    });
+  });
+  after(() => server.close());
+
+  beforeEach(async function () {
+    this.timeout(60_000);
+    answers = {};
+    server.requests.length = 0;
+    dir = await mkdtemp(path.join(os.tmpdir(), 'gex-table-mapping-'));
+    dataDir = path.join(dir, 'data');
+    store = await factory.fresh();
+  });
+  afterEach(async function () {
+    this.timeout(60_000);
+    // PostgreSQL bucket schemas live beside the store's schema: drop them with the store
+    await withStore(async (opened) => {
+      for (const b of await opened.tables!.listBuckets()) await opened.tables!.deleteBucket(b.id);
+    });
+    await store.dispose();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function withStore<T>(work: (opened: OpenedStore) => Promise<T>): Promise<T> {
+    const opened = await openConfigStore(store.location, { env: KEY });
+    try {
+      return await work(opened);
+    } finally {
+      await opened.close();
+    }
+  }
+
+  /** A configuration `id` with `config` under parameters.config and rows `[rowId, parameters.config, storage?]`. */
+  async function configure(id: string, config: Record<string, unknown>, rows: Array<[string, Record<string, unknown>, Record<string, unknown>?]> = []): Promise<void> {
+    await withStore(async ({ store: s }) => {
+      await s.createConfiguration(C, { name: id, configurationId: id, configuration: fromPlain({ parameters: { api: { baseUrl: `${server.url}/api/` }, config } }) });
+      for (const [rowId, rowConfig, storage] of rows) {
+        await s.createRow(C, id, { rowId, name: rowId, configuration: fromPlain({ parameters: { config: rowConfig }, ...(storage ? { storage } : {}) }) });
+      }
+    });
+  }
+
+  const run = (id: string, extra: string[] = []): Promise<CliResult> =>
+    runGex(['run', '--config-id', id, '--data-dir', dataDir, '--store', store.location, '--summary', path.join(dir, 'summary.json'), ...extra], KEY);
+  const summary = async () => JSON.parse(await readFile(path.join(dir, 'summary.json'), 'utf8')) as Summary;
+  const rowsOf = (tableId: string) => withStore(async ({ tables }) => (await tables!.preview(tableId, { limit: 1000 })).rows);
+  const tableIds = () => withStore(async ({ tables }) => (await tables!.listTables()).map((t) => t.id));
+  const stateOf = (id: string) => withStore(async ({ store: s }) => toPlain((await s.getConfiguration(C, id)).state));
+
+  it('full load into the default bucket in.c-<component>-<config>: a second run replaces the rows', async function () {
+    this.timeout(60_000);
+    await configure('shop', { jobs: [{ endpoint: 'users' }] });
+    answers.users = [{ id: 1, name: 'Ann' }, { id: 2, name: 'Bob' }];
+    const first = await run('shop');
+    assert.equal(first.code, 0, first.stdout + first.stderr);
+    assert.match(first.stdout, /Loaded table in\.c-ex-generic-v2-shop\.users: 2 rows \(full load\)/);
+    assert.match(first.stdout, /users \(2 rows → in\.c-ex-generic-v2-shop\.users\)/);
+    assert.deepEqual(await rowsOf('in.c-ex-generic-v2-shop.users'), [['1', 'Ann'], ['2', 'Bob']]);
+    assert.deepEqual((await summary()).rows[0].tables, [{ file: 'out/tables/users', rows: 2, loaded: true, tableId: 'in.c-ex-generic-v2-shop.users' }]);
+    // the files are still there, as before
+    assert.equal(await readFile(path.join(dataDir, 'out/tables/users'), 'utf8'), '"id","name"\n"1","Ann"\n"2","Bob"\n');
+
+    answers.users = [{ id: 3, name: 'Cid' }];
+    assert.equal((await run('shop')).code, 0);
+    assert.deepEqual(await rowsOf('in.c-ex-generic-v2-shop.users'), [['3', 'Cid']]);
+  });
+
+  it('incremental with a primary key upserts by the key across two runs; new columns are added', async function () {
+    this.timeout(60_000);
+    const mapping = (columns: string[]) => Object.fromEntries(columns.map((c) => [c, { mapping: { destination: c, ...(c === 'id' ? { primaryKey: true } : {}) } }]));
+    await configure('inc', { outputBucket: 'shop', incrementalOutput: true, jobs: [{ endpoint: 'users' }], mappings: { users: mapping(['id', 'name']) } });
+    answers.users = [{ id: 1, name: 'Ann' }, { id: 2, name: 'Bob' }];
+    const first = await run('inc');
+    assert.equal(first.code, 0, first.stdout + first.stderr);
+    assert.match(first.stdout, /Loaded table in\.c-shop\.users: 2 rows \(incremental, key id\)/);
+
+    await withStore(({ store: s }) => s.updateConfiguration(C, 'inc', {
+      configuration: fromPlain({ parameters: { api: { baseUrl: `${server.url}/api/` }, config: { outputBucket: 'shop', incrementalOutput: true, jobs: [{ endpoint: 'users' }], mappings: { users: mapping(['id', 'name', 'city']) } } } }),
+    }));
+    answers.users = [{ id: 2, name: 'Bobby', city: 'Brno' }, { id: 3, name: 'Cid', city: 'Praha' }];
+    const second = await run('inc');
+    assert.equal(second.code, 0, second.stdout + second.stderr);
+    assert.match(second.stdout, /Loaded table in\.c-shop\.users: 2 rows \(incremental, key id\), new column city/);
+    const byId = new Map((await rowsOf('in.c-shop.users')).map((r) => [r[0], r]));
+    assert.deepEqual([...byId.keys()].sort(), ['1', '2', '3']);
+    assert.deepEqual(byId.get('1'), ['1', 'Ann', ''], 'the old row gets an empty new column');
+    assert.deepEqual(byId.get('2'), ['2', 'Bobby', 'Brno'], 'the key was upserted');
+    assert.deepEqual(await withStore(async ({ tables }) => (await tables!.table('in.c-shop.users')).primaryKey), ['id']);
+  });
+
+  it('row 2 reads row 1\'s table by input mapping: row 1\'s outputs are loaded before row 2 starts', async function () {
+    this.timeout(60_000);
+    await configure('pipe', { outputBucket: 'shop' }, [
+      ['a-users', { jobs: [{ endpoint: 'users' }] }],
+      ['b-report', { jobs: [{ endpoint: 'report' }] }, { input: { tables: [{ source: 'in.c-shop.users', destination: 'users.csv', columns: ['name'], where_column: 'id', where_values: ['2'] }, { source: 'in.c-shop.users' }] } }],
+    ]);
+    answers.users = [{ id: 1, name: 'Ann' }, { id: 2, name: 'B "quoted", too' }];
+    answers.report = [{ ok: 1 }];
+    const result = await run('pipe');
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    const folder = path.join(dataDir, 'rows/b-report/in/tables');
+    assert.equal(await readFile(path.join(folder, 'users.csv'), 'utf8'), '"name"\n"B ""quoted"", too"\n');
+    // no destination: the file is named as the source table (Keboola adds no .csv)
+    assert.equal(await readFile(path.join(folder, 'in.c-shop.users'), 'utf8'), '"id","name"\n"1","Ann"\n"2","B ""quoted"", too"\n');
+    const manifest = JSON.parse(await readFile(path.join(folder, 'users.csv.manifest'), 'utf8')) as Record<string, unknown>;
+    assert.equal(manifest.id, 'in.c-shop.users');
+    assert.equal(manifest.name, 'users');
+    assert.deepEqual(manifest.columns, ['name']);
+    assert.equal(manifest.rows_count, 2);
+    assert.deepEqual(manifest.primary_key, []);
+    assert.match(String(manifest.last_import_date), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000$/);
+    assert.deepEqual((await summary()).rows[1].inputTables, [
+      { source: 'in.c-shop.users', file: 'rows/b-report/in/tables/users.csv', rows: 1 },
+      { source: 'in.c-shop.users', file: 'rows/b-report/in/tables/in.c-shop.users', rows: 2 },
+    ]);
+    assert.deepEqual((await tableIds()).sort(), ['in.c-shop.report', 'in.c-shop.users']);
+  });
+
+  it('a failing second row: the first row\'s table stays loaded, no state is saved, exit 1', async function () {
+    this.timeout(60_000);
+    await configure('fail', { outputBucket: 'shop' }, [
+      ['a-users', { jobs: [{ endpoint: 'users' }] }],
+      ['b-missing', { jobs: [{ endpoint: 'missing' }] }],
+    ]);
+    answers.users = [{ id: 1 }];
+    const before = await stateOf('fail');
+    const result = await run('fail');
+    assert.equal(result.code, 1, result.stdout + result.stderr);
+    assert.deepEqual(await rowsOf('in.c-shop.users'), [['1']]);
+    assert.deepEqual(await tableIds(), ['in.c-shop.users']);
+    assert.deepEqual(await stateOf('fail'), before, 'no state saved');
+    const s = await summary();
+    assert.equal(s.stateSaved, false);
+    assert.deepEqual(s.rows.map((r) => r.status), ['success', 'failed']);
+  });
+
+  it('a load that fails (primary key differs from the table\'s) fails the row with a user error; earlier rows\' tables stay, no state saved', async function () {
+    this.timeout(60_000);
+    await configure('conflict', { outputBucket: 'shop' }, [
+      ['a-orders', { jobs: [{ endpoint: 'orders' }] }],
+      ['b-users', { jobs: [{ endpoint: 'users' }], incrementalOutput: true, mappings: { users: { id: { mapping: { destination: 'id', primaryKey: true } } } } }],
+      ['c-never', { jobs: [{ endpoint: 'orders' }] }],
+    ]);
+    // the project already has in.c-shop.users keyed by another column
+    const seed = path.join(dir, 'seed.csv');
+    await writeFile(seed, '"id","other"\n"9","x"\n');
+    await withStore(({ tables }) => tables!.load(seed, { destination: 'in.c-shop.users', primary_key: ['other'] }));
+    answers.orders = [{ n: 1 }];
+    answers.users = [{ id: 1 }];
+    const result = await run('conflict');
+    assert.equal(result.code, 1, result.stdout + result.stderr);
+    assert.match(result.stdout + result.stderr, /Cannot load out\/tables\/shop\.users into the project: shop\.users: primary_key \["id"\] differs from the key of table in\.c-shop\.users, \["other"\]/);
+    assert.deepEqual(await rowsOf('in.c-shop.users'), [['9', 'x']], 'the failed load changed nothing');
+    assert.deepEqual(await rowsOf('in.c-shop.orders'), [['1']], 'the first row\'s table stays');
+    const s = await summary();
+    assert.deepEqual(s.rows.map((r) => r.status), ['success', 'failed', 'not run']);
+    assert.equal(s.stateSaved, false);
+    assert.deepEqual((await stateOf('conflict')) ?? {}, {}, 'no state saved');
+  });
+
+  it('--no-load keeps files only: no table in the store, input tables not exported (a warning says so)', async function () {
+    this.timeout(60_000);
+    await configure('files', { outputBucket: 'shop' }, [['a', { jobs: [{ endpoint: 'users' }] }, { input: { tables: [{ source: 'in.c-shop.users' }] } }]]);
+    answers.users = [{ id: 1 }];
+    const result = await run('files', ['--no-load']);
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.deepEqual(await tableIds(), []);
+    assert.equal(await readFile(path.join(dataDir, 'rows/a/out/tables/shop.users'), 'utf8'), '"id"\n"1"\n');
+    assert.deepEqual(await readdir(path.join(dataDir, 'rows/a/in')), ['state.json']);
+    assert.match(result.stdout + result.stderr, /Row a lists 1 input table \(storage\.input\.tables\) that are not exported with --no-load/);
+    assert.doesNotMatch(result.stdout, /Loaded table/);
+    assert.deepEqual((await summary()).rows[0].tables, [{ file: 'rows/a/out/tables/shop.users', rows: 1, loaded: false }]);
+  });
+
+  it('a missing input table fails the row naming the row and the table', async function () {
+    this.timeout(60_000);
+    await configure('nosource', {}, [['r1', { jobs: [{ endpoint: 'users' }] }, { input: { tables: [{ source: 'in.c-shop.nothing', destination: 'x.csv' }] } }]]);
+    answers.users = [{ id: 1 }];
+    const result = await run('nosource');
+    assert.equal(result.code, 1);
+    assert.match(result.stdout + result.stderr, /Row r1: storage\.input\.tables\[0\]\.source: table in\.c-shop\.nothing does not exist in this project/);
+    assert.deepEqual(server.requests, [], 'the row did not start');
+  });
+
+  it('a hostile input destination is refused before anything is written, naming the row', async function () {
+    this.timeout(60_000);
+    await configure('evil', { outputBucket: 'shop' }, [['r1', { jobs: [{ endpoint: 'users' }] }], ['r2', { jobs: [{ endpoint: 'users' }] }, { input: { tables: [{ source: 'in.c-shop.users', destination: '../../../escaped.csv' }] } }]]);
+    answers.users = [{ id: 1 }];
+    const result = await run('evil');
+    assert.equal(result.code, 1);
+    assert.match(result.stdout + result.stderr, /Row r2: storage\.input\.tables\[0\]\.destination "\.\.\/\.\.\/\.\.\/escaped\.csv" contains a path separator/);
+    assert.deepEqual(await readdir(path.join(dataDir, 'rows')), ['r1'], 'nothing written for r2, nothing beside the row folders');
+    const r2 = (await summary()).rows[1] as { status: string; reason?: string };
+    assert.equal(r2.status, 'failed');
+    assert.match(r2.reason ?? '', /^Row r2: storage\.input\.tables\[0\]\.destination/);
+    assert.deepEqual((await readdir(dir)).sort(), ['data', 'summary.json']);
+  });
+
+  it('a configuration id a bucket name cannot hold: a table without destination fails with a clear user error', async function () {
+    this.timeout(60_000);
+    await configure('a.b/../c', { jobs: [{ endpoint: 'users' }] });
+    answers.users = [{ id: 1 }];
+    const result = await run('a.b/../c');
+    assert.equal(result.code, 1, result.stdout + result.stderr);
+    assert.match(result.stdout + result.stderr, /Cannot load out\/tables\/users into the project: The default bucket in\.c-<component>-<configuration id> cannot be made from configuration id a\.b\/\.\.\/c: a bucket name holds only letters, digits, "-" and "_"\. Set parameters\.config\.outputBucket/);
+    assert.deepEqual(await tableIds(), []);
+  });
+});
+
+describe('gex run against a remote Storage API keeps files only', function () {
+  this.timeout(60_000);
+  let server: FixtureServer;
+  let api: TestServer;
+  let dir: string;
+
+  before(async () => {
+    server = await startFixtureServer({ handler: () => ({ body: [{ id: 1 }] }) });
+    api = await TestServer.start();
+    dir = await mkdtemp(path.join(os.tmpdir(), 'gex-remote-load-'));
+  });
+  after(async () => {
+    await api.close();
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('runs, writes the files and logs one line saying tables were not loaded', async () => {
+    const config = await api.createConfig({ name: 'remote', configuration: { parameters: { api: { baseUrl: `${server.url}/api/` }, config: { outputBucket: 'shop', jobs: [{ endpoint: 'users' }] } } } });
+    const result = await runGex(['run', '--config-id', String(config.id), '--data-dir', path.join(dir, 'data'), '--store', api.baseUrl, '--token', api.token, '--summary', path.join(dir, 'summary.json')], {});
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.match(result.stdout, /Tables are not loaded into Storage tables: the store is a remote Storage API \(gex loads only into the embedded store\); they stay files in the data folder/);
+    assert.equal(await readFile(path.join(dir, 'data/out/tables/shop.users'), 'utf8'), '"id"\n"1"\n');
+    const summary = JSON.parse(await readFile(path.join(dir, 'summary.json'), 'utf8')) as Summary;
+    assert.deepEqual(summary.rows[0].tables, [{ file: 'out/tables/shop.users', rows: 1, loaded: false }]);
+  });
+});
