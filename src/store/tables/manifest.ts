@@ -14,8 +14,8 @@ export interface LoadManifest {
   readonly enclosure: string;
 }
 
-/** More than this many values in delete_where_values is refused (they become statement parameters). */
-export const MAX_DELETE_WHERE_VALUES = 10_000;
+/** More than this many values in delete_where_values is refused (all are held in memory). */
+export const MAX_DELETE_WHERE_VALUES = 100_000;
 
 function stringList(value: unknown, where: string): string[] {
   if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
@@ -49,7 +49,10 @@ export function parseLoadManifest(manifest: unknown, source: string, defaultDest
   if (m.delete_where_column !== undefined && m.delete_where_column !== '') {
     if (typeof m.delete_where_column !== 'string') throw new UserError(`${source}: delete_where_column must be a column name.`);
     const values = stringList(m.delete_where_values ?? [], `${source}: delete_where_values`);
-    if (values.length > MAX_DELETE_WHERE_VALUES) throw new UserError(`${source}: delete_where_values has more than ${MAX_DELETE_WHERE_VALUES} values.`);
+    if (values.length > MAX_DELETE_WHERE_VALUES) throw new UserError(
+        `${source}: delete_where_values has ${values.length} values, more than the ${MAX_DELETE_WHERE_VALUES} a load takes; ` +
+          `delete in several incremental loads, or replace the table with a full load.`,
+      );
     const operator = m.delete_where_operator ?? 'eq';
     if (operator !== 'eq' && operator !== 'ne') {
       throw new UserError(`${source}: delete_where_operator must be "eq" or "ne", not ${displayId(String(operator))}.`);
