@@ -26,8 +26,9 @@ function stringList(value: unknown, where: string): string[] {
 
 function oneCharacter(value: unknown, fallback: string, where: string): string {
   if (value === undefined || value === null) return fallback;
-  if (typeof value !== 'string' || [...value].length !== 1 || value === '\n' || value === '\r') {
-    throw new UserError(`${where} must be one character other than a line break, not ${quoteForLog(String(value))}.`);
+  // one UTF-16 code unit: the CSV scanner compares code units (an emoji delimiter is refused)
+  if (typeof value !== 'string' || value.length !== 1 || value === '\n' || value === '\r') {
+    throw new UserError(`${where} must be one character (not a line break, not an emoji), not ${quoteForLog(String(value))}.`);
   }
   return value;
 }
@@ -59,13 +60,16 @@ export function parseLoadManifest(manifest: unknown, source: string, defaultDest
     }
     deleteWhere = { column: m.delete_where_column, values, operator };
   }
+  const delimiter = oneCharacter(m.delimiter, ',', `${source}: delimiter`);
+  const enclosure = oneCharacter(m.enclosure, '"', `${source}: enclosure`);
+  if (delimiter === enclosure) throw new UserError(`${source}: delimiter and enclosure are both ${quoteForLog(delimiter)}; they must differ.`);
   return {
     destination,
     incremental: m.incremental === true,
     primaryKey,
     columns,
     deleteWhere,
-    delimiter: oneCharacter(m.delimiter, ',', `${source}: delimiter`),
-    enclosure: oneCharacter(m.enclosure, '"', `${source}: enclosure`),
+    delimiter,
+    enclosure,
   };
 }

@@ -92,12 +92,13 @@ class CopyRowWriter implements RowWriter {
     const sameKey = (a: string, aKey: readonly string[], s: string) => aKey.map((k, i) => `${a}.${quoteIdentifier(k)} = ${s}.${quoteIdentifier(stagedKey[i])}`).join(' AND ');
     await this.tx.run(`CREATE TEMPORARY TABLE ${stage} (${staged.map((c) => `${quoteIdentifier(c)} TEXT NOT NULL`).join(', ')}, gex_seq BIGINT GENERATED ALWAYS AS IDENTITY)`);
     await this.copyFrom(`COPY ${stage} (${list(staged)}) FROM STDIN (FORMAT csv)`, copyCsv(rows, null));
-    // a temporary table has no statistics until analysed; without them the joins below may be planned as nested loops
-    await this.tx.run(`ANALYZE ${stage}`);
     const deleted = await this.tx.run(`DELETE FROM ${this.target.table} AS t USING ${stage} AS s WHERE ${sameKey('t', keyColumns, 's')}`);
+    // most files have each key once: the last-row-per-key filter (an anti-join) only when one is there twice
+    const repeated = await this.tx.get(`SELECT 1 AS repeated FROM ${stage} GROUP BY ${list(stagedKey)} HAVING COUNT(*) > 1 LIMIT 1`);
+    const lastOfKey = repeated ? ` WHERE NOT EXISTS (SELECT 1 FROM ${stage} AS later WHERE ${sameKey('later', stagedKey, 's')} AND later.gex_seq > s.gex_seq)` : '';
     const inserted = await this.tx.run(
       `INSERT INTO ${this.target.table} (${list([...this.target.columns, TIMESTAMP_COLUMN])}) SELECT ${staged.map((c) => `s.${quoteIdentifier(c)}`).join(', ')}, ? FROM ${stage} AS s` +
-        ` WHERE NOT EXISTS (SELECT 1 FROM ${stage} AS later WHERE ${sameKey('later', stagedKey, 's')} AND later.gex_seq > s.gex_seq) ORDER BY s.gex_seq`,
+        `${lastOfKey} ORDER BY s.gex_seq`,
       [this.target.now],
     );
     await this.tx.run(`DROP TABLE ${stage}`);
@@ -118,23 +119,27 @@ function lastRowPerKey(rows: string[][], keyIndexes: number[]): string[][] {
 }
 
 /**
- * Rows as COPY's CSV format: every value quoted (so an empty value is '' rather than NULL, and a
- * lone `\.` is data rather than the end-of-data marker), quotes doubled; newlines, backslashes and
- * any unicode are data inside quotes. NUL never gets here (the CSV reader refuses it).
+ * Rows as COPY's CSV format (delimiter `,`, quote `"`): a value is quoted when it holds a quote,
+ * a comma or a line break, is empty (unquoted, COPY would read NULL) or is `\.` (unquoted alone
+ * on a line, COPY's end-of-data marker); quotes are doubled. Backslashes and any unicode are
+ * plain data in this format. NUL never gets here (the CSV reader refuses it).
  */
 export async function* copyCsv(rows: AsyncIterable<string[][]>, now: string | null): AsyncGenerator<string> {
-  const stamp = now === null ? '\n' : `,${quote(now)}\n`;
+  const stamp = now === null ? '\n' : `,${copyValue(now)}\n`;
   for await (const batch of rows) {
     let text = '';
     for (const row of batch) {
-      let line = quote(row[0]);
-      for (let i = 1; i < row.length; i++) line += `,${quote(row[i])}`;
+      let line = copyValue(row[0]);
+      for (let i = 1; i < row.length; i++) line += `,${copyValue(row[i])}`;
       text += line + stamp;
     }
     yield text;
   }
 }
 
-function quote(value: string): string {
+const NEEDS_QUOTES = /[",\r\n]|^$|^\\\.$/;
+
+function copyValue(value: string): string {
+  if (!NEEDS_QUOTES.test(value)) return value;
   return value.includes('"') ? `"${value.replaceAll('"', '""')}"` : `"${value}"`;
 }

@@ -249,6 +249,9 @@ for (const factory of storeBackends()) {
       await assert.rejects(load('', { destination: 'in.c-b.t' }), userError(/the file is empty/));
       await assert.rejects(load('a\n"unclosed\n', { destination: 'in.c-b.t' }), userError(/invalid CSV/));
       await assert.rejects(load('a\n', { destination: 'in.c-b.t', delete_where_column: 'a', delete_where_operator: 'gt' }), userError(/"eq" or "ne"/));
+      await assert.rejects(load('a\n', { destination: 'in.c-b.t', delimiter: "'", enclosure: "'" }), userError(/delimiter and enclosure are both "'"; they must differ/));
+      await assert.rejects(load('a\n', { destination: 'in.c-b.t', delimiter: '🙂' }), userError(/delimiter must be one character \(not a line break, not an emoji\)/));
+      await assert.rejects(load('a\nx"y\n', { destination: 'in.c-b.t' }), userError(/invalid CSV on line 2: a "\\"" inside a value not enclosed/));
       assert.deepEqual(await tables.listBuckets(), []);
     });
 
