@@ -12,6 +12,7 @@ import { repoRoot } from './measure.js';
 import { parallelSpeedups } from './parallel-bench.js';
 import { rateLimitedRun } from './rate-limit-bench.js';
 import { runWithLoadVsNoLoad } from './run-load-bench.js';
+import { describeComparison, tableLoadComparison, type TableLoadComparison } from './table-load-bench.js';
 import { concurrentUpdateRate, historyLatency, rowsDetailLatency, serveThroughput, storeUpdateLatency, type ConcurrentUpdateRate } from './store-bench.js';
 import { POSTGRES_EXAMPLE, postgresBackendAt, sqliteBackend } from '../test/support/store.js';
 
@@ -134,6 +135,29 @@ console.log(
     ` runs: loading ${runLoad.loadMs.join(', ')} ms, --no-load ${runLoad.noLoadMs.join(', ')} ms`,
 );
 results.runLoad = runLoad;
+
+// 8. Storage table loads (issue 15): each database's own bulk path is the floor
+section('Storage table loads: 10 columns, each load in a process of its own');
+const tableRows = quick ? [25_000, 100_000] : [250_000, 1_000_000];
+const tableLoads: TableLoadComparison[] = [];
+for (const backend of [sqliteBackend, postgresBackendAt(postgresUrl)]) {
+  try {
+    for (const rows of tableRows) {
+      const r = await tableLoadComparison(backend, rows, postgresUrl);
+      tableLoads.push(r);
+      for (const line of describeComparison(r)) console.log(line);
+    }
+    const [small, big] = tableRows.map((rows) => tableLoads.find((r) => r.store === backend.name && r.rows === rows)!);
+    for (const kind of ['full', 'incremental'] as const) {
+      const growth = Math.round((big[kind].peakRssMb / small[kind].peakRssMb) * 100) / 100;
+      console.log(`${backend.name} ${kind} load peak RSS, ${big.rows} / ${small.rows} rows: ${big[kind].peakRssMb} / ${small[kind].peakRssMb} MB = ${growth.toFixed(2)} (${verdict(growth <= 1.15)}: <= 1.15)`);
+    }
+  } catch (error) {
+    if (backend.name === 'SQLite') throw error;
+    console.log(`${backend.name}: skipped (${(error as Error).message.split('\n')[0]}; set GEX_TEST_POSTGRES to a reachable database)`);
+  }
+}
+results.tableLoads = tableLoads;
 
 const file = path.join(repoRoot, 'bench', 'results.json');
 await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);

@@ -14,6 +14,22 @@ export interface SqlExecutor {
   run(sql: string, params?: SqlParam[]): Promise<{ changes: number }>;
 }
 
+/** What a transaction's work runs on: statements, and the bulk paths of a load. */
+export interface TransactionExecutor extends SqlExecutor {
+  /**
+   * Runs one statement once per parameter list, in order, prepared once (the rows of a bulk
+   * insert); returns the rows changed in all.
+   */
+  runEach(sql: string, paramLists: readonly SqlParam[][]): Promise<{ changes: number }>;
+  /**
+   * The database's own bulk path where it has one — PostgreSQL's `COPY … FROM STDIN`, absent on
+   * SQLite (its prepared statements are already the fastest way in): runs the COPY statement
+   * `sql` fed with `data` (chunks of text in the format the statement names) and returns the rows
+   * copied.
+   */
+  copyFrom?(sql: string, data: AsyncIterable<string>): Promise<number>;
+}
+
 export interface Dialect {
   readonly name: 'sqlite' | 'postgres';
   /** appended to a SELECT that must lock the rows it reads until the transaction ends */
@@ -30,6 +46,11 @@ export interface Dialect {
 export interface TransactionOptions {
   /** a consistent snapshot that writes nothing (PostgreSQL: REPEATABLE READ READ ONLY) */
   readOnly?: boolean;
+  /**
+   * A bulk load whose statements (one COPY of a whole file) may run longer than the statement
+   * timeout; lock waits stay bounded by it (PostgreSQL; SQLite has no statement timeout).
+   */
+  bulk?: boolean;
 }
 
 export interface Database extends SqlExecutor {
@@ -39,7 +60,7 @@ export interface Database extends SqlExecutor {
    * run more than once (PostgreSQL retries a transaction the database aborted for a deadlock),
    * so it must have no effects outside the transaction.
    */
-  transaction<T>(work: (tx: SqlExecutor) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  transaction<T>(work: (tx: TransactionExecutor) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
    * A value that differs after any change committed since it was last read, by this process or any
    * other; null where that cannot be known cheaply (PostgreSQL: other servers commit without notice).

@@ -1,4 +1,4 @@
-import type { Database, SqlExecutor } from './database.js';
+import type { Database, TransactionExecutor } from './database.js';
 
 /**
  * `db` as seen from inside one of its transactions (`tx`): every statement runs in `tx`, and a
@@ -6,7 +6,7 @@ import type { Database, SqlExecutor } from './database.js';
  * own. So operations that each take a transaction (the store's create, update, …) compose into one
  * unit that the outer transaction commits or rolls back as a whole.
  */
-export function joinedTransaction(db: Database, tx: SqlExecutor): Database {
+export function joinedTransaction(db: Database, tx: TransactionExecutor): Database {
   return {
     dialect: db.dialect,
     all: (sql, params) => tx.all(sql, params),

@@ -1,5 +1,8 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
-import { DatabaseUnavailable, UniqueViolation, type Database, type Dialect, type SqlExecutor, type SqlParam, type TransactionOptions } from './database.js';
+import { from as copyFromStdin } from 'pg-copy-streams';
+import { DatabaseUnavailable, UniqueViolation, type Database, type Dialect, type SqlExecutor, type SqlParam, type TransactionExecutor, type TransactionOptions } from './database.js';
 import { numberPlaceholders } from './placeholders.js';
 import { isRetryableConflict, isUnavailable, isUniqueViolation, unavailableReason } from './postgres-errors.js';
 
@@ -59,11 +62,13 @@ export class PostgresDatabase implements Database {
   readonly dialect = DIALECT;
   private readonly pool: pg.Pool;
   private readonly label: string;
+  private readonly statementTimeoutMs: number;
   private readonly sqlCache = new Map<string, string>();
 
   constructor(connectionString: string, options: PostgresOptions = {}) {
     const o = { ...POSTGRES_DEFAULTS, ...options };
     this.label = options.label ?? 'PostgreSQL';
+    this.statementTimeoutMs = o.statementTimeoutMs;
     this.pool = new pg.Pool({
       connectionString,
       max: o.poolSize,
@@ -113,6 +118,29 @@ export class PostgresDatabase implements Database {
     };
   }
 
+  /** The executor of a transaction on `client`: statements, and COPY through the same connection. */
+  private transactionExecutor(client: pg.PoolClient): TransactionExecutor {
+    const executor = this.executor(client);
+    return {
+      ...executor,
+      runEach: async (sql: string, paramLists: readonly SqlParam[][]) => {
+        let changes = 0;
+        for (const params of paramLists) changes += (await executor.run(sql, params)).changes;
+        return { changes };
+      },
+      copyFrom: async (sql: string, data: AsyncIterable<string>) => {
+        const copy = client.query(copyFromStdin(sql));
+        try {
+          // an error of `data` (a bad CSV line) ends the COPY with CopyFail: the connection stays usable for ROLLBACK
+          await pipeline(Readable.from(data, { objectMode: false }), copy);
+        } catch (e) {
+          throw this.translate(e);
+        }
+        return copy.rowCount;
+      },
+    };
+  }
+
   all<T>(sql: string, params?: SqlParam[]): Promise<T[]> {
     return this.executor(this.pool).all<T>(sql, params);
   }
@@ -125,7 +153,7 @@ export class PostgresDatabase implements Database {
     return this.executor(this.pool).run(sql, params);
   }
 
-  async transaction<T>(work: (tx: SqlExecutor) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+  async transaction<T>(work: (tx: TransactionExecutor) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       let client: pg.PoolClient;
       try {
@@ -137,7 +165,9 @@ export class PostgresDatabase implements Database {
       let committing = false;
       try {
         await client.query(options.readOnly ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN');
-        const result = await work(this.executor(client));
+        // a bulk load's one COPY of a whole file may take minutes; a wait for a lock may not
+        if (options.bulk) await client.query(`SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = ${Math.trunc(this.statementTimeoutMs)}`);
+        const result = await work(this.transactionExecutor(client));
         committing = !options.readOnly;
         await client.query('COMMIT');
         return result;

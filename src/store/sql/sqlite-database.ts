@@ -1,6 +1,6 @@
 import BetterSqlite3 from 'better-sqlite3';
 import PQueue from 'p-queue';
-import { DatabaseUnavailable, UniqueViolation, type Database, type Dialect, type SqlExecutor, type SqlParam, type TransactionOptions } from './database.js';
+import { DatabaseUnavailable, UniqueViolation, type Database, type Dialect, type SqlParam, type TransactionExecutor, type TransactionOptions } from './database.js';
 import { DEFAULT_DURABILITY, type SqliteDurability } from './sqlite-settings.js';
 import { StatementCache } from './statement-cache.js';
 
@@ -50,7 +50,7 @@ export class SqliteDatabase implements Database {
   private readonly db: BetterSqlite3.Database;
   private readonly queue = new PQueue({ concurrency: 1 });
   private readonly statements = new StatementCache<BetterSqlite3.Statement>((sql) => this.db.prepare(sql));
-  private readonly executor: SqlExecutor;
+  private readonly executor: TransactionExecutor;
   /** writes through this connection: `PRAGMA data_version` only counts other connections' commits */
   private localWrites = 0;
 
@@ -79,6 +79,16 @@ export class SqliteDatabase implements Database {
       run: async (sql: string, params: SqlParam[] = []) => {
         this.localWrites++;
         return { changes: this.wrap(() => this.statement(sql).run(...params)).changes };
+      },
+      runEach: async (sql: string, paramLists: readonly SqlParam[][]) => {
+        this.localWrites++;
+        const statement = this.statement(sql);
+        // one synchronous loop: no promise per row, as fast as SQLite's own prepared-insert loop
+        return this.wrap(() => {
+          let changes = 0;
+          for (const params of paramLists) changes += statement.run(params).changes;
+          return { changes };
+        });
       },
     };
   }
@@ -142,7 +152,7 @@ export class SqliteDatabase implements Database {
   }
 
   /** A transaction that finds the database locked (at BEGIN, inside, at COMMIT) is rolled back and run again. */
-  transaction<T>(work: (tx: SqlExecutor) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+  transaction<T>(work: (tx: TransactionExecutor) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     return this.whenUnlocked(async () => {
       try {
         // a deferred transaction reads a WAL snapshot without taking the write lock

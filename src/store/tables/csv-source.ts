@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
-import { CsvError, parse } from 'csv-parse';
 import { UserError } from '../../common/errors.js';
 import { displayId, displayText } from '../../common/log-text.js';
+import { CsvScanner } from './csv-scanner.js';
 import { TIMESTAMP_COLUMN } from './physical-names.js';
 import { nameProblem } from './table-id.js';
 
@@ -34,54 +34,66 @@ export function checkColumns(columns: readonly string[], where: string): void {
 }
 
 /**
- * A CSV file read as a stream: its columns, then its records in batches of at most `batchSize`.
- * Only one batch is in memory at a time. Every record must have as many fields as there are columns.
+ * A CSV file read as a stream: its columns, then its records in batches of about `batchSize`
+ * (one read chunk's records more at most). Only one batch is in memory at a time. Every record
+ * must have as many fields as there are columns, and no value may contain NUL (PostgreSQL's text
+ * cannot hold it; refused on SQLite too, so that a file loads the same everywhere).
  */
 export async function* readCsvBatches(file: string, options: CsvOptions, batchSize: number): AsyncGenerator<{ columns: string[] } | { rows: string[][] }> {
-  const parser = createReadStream(file).pipe(
-    parse({
-      bom: true,
-      delimiter: options.delimiter,
-      quote: options.enclosure,
-      escape: options.enclosure,
-      info: true,
-      relax_column_count: true, // checked below, for an error that names the file
-      max_record_size: MAX_RECORD_CHARACTERS,
-      skip_empty_lines: false,
-    }),
-  );
+  const label = displayText(options.label);
   let columns = options.columns ? [...options.columns] : null;
   if (columns) {
     checkColumns(columns, `${options.label} (manifest columns)`);
     yield { columns };
   }
+  const headerFromFile = columns === null;
   let batch: string[][] = [];
+  const scanner = new CsvScanner(options.delimiter, options.enclosure, options.label, MAX_RECORD_CHARACTERS, (record, line) => {
+    if (columns === null) {
+      checkColumns(record, `${options.label} (header)`);
+      columns = record;
+    } else if (record.length !== columns.length) {
+      throw new UserError(`${label}, line ${line}: ${record.length} fields where the table has ${columns.length} columns; every row needs one value per column.`);
+    } else batch.push(record);
+  });
+  const decoder = new TextDecoder('utf-8');
+  let offset = 0;
+  let headerYielded = !headerFromFile;
+  const stream = createReadStream(file);
   try {
-    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
-      if (!columns) {
-        columns = record;
-        checkColumns(columns, `${options.label} (header)`);
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      const nul = chunk.indexOf(0);
+      if (nul >= 0) {
+        throw new UserError(`${label}, line ${await lineAt(file, offset + nul)}: a value contains a NUL character (byte 0), which a table cannot hold; remove it from the file.`);
+      }
+      offset += chunk.length;
+      scanner.push(decoder.decode(chunk, { stream: true }));
+      if (!headerYielded && columns !== null) {
+        headerYielded = true;
         yield { columns };
-        continue;
       }
-      if (record.length !== columns.length) {
-        throw new UserError(
-          `${displayText(options.label)}, line ${info.lines}: ${record.length} fields where the table has ${columns.length} columns; ` +
-            `every row needs one value per column.`,
-        );
-      }
-      batch.push(record);
       if (batch.length >= batchSize) {
-        yield { rows: batch };
+        const full = batch;
         batch = [];
+        yield { rows: full };
       }
     }
-  } catch (error) {
-    if (error instanceof CsvError) throw new UserError(`${displayText(options.label)}: invalid CSV: ${error.message}`);
-    throw error;
+    scanner.push(decoder.decode());
+    scanner.end();
   } finally {
-    parser.destroy();
+    stream.destroy();
   }
-  if (!columns) throw new UserError(`${displayText(options.label)}: the file is empty; it needs a header row, or the manifest's columns.`);
+  if (columns === null) throw new UserError(`${label}: the file is empty; it needs a header row, or the manifest's columns.`);
+  if (!headerYielded) yield { columns };
   if (batch.length > 0) yield { rows: batch };
+}
+
+/** The line (1-based) of byte `offset` of the file: the line breaks before it, counted. */
+async function lineAt(file: string, offset: number): Promise<number> {
+  let line = 1;
+  if (offset === 0) return line;
+  for await (const chunk of createReadStream(file, { end: offset - 1 }) as AsyncIterable<Buffer>) {
+    for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) line++;
+  }
+  return line;
 }

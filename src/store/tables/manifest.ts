@@ -14,8 +14,8 @@ export interface LoadManifest {
   readonly enclosure: string;
 }
 
-/** More than this many values in delete_where_values is refused (they become statement parameters). */
-export const MAX_DELETE_WHERE_VALUES = 10_000;
+/** More than this many values in delete_where_values is refused (all are held in memory). */
+export const MAX_DELETE_WHERE_VALUES = 100_000;
 
 function stringList(value: unknown, where: string): string[] {
   if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
@@ -26,8 +26,9 @@ function stringList(value: unknown, where: string): string[] {
 
 function oneCharacter(value: unknown, fallback: string, where: string): string {
   if (value === undefined || value === null) return fallback;
-  if (typeof value !== 'string' || [...value].length !== 1 || value === '\n' || value === '\r') {
-    throw new UserError(`${where} must be one character other than a line break, not ${quoteForLog(String(value))}.`);
+  // one UTF-16 code unit: the CSV scanner compares code units (an emoji delimiter is refused)
+  if (typeof value !== 'string' || value.length !== 1 || value === '\n' || value === '\r') {
+    throw new UserError(`${where} must be one character (not a line break, not an emoji), not ${quoteForLog(String(value))}.`);
   }
   return value;
 }
@@ -49,20 +50,26 @@ export function parseLoadManifest(manifest: unknown, source: string, defaultDest
   if (m.delete_where_column !== undefined && m.delete_where_column !== '') {
     if (typeof m.delete_where_column !== 'string') throw new UserError(`${source}: delete_where_column must be a column name.`);
     const values = stringList(m.delete_where_values ?? [], `${source}: delete_where_values`);
-    if (values.length > MAX_DELETE_WHERE_VALUES) throw new UserError(`${source}: delete_where_values has more than ${MAX_DELETE_WHERE_VALUES} values.`);
+    if (values.length > MAX_DELETE_WHERE_VALUES) throw new UserError(
+        `${source}: delete_where_values has ${values.length} values, more than the ${MAX_DELETE_WHERE_VALUES} a load takes; ` +
+          `delete in several incremental loads, or replace the table with a full load.`,
+      );
     const operator = m.delete_where_operator ?? 'eq';
     if (operator !== 'eq' && operator !== 'ne') {
       throw new UserError(`${source}: delete_where_operator must be "eq" or "ne", not ${displayId(String(operator))}.`);
     }
     deleteWhere = { column: m.delete_where_column, values, operator };
   }
+  const delimiter = oneCharacter(m.delimiter, ',', `${source}: delimiter`);
+  const enclosure = oneCharacter(m.enclosure, '"', `${source}: enclosure`);
+  if (delimiter === enclosure) throw new UserError(`${source}: delimiter and enclosure are both ${quoteForLog(delimiter)}; they must differ.`);
   return {
     destination,
     incremental: m.incremental === true,
     primaryKey,
     columns,
     deleteWhere,
-    delimiter: oneCharacter(m.delimiter, ',', `${source}: delimiter`),
-    enclosure: oneCharacter(m.enclosure, '"', `${source}: enclosure`),
+    delimiter,
+    enclosure,
   };
 }

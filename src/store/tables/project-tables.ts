@@ -71,7 +71,7 @@ export class ProjectTables {
   async load(file: string, manifest: unknown, defaultDestination?: string): Promise<LoadResult> {
     const label = path.basename(file);
     const parsed = parseLoadManifest(manifest, `${label}.manifest`, defaultDestination);
-    return this.db.transaction((tx) => new TableLoader(tx, this.db.dialect, this.projectId).load({ file, label, manifest: parsed, now: this.now() }));
+    return this.db.transaction((tx) => new TableLoader(tx, this.db.dialect, this.projectId).load({ file, label, manifest: parsed, now: this.now() }), { bulk: true });
   }
 
   /** Loads `file` with the manifest beside it (`<file>.manifest`, optional: then `defaultDestination`). */

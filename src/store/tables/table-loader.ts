@@ -1,18 +1,20 @@
 import { UserError } from '../../common/errors.js';
 import { displayId, displayText } from '../../common/log-text.js';
 import { timestamp } from '../identifiers.js';
-import type { Dialect, SqlExecutor, SqlParam } from '../sql/database.js';
+import type { Dialect, TransactionExecutor } from '../sql/database.js';
 import { Catalog, qualifiedName, type CatalogTable, type StoredColumn } from './catalog.js';
 import { readCsvBatches } from './csv-source.js';
 import type { LoadManifest } from './manifest.js';
 import { createBucket } from './bucket-creation.js';
 import { physicalColumnName, physicalTableName, quoteIdentifier, TIMESTAMP_COLUMN } from './physical-names.js';
 import { randomBytes } from 'node:crypto';
+import { rowWriter } from './row-writer.js';
 import { tableIdText } from './table-id.js';
 
-/** Parameters per statement: below SQLite's 32 766 and PostgreSQL's 65 535. */
-const MAX_PARAMETERS = 30_000;
-const MAX_ROWS_PER_STATEMENT = 500;
+/** Rows read from the file at a time: one batch in memory; one COPY chunk or prepared loop each. */
+const BATCH_ROWS = 1000;
+/** Values of delete_where_values in one statement; more go through a temporary table. */
+const WHERE_VALUES_PER_STATEMENT = 1000;
 
 export interface LoadResult {
   readonly tableId: string;
@@ -35,13 +37,13 @@ const placeholders = (n: number): string => `(${Array.from({ length: n }, () => 
 /**
  * Loads one CSV file into one Storage table inside the caller's transaction: creates the bucket
  * and table or adds the file's new columns, applies delete_where, then replaces, appends or
- * upserts the rows, reading the file in batches and inserting each batch with one statement.
+ * upserts the rows, streaming the file in batches into the database's bulk path (RowWriter).
  */
 export class TableLoader {
   private readonly catalog: Catalog;
 
   constructor(
-    private readonly tx: SqlExecutor,
+    private readonly tx: TransactionExecutor,
     private readonly dialect: Dialect,
     projectId: number,
   ) {
@@ -52,8 +54,7 @@ export class TableLoader {
     const { manifest } = input;
     const tableId = tableIdText(manifest.destination);
     const now = timestamp(input.now);
-    // batch size is fixed before the header is known: sized for the most columns a table may have later
-    const batches = readCsvBatches(input.file, { label: input.label, delimiter: manifest.delimiter, enclosure: manifest.enclosure, columns: manifest.columns }, MAX_ROWS_PER_STATEMENT);
+    const batches = readCsvBatches(input.file, { label: input.label, delimiter: manifest.delimiter, enclosure: manifest.enclosure, columns: manifest.columns }, BATCH_ROWS);
     try {
       const first = await batches.next();
       const fileColumns = (first.value as { columns: string[] }).columns;
@@ -69,44 +70,24 @@ export class TableLoader {
       else if (manifest.deleteWhere && existing) changed += await this.deleteWhere(table, manifest.deleteWhere, input.label);
 
       const physical = new Map(table.columns.map((c) => [c.name, c.physical]));
-      const target = [...fileColumns.map((name) => physical.get(name)!), TIMESTAMP_COLUMN];
-      // a full load is deduplicated by the key too: the table ends with one row per key either way
-      const keyIndexes = primaryKey.map((k) => fileColumns.indexOf(k));
-      const missingKey = primaryKey.find((_, i) => keyIndexes[i] < 0);
+      const missingKey = primaryKey.find((k) => !fileColumns.includes(k));
       if (missingKey !== undefined) throw new UserError(`${displayText(input.label)}: the file has no column ${displayId(missingKey)} of the table's primary key.`);
-      const keyColumns = primaryKey.map((k) => physical.get(k)!);
+      const writer = rowWriter(this.tx, { table: qualifiedName(table), columns: fileColumns.map((name) => physical.get(name)!), now });
       let rowsInFile = 0;
-      for (let next = await batches.next(); !next.done; next = await batches.next()) {
-        let rows = (next.value as { rows: string[][] }).rows;
-        rowsInFile += rows.length;
-        if (keyIndexes.length > 0) {
-          rows = lastRowPerKey(rows, keyIndexes);
-          changed += await this.inChunks(rows.map((r) => keyIndexes.map((i) => r[i])), keyColumns.length, (n) =>
-            `DELETE FROM ${qualifiedName(table)} WHERE (${keyColumns.map(quoteIdentifier).join(', ')}) IN (VALUES ${Array.from({ length: n }, () => placeholders(keyColumns.length)).join(', ')})`,
-          );
+      const rows = (async function* () {
+        for (let next = await batches.next(); !next.done; next = await batches.next()) {
+          const batch = (next.value as { rows: string[][] }).rows;
+          rowsInFile += batch.length;
+          yield batch;
         }
-        changed += await this.inChunks(rows.map((r) => [...r, now]), target.length, (n) =>
-          `INSERT INTO ${qualifiedName(table)} (${target.map(quoteIdentifier).join(', ')}) VALUES ${Array.from({ length: n }, () => placeholders(target.length)).join(', ')}`,
-        );
-      }
+      })();
+      // a full load is deduplicated by the key too: the table ends with one row per key either way
+      changed += primaryKey.length > 0 ? await writer.upsert(rows, primaryKey.map((k) => physical.get(k)!)) : await writer.append(rows);
       await this.catalog.saveTable({ ...table, lastImportDate: now, lastChangeDate: changed > 0 || !existing ? now : table.lastChangeDate }, !existing);
       return { tableId, rowsInFile, tableCreated: !existing, columnsAdded };
     } finally {
       await batches.return(undefined);
     }
-  }
-
-  /**
-   * Runs `sql(n)` over `tuples` in statements of a fixed size, and the rest one tuple at a time,
-   * so that only two statement texts exist per table shape (prepared once, reused).
-   */
-  private async inChunks(tuples: SqlParam[][], width: number, sql: (n: number) => string): Promise<number> {
-    const size = Math.max(1, Math.min(MAX_ROWS_PER_STATEMENT, Math.floor(MAX_PARAMETERS / width)));
-    let changes = 0;
-    let i = 0;
-    for (; i + size <= tuples.length; i += size) changes += (await this.tx.run(sql(size), tuples.slice(i, i + size).flat())).changes;
-    for (; i < tuples.length; i++) changes += (await this.tx.run(sql(1), tuples[i])).changes;
-    return changes;
   }
 
   private async createTable(manifest: LoadManifest, columns: string[], now: string): Promise<CatalogTable> {
@@ -176,21 +157,21 @@ export class TableLoader {
     const column = table.columns.find((c) => c.name === where.column);
     if (!column) throw new UserError(`${displayText(label)}: delete_where_column ${displayId(where.column)} is not a column of table ${displayId(tableIdText(table.id))}.`);
     if (where.values.length === 0) throw new UserError(`${displayText(label)}: delete_where_values is empty; list the values whose rows to delete.`);
-    const operator = where.operator === 'eq' ? 'IN' : 'NOT IN';
-    const sql = `DELETE FROM ${qualifiedName(table)} WHERE ${quoteIdentifier(column.physical)} ${operator} ${placeholders(where.values.length)}`;
-    return (await this.tx.run(sql, [...where.values])).changes;
+    const condition = `${quoteIdentifier(column.physical)} ${where.operator === 'eq' ? 'IN' : 'NOT IN'}`;
+    if (where.values.length <= WHERE_VALUES_PER_STATEMENT) {
+      return (await this.tx.run(`DELETE FROM ${qualifiedName(table)} WHERE ${condition} ${placeholders(where.values.length)}`, [...where.values])).changes;
+    }
+    // more values than one statement's parameters take: a temporary table of them, filled in chunks
+    const values = quoteIdentifier(`gex_values_${randomBytes(8).toString('hex')}`);
+    await this.tx.run(`CREATE TEMPORARY TABLE ${values} (v TEXT NOT NULL)`);
+    for (let i = 0; i < where.values.length; i += WHERE_VALUES_PER_STATEMENT) {
+      const chunk = where.values.slice(i, i + WHERE_VALUES_PER_STATEMENT);
+      await this.tx.run(`INSERT INTO ${values} (v) VALUES ${chunk.map(() => '(?)').join(', ')}`, chunk);
+    }
+    const deleted = await this.tx.run(`DELETE FROM ${qualifiedName(table)} WHERE ${condition} (SELECT v FROM ${values})`);
+    await this.tx.run(`DROP TABLE ${values}`);
+    return deleted.changes;
   }
-}
-
-/** Within a batch, the last row of each key (Keboola: the last row of a key in the file wins). */
-function lastRowPerKey(rows: string[][], keyIndexes: number[]): string[][] {
-  const byKey = new Map<string, string[]>();
-  for (const row of rows) {
-    const key = JSON.stringify(keyIndexes.map((i) => row[i]));
-    byKey.delete(key); // re-inserted at the end: rows keep the order of their last occurrence
-    byKey.set(key, row);
-  }
-  return [...byKey.values()];
 }
 
 function checkDistinct(columns: StoredColumn[], tableName: string): void {

@@ -75,7 +75,7 @@ for (const factory of storeBackends()) {
 
     it('incremental with a key upserts; the last row of a key in the file wins, across batches too', async () => {
       await load(csv([['id', 'v'], ['1', 'old'], ['2', 'old']]), { destination: 'in.c-b.t', primary_key: ['id'] });
-      const many = Array.from({ length: 1200 }, (_, i) => [String(i % 700), `v${i}`]); // keys 0..499 twice, in different batches of 500
+      const many = Array.from({ length: 1200 }, (_, i) => [String(i % 700), `v${i}`]); // keys 0..499 twice: within one batch of 1000 and across batches
       await load(csv([['id', 'v'], ...many]), { destination: 'in.c-b.t', incremental: true, primary_key: ['id'] });
       const byKey = new Map((await tables.preview('in.c-b.t', { limit: 1000 })).rows.map(([id, v]) => [id, v]));
       assert.equal(byKey.size, 700);
@@ -162,6 +162,62 @@ for (const factory of storeBackends()) {
       assert.deepEqual((await tables.listBuckets()).map((b) => b.id), ['in.c-b']);
     });
 
+    it('values survive the bulk path unchanged: quotes, separators, line breaks, backslashes, COPY markers, unicode, empty', async () => {
+      const values = ['', '"', '""', 'a,b', 'line\nbreak', 'cr\r\nlf', '\\', '\\.', '\\N', 'NULL', ' padded ', 'žluťoučký 🙂', "'; DROP TABLE storage_tables; --", '\t'];
+      const content = csv([['id', 'v'], ...values.map((v, i) => [String(i), v])]);
+      const expected = values.map((v, i) => [String(i), v]);
+      await load(content, { destination: 'in.c-v.t' });
+      assert.deepEqual(await rows('in.c-v.t'), expected);
+      // the key path (a stage on PostgreSQL) carries them too
+      await load(content, { destination: 'in.c-v.keyed', primary_key: ['id'] });
+      assert.deepEqual(await rows('in.c-v.keyed'), expected);
+      // an unquoted \. alone on a line is COPY's end-of-data marker in its text format: here it is data
+      await load('v\n\\.\nafter\n', { destination: 'in.c-v.marker' });
+      assert.deepEqual(await rows('in.c-v.marker'), [['\\.'], ['after']]);
+    });
+
+    it('refuses a NUL character, naming the file and line; nothing is loaded', async () => {
+      await load(csv([['id', 'v'], ['1', 'a']]), { destination: 'in.c-n.t' });
+      const content = csv([['id', 'v'], ['2', 'multi\nline'], ['3', 'ok']]) + '4,"bad\0value"\n';
+      await assert.rejects(load(content, { destination: 'in.c-n.t' }), userError(/file\d+\.csv, line 5: a value contains a NUL character \(byte 0\)/));
+      await assert.rejects(load(content, { destination: 'in.c-n.t', incremental: true, primary_key: ['id'] }), userError(/line 5: a value contains a NUL/));
+      assert.deepEqual(await rows('in.c-n.t'), [['1', 'a']]);
+    });
+
+    it('a bad record in the middle of a keyed load leaves the table as it was', async () => {
+      await load(csv([['id', 'v'], ['1', 'a']]), { destination: 'in.c-k.t', primary_key: ['id'] });
+      const good = Array.from({ length: 3000 }, (_, i) => [String(i), 'new']);
+      const content = csv([['id', 'v'], ...good.slice(0, 2500)]) + '"short"\n' + csv(good.slice(2500));
+      await assert.rejects(load(content, { destination: 'in.c-k.t', incremental: true }), userError(/line 2502: 1 fields where the table has 2 columns/));
+      assert.deepEqual(await rows('in.c-k.t'), [['1', 'a']]);
+      await load(csv([['id', 'v'], ['1', 'b'], ['2', 'c']]), { destination: 'in.c-k.t', incremental: true });
+      assert.deepEqual(await rows('in.c-k.t'), [['1', 'b'], ['2', 'c']]);
+    });
+
+    it('a key adopted by a table loaded without one: the file\'s keys replace every row of theirs, other rows stay', async () => {
+      await load(csv([['id', 'v'], ['1', 'a'], ['1', 'b'], ['2', 'c'], ['2', 'd']]), { destination: 'in.c-a.t' });
+      await load(csv([['id', 'v'], ['1', 'new'], ['3', 'x']]), { destination: 'in.c-a.t', incremental: true, primary_key: ['id'] });
+      assert.deepEqual((await tables.table('in.c-a.t')).primaryKey, ['id']);
+      assert.deepEqual((await rows('in.c-a.t')).sort(), [['1', 'new'], ['2', 'c'], ['2', 'd'], ['3', 'x']]);
+    });
+
+    it('delete_where with 50 000 values (more than a statement\'s parameters), eq and ne; over 100 000 refused', async () => {
+      const body = Array.from({ length: 60_000 }, (_, i) => [String(i)]);
+      await load(csv([['id'], ...body]), { destination: 'in.c-w.t' });
+      const values = Array.from({ length: 50_000 }, (_, i) => String(i * 2)); // the even ids below 100 000
+      await load('id\n', { destination: 'in.c-w.t', incremental: true, delete_where_column: 'id', delete_where_values: values });
+      const left = await tables.table('in.c-w.t');
+      assert.equal(left.rowsCount, 30_000);
+      assert.deepEqual((await rows('in.c-w.t')).slice(0, 3), [['1'], ['3'], ['5']]);
+      await load('id\n', { destination: 'in.c-w.t', incremental: true, delete_where_column: 'id', delete_where_values: values.map((v) => String(Number(v) + 1)).slice(0, 20_000), delete_where_operator: 'ne' });
+      assert.equal((await tables.table('in.c-w.t')).rowsCount, 20_000);
+      const tooMany = Array.from({ length: 100_001 }, (_, i) => String(i));
+      await assert.rejects(
+        load('id\n', { destination: 'in.c-w.t', incremental: true, delete_where_column: 'id', delete_where_values: tooMany }),
+        userError(/delete_where_values has 100001 values, more than the 100000 a load takes; delete in several incremental loads/),
+      );
+    });
+
     it('keeps projects apart', async () => {
       await load(csv([['id'], ['mine']]), { destination: 'in.c-shop.users' });
       await load(csv([['id'], ['theirs']]), { destination: 'in.c-shop.users' }, other);
@@ -195,6 +251,9 @@ for (const factory of storeBackends()) {
       await assert.rejects(load('', { destination: 'in.c-b.t' }), userError(/the file is empty/));
       await assert.rejects(load('a\n"unclosed\n', { destination: 'in.c-b.t' }), userError(/invalid CSV/));
       await assert.rejects(load('a\n', { destination: 'in.c-b.t', delete_where_column: 'a', delete_where_operator: 'gt' }), userError(/"eq" or "ne"/));
+      await assert.rejects(load('a\n', { destination: 'in.c-b.t', delimiter: "'", enclosure: "'" }), userError(/delimiter and enclosure are both "'"; they must differ/));
+      await assert.rejects(load('a\n', { destination: 'in.c-b.t', delimiter: '🙂' }), userError(/delimiter must be one character \(not a line break, not an emoji\)/));
+      await assert.rejects(load('a\nx"y\n', { destination: 'in.c-b.t' }), userError(/invalid CSV on line 2: a "\\"" inside a value not enclosed/));
       assert.deepEqual(await tables.listBuckets(), []);
     });
 

@@ -1,0 +1,80 @@
+/**
+ * One measured load of the table-load bench, in a process of its own so that its peak RSS is the
+ * load's alone. Prints {ms, rows, peakRssMb} as JSON.
+ *
+ *   node table-load-child.js gex STORE PROJECT_ID FILE MANIFEST_JSON
+ *     gex's loader (ProjectTables.load) into the migrated store STORE (SQLite file or PostgreSQL URL)
+ *   node table-load-child.js sqlite-floor SQLITE_FILE CSV_FILE
+ *     the fastest plain SQLite loop: csv-parse, one prepared INSERT per row, one transaction
+ *   node table-load-child.js postgres-floor URL CSV_FILE
+ *     PostgreSQL's own bulk path: the file through COPY FROM STDIN into a plain table
+ */
+import { createReadStream } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+import BetterSqlite3 from 'better-sqlite3';
+import { parse } from 'csv-parse';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { openDatabase } from '../src/store/open-store.js';
+import { ProjectTables } from '../src/store/tables/index.js';
+
+const [mode, ...args] = process.argv.slice(2);
+
+async function gex(store: string, projectId: string, file: string, manifest: string): Promise<number> {
+  const db = await openDatabase(store);
+  try {
+    return (await new ProjectTables(db, Number(projectId)).load(file, JSON.parse(manifest))).rowsInFile;
+  } finally {
+    await db.close();
+  }
+}
+
+async function sqliteFloor(location: string, file: string): Promise<number> {
+  const db = new BetterSqlite3(location);
+  db.pragma('journal_mode = WAL');
+  const parser = createReadStream(file).pipe(parse({ bom: true }));
+  let insert: BetterSqlite3.Statement | undefined;
+  let rows = 0;
+  db.exec('BEGIN');
+  for await (const record of parser as AsyncIterable<string[]>) {
+    if (!insert) {
+      const columns = record.map((_, i) => `"c${i}" TEXT NOT NULL`);
+      db.exec(`CREATE TABLE floor (${columns.join(', ')})`);
+      insert = db.prepare(`INSERT INTO floor VALUES (${record.map(() => '?').join(', ')})`);
+      continue;
+    }
+    insert.run(record);
+    rows++;
+  }
+  db.exec('COMMIT');
+  db.close();
+  return rows;
+}
+
+async function postgresFloor(url: string, file: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const header = await firstLine(file);
+    await client.query(`CREATE TABLE floor (${header.map((_, i) => `"c${i}" TEXT NOT NULL`).join(', ')})`);
+    const copy = client.query(copyFrom(`COPY floor FROM STDIN (FORMAT csv, HEADER true)`));
+    await pipeline(createReadStream(file), copy);
+    return copy.rowCount;
+  } finally {
+    await client.end();
+  }
+}
+
+async function firstLine(file: string): Promise<string[]> {
+  for await (const record of createReadStream(file).pipe(parse({ bom: true, to_line: 1 })) as AsyncIterable<string[]>) return record;
+  throw new Error(`${file} is empty`);
+}
+
+const started = performance.now();
+const rows = mode === 'gex' ? await gex(args[0], args[1], args[2], args[3])
+  : mode === 'sqlite-floor' ? await sqliteFloor(args[0], args[1])
+  : mode === 'postgres-floor' ? await postgresFloor(args[0], args[1])
+  : Number.NaN;
+if (Number.isNaN(rows)) throw new Error(`unknown mode ${mode}`);
+const ms = performance.now() - started;
+process.stdout.write(JSON.stringify({ ms: Math.round(ms), rows, peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024) }));

@@ -1,0 +1,145 @@
+import { randomBytes } from 'node:crypto';
+import type { SqlParam, TransactionExecutor } from '../sql/database.js';
+import { quoteIdentifier, TIMESTAMP_COLUMN } from './physical-names.js';
+
+/**
+ * Where a load's rows go, by each database's fastest way in: PostgreSQL's `COPY … FROM STDIN`,
+ * SQLite's prepared statements run in one synchronous loop. Both keep Keboola's semantics: the
+ * rows arrive in file order and, with a key, the last row of a key in the file wins.
+ */
+export interface RowWriter {
+  /** Inserts every row (the values of `columns`, `now` as `_timestamp`); returns the rows inserted. */
+  append(rows: AsyncIterable<string[][]>): Promise<number>;
+  /**
+   * Replaces the table's rows of each key in the file (`keyColumns`, a subset of `columns`) by the
+   * file's last row of that key; returns the rows deleted and inserted.
+   */
+  upsert(rows: AsyncIterable<string[][]>, keyColumns: readonly string[]): Promise<number>;
+}
+
+/** The table a writer writes: its qualified SQL name and the physical names of the file's columns. */
+export interface WriteTarget {
+  readonly table: string;
+  readonly columns: readonly string[];
+  /** the `_timestamp` of every row written */
+  readonly now: string;
+}
+
+/** The writer for `tx`'s database: COPY where the database has it, prepared statements elsewhere. */
+export function rowWriter(tx: TransactionExecutor, target: WriteTarget): RowWriter {
+  return tx.copyFrom ? new CopyRowWriter(tx, tx.copyFrom.bind(tx), target) : new PreparedRowWriter(tx, target);
+}
+
+const list = (names: readonly string[]): string => names.map(quoteIdentifier).join(', ');
+
+class PreparedRowWriter implements RowWriter {
+  private readonly insert: string;
+
+  constructor(
+    private readonly tx: TransactionExecutor,
+    private readonly target: WriteTarget,
+  ) {
+    const columns = [...target.columns, TIMESTAMP_COLUMN];
+    this.insert = `INSERT INTO ${target.table} (${list(columns)}) VALUES (${columns.map(() => '?').join(', ')})`;
+  }
+
+  async append(rows: AsyncIterable<string[][]>): Promise<number> {
+    let inserted = 0;
+    for await (const batch of rows) inserted += (await this.tx.runEach(this.insert, this.stamped(batch))).changes;
+    return inserted;
+  }
+
+  /** Per batch: its last row of each key; the table's rows of those keys deleted (rows of earlier batches too), then the rows inserted. */
+  async upsert(rows: AsyncIterable<string[][]>, keyColumns: readonly string[]): Promise<number> {
+    const keyIndexes = keyColumns.map((k) => this.target.columns.indexOf(k));
+    const deleteByKey = `DELETE FROM ${this.target.table} WHERE ${keyColumns.map((k) => `${quoteIdentifier(k)} = ?`).join(' AND ')}`;
+    let changed = 0;
+    for await (const batch of rows) {
+      const last = lastRowPerKey(batch, keyIndexes);
+      changed += (await this.tx.runEach(deleteByKey, last.map((row) => keyIndexes.map((i) => row[i])))).changes;
+      changed += (await this.tx.runEach(this.insert, this.stamped(last))).changes;
+    }
+    return changed;
+  }
+
+  /** The rows with `now` appended, in place: the batch is the loader's own and not used after. */
+  private stamped(batch: string[][]): SqlParam[][] {
+    for (const row of batch) row.push(this.target.now);
+    return batch;
+  }
+}
+
+class CopyRowWriter implements RowWriter {
+  constructor(
+    private readonly tx: TransactionExecutor,
+    private readonly copyFrom: (sql: string, data: AsyncIterable<string>) => Promise<number>,
+    private readonly target: WriteTarget,
+  ) {}
+
+  append(rows: AsyncIterable<string[][]>): Promise<number> {
+    const columns = [...this.target.columns, TIMESTAMP_COLUMN];
+    return this.copyFrom(`COPY ${this.target.table} (${list(columns)}) FROM STDIN (FORMAT csv)`, copyCsv(rows, this.target.now));
+  }
+
+  /**
+   * The file is copied into a temporary stage numbered in file order; the table's rows of the
+   * stage's keys are deleted, and the stage's last row of each key inserted, in file order.
+   */
+  async upsert(rows: AsyncIterable<string[][]>, keyColumns: readonly string[]): Promise<number> {
+    const stage = quoteIdentifier(`gex_stage_${randomBytes(8).toString('hex')}`);
+    const staged = this.target.columns.map((_, i) => `s${i}`);
+    const stagedKey = keyColumns.map((k) => staged[this.target.columns.indexOf(k)]);
+    const sameKey = (a: string, aKey: readonly string[], s: string) => aKey.map((k, i) => `${a}.${quoteIdentifier(k)} = ${s}.${quoteIdentifier(stagedKey[i])}`).join(' AND ');
+    await this.tx.run(`CREATE TEMPORARY TABLE ${stage} (${staged.map((c) => `${quoteIdentifier(c)} TEXT NOT NULL`).join(', ')}, gex_seq BIGINT GENERATED ALWAYS AS IDENTITY)`);
+    await this.copyFrom(`COPY ${stage} (${list(staged)}) FROM STDIN (FORMAT csv)`, copyCsv(rows, null));
+    const deleted = await this.tx.run(`DELETE FROM ${this.target.table} AS t USING ${stage} AS s WHERE ${sameKey('t', keyColumns, 's')}`);
+    // most files have each key once: the last-row-per-key filter (an anti-join) only when one is there twice
+    const repeated = await this.tx.get(`SELECT 1 AS repeated FROM ${stage} GROUP BY ${list(stagedKey)} HAVING COUNT(*) > 1 LIMIT 1`);
+    const lastOfKey = repeated ? ` WHERE NOT EXISTS (SELECT 1 FROM ${stage} AS later WHERE ${sameKey('later', stagedKey, 's')} AND later.gex_seq > s.gex_seq)` : '';
+    const inserted = await this.tx.run(
+      `INSERT INTO ${this.target.table} (${list([...this.target.columns, TIMESTAMP_COLUMN])}) SELECT ${staged.map((c) => `s.${quoteIdentifier(c)}`).join(', ')}, ? FROM ${stage} AS s` +
+        `${lastOfKey} ORDER BY s.gex_seq`,
+      [this.target.now],
+    );
+    await this.tx.run(`DROP TABLE ${stage}`);
+    return deleted.changes + inserted.changes;
+  }
+}
+
+/** Within a batch, the last row of each key, in the order of those last rows. */
+function lastRowPerKey(rows: string[][], keyIndexes: number[]): string[][] {
+  const byKey = new Map<string, string[]>();
+  const single = keyIndexes.length === 1 ? keyIndexes[0] : -1;
+  for (const row of rows) {
+    const key = single >= 0 ? row[single] : JSON.stringify(keyIndexes.map((i) => row[i]));
+    byKey.delete(key); // re-inserted at the end: rows keep the order of their last occurrence
+    byKey.set(key, row);
+  }
+  return byKey.size === rows.length ? rows : [...byKey.values()];
+}
+
+/**
+ * Rows as COPY's CSV format (delimiter `,`, quote `"`): a value is quoted when it holds a quote,
+ * a comma or a line break, is empty (unquoted, COPY would read NULL) or is `\.` (unquoted alone
+ * on a line, COPY's end-of-data marker); quotes are doubled. Backslashes and any unicode are
+ * plain data in this format. NUL never gets here (the CSV reader refuses it).
+ */
+export async function* copyCsv(rows: AsyncIterable<string[][]>, now: string | null): AsyncGenerator<string> {
+  const stamp = now === null ? '\n' : `,${copyValue(now)}\n`;
+  for await (const batch of rows) {
+    let text = '';
+    for (const row of batch) {
+      let line = copyValue(row[0]);
+      for (let i = 1; i < row.length; i++) line += `,${copyValue(row[i])}`;
+      text += line + stamp;
+    }
+    yield text;
+  }
+}
+
+const NEEDS_QUOTES = /[",\r\n]|^$|^\\\.$/;
+
+function copyValue(value: string): string {
+  if (!NEEDS_QUOTES.test(value)) return value;
+  return value.includes('"') ? `"${value.replaceAll('"', '""')}"` : `"${value}"`;
+}
