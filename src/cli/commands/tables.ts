@@ -128,7 +128,7 @@ export function tablesCommand(yargs: Argv): Argv {
         "Write a table as Keboola's CSV (header, every value quoted) and its manifest (<file>.manifest), streamed",
         (c) =>
           queryOptions(tablesOptions(c).positional('table-id', { type: 'string', demandOption: true, describe: 'in.c-<bucket>.<table>' }), 'rows to export at most (default: all)')
-            .option('output', { type: 'string', describe: 'the CSV file (default <table-id>.csv here); "-" writes the CSV to stdout, without a manifest' })
+            .option('output', { type: 'string', nargs: 1, describe: 'the CSV file (default <table-id>.csv here); "-" writes the CSV to stdout, without a manifest' })
             .option('force', { type: 'boolean', default: false, describe: 'replace an existing file and manifest' })
             .example('$0 tables export in.c-shop.users --output - | head', 'the CSV to stdout'),
         (args) =>
@@ -139,7 +139,8 @@ export function tablesCommand(yargs: Argv): Argv {
               await exportToStdout(source, tableId, query);
               return;
             }
-            const file = args.output ?? defaultOutput(tableId);
+            // the default file is named after the table: only once it is known to be one
+            const file = args.output ?? defaultOutput((await source.table(tableId)).id);
             const result = await exportToFile(source, tableId, query, file, args.force);
             if (args.json) return print(fields({ id: result.table.id, file, manifest: `${file}.manifest`, rows: result.rows, columns: result.columns }));
             say(`Exported ${plural(result.rows, 'row')} of table ${displayId(result.table.id)} to ${displayText(file)} (manifest ${displayText(`${file}.manifest`)}).`);

@@ -25,7 +25,8 @@ export function queryOptions<T>(y: Argv<T>, limitDescription: string): Argv<T & 
     .option('where-values', { type: 'string', array: true, describe: 'the values of --where-column (a comma list, or repeated)' })
     .option('where-value', { type: 'string', array: true, describe: 'one value of --where-column taken as it is, commas included (repeatable)' })
     .option('where-operator', { choices: ['eq', 'ne'] as const, default: 'eq' as const, describe: 'eq: the value is one of them; ne: it is none of them' })
-    .option('changed-since', { type: 'string', describe: 'only rows changed since: a Unix timestamp, an ISO date (2025-01-31T12:00:00Z) or "-2 days"' }) as Argv<T & QueryArgs>;
+    // nargs: a relative moment starts with "-" ("-2 days"), which is still this option's value
+    .option('changed-since', { type: 'string', nargs: 1, describe: 'only rows changed since: a Unix timestamp, an ISO date (2025-01-31T12:00:00Z) or "-2 days"' }) as Argv<T & QueryArgs>;
 }
 
 const commaList = (values: string[] | undefined): string[] => (values ?? []).flatMap((v) => String(v).split(','));

@@ -127,7 +127,8 @@ export async function exportToFile(source: TableSource, tableId: string, query: 
     if (!force) for (const f of committed) await unlink(f).catch(() => undefined);
     throw error;
   } finally {
-    if (stream && !stream.closed) stream.destroy();
+    // the file is opened asynchronously: wait for the stream to close, or a late open re-creates it
+    if (stream && !stream.closed) await new Promise<void>((resolve) => stream!.destroy().once('close', () => resolve()));
     for (const temp of [tempCsv, tempManifest]) await unlink(temp).catch(() => undefined);
   }
 }
