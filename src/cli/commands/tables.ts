@@ -1,6 +1,7 @@
 import type { Argv } from 'yargs';
 import { UserError } from '../../common/errors.js';
 import { displayId, displayText } from '../../common/log-text.js';
+import { unsafeFileNameProblem } from '../../common/safe-path.js';
 import { plural } from '../../common/text.js';
 import type { JsonValue } from '../../json/index.js';
 import { embeddedTableSource, type TableSource } from '../../store/table-source.js';
@@ -11,7 +12,6 @@ import { openStoreFromArgs, storeOptions, type StoreArgs } from '../store-option
 import { previewGrid } from '../tables/preview-grid.js';
 import { queryFromArgs, queryOptions } from '../tables/query-options.js';
 import { exportToFile, exportToStdout, keboolaCsv } from '../tables/table-export.js';
-import { unsafeFileNameProblem } from '../../common/safe-path.js';
 
 interface TablesArgs extends StoreArgs {
   json: boolean;
