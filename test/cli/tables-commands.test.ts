@@ -123,7 +123,12 @@ for (const backend of storeBackends()) {
       assert.match(await fails(['show', `in.c-a.${'x'.repeat(5000)}`]), /is longer than 1000 characters/);
       assert.match(await fails(['export', 'in.c-a.../../../etc/passwd']), /does not exist in this project/);
       assert.match(await fails(['delete', '--bucket', 'in.c-../x']), /Bucket id in\.c-\.\.\/x is not of the form/);
-      assert.deepEqual((await readdir(dir)).filter((f) => !f.startsWith('load')), [], 'no file was written');
+      // a table whose name is a path exists, but does not name the default file
+      await load(csv([['id'], ['1']]), { destination: 'in.c-a.../../escaped' });
+      assert.match(await fails(['export', 'in.c-a.../../escaped']), /The table id in\.c-a\.\.\.\/\.\.\/escaped cannot name a file \(contains a path separator .*\): name one with --output\./);
+      assert.ok(!existsSync(path.join(dir, '..', 'escaped.csv')));
+      await run(['export', 'in.c-a.../../escaped', '--output', 'escaped.csv']);
+      assert.deepEqual((await readdir(dir)).filter((f) => !f.startsWith('load')).sort(), ['escaped.csv', 'escaped.csv.manifest'], 'no other file was written');
     });
 
     it(`export streams a table larger than one batch (${EXPORT_BATCH_ROWS} rows) to Keboola's CSV with its manifest, never half a file, never over one`, async () => {

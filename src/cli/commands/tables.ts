@@ -58,7 +58,7 @@ function someIds(ids: string[], n = 10): string {
 /** `--output` unless given: `<table-id>.csv` in the current folder, when the id is a safe file name. */
 function defaultOutput(tableId: string): string {
   const name = `${tableId}.csv`;
-  const problem = unsafeFileNameProblem(name);
+  const problem = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(name) ? 'it contains a control or invisible character' : unsafeFileNameProblem(name);
   if (problem || name.startsWith('.')) throw new UserError(`The table id ${displayId(tableId)} cannot name a file (${problem ?? 'it would be hidden'}): name one with --output.`);
   return name;
 }
