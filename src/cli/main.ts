@@ -9,6 +9,7 @@ import { runCommand } from './commands/run.js';
 import { schemaCommand } from './commands/schema.js';
 import { serveCommand } from './commands/serve.js';
 import { stateCommand } from './commands/state.js';
+import { tablesCommand } from './commands/tables.js';
 import { tokensCommand } from './commands/tokens.js';
 import { ignoreClosedOutput } from './closed-output.js';
 import { loggingOptions } from './logging.js';
@@ -26,6 +27,7 @@ const COMMANDS: ReadonlyArray<readonly [string, (yargs: Argv) => Argv]> = [
   ['configs', configsCommand],
   ['rows', rowsCommand],
   ['state', stateCommand],
+  ['tables', tablesCommand],
 ];
 
 /** The `gex` command line. */

@@ -6,7 +6,9 @@ import { CIPHER_PREFIX, cipherScope, componentCipherScope, SecretCipher, type Ci
 import type { EmbeddedBackend } from './embedded/embedded-backend.js';
 import { displayLocation, isRemoteStore, openEmbeddedStore } from './open-store.js';
 import { HttpConfigStore } from './remote/http-config-store.js';
+import { HttpTableSource } from './remote/http-table-source.js';
 import { RUN_STORE_RETRY, retrySettingsFromEnv, type RetryBudgetSettings } from './remote/retry-budget.js';
+import type { TableSource } from './table-source.js';
 import { ProjectTables } from './tables/index.js';
 import type { Component } from './types.js';
 
@@ -19,6 +21,8 @@ export interface OpenedStore {
   backend?: EmbeddedBackend;
   /** the project's Storage tables: set for the embedded store (a remote store's tables are the server's) */
   tables?: ProjectTables;
+  /** a remote store's tables, through Keboola's table API (set for a remote store) */
+  remoteTables?: TableSource;
   /** plaintext of `#` values, in memory only */
   decryptSecrets(componentId: string, value: JsonValue): Promise<JsonValue>;
   /** plaintext of `#` values of the component registry (image parameters), in memory only */
@@ -79,6 +83,7 @@ export async function openConfigStore(location: string, options: OpenConfigStore
     return {
       store,
       location,
+      remoteTables: new HttpTableSource({ url: location, token, logger: options.logger, retry }),
       async decryptSecrets(componentId, value) {
         if (!containsCipher(value)) return value;
         projectId ??= (await store.verifyToken()).projectId;

@@ -11,10 +11,14 @@ export const SECRET = 'hunter2-plain-secret';
 export class StoreCli {
   readonly outputs: string[] = [];
 
-  constructor(private readonly env: NodeJS.ProcessEnv) {}
+  /** `cwd`: the folder the commands run in (default this process's) */
+  constructor(
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly cwd?: string,
+  ) {}
 
   async run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-    const result = await runGex(args, { ...this.env, ...env });
+    const result = await runGex(args, { ...this.env, ...env }, { cwd: this.cwd });
     this.outputs.push(result.stdout, result.stderr);
     return result;
   }

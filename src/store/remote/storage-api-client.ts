@@ -1,4 +1,4 @@
-import { got, RequestError, TimeoutError, type Got, type Method, type PlainResponse } from 'got';
+import { got, RequestError, TimeoutError, type Got, type Method, type PlainResponse, type Response } from 'got';
 import { ApplicationError, UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { decodeJson, isJsonObject, JsonSyntaxError, stringifyExact, type JsonObject, type JsonValue } from '../../json/index.js';
@@ -21,6 +21,9 @@ export interface StorageApiClientOptions {
   clock?: Clock;
   logger?: Logger;
 }
+
+/** Query parameters: a record, or URLSearchParams for a repeated one (`whereValues[]`). */
+export type Query = Record<string, string> | URLSearchParams;
 
 const VERSION_CONFLICT = 'storage.components.configurations.versionConflict';
 
@@ -59,7 +62,23 @@ export class StorageApiClient {
     return url !== null && url.origin === this.origin;
   }
 
-  async call(method: Method, path: string, payload?: JsonObject, query?: Record<string, string>): Promise<JsonValue> {
+  async call(method: Method, path: string, payload?: JsonObject, query?: Query): Promise<JsonValue> {
+    const { body } = await this.send(method, path, { payload, query });
+    // an empty answer (204) is null; text that is not JSON is returned as it is
+    return body === '' ? null : safeDecode(body);
+  }
+
+  /**
+   * A call whose answer is text (a CSV of data-preview): its body as it is, with its status (202
+   * answers of asynchronous calls included). Errors are mapped as for call(). An answer over
+   * `maxBytes` is refused rather than held in memory.
+   */
+  async callText(method: Method, path: string, query: Query | undefined, maxBytes: number): Promise<{ status: number; body: string }> {
+    return this.send(method, path, { query, maxBytes, accept: 'text/csv, application/json' });
+  }
+
+  private async send(method: Method, path: string, options: { payload?: JsonObject; query?: Query; maxBytes?: number; accept?: string }): Promise<{ status: number; body: string }> {
+    const { payload, query, maxBytes } = options;
     const url = `v2/storage/${path}`;
     const budget = new RetryBudget(this.retry, this.options.clock ?? SYSTEM_CLOCK);
     for (let attempt = 1; ; attempt++) {
@@ -67,13 +86,29 @@ export class StorageApiClient {
       let failure: () => Error;
       const timeout = { connect: budget.connectTimeoutMs(), request: budget.attemptTimeoutMs() };
       try {
-        const response = await this.http(url, {
+        const request = this.http(url, {
           method,
           searchParams: query,
           body: payload ? stringifyExact(payload) : undefined,
-          headers: payload ? { 'Content-Type': 'application/json' } : undefined,
+          headers: { ...(payload ? { 'Content-Type': 'application/json' } : {}), ...(options.accept ? { Accept: options.accept } : {}) },
           timeout,
         });
+        let tooLarge = false;
+        if (maxBytes !== undefined) {
+          request.on('downloadProgress', (progress) => {
+            if (progress.transferred > maxBytes && !tooLarge) {
+              tooLarge = true;
+              request.cancel();
+            }
+          });
+        }
+        let response: Response<string>;
+        try {
+          response = await request;
+        } catch (error) {
+          if (tooLarge) throw new UserError(`The Storage API at ${this.options.url} answered ${method} ${url} with more than ${maxBytes} bytes; ask for fewer rows or columns.`);
+          throw error;
+        }
         const elsewhere = redirectTarget(response);
         if (elsewhere && !this.sameOrigin(elsewhere)) {
           throw new UserError(
@@ -82,8 +117,8 @@ export class StorageApiClient {
           );
         }
         const text = response.body;
+        if (response.statusCode < 300) return { status: response.statusCode, body: text };
         const parsed = text === '' ? null : safeDecode(text);
-        if (response.statusCode < 300) return parsed;
         const code = isJsonObject(parsed) ? String(parsed.get('code') ?? '') : '';
         const message = isJsonObject(parsed) && typeof parsed.get('error') === 'string' ? String(parsed.get('error')) : `${response.statusCode} ${response.statusMessage ?? ''}`.trim();
         const retryable = (response.statusCode >= 500 && response.statusCode !== 501) || (response.statusCode === 409 && code === VERSION_CONFLICT);

@@ -9,7 +9,7 @@ import { Catalog, qualifiedName, type CatalogBucket, type CatalogTable } from '.
 import { BucketExists, BucketNotEmpty, BucketNotFound, TableNotFound } from './errors.js';
 import { parseLoadManifest } from './manifest.js';
 import { quoteIdentifier } from './physical-names.js';
-import { compileQuery, pageSql, type TableQuery } from './table-query.js';
+import { compileQuery, readPages, type TableQuery } from './table-query.js';
 import { checkBucketId, parseTableId, tableIdText } from './table-id.js';
 import { TableLoader, type LoadResult } from './table-loader.js';
 
@@ -138,18 +138,9 @@ export class ProjectTables {
     return this.db.transaction(async (tx) => {
       const table = await this.existing(new Catalog(tx, this.projectId), tableId);
       const compiled = compileQuery(table, query);
-      let remaining = query.limit ?? Number.POSITIVE_INFINITY;
-      let after: string | number | undefined;
-      while (remaining > 0) {
-        const size = Math.min(EXPORT_BATCH_ROWS, remaining);
-        const sql = pageSql(compiled, this.db.dialect, after !== undefined);
-        const found = await tx.all<Record<string, unknown>>(sql, [...compiled.params, ...(after === undefined ? [] : [after]), size]);
-        if (found.length === 0) break;
-        await onBatch(found.map((r) => compiled.columns.map((_, i) => String(r[`c${i}`]))));
-        after = found[found.length - 1].gex_locator as string | number;
-        remaining -= found.length;
-        if (found.length < size) break;
-      }
+      await readPages(tx, this.db.dialect, compiled, query.limit ?? Number.POSITIVE_INFINITY, EXPORT_BATCH_ROWS, (rows) =>
+        onBatch(rows.map((r) => compiled.columns.map((_, i) => String(r[`c${i}`])))),
+      );
       return compiled.columns;
     }, { readOnly: true });
   }

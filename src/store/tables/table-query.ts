@@ -1,7 +1,7 @@
 import { UserError } from '../../common/errors.js';
 import { displayId, displayText } from '../../common/log-text.js';
 import { timestamp } from '../identifiers.js';
-import type { Dialect, SqlParam } from '../sql/database.js';
+import type { Dialect, SqlExecutor, SqlParam } from '../sql/database.js';
 import { qualifiedName, type CatalogTable } from './catalog.js';
 import { quoteIdentifier, TIMESTAMP_COLUMN } from './physical-names.js';
 import { tableIdText } from './table-id.js';
@@ -76,21 +76,51 @@ export function compileQuery(table: CatalogTable, query: TableQuery): CompiledQu
   return { columns, selectList: selected.join(', '), from: qualifiedName(table), conditions, params };
 }
 
-/**
- * The expression that orders a table's rows as they were inserted, and resumes a read after a
- * given row: SQLite's `rowid`; PostgreSQL's `ctid` (physical position, stable within the read's
- * snapshot; PostgreSQL 14+ scans a `ctid >` range directly).
- */
-export function rowLocator(dialect: Dialect): { select: string; order: string; after: string } {
-  return dialect.name === 'sqlite' ? { select: 'rowid', order: 'rowid', after: 'rowid > ?' } : { select: 'ctid::text', order: 'ctid', after: 'ctid > ?::tid' };
-}
+type Row = Record<string, unknown>;
 
-/** One page of a read: the rows after `after` (a locator a previous page returned as gex_locator). */
-export function pageSql(query: CompiledQuery, dialect: Dialect, resume: boolean): string {
-  const locator = rowLocator(dialect);
-  const conditions = resume ? [...query.conditions, locator.after] : query.conditions;
-  const where = conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '';
-  return `SELECT ${locator.select} AS gex_locator, ${query.selectList} FROM ${query.from}${where} ORDER BY ${locator.order} LIMIT ?`;
+/**
+ * Reads a compiled query's rows in insertion order, `size` rows per page, inside the caller's
+ * read-only transaction; `onPage` gets each page's rows. SQLite resumes after the last page's
+ * `rowid` (an index seek per page). PostgreSQL has no such key: a server-side cursor over a
+ * sequential scan (physical order; synchronised scans off so the scan starts at the table's
+ * first page) streams the snapshot without sorting it or rescanning it per page.
+ */
+export async function readPages(
+  tx: SqlExecutor,
+  dialect: Dialect,
+  query: CompiledQuery,
+  limit: number,
+  size: number,
+  onPage: (rows: Row[]) => Promise<void>,
+): Promise<void> {
+  const where = (extra: string[]) => {
+    const conditions = [...query.conditions, ...extra];
+    return conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '';
+  };
+  let remaining = limit;
+  if (dialect.name === 'postgres') {
+    await tx.run('SET LOCAL synchronize_seqscans = off');
+    await tx.run(`DECLARE gex_table_read NO SCROLL CURSOR FOR SELECT ${query.selectList} FROM ${query.from}${where([])}`, query.params);
+    while (remaining > 0) {
+      const n = Math.min(size, remaining);
+      const rows = await tx.all<Row>(`FETCH FORWARD ${n} FROM gex_table_read`);
+      if (rows.length > 0) await onPage(rows);
+      remaining -= rows.length;
+      if (rows.length < n) break;
+    }
+    await tx.run('CLOSE gex_table_read');
+    return;
+  }
+  let after: number | undefined;
+  while (remaining > 0) {
+    const n = Math.min(size, remaining);
+    const sql = `SELECT rowid AS gex_rowid, ${query.selectList} FROM ${query.from}${where(after === undefined ? [] : ['rowid > ?'])} ORDER BY rowid LIMIT ?`;
+    const rows = await tx.all<Row>(sql, [...query.params, ...(after === undefined ? [] : [after]), n]);
+    if (rows.length > 0) await onPage(rows);
+    remaining -= rows.length;
+    if (rows.length < n) break;
+    after = Number(rows[rows.length - 1].gex_rowid);
+  }
 }
 
 const UNITS: Record<string, number> = { second: 1, minute: 60, hour: 3600, day: 86_400, week: 604_800 };

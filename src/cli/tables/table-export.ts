@@ -1,0 +1,134 @@
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { link, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { stringify } from 'csv-stringify/sync';
+import { UserError } from '../../common/errors.js';
+import { displayId, displayText } from '../../common/log-text.js';
+import type { TableSource } from '../../store/table-source.js';
+import type { TableDetail, TableQuery } from '../../store/tables/index.js';
+
+/** Keboola's CSV: a header, every value quoted (empty ones too), `""` inside, LF line ends. */
+const KEBOOLA_CSV = { quoted: true, quoted_empty: true, record_delimiter: 'unix' } as const;
+
+export function keboolaCsv(rows: readonly (readonly string[])[]): string {
+  return rows.length === 0 ? '' : stringify(rows as string[][], KEBOOLA_CSV);
+}
+
+/** Keboola's input-mapping manifest of an exported table (`<file>.manifest`). */
+export function inputManifest(table: TableDetail, columns: string[]): Record<string, unknown> {
+  return {
+    id: table.id,
+    name: table.name,
+    columns,
+    primary_key: table.primaryKey,
+    rows_count: table.rowsCount,
+    created: table.created,
+    last_import_date: table.lastImportDate,
+    last_change_date: table.lastChangeDate,
+  };
+}
+
+export interface ExportResult {
+  rows: number;
+  columns: string[];
+  table: TableDetail;
+}
+
+/** Writes to a stream, waiting whenever it asks to (memory stays bounded whatever the table's size). */
+async function writeChunk(stream: NodeJS.WritableStream, text: string): Promise<void> {
+  if (text !== '' && !stream.write(text)) await once(stream, 'drain');
+}
+
+/**
+ * Streams the rows of a query as Keboola's CSV to `out`: the header (the columns asked for, else
+ * the table's), then the rows batch by batch. A table whose columns changed while it was read is
+ * refused, so that the header always names the values below it.
+ */
+async function streamCsv(source: TableSource, tableId: string, query: TableQuery, out: NodeJS.WritableStream): Promise<ExportResult> {
+  const table = await source.table(tableId);
+  const expected = query.columns && query.columns.length > 0 ? [...query.columns] : table.columns;
+  await writeChunk(out, keboolaCsv([expected]));
+  let rows = 0;
+  const columns = await source.read(tableId, query, async (batch) => {
+    rows += batch.length;
+    await writeChunk(out, keboolaCsv(batch));
+  });
+  if (columns.length !== expected.length || columns.some((c, i) => c !== expected[i])) {
+    throw new UserError(`Table ${displayId(tableId)} changed its columns while it was exported; run the export again.`);
+  }
+  return { rows, columns, table };
+}
+
+/** Exports to stdout: the CSV only (a manifest has no place there). */
+export function exportToStdout(source: TableSource, tableId: string, query: TableQuery): Promise<ExportResult> {
+  return streamCsv(source, tableId, query, process.stdout);
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await stat(file);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+}
+
+async function closeStream(stream: WriteStream): Promise<void> {
+  if (stream.closed) return;
+  stream.end();
+  await once(stream, 'close');
+}
+
+/**
+ * Exports to `file` and `<file>.manifest`. Both are written to temporary files beside them first
+ * and appear only when complete: a failed export leaves no half file. An existing file is replaced
+ * only with `force`; without it the files are linked in place, which fails atomically if one has
+ * appeared meanwhile.
+ */
+export async function exportToFile(source: TableSource, tableId: string, query: TableQuery, file: string, force: boolean): Promise<ExportResult> {
+  const target = path.resolve(file);
+  const manifest = `${target}.manifest`;
+  const folder = path.dirname(target);
+  const folderStat = await stat(folder).catch(() => null);
+  if (!folderStat?.isDirectory()) throw new UserError(`Cannot write ${displayText(file)}: the folder ${displayText(folder)} does not exist; create it first or name another --output.`);
+  if (!force) {
+    for (const f of [target, manifest]) if (await exists(f)) throw new UserError(`${displayText(f)} exists already: add --force to replace it, or name another --output.`);
+  }
+  const stamp = `${process.pid}.${randomBytes(4).toString('hex')}`;
+  const tempCsv = path.join(folder, `.${path.basename(target)}.${stamp}.tmp`);
+  const tempManifest = path.join(folder, `.${path.basename(target)}.manifest.${stamp}.tmp`);
+  const committed: string[] = [];
+  let stream: WriteStream | undefined;
+  try {
+    stream = createWriteStream(tempCsv, { flags: 'wx' });
+    const failed = new Promise<never>((_, reject) => stream!.once('error', (e) => reject(new UserError(`Cannot write ${displayText(file)}: ${e.message}`, { cause: e }))));
+    failed.catch(() => undefined);
+    const result = await Promise.race([streamCsv(source, tableId, query, stream), failed]);
+    await Promise.race([closeStream(stream), failed]);
+    await writeFile(tempManifest, `${JSON.stringify(inputManifest(result.table, result.columns), null, 2)}\n`, { flag: 'wx' });
+    for (const [temp, final] of [[tempCsv, target], [tempManifest, manifest]]) {
+      if (force) await rename(temp, final);
+      else {
+        try {
+          await link(temp, final);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new UserError(`${displayText(final)} appeared while the table was exported: add --force to replace it.`);
+          throw error;
+        }
+      }
+      committed.push(final);
+    }
+    return result;
+  } catch (error) {
+    // a manifest that could not be placed takes its CSV with it: both or neither
+    if (!force) for (const f of committed) await unlink(f).catch(() => undefined);
+    throw error;
+  } finally {
+    // the file is opened asynchronously: wait for the stream to close, or a late open re-creates it
+    if (stream && !stream.closed) await new Promise<void>((resolve) => stream!.destroy().once('close', () => resolve()));
+    for (const temp of [tempCsv, tempManifest]) await unlink(temp).catch(() => undefined);
+  }
+}
