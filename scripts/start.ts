@@ -2,7 +2,8 @@
  * `npm start`: the main job on the embedded default. Starts the project's fixture server with the
  * recorded bookshop API, loads a configuration with three rows (one disabled, an explicit
  * rowsSortOrder, a page-size override in one row) into a local SQLite store, runs it by config id
- * with `gex run --config-id`, then prints the tables written and the states saved.
+ * with `gex run --config-id`, then prints the tables written (as files and as loaded into the
+ * store's Storage tables) and the states saved.
  */
 import { spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
@@ -55,6 +56,8 @@ try {
         console.log(`\n== ${rel(path.join(tables, file))}\n${(await readFile(path.join(tables, file), 'utf8')).trimEnd()}`);
       }
     }
+    console.log(`\n$ gex tables list --store ${rel(storeFile)}   # the same tables, loaded into the store's database\n`);
+    await gex(['tables', 'list', '--store', storeFile]);
     const after = await openEmbeddedStore(storeFile, process.env, { builtinComponents: builtinComponents() });
     const saved = await (await after.localSession()).getConfiguration(GENERIC_EXTRACTOR_ID, configuration.id);
     await after.close();

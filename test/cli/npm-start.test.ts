@@ -14,6 +14,7 @@ describe('npm start (the README\'s first command)', () => {
     });
     assert.equal(result.code, 0, result.output);
     assert.match(result.output, /== \.gex\/start\/data\/rows\/authors\/out\/tables\/bookshop\.authors\n"id","name","born"\n/);
+    assert.match(result.output, /in\.c-bookshop\.books\t5 rows\t9 columns\tlast import /);
     assert.match(result.output, /row books: component\.time = \{"previousStart":\d+\}/);
     assert.match(result.output, /row archive: \{\} \(never run\)/);
   });

@@ -49,8 +49,8 @@ describe('HTTP table source: Keboola table API (nock)', () => {
     nock(URL, { reqheaders: { 'x-storageapi-token': 'tok-1' } }).get('/v2/storage/tables').query({ include: 'columns' }).reply(200, [TABLE, other]);
     const tables = await source().listTables();
     assert.deepEqual(tables, [
-      { id: 'in.c-a.x', bucketId: 'in.c-a', name: 'x', columns: ['id', 'name'], primaryKey: ['id'], rowsCount: 0, created: TABLE.created, lastImportDate: TABLE.lastImportDate, lastChangeDate: null },
-      { id: 'in.c-shop.users', bucketId: 'in.c-shop', name: 'users', columns: ['id', 'name'], primaryKey: ['id'], rowsCount: 2, created: TABLE.created, lastImportDate: TABLE.lastImportDate, lastChangeDate: TABLE.lastChangeDate },
+      { id: 'in.c-a.x', bucketId: 'in.c-a', name: 'x', columns: ['id', 'name'], primaryKey: ['id'], rowsCount: 0, dataSizeBytes: 1024, created: TABLE.created, lastImportDate: TABLE.lastImportDate, lastChangeDate: null },
+      { id: 'in.c-shop.users', bucketId: 'in.c-shop', name: 'users', columns: ['id', 'name'], primaryKey: ['id'], rowsCount: 2, dataSizeBytes: 1024, created: TABLE.created, lastImportDate: TABLE.lastImportDate, lastChangeDate: TABLE.lastChangeDate },
     ]);
   });
 
