@@ -174,6 +174,18 @@ for (const factory of storeBackends()) {
       // an unquoted \. alone on a line is COPY's end-of-data marker in its text format: here it is data
       await load('v\n\\.\nafter\n', { destination: 'in.c-v.marker' });
       assert.deepEqual(await rows('in.c-v.marker'), [['\\.'], ['after']]);
+      // the file's own text as it reaches COPY: a BOM, CRLF, CR and LF mixed, unquoted empty values (not NULL),
+      // line breaks inside quotes, an empty line (one empty value), \. alone, no line break at the end
+      const raw = '\uFEFFa,b\r\n,\r1,\n,2\r\n"x\r\ny","\r"\n\\.,""\n"",\n\\.,\\.';
+      const rawRows = [['', ''], ['1', ''], ['', '2'], ['x\r\ny', '\r'], ['\\.', ''], ['', ''], ['\\.', '\\.']];
+      await load(raw, { destination: 'in.c-v.raw' });
+      assert.deepEqual(await rows('in.c-v.raw'), rawRows);
+      await load(raw, { destination: 'in.c-v.rawkeyed', primary_key: ['b'] });
+      assert.deepEqual(await rows('in.c-v.rawkeyed'), [['', '2'], ['x\r\ny', '\r'], ['', ''], ['\\.', '\\.']]);
+      await load('v\n\n\\.\n', { destination: 'in.c-v.one' });
+      assert.deepEqual(await rows('in.c-v.one'), [[''], ['\\.']]);
+      await load('v\n\\.\n\n', { destination: 'in.c-v.onekeyed', primary_key: ['v'] });
+      assert.deepEqual(await rows('in.c-v.onekeyed'), [['\\.'], ['']]);
     });
 
     it('refuses a NUL character, naming the file and line; nothing is loaded', async () => {
