@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { SqlParam, TransactionExecutor } from '../sql/database.js';
+import { UniqueViolation, type SqlParam, type TransactionExecutor } from '../sql/database.js';
 import { quoteIdentifier, TIMESTAMP_COLUMN } from './physical-names.js';
 
 /**
@@ -13,11 +13,17 @@ export interface BatchWriter<Batch> {
   append(rows: AsyncIterable<Batch>): Promise<number>;
   /**
    * Replaces the table's rows of each key in the file (`keyColumns`, a subset of `columns`) by the
-   * file's last row of that key; returns the rows deleted and inserted. `tableEmpty`: the table
-   * has no rows (a full load emptied it), so there is nothing to delete.
+   * file's last row of that key; returns the rows deleted and inserted.
    */
-  upsert(rows: AsyncIterable<Batch>, keyColumns: readonly string[], tableEmpty: boolean): Promise<number>;
+  upsert(rows: AsyncIterable<Batch>, keyColumns: readonly string[], table: TableState): Promise<number>;
 }
+
+/**
+ * The table before the rows: 'new' — created by this load's transaction, no rows, no key index
+ * yet (the writer creates it, named `keyIndexName`); 'empty' — a full load deleted its rows; 'filled' — it may
+ * have rows of the file's keys.
+ */
+export type TableState = 'new' | 'empty' | 'filled';
 
 /**
  * A writer and what it takes: 'values' — each row's values; 'csv' — each record's CSV text in the
@@ -32,7 +38,12 @@ export interface WriteTarget {
   readonly columns: readonly string[];
   /** the `_timestamp` of every row written */
   readonly now: string;
+  /** the name of the key index an upsert into a 'new' table creates */
+  readonly keyIndexName: string;
 }
+
+const createKeyIndex = (target: WriteTarget, keyColumns: readonly string[], unique = false): string =>
+  `CREATE ${unique ? 'UNIQUE ' : ''}INDEX ${quoteIdentifier(target.keyIndexName)} ON ${target.table} (${list(keyColumns)})`;
 
 /** The writer for `tx`'s database: COPY where the database has it, prepared statements elsewhere. */
 export function rowWriter(tx: TransactionExecutor, target: WriteTarget): RowWriter {
@@ -40,6 +51,9 @@ export function rowWriter(tx: TransactionExecutor, target: WriteTarget): RowWrit
     ? { takes: 'csv', writer: new CopyRowWriter(tx, tx.copyFrom.bind(tx), target) }
     : { takes: 'values', writer: new PreparedRowWriter(tx, target) };
 }
+
+/** work_mem of a keyed load's transaction (PostgreSQL's default, 4 MB, sorts a million keys on disk) */
+const KEYED_LOAD_WORK_MEM = '64MB';
 
 const list = (names: readonly string[]): string => names.map(quoteIdentifier).join(', ');
 
@@ -61,7 +75,9 @@ class PreparedRowWriter implements BatchWriter<string[][]> {
   }
 
   /** Per batch: its last row of each key; the table's rows of those keys deleted (rows of earlier batches too), then the rows inserted. */
-  async upsert(rows: AsyncIterable<string[][]>, keyColumns: readonly string[]): Promise<number> {
+  async upsert(rows: AsyncIterable<string[][]>, keyColumns: readonly string[], table: TableState): Promise<number> {
+    // each batch deletes by key: the index first
+    if (table === 'new') await this.tx.run(createKeyIndex(this.target, keyColumns));
     const keyIndexes = keyColumns.map((k) => this.target.columns.indexOf(k));
     const deleteByKey = `DELETE FROM ${this.target.table} WHERE ${keyColumns.map((k) => `${quoteIdentifier(k)} = ?`).join(' AND ')}`;
     let changed = 0;
@@ -96,14 +112,17 @@ class CopyRowWriter implements BatchWriter<string[]> {
    * The file is copied into a temporary stage numbered in file order; the table's rows of the
    * stage's keys are deleted, and the stage's last row of each key inserted, in file order.
    */
-  async upsert(records: AsyncIterable<string[]>, keyColumns: readonly string[], tableEmpty: boolean): Promise<number> {
+  async upsert(records: AsyncIterable<string[]>, keyColumns: readonly string[], table: TableState): Promise<number> {
+    // a large key sort or hash join stays in memory rather than spilling to disk (this transaction only)
+    await this.tx.run(`SET LOCAL work_mem = '${KEYED_LOAD_WORK_MEM}'`);
+    if (table === 'new') return this.copyThenDeduplicate(records, keyColumns);
     const stage = quoteIdentifier(`gex_stage_${randomBytes(8).toString('hex')}`);
     const staged = this.target.columns.map((_, i) => `s${i}`);
     const stagedKey = keyColumns.map((k) => staged[this.target.columns.indexOf(k)]);
     const sameKey = (a: string, aKey: readonly string[], s: string) => aKey.map((k, i) => `${a}.${quoteIdentifier(k)} = ${s}.${quoteIdentifier(stagedKey[i])}`).join(' AND ');
     await this.tx.run(`CREATE TEMPORARY TABLE ${stage} (${staged.map((c) => `${quoteIdentifier(c)} TEXT NOT NULL`).join(', ')}, gex_seq BIGINT NOT NULL)`);
     await this.copyFrom(`COPY ${stage} (${list([...staged, 'gex_seq'])}) FROM STDIN ${copyOptions(staged)}`, copyText(records, null));
-    const deleted = tableEmpty ? { changes: 0 } : await this.tx.run(`DELETE FROM ${this.target.table} AS t USING ${stage} AS s WHERE ${sameKey('t', keyColumns, 's')}`);
+    const deleted = table === 'empty' ? { changes: 0 } : await this.tx.run(`DELETE FROM ${this.target.table} AS t USING ${stage} AS s WHERE ${sameKey('t', keyColumns, 's')}`);
     // most files have each key once: the last-row-per-key filter (an anti-join) only when one is there twice
     const repeated = await this.tx.get(`SELECT 1 AS repeated FROM ${stage} GROUP BY ${list(stagedKey)} HAVING COUNT(*) > 1 LIMIT 1`);
     const lastOfKey = repeated ? ` WHERE NOT EXISTS (SELECT 1 FROM ${stage} AS later WHERE ${sameKey('later', stagedKey, 's')} AND later.gex_seq > s.gex_seq)` : '';
@@ -114,6 +133,29 @@ class CopyRowWriter implements BatchWriter<string[]> {
     );
     await this.tx.run(`DROP TABLE ${stage}`);
     return deleted.changes + inserted.changes;
+  }
+
+  /**
+   * A new table: the file is copied straight in, then the key index built as a unique one, which
+   * proves in the same sort that no key repeats. When one does, every row with a later row of its
+   * key is deleted first: a table created in this transaction and filled by one COPY holds its
+   * rows in file order, so `ctid` order is file order (reads rely on that order too).
+   */
+  private async copyThenDeduplicate(records: AsyncIterable<string[]>, keyColumns: readonly string[]): Promise<number> {
+    const inserted = await this.append(records);
+    await this.tx.run('SAVEPOINT gex_unique_key');
+    try {
+      await this.tx.run(createKeyIndex(this.target, keyColumns, true));
+      await this.tx.run('RELEASE SAVEPOINT gex_unique_key');
+      return inserted;
+    } catch (e) {
+      if (!(e instanceof UniqueViolation)) throw e;
+      await this.tx.run('ROLLBACK TO SAVEPOINT gex_unique_key');
+    }
+    const sameKey = keyColumns.map((k) => `earlier.${quoteIdentifier(k)} = later.${quoteIdentifier(k)}`).join(' AND ');
+    const deleted = await this.tx.run(`DELETE FROM ${this.target.table} AS earlier USING ${this.target.table} AS later WHERE ${sameKey} AND earlier.ctid < later.ctid`);
+    await this.tx.run(createKeyIndex(this.target, keyColumns, true));
+    return inserted - deleted.changes;
   }
 }
 

@@ -68,20 +68,19 @@ export class TableLoader {
       const table = existing ?? (await this.createTable(manifest, fileColumns, now));
       const columnsAdded = existing ? await this.addColumns(table, fileColumns) : [];
       const primaryKey = this.primaryKey(table, manifest, input.label);
-      // a new table's key index is built after its rows are in (one sort beats a million index inserts)
-      const indexKey = primaryKey.length > 0 && (existing === undefined || existing.primaryKey.length === 0);
-      if (indexKey && existing) await this.indexPrimaryKey(table, primaryKey);
+      // a new table's key index is the writer's (on PostgreSQL built after the rows: one sort beats a million index inserts)
+      if (primaryKey.length > 0 && existing && existing.primaryKey.length === 0) await this.indexPrimaryKey(table, primaryKey);
       table.primaryKey.splice(0, table.primaryKey.length, ...primaryKey);
 
       let changed = 0;
       if (!manifest.incremental) changed += (await this.tx.run(`DELETE FROM ${qualifiedName(table)}`)).changes;
       else if (manifest.deleteWhere && existing) changed += await this.deleteWhere(table, manifest.deleteWhere, input.label);
-      const tableEmpty = !existing || !manifest.incremental;
+      const tableState = !existing ? 'new' : manifest.incremental ? 'filled' : 'empty';
 
       const physical = new Map(table.columns.map((c) => [c.name, c.physical]));
       const missingKey = primaryKey.find((k) => !fileColumns.includes(k));
       if (missingKey !== undefined) throw new UserError(`${displayText(input.label)}: the file has no column ${displayId(missingKey)} of the table's primary key.`);
-      const writer = rowWriter(this.tx, { table: qualifiedName(table), columns: fileColumns.map((name) => physical.get(name)!), now });
+      const writer = rowWriter(this.tx, { table: qualifiedName(table), columns: fileColumns.map((name) => physical.get(name)!), now, keyIndexName: keyIndexName() });
       const physicalKey = primaryKey.map((k) => physical.get(k)!);
       let rowsInFile = 0;
       async function* rows<T>(take: (batch: { rows: string[][] } | { texts: string[] }) => T[]): AsyncGenerator<T[]> {
@@ -94,12 +93,11 @@ export class TableLoader {
       // a full load is deduplicated by the key too: the table ends with one row per key either way
       if (writer.takes === 'csv') {
         const texts = rows((b) => ('texts' in b ? b.texts : b.rows.map(csvRecordText)));
-        changed += primaryKey.length > 0 ? await writer.writer.upsert(texts, physicalKey, tableEmpty) : await writer.writer.append(texts);
+        changed += primaryKey.length > 0 ? await writer.writer.upsert(texts, physicalKey, tableState) : await writer.writer.append(texts);
       } else {
         const values = rows((b) => ('rows' in b ? b.rows : []));
-        changed += primaryKey.length > 0 ? await writer.writer.upsert(values, physicalKey, tableEmpty) : await writer.writer.append(values);
+        changed += primaryKey.length > 0 ? await writer.writer.upsert(values, physicalKey, tableState) : await writer.writer.append(values);
       }
-      if (indexKey && !existing) await this.indexPrimaryKey(table, primaryKey);
       await this.catalog.saveTable({ ...table, lastImportDate: now, lastChangeDate: changed > 0 || !existing ? now : table.lastChangeDate }, !existing);
       return { tableId, rowsInFile, tableCreated: !existing, columnsAdded };
     } finally {
@@ -167,7 +165,7 @@ export class TableLoader {
 
   private async indexPrimaryKey(table: CatalogTable, key: string[]): Promise<void> {
     const physical = key.map((k) => quoteIdentifier(table.columns.find((c) => c.name === k)!.physical));
-    await this.tx.run(`CREATE INDEX ${quoteIdentifier(`gex_key_${randomBytes(8).toString('hex')}`)} ON ${qualifiedName(table)} (${physical.join(', ')})`);
+    await this.tx.run(`CREATE INDEX ${quoteIdentifier(keyIndexName())} ON ${qualifiedName(table)} (${physical.join(', ')})`);
   }
 
   private async deleteWhere(table: CatalogTable, where: NonNullable<LoadManifest['deleteWhere']>, label: string): Promise<number> {
@@ -190,6 +188,8 @@ export class TableLoader {
     return deleted.changes;
   }
 }
+
+const keyIndexName = (): string => `gex_key_${randomBytes(8).toString('hex')}`;
 
 function checkDistinct(columns: StoredColumn[], tableName: string): void {
   const seen = new Map<string, string>();
