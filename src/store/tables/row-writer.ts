@@ -125,10 +125,14 @@ class CopyRowWriter implements BatchWriter<string[]> {
     const deleted = table === 'empty' ? { changes: 0 } : await this.tx.run(`DELETE FROM ${this.target.table} AS t USING ${stage} AS s WHERE ${sameKey('t', keyColumns, 's')}`);
     // most files have each key once: the last-row-per-key filter (an anti-join) only when one is there twice
     const repeated = await this.tx.get(`SELECT 1 AS repeated FROM ${stage} GROUP BY ${list(stagedKey)} HAVING COUNT(*) > 1 LIMIT 1`);
-    const lastOfKey = repeated ? ` WHERE NOT EXISTS (SELECT 1 FROM ${stage} AS later WHERE ${sameKey('later', stagedKey, 's')} AND later.gex_seq > s.gex_seq)` : '';
+    // Without a repeated key the stage is read as it is: a plain scan of a temporary table returns
+    // its rows in the order one COPY wrote them (temporary tables are never scanned in parallel nor
+    // synchronised with other scans), which saves sorting the whole file. A join may reorder: sorted.
+    const lastOfKey = repeated
+      ? ` WHERE NOT EXISTS (SELECT 1 FROM ${stage} AS later WHERE ${sameKey('later', stagedKey, 's')} AND later.gex_seq > s.gex_seq) ORDER BY s.gex_seq`
+      : '';
     const inserted = await this.tx.run(
-      `INSERT INTO ${this.target.table} (${list([...this.target.columns, TIMESTAMP_COLUMN])}) SELECT ${staged.map((c) => `s.${quoteIdentifier(c)}`).join(', ')}, ? FROM ${stage} AS s` +
-        `${lastOfKey} ORDER BY s.gex_seq`,
+      `INSERT INTO ${this.target.table} (${list([...this.target.columns, TIMESTAMP_COLUMN])}) SELECT ${staged.map((c) => `s.${quoteIdentifier(c)}`).join(', ')}, ? FROM ${stage} AS s${lastOfKey}`,
       [this.target.now],
     );
     await this.tx.run(`DROP TABLE ${stage}`);
