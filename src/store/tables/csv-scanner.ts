@@ -3,6 +3,8 @@ import { displayText } from '../../common/log-text.js';
 
 const LF = 10;
 const CR = 13;
+/** slack for delimiters in the bound of a record's text */
+const MAX_FIELDS = 100_000;
 
 const enum State {
   /** at the start of a field: a quote opens a quoted value */
@@ -35,6 +37,11 @@ export class CsvScanner {
   /** the last chunk ended with CR: an LF opening the next one belongs to it */
   private afterCr = false;
   private started = false;
+  /** records leave as their text (fields only counted) rather than as their values */
+  private rawSink: ((text: string, fields: number, line: number) => void) | null = null;
+  /** raw mode: the fields of the record so far, and its text in the chunks before this one */
+  private fields = 0;
+  private carry = '';
 
   constructor(
     delimiter: string,
@@ -49,6 +56,15 @@ export class CsvScanner {
     this.enclosureText = enclosure;
   }
 
+  /**
+   * From the next record on, records leave through `sink` as their text (without the line break
+   * that ends them; a BOM dropped) with their field count, and no values are built: for a bulk
+   * path that reads the same CSV dialect itself. Call it before the first chunk or from `onRecord`.
+   */
+  emitRecordText(sink: (text: string, fields: number, line: number) => void): void {
+    this.rawSink = sink;
+  }
+
   push(chunk: string): void {
     let i = 0;
     const n = chunk.length;
@@ -60,6 +76,8 @@ export class CsvScanner {
       this.afterCr = false;
       if (chunk.charCodeAt(i) === LF) i++;
     }
+    /** where the current record's text starts in this chunk (its earlier text is in `carry`) */
+    let from = i;
     const d = this.delimiter;
     const q = this.enclosure;
     while (i < n) {
@@ -68,7 +86,7 @@ export class CsvScanner {
         const end = close < 0 ? n : close;
         this.append(chunk, i, end);
         this.countLines(chunk, i, end);
-        if (close < 0) return;
+        if (close < 0) break;
         this.state = State.QuoteInQuoted;
         i = close + 1;
         continue;
@@ -98,30 +116,41 @@ export class CsvScanner {
       this.append(chunk, i, j);
       if (j === n) {
         this.state = State.Unquoted;
-        return;
+        break;
       }
       if (c === q) this.fail(`a ${this.quoted()} inside a value not enclosed in ${this.quoted()}s; enclose the value and double the ${this.quoted()}s in it`);
-      this.record.push(this.field);
-      this.field = '';
+      this.endField();
       this.state = State.FieldStart;
       i = j + 1;
       if (c !== d) {
-        this.endRecord();
+        if (this.rawSink) this.endRawRecord(this.carry + chunk.slice(from, j));
+        else this.endRecord();
         this.line++;
         if (c === CR) {
           if (i === n) this.afterCr = true;
           else if (chunk.charCodeAt(i) === LF) i++;
         }
+        from = i;
       }
+    }
+    if (this.rawSink && from < n) {
+      this.carry += chunk.slice(from);
+      // delimiters and enclosures are not counted in recordChars: bound the text itself too
+      if (this.carry.length > 2 * this.maxRecordChars + MAX_FIELDS) this.fail(`a record longer than ${this.maxRecordChars} characters`);
     }
   }
 
   /** The end of the text: the last record needs no line break after it. */
   end(): void {
     if (this.state === State.Quoted) this.fail(`a value opened with ${this.quoted()} is not closed before the end of the file`);
+    if (this.rawSink) {
+      if (this.state === State.FieldStart && this.fields === 0) return;
+      this.endField();
+      this.endRawRecord(this.carry);
+      return;
+    }
     if (this.state === State.FieldStart && this.record.length === 0) return;
-    this.record.push(this.field);
-    this.field = '';
+    this.endField();
     this.endRecord();
   }
 
@@ -129,7 +158,25 @@ export class CsvScanner {
     if (to === from) return;
     this.recordChars += to - from;
     if (this.recordChars > this.maxRecordChars) this.fail(`a record longer than ${this.maxRecordChars} characters`);
+    if (this.rawSink) return;
     this.field += from === 0 && to === text.length ? text : text.slice(from, to);
+  }
+
+  private endField(): void {
+    if (this.rawSink) {
+      this.fields++;
+      return;
+    }
+    this.record.push(this.field);
+    this.field = '';
+  }
+
+  private endRawRecord(text: string): void {
+    const fields = this.fields;
+    this.fields = 0;
+    this.carry = '';
+    this.recordChars = 0;
+    this.rawSink!(text, fields, this.line);
   }
 
   private endRecord(): void {

@@ -17,6 +17,12 @@ export interface CsvOptions {
   readonly enclosure: string;
   /** the columns of a headless file; null: the first record is the header */
   readonly columns: readonly string[] | null;
+  /**
+   * 'values' (default): each record as its values; 'text': each record as its CSV text, checked
+   * (field count, NUL, valid CSV) but not split into values — for a bulk path reading the same
+   * dialect. The header is parsed either way.
+   */
+  readonly records?: 'values' | 'text';
 }
 
 /** Checks a table's column list: names usable, none twice, not too many. */
@@ -39,7 +45,7 @@ export function checkColumns(columns: readonly string[], where: string): void {
  * must have as many fields as there are columns, and no value may contain NUL (PostgreSQL's text
  * cannot hold it; refused on SQLite too, so that a file loads the same everywhere).
  */
-export async function* readCsvBatches(file: string, options: CsvOptions, batchSize: number): AsyncGenerator<{ columns: string[] } | { rows: string[][] }> {
+export async function* readCsvBatches(file: string, options: CsvOptions, batchSize: number): AsyncGenerator<{ columns: string[] } | { rows: string[][] } | { texts: string[] }> {
   const label = displayText(options.label);
   let columns = options.columns ? [...options.columns] : null;
   if (columns) {
@@ -48,14 +54,23 @@ export async function* readCsvBatches(file: string, options: CsvOptions, batchSi
   }
   const headerFromFile = columns === null;
   let batch: string[][] = [];
+  let texts: string[] = [];
+  const wrongCount = (fields: number, line: number) =>
+    new UserError(`${label}, line ${line}: ${fields} fields where the table has ${columns!.length} columns; every row needs one value per column.`);
+  const asText = (text: string, fields: number, line: number) => {
+    if (fields !== columns!.length) throw wrongCount(fields, line);
+    texts.push(text);
+  };
   const scanner = new CsvScanner(options.delimiter, options.enclosure, options.label, MAX_RECORD_CHARACTERS, (record, line) => {
     if (columns === null) {
       checkColumns(record, `${options.label} (header)`);
       columns = record;
+      if (options.records === 'text') scanner.emitRecordText(asText);
     } else if (record.length !== columns.length) {
-      throw new UserError(`${label}, line ${line}: ${record.length} fields where the table has ${columns.length} columns; every row needs one value per column.`);
+      throw wrongCount(record.length, line);
     } else batch.push(record);
   });
+  if (columns !== null && options.records === 'text') scanner.emitRecordText(asText);
   const decoder = new TextDecoder('utf-8');
   let offset = 0;
   let headerYielded = !headerFromFile;
@@ -77,6 +92,11 @@ export async function* readCsvBatches(file: string, options: CsvOptions, batchSi
         batch = [];
         yield { rows: full };
       }
+      if (texts.length >= batchSize) {
+        const full = texts;
+        texts = [];
+        yield { texts: full };
+      }
     }
     scanner.push(decoder.decode());
     scanner.end();
@@ -86,6 +106,7 @@ export async function* readCsvBatches(file: string, options: CsvOptions, batchSi
   if (columns === null) throw new UserError(`${label}: the file is empty; it needs a header row, or the manifest's columns.`);
   if (!headerYielded) yield { columns };
   if (batch.length > 0) yield { rows: batch };
+  if (texts.length > 0) yield { texts };
 }
 
 /** The line (1-based) of byte `offset` of the file: the line breaks before it, counted. */

@@ -64,6 +64,44 @@ describe('CsvScanner', () => {
     );
   });
 
+  it('text mode: from the record chosen on, each record leaves as its text (no line break, no BOM), which reads back as its values', () => {
+    const value = fc.array(fc.constantFrom('a', ',', '"', '\r', '\n', ' ', '🙂', '\\', '.'), { maxLength: 5 }).map((chars) => chars.join(''));
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 3 }).chain((width) => fc.array(fc.array(value, { minLength: width, maxLength: width }), { minLength: 1, maxLength: 8 })),
+        fc.array(fc.constantFrom('\n', '\r\n', '\r'), { minLength: 8, maxLength: 8 }),
+        fc.boolean(),
+        fc.boolean(),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        fc.nat({ max: 8 }),
+        (rows, eols, trailingEol, bom, cuts, switchAfter) => {
+          const quote = (v: string, row: string[]) => (/[",\r\n]/.test(v) || (row.length === 1 && v === '') ? `"${v.replaceAll('"', '""')}"` : v);
+          // line endings mixed within one file: each record's own
+          const text = (bom ? '\uFEFF' : '') + rows.map((row, i) => row.map((v) => quote(v, row)).join(',') + (i < rows.length - 1 || trailingEol ? eols[i] : '')).join('');
+          const expected = scan([text]);
+          const out: Array<{ record: string[]; line: number }> = [];
+          const fromRecord = Math.min(switchAfter, rows.length);
+          const scanner = new CsvScanner(',', '"', 'test.csv', 1 << 24, (record, line) => {
+            out.push({ record, line });
+            if (out.length === fromRecord) scanner.emitRecordText(asText);
+          });
+          const asText = (recordText: string, fields: number, line: number) => {
+            assert.ok(!/^\uFEFF/.test(recordText) || out.length > 0, 'no BOM in a text');
+            const record = recordText === '' ? [''] : records([recordText]).flat();
+            assert.equal(fields, record.length);
+            out.push({ record, line });
+          };
+          if (fromRecord === 0) scanner.emitRecordText(asText);
+          for (const chunk of cut(text, cuts)) scanner.push(chunk);
+          scanner.end();
+          assert.deepEqual(out, expected);
+          assert.deepEqual(out.map((r) => r.record), rows);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
   it('names the line a record ends on, counting line breaks inside quoted values', () => {
     assert.deepEqual(scan(['a,b\n1,"x\ny"\r\n', '2', ',z\n\n', '"q"']), [
       { record: ['a', 'b'], line: 1 },
