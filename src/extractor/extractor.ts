@@ -162,6 +162,7 @@ async function runIteration(config: JsonObject, run: RunContext, totals: RunTota
     signer: run.signer,
     tls: { caCertificate: api.caCertificate, clientCertificate: api.clientCertificate },
     concurrency: api.concurrency,
+    maxRequestsPerSecond: api.maxRequestsPerSecond,
     allowedUrl: run.allowedUrl,
     maxResponseBytes: run.maxResponseBytes,
     signal: options.signal,

@@ -29,6 +29,8 @@ export interface ApiSettings {
   retry: RetrySettings;
   /** pages fetched in parallel at most (`api.pagination.concurrency`, gex's addition; 1 = as GE) */
   concurrency: number;
+  /** requests per second at most over the whole run (`api.http.maxRequestsPerSecond`, gex's addition); undefined = no limit, as GE */
+  maxRequestsPerSecond?: number;
   /** PEM of the CA that signs the API's certificate (`api.caCertificate`) */
   caCertificate?: string;
   /** PEM with the client certificate and its key (`api.#clientCertificate`) */
@@ -113,6 +115,11 @@ function paginationConcurrency(pagination: JsonValue | undefined): number {
   return typeof value === 'number' && value >= 1 ? Math.floor(value) : 1;
 }
 
+function maxRequestsPerSecond(value: JsonValue | undefined): number | undefined {
+  // the schema has refused anything else; a value that slips through means no limit, as in GE
+  return typeof value === 'number' && value > 0 && Number.isFinite(value) ? value : undefined;
+}
+
 /** Builds the API settings of one configuration from `parameters.api` and `config` (attributes). */
 export function buildApiSettings(api: JsonObject, config: JsonObject, evaluate: Evaluate = (v) => v): ApiSettings {
   const http = objectOf(api.get('http'), 'parameters.api.http');
@@ -144,6 +151,7 @@ export function buildApiSettings(api: JsonObject, config: JsonObject, evaluate: 
     requestTimeoutMs: seconds(http.get('requestTimeout'), 300_000),
     retry: parseRetrySettings(api.get('retryConfig'), 'parameters.api.retryConfig'),
     concurrency: paginationConcurrency(api.get('pagination')),
+    maxRequestsPerSecond: maxRequestsPerSecond(http.get('maxRequestsPerSecond')),
     caCertificate: phpEmpty(api.get('caCertificate')) ? undefined : phpToString(api.get('caCertificate')),
     clientCertificate: phpEmpty(api.get('#clientCertificate')) ? undefined : phpToString(api.get('#clientCertificate')),
   };

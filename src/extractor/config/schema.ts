@@ -172,6 +172,11 @@ export const parametersSchema = {
             ignoreErrors: { type: 'array', items: { type: 'integer' } },
             connectTimeout: { type: ['number', 'string', 'null'] },
             requestTimeout: { type: ['number', 'string', 'null'] },
+            maxRequestsPerSecond: {
+              type: 'number',
+              exclusiveMinimum: 0,
+              description: 'a positive number of requests per second, such as 5 or 0.5 (without quotes): the most gex sends, over all jobs, child jobs and parallel pages',
+            },
           },
         },
         retryConfig: {

@@ -8,6 +8,7 @@ import type { Logger } from '../../common/logger.js';
 import type { AuthMethod } from '../auth/auth-method.js';
 import type { HttpRequest, HttpResponse, Send } from './types.js';
 import { AdaptiveConcurrency } from './adaptive-concurrency.js';
+import { RateLimiter, rateLimitPauseMs } from './rate-limiter.js';
 import { exactTargetRequest, wireBody, wireHeaders } from './wire-format.js';
 import { curlCodeOf, type RetryDelay, type RetryPolicy } from './retry-policy.js';
 import { checkAllowedTarget, redirectRules } from './redirect-rules.js';
@@ -26,6 +27,10 @@ export interface HttpClientOptions {
   signer?: RequestSigner | null;
   /** requests in flight at most (parallel page fetching); adapts to rate limiting. Default 1. */
   concurrency?: number;
+  /** requests per second at most, over every request of this client (`api.http.maxRequestsPerSecond`); absent = no limit */
+  maxRequestsPerSecond?: number;
+  /** milliseconds; replaced in tests (the rate limiter's clock) */
+  now?: () => number;
   /** TLS: a CA replacing the trust store, and a client certificate (PEM with its key) */
   tls?: { caCertificate?: string; clientCertificate?: string };
   /** `image_parameters.allowed_hosts` as a test, applied to every request and redirect hop; absent = any host */
@@ -101,6 +106,8 @@ export class HttpClient {
   private readonly agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
   readonly stats: HttpStats = { requests: 0, retries: 0, waitedMs: 0 };
   readonly concurrency: AdaptiveConcurrency;
+  /** the configured rate and the pauses the API announces (RateLimit headers), for every request */
+  readonly rateLimiter: RateLimiter;
 
   private readonly maxResponseBytes: number;
   /** origin pairs already warned about (once per client, not per page) */
@@ -108,6 +115,7 @@ export class HttpClient {
 
   constructor(private readonly options: HttpClientOptions) {
     this.concurrency = new AdaptiveConcurrency(options.concurrency ?? 1);
+    this.rateLimiter = new RateLimiter({ ratePerSecond: options.maxRequestsPerSecond, now: options.now });
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.got = got.extend({
       throwHttpErrors: false,
@@ -152,6 +160,8 @@ export class HttpClient {
     for (let attempt = 1; ; attempt++) {
       if (signal?.aborted) throw new RequestCancelled(`${request.method} ${request.url} was cancelled`);
       checkAllowedTarget(this.options.allowedUrl, request.method, request.url);
+      // an announced pause is waited out before the auth and signature, so neither goes stale
+      await this.waitOrCancel(wait, this.rateLimiter.pauseLeft(), request, signal);
       const authenticated = auth && sendOptions.authenticate !== false ? await auth.beforeRequest(request, this.sendUnauthenticated) : request;
       const sent = signer ? await signer.sign(authenticated) : authenticated;
       let retryReason: string;
@@ -159,10 +169,13 @@ export class HttpClient {
       let delay: RetryDelay | null;
       try {
         const { response, startedAt } = await this.concurrency.run(async (startedAt) => {
+          // the slot is reserved in the queue slot, just before sending, so send times follow the schedule
+          await this.waitOrCancel(wait, this.rateLimiter.reserve(), request, signal);
           this.stats.requests++;
           const received = await this.exchange(sent, request, signal);
           return { response: received, startedAt };
         });
+        this.notePause(response.headers, logger);
         const raw = response.headers[retry.settings.retryHeader.toLowerCase()];
         const headerValue = Array.isArray(raw) ? raw[0] : raw;
         if (response.statusCode === 429 || headerValue !== undefined) this.concurrency.throttled(startedAt);
@@ -203,13 +216,30 @@ export class HttpClient {
       );
       this.stats.retries++;
       this.stats.waitedMs += delay.ms;
-      try {
-        await wait(delay.ms);
-      } catch (error) {
-        if (signal?.aborted) throw new RequestCancelled(`${request.method} ${request.url} was cancelled`);
-        throw error;
-      }
+      await this.waitOrCancel(wait, delay.ms, request, signal);
     }
+  }
+
+  private async waitOrCancel(wait: (ms: number) => Promise<void>, ms: number, request: HttpRequest, signal: AbortSignal | undefined): Promise<void> {
+    if (ms <= 0) return;
+    try {
+      await wait(ms);
+    } catch (error) {
+      if (signal?.aborted) throw new RequestCancelled(`${request.method} ${request.url} was cancelled`);
+      throw error;
+    }
+  }
+
+  /**
+   * Pauses every later request when the API says its window is used up (RateLimit headers). A
+   * pause longer than the retry ceiling is not taken on trust: requests go on, and a 429 that
+   * follows meets the retry policy and its ceiling.
+   */
+  private notePause(headers: IncomingHttpHeaders, logger: Logger): void {
+    const ms = rateLimitPauseMs(headers, (this.options.now ?? Date.now)());
+    if (ms === null || ms > this.options.retry.settings.maxRetryWaitMs) return;
+    if (this.rateLimiter.pauseLeft() < ms) logger.debug(`The API's rate limit is used up: next request in ${(ms / 1000).toFixed(1)} s`);
+    this.rateLimiter.pauseFor(ms);
   }
 
   /**
