@@ -1,6 +1,4 @@
-import { UserError } from '../common/errors.js';
-import { displayId } from '../common/log-text.js';
-import { checkBucketId, type ProjectTables, type TableDetail, type TablePreview, type TableQuery } from './tables/index.js';
+import type { ProjectTables, TableDetail, TablePreview, TableQuery } from './tables/index.js';
 
 /**
  * A project's Storage tables as the `gex tables` commands read and delete them, whatever holds
@@ -26,13 +24,10 @@ export interface TableSource {
 
 /** The embedded store's tables of one project as a TableSource. */
 export function embeddedTableSource(tables: ProjectTables): TableSource {
-  const mustExist = async (bucketId: string) => {
-    checkBucketId(bucketId);
-    if (!(await tables.listBuckets()).some((b) => b.id === bucketId)) throw new UserError(`Bucket ${displayId(bucketId)} does not exist in this project.`);
-  };
   return {
     async listTables(bucketId) {
-      if (bucketId !== undefined) await mustExist(bucketId);
+      // an unknown bucket is an error, not an empty list
+      if (bucketId !== undefined) await tables.bucket(bucketId);
       return tables.listTables(bucketId);
     },
     table: (tableId) => tables.table(tableId),
