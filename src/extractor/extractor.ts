@@ -11,7 +11,9 @@ import { unknownKeyWarning } from './config/unknown-keys.js';
 import { HttpClient } from './http/http-client.js';
 import { maxResponseBytesFromEnv } from './http/response-size.js';
 import { RetryPolicy } from './http/retry-policy.js';
-import { evaluateUserData, JobRunner } from './job-runner.js';
+import { evaluateUserData } from './jobs/job-instance.js';
+import { JobRunner } from './jobs/job-runner.js';
+import { childConcurrencies } from './config/job-config.js';
 import { UserFunctions } from './functions/user-functions.js';
 import { OutputWriter, type WrittenTable } from './output/output-writer.js';
 import { createPaginator } from './pagination/factory.js';
@@ -153,6 +155,7 @@ async function runExtraction(input: DataFolderInput, options: ExtractOptions, se
 async function runIteration(config: JsonObject, run: RunContext, totals: RunTotals): Promise<void> {
   const { functions, logger, secrets, options } = run;
   const { contexts, api, auth, jobs } = prepareIteration(config, { ...run, authRuntime: options.authRuntime });
+  const concurrency = childConcurrencies(jobs, api.concurrency);
   const client = new HttpClient({
     retry: new RetryPolicy(api.retry),
     connectTimeoutMs: api.connectTimeoutMs,
@@ -161,7 +164,8 @@ async function runIteration(config: JsonObject, run: RunContext, totals: RunTota
     auth,
     signer: run.signer,
     tls: { caCertificate: api.caCertificate, clientCertificate: api.clientCertificate },
-    concurrency: api.concurrency,
+    // one adaptive limit for parallel pages and child jobs alike: the highest any of them asks for
+    concurrency: Math.max(api.concurrency, ...concurrency.values()),
     maxRequestsPerSecond: api.maxRequestsPerSecond,
     allowedUrl: run.allowedUrl,
     maxResponseBytes: run.maxResponseBytes,
@@ -173,7 +177,7 @@ async function runIteration(config: JsonObject, run: RunContext, totals: RunTota
       mappings: config.get('mappings'),
       compatLevel: compatLevel(config),
     });
-    const runner = new JobRunner({ api, client, parser, logger, progress: run.progress, compatLevel: compatLevel(config), functions, contexts, redact: (text) => secrets.mask(text), signal: options.signal });
+    const runner = new JobRunner({ api, client, parser, logger, progress: run.progress, compatLevel: compatLevel(config), functions, contexts, redact: (text) => secrets.mask(text), signal: options.signal, childConcurrency: (job) => concurrency.get(job) ?? 1 });
     const configUserData = evaluateUserData(config.get('userData'), 'userData', { functions, contexts });
     for (const job of jobs) {
       const result = await runner.runTopLevel(job, configUserData, createPaginator(api.pagination, 'parameters.api.pagination', job.scroller));

@@ -10,7 +10,7 @@ import { ExtractorState } from '../extractor-state.js';
 import { UserFunctions } from '../functions/user-functions.js';
 import { buildHttpRequest } from '../http/request-builder.js';
 import type { HttpRequest } from '../http/types.js';
-import { evaluateUserData, jobTemplate, topLevelUserData } from '../job-runner.js';
+import { evaluateUserData, jobTemplate, topLevelUserData } from '../jobs/job-instance.js';
 import { createPaginator } from '../pagination/factory.js';
 import { checkBeforeRequests, prepareIteration, type IterationSetup } from '../pre-request-checks.js';
 import { probeFirstRequest, type ProbeOptions } from './probe.js';

@@ -30,6 +30,11 @@ export interface JobConfig {
   userData: JsonValue | undefined;
   placeholders: JsonObject;
   recursionFilter: string | null;
+  /**
+   * gex's addition: how many runs of this child job (one per parent record) may be fetched ahead
+   * at once; null = its parent's (a top-level job's: `api.pagination.concurrency`)
+   */
+  concurrency: number | null;
   children: JobConfig[];
   definition: JsonObject;
 }
@@ -70,6 +75,26 @@ function parseResponseFilter(value: JsonValue | undefined): string[] {
   return Array.isArray(value) ? value.map((v) => phpToString(v)) : [phpToString(value)];
 }
 
+function jobConcurrency(value: JsonValue | undefined): number | null {
+  // the schema has refused anything but a whole number from 1 to 64
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1 ? value : null;
+}
+
+/**
+ * The effective child concurrency of every job of a configuration: a job's own `concurrency`,
+ * else its parent's, else (top-level) `api.pagination.concurrency`.
+ */
+export function childConcurrencies(jobs: JobConfig[], apiConcurrency: number): Map<JobConfig, number> {
+  const out = new Map<JobConfig, number>();
+  const visit = (job: JobConfig, inherited: number) => {
+    const own = job.concurrency ?? inherited;
+    out.set(job, own);
+    for (const child of job.children) visit(child, own);
+  };
+  for (const job of jobs) visit(job, apiConcurrency);
+  return out;
+}
+
 export function parseJob(definition: JsonValue, path: string): JobConfig {
   if (!isJsonObject(definition)) throw new ConfigError(path, 'must be an object', 'A job looks like {"endpoint": "users"}');
   const endpoint = definition.get('endpoint');
@@ -95,6 +120,7 @@ export function parseJob(definition: JsonValue, path: string): JobConfig {
     userData: definition.get('userData'),
     placeholders: asObject(definition.get('placeholders'), `${path}.placeholders`, 'placeholders'),
     recursionFilter: phpEmpty(recursionFilter) ? null : phpToString(recursionFilter),
+    concurrency: jobConcurrency(definition.get('concurrency')),
     children: parseJobList(definition.get('children'), `${path}.children`),
     definition,
   };

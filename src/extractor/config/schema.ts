@@ -51,6 +51,12 @@ const jobSchema = {
     // a PHP-empty value means "no placeholders" (the child is then skipped with a warning, as in GE)
     placeholders: { anyOf: [{ type: 'object' }, { enum: [null, false, 0, '', '0', []] }] },
     recursionFilter: { type: 'string' },
+    concurrency: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 64,
+      description: "gex's addition: how many runs of this child job (one per parent record) are fetched ahead at once; children inherit it (1 = one by one, as Generic Extractor)",
+    },
     scroller: { type: 'string' },
     headers: { type: 'object' },
     id: { description: 'accepted for Generic Extractor compatibility' },

@@ -1,0 +1,173 @@
+import { displayText } from '../../common/log-text.js';
+import { groupThousands, plural } from '../../common/text.js';
+import type { JsonObject } from '../../json/index.js';
+import type { JobConfig } from '../config/job-config.js';
+import type { RecordParser } from '../output/record-parser.js';
+import type { Paginator } from '../pagination/paginator.js';
+import type { RunProgress } from '../run-progress.js';
+import { ChildScheduler } from './child-scheduler.js';
+import type { ChildEntry, ChildTask } from './child-task.js';
+import { JobEventStream, type InstanceStarted, type PageFetched } from './job-events.js';
+import { topLevelUserData } from './job-instance.js';
+import { JobProducer, type ProducerContext } from './job-producer.js';
+
+export interface JobRunContext extends ProducerContext {
+  parser: RecordParser;
+  progress: RunProgress;
+  /** child tasks of a child definition fetched ahead at once (its effective `concurrency`) */
+  childConcurrency: (job: JobConfig) => number;
+}
+
+export interface JobResult {
+  pages: number;
+  records: number;
+  stopReason: string;
+}
+
+/**
+ * Pages a child task running ahead may keep fetched before they are written: enough for a child
+ * of a few pages to be ready when its turn comes, little enough to bound memory
+ * (concurrency × this many pages per child definition).
+ */
+const PAGES_AHEAD = 2;
+
+/** The instance being consumed: what its log lines and result need. */
+interface Current {
+  started: InstanceStarted;
+  pages: number;
+  records: number;
+}
+
+/**
+ * Runs jobs as GE does (docs/ge-behaviour.md#run-order): for each page — request, decode, find the
+ * records, filter, hand them to the parser, then run every child job for every record of the page
+ * (before the next page), then the next page. The fetching is done by a JobProducer, which may
+ * fetch child jobs ahead (child `concurrency`); this consumer writes, logs and counts in that
+ * order, so tables, state and the set of requests are those of a sequential run.
+ */
+export class JobRunner {
+  constructor(private readonly ctx: JobRunContext) {}
+
+  /** A top-level job with the configuration's `userData` and a fresh paginator. */
+  async runTopLevel(job: JobConfig, configUserData: JsonObject, paginator: Paginator): Promise<JobResult> {
+    const aheadAnywhere = hasParallelChildren(job, this.ctx.childConcurrency);
+    // a failed run cancels what its child tasks fetch ahead; a sequential one never has any
+    const tree = aheadAnywhere ? new AbortController() : undefined;
+    const streams: JobEventStream[] = [];
+    const open = (ahead: number) => {
+      const stream = new JobEventStream(ahead);
+      if (tree) streams.push(stream);
+      return stream;
+    };
+    let producer: JobProducer;
+    const scheduler = new ChildScheduler(
+      this.ctx.childConcurrency,
+      (task, ahead) => {
+        task.stream = open(ahead);
+        void producer.produceChild(task, task.stream);
+      },
+      PAGES_AHEAD,
+    );
+    producer = new JobProducer(this.ctx, scheduler, tree?.signal);
+    const root = open(0);
+    void producer.produceRoot({ job, endpoint: job.endpoint, injected: topLevelUserData(job, configUserData, this.ctx), ancestors: [], resolved: [] }, paginator, root);
+    try {
+      const results = await this.consume(root, scheduler);
+      return results[0];
+    } finally {
+      if (tree) {
+        tree.abort();
+        for (const stream of streams) stream.close();
+      }
+      root.close();
+    }
+  }
+
+  /** Writes a task's instances in order; returns their results. */
+  private async consume(stream: JobEventStream, scheduler: ChildScheduler): Promise<JobResult[]> {
+    const results: JobResult[] = [];
+    let current: Current | undefined;
+    for (;;) {
+      const event = await stream.next();
+      switch (event.kind) {
+        case 'start':
+          current = { started: event, pages: 0, records: 0 };
+          this.logStart(event);
+          break;
+        case 'page':
+          await this.writePage(current!, event, stream);
+          await this.runChildren(event.children, scheduler);
+          break;
+        case 'end':
+          results.push(this.finish(current!, event.reason));
+          break;
+        case 'error':
+          throw event.error;
+        case 'done':
+          return results;
+      }
+    }
+  }
+
+  private logStart({ instance, logger, label, pagination, parallelPages }: InstanceStarted): void {
+    const { job } = instance;
+    logger.info({ method: job.method }, `Job '${label}': ${job.method} ${displayText(instance.endpoint)}, ${pagination}`);
+    if (parallelPages > 1) logger.debug(`Job '${label}': up to ${parallelPages} pages in flight`);
+  }
+
+  private async writePage(current: Current, page: PageFetched, stream: JobEventStream): Promise<void> {
+    const { parser, progress } = this.ctx;
+    const { instance, logger, label } = current.started;
+    if (page.warning) logger.warn({ page: current.pages + 1 }, `Job '${label}': ${page.warning}`);
+    // The page is analysed before the next request may leave: when the parser refuses it (a type
+    // conflict, a bad mapping) the run ends where GE's does, without a request GE never sends.
+    parser.process(page.data, instance.job.dataType, instance.injected);
+    // Without child runs the next request is known now: send it before waiting for this page's
+    // rows to reach the disk (same requests, same order).
+    if (page.children.length === 0) stream.fetchNext();
+    await parser.settle();
+    current.pages++;
+    current.records += page.data.length;
+    // a limitStop knows where the job ends: the progress line shows an ETA for the rest of it
+    const expected = page.expectedRecords;
+    const before = progress.records - (current.records - page.data.length);
+    progress.expectRecords(expected === undefined ? undefined : before + Math.max(expected, current.records));
+    progress.page(label, page.data.length);
+    if (logger.isLevelEnabled('debug')) {
+      const { method, url } = page.request;
+      logger.debug(
+        { page: current.pages, method, url, status: page.status, records: page.data.length, bytes: page.bytes, durationMs: page.durationMs },
+        `Job '${label}' page ${groupThousands(current.pages)}: ${method} ${url} -> ${page.status}, ` +
+          `${plural(page.data.length, 'record')}, ${plural(page.bytes, 'byte')}, ${groupThousands(page.durationMs)} ms`,
+      );
+    }
+  }
+
+  /** The child runs of a page, in order; each task is started if it has not run ahead, and consumed whole. */
+  private async runChildren(entries: ChildEntry[], scheduler: ChildScheduler): Promise<void> {
+    for (const entry of entries) {
+      if ('warning' in entry) this.ctx.logger.warn(entry.warning);
+      else if ('error' in entry) throw entry.error;
+      else await this.runChild(entry.task, scheduler);
+    }
+  }
+
+  private async runChild(task: ChildTask, scheduler: ChildScheduler): Promise<void> {
+    scheduler.demand(task);
+    await this.consume(task.stream!, scheduler);
+    scheduler.release(task);
+  }
+
+  private finish(current: Current, stopReason: string): JobResult {
+    const { pages, records } = current;
+    const { logger, label } = current.started;
+    this.ctx.progress.expectRecords(undefined);
+    logger.info({ pages, records, stopReason }, `Job '${label}' finished: ${plural(pages, 'page')}, ${plural(records, 'record')}; stopped: ${stopReason}`);
+    return { pages, records, stopReason };
+  }
+}
+
+/** Whether any child below `job` runs ahead (a concurrency above 1). */
+function hasParallelChildren(job: JobConfig, concurrency: (job: JobConfig) => number): boolean {
+  return job.children.some((child) => concurrency(child) > 1 || hasParallelChildren(child, concurrency));
+}
