@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { displayText } from '../../common/log-text.js';
 import { groupThousands, plural } from '../../common/text.js';
 import type { JsonObject } from '../../json/index.js';
@@ -53,6 +54,8 @@ export class JobRunner {
     const aheadAnywhere = hasParallelChildren(job, this.ctx.childConcurrency);
     // a failed run cancels what its child tasks fetch ahead; a sequential one never has any
     const tree = aheadAnywhere ? new AbortController() : undefined;
+    // one listener per request and job instance in flight: as many as the concurrency allows
+    if (tree) setMaxListeners(0, tree.signal);
     const streams: JobEventStream[] = [];
     const open = (ahead: number) => {
       const stream = new JobEventStream(ahead);
