@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { ConfigError } from '../../../src/common/errors.js';
 import { validateParameters } from '../../../src/extractor/config/validate.js';
-import { parseJobList } from '../../../src/extractor/config/job-config.js';
+import { childConcurrencies, parseJobList } from '../../../src/extractor/config/job-config.js';
 import { createPaginator } from '../../../src/extractor/pagination/factory.js';
 import { fromPlain } from '../../../src/json/index.js';
 import { Ajv } from 'ajv';
@@ -48,6 +48,18 @@ describe('configuration validation: path, problem and fix', () => {
 
   it('requires a non-empty job list', async () => {
     assert.match(await problem({ ...base, config: { jobs: [] } }), /parameters\.config\.jobs: got \[\]\. Expected a non-empty list of jobs/);
+  });
+
+  it('child concurrency: a whole number from 1 to 64, anything else named with its path', async () => {
+    const withChild = (concurrency: unknown) => ({ ...base, config: { jobs: [{ endpoint: 'users', children: [{ endpoint: 'users/{id}', placeholders: { id: 'id' }, concurrency }] }] } });
+    assert.equal(await problem(withChild(8)), 'valid');
+    for (const bad of [0, -1, 65, 1.5, '8', 1e300, null, [8], { n: 8 }]) {
+      assert.match(await problem(withChild(bad)), /^Invalid configuration at parameters\.config\.jobs\[0\]\.children\[0\]\.concurrency: /, JSON.stringify(bad));
+    }
+    const [job] = parseJobList(fromPlain([{ endpoint: 'users', concurrency: 4, children: [{ endpoint: 'x', children: [{ endpoint: 'y', concurrency: 2 }] }] }]), 'jobs');
+    const effective = childConcurrencies([job], 1);
+    assert.deepEqual([effective.get(job), effective.get(job.children[0]), effective.get(job.children[0].children[0])], [4, 4, 2], 'inherited down to the next own value');
+    assert.equal(childConcurrencies([parseJobList(fromPlain([{ endpoint: 'a', children: [{ endpoint: 'b' }] }]), 'jobs')[0]], 3).values().next().value, 3, 'api.pagination.concurrency by default');
   });
 
   it('rejects an unknown job method', async () => {
