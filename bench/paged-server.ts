@@ -31,6 +31,14 @@ function nestedRecord(i: number): unknown {
   };
 }
 
+/** `/items/{id}`: one record's detail, what a child job asks for per parent record. */
+function detail(request: { url: string }): { body: unknown } | undefined {
+  const match = /^\/items\/(\d+)(\?|$)/.exec(request.url);
+  if (!match) return undefined;
+  const id = Number(match[1]);
+  return { body: { id, description: `detail of item ${id}`, stock: id % 17, warehouse: { code: `w${id % 5}`, city: 'Brno' } } };
+}
+
 /** Admits `rate` requests per second on average, with a burst of one second's worth. */
 function tokenBucket(rate: number): () => boolean {
   let tokens = rate;
@@ -57,7 +65,7 @@ const handler: FixtureHandler = (request) => {
   }
   stats.served++;
   stats.servedAt.push(Math.round(performance.now() - started));
-  return pages(request);
+  return detail(request) ?? pages(request);
 };
 const server = await startFixtureServer({ handler, latencyMs: options.latencyMs, record: false });
 process.send?.({ url: server.url });

@@ -7,6 +7,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { childrenRateLimited, childrenSpeedups } from './children-bench.js';
 import { compareWithFloor, type FloorComparison } from './extraction-bench.js';
 import { repoRoot } from './measure.js';
 import { parallelSpeedups } from './parallel-bench.js';
@@ -72,6 +73,25 @@ for (const r of parallel) {
   );
 }
 results.parallel = parallel;
+
+// 3b. child jobs fetched ahead (issue 16): one detail request per parent record
+section('parallel child jobs: 500 parent records (5 pages) × 1 detail request each, 50 ms latency per request');
+const children = await childrenSpeedups(quick ? 100 : 500, 50, [4, 8]);
+for (const r of children) {
+  const target = r.concurrency === 8 ? 6 : undefined;
+  console.log(
+    `child concurrency ${r.concurrency}: extraction ${String(r.extractionMs).padStart(6)} ms, speedup ${r.speedup.toFixed(2)}×` +
+      `${target ? ` (${verdict(r.speedup >= target)}: >= ${target})` : ''} | tables ${r.identicalOutput ? 'identical to sequential' : 'DIFFER FROM SEQUENTIAL'}`,
+  );
+}
+results.children = children;
+const childrenLimited = await childrenRateLimited(100, 20, 8, 50);
+console.log(
+  `rate-limited API (20 requests/s, 429 + Retry-After beyond), child concurrency 8: settled at ${childrenLimited.settledPerSecond} requests/s = ` +
+    `${childrenLimited.ratio.toFixed(2)} × the allowed rate, ${childrenLimited.throttledResponses} throttled responses retried, ${childrenLimited.wallMs} ms, ` +
+    `tables ${childrenLimited.identicalOutput ? 'identical to an unlimited sequential run' : 'DIFFER'}`,
+);
+results.childrenRateLimited = childrenLimited;
 
 // 4. rate-limit aware concurrency
 section('rate limit: server admits 20 requests/s (429 + Retry-After beyond), gex asks for concurrency 8');

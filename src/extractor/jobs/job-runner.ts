@@ -72,7 +72,8 @@ export class JobRunner {
       PAGES_AHEAD,
     );
     producer = new JobProducer(this.ctx, scheduler, tree?.signal);
-    const root = open(0);
+    // with children fetched ahead, the parent's next page is too: their lane never drains at a page's end
+    const root = open(aheadAnywhere ? 1 : 0);
     void producer.produceRoot({ job, endpoint: job.endpoint, injected: topLevelUserData(job, configUserData, this.ctx), ancestors: [], resolved: [] }, paginator, root);
     try {
       const results = await this.consume(root, scheduler);
