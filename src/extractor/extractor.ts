@@ -15,6 +15,7 @@ import { evaluateUserData, JobRunner } from './job-runner.js';
 import { UserFunctions } from './functions/user-functions.js';
 import { OutputWriter, type WrittenTable } from './output/output-writer.js';
 import { createPaginator } from './pagination/factory.js';
+import type { StopCode } from './pagination/paginator.js';
 import { checkBeforeRequests, compatLevel, prepareIteration } from './pre-request-checks.js';
 import { RunProgress } from './run-progress.js';
 import type { ProgressLine } from '../common/progress-line.js';
@@ -43,6 +44,8 @@ export interface JobSummary {
   pages: number;
   records: number;
   stopReason: string;
+  /** a cap (`forceStop.pages`, …) or a natural end (`underflow`, …): see StopCode */
+  stoppedBy: StopCode;
 }
 
 export interface ExtractionResult {
@@ -176,7 +179,8 @@ async function runIteration(config: JsonObject, run: RunContext, totals: RunTota
     const runner = new JobRunner({ api, client, parser, logger, progress: run.progress, compatLevel: compatLevel(config), functions, contexts, redact: (text) => secrets.mask(text), signal: options.signal });
     const configUserData = evaluateUserData(config.get('userData'), 'userData', { functions, contexts });
     for (const job of jobs) {
-      const result = await runner.runTopLevel(job, configUserData, createPaginator(api.pagination, 'parameters.api.pagination', job.scroller));
+      const paginator = createPaginator(api.pagination, 'parameters.api.pagination', job.scroller, (message) => logger.warn(message));
+      const result = await runner.runTopLevel(job, configUserData, paginator);
       totals.jobs.push({ job: job.dataType, ...result });
     }
     run.output.captureStruct(parser);

@@ -18,7 +18,7 @@ import { evaluateParams, userScriptError, type FunctionContexts, type UserFuncti
 import type { HttpClient } from './http/http-client.js';
 import { buildHttpRequest } from './http/request-builder.js';
 import type { RecordParser } from './output/record-parser.js';
-import { Stop, type PageRequest, type Paginator } from './pagination/paginator.js';
+import { Stop, type PageRequest, type Paginator, type StopCode } from './pagination/paginator.js';
 import { findRecords } from './response/data-field.js';
 import { decodeResponse } from './response/decode-response.js';
 import { applyResponseFilter } from './response/response-filter.js';
@@ -45,6 +45,8 @@ export interface JobResult {
   pages: number;
   records: number;
   stopReason: string;
+  /** why it stopped, for machines: a cap (`forceStop.pages`, …) or a natural end (`underflow`, …) */
+  stoppedBy: StopCode;
 }
 
 /** One run of a job definition: a top-level job, or a child job for one parent record. */
@@ -104,10 +106,11 @@ export class JobRunner {
     let previous: JsonValue | undefined;
     let pages = 0;
     let records = 0;
-    const finish = (stopReason: string): JobResult => {
+    const finish = (stop: Stop): JobResult => {
       progress.expectRecords(undefined);
-      logger.info({ pages, records, stopReason }, `Job '${label}' finished: ${plural(pages, 'page')}, ${plural(records, 'record')}; stopped: ${stopReason}`);
-      return { pages, records, stopReason };
+      const { reason: stopReason, code: stoppedBy } = stop;
+      logger.info({ pages, records, stopReason, stoppedBy }, `Job '${label}' finished: ${plural(pages, 'page')}, ${plural(records, 'record')}; ${stop.describe()}`);
+      return { pages, records, stopReason, stoppedBy };
     };
     for (;;) {
       this.ctx.signal?.throwIfAborted();
@@ -117,7 +120,7 @@ export class JobRunner {
       // compared as GE does (PHP serialize: order and int/float matter), stopping at the first difference
       if (previous !== undefined && deepEqual(decoded, previous)) {
         paginator.reset();
-        return finish(`the response of page ${pages + 1} matched the previous one`);
+        return finish(new Stop(`the response of page ${pages + 1} matched the previous one`, 'duplicatePage'));
       }
       previous = decoded;
       const found = findRecords(decoded, job.dataField);
@@ -151,7 +154,7 @@ export class JobRunner {
         await this.runChildren(instance, data, paginator);
         next = paginator.next(template, { request, response: decoded, data });
       }
-      if (next instanceof Stop) return finish(next.reason);
+      if (next instanceof Stop) return finish(next);
       request = next!;
     }
   }
