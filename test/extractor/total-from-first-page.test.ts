@@ -80,6 +80,7 @@ describe('total from the first page (totalPath, totalPagesPath) against a real s
     assert.deepEqual(parallel.result.jobs, [
       { job: 'items', pages: 10, records: 100, stopReason: 'total: page 10 was the last (100 records at meta.total, 10 per page)', stoppedBy: 'total' },
     ]);
+    assert.match(parallel.logs, /Job 'items': GET items, pagenum \(page=1\.\., limit=10, records at meta\.total\)/);
     assert.match(parallel.logs, /Job 'items' finished: 10 pages, 100 records; stopped: total: page 10 was the last/);
   });
 

@@ -45,6 +45,11 @@ function pathOption(options: PaginationOptions, key: string): string | null {
   return value;
 }
 
+/** `, records at meta.total` for a paginator's description (empty without a total). */
+export function describeTotal(total: TotalSettings | null): string {
+  return total === null ? '' : `, ${total.kind} at ${displayId(total.path)}`;
+}
+
 /** A total set for a method that cannot use it is refused: the user expects it to do something. */
 export function refuseTotalFor(options: PaginationOptions, method: JsonValue | undefined): void {
   for (const key of ['totalPath', 'totalPagesPath']) {

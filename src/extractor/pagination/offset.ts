@@ -1,7 +1,7 @@
 import { ConfigError } from '../../common/errors.js';
 import { phpEmpty, phpIntCast } from '../../php/index.js';
 import { plural } from '../../common/text.js';
-import { FirstPageTotal, totalSettings, TotalWarning, type TotalSettings } from './first-page-total.js';
+import { describeTotal, FirstPageTotal, totalSettings, TotalWarning, type TotalSettings } from './first-page-total.js';
 import { numericLimit, type PaginationOptions } from './options.js';
 import { stopAndReset, type Stop, withParams, type PageRequest, type Paginator, type ReceivedPage } from './paginator.js';
 
@@ -50,7 +50,7 @@ export class OffsetPaginator implements Paginator {
 
   describe(job: PageRequest): string {
     const s = this.settings;
-    return `offset (${s.limitParam}=${this.limitFor(job)}, ${s.offsetParam}=${this.startOffset(job)}..)`;
+    return `offset (${s.limitParam}=${this.limitFor(job)}, ${s.offsetParam}=${this.startOffset(job)}..${describeTotal(s.total)})`;
   }
 
   limitFor(job: PageRequest): number {

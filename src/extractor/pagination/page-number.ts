@@ -1,7 +1,7 @@
 import type { JsonValue } from '../../json/index.js';
 import { phpEmpty } from '../../php/index.js';
 import { plural } from '../../common/text.js';
-import { FirstPageTotal, totalSettings, TotalWarning, type TotalSettings } from './first-page-total.js';
+import { describeTotal, FirstPageTotal, totalSettings, TotalWarning, type TotalSettings } from './first-page-total.js';
 import { numericLimit, type PaginationOptions } from './options.js';
 import { stopAndReset, type Stop, withParams, type PageRequest, type Paginator, type ReceivedPage } from './paginator.js';
 
@@ -50,7 +50,7 @@ export class PageNumberPaginator implements Paginator {
   describe(job: PageRequest): string {
     const s = this.settings;
     const size = this.limitFor(job);
-    return `pagenum (${s.pageParam}=${s.firstPageParams ? s.firstPage : s.firstPage + 1}.., ${size === null ? 'no limit' : `${s.limitParam}=${size}`})`;
+    return `pagenum (${s.pageParam}=${s.firstPageParams ? s.firstPage : s.firstPage + 1}.., ${size === null ? 'no limit' : `${s.limitParam}=${size}`}${describeTotal(s.total)})`;
   }
 
   /**
