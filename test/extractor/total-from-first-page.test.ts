@@ -149,6 +149,22 @@ describe('total from the first page (totalPath, totalPagesPath) against a real s
     });
   }
 
+  it('the configuration: a known key (no unknown-key warning); a wrong type or both keys fail before any request', async () => {
+    const run = await runExtraction(parameters({ method: 'pagenum', limit: 10, totalPagesPath: 'meta.pages' }));
+    assert.doesNotMatch(run.logs, /Unknown key/);
+    server.requests.length = 0;
+    await assert.rejects(
+      runExtraction(parameters({ method: 'pagenum', limit: 10, totalPath: 5 })),
+      /Invalid configuration at parameters\.api\.pagination\.totalPath: got 5\. Expected pagenum, offset: the path of the number of records in the first response, e\.g\. "meta\.total"/,
+    );
+    await assert.rejects(
+      runExtraction(parameters({ method: 'offset', limit: 10, totalPath: 'a', totalPagesPath: 'b' })),
+      /Invalid configuration at parameters\.api\.pagination: has both 'totalPath' and 'totalPagesPath'/,
+    );
+    await assert.rejects(runExtraction(parameters({ method: 'cursor', idKey: 'id', param: 'since', totalPath: 'a' })), /totalPath: works with pagenum and offset only/);
+    assert.deepEqual(server.requests, []);
+  });
+
   it('shows an ETA on the progress line once the first page told the total', async () => {
     const drawn = async (pagination: Record<string, unknown>) => {
       let text = '';
