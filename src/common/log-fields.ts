@@ -53,6 +53,8 @@ export interface LogFields {
   /** user or application (the exit code follows it) */
   errorKind?: string;
   stopReason?: string;
+  /** why a job stopped, for machines: a cap (forceStop.pages, …) or a natural end (underflow, …) */
+  stoppedBy?: string;
   reason?: string;
 }
 
@@ -91,6 +93,7 @@ const FIELD_NAMES: Record<keyof LogFields, true> = {
   errorCode: true,
   errorKind: true,
   stopReason: true,
+  stoppedBy: true,
   reason: true,
 };
 

@@ -17,6 +17,7 @@ import { childConcurrencies } from './config/job-config.js';
 import { UserFunctions } from './functions/user-functions.js';
 import { OutputWriter, type WrittenTable } from './output/output-writer.js';
 import { createPaginator } from './pagination/factory.js';
+import type { StopCode } from './pagination/paginator.js';
 import { checkBeforeRequests, compatLevel, prepareIteration } from './pre-request-checks.js';
 import { RunProgress } from './run-progress.js';
 import type { ProgressLine } from '../common/progress-line.js';
@@ -45,6 +46,8 @@ export interface JobSummary {
   pages: number;
   records: number;
   stopReason: string;
+  /** a cap (`forceStop.pages`, …) or a natural end (`underflow`, …): see StopCode */
+  stoppedBy: StopCode;
 }
 
 export interface ExtractionResult {
@@ -180,7 +183,8 @@ async function runIteration(config: JsonObject, run: RunContext, totals: RunTota
     const runner = new JobRunner({ api, client, parser, logger, progress: run.progress, compatLevel: compatLevel(config), functions, contexts, redact: (text) => secrets.mask(text), signal: options.signal, childConcurrency: (job) => concurrency.get(job) ?? 1 });
     const configUserData = evaluateUserData(config.get('userData'), 'userData', { functions, contexts });
     for (const job of jobs) {
-      const result = await runner.runTopLevel(job, configUserData, createPaginator(api.pagination, 'parameters.api.pagination', job.scroller));
+      const paginator = createPaginator(api.pagination, 'parameters.api.pagination', job.scroller, (message) => logger.warn(message));
+      const result = await runner.runTopLevel(job, configUserData, paginator);
       totals.jobs.push({ job: job.dataType, ...result });
     }
     run.output.captureStruct(parser);

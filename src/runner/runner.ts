@@ -16,6 +16,7 @@ import { StateSaveFailed, type StateOwner } from '../store/state-save-failed.js'
 import type { Row } from '../store/types.js';
 import { componentConfigFile, mergeRowConfiguration, splitConfiguration } from './effective-configuration.js';
 import { planRows } from './row-plan.js';
+import { jobRunSummaries, type JobRunSummary } from './job-summary.js';
 import { RunFolders, type RunFolder } from './run-folders.js';
 import { componentImageParameters, decryptedInput, loadConfiguration } from './unit-input.js';
 import { componentState, redactSecrets, storedState } from './stored-state.js';
@@ -74,6 +75,8 @@ export interface RowSummary {
   requests: number;
   records: number;
   tables: TableSummary[];
+  /** the row's top-level jobs in run order (empty unless the extraction finished) */
+  jobs: JobRunSummary[];
   /** present when the row had input tables that were exported */
   inputTables?: InputTableSummary[];
   durationMs: number;
@@ -302,6 +305,7 @@ export class ConfigurationRunner {
       await data.writeOutputState(redactSecrets(outState) as JsonObject);
       summary.requests = result.requests;
       summary.records = result.jobs.reduce((n, j) => n + j.records, 0);
+      summary.jobs = jobRunSummaries(result.jobs);
       summary.tables = result.tables.map((t) => ({ file: path.relative(this.options.dataDir, data.tableFile(t.file)), rows: t.rows, loaded: false }));
       // Keboola's output mapping: this row's tables are in the project before the next row starts
       if (this.outputMapping) {
@@ -395,5 +399,5 @@ export class ConfigurationRunner {
 }
 
 function emptyRow(row: Row | null, folder: string, status: RowSummary['status'], reason?: string): RowSummary {
-  return { id: row?.id ?? null, name: row?.name ?? '', folder, status, reason, requests: 0, records: 0, tables: [], durationMs: 0, stateSaved: false };
+  return { id: row?.id ?? null, name: row?.name ?? '', folder, status, reason, requests: 0, records: 0, tables: [], jobs: [], durationMs: 0, stateSaved: false };
 }

@@ -249,7 +249,7 @@ describe('verifyTablesOnDisk', () => {
       mkdirSync(path.join(dir, 'out', 'tables'), { recursive: true });
       writeFileSync(path.join(dir, 'out', 'tables', 'a'), 'x');
       writeFileSync(path.join(dir, 'out', 'tables', 'a.manifest'), '{}');
-      const row = (files: string[]) => ({ rows: [{ id: null, name: '', folder: '.', stateSaved: false, status: 'success' as const, requests: 1, records: 1, tables: files.map((file) => ({ file, rows: 1, loaded: false })), durationMs: 1 }] });
+      const row = (files: string[]) => ({ rows: [{ id: null, name: '', folder: '.', stateSaved: false, status: 'success' as const, requests: 1, records: 1, tables: files.map((file) => ({ file, rows: 1, loaded: false })), jobs: [], durationMs: 1 }] });
       verifyTablesOnDisk(dir, row(['out/tables/a']));
       assert.throws(
         () => verifyTablesOnDisk(dir, row(['out/tables/a', 'out/tables/b'])),

@@ -97,7 +97,15 @@ describe('runner: stored configuration row by row', () => {
     const c = await store.createConfiguration(C, { name: 'rows', configuration: root() });
     await store.createRow(C, c.id, { rowId: 'b-orders', name: 'Orders', configuration: rowConfig('orders', { limit: 3 }) });
     await store.createRow(C, c.id, { rowId: 'a-users', name: 'Users', configuration: rowConfig('users') });
-    await run(c.id);
+    const summary = await run(c.id);
+    // each row lists its jobs and why they stopped
+    assert.deepEqual(
+      summary.rows.map((r) => [r.id, r.jobs]),
+      [
+        ['a-users', [{ job: 'users', pages: 2, records: 3, stoppedBy: 'underflow' }]],
+        ['b-orders', [{ job: 'orders', pages: 3, records: 6, stoppedBy: 'underflow' }]],
+      ],
+    );
     assert.deepEqual(requests(), [
       '/api/users?page=1&limit=2',
       '/api/users?page=2&limit=2',

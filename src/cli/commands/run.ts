@@ -9,6 +9,7 @@ import type { ProgressLine } from '../../common/progress-line.js';
 import type { SecretMasker } from '../../common/secret-masker.js';
 import { builtinComponents } from '../builtin-components.js';
 import { lockForRun, parseWaitOption } from '../../runner/run-lock/run-locks.js';
+import { jobRunSummaries } from '../../runner/job-summary.js';
 import type { RunSummary } from '../../runner/runner.js';
 import { verifyTablesOnDisk } from '../../runner/verify-tables.js';
 import { displayText } from '../../common/log-text.js';
@@ -168,7 +169,7 @@ async function extractDataDir(args: RunArgs, dataDir: string, logger: Logger, ma
     `Extraction finished: ${plural(result.tables.length, 'table')}, ${plural(records, 'record')}, ${plural(result.requests, 'request')} in ${formatSeconds(result.durationMs)}. ` +
       `Tables are in ${displayText(dataDir)}/out/tables`,
   );
-  const summary: RunSummary = { ...baseSummary(args, started), rowsRun: 1, rows: [{ id: null, name: '', folder: '.', status: 'success', stateSaved: false, requests: result.requests, records, tables: result.tables.map((t) => ({ file: `out/tables/${t.file}`, rows: t.rows, loaded: false })), durationMs: result.durationMs }] };
+  const summary: RunSummary = { ...baseSummary(args, started), rowsRun: 1, rows: [{ id: null, name: '', folder: '.', status: 'success', stateSaved: false, requests: result.requests, records, tables: result.tables.map((t) => ({ file: `out/tables/${t.file}`, rows: t.rows, loaded: false })), jobs: jobRunSummaries(result.jobs), durationMs: result.durationMs }] };
   verifyTablesOnDisk(dataDir, summary);
   await writeSummary(args.summary, summary, logger, masker);
 }

@@ -85,6 +85,15 @@ const paginationSchema = {
     firstPageParams: phpBoolean,
     offsetFromJob: phpBoolean,
     concurrency: { type: 'integer', minimum: 1, maximum: 64, description: 'pages requested in parallel (1 = sequential, as Generic Extractor)' },
+    // pagenum, offset (gex's additions; Generic Extractor ignores them)
+    totalPath: {
+      type: ['string', 'null'],
+      description: 'pagenum, offset: the path of the number of records in the first response, e.g. "meta.total"; the job ends after the last page by it',
+    },
+    totalPagesPath: {
+      type: ['string', 'null'],
+      description: 'pagenum, offset: the path of the number of pages in the first response, e.g. "meta.pages"; the job ends after the last page by it',
+    },
     // response.url, zendesk.response.url
     urlKey: { type: 'string', description: 'the path of the next page URL in the response (default next_page)' },
     delimiter: { type: 'string', minLength: 1, description: 'the separator of urlKey (default ".")' },

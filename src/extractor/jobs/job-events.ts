@@ -1,6 +1,7 @@
 import type { Logger } from '../../common/logger.js';
 import type { JsonValue } from '../../json/index.js';
 import type { HttpRequest } from '../http/types.js';
+import type { Stop } from '../pagination/paginator.js';
 import type { ChildEntry } from './child-task.js';
 import type { JobInstance } from './job-instance.js';
 
@@ -37,7 +38,7 @@ export interface PageFetched {
 /** The current instance ended: its paginator stopped, or a page repeated the previous one. */
 export interface InstanceEnded {
   kind: 'end';
-  reason: string;
+  stop: Stop;
   /** 1 when a fetched page ended it without being written (a repeated page) */
   fetches: number;
 }

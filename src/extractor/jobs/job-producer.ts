@@ -92,7 +92,7 @@ export class JobProducer {
         // compared as GE does (PHP serialize: order and int/float matter), stopping at the first difference
         if (previous !== undefined && deepEqual(decoded, previous)) {
           paginator.reset();
-          stream.push({ kind: 'end', reason: `the response of page ${page + 1} matched the previous one`, fetches: 1 });
+          stream.push({ kind: 'end', stop: new Stop(`the response of page ${page + 1} matched the previous one`, 'duplicatePage'), fetches: 1 });
           return;
         }
         previous = decoded;
@@ -120,7 +120,7 @@ export class JobProducer {
         this.scheduler.register(children.flatMap((entry) => ('task' in entry ? [entry.task] : [])));
         if ('failed' in next) throw next.failed;
         if (next instanceof Stop) {
-          stream.push({ kind: 'end', reason: next.reason, fetches: 0 });
+          stream.push({ kind: 'end', stop: next, fetches: 0 });
           return;
         }
         request = next;

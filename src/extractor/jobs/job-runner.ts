@@ -4,7 +4,7 @@ import { groupThousands, plural } from '../../common/text.js';
 import type { JsonObject } from '../../json/index.js';
 import type { JobConfig } from '../config/job-config.js';
 import type { RecordParser } from '../output/record-parser.js';
-import type { Paginator } from '../pagination/paginator.js';
+import type { Paginator, Stop, StopCode } from '../pagination/paginator.js';
 import type { RunProgress } from '../run-progress.js';
 import { ChildScheduler } from './child-scheduler.js';
 import type { ChildEntry, ChildTask } from './child-task.js';
@@ -23,6 +23,8 @@ export interface JobResult {
   pages: number;
   records: number;
   stopReason: string;
+  /** why it stopped, for machines: a cap (`forceStop.pages`, …) or a natural end (`underflow`, …) */
+  stoppedBy: StopCode;
 }
 
 /**
@@ -103,7 +105,7 @@ export class JobRunner {
           await this.runChildren(event.children, scheduler);
           break;
         case 'end':
-          results.push(this.finish(current!, event.reason));
+          results.push(this.finish(current!, event.stop));
           break;
         case 'error':
           throw event.error;
@@ -162,12 +164,13 @@ export class JobRunner {
     scheduler.release(task);
   }
 
-  private finish(current: Current, stopReason: string): JobResult {
+  private finish(current: Current, stop: Stop): JobResult {
     const { pages, records } = current;
     const { logger, label } = current.started;
+    const { reason: stopReason, code: stoppedBy } = stop;
     this.ctx.progress.expectRecords(undefined);
-    logger.info({ pages, records, stopReason }, `Job '${label}' finished: ${plural(pages, 'page')}, ${plural(records, 'record')}; stopped: ${stopReason}`);
-    return { pages, records, stopReason };
+    logger.info({ pages, records, stopReason, stoppedBy }, `Job '${label}' finished: ${plural(pages, 'page')}, ${plural(records, 'record')}; ${stop.describe()}`);
+    return { pages, records, stopReason, stoppedBy };
   }
 }
 

@@ -48,7 +48,7 @@ export class CursorPaginator implements Paginator {
   }
 
   next(job: PageRequest, page: ReceivedPage): PageRequest | Stop {
-    if (page.data.length === 0) return stopAndReset(this, 'cursor: empty page');
+    if (page.data.length === 0) return stopAndReset(this, 'cursor: empty page', 'emptyPage');
     for (const record of page.data) {
       const id = cursorId(getDataFromPath(record, this.settings.idKey) ?? null);
       if (this.max === null || id > this.max) this.max = id;

@@ -11,6 +11,9 @@ const NONE = new NoPagination();
  * each request, so an unknown name fails when a job uses it.
  */
 export class MultiplePaginator implements Paginator {
+  /** the scroller the last first/next used */
+  private last: Paginator | undefined;
+
   constructor(
     private readonly scrollers: ReadonlyMap<string, Paginator>,
     private readonly defaultName: string | null,
@@ -25,11 +28,13 @@ export class MultiplePaginator implements Paginator {
   }
 
   first(job: PageRequest): PageRequest {
-    return this.pick(job).first(job);
+    this.last = this.pick(job);
+    return this.last.first(job);
   }
 
   next(job: PageRequest, page: ReceivedPage): PageRequest | Stop {
-    return this.pick(job).next(job, page);
+    this.last = this.pick(job);
+    return this.last.next(job, page);
   }
 
   reset(): void {
@@ -38,6 +43,11 @@ export class MultiplePaginator implements Paginator {
 
   predict(job: PageRequest, count: number): PageRequest[] {
     return this.pick(job).predict?.(job, count) ?? [];
+  }
+
+  /** The scroller of the job that asked last (the job loop asks after each page of it). */
+  expectedRecords(): number | undefined {
+    return this.last?.expectedRecords?.();
   }
 
   clone(): Paginator {

@@ -9,7 +9,7 @@ export class NoPagination implements Paginator {
     return job;
   }
   next(): Stop {
-    return new Stop('no pagination is configured');
+    return new Stop('no pagination is configured', 'noPagination');
   }
   reset(): void {}
   clone(): Paginator {

@@ -1,6 +1,7 @@
 import { ConfigError } from '../../common/errors.js';
 import { phpEmpty, phpIntCast } from '../../php/index.js';
 import { plural } from '../../common/text.js';
+import { describeTotal, FirstPageTotal, totalSettings, TotalWarning, type TotalSettings } from './first-page-total.js';
 import { numericLimit, type PaginationOptions } from './options.js';
 import { stopAndReset, type Stop, withParams, type PageRequest, type Paginator, type ReceivedPage } from './paginator.js';
 
@@ -10,6 +11,8 @@ export interface OffsetSettings {
   offsetParam: string;
   firstPageParams: boolean;
   offsetFromJob: boolean;
+  /** totalPath / totalPagesPath (gex): the number of records or pages, from the first response */
+  total: TotalSettings | null;
 }
 
 export function offsetSettings(options: PaginationOptions): OffsetSettings {
@@ -23,24 +26,31 @@ export function offsetSettings(options: PaginationOptions): OffsetSettings {
     offsetParam: options.string('offsetParam', 'offset'),
     firstPageParams: options.bool('firstPageParams', true),
     offsetFromJob: options.bool('offsetFromJob', false),
+    total: totalSettings(options),
   };
 }
 
 /**
  * `offset`: `limitParam` = page size, `offsetParam` = 0, limit, 2·limit…; the start offset may come
- * from the job (`offsetFromJob`). Stops when a page has fewer records than the limit.
+ * from the job (`offsetFromJob`). Stops when a page has fewer records than the limit; with a total
+ * from the first response, also after the page that reaches it (offset + limit ≥ records, counted
+ * from offset 0), whichever comes first.
  */
 export class OffsetPaginator implements Paginator {
   private offset = 0;
+  private readonly total: FirstPageTotal | null;
 
   constructor(
     readonly settings: OffsetSettings,
     private readonly path: string,
-  ) {}
+    private readonly warning = new TotalWarning(() => undefined),
+  ) {
+    this.total = settings.total ? new FirstPageTotal(settings.total, warning) : null;
+  }
 
   describe(job: PageRequest): string {
     const s = this.settings;
-    return `offset (${s.limitParam}=${this.limitFor(job)}, ${s.offsetParam}=${this.startOffset(job)}..)`;
+    return `offset (${s.limitParam}=${this.limitFor(job)}, ${s.offsetParam}=${this.startOffset(job)}..${describeTotal(s.total)})`;
   }
 
   limitFor(job: PageRequest): number {
@@ -69,19 +79,34 @@ export class OffsetPaginator implements Paginator {
   /** GE sets the offset here only from the job; otherwise the current offset is used as it is. */
   first(job: PageRequest): PageRequest {
     this.offset = this.jobOffset(job) ?? this.offset;
+    this.total?.start();
     return this.settings.firstPageParams ? this.requestFor(job, this.offset) : job;
   }
 
   next(job: PageRequest, page: ReceivedPage): PageRequest | Stop {
+    const limit = this.limitFor(job);
+    this.total?.observe(job, page, limit, this.offset);
     const stop = this.stopReason(job, page.data.length);
-    if (stop) return stopAndReset(this, stop);
-    this.offset += this.limitFor(job);
+    if (stop) return stopAndReset(this, stop, 'underflow');
+    const records = this.total?.records();
+    if (records !== undefined && this.offset + limit >= records) {
+      return stopAndReset(this, `total: the page at offset ${this.offset} was the last (${this.total!.describe()})`, 'total');
+    }
+    this.offset += limit;
     return this.requestFor(job, this.offset);
   }
 
+  /** The next offsets — none past the last page by a total, and none while the first response (which may tell it) is awaited. */
   predict(job: PageRequest, count: number): PageRequest[] {
+    if (this.total?.pending) return [];
     const limit = this.limitFor(job);
-    return Array.from({ length: count }, (_, i) => this.requestFor(job, this.offset + limit * (i + 1)));
+    const records = this.total?.records();
+    const left = records === undefined ? count : Math.max(0, Math.ceil((records - this.offset) / limit) - 1);
+    return Array.from({ length: Math.min(count, left) }, (_, i) => this.requestFor(job, this.offset + limit * (i + 1)));
+  }
+
+  expectedRecords(): number | undefined {
+    return this.total?.expectedRecords();
   }
 
   stopReason(job: PageRequest, count: number): string | null {
@@ -91,9 +116,10 @@ export class OffsetPaginator implements Paginator {
 
   reset(): void {
     this.offset = 0;
+    this.total?.reset();
   }
 
   clone(): Paginator {
-    return new OffsetPaginator(this.settings, this.path);
+    return new OffsetPaginator(this.settings, this.path, this.warning);
   }
 }

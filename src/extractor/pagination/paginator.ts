@@ -20,9 +20,40 @@ export interface ReceivedPage {
   data: JsonValue[];
 }
 
-/** The end of pagination, with the reason the logs report. */
+/**
+ * Why a job instance stopped, for machines (JobResult, JSON logs, the run summary). Caps are the
+ * limits a configuration sets (`forceStop`, `limitStop`): a job they stop may have had more pages.
+ * The others are natural ends — the data ran out:
+ * - `underflow`: a page held fewer records than the limit (pagenum, offset)
+ * - `emptyPage`: a page held no records (pagenum without a limit, cursor)
+ * - `total`: the last page by the total of the first response (totalPath, totalPagesPath)
+ * - `nextPageFlag`: the response's flag said it was the last page
+ * - `noNextPage`: the response named no next page (response.url, response.param,
+ *   zendesk.response.url — also a next page starting less than 6 minutes ago)
+ * - `duplicatePage`: a response equal to the previous one (not written)
+ * - `noPagination`: one request, no pagination configured
+ */
+export const CAP_CODES = ['forceStop.pages', 'forceStop.time', 'forceStop.volume', 'limitStop.count', 'limitStop.field'] as const;
+export const NATURAL_END_CODES = ['underflow', 'emptyPage', 'total', 'nextPageFlag', 'noNextPage', 'duplicatePage', 'noPagination'] as const;
+export type CapCode = (typeof CAP_CODES)[number];
+export type StopCode = CapCode | (typeof NATURAL_END_CODES)[number];
+
+/** The end of pagination: the reason the logs report and its code (`stoppedBy`). */
 export class Stop {
-  constructor(readonly reason: string) {}
+  constructor(
+    readonly reason: string,
+    readonly code: StopCode,
+  ) {}
+
+  /** a limit of the configuration ended the job, not the data */
+  get cap(): boolean {
+    return (CAP_CODES as readonly string[]).includes(this.code);
+  }
+
+  /** How the job's last log line says it: a cap reads distinctly from a natural end. */
+  describe(): string {
+    return this.cap ? `stopped by cap ${this.code} (${this.reason})` : `stopped: ${this.reason}`;
+  }
 }
 
 /**
@@ -30,9 +61,9 @@ export class Stop {
  * decorator does not), which matters for a child paginator shared by several placeholder
  * combinations: the next one starts again from the first page.
  */
-export function stopAndReset(paginator: Paginator, reason: string): Stop {
+export function stopAndReset(paginator: Paginator, reason: string, code: StopCode): Stop {
   paginator.reset();
-  return new Stop(reason);
+  return new Stop(reason, code);
 }
 
 /**
@@ -59,8 +90,8 @@ export interface Paginator {
    */
   predict?(job: PageRequest, count: number): PageRequest[];
   /**
-   * How many records the job will have in all, once a received page told (limitStop); undefined
-   * while unknown. Only the progress line's ETA uses it.
+   * How many records the job will have in all, once a received page told (limitStop, a total of
+   * the first response); undefined while unknown. Only the progress line's ETA uses it.
    */
   expectedRecords?(): number | undefined;
 }

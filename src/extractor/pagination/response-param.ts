@@ -79,8 +79,8 @@ export class ResponseParamPaginator implements Paginator {
   next(job: PageRequest, page: ReceivedPage): PageRequest | Stop {
     const { responseParam, queryParam, includeParams, scrollRequest } = this.settings;
     const value = getDataFromPath(page.response, responseParam);
-    if (value === undefined) return stopAndReset(this, `response.param: no next page (${responseParam} is not in the response)`);
-    if (phpEmpty(value, false)) return stopAndReset(this, `response.param: no next page (${responseParam} is ${phpJsonEncode(value)})`);
+    if (value === undefined) return stopAndReset(this, `response.param: no next page (${responseParam} is not in the response)`, 'noNextPage');
+    if (phpEmpty(value, false)) return stopAndReset(this, `response.param: no next page (${responseParam} is ${phpJsonEncode(value)})`, 'noNextPage');
     let params: JsonObject = new Map(includeParams ? job.params : []);
     const request: PageRequest = { ...job };
     if (scrollRequest) {

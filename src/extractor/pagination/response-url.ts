@@ -64,7 +64,7 @@ export class ResponseUrlPaginator implements Paginator {
 
   next(job: PageRequest, page: ReceivedPage): PageRequest | Stop {
     const next = nextUrlIn(page.response, this.settings, 'response.url');
-    if ('none' in next) return stopAndReset(this, `response.url: no next page (${next.none})`);
+    if ('none' in next) return stopAndReset(this, `response.url: no next page (${next.none})`, 'noNextPage');
     return this.requestFor(job, next.url);
   }
 

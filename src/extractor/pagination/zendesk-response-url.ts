@@ -31,10 +31,10 @@ export class ZendeskResponseUrlPaginator implements Paginator {
 
   next(job: PageRequest, page: ReceivedPage): PageRequest | Stop {
     const next = nextUrlIn(page.response, this.settings, 'zendesk.response.url');
-    if ('none' in next) return stopAndReset(this, `zendesk.response.url: no next page (${next.none})`);
+    if ('none' in next) return stopAndReset(this, `zendesk.response.url: no next page (${next.none})`, 'noNextPage');
     const start = startTimeOf(next.url);
     if (start !== null && start > this.clock() / 1000 - RECENT_SECONDS) {
-      return stopAndReset(this, `zendesk.response.url: the next start_time ${start} is less than ${RECENT_SECONDS / 60} minutes ago`);
+      return stopAndReset(this, `zendesk.response.url: the next start_time ${start} is less than ${RECENT_SECONDS / 60} minutes ago`, 'noNextPage');
     }
     return this.urls.requestFor(job, next.url);
   }

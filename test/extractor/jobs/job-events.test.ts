@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { JobEventStream, StreamClosed } from '../../../src/extractor/jobs/job-events.js';
+import { Stop } from '../../../src/extractor/pagination/paginator.js';
 import { ChildScheduler } from '../../../src/extractor/jobs/child-scheduler.js';
 import type { ChildTask } from '../../../src/extractor/jobs/child-task.js';
 import type { JobConfig } from '../../../src/extractor/config/job-config.js';
@@ -19,7 +20,7 @@ function producer(stream: JobEventStream, pages: number) {
         state.fetches++;
         stream.push(page());
       }
-      stream.push({ kind: 'end', reason: 'done', fetches: 0 });
+      stream.push({ kind: 'end', stop: new Stop('done', 'emptyPage'), fetches: 0 });
     } catch (error) {
       state.error = error;
     }
@@ -63,7 +64,7 @@ describe('JobEventStream: how far a producer may fetch', () => {
     void (async () => {
       await stream.beforeFetch();
       fetches++;
-      stream.push({ kind: 'end', reason: 'repeated', fetches: 1 });
+      stream.push({ kind: 'end', stop: new Stop('repeated', 'duplicatePage'), fetches: 1 });
       await stream.beforeFetch();
       fetches++;
       stream.push(page());

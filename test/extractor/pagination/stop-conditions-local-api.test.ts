@@ -166,9 +166,9 @@ describe('pagination stop conditions against a real server', () => {
     const all = { ...offset2, nextPageFlag: { field: 'hasMore', stopOn: false }, forceStop: { pages: 1 }, limitStop: { count: 2 } };
 
     it('limitStop, then forceStop, then nextPageFlag, then the method', async () => {
-      assert.match((await api.run(all, users, page)).logs, /stopped: limitStop: 2 of 2 records/);
+      assert.match((await api.run(all, users, page)).logs, /stopped by cap limitStop\.count \(limitStop: 2 of 2 records\)/);
       const { limitStop: _l, ...withoutLimit } = all;
-      assert.match((await api.run(withoutLimit, users, page)).logs, /stopped: forceStop: 1 page reached/);
+      assert.match((await api.run(withoutLimit, users, page)).logs, /stopped by cap forceStop\.pages \(forceStop: 1 page reached\)/);
       const { forceStop: _f, ...flagOnly } = withoutLimit;
       assert.match((await api.run(flagOnly, users, page)).logs, /stopped: nextPageFlag: hasMore is false/);
     });
@@ -231,7 +231,7 @@ describe('pagination stop conditions against a real server', () => {
         },
       );
       assert.deepEqual(run.requests, ['users', 'user/1', 'user/2', 'users?limit=2&offset=2', 'user/3', 'user/4', 'users?limit=2&offset=4', 'user/5', 'user/6']);
-      assert.match(run.logs, /Job 'users' finished: 3 pages, 6 records; stopped: forceStop: 3 pages reached/);
+      assert.match(run.logs, /Job 'users' finished: 3 pages, 6 records; stopped by cap forceStop\.pages \(forceStop: 3 pages reached\)/);
     });
 
     // one parent record whose `tags` list fans out to two child runs sharing one paginator copy

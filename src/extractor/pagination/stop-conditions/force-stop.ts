@@ -3,7 +3,7 @@ import type { JsonValue } from '../../../json/index.js';
 import { PHP_FUNCTIONS, phpEmpty, phpIntCast, phpJsonEncode } from '../../../php/index.js';
 import { plural } from '../../../common/text.js';
 import { describeValue, type PaginationOptions } from '../options.js';
-import type { PageRequest, Paginator, ReceivedPage } from '../paginator.js';
+import { Stop, type PageRequest, type Paginator, type ReceivedPage } from '../paginator.js';
 import { StopCondition } from './stop-condition.js';
 
 export interface ForceStopSettings {
@@ -74,13 +74,15 @@ export class ForceStop extends StopCondition {
   }
 
   /** GE's short-circuit: the volume is only counted when neither pages nor time stopped. */
-  protected stopReason(page: ReceivedPage): string | null {
+  protected stopFor(page: ReceivedPage): Stop | null {
     const { pages, time, volume } = this.settings;
-    if (pages !== null && ++this.pageCounter > pages) return `forceStop: ${plural(pages, 'page')} reached`;
-    if (time !== null && this.startTime + time <= this.now()) return `forceStop: time limit of ${plural(time, 'second')} reached`;
+    if (pages !== null && ++this.pageCounter > pages) return new Stop(`forceStop: ${plural(pages, 'page')} reached`, 'forceStop.pages');
+    if (time !== null && this.startTime + time <= this.now()) return new Stop(`forceStop: time limit of ${plural(time, 'second')} reached`, 'forceStop.time');
     if (volume !== null) {
       this.volumeCounter += phpJsonEncode(page.response).length;
-      if (this.volumeCounter > volume) return `forceStop: ${plural(this.volumeCounter, 'byte')} received, over the volume limit of ${plural(volume, 'byte')}`;
+      if (this.volumeCounter > volume) {
+        return new Stop(`forceStop: ${plural(this.volumeCounter, 'byte')} received, over the volume limit of ${plural(volume, 'byte')}`, 'forceStop.volume');
+      }
     }
     return null;
   }

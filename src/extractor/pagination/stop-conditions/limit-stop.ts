@@ -3,7 +3,7 @@ import type { JsonValue } from '../../../json/index.js';
 import { getDataFromPath, phpEmpty, phpGreaterOrEqual, phpIntCast, phpIsNumeric, phpJsonEncode } from '../../../php/index.js';
 import { groupThousands, plural } from '../../../common/text.js';
 import { describeValue, type PaginationOptions } from '../options.js';
-import type { Paginator, ReceivedPage } from '../paginator.js';
+import { Stop, type Paginator, type ReceivedPage } from '../paginator.js';
 import { StopCondition } from './stop-condition.js';
 
 /** Either a fixed number of records or the path of the total in each response. */
@@ -55,19 +55,22 @@ export class LimitStop extends StopCondition {
   /** The job ends at the limit (or earlier, when pages run out): the best total there is for an ETA. */
   override expectedRecords(): number | undefined {
     const limit = this.settings.field === undefined ? this.settings.count : this.limit;
-    if (limit !== undefined && phpIsNumeric(limit)) return Math.max(0, phpIntCast(limit));
-    return super.expectedRecords();
+    const inner = super.expectedRecords();
+    if (limit === undefined || !phpIsNumeric(limit)) return inner;
+    // a total the method knows (totalPath) may end the job before the limit
+    const own = Math.max(0, phpIntCast(limit));
+    return inner === undefined ? own : Math.min(own, inner);
   }
 
-  protected stopReason(page: ReceivedPage): string | null {
+  protected stopFor(page: ReceivedPage): Stop | null {
     this.total += page.data.length;
     const { field, count } = this.settings;
     const limit = field === undefined ? count : (getDataFromPath(page.response, field) ?? null);
     this.limit = limit;
     if (!phpGreaterOrEqual(this.total, limit)) return null;
-    if (field === undefined) return `limitStop: ${groupThousands(this.total)} of ${plural(count, 'record')}`;
-    if (limit === null) return `limitStop: ${field} is not in the response (${plural(this.total, 'record')} so far)`;
-    return `limitStop: ${groupThousands(this.total)} of ${phpJsonEncode(limit)} records (${field})`;
+    if (field === undefined) return new Stop(`limitStop: ${groupThousands(this.total)} of ${plural(count, 'record')}`, 'limitStop.count');
+    if (limit === null) return new Stop(`limitStop: ${field} is not in the response (${plural(this.total, 'record')} so far)`, 'limitStop.field');
+    return new Stop(`limitStop: ${groupThousands(this.total)} of ${phpJsonEncode(limit)} records (${field})`, 'limitStop.field');
   }
 
   protected around(inner: Paginator): Paginator {

@@ -2,7 +2,7 @@ import { ConfigError } from '../../../common/errors.js';
 import { isJsonObject } from '../../../json/index.js';
 import { phpBool, phpJsonEncode } from '../../../php/index.js';
 import { describeValue, type PaginationOptions } from '../options.js';
-import type { Paginator, ReceivedPage } from '../paginator.js';
+import { Stop, type Paginator, type ReceivedPage } from '../paginator.js';
 import { StopCondition } from './stop-condition.js';
 
 export interface NextPageFlagSettings {
@@ -50,7 +50,12 @@ export class NextPageFlag extends StopCondition {
     return new NextPageFlag(inner, this.settings);
   }
 
-  protected stopReason(page: ReceivedPage): string | null {
+  protected stopFor(page: ReceivedPage): Stop | null {
+    const reason = this.reason(page);
+    return reason === null ? null : new Stop(reason, 'nextPageFlag');
+  }
+
+  private reason(page: ReceivedPage): string | null {
     const { field, stopOn, ifNotSet } = this.settings;
     const value = isJsonObject(page.response) ? page.response.get(field) : undefined;
     if (value === undefined || value === null) {

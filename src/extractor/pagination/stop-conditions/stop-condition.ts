@@ -1,4 +1,4 @@
-import { Stop, type PageRequest, type Paginator, type ReceivedPage } from '../paginator.js';
+import type { PageRequest, Paginator, ReceivedPage, Stop } from '../paginator.js';
 
 /**
  * What every stop condition shares (Keboola juicer's AbstractScrollerDecorator): it wraps a
@@ -12,7 +12,7 @@ export abstract class StopCondition implements Paginator {
   protected abstract label(): string;
 
   /** why the job ends with this page, or null to let the wrapped paginator decide */
-  protected abstract stopReason(page: ReceivedPage): string | null;
+  protected abstract stopFor(page: ReceivedPage): Stop | null;
 
   /** the same condition (settings, clock) around another paginator */
   protected abstract around(inner: Paginator): Paginator;
@@ -33,8 +33,7 @@ export abstract class StopCondition implements Paginator {
   }
 
   next(job: PageRequest, page: ReceivedPage): PageRequest | Stop {
-    const reason = this.stopReason(page);
-    return reason ? new Stop(reason) : this.inner.next(job, page);
+    return this.stopFor(page) ?? this.inner.next(job, page);
   }
 
   /** A condition only ends pagination early: requests predicted past the end are fetched and discarded. */
