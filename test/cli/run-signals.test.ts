@@ -5,6 +5,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fromPlain } from '../../src/json/index.js';
+import { startFixtureServer } from '../../src/fixture-server/fixture-server.js';
 import { openEmbeddedStore } from '../support/open-store.js';
 import { gexBin, repoRoot } from '../support/cli.js';
 import { HoldingApi, pagedParameters, rowStates, startGex, storePagedConfiguration } from '../support/gex-process.js';
@@ -84,6 +85,43 @@ describe('gex run: stop signals (real processes and signals)', function () {
     assert.deepEqual(filesUnder(path.join(data, 'out')), []);
     assert.deepEqual(filesUnder(tmp), []);
     assert.deepEqual(filesUnder(data), ['config.json']);
+  });
+
+  it('SIGTERM with 8 child requests in flight (child concurrency 8): every one aborted, exit 143, nothing written', async () => {
+    let arrived = 0;
+    let notify: () => void = () => undefined;
+    const eight = new Promise<void>((resolve) => (notify = () => arrived >= 8 && resolve()));
+    let release: () => void = () => undefined;
+    const never = new Promise<void>((resolve) => (release = resolve));
+    const held = await startFixtureServer({
+      handler: async (request) => {
+        const url = new URL(request.url, 'http://x');
+        if (url.pathname === '/api/parents') return { body: { items: Number(url.searchParams.get('page') ?? 1) === 1 ? Array.from({ length: 20 }, (_, i) => ({ id: i + 1 })) : [] } };
+        arrived++;
+        notify();
+        await never;
+        return { body: { id: 1 } };
+      },
+    });
+    try {
+      const data = path.join(dir, 'children');
+      await mkdir(data);
+      const child = { endpoint: 'parents/{id}', dataType: 'detail', dataField: '.', placeholders: { id: 'id' }, concurrency: 8 };
+      const parameters = { api: { baseUrl: `${held.url}/api/`, pagination: { method: 'pagenum' } }, config: { outputBucket: 'b', jobs: [{ endpoint: 'parents', dataField: 'items', children: [child] }] } };
+      await writeFile(path.join(data, 'config.json'), JSON.stringify({ parameters }));
+      const run = startGex(['run', '--data-dir', data], { TMPDIR: tmp });
+      await eight;
+      const sent = Date.now();
+      run.child.kill('SIGTERM');
+      assert.equal((await run.exited).code, 143, run.output());
+      assert.ok(Date.now() - sent < 5000, 'the held requests were aborted, not waited for');
+      assert.equal(arrived, 8, 'no more than the concurrency were in flight');
+      assert.deepEqual(filesUnder(path.join(data, 'out')), []);
+      assert.deepEqual(filesUnder(tmp), []);
+    } finally {
+      release();
+      await held.close();
+    }
   });
 
   it('a run let finish after the same setup saves state and tables (the stop tests above prove something)', async () => {
