@@ -63,8 +63,28 @@ export interface SendOptions {
   logger?: Logger;
 }
 
-function combineSignals(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
-  return a && b ? AbortSignal.any([a, b]) : (a ?? b);
+/**
+ * One signal for one send that aborts when either source does; `release` unhooks it. Not
+ * `AbortSignal.any`: Node 20 keeps every composite signal alive for as long as a long-lived source
+ * (the run's stop signal), so one per request would grow for the whole run.
+ */
+export function linkedSignal(a: AbortSignal | undefined, b: AbortSignal | undefined): { signal: AbortSignal | undefined; release: () => void } {
+  if (!a || !b) return { signal: a ?? b, release: () => undefined };
+  const controller = new AbortController();
+  const forward = (source: AbortSignal) => () => controller.abort(source.reason);
+  const fromA = forward(a);
+  const fromB = forward(b);
+  if (a.aborted) fromA();
+  else if (b.aborted) fromB();
+  a.addEventListener('abort', fromA, { once: true });
+  b.addEventListener('abort', fromB, { once: true });
+  return {
+    signal: controller.signal,
+    release: () => {
+      a.removeEventListener('abort', fromA);
+      b.removeEventListener('abort', fromB);
+    },
+  };
 }
 
 /**
@@ -153,9 +173,17 @@ export class HttpClient {
    * attempt; messages and logs show the request as built, without what the auth added.
    */
   async send(request: HttpRequest, sendOptions: SendOptions = {}): Promise<HttpResponse> {
+    const { signal, release } = linkedSignal(sendOptions.signal, this.options.signal);
+    try {
+      return await this.attempts(request, sendOptions, signal);
+    } finally {
+      release();
+    }
+  }
+
+  private async attempts(request: HttpRequest, sendOptions: SendOptions, signal: AbortSignal | undefined): Promise<HttpResponse> {
     const { retry, auth, signer } = this.options;
     const logger = sendOptions.logger ?? this.options.logger;
-    const signal = combineSignals(sendOptions.signal, this.options.signal);
     const wait = this.options.sleep ?? ((ms: number) => sleep(ms, undefined, { signal }));
     for (let attempt = 1; ; attempt++) {
       if (signal?.aborted) throw new RequestCancelled(`${request.method} ${request.url} was cancelled`);

@@ -58,10 +58,11 @@ export class JobRunner {
     const tree = aheadAnywhere ? new AbortController() : undefined;
     // one listener per request and job instance in flight: as many as the concurrency allows
     if (tree) setMaxListeners(0, tree.signal);
-    const streams: JobEventStream[] = [];
+    // the streams of tasks started and not yet consumed: closed if the run fails
+    const live = new Set<JobEventStream>();
     const open = (ahead: number) => {
       const stream = new JobEventStream(ahead);
-      if (tree) streams.push(stream);
+      if (tree) live.add(stream);
       return stream;
     };
     let producer: JobProducer;
@@ -78,19 +79,19 @@ export class JobRunner {
     const root = open(aheadAnywhere ? 1 : 0);
     void producer.produceRoot({ job, endpoint: job.endpoint, injected: topLevelUserData(job, configUserData, this.ctx), ancestors: [], resolved: [] }, paginator, root);
     try {
-      const results = await this.consume(root, scheduler);
+      const results = await this.consume(root, scheduler, live);
       return results[0];
     } finally {
       if (tree) {
         tree.abort();
-        for (const stream of streams) stream.close();
+        for (const stream of live) stream.close();
       }
       root.close();
     }
   }
 
   /** Writes a task's instances in order; returns their results. */
-  private async consume(stream: JobEventStream, scheduler: ChildScheduler): Promise<JobResult[]> {
+  private async consume(stream: JobEventStream, scheduler: ChildScheduler, live: Set<JobEventStream>): Promise<JobResult[]> {
     const results: JobResult[] = [];
     let current: Current | undefined;
     for (;;) {
@@ -102,7 +103,7 @@ export class JobRunner {
           break;
         case 'page':
           await this.writePage(current!, event, stream);
-          await this.runChildren(event.children, scheduler);
+          await this.runChildren(event.children, scheduler, live);
           break;
         case 'end':
           results.push(this.finish(current!, event.stop));
@@ -150,17 +151,18 @@ export class JobRunner {
   }
 
   /** The child runs of a page, in order; each task is started if it has not run ahead, and consumed whole. */
-  private async runChildren(entries: ChildEntry[], scheduler: ChildScheduler): Promise<void> {
+  private async runChildren(entries: ChildEntry[], scheduler: ChildScheduler, live: Set<JobEventStream>): Promise<void> {
     for (const entry of entries) {
       if ('warning' in entry) this.ctx.logger.warn(entry.warning);
       else if ('error' in entry) throw entry.error;
-      else await this.runChild(entry.task, scheduler);
+      else await this.runChild(entry.task, scheduler, live);
     }
   }
 
-  private async runChild(task: ChildTask, scheduler: ChildScheduler): Promise<void> {
+  private async runChild(task: ChildTask, scheduler: ChildScheduler, live: Set<JobEventStream>): Promise<void> {
     scheduler.demand(task);
-    await this.consume(task.stream!, scheduler);
+    await this.consume(task.stream!, scheduler, live);
+    live.delete(task.stream!);
     scheduler.release(task);
   }
 

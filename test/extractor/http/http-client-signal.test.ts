@@ -41,6 +41,42 @@ describe('HttpClient and the run stop signal', () => {
     }
   });
 
+  it('a per-request signal beside the run signal: nothing stays attached to either long-lived signal', async () => {
+    const stop = new AbortController();
+    const tree = new AbortController();
+    const http = client(stop.signal);
+    try {
+      hold = false;
+      for (let i = 0; i < 30; i++) assert.equal((await http.send({ method: 'GET', url: `${base}/page/${i}`, headers: [] }, { signal: tree.signal })).status, 200);
+      for (const signal of [stop.signal, tree.signal]) {
+        assert.equal(getEventListeners(signal, 'abort').length, 0);
+        // AbortSignal.any would leave a composite per request in Node's dependant set (kept until the source is collected)
+        const dependants = Object.getOwnPropertySymbols(signal).find((s) => s.description === 'kDependantSignals');
+        assert.equal(dependants ? (signal as unknown as Record<symbol, Set<unknown>>)[dependants].size : 0, 0);
+      }
+    } finally {
+      http.close();
+    }
+  });
+
+  it('either signal aborts a request in flight', async () => {
+    for (const which of ['run', 'request'] as const) {
+      const stop = new AbortController();
+      const mine = new AbortController();
+      const http = client(stop.signal);
+      try {
+        hold = true;
+        const pending = http.send({ method: 'GET', url: `${base}/held`, headers: [] }, { signal: mine.signal });
+        setImmediate(() => (which === 'run' ? stop : mine).abort());
+        await assert.rejects(pending, (e) => e instanceof RequestCancelled, which);
+        assert.equal(getEventListeners(stop.signal, 'abort').length + getEventListeners(mine.signal, 'abort').length, 0);
+      } finally {
+        hold = false;
+        http.close();
+      }
+    }
+  });
+
   it('still aborts a request in flight when the run is stopped', async () => {
     const stop = new AbortController();
     const http = client(stop.signal);
