@@ -22,13 +22,55 @@ export function describeRequest(r: SentRequest): string {
   return `${r.method} ${r.target}${headers ? `\n  ${headers}` : ''}${r.body ? `\n  body: ${r.body}` : ''}`;
 }
 
+/**
+ * How gex's requests must match the reference's: in the same sequence, or — when the case lets
+ * gex fetch child jobs ahead (`concurrency`) — as the same set, and after a failure GE's requests
+ * among gex's (gex may have sent later ones ahead before the failure surfaced).
+ */
+export type RequestOrder = 'sequence' | 'set';
+
+/** Whether a case's parameters let gex send requests out of GE's order. */
+export function requestOrderOf(parameters: unknown): RequestOrder {
+  const ahead = (value: unknown): boolean => {
+    if (Array.isArray(value)) return value.some(ahead);
+    if (value === null || typeof value !== 'object') return false;
+    const entries = '$entries' in value ? (value as { $entries: [string, unknown][] }).$entries : Object.entries(value);
+    return entries.some(([key, v]) => (key === 'concurrency' && typeof v === 'number' && v > 1) || ahead(v));
+  };
+  return ahead(parameters) ? 'set' : 'sequence';
+}
+
 /** The differences between the reference's run and gex's run of one case. */
-export function compareSides(reference: SideResult, gex: SideResult): Difference[] {
+export function compareSides(reference: SideResult, gex: SideResult, order: RequestOrder = 'sequence'): Difference[] {
   const differences: Difference[] = [];
   if (reference.code !== gex.code || reference.timedOut !== gex.timedOut) {
     const error = errorShape(gex.log) ?? errorShape(reference.log);
     differences.push({ kind: 'exit', where: `exit ${reference.code}→${gex.code}${error ? `: ${error}` : ''}`, detail: `exit code ${reference.code}${reference.timedOut ? ' (timed out)' : ''} vs gex ${gex.code}${gex.timedOut ? ' (timed out)' : ''}` });
   }
+  if (order === 'set') differences.push(...requestSetDifferences(reference, gex));
+  else differences.push(...requestSequenceDifferences(reference, gex));
+  appendOutputDifferences(reference, gex, differences);
+  return differences;
+}
+
+function requestSetDifferences(reference: SideResult, gex: SideResult): Difference[] {
+  const theirs = reference.requests.map(describeRequest).sort();
+  const ours = gex.requests.map(describeRequest).sort();
+  const failed = reference.code !== 0 || gex.code !== 0;
+  const left = new Map<string, number>();
+  for (const r of ours) left.set(r, (left.get(r) ?? 0) + 1);
+  for (const r of theirs) {
+    const n = left.get(r) ?? 0;
+    if (n === 0) return [{ kind: 'requests', where: 'request missing', detail: `a request GE sent that gex did not:\n  GE:  ${r}` }];
+    left.set(r, n - 1);
+  }
+  const extra = [...left].find(([, n]) => n > 0);
+  if (extra && !failed) return [{ kind: 'requests', where: 'request extra', detail: `a request gex sent that GE did not:\n  gex: ${extra[0]}` }];
+  return [];
+}
+
+function requestSequenceDifferences(reference: SideResult, gex: SideResult): Difference[] {
+  const differences: Difference[] = [];
   const count = Math.max(reference.requests.length, gex.requests.length);
   for (let i = 0; i < count; i++) {
     const a = reference.requests[i];
@@ -40,6 +82,10 @@ export function compareSides(reference: SideResult, gex: SideResult): Difference
       break;
     }
   }
+  return differences;
+}
+
+function appendOutputDifferences(reference: SideResult, gex: SideResult, differences: Difference[]): void {
   if (reference.code === 0 && gex.code === 0) {
     const names = [...new Set([...reference.outputs.keys(), ...gex.outputs.keys()])].sort();
     for (const name of names) {
@@ -50,7 +96,6 @@ export function compareSides(reference: SideResult, gex: SideResult): Difference
       differences.push({ kind: 'output', where, detail: `out/${name}:\n  GE:  ${a ? show(a) : '(no file)'}\n  gex: ${b ? show(b) : '(no file)'}` });
     }
   }
-  return differences;
 }
 
 /**

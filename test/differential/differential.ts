@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { DiffCase } from './case-model.js';
-import { compareSides, signature, type Difference } from './compare.js';
+import { compareSides, requestOrderOf, signature, type Difference } from './compare.js';
 import { explainingDeviation } from './deviations.js';
 import { logTail, type Engine } from './engines.js';
 import { diffCaseArb } from './generate/case.js';
@@ -71,7 +71,7 @@ export async function runOneCase(seed: number, options: Omit<DifferentialOptions
     if (report && shrinkRuns >= options.shrinkRuns) return true;
     if (report) shrinkRuns++;
     const [reference, gex] = await runCase(c, [options.reference, options.gex], workDir, options.timeoutMs);
-    const differences = compareSides(reference, gex);
+    const differences = compareSides(reference, gex, requestOrderOf(c.parameters));
     if (!report) {
       const deviation = explainingDeviation(reference, gex, differences);
       report = {

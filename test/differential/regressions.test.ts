@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { compareSides } from './compare.js';
+import { compareSides, requestOrderOf } from './compare.js';
 import { explainingDeviation } from './deviations.js';
 import { gexEngine } from './engines.js';
 import { loadRegressions, referenceSide } from './regression-case.js';
@@ -29,7 +29,7 @@ describe('differential regressions: shrunk cases with the reference GE\'s record
     it(`${file}${saved.note ? `: ${saved.note}` : ''}`, async () => {
       const [gex] = await runCase(saved.case, [gexEngine()], workDir, 30_000);
       const reference = referenceSide(saved);
-      const differences = compareSides(reference, gex);
+      const differences = compareSides(reference, gex, requestOrderOf(saved.case.parameters));
       const deviation = explainingDeviation(reference, gex, differences);
       assert.deepEqual(deviation ? [] : differences.map((d) => d.detail), [], gex.log.slice(-2000));
     });

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { answer } from './api-model.js';
 import type { ApiModel, Collection } from './case-model.js';
-import { compareSides } from './compare.js';
+import { compareSides, requestOrderOf } from './compare.js';
 import { caseOfSeed, runOneCase } from './differential.js';
 import { gexEngine, type Engine } from './engines.js';
 import { num, ordered, toJsonText } from './json-text.js';
@@ -57,6 +57,20 @@ describe('differential tester: comparing two runs', () => {
     const state = (text: string) => new Map([['state.json', Buffer.from(text)]]);
     assert.deepEqual(compareSides(side({ outputs: state('{"time":{"previousStart":1}}') }), side({ outputs: state('{"time":{"previousStart":2}}') })), []);
     assert.equal(compareSides(side({ outputs: state('{"a":1.0}') }), side({ outputs: state('{"a":1}') }))[0].where, 'output state');
+  });
+
+  it('with child concurrency, requests match as a set; after a failure GE\'s must be among gex\'s', () => {
+    const at = (target: string) => ({ method: 'GET', target, headers: [] as [string, string][], body: '' });
+    const ge = side({ requests: [at('/p'), at('/c/1'), at('/c/2')] });
+    assert.equal(requestOrderOf({ config: { jobs: [{ endpoint: 'p', children: [{ endpoint: 'c', concurrency: 4 }] }] } }), 'set');
+    assert.equal(requestOrderOf({ config: { jobs: [{ endpoint: 'p', children: [{ endpoint: 'c', concurrency: 1 }] }] } }), 'sequence');
+    assert.deepEqual(compareSides(ge, side({ requests: [at('/p'), at('/c/2'), at('/c/1')] }), 'set'), []);
+    assert.equal(compareSides(ge, side({ requests: [at('/p'), at('/c/2'), at('/c/1')] }))[0].where, 'request path', 'in sequence order they differ');
+    assert.equal(compareSides(ge, side({ requests: [at('/p'), at('/c/2')] }), 'set')[0].where, 'request missing');
+    assert.equal(compareSides(ge, side({ requests: [at('/p'), at('/c/2'), at('/c/1'), at('/c/3')] }), 'set')[0].where, 'request extra');
+    const failing = (requests: ReturnType<typeof at>[]) => side({ code: 1, requests });
+    assert.deepEqual(compareSides(failing(ge.requests), failing([at('/c/3'), at('/c/2'), at('/p'), at('/c/1')]), 'set'), [], 'a run that fails may have sent later requests ahead');
+    assert.equal(compareSides(failing(ge.requests), failing([at('/p'), at('/c/1')]), 'set')[0].where, 'request missing');
   });
 
   it('reports exit codes first', () => {

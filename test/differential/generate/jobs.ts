@@ -110,6 +110,9 @@ export function buildJob(knobs: JobKnobs, collection: Collection, index: number,
   return job;
 }
 
+/** Derived from a knob the cases already draw, so adding it changed no generated case but this key. */
+const CHILD_CONCURRENCY: Record<ChildKnobs['endpoint'], number | undefined> = { path: 4, query: undefined, two: 8, none: 2 };
+
 function buildChild(knobs: ChildKnobs, collections: Collection[], level: number): JsonText {
   const index = Math.min(level, collections.length - 1);
   const collection = collections[index];
@@ -131,6 +134,9 @@ function buildChild(knobs: ChildKnobs, collections: Collection[], level: number)
   if (dataField !== undefined) child.dataField = dataField;
   if (knobs.recursionFilter !== undefined) child.recursionFilter = knobs.recursionFilter;
   if (knobs.params !== undefined) child.params = knobs.params;
+  // gex's child concurrency (GE ignores the key): fetched ahead, the output must still be GE's
+  const concurrency = CHILD_CONCURRENCY[knobs.endpoint];
+  if (concurrency !== undefined) child.concurrency = concurrency;
   if (knobs.grandchild && level < 2) child.children = [buildChild({ ...knobs, grandchild: false, recursionFilter: undefined }, collections, level + 1)];
   return child;
 }
