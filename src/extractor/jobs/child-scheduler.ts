@@ -1,5 +1,6 @@
 import type { JobConfig } from '../config/job-config.js';
-import { compareOrder, type ChildTask } from './child-task.js';
+import { compareOrder } from './child-task.js';
+import type { ChildTask } from './job-events.js';
 
 /** The child tasks of one child definition: how many may run ahead, which do, which wait. */
 interface Lane {

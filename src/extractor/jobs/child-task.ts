@@ -3,28 +3,8 @@ import { parsePlaceholders, type Placeholder } from '../children/placeholders.js
 import { compileRecursionFilter, type Filter } from '../children/recursion-filter.js';
 import type { JobConfig } from '../config/job-config.js';
 import type { Paginator } from '../pagination/paginator.js';
-import type { JobEventStream } from './job-events.js';
+import type { ChildEntry } from './job-events.js';
 import type { JobInstance } from './job-instance.js';
-
-/**
- * One child job for one parent record: its placeholder combinations run one after another and
- * share one copy of the parent's paginator (a stop condition may leave it mid-way for the next
- * combination, as in Generic Extractor). The unit that may be fetched ahead of its turn.
- */
-export interface ChildTask {
-  job: JobConfig;
-  parent: JobInstance;
-  record: JsonValue;
-  placeholders: Placeholder[];
-  paginator: Paginator;
-  /** its place in Generic Extractor's depth-first order: compared element by element */
-  order: number[];
-  /** its events, once started */
-  stream?: JobEventStream;
-}
-
-/** What runs for a page's records, in order: a child task, a warning to log, or the error a sequential run stops at. */
-export type ChildEntry = { task: ChildTask } | { warning: string } | { error: unknown };
 
 /** A child definition's recursionFilter and placeholders, read once per definition. */
 type ChildSetup = { filter: Filter | null; placeholders: Placeholder[] } | { error: unknown };

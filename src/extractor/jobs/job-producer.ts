@@ -9,9 +9,9 @@ import { Stop, type PageRequest, type Paginator } from '../pagination/paginator.
 import { findRecords } from '../response/data-field.js';
 import { decodeResponse } from '../response/decode-response.js';
 import { applyResponseFilter } from '../response/response-filter.js';
-import { childEntries, type ChildTask } from './child-task.js';
+import { childEntries } from './child-task.js';
 import type { ChildScheduler } from './child-scheduler.js';
-import type { JobEventStream } from './job-events.js';
+import type { ChildTask, JobEventStream } from './job-events.js';
 import { evaluateUserData, jobTemplate, type FunctionScope, type JobInstance } from './job-instance.js';
 import { PageFetcher } from './page-fetcher.js';
 

@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import { displayText } from '../../common/log-text.js';
 import { groupThousands, plural } from '../../common/text.js';
 import type { JsonObject } from '../../json/index.js';
@@ -6,17 +5,14 @@ import type { JobConfig } from '../config/job-config.js';
 import type { RecordParser } from '../output/record-parser.js';
 import type { Paginator, Stop, StopCode } from '../pagination/paginator.js';
 import type { RunProgress } from '../run-progress.js';
-import { ChildScheduler } from './child-scheduler.js';
-import type { ChildEntry, ChildTask } from './child-task.js';
-import { JobEventStream, type InstanceStarted, type PageFetched } from './job-events.js';
+import type { ChildEntry } from './job-events.js';
+import type { InstanceStarted, JobEventStream, PageFetched } from './job-events.js';
 import { topLevelUserData } from './job-instance.js';
-import { JobProducer, type ProducerContext } from './job-producer.js';
+import { JobTree, type TreeContext } from './job-tree.js';
 
-export interface JobRunContext extends ProducerContext {
+export interface JobRunContext extends TreeContext {
   parser: RecordParser;
   progress: RunProgress;
-  /** child tasks of a child definition fetched ahead at once (its effective `concurrency`) */
-  childConcurrency: (job: JobConfig) => number;
 }
 
 export interface JobResult {
@@ -26,13 +22,6 @@ export interface JobResult {
   /** why it stopped, for machines: a cap (`forceStop.pages`, …) or a natural end (`underflow`, …) */
   stoppedBy: StopCode;
 }
-
-/**
- * Pages a child task running ahead may keep fetched before they are written: enough for a child
- * of a few pages to be ready when its turn comes, little enough to bound memory
- * (concurrency × this many pages per child definition).
- */
-const PAGES_AHEAD = 2;
 
 /** The instance being consumed: what its log lines and result need. */
 interface Current {
@@ -53,45 +42,21 @@ export class JobRunner {
 
   /** A top-level job with the configuration's `userData` and a fresh paginator. */
   async runTopLevel(job: JobConfig, configUserData: JsonObject, paginator: Paginator): Promise<JobResult> {
-    const aheadAnywhere = hasParallelChildren(job, this.ctx.childConcurrency);
-    // a failed run cancels what its child tasks fetch ahead; a sequential one never has any
-    const tree = aheadAnywhere ? new AbortController() : undefined;
-    // one listener per request and job instance in flight: as many as the concurrency allows
-    if (tree) setMaxListeners(0, tree.signal);
-    // the streams of tasks started and not yet consumed: closed if the run fails
-    const live = new Set<JobEventStream>();
-    const open = (ahead: number) => {
-      const stream = new JobEventStream(ahead);
-      if (tree) live.add(stream);
-      return stream;
-    };
-    let producer: JobProducer;
-    const scheduler = new ChildScheduler(
-      this.ctx.childConcurrency,
-      (task, ahead) => {
-        task.stream = open(ahead);
-        void producer.produceChild(task, task.stream);
-      },
-      PAGES_AHEAD,
-    );
-    producer = new JobProducer(this.ctx, scheduler, tree?.signal);
+    const injected = topLevelUserData(job, configUserData, this.ctx);
+    const tree = new JobTree(this.ctx, hasParallelChildren(job, this.ctx.childConcurrency));
     // with children fetched ahead, the parent's next page is too: their lane never drains at a page's end
-    const root = open(aheadAnywhere ? 1 : 0);
-    void producer.produceRoot({ job, endpoint: job.endpoint, injected: topLevelUserData(job, configUserData, this.ctx), ancestors: [], resolved: [] }, paginator, root);
+    const root = tree.open(tree.parallel ? 1 : 0);
+    void tree.producer.produceRoot({ job, endpoint: job.endpoint, injected, ancestors: [], resolved: [] }, paginator, root);
     try {
-      const results = await this.consume(root, scheduler, live);
+      const results = await this.consume(root, tree);
       return results[0];
     } finally {
-      if (tree) {
-        tree.abort();
-        for (const stream of live) stream.close();
-      }
-      root.close();
+      tree.close();
     }
   }
 
   /** Writes a task's instances in order; returns their results. */
-  private async consume(stream: JobEventStream, scheduler: ChildScheduler, live: Set<JobEventStream>): Promise<JobResult[]> {
+  private async consume(stream: JobEventStream, tree: JobTree): Promise<JobResult[]> {
     const results: JobResult[] = [];
     let current: Current | undefined;
     for (;;) {
@@ -103,7 +68,7 @@ export class JobRunner {
           break;
         case 'page':
           await this.writePage(current!, event, stream);
-          await this.runChildren(event.children, scheduler, live);
+          await this.runChildren(event.children, tree);
           break;
         case 'end':
           results.push(this.finish(current!, event.stop));
@@ -151,19 +116,16 @@ export class JobRunner {
   }
 
   /** The child runs of a page, in order; each task is started if it has not run ahead, and consumed whole. */
-  private async runChildren(entries: ChildEntry[], scheduler: ChildScheduler, live: Set<JobEventStream>): Promise<void> {
+  private async runChildren(entries: ChildEntry[], tree: JobTree): Promise<void> {
     for (const entry of entries) {
       if ('warning' in entry) this.ctx.logger.warn(entry.warning);
       else if ('error' in entry) throw entry.error;
-      else await this.runChild(entry.task, scheduler, live);
+      else {
+        tree.scheduler.demand(entry.task);
+        await this.consume(entry.task.stream!, tree);
+        tree.consumed(entry.task);
+      }
     }
-  }
-
-  private async runChild(task: ChildTask, scheduler: ChildScheduler, live: Set<JobEventStream>): Promise<void> {
-    scheduler.demand(task);
-    await this.consume(task.stream!, scheduler, live);
-    live.delete(task.stream!);
-    scheduler.release(task);
   }
 
   private finish(current: Current, stop: Stop): JobResult {

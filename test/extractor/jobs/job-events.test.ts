@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { JobEventStream, StreamClosed } from '../../../src/extractor/jobs/job-events.js';
 import { Stop } from '../../../src/extractor/pagination/paginator.js';
 import { ChildScheduler } from '../../../src/extractor/jobs/child-scheduler.js';
-import type { ChildTask } from '../../../src/extractor/jobs/child-task.js';
+import type { ChildTask } from '../../../src/extractor/jobs/job-events.js';
 import type { JobConfig } from '../../../src/extractor/config/job-config.js';
 
 /** Lets every pending promise callback run. */
