@@ -47,7 +47,7 @@ function serializeValue(v: JsonValue, arrays: boolean): string {
  * ever new names (hostile or not) only clears the cache.
  */
 const keyTexts = new Map<string, string>();
-const MAX_KEY_TEXTS = 4096;
+export const MAX_KEY_TEXTS = 4096;
 function stringKey(k: string): string {
   let text = keyTexts.get(k);
   if (text === undefined) {
@@ -56,6 +56,11 @@ function stringKey(k: string): string {
     keyTexts.set(k, text);
   }
   return text;
+}
+
+/** How many key texts are cached (tests: the cache stays bounded). */
+export function cachedKeyTexts(): number {
+  return keyTexts.size;
 }
 
 /** `i:<n>;` for list positions; the first few are shared. */

@@ -85,7 +85,12 @@ export function propertyEntryKey(key: string): string {
 }
 
 const entryKeys = new Map<string, string>();
-const MAX_ENTRY_KEYS = 4096;
+export const MAX_ENTRY_KEYS = 4096;
+
+/** How many entry keys are cached (tests: the cache stays bounded). */
+export function cachedEntryKeys(): number {
+  return entryKeys.size;
+}
 
 /** Property key of a child entry (`"_id"` → `id`); `"[]"` stays. */
 export function decodeKey(entryKey: string): string {
