@@ -29,8 +29,8 @@ export const YOUNG_GENERATION_BYTES = 8 * 1024 * 1024;
 /**
  * Caps V8's young generation at `maxBytes` for the rest of the process. V8 doubles it (up to
  * 32 MB on 64-bit) whenever enough objects survive scavenges — always, in a run that holds each
- * page while it requests the next — and 32 MB is a quarter of a run's peak RSS. 8 MB scavenges
- * as fast (measured) while 2 MB costs ~25% more time on nested records. The size is fixed when
+ * page while it requests the next — and 32 MB was a quarter of a run's peak RSS. 8 MB scavenges
+ * as fast (measured) while 2 MB costs 10–35% more CPU time (bench, issue 16). The size is fixed when
  * the heap is set up (`--max-semi-space-size` works on the command line only), but the growth
  * factor is read at every resize: growth stops once the target is reached and resumes if V8
  * shrank the space below it (an idle spell). Node flags given by the user win.
