@@ -63,7 +63,7 @@ const DEFAULT_PORTS: Record<string, number> = { http: 80, https: 443 };
  * AWS's own signer (@smithy/signature-v4).
  */
 export class AwsSigner {
-  /** AWS's signer, loaded on the first request: its ~400 KB of code cost every other run start-up time and memory */
+  /** AWS's signer, loaded on the first request: its ~400 KB of code would cost every other run start-up time and memory */
   private signer: Promise<SignatureV4> | undefined;
 
   /** `now`: unix seconds (the signing time; tests pin it) */
@@ -76,18 +76,8 @@ export class AwsSigner {
   }
 
   private async loadSigner(): Promise<SignatureV4> {
-    const [{ Hash }, { SignatureV4 }] = await Promise.all([import('@smithy/hash-node'), import('@smithy/signature-v4')]);
-    const credentials = this.credentials;
-    return new SignatureV4({
-      credentials: { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretKey },
-      region: credentials.regionName,
-      service: credentials.serviceName,
-      sha256: Hash.bind(null, 'sha256'),
-      // the path is given already escaped (once per byte, `/` kept, not normalised), as GE signs it
-      uriEscapePath: false,
-      // GE sends no X-Amz-Content-Sha256 header
-      applyChecksum: false,
-    });
+    const { createSignatureV4 } = await import('./aws-signer-sdk.js');
+    return createSignatureV4(this.credentials);
   }
 
   async sign(request: HttpRequest): Promise<HttpRequest> {
