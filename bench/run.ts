@@ -4,6 +4,8 @@
  * terminal and writes bench/results.json.
  *
  * GEX_BENCH_QUICK=1 runs smaller sizes (a smoke test of the benchmarks, not figures to quote).
+ * GEX_BENCH_ONLY=extraction runs sections 1–2 only (extraction against the floors, peak memory)
+ * and writes bench/results-extraction.json instead.
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -18,7 +20,12 @@ import { concurrentUpdateRate, historyLatency, rowsDetailLatency, serveThroughpu
 import { POSTGRES_EXAMPLE, postgresBackendAt, sqliteBackend } from '../test/support/store.js';
 
 const quick = process.env.GEX_BENCH_QUICK === '1';
+const only = process.env.GEX_BENCH_ONLY;
+if (only !== undefined && only !== 'extraction') throw new Error(`GEX_BENCH_ONLY=${only}: the only section group that runs alone is "extraction"`);
 const results: Record<string, unknown> = { date: new Date().toISOString(), quick };
+
+/** The peak RSS gex must stay under in every extraction (issue 16; Generic Extractor peaks at 31 MB). */
+const RSS_TARGET_MB = 75;
 
 function section(title: string): void {
   console.log(`\n== ${title}`);
@@ -28,8 +35,8 @@ function verdict(ok: boolean): string {
   return ok ? 'target met' : 'TARGET MISSED';
 }
 
-// 1. extraction against the floor: [pages, repetitions]; the smaller sizes are short, so repeat them more
-section('extraction vs the floor (got + csv-stringify, sequential), R = 100 records per page');
+// 1. extraction against the floors: [pages, repetitions]; the smaller sizes are short, so repeat them more
+section('extraction vs the floors (got + JSON.parse + csv-stringify, sequential), R = 100 records per page');
 const sizes: Array<[number, number]> = quick ? [[100, 3], [1000, 1]] : [[100, 5], [1000, 3], [10_000, 1]];
 const extraction: FloorComparison[] = [];
 for (const shape of ['flat', 'nested'] as const) {
@@ -40,26 +47,47 @@ for (const shape of ['flat', 'nested'] as const) {
     console.log(
       `${shape.padEnd(6)} P=${String(pages).padStart(6)}  gex ${String(r.gex.wallMs).padStart(6)} ms ${String(r.gex.recordsPerSecond).padStart(7)} rec/s ${String(r.gex.peakRssMb).padStart(6)} MB` +
         ` | floor ${String(r.floor.wallMs).padStart(6)} ms ${String(r.floor.recordsPerSecond).padStart(7)} rec/s ${String(r.floor.peakRssMb).padStart(6)} MB` +
-        ` | wall ratio ${r.wallRatio.toFixed(2)}${shape === 'flat' ? ` (${verdict(r.wallRatio <= 1.3)}: <= 1.3)` : ''}, RSS ratio ${r.rssRatio.toFixed(2)}`,
+        ` | wall ratio ${r.wallRatio.toFixed(2)}${shape === 'flat' ? ` (${verdict(r.wallRatio <= 1.3)}: <= 1.3)` : ' (one-table floor: different work, no target)'}, RSS ratio ${r.rssRatio.toFixed(2)}`,
     );
+    if (r.tablesFloor) {
+      const target = pages === 1000 ? ` (${verdict(r.tablesWallRatio! <= 1.3)}: <= 1.3)` : '';
+      console.log(
+        `${''.padEnd(6)} ${''.padStart(8)}  three-table floor ${String(r.tablesFloor.wallMs).padStart(6)} ms ${String(r.tablesFloor.recordsPerSecond).padStart(7)} rec/s ${String(r.tablesFloor.peakRssMb).padStart(6)} MB` +
+          ` | wall ratio ${r.tablesWallRatio!.toFixed(2)}${target} | tables ${r.identicalTables ? 'byte-identical to gex' : 'DIFFER FROM GEX'}`,
+      );
+    }
   }
 }
 results.extraction = extraction;
 
-// 2. flat memory: the largest size against the next one down, and against the floor
-section('peak memory');
+// 2. peak memory at each size against the target, and how it grows with the number of pages
+section(`peak memory (target: <= ${RSS_TARGET_MB} MB at every size, <= 1.15× from the smaller to the largest; Generic Extractor: 31 MB)`);
 const [smaller, largest] = quick ? [100, 1000] : [1000, 10_000];
 const memory = (['flat', 'nested'] as const).map((shape) => {
   const big = extraction.find((r) => r.shape === shape && r.pages === largest)!;
   const small = extraction.find((r) => r.shape === shape && r.pages === smaller)!;
   const growth = Math.round((big.gex.peakRssMb / small.gex.peakRssMb) * 100) / 100;
-  console.log(
-    `${shape.padEnd(6)} P=${largest} / P=${smaller}: ${big.gex.peakRssMb} / ${small.gex.peakRssMb} MB = ${growth.toFixed(2)} (${verdict(growth <= 1.15)}: <= 1.15);` +
-      ` vs floor at P=${largest}: ${big.rssRatio.toFixed(2)} (${verdict(big.rssRatio <= 1.5)}: <= 1.5); Generic Extractor: 31 MB`,
-  );
-  return { shape, largest, smaller, growth, vsFloor: big.rssRatio, peakRssMb: big.gex.peakRssMb };
+  const peaks = [small, big].map((r) => `P=${r.pages} ${r.gex.peakRssMb} MB (${verdict(r.gex.peakRssMb <= RSS_TARGET_MB)}; floor ${r.floor.peakRssMb} MB)`);
+  console.log(`${shape.padEnd(6)} ${peaks.join(', ')}; growth P=${smaller} → P=${largest}: ${growth.toFixed(2)} (${verdict(growth <= 1.15)}: <= 1.15)`);
+  return {
+    shape,
+    largest,
+    smaller,
+    growth,
+    vsFloor: big.rssRatio,
+    peakRssMb: big.gex.peakRssMb,
+    smallerPeakRssMb: small.gex.peakRssMb,
+    withinTarget: small.gex.peakRssMb <= RSS_TARGET_MB && big.gex.peakRssMb <= RSS_TARGET_MB,
+  };
 });
 results.memory = memory;
+
+if (only === 'extraction') {
+  const file = path.join(repoRoot, 'bench', 'results-extraction.json');
+  await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(`\nresults written to ${path.relative(process.cwd(), file)}`);
+  process.exit(0);
+}
 
 // 3. parallel page fetching
 section('parallel page fetching: 200 pages, 50 ms latency per request');

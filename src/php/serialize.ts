@@ -23,23 +23,50 @@ export function phpSerializeArray(v: JsonValue): string {
 // string concatenation (V8 ropes) beats collecting parts for join(): this runs for every record
 // that has child tables
 function serializeValue(v: JsonValue, arrays: boolean): string {
+  if (typeof v === 'string') return `s:${Buffer.byteLength(v)}:"${v}";`;
+  if (typeof v === 'number' || typeof v === 'bigint') return `i:${v};`;
   if (v === null) return 'N;';
   if (v === true) return 'b:1;';
   if (v === false) return 'b:0;';
-  if (typeof v === 'number' || typeof v === 'bigint') return `i:${v};`;
   if (v instanceof JsonFloat) return `d:${formatFloat(v.value, 17, 'E')};`;
-  if (typeof v === 'string') return `s:${Buffer.byteLength(v)}:"${v}";`;
   if (Array.isArray(v)) {
     let out = `a:${v.length}:{`;
-    for (let i = 0; i < v.length; i++) out += `i:${i};${serializeValue(v[i], arrays)}`;
+    for (let i = 0; i < v.length; i++) out += `${indexKey(i)}${serializeValue(v[i], arrays)}`;
     return `${out}}`;
   }
   let out = arrays ? `a:${v.size}:{` : `O:8:"stdClass":${v.size}:{`;
-  for (const [k, x] of v) {
-    out += arrays && isIntegerKey(k) ? `i:${k};` : `s:${Buffer.byteLength(k)}:"${k}";`;
-    out += serializeValue(x, arrays);
-  }
+  v.forEach((x, k) => {
+    out += `${arrays && isIntegerKey(k) ? `i:${k};` : stringKey(k)}${serializeValue(x, arrays)}`;
+  });
   return `${out}}`;
+}
+
+/**
+ * `s:<bytes>:"<key>";` per property name: records repeat the same few names, and building the
+ * text again for each was a third of the serialisation's garbage. Bounded: a response with
+ * ever new names (hostile or not) only clears the cache.
+ */
+const keyTexts = new Map<string, string>();
+export const MAX_KEY_TEXTS = 4096;
+function stringKey(k: string): string {
+  let text = keyTexts.get(k);
+  if (text === undefined) {
+    if (keyTexts.size >= MAX_KEY_TEXTS) keyTexts.clear();
+    text = `s:${Buffer.byteLength(k)}:"${k}";`;
+    keyTexts.set(k, text);
+  }
+  return text;
+}
+
+/** How many key texts are cached (tests: the cache stays bounded). */
+export function cachedKeyTexts(): number {
+  return keyTexts.size;
+}
+
+/** `i:<n>;` for list positions; the first few are shared. */
+const INDEX_TEXTS = Array.from({ length: 64 }, (_, i) => `i:${i};`);
+function indexKey(i: number): string {
+  return i < INDEX_TEXTS.length ? INDEX_TEXTS[i] : `i:${i};`;
 }
 
 export function md5Hex(text: string): string {

@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import { cancellationOf, RunCancelled } from '../../common/cancellation.js';
 import { errorKind, exitCodeOf, UserError } from '../../common/errors.js';
-import { limitHeapGrowth } from '../../common/heap-growth.js';
+import { limitHeapGrowth, limitYoungGeneration } from '../../common/heap-growth.js';
 import type { Logger } from '../../common/logger.js';
 import type { ProgressLine } from '../../common/progress-line.js';
 import type { SecretMasker } from '../../common/secret-masker.js';
@@ -66,6 +66,7 @@ async function dryRunFromCli(args: RunArgs): Promise<number> {
 
 /** `gex run`: returns the exit code (0 ok, 1 user error, 2 application error). */
 export async function runFromCli(args: RunArgs): Promise<number> {
+  limitYoungGeneration();
   limitHeapGrowth();
   const { logger, masker, progress } = createCliLogging(args);
   const started = Date.now();

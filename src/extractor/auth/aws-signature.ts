@@ -1,5 +1,4 @@
-import { Hash } from '@smithy/hash-node';
-import { SignatureV4 } from '@smithy/signature-v4';
+import type { SignatureV4 } from '@smithy/signature-v4';
 import { ConfigError, UserError } from '../../common/errors.js';
 import { isJsonObject, isScalar, type JsonObject } from '../../json/index.js';
 import { guzzleQueryBuild, guzzleQueryParse, hasRawBytes, phpEmpty, phpRawUrlencode, phpToString, phpTrim } from '../../php/index.js';
@@ -64,25 +63,21 @@ const DEFAULT_PORTS: Record<string, number> = { http: 80, https: 443 };
  * AWS's own signer (@smithy/signature-v4).
  */
 export class AwsSigner {
-  private readonly signer: SignatureV4;
+  /** AWS's signer, loaded on the first request: its ~400 KB of code would cost every other run start-up time and memory */
+  private signer: Promise<SignatureV4> | undefined;
 
   /** `now`: unix seconds (the signing time; tests pin it) */
   constructor(
-    credentials: AwsCredentials,
+    private readonly credentials: AwsCredentials,
     private readonly now: () => number,
     private readonly secrets: SecretSink,
   ) {
     secrets.add(credentials.secretKey);
-    this.signer = new SignatureV4({
-      credentials: { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretKey },
-      region: credentials.regionName,
-      service: credentials.serviceName,
-      sha256: Hash.bind(null, 'sha256'),
-      // the path is given already escaped (once per byte, `/` kept, not normalised), as GE signs it
-      uriEscapePath: false,
-      // GE sends no X-Amz-Content-Sha256 header
-      applyChecksum: false,
-    });
+  }
+
+  private async loadSigner(): Promise<SignatureV4> {
+    const { createSignatureV4 } = await import('./aws-signer-sdk.js');
+    return createSignatureV4(this.credentials);
   }
 
   async sign(request: HttpRequest): Promise<HttpRequest> {
@@ -102,7 +97,8 @@ export class AwsSigner {
     for (const [name, value] of headers) grouped.set(name.toLowerCase(), [...(grouped.get(name.toLowerCase()) ?? []), value]);
     const signable = new Set([...grouped.keys()].filter((name) => !UNSIGNED_HEADERS.has(name)));
 
-    const signed = await this.signer.sign(
+    this.signer ??= this.loadSigner();
+    const signed = await (await this.signer).sign(
       {
         method: request.method,
         protocol: `${parts.scheme}:`,

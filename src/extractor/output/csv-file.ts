@@ -7,8 +7,14 @@ import { phpStringBytes } from '../../php/index.js';
 /** GE's CSV dialect: every field quoted (header and empty cells too), `""` escaping, LF endings. */
 const DIALECT = { quoted: true, quoted_empty: true, record_delimiter: 'unix', eof: true } as const;
 
-/** Rows buffered before they are handed to the file stream. */
-const CHUNK_ROWS = 500;
+/**
+ * Rows buffered before csv-stringify turns them into text. Few: a row waiting in memory is an
+ * array of strings that survives V8's young-generation collections (copied, then promoted),
+ * while its CSV text is one flat string a fraction of the size.
+ */
+const CHUNK_ROWS = 100;
+/** CSV text buffered before it is handed to the file stream: fewer, larger writes. */
+const CHUNK_CHARS = 64 * 1024;
 
 /** One CSV record in GE's dialect (a record without fields is just the line end); write it with phpStringBytes. */
 export function csvLine(cells: string[]): string {
@@ -22,6 +28,8 @@ export function csvLine(cells: string[]): string {
 export class CsvFile {
   private readonly stream: WriteStream;
   private pending: string[][] = [];
+  /** CSV text of rows already stringified, not yet handed to the stream */
+  private pendingText = '';
   private lastWrite: Promise<void> = Promise.resolve();
   rows = 0;
   /** the header as written (empty: no header row) */
@@ -54,7 +62,9 @@ export class CsvFile {
   writeRow(cells: string[]): void {
     this.pending.push(cells);
     this.rows++;
-    if (this.pending.length >= CHUNK_ROWS) this.writePending();
+    if (this.pending.length < CHUNK_ROWS) return;
+    this.stringifyPending();
+    if (this.pendingText.length >= CHUNK_CHARS) this.writePending();
   }
 
   /** Hands buffered rows to the stream; waits only if the stream asks for it. */
@@ -87,11 +97,18 @@ export class CsvFile {
     this.stream.destroy();
   }
 
-  private writePending(): void {
+  private stringifyPending(): void {
     if (this.pending.length === 0) return;
-    // PHP byte strings (e.g. a raw digest in userData) are written as the bytes they hold
-    const chunk = phpStringBytes(stringify(this.pending, DIALECT));
+    this.pendingText += stringify(this.pending, DIALECT);
     this.pending = [];
+  }
+
+  private writePending(): void {
+    this.stringifyPending();
+    if (this.pendingText === '') return;
+    // PHP byte strings (e.g. a raw digest in userData) are written as the bytes they hold
+    const chunk = phpStringBytes(this.pendingText);
+    this.pendingText = '';
     const write = new Promise<void>((resolve, reject) => this.stream.write(chunk, (error) => (error ? reject(error) : resolve())));
     write.catch(() => {}); // the stream reports the error too; awaiting `written()` rethrows it
     this.lastWrite = write;

@@ -3,6 +3,7 @@ import { outStateText } from '../../support/out-state.js';
 import { decodeJson, type JsonObject } from '../../../src/json/index.js';
 import { runOutput } from '../../support/output.js';
 import { parse, table } from '../../support/parser.js';
+import { cachedEntryKeys, MAX_ENTRY_KEYS } from '../../../src/extractor/output/json-parser/schema-node.js';
 
 describe('JSON parser: tables and edge cases', () => {
   it('writes no table (and no manifest) for [] and [null]', async () => {
@@ -98,6 +99,18 @@ describe('JSON parser: column names', () => {
   it('headers cover the whole run: a column first seen later is in the header from row one', async () => {
     const { files } = await parse([{ rows: '[{"id":1,"name":"A"}]' }, { rows: '[{"id":2,"name":"B","married":true}]' }]);
     assert.equal(files.get('b.a'), '"id","name","married"\n"1","A",""\n"2","B","1"\n');
+  });
+
+  it('records with ever new property names: every column written, the cache of entry keys stays bounded', async () => {
+    // the attack: a response whose objects never repeat a property name
+    const count = MAX_ENTRY_KEYS + 500;
+    const record = Object.fromEntries(Array.from({ length: count }, (_, i) => [`p${i}`, i]));
+    const { files } = await parse([{ rows: JSON.stringify([record, { p0: 'x' }]) }]);
+    const [header, first, second] = files.get('b.a')!.split('\n');
+    assert.equal(header, Object.keys(record).map((k) => `"${k}"`).join(','));
+    assert.equal(first, Object.values(record).map((v) => `"${v}"`).join(','));
+    assert.equal(second, ['"x"', ...Array.from({ length: count - 1 }, () => '""')].join(','));
+    assert.ok(cachedEntryKeys() <= MAX_ENTRY_KEYS, `${cachedEntryKeys()} entry keys cached`);
   });
 
   it('new keys appear inside their object group, not at the end', async () => {

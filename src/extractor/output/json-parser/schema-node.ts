@@ -35,7 +35,7 @@ export class SchemaNode {
   }
 
   prop(key: string): SchemaNode | undefined {
-    return this.entries.get(`_${key}`) as SchemaNode | undefined;
+    return this.entries.get(propertyEntryKey(key)) as SchemaNode | undefined;
   }
 
   /** child node under an entry key (`"[]"` or `"_" + key`), created (and `created` called) when missing */
@@ -67,6 +67,29 @@ export class SchemaNode {
     node.entries.set('type', 'parent');
     return node;
   }
+}
+
+/**
+ * The entry key of an object property (`id` → `"_id"`). Every property of every record is looked
+ * up by it; the few names a response repeats are made once instead of for each (bounded: ever new
+ * names only clear the cache).
+ */
+export function propertyEntryKey(key: string): string {
+  let entryKey = entryKeys.get(key);
+  if (entryKey === undefined) {
+    if (entryKeys.size >= MAX_ENTRY_KEYS) entryKeys.clear();
+    entryKey = `_${key}`;
+    entryKeys.set(key, entryKey);
+  }
+  return entryKey;
+}
+
+const entryKeys = new Map<string, string>();
+export const MAX_ENTRY_KEYS = 4096;
+
+/** How many entry keys are cached (tests: the cache stays bounded). */
+export function cachedEntryKeys(): number {
+  return entryKeys.size;
 }
 
 /** Property key of a child entry (`"_id"` → `id`); `"[]"` stays. */

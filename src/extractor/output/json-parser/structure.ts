@@ -2,7 +2,7 @@ import { ApplicationError, UserError } from '../../../common/errors.js';
 import { displayText } from '../../../common/log-text.js';
 import { isJsonObject, isScalar, stringifyExact, type JsonObject, type JsonValue } from '../../../json/index.js';
 import { safeName } from './safe-name.js';
-import { decodeKey, ITEM_KEY, SchemaNode, type NodeType } from './schema-node.js';
+import { decodeKey, ITEM_KEY, propertyEntryKey, SchemaNode, type NodeType } from './schema-node.js';
 
 /** A parser error surfaces as a user error, like GE's "Error parsing response JSON". */
 export class StructureError extends UserError {
@@ -73,7 +73,9 @@ export class Structure {
     if (value === null) type = 'null';
     else if (isJsonObject(value)) {
       const path = pathOf(parent, key);
-      for (const [k, v] of value) this.analyseValue(v, node.childAt(`_${k}`, this.changed), path, k, false);
+      value.forEach((v, k) => {
+        this.analyseValue(v, node.childAt(propertyEntryKey(k), this.changed), path, k, false);
+      });
       type = 'object';
     } else if (Array.isArray(value)) {
       if (inList) {

@@ -25,7 +25,10 @@ const INJECTED_ONLY: JsonValue = null;
 export class TableReplay {
   readonly tables = new Map<string, CsvFile>();
   private readonly layoutCache = new Map<SchemaNode, Layout>();
-  private readonly columnCache = new Map<SchemaNode, { version: number; columns: Column[] }>();
+  private readonly columnCache = new Map<SchemaNode, CachedColumns>();
+  /** a node's path (`items.lines`) and table name: fixed by the structure, made once instead of for each row */
+  private readonly pathCache = new Map<SchemaNode, string>();
+  private readonly tableNameCache = new Map<SchemaNode, string>();
 
   constructor(
     private readonly structure: Structure,
@@ -43,7 +46,8 @@ export class TableReplay {
   }
 
   private writeList(rows: JsonValue[], item: SchemaNode, cleanPath: string, injectedRaw: JsonObject): void {
-    const tableName = safeName(cleanPath);
+    let tableName = this.tableNameCache.get(item);
+    if (tableName === undefined) this.tableNameCache.set(item, (tableName = safeName(cleanPath)));
     let table = this.tables.get(tableName);
     const creating = !table;
     // GE's getHeaders runs when a table is created (its renames then apply to the batch's rows)
@@ -66,11 +70,7 @@ export class TableReplay {
       if (isJsonObject(raw)) row = raw;
       else if (Array.isArray(raw)) row = new Map([['data', phpJsonEncode(raw)]]);
       else row = new Map([['data', raw]]);
-      if (injected.size > 0) {
-        row = new Map(row);
-        for (const [k, v] of injected) row.set(k, v);
-      }
-      table.writeRow(this.rowCells(row, item, cleanPath, NO_OUTER, columns));
+      table.writeRow(this.rowCells(row, item, cleanPath, NO_OUTER, columns, injected));
     }
   }
 
@@ -144,29 +144,43 @@ export class TableReplay {
       this.columnCache.set(node, cached);
     }
     if (injected.size === 0) return cached.columns;
+    // child rows all carry the same injected keys (JSON_parentId): merged once per key list
+    if (cached.injected && sameKeys(cached.injected.keys, injected)) return cached.injected.columns;
     const merged = cached.columns.map((c): Column => (injected.has(c.key) ? { ...c, type: 'injected' } : c));
     for (const key of injected.keys()) if (!merged.some((c) => c.key === key)) merged.push({ key, type: 'injected', child: node.prop(key) });
+    cached.injected = { keys: [...injected.keys()], columns: merged };
     return merged;
   }
 
-  /** The cells of one row, in header order (json-parser `parseRow`). */
-  private rowCells(row: JsonObject, node: SchemaNode, cleanPath: string, outer: Lazy, columns: Column[]): string[] {
+  /** `<parent path>.<key>`: the path of the property node `child` (a node has one path). */
+  private childPath(child: SchemaNode, parentPath: string, key: string): string {
+    let path = this.pathCache.get(child);
+    if (path === undefined) this.pathCache.set(child, (path = `${parentPath}.${key}`));
+    return path;
+  }
+
+  /**
+   * The cells of one row, in header order (json-parser `parseRow`). `injected` values are the
+   * row's too and win over its own properties of the same name; the merged row is built only
+   * when its id is needed (json-parser merges them into every row).
+   */
+  private rowCells(row: JsonObject, node: SchemaNode, cleanPath: string, outer: Lazy, columns: Column[], injected: JsonObject = NO_INJECTED): string[] {
     const { header, index } = this.layout(node);
     const cells = new Array<string>(header.length).fill('');
     let rowId: string | undefined;
-    const id = (): string => (rowId ??= `${cleanPath}_${md5Hex(phpSerialize(row) + outer())}`);
+    const id = (): string => (rowId ??= `${cleanPath}_${md5Hex(phpSerialize(withInjected(row, injected)) + outer())}`);
     for (const { key, type, child } of columns) {
-      const value = row.get(key);
+      const value = injected.size > 0 && injected.has(key) ? injected.get(key) : row.get(key);
       if (value === undefined || value === null || (Array.isArray(value) && value.length === 0)) {
         if (type !== 'object') setCell(cells, index, child?.name ?? node.name, '', cleanPath);
         continue;
       }
       if (type === 'array' && child?.item) {
-        setCell(cells, index, child.name, id(), cleanPath);
-        const parentId = new Map([['JSON_parentId', id() as JsonValue]]);
-        this.writeList(Array.isArray(value) ? value : [value], child.item, `${cleanPath}.${key}`, parentId);
+        const parentId = id();
+        setCell(cells, index, child.name, parentId, cleanPath);
+        this.writeList(Array.isArray(value) ? value : [value], child.item, this.childPath(child, cleanPath, key), new Map([['JSON_parentId', parentId]]));
       } else if (type === 'object' && child && isJsonObject(value)) {
-        const inner = this.rowCells(value, child, `${cleanPath}.${key}`, id, this.columns(child, NO_INJECTED));
+        const inner = this.rowCells(value, child, this.childPath(child, cleanPath, key), id, this.columns(child, NO_INJECTED));
         const names = this.header(child);
         for (let i = 0; i < names.length; i++) setCell(cells, index, names[i], inner[i], cleanPath);
       } else if (isScalar(value)) {
@@ -179,6 +193,29 @@ export class TableReplay {
     }
     return cells;
   }
+}
+
+/** The row as json-parser sees it: its properties, then the injected columns (overwriting a property of the same name in place). */
+function withInjected(row: JsonObject, injected: JsonObject): JsonObject {
+  if (injected.size === 0) return row;
+  const merged = new Map(row);
+  for (const [k, v] of injected) merged.set(k, v);
+  return merged;
+}
+
+interface CachedColumns {
+  version: number;
+  columns: Column[];
+  /** the columns with the last injected keys seen */
+  injected?: { keys: string[]; columns: Column[] };
+}
+
+/** Whether `map` has exactly `keys`, in that order. */
+function sameKeys(keys: string[], map: JsonObject): boolean {
+  if (keys.length !== map.size) return false;
+  let i = 0;
+  for (const key of map.keys()) if (key !== keys[i++]) return false;
+  return true;
 }
 
 interface Layout {
