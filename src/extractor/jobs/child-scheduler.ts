@@ -7,7 +7,7 @@ interface Lane {
   limit: number;
   running: number;
   /** registered, not started, in depth-first order */
-  waiting: ChildTask[];
+  waiting: WaitingTasks;
 }
 
 /**
@@ -34,7 +34,7 @@ export class ChildScheduler {
     const touched = new Set<Lane>();
     for (const task of tasks) {
       const lane = this.laneOf(task.job);
-      insertSorted(lane.waiting, task);
+      lane.waiting.insert(task);
       touched.add(lane);
     }
     for (const lane of touched) this.pump(lane);
@@ -44,8 +44,7 @@ export class ChildScheduler {
   demand(task: ChildTask): void {
     if (task.stream) return;
     const lane = this.laneOf(task.job);
-    const at = lane.waiting.indexOf(task);
-    if (at >= 0) lane.waiting.splice(at, 1);
+    lane.waiting.remove(task);
     this.launch(lane, task);
   }
 
@@ -57,7 +56,10 @@ export class ChildScheduler {
   }
 
   private pump(lane: Lane): void {
-    while (lane.running < lane.limit && lane.waiting.length > 0) this.launch(lane, lane.waiting.shift()!);
+    for (let task = lane.waiting.first(); task && lane.running < lane.limit; task = lane.waiting.first()) {
+      lane.waiting.remove(task);
+      this.launch(lane, task);
+    }
   }
 
   private launch(lane: Lane, task: ChildTask): void {
@@ -68,16 +70,50 @@ export class ChildScheduler {
   private laneOf(job: JobConfig): Lane {
     let lane = this.lanes.get(job);
     if (!lane) {
-      lane = { limit: this.limitOf(job), running: 0, waiting: [] };
+      lane = { limit: this.limitOf(job), running: 0, waiting: new WaitingTasks() };
       this.lanes.set(job, lane);
     }
     return lane;
   }
 }
 
-/** Inserts after every task that comes before it (tasks mostly arrive in order: the scan is short). */
-function insertSorted(list: ChildTask[], task: ChildTask): void {
-  let i = list.length;
-  while (i > 0 && compareOrder(list[i - 1].order, task.order) > 0) i--;
-  list.splice(i, 0, task);
+/**
+ * Tasks waiting to start, in depth-first order. A page may list many thousands of child runs:
+ * tasks mostly arrive in order and leave from the front, so both are O(1) here (an array's
+ * `shift` is not: 100,000 of them take seconds).
+ */
+export class WaitingTasks {
+  private tasks: ChildTask[] = [];
+  private head = 0;
+
+  get size(): number {
+    return this.tasks.length - this.head;
+  }
+
+  first(): ChildTask | undefined {
+    return this.tasks[this.head];
+  }
+
+  /** After every task that comes before it (the scan from the back is short: arrivals are mostly in order). */
+  insert(task: ChildTask): void {
+    let i = this.tasks.length;
+    while (i > this.head && compareOrder(this.tasks[i - 1].order, task.order) > 0) i--;
+    if (i === this.tasks.length) this.tasks.push(task);
+    else this.tasks.splice(i, 0, task);
+  }
+
+  /** Removes a task (the first one, nearly always); nothing when it is not waiting. */
+  remove(task: ChildTask): void {
+    if (this.tasks[this.head] === task) this.head++;
+    else {
+      const at = this.tasks.indexOf(task, this.head);
+      if (at < 0) return;
+      this.tasks.splice(at, 1);
+    }
+    // drop the consumed front once it is most of the array: amortised O(1) per task
+    if (this.head > 1024 && this.head * 2 > this.tasks.length) {
+      this.tasks = this.tasks.slice(this.head);
+      this.head = 0;
+    }
+  }
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { JobEventStream, StreamClosed } from '../../../src/extractor/jobs/job-events.js';
 import { Stop } from '../../../src/extractor/pagination/paginator.js';
-import { ChildScheduler } from '../../../src/extractor/jobs/child-scheduler.js';
+import { ChildScheduler, WaitingTasks } from '../../../src/extractor/jobs/child-scheduler.js';
 import type { ChildTask } from '../../../src/extractor/jobs/job-events.js';
 import type { JobConfig } from '../../../src/extractor/config/job-config.js';
 
@@ -138,5 +138,23 @@ describe('ChildScheduler: which child tasks run ahead', () => {
     assert.deepEqual(started.map((x) => x.order), ['0.5.0', '0.1.0']);
     s.demand(earlier);
     assert.equal(started.length, 2, 'a started task is not started again');
+  });
+
+  it('keeps thousands of waiting tasks in depth-first order through removals at the front and in the middle', () => {
+    const items = job('items');
+    const waiting = new WaitingTasks();
+    const tasks = Array.from({ length: 5000 }, (_, i) => task(items, [Math.floor(i / 100), i % 100]));
+    // mostly in order, some late arrivals from an earlier page
+    for (const t of tasks.filter((_, i) => i % 7 !== 0)) waiting.insert(t);
+    for (const t of tasks.filter((_, i) => i % 7 === 0)) waiting.insert(t);
+    waiting.remove(tasks[2500]);
+    waiting.remove(tasks[2500]);
+    const out: ChildTask[] = [];
+    for (let t = waiting.first(); t; t = waiting.first()) {
+      out.push(t);
+      waiting.remove(t);
+    }
+    assert.equal(waiting.size, 0);
+    assert.deepEqual(out, tasks.filter((_, i) => i !== 2500), 'every task once, in depth-first order, past the compaction of the front');
   });
 });
