@@ -5,8 +5,7 @@ import type { JobConfig } from '../config/job-config.js';
 import type { RecordParser } from '../output/record-parser.js';
 import type { Paginator, Stop, StopCode } from '../pagination/paginator.js';
 import type { RunProgress } from '../run-progress.js';
-import type { ChildEntry } from './job-events.js';
-import type { InstanceStarted, JobEventStream, PageFetched } from './job-events.js';
+import type { ChildEntry, InstanceStarted, JobEventStream, PageFetched } from './job-events.js';
 import { topLevelUserData } from './job-instance.js';
 import { JobTree, type TreeContext } from './job-tree.js';
 
