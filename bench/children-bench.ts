@@ -4,12 +4,12 @@
  * `concurrency` N, side by side; every run's tables must be byte-identical to the sequential one.
  * Also against an API that admits only K requests per second (429 + Retry-After beyond).
  */
-import { readFile, readdir } from 'node:fs/promises';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { measureProcess, removeDir, repoRoot } from './measure.js';
 import { startPagedServer } from './paged-server-process.js';
+import { settledRate } from './rate-limit-bench.js';
 
 export interface ChildrenResult {
   parents: number;
@@ -100,11 +100,7 @@ export async function childrenRateLimited(parents = 100, allowedPerSecond = 20, 
     const reference = await runWith(open.url, 1);
     const run = await runWith(limited.url, concurrency);
     const stats = await limited.stats();
-    // the bucket starts full: skip the first second, then count served requests per second
-    const start = stats.servedAt[0] + 1000;
-    const settled = stats.servedAt.filter((t) => t >= start);
-    const span = (settled[settled.length - 1] - start) / 1000;
-    const settledPerSecond = span > 0 ? Math.round((settled.length / span) * 10) / 10 : 0;
+    const settledPerSecond = settledRate(stats.servedAt);
     return {
       parents,
       allowedPerSecond,

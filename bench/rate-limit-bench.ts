@@ -22,17 +22,24 @@ export interface RateLimitResult {
 
 const GEX = path.join(repoRoot, 'bin', 'gex.js');
 
+/**
+ * Served requests per second once the server's bucket, which starts full, has spent its burst:
+ * the first second is skipped. `servedAt`: ms since the server started, in order.
+ */
+export function settledRate(servedAt: number[]): number {
+  const start = servedAt[0] + 1000;
+  const settled = servedAt.filter((t) => t >= start);
+  const span = (settled[settled.length - 1] - start) / 1000;
+  return span > 0 ? Math.round((settled.length / span) * 10) / 10 : 0;
+}
+
 export async function rateLimitedRun(allowedPerSecond = 20, concurrency = 8, pages = 200, latencyMs = 50): Promise<RateLimitResult> {
   const server = await startPagedServer({ pages, recordsPerPage: 10, shape: 'flat', latencyMs, ratePerSecond: allowedPerSecond });
   const dir = await pagedDataDir(server.url, 10, { concurrency });
   try {
     const m = await measureProcess([process.execPath, GEX, 'run', '--data-dir', dir, '--log-level', 'error']);
     const stats = await server.stats();
-    // the bucket starts full: skip the first second, then count served pages per second
-    const start = stats.servedAt[0] + 1000;
-    const settled = stats.servedAt.filter((t) => t >= start);
-    const span = (settled[settled.length - 1] - start) / 1000;
-    const settledPerSecond = span > 0 ? Math.round((settled.length / span) * 10) / 10 : 0;
+    const settledPerSecond = settledRate(stats.servedAt);
     return {
       allowedPerSecond,
       concurrency,

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startFixtureServer, type FixtureServer, type RecordedRequest } from '../../src/fixture-server/fixture-server.js';
 import { stateFileText } from '../../src/extractor/extractor-state.js';
 import { runExtraction, type ExtractionRun } from '../support/extraction.js';
+import { InFlight } from '../support/in-flight.js';
 
 /**
  * Child jobs fetched ahead (`concurrency` on a child job) must change nothing but speed: the same
@@ -15,12 +16,11 @@ import { runExtraction, type ExtractionRun } from '../support/extraction.js';
 describe('parallel child jobs', function () {
   this.timeout(60_000);
   let server: FixtureServer;
-  let inFlight = 0;
-  let maxInFlight = 0;
+  const flight = new InFlight();
   let throttleAbove = Infinity;
   let throttled = 0;
-  /** requests per path family, at most at once */
-  const peak = new Map<string, { now: number; max: number }>();
+  /** requests per path family in flight */
+  const peak = new Map<string, InFlight>();
   let failOn: string | undefined;
   /** requests answered (not throttled), as the API saw them */
   const served: string[] = [];
@@ -61,32 +61,27 @@ describe('parallel child jobs', function () {
 
   before(async () => {
     server = await startFixtureServer({
-      handler: async (request) => {
+      handler: (request) => {
         const path = new URL(request.url, 'http://x').pathname;
-        const counter = peak.get(family(path)) ?? { now: 0, max: 0 };
+        const counter = peak.get(family(path)) ?? new InFlight();
         peak.set(family(path), counter);
-        inFlight++;
-        counter.now++;
-        maxInFlight = Math.max(maxInFlight, inFlight);
-        counter.max = Math.max(counter.max, counter.now);
-        try {
-          if (inFlight > throttleAbove) {
-            throttled++;
-            return { status: 429, headers: { 'Retry-After': '0' }, body: { error: 'slow down' } };
-          }
-          await sleep(latencyOf(request.url));
-          served.push(`${request.method} ${request.url}`);
-          return answer(request);
-        } finally {
-          inFlight--;
-          counter.now--;
-        }
+        return flight.around(() =>
+          counter.around(async () => {
+            if (flight.now > throttleAbove) {
+              throttled++;
+              return { status: 429, headers: { 'Retry-After': '0' }, body: { error: 'slow down' } };
+            }
+            await sleep(latencyOf(request.url));
+            served.push(`${request.method} ${request.url}`);
+            return answer(request);
+          }),
+        );
       },
     });
   });
   after(() => server.close());
   beforeEach(async () => {
-    while (inFlight > 0) await sleep(5);
+    await flight.quiet();
     reset();
     throttleAbove = Infinity;
     throttled = 0;
@@ -95,7 +90,7 @@ describe('parallel child jobs', function () {
 
   function reset(): void {
     served.length = 0;
-    maxInFlight = 0;
+    flight.max = 0;
     peak.clear();
   }
 
@@ -128,11 +123,11 @@ describe('parallel child jobs', function () {
 
   async function sequentialAndParallel(shape: Shape, concurrency = 8): Promise<{ sequential: ExtractionRun; parallel: ExtractionRun }> {
     const sequential = await runExtraction(parameters(shape));
-    assert.equal(maxInFlight, 1, 'the sequential run sent one request at a time');
+    assert.equal(flight.max, 1, 'the sequential run sent one request at a time');
     const sequentialRequests = [...served].sort();
     reset();
     const parallel = await runExtraction(parameters(shape, concurrency));
-    assert.ok(maxInFlight > 1, `requests overlapped (${maxInFlight} at once)`);
+    assert.ok(flight.max > 1, `requests overlapped (${flight.max} at once)`);
     for (const [name, counter] of peak) assert.ok(counter.max <= concurrency, `${name}: ${counter.max} at once, more than ${concurrency}`);
     assert.deepEqual([...parallel.files.keys()], [...sequential.files.keys()]);
     for (const [file, content] of sequential.files) assert.equal(parallel.files.get(file), content, `${file} differs`);
@@ -194,6 +189,6 @@ describe('parallel child jobs', function () {
     assert.equal(parallel.message, sequential.message);
     // nothing keeps running after the failure: the server goes quiet
     await sleep(50);
-    assert.equal(inFlight, 0);
+    assert.equal(flight.now, 0);
   });
 });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
 import { runExtraction, type ExtractionRun } from '../support/extraction.js';
+import { InFlight } from '../support/in-flight.js';
 import { stateFileText } from '../../src/extractor/extractor-state.js';
 
 /**
@@ -11,19 +12,16 @@ import { stateFileText } from '../../src/extractor/extractor-state.js';
  */
 describe('parallel page fetching', () => {
   let server: FixtureServer;
-  let inFlight = 0;
-  let maxInFlight = 0;
+  const flight = new InFlight();
   let throttle = Infinity;
   let throttled = 0;
   const TOTAL = 95;
 
   before(async () => {
     server = await startFixtureServer({
-      handler: async (r) => {
-        inFlight++;
-        maxInFlight = Math.max(maxInFlight, inFlight);
-        try {
-          if (inFlight > throttle) {
+      handler: (r) =>
+        flight.around(async () => {
+          if (flight.now > throttle) {
             throttled++;
             return { status: 429, body: { error: 'slow down' } };
           }
@@ -39,18 +37,13 @@ describe('parallel page fetching', () => {
           const detail = /^\/items\/(\d+)$/.exec(url.pathname);
           if (detail) return { body: { id: Number(detail[1]), detail: `d${detail[1]}` } };
           return undefined;
-        } finally {
-          inFlight--;
-        }
-      },
+        }),
     });
   });
   after(() => server.close());
   beforeEach(async () => {
-    // pages fetched ahead and cancelled by the previous test may still be in the server's hands
-    while (inFlight > 0) await sleep(5);
+    await flight.quiet();
     server.requests.length = 0;
-    maxInFlight = 0;
     throttle = Infinity;
     throttled = 0;
   });
@@ -72,12 +65,12 @@ describe('parallel page fetching', () => {
   ] as const) {
     it(`${name}: 8 pages in flight write the same tables as a sequential run`, async () => {
       const sequential = await runExtraction(parameters(pagination));
-      assert.equal(maxInFlight, 1);
+      assert.equal(flight.max, 1);
       const sequentialRequests = server.requests.map((r) => r.url);
       server.requests.length = 0;
-      maxInFlight = 0;
+      flight.max = 0;
       const parallel = await runExtraction(parameters({ ...pagination, concurrency: 8 }));
-      assert.ok(maxInFlight > 1 && maxInFlight <= 8, `requests overlapped (${maxInFlight} at once)`);
+      assert.ok(flight.max > 1 && flight.max <= 8, `requests overlapped (${flight.max} at once)`);
       sameOutput(sequential, parallel);
       assert.equal(parallel.files.get('p.items')!.split('\n').length - 2, TOTAL);
       // every page the sequential run needed was requested; extra ones lie past the end

@@ -10,6 +10,7 @@ import { stateFileText } from '../../src/extractor/extractor-state.js';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
 import { runGex } from '../support/cli.js';
 import { captureLogger, makeDataDir, runExtraction, type ExtractionRun } from '../support/extraction.js';
+import { InFlight } from '../support/in-flight.js';
 
 /**
  * totalPath / totalPagesPath against a real server with latency (parallel requests really
@@ -18,18 +19,15 @@ import { captureLogger, makeDataDir, runExtraction, type ExtractionRun } from '.
  */
 describe('total from the first page (totalPath, totalPagesPath) against a real server', () => {
   let server: FixtureServer;
-  let inFlight = 0;
-  let maxInFlight = 0;
+  const flight = new InFlight();
   /** what page 1 reports as its total (meta.total); later pages report none */
   let reported: unknown = 100;
   const RECORDS = 100;
 
   before(async () => {
     server = await startFixtureServer({
-      handler: async (r) => {
-        inFlight++;
-        maxInFlight = Math.max(maxInFlight, inFlight);
-        try {
+      handler: (r) =>
+        flight.around(async () => {
           await sleep(10);
           const url = new URL(r.url, 'http://x');
           if (url.pathname !== '/items') return undefined;
@@ -39,18 +37,13 @@ describe('total from the first page (totalPath, totalPagesPath) against a real s
           for (let i = offset; i < Math.min(RECORDS, offset + limit); i++) items.push({ id: i, name: `n${i}`, tags: i % 3 ? ['a'] : [] });
           // only the first page carries the totals, as many APIs do
           return { body: offset === 0 ? { meta: { total: reported, pages: typeof reported === 'number' ? Math.ceil(reported / limit) : reported }, items } : { items } };
-        } finally {
-          inFlight--;
-        }
-      },
+        }),
     });
   });
   after(() => server.close());
   beforeEach(async () => {
-    // pages fetched ahead and cancelled by the previous test may still be in the server's hands
-    while (inFlight > 0) await sleep(5);
+    await flight.quiet();
     server.requests.length = 0;
-    maxInFlight = 0;
     reported = RECORDS;
   });
 
@@ -75,7 +68,7 @@ describe('total from the first page (totalPath, totalPagesPath) against a real s
     server.requests.length = 0;
     const parallel = await runExtraction(parameters({ method: 'pagenum', limit: 10, totalPath: 'meta.total', concurrency: 4 }));
     assert.deepEqual(requested(), pageUrls(10), 'each page once, none past the last');
-    assert.ok(maxInFlight > 1 && maxInFlight <= 4, `requests overlapped, at most 4 (${maxInFlight})`);
+    assert.ok(flight.max > 1 && flight.max <= 4, `requests overlapped, at most 4 (${flight.max})`);
     sameOutput(sequential, parallel);
     assert.deepEqual(parallel.result.jobs, [
       { job: 'items', pages: 10, records: 100, stopReason: 'total: page 10 was the last (100 records at meta.total, 10 per page)', stoppedBy: 'total' },
@@ -138,14 +131,14 @@ describe('total from the first page (totalPath, totalPagesPath) against a real s
       reported = value;
       const plain = await runExtraction(parameters({ method: 'pagenum', limit: 10 }));
       server.requests.length = 0;
-      maxInFlight = 0;
+      flight.max = 0;
       const run = await runExtraction(parameters({ method: 'pagenum', limit: 10, totalPath: 'meta.total', concurrency: 4 }));
       sameOutput(plain, run);
       assert.equal(run.result.jobs[0].stoppedBy, 'underflow');
       assert.equal(run.logs.match(/WARN .*parameters\.api\.pagination\.totalPath meta\.total/g)?.length, 1, run.logs);
       // bounded prefetch: the 11 pages of a sequential run and at most 3 fetched ahead past them
       assert.ok(server.requests.length <= 11 + 3, `${server.requests.length} requests`);
-      assert.ok(maxInFlight <= 4);
+      assert.ok(flight.max <= 4);
     });
   }
 

@@ -63,28 +63,30 @@ export interface SendOptions {
   logger?: Logger;
 }
 
-/**
- * One signal for one send that aborts when either source does; `release` unhooks it. Not
- * `AbortSignal.any`: Node 20 keeps every composite signal alive for as long as a long-lived source
- * (the run's stop signal), so one per request would grow for the whole run.
- */
-export function linkedSignal(a: AbortSignal | undefined, b: AbortSignal | undefined): { signal: AbortSignal | undefined; release: () => void } {
-  if (!a || !b) return { signal: a ?? b, release: () => undefined };
+/** A signal of its own that aborts when any source does; `release` unhooks it from them. */
+interface FollowingSignal {
+  signal: AbortSignal | undefined;
+  release: () => void;
+}
+
+function followingSignal(sources: AbortSignal[]): FollowingSignal {
   const controller = new AbortController();
-  const forward = (source: AbortSignal) => () => controller.abort(source.reason);
-  const fromA = forward(a);
-  const fromB = forward(b);
-  if (a.aborted) fromA();
-  else if (b.aborted) fromB();
-  a.addEventListener('abort', fromA, { once: true });
-  b.addEventListener('abort', fromB, { once: true });
-  return {
-    signal: controller.signal,
-    release: () => {
-      a.removeEventListener('abort', fromA);
-      b.removeEventListener('abort', fromB);
-    },
-  };
+  const forwards = sources.map((source) => {
+    const forward = () => controller.abort(source.reason);
+    if (source.aborted && !controller.signal.aborted) forward();
+    source.addEventListener('abort', forward, { once: true });
+    return () => source.removeEventListener('abort', forward);
+  });
+  return { signal: controller.signal, release: () => forwards.forEach((unhook) => unhook()) };
+}
+
+/**
+ * One signal for one send that aborts when either source does. Not `AbortSignal.any`: Node 20
+ * keeps every composite signal alive for as long as a long-lived source (the run's stop signal),
+ * so one per request would grow for the whole run.
+ */
+export function linkedSignal(a: AbortSignal | undefined, b: AbortSignal | undefined): FollowingSignal {
+  return a && b ? followingSignal([a, b]) : { signal: a ?? b, release: () => undefined };
 }
 
 /**
@@ -92,13 +94,8 @@ export function linkedSignal(a: AbortSignal | undefined, b: AbortSignal | undefi
  * signal it is given when a stream ends normally, so handing it the run's signal would keep one
  * listener (and the request it closes over) per page for the whole run.
  */
-function requestSignal(parent: AbortSignal | undefined): { signal: AbortSignal | undefined; release: () => void } {
-  if (!parent) return { signal: undefined, release: () => undefined };
-  const controller = new AbortController();
-  if (parent.aborted) controller.abort(parent.reason);
-  const forward = () => controller.abort(parent.reason);
-  parent.addEventListener('abort', forward, { once: true });
-  return { signal: controller.signal, release: () => parent.removeEventListener('abort', forward) };
+function requestSignal(parent: AbortSignal | undefined): FollowingSignal {
+  return parent ? followingSignal([parent]) : { signal: undefined, release: () => undefined };
 }
 
 /** A request cancelled through its signal: nobody waits for its result. */

@@ -117,7 +117,7 @@ export class JobProducer {
           expectedRecords: paginator.expectedRecords?.(),
           children,
         });
-        this.scheduler.register(children.flatMap((entry) => ('task' in entry ? [entry.task] : [])));
+        if (children.length > 0) this.scheduler.register(children.flatMap((entry) => ('task' in entry ? [entry.task] : [])));
         if ('failed' in next) throw next.failed;
         if (next instanceof Stop) {
           stream.push({ kind: 'end', stop: next, fetches: 0 });
