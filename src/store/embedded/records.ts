@@ -47,19 +47,56 @@ export interface RowRecord extends ConfigKey {
   isDeleted: boolean;
 }
 
-export interface RowRef {
-  id: string;
-  version: number;
-}
-
+/**
+ * A configuration version's own fields. Its rows and their order are not copied into it: they are
+ * ranges of versions (configuration_version_rows, configuration_version_row_order) read with it.
+ */
 export interface ConfigVersionRecord extends VersionStamp {
   name: string;
   description: string;
   configuration: string;
   isDisabled: boolean;
   isDeleted: boolean;
+}
+
+/** A configuration version's rows and custom order, read from the version ranges. */
+export interface ConfigVersionContent extends ConfigVersionRecord {
   rowsSortOrder: string[];
-  rows: RowRef[];
+  /** the row versions it holds, by row id */
+  rows: VersionRowRef[];
+}
+
+/** A row version a configuration version holds, with what is stored of it (undefined: missing). */
+export interface VersionRowRef {
+  rowId: string;
+  version: number;
+  content: RowVersionRecord | undefined;
+  /** the row's creation time (of its record) */
+  rowCreated: string | undefined;
+}
+
+/**
+ * Configuration versions `firstVersion`…`lastVersion` hold version `rowVersion` of a row (null
+ * `lastVersion`: up to the current version). A change of one row closes one range and opens one:
+ * versions share the rows they do not change instead of each listing them all.
+ */
+export interface VersionRowRange extends ConfigKey {
+  rowId: string;
+  rowVersion: number;
+  firstVersion: number;
+  lastVersion: number | null;
+}
+
+/**
+ * Configuration versions `firstVersion`…`lastVersion` list the row at `position` of their custom
+ * `rowsSortOrder` (versions with the natural order have none). Only the relative order of the
+ * positions open together means anything: a row appended gets one past the last.
+ */
+export interface VersionOrderRange extends ConfigKey {
+  rowId: string;
+  position: number;
+  firstVersion: number;
+  lastVersion: number | null;
 }
 
 export interface RowVersionRecord extends VersionStamp {

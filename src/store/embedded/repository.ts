@@ -1,7 +1,19 @@
 import type { Dialect, SqlExecutor } from '../sql/database.js';
-import { insertSql, insertValues, selectSql, upsertSql, whereEqual } from '../sql/table.js';
+import { insertBatches, insertSql, insertValues, selectSql, upsertSql, whereEqual, type Table } from '../sql/table.js';
 import type { Component, MetadataItem, TokenInfo } from '../types.js';
-import type { ConfigKey, ConfigRecord, ConfigVersionRecord, MetadataRecord, ProjectRecord, RowRecord, RowVersionRecord, TokenRecord } from './records.js';
+import type {
+  ConfigKey,
+  ConfigRecord,
+  ConfigVersionRecord,
+  MetadataRecord,
+  ProjectRecord,
+  RowRecord,
+  RowVersionRecord,
+  TokenRecord,
+  VersionOrderRange,
+  VersionRowRange,
+  VersionRowRef,
+} from './records.js';
 import {
   COMPONENTS,
   componentFromDb,
@@ -21,11 +33,15 @@ import {
   rowVersionFromDb,
   TOKENS,
   tokenInfoFromDb,
+  VERSION_ROW_ORDER,
+  VERSION_ROWS,
   type DbRow,
 } from './tables.js';
 
 const CONFIG_WHERE = whereEqual(CONFIG_KEY);
 const OWNED_WHERE = whereEqual(OWNED_BY_CONFIG_KEY);
+/** ranges (of the table aliased `t`) that hold configuration version `?` (both placeholders take the version) */
+const holdsVersion = (t = ''): string => `${t}first_version <= ? AND (${t}last_version IS NULL OR ${t}last_version >= ?)`;
 const TOKEN_WITH_PROJECT = 'SELECT t.id, t.description, t.read_only, t.created, t.internal, p.id AS project_id, p.name AS project_name FROM tokens t JOIN projects p ON p.id = t.project_id';
 
 /**
@@ -176,7 +192,7 @@ export class Repository {
 
   /** Removes a configuration with its history, rows and metadata (purge). */
   async purgeConfig(key: ConfigKey): Promise<void> {
-    for (const table of [CONFIGURATION_METADATA, ROW_VERSIONS, CONFIGURATION_ROWS, CONFIGURATION_VERSIONS]) {
+    for (const table of [CONFIGURATION_METADATA, VERSION_ROW_ORDER, VERSION_ROWS, ROW_VERSIONS, CONFIGURATION_ROWS, CONFIGURATION_VERSIONS]) {
       await this.tx.run(`DELETE FROM ${table.name} WHERE ${OWNED_WHERE}`, keyParams(key));
     }
     await this.tx.run(`DELETE FROM ${CONFIGURATIONS.name} WHERE ${CONFIG_WHERE}`, keyParams(key));
@@ -199,6 +215,77 @@ export class Repository {
   async loadConfigVersion(key: ConfigKey, version: number): Promise<ConfigVersionRecord | undefined> {
     const r = await this.tx.get<DbRow>(`${selectSql(CONFIGURATION_VERSIONS)} WHERE ${OWNED_WHERE} AND version = ?`, [...keyParams(key), version]);
     return r ? configVersionFromDb(r) : undefined;
+  }
+
+  // ---- what each configuration version holds: ranges of versions -------------------------------
+
+  /** The row versions configuration version `version` holds, each with its content and its row's `created`. */
+  async loadVersionRows(key: ConfigKey, version: number): Promise<VersionRowRef[]> {
+    const rows = await this.tx.all<DbRow>(
+      `SELECT h.row_id AS held_row_id, h.row_version AS held_version, r.created AS row_created,
+        v.row_id, v.version, v.created, v.token_id, v.token_description, v.change_description, v.version_identifier,
+        v.name, v.description, v.configuration, v.is_disabled
+      FROM ${VERSION_ROWS.name} h
+      LEFT JOIN ${ROW_VERSIONS.name} v ON v.project_id = h.project_id AND v.component_id = h.component_id
+        AND v.configuration_id = h.configuration_id AND v.row_id = h.row_id AND v.version = h.row_version
+      LEFT JOIN ${CONFIGURATION_ROWS.name} r ON r.project_id = h.project_id AND r.component_id = h.component_id
+        AND r.configuration_id = h.configuration_id AND r.id = h.row_id
+      WHERE h.project_id = ? AND h.component_id = ? AND h.configuration_id = ? AND ${holdsVersion('h.')}`,
+      [...keyParams(key), version, version],
+    );
+    return rows.map((r) => ({
+      rowId: String(r.held_row_id),
+      version: Number(r.held_version),
+      content: r.version === null || r.version === undefined ? undefined : rowVersionFromDb(r),
+      rowCreated: r.row_created === null || r.row_created === undefined ? undefined : String(r.row_created),
+    }));
+  }
+
+  /** The custom row order of configuration version `version`; [] for the natural order. */
+  async loadVersionOrder(key: ConfigKey, version: number): Promise<string[]> {
+    const rows = await this.tx.all<DbRow>(`SELECT row_id FROM ${VERSION_ROW_ORDER.name} WHERE ${OWNED_WHERE} AND ${holdsVersion()} ORDER BY position`, [
+      ...keyParams(key),
+      version,
+      version,
+    ]);
+    return rows.map((r) => String(r.row_id));
+  }
+
+  /** The custom order of the current version as its open ranges hold it, with the last position. */
+  async loadOpenOrder(key: ConfigKey): Promise<{ order: string[]; lastPosition: number }> {
+    const rows = await this.tx.all<DbRow>(`SELECT row_id, position FROM ${VERSION_ROW_ORDER.name} WHERE ${OWNED_WHERE} AND last_version IS NULL ORDER BY position`, keyParams(key));
+    return { order: rows.map((r) => String(r.row_id)), lastPosition: rows.length === 0 ? -1 : Number(rows[rows.length - 1].position) };
+  }
+
+  async openRowRanges(ranges: readonly VersionRowRange[]): Promise<void> {
+    await this.insertMany(VERSION_ROWS, ranges);
+  }
+
+  async openOrderRanges(ranges: readonly VersionOrderRange[]): Promise<void> {
+    await this.insertMany(VERSION_ROW_ORDER, ranges);
+  }
+
+  /** Ends the open row ranges of `rowIds` (or of every row) at configuration version `lastVersion`. */
+  async closeRowRanges(key: ConfigKey, lastVersion: number, rowIds: readonly string[] | 'all'): Promise<void> {
+    await this.closeRanges(VERSION_ROWS, key, lastVersion, rowIds);
+  }
+
+  async closeOrderRanges(key: ConfigKey, lastVersion: number, rowIds: readonly string[] | 'all'): Promise<void> {
+    await this.closeRanges(VERSION_ROW_ORDER, key, lastVersion, rowIds);
+  }
+
+  private async closeRanges<R>(table: Table<R>, key: ConfigKey, lastVersion: number, rowIds: readonly string[] | 'all'): Promise<void> {
+    const close = `UPDATE ${table.name} SET last_version = ? WHERE ${OWNED_WHERE} AND last_version IS NULL`;
+    if (rowIds === 'all') {
+      await this.tx.run(close, [lastVersion, ...keyParams(key)]);
+      return;
+    }
+    for (const rowId of rowIds) await this.tx.run(`${close} AND row_id = ?`, [lastVersion, ...keyParams(key), rowId]);
+  }
+
+  /** Inserts many records in few statements. */
+  private async insertMany<R>(table: Table<R>, records: Iterable<R>, conflict?: readonly string[]): Promise<void> {
+    for (const [sql, params] of insertBatches(table, records, conflict)) await this.tx.run(sql, params);
   }
 
   // ---- rows -------------------------------------------------------------------------------------
@@ -226,6 +313,15 @@ export class Repository {
 
   async saveRow(r: RowRecord): Promise<void> {
     await this.tx.run(upsertSql(CONFIGURATION_ROWS, [...OWNED_BY_CONFIG_KEY, 'id']), insertValues(CONFIGURATION_ROWS, r));
+  }
+
+  /** `saveRow` for many rows at once, each with its current version as a new row version (an import). */
+  async saveRowsWithVersions(rows: readonly RowRecord[]): Promise<void> {
+    await this.insertMany(CONFIGURATION_ROWS, rows, [...OWNED_BY_CONFIG_KEY, 'id']);
+    await this.insertMany(
+      ROW_VERSIONS,
+      rows.map((r) => ({ ...r.current, projectId: r.projectId, componentId: r.componentId, configId: r.configId, rowId: r.rowId, name: r.name, description: r.description, configuration: r.configuration, isDisabled: r.isDisabled })),
+    );
   }
 
   async saveRowState(key: ConfigKey, rowId: string, state: string): Promise<void> {

@@ -6,7 +6,7 @@ import { StoreError } from '../store-error.js';
 import type { Component, TokenInfo, TokenRef } from '../types.js';
 import { fromText, toText, type ConfigKey, type ConfigRecord, type RowRecord, type RowVersionRecord, type VersionStamp } from './records.js';
 import { Repository } from './repository.js';
-import { orderRows } from './resources.js';
+import { orderChange } from './version-ranges.js';
 
 /** Largest `configuration` or `state` body accepted (Keboola's limit). */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -24,6 +24,18 @@ export interface RowContent {
 export interface ConfigContent extends RowContent {
   rowsSortOrder: string[];
 }
+
+/** How the rows of a new configuration version differ from the previous version's. */
+export interface RowsChange {
+  /** rows held at their current (new) row version from this version on: created, changed, restored */
+  entered?: readonly RowRecord[];
+  /** ids of rows this version no longer holds */
+  left?: readonly string[];
+  /** this version holds none of the previous version's rows, only `entered` (rollback, re-creation) */
+  replaceAll?: boolean;
+}
+
+const keyOf = (k: ConfigKey): ConfigKey => ({ projectId: k.projectId, componentId: k.componentId, configId: k.configId });
 
 /** What a new record keeps of an earlier one of the same id; by default it starts afresh. */
 export interface Carried {
@@ -162,10 +174,21 @@ export class ProjectSession {
     };
   }
 
-  /** Appends a configuration version for the current record and rows and saves the record. */
-  async commitVersion(repo: Repository, record: ConfigRecord, now: string, changeDescription: string, rows?: RowRecord[]): Promise<void> {
-    const live = rows ?? (await repo.loadRows(record));
-    record.current = this.stamp(record.current.version + 1, now, changeDescription);
+  /**
+   * Appends a configuration version for the current record and saves the record. What the version
+   * holds of rows is not copied into it: the previous version's rows carry over as ranges, and only
+   * those `change` names are written — a change of one row stores one row's worth, however many
+   * rows the configuration has. The custom row order carries over the same way.
+   */
+  async commitVersion(repo: Repository, record: ConfigRecord, now: string, changeDescription: string, change: RowsChange = {}): Promise<void> {
+    const previous = record.current.version;
+    record.current = this.stamp(previous + 1, now, changeDescription);
+    const version = record.current.version;
+    const entered = change.entered ?? [];
+    if (change.replaceAll) await repo.closeRowRanges(record, previous, 'all');
+    else if (previous > 0) await repo.closeRowRanges(record, previous, [...(change.left ?? []), ...entered.map((r) => r.rowId)]);
+    await repo.openRowRanges(entered.map((r) => ({ ...keyOf(record), rowId: r.rowId, rowVersion: r.current.version, firstVersion: version, lastVersion: null })));
+    await this.commitOrder(repo, record, version);
     await repo.insertConfigVersion(record, {
       ...record.current,
       name: record.name,
@@ -173,10 +196,23 @@ export class ProjectSession {
       configuration: record.configuration,
       isDisabled: record.isDisabled,
       isDeleted: record.isDeleted,
-      rowsSortOrder: record.rowsSortOrder,
-      rows: orderRows(live, record.rowsSortOrder).map((r) => ({ id: r.rowId, version: r.current.version })),
     });
     await repo.saveConfig(record);
+  }
+
+  /** Carries the custom row order into `version`: only what changed since the previous version is written. */
+  private async commitOrder(repo: Repository, record: ConfigRecord, version: number): Promise<void> {
+    const open = await repo.loadOpenOrder(record);
+    const change = orderChange(open.order, record.rowsSortOrder);
+    if (change.kind === 'same') return;
+    const at = (rowId: string, position: number) => ({ ...keyOf(record), rowId, position, firstVersion: version, lastVersion: null });
+    if (change.kind === 'reset') {
+      await repo.closeOrderRanges(record, version - 1, 'all');
+      await repo.openOrderRanges(change.order.map((id, i) => at(id, i)));
+    } else {
+      await repo.closeOrderRanges(record, version - 1, change.removed);
+      await repo.openOrderRanges(change.appended.map((id, i) => at(id, open.lastPosition + 1 + i)));
+    }
   }
 
   /** Saves a row with a new row version. */

@@ -10,9 +10,10 @@ import {
   type MetadataRecord,
   type ProjectRecord,
   type RowRecord,
-  type RowRef,
   type RowVersionRecord,
   type TokenRecord,
+  type VersionOrderRange,
+  type VersionRowRange,
   type VersionStamp,
 } from './records.js';
 
@@ -111,8 +112,28 @@ export const CONFIGURATION_VERSIONS: Table<ConfigVersionRow> = {
     ...versionStampColumns<ConfigVersionRow>(),
     ...contentColumns<ConfigVersionRow>(),
     column('is_deleted', (r) => flag(r.isDeleted)),
-    column('rows_sort_order', (r) => JSON.stringify(r.rowsSortOrder)),
-    column('rows', (r) => JSON.stringify(r.rows)),
+  ],
+};
+
+export const VERSION_ROWS: Table<VersionRowRange> = {
+  name: 'configuration_version_rows',
+  columns: [
+    ...keyColumns<VersionRowRange>('configuration_id'),
+    column('row_id', (r) => r.rowId),
+    column('row_version', (r) => r.rowVersion),
+    column('first_version', (r) => r.firstVersion),
+    column('last_version', (r) => r.lastVersion),
+  ],
+};
+
+export const VERSION_ROW_ORDER: Table<VersionOrderRange> = {
+  name: 'configuration_version_row_order',
+  columns: [
+    ...keyColumns<VersionOrderRange>('configuration_id'),
+    column('row_id', (r) => r.rowId),
+    column('position', (r) => r.position),
+    column('first_version', (r) => r.firstVersion),
+    column('last_version', (r) => r.lastVersion),
   ],
 };
 
@@ -209,13 +230,7 @@ export function rowFromDb(r: DbRow): RowRecord {
 }
 
 export function configVersionFromDb(r: DbRow): ConfigVersionRecord {
-  return {
-    ...stamp(r, ''),
-    ...content(r),
-    isDeleted: bool(r.is_deleted),
-    rowsSortOrder: JSON.parse(text(r.rows_sort_order)) as string[],
-    rows: JSON.parse(text(r.rows)) as RowRef[],
-  };
+  return { ...stamp(r, ''), ...content(r), isDeleted: bool(r.is_deleted) };
 }
 
 export function rowVersionFromDb(r: DbRow): RowVersionRecord {
