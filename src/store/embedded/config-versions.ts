@@ -1,7 +1,7 @@
 import { StoreError } from '../store-error.js';
 import type { ConfigVersionDetail, ConfigVersionItem, Configuration, CopyConfigurationInput, VersionListOptions } from '../types.js';
 import { insertingNewId } from './configurations.js';
-import { fromText, type ConfigKey, type ConfigVersionContent, type ConfigVersionRecord, type RowRecord, type RowVersionRecord, type VersionRowRef } from './records.js';
+import { fromText, type ConfigKey, type ConfigVersionContent, type ConfigVersionRecord, type RowRecord } from './records.js';
 import type { Repository } from './repository.js';
 import { orderRows, toConfiguration } from './resources.js';
 import type { ProjectSession } from './session.js';
@@ -42,17 +42,16 @@ export function getConfigurationVersion(s: ProjectSession, componentId: string, 
     await s.liveConfig(repo, key);
     const v = await versionOrFail(repo, key, version);
     const rows = [];
-    for (const ref of v.rows) {
-      const rv = ref.content;
-      if (!rv || ref.rowCreated === undefined) continue;
+    for (const rv of v.rows) {
+      if (rv.rowCreated === undefined) continue;
       rows.push({
-        id: ref.rowId,
+        id: rv.rowId,
         name: rv.name,
         description: rv.description,
         isDisabled: rv.isDisabled,
         configuration: fromText(rv.configuration),
         version: rv.version,
-        created: ref.rowCreated,
+        created: rv.rowCreated,
         creatorToken: rv.token,
         changeDescription: rv.changeDescription,
         versionIdentifier: rv.versionIdentifier,
@@ -78,12 +77,6 @@ async function versionOrFail(repo: Repository, key: ConfigKey, version: number):
   return { ...v, rowsSortOrder, rows: orderRows(await repo.loadVersionRows(key, version), rowsSortOrder) };
 }
 
-/** The content of a row version a configuration version holds; Keboola's 404 when it is missing. */
-function heldContent(ref: VersionRowRef): RowVersionRecord {
-  if (!ref.content) throw StoreError.notFound(`Version ${ref.version} of row ${ref.rowId} not found`);
-  return ref.content;
-}
-
 /**
  * Rollback: a new version equal to the target one; rows not in the target are deleted, every row
  * of the target gets a new row version with the target's content; states are kept (a recreated
@@ -101,8 +94,8 @@ export function rollbackConfiguration(s: ProjectSession, componentId: string, co
     }
     const live: RowRecord[] = [];
     for (const ref of target.rows) {
-      const row = s.newRowRecord(key, ref.rowId, heldContent(ref), now, all.get(ref.rowId));
-      await s.commitRowVersion(repo, row, now, `Rollback to version ${ref.version} (via configuration rollback to version ${version})`);
+      const row = s.newRowRecord(key, ref.rowId, ref, now, all.get(ref.rowId));
+      s.nextRowVersion(row, now, `Rollback to version ${ref.version} (via configuration rollback to version ${version})`);
       live.push(row);
     }
     Object.assign(record, {
@@ -135,8 +128,8 @@ export function copyConfiguration(s: ProjectSession, componentId: string, config
       const sourceRows = new Map((await repo.loadRowsIncludingDeleted(key)).map((r) => [r.rowId, r]));
       const rows: RowRecord[] = [];
       for (const ref of target.rows) {
-        const row = s.newRowRecord(newKey, ref.rowId, heldContent(ref), now, { state: sourceRows.get(ref.rowId)?.state });
-        await s.commitRowVersion(repo, row, now, copyText);
+        const row = s.newRowRecord(newKey, ref.rowId, ref, now, { state: sourceRows.get(ref.rowId)?.state });
+        s.nextRowVersion(row, now, copyText);
         rows.push(row);
       }
       const content = { name, description: input.description ?? target.description, configuration: target.configuration, isDisabled: target.isDisabled, rowsSortOrder: target.rowsSortOrder };

@@ -48,8 +48,9 @@ export interface RowRecord extends ConfigKey {
 }
 
 /**
- * A configuration version's own fields. Its rows and their order are not copied into it: they are
- * ranges of versions (configuration_version_rows, configuration_version_row_order) read with it.
+ * A configuration version's own fields. Its rows are not copied into it: each row version knows
+ * the configuration versions that hold it (`held_from`…`held_until` of row_versions), and the
+ * custom order is kept as ranges too (configuration_version_row_order).
  */
 export interface ConfigVersionRecord extends VersionStamp {
   name: string;
@@ -59,38 +60,22 @@ export interface ConfigVersionRecord extends VersionStamp {
   isDeleted: boolean;
 }
 
-/** A configuration version's rows and custom order, read from the version ranges. */
+/** A configuration version with its rows (in its order) and its custom order. */
 export interface ConfigVersionContent extends ConfigVersionRecord {
   rowsSortOrder: string[];
-  /** the row versions it holds, by row id */
-  rows: VersionRowRef[];
+  rows: HeldRowVersion[];
 }
 
-/** A row version a configuration version holds, with what is stored of it (undefined: missing). */
-export interface VersionRowRef {
-  rowId: string;
-  version: number;
-  content: RowVersionRecord | undefined;
-  /** the row's creation time (of its record) */
+/** A row version a configuration version holds, with its row's creation time (undefined: the row's record is gone). */
+export interface HeldRowVersion extends RowVersionRecord {
   rowCreated: string | undefined;
 }
 
 /**
- * Configuration versions `firstVersion`…`lastVersion` hold version `rowVersion` of a row (null
- * `lastVersion`: up to the current version). A change of one row closes one range and opens one:
- * versions share the rows they do not change instead of each listing them all.
- */
-export interface VersionRowRange extends ConfigKey {
-  rowId: string;
-  rowVersion: number;
-  firstVersion: number;
-  lastVersion: number | null;
-}
-
-/**
  * Configuration versions `firstVersion`…`lastVersion` list the row at `position` of their custom
- * `rowsSortOrder` (versions with the natural order have none). Only the relative order of the
- * positions open together means anything: a row appended gets one past the last.
+ * `rowsSortOrder` (null `lastVersion`: up to the current version; versions in the natural order
+ * list none). Only the relative order of the positions open together means anything: a row
+ * appended gets one past the last.
  */
 export interface VersionOrderRange extends ConfigKey {
   rowId: string;

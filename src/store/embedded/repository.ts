@@ -10,9 +10,8 @@ import type {
   RowRecord,
   RowVersionRecord,
   TokenRecord,
+  HeldRowVersion,
   VersionOrderRange,
-  VersionRowRange,
-  VersionRowRef,
 } from './records.js';
 import {
   COMPONENTS,
@@ -34,14 +33,14 @@ import {
   TOKENS,
   tokenInfoFromDb,
   VERSION_ROW_ORDER,
-  VERSION_ROWS,
   type DbRow,
 } from './tables.js';
 
 const CONFIG_WHERE = whereEqual(CONFIG_KEY);
 const OWNED_WHERE = whereEqual(OWNED_BY_CONFIG_KEY);
-/** ranges (of the table aliased `t`) that hold configuration version `?` (both placeholders take the version) */
-const holdsVersion = (t = ''): string => `${t}first_version <= ? AND (${t}last_version IS NULL OR ${t}last_version >= ?)`;
+/** ranges (columns `<prefix>from`, `<prefix>until`) that hold configuration version `?` (both placeholders take it) */
+const holdsVersion = (prefix: 'held_' | ''): string =>
+  prefix === '' ? 'first_version <= ? AND (last_version IS NULL OR last_version >= ?)' : `${prefix}from <= ? AND (${prefix}until IS NULL OR ${prefix}until >= ?)`;
 const TOKEN_WITH_PROJECT = 'SELECT t.id, t.description, t.read_only, t.created, t.internal, p.id AS project_id, p.name AS project_name FROM tokens t JOIN projects p ON p.id = t.project_id';
 
 /**
@@ -104,6 +103,15 @@ export class Repository {
       [name],
     );
     return Number(row!.value);
+  }
+
+  /** Reserves the next `count` values of a named counter at once; returns the first (like `nextSequence`, atomic). */
+  async reserveSequence(name: string, count: number): Promise<number> {
+    const row = await this.tx.get<DbRow>(
+      'INSERT INTO sequences (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = sequences.value + ? RETURNING value',
+      [name, count, count],
+    );
+    return Number(row!.value) - count + 1;
   }
 
   // ---- projects and tokens --------------------------------------------------------------------
@@ -192,7 +200,7 @@ export class Repository {
 
   /** Removes a configuration with its history, rows and metadata (purge). */
   async purgeConfig(key: ConfigKey): Promise<void> {
-    for (const table of [CONFIGURATION_METADATA, VERSION_ROW_ORDER, VERSION_ROWS, ROW_VERSIONS, CONFIGURATION_ROWS, CONFIGURATION_VERSIONS]) {
+    for (const table of [CONFIGURATION_METADATA, VERSION_ROW_ORDER, ROW_VERSIONS, CONFIGURATION_ROWS, CONFIGURATION_VERSIONS]) {
       await this.tx.run(`DELETE FROM ${table.name} WHERE ${OWNED_WHERE}`, keyParams(key));
     }
     await this.tx.run(`DELETE FROM ${CONFIGURATIONS.name} WHERE ${CONFIG_WHERE}`, keyParams(key));
@@ -219,31 +227,20 @@ export class Repository {
 
   // ---- what each configuration version holds: ranges of versions -------------------------------
 
-  /** The row versions configuration version `version` holds, each with its content and its row's `created`. */
-  async loadVersionRows(key: ConfigKey, version: number): Promise<VersionRowRef[]> {
-    const rows = await this.tx.all<DbRow>(
-      `SELECT h.row_id AS held_row_id, h.row_version AS held_version, r.created AS row_created,
-        v.row_id, v.version, v.created, v.token_id, v.token_description, v.change_description, v.version_identifier,
-        v.name, v.description, v.configuration, v.is_disabled
-      FROM ${VERSION_ROWS.name} h
-      LEFT JOIN ${ROW_VERSIONS.name} v ON v.project_id = h.project_id AND v.component_id = h.component_id
-        AND v.configuration_id = h.configuration_id AND v.row_id = h.row_id AND v.version = h.row_version
-      LEFT JOIN ${CONFIGURATION_ROWS.name} r ON r.project_id = h.project_id AND r.component_id = h.component_id
-        AND r.configuration_id = h.configuration_id AND r.id = h.row_id
-      WHERE h.project_id = ? AND h.component_id = ? AND h.configuration_id = ? AND ${holdsVersion('h.')}`,
-      [...keyParams(key), version, version],
-    );
-    return rows.map((r) => ({
-      rowId: String(r.held_row_id),
-      version: Number(r.held_version),
-      content: r.version === null || r.version === undefined ? undefined : rowVersionFromDb(r),
-      rowCreated: r.row_created === null || r.row_created === undefined ? undefined : String(r.row_created),
-    }));
+  /**
+   * The row versions configuration version `version` holds, each with its row's `created`: two
+   * reads of one table each, whose plans cannot go quadratic whatever the database's statistics.
+   */
+  async loadVersionRows(key: ConfigKey, version: number): Promise<HeldRowVersion[]> {
+    const held = await this.tx.all<DbRow>(`${selectSql(ROW_VERSIONS)} WHERE ${OWNED_WHERE} AND ${holdsVersion('held_')}`, [...keyParams(key), version, version]);
+    if (held.length === 0) return [];
+    const created = new Map((await this.tx.all<DbRow>(`SELECT id, created FROM ${CONFIGURATION_ROWS.name} WHERE ${OWNED_WHERE}`, keyParams(key))).map((r) => [String(r.id), String(r.created)]));
+    return held.map((r) => ({ ...rowVersionFromDb(r), rowCreated: created.get(String(r.row_id)) }));
   }
 
   /** The custom row order of configuration version `version`; [] for the natural order. */
   async loadVersionOrder(key: ConfigKey, version: number): Promise<string[]> {
-    const rows = await this.tx.all<DbRow>(`SELECT row_id FROM ${VERSION_ROW_ORDER.name} WHERE ${OWNED_WHERE} AND ${holdsVersion()} ORDER BY position`, [
+    const rows = await this.tx.all<DbRow>(`SELECT row_id FROM ${VERSION_ROW_ORDER.name} WHERE ${OWNED_WHERE} AND ${holdsVersion('')} ORDER BY position`, [
       ...keyParams(key),
       version,
       version,
@@ -251,31 +248,38 @@ export class Repository {
     return rows.map((r) => String(r.row_id));
   }
 
-  /** The custom order of the current version as its open ranges hold it, with the last position. */
-  async loadOpenOrder(key: ConfigKey): Promise<{ order: string[]; lastPosition: number }> {
-    const rows = await this.tx.all<DbRow>(`SELECT row_id, position FROM ${VERSION_ROW_ORDER.name} WHERE ${OWNED_WHERE} AND last_version IS NULL ORDER BY position`, keyParams(key));
-    return { order: rows.map((r) => String(r.row_id)), lastPosition: rows.length === 0 ? -1 : Number(rows[rows.length - 1].position) };
+  /** The JSON text of the custom order of the configuration's record as stored (before this transaction changes it); undefined when there is no record yet. */
+  async storedSortOrderText(key: ConfigKey): Promise<string | undefined> {
+    const row = await this.tx.get<DbRow>(`SELECT rows_sort_order FROM ${CONFIGURATIONS.name} WHERE ${CONFIG_WHERE}`, keyParams(key));
+    return row ? String(row.rows_sort_order) : undefined;
   }
 
-  async openRowRanges(ranges: readonly VersionRowRange[]): Promise<void> {
-    await this.insertMany(VERSION_ROWS, ranges);
+  /** The last position of the current version's custom order; -1 when it has none. */
+  async lastOrderPosition(key: ConfigKey): Promise<number> {
+    const row = await this.tx.get<DbRow>(`SELECT max(position) AS last FROM ${VERSION_ROW_ORDER.name} WHERE ${OWNED_WHERE} AND last_version IS NULL`, keyParams(key));
+    return row?.last === null || row?.last === undefined ? -1 : Number(row.last);
   }
 
   async openOrderRanges(ranges: readonly VersionOrderRange[]): Promise<void> {
     await this.insertMany(VERSION_ROW_ORDER, ranges);
   }
 
-  /** Ends the open row ranges of `rowIds` (or of every row) at configuration version `lastVersion`. */
-  async closeRowRanges(key: ConfigKey, lastVersion: number, rowIds: readonly string[] | 'all'): Promise<void> {
-    await this.closeRanges(VERSION_ROWS, key, lastVersion, rowIds);
+  /**
+   * Ends at configuration version `lastVersion` what the current version holds of the rows
+   * `rowIds` (or of every row): their held row versions and their places in the custom order.
+   */
+  async closeHeldRowVersions(key: ConfigKey, lastVersion: number, rowIds: readonly string[] | 'all'): Promise<void> {
+    await this.closeRanges(ROW_VERSIONS.name, 'held_until', key, lastVersion, rowIds);
   }
 
   async closeOrderRanges(key: ConfigKey, lastVersion: number, rowIds: readonly string[] | 'all'): Promise<void> {
-    await this.closeRanges(VERSION_ROW_ORDER, key, lastVersion, rowIds);
+    await this.closeRanges(VERSION_ROW_ORDER.name, 'last_version', key, lastVersion, rowIds);
   }
 
-  private async closeRanges<R>(table: Table<R>, key: ConfigKey, lastVersion: number, rowIds: readonly string[] | 'all'): Promise<void> {
-    const close = `UPDATE ${table.name} SET last_version = ? WHERE ${OWNED_WHERE} AND last_version IS NULL`;
+  private async closeRanges(table: string, until: 'held_until' | 'last_version', key: ConfigKey, lastVersion: number, rowIds: readonly string[] | 'all'): Promise<void> {
+    // held_from: row versions never held by a configuration version have none (only in stores from before migration 5)
+    const open = until === 'held_until' ? 'held_from IS NOT NULL AND held_until IS NULL' : 'last_version IS NULL';
+    const close = `UPDATE ${table} SET ${until} = ? WHERE ${OWNED_WHERE} AND ${open}`;
     if (rowIds === 'all') {
       await this.tx.run(close, [lastVersion, ...keyParams(key)]);
       return;
@@ -315,22 +319,32 @@ export class Repository {
     await this.tx.run(upsertSql(CONFIGURATION_ROWS, [...OWNED_BY_CONFIG_KEY, 'id']), insertValues(CONFIGURATION_ROWS, r));
   }
 
-  /** `saveRow` for many rows at once, each with its current version as a new row version (an import). */
-  async saveRowsWithVersions(rows: readonly RowRecord[]): Promise<void> {
-    await this.insertMany(CONFIGURATION_ROWS, rows, [...OWNED_BY_CONFIG_KEY, 'id']);
-    await this.insertMany(
-      ROW_VERSIONS,
-      rows.map((r) => ({ ...r.current, projectId: r.projectId, componentId: r.componentId, configId: r.configId, rowId: r.rowId, name: r.name, description: r.description, configuration: r.configuration, isDisabled: r.isDisabled })),
-    );
-  }
-
   async saveRowState(key: ConfigKey, rowId: string, state: string): Promise<void> {
     await this.tx.run(`UPDATE configuration_rows SET state = ? WHERE ${OWNED_WHERE} AND id = ?`, [state, ...keyParams(key), rowId]);
   }
 
-  async insertRowVersion(key: ConfigKey, v: RowVersionRecord): Promise<void> {
-    const row = { projectId: key.projectId, componentId: key.componentId, configId: key.configId, ...v };
-    await this.tx.run(insertSql(ROW_VERSIONS), insertValues(ROW_VERSIONS, row));
+  /**
+   * Saves rows, each with its current version as a new row version held from configuration
+   * version `heldFrom` on; many rows in few statements.
+   */
+  async saveRowsWithVersions(rows: readonly RowRecord[], heldFrom: number): Promise<void> {
+    await this.insertMany(CONFIGURATION_ROWS, rows, [...OWNED_BY_CONFIG_KEY, 'id']);
+    await this.insertMany(
+      ROW_VERSIONS,
+      rows.map((r) => ({
+        ...r.current,
+        projectId: r.projectId,
+        componentId: r.componentId,
+        configId: r.configId,
+        rowId: r.rowId,
+        name: r.name,
+        description: r.description,
+        configuration: r.configuration,
+        isDisabled: r.isDisabled,
+        heldFrom,
+        heldUntil: null,
+      })),
+    );
   }
 
   async listRowVersions(key: ConfigKey, rowId: string, limit: number, offset: number): Promise<RowVersionRecord[]> {

@@ -22,7 +22,7 @@ export function createRow(s: ProjectSession, componentId: string, configId: stri
     const rowId = input.rowId || (await s.newId(repo, 'row', async (id) => Boolean(await repo.loadRow(key, id))));
     const row = newRow(s, key, rowId, input, now, await repo.loadRow(key, rowId));
     const changeDescription = input.changeDescription ?? `Row ${rowId} added`;
-    await s.commitRowVersion(repo, row, now, changeDescription);
+    s.nextRowVersion(row, now, changeDescription);
     if (record.rowsSortOrder.length > 0) record.rowsSortOrder = [...record.rowsSortOrder, rowId];
     await s.commitVersion(repo, record, now, changeDescription, { entered: [row] });
     return toRow(row);
@@ -73,7 +73,7 @@ export function updateRow(s: ProjectSession, componentId: string, configId: stri
     };
     if (changed) {
       const changeDescription = input.changeDescription ?? `Row ${rowId} changed`;
-      await s.commitRowVersion(repo, next, now, changeDescription);
+      s.nextRowVersion(next, now, changeDescription);
       await s.commitVersion(repo, record, now, changeDescription, { entered: [next] });
     } else if (next.state !== row.state) await repo.saveRowState(key, rowId, next.state);
     return toRow(next);

@@ -6,6 +6,7 @@ import { StoreError } from '../store-error.js';
 import type { Component, TokenInfo, TokenRef } from '../types.js';
 import { fromText, toText, type ConfigKey, type ConfigRecord, type RowRecord, type RowVersionRecord, type VersionStamp } from './records.js';
 import { Repository } from './repository.js';
+import { sortOrderText } from './tables.js';
 import { orderChange } from './version-ranges.js';
 
 /** Largest `configuration` or `state` body accepted (Keboola's limit). */
@@ -27,7 +28,7 @@ export interface ConfigContent extends RowContent {
 
 /** How the rows of a new configuration version differ from the previous version's. */
 export interface RowsChange {
-  /** rows held at their current (new) row version from this version on: created, changed, restored */
+  /** rows with a new row version (`nextRowVersion`), held from this version on: created, changed, restored; saved with it */
   entered?: readonly RowRecord[];
   /** ids of rows this version no longer holds */
   left?: readonly string[];
@@ -175,19 +176,20 @@ export class ProjectSession {
   }
 
   /**
-   * Appends a configuration version for the current record and saves the record. What the version
-   * holds of rows is not copied into it: the previous version's rows carry over as ranges, and only
-   * those `change` names are written — a change of one row stores one row's worth, however many
-   * rows the configuration has. The custom row order carries over the same way.
+   * Appends a configuration version for the current record and saves the record, with the rows
+   * `change` names. A version does not copy its rows: each row version records the configuration
+   * versions that hold it, so the previous version's rows carry over untouched and a change of one
+   * row writes one row's worth, however many rows the configuration has. The custom row order
+   * carries over the same way.
    */
   async commitVersion(repo: Repository, record: ConfigRecord, now: string, changeDescription: string, change: RowsChange = {}): Promise<void> {
     const previous = record.current.version;
     record.current = this.stamp(previous + 1, now, changeDescription);
     const version = record.current.version;
     const entered = change.entered ?? [];
-    if (change.replaceAll) await repo.closeRowRanges(record, previous, 'all');
-    else if (previous > 0) await repo.closeRowRanges(record, previous, [...(change.left ?? []), ...entered.map((r) => r.rowId)]);
-    await repo.openRowRanges(entered.map((r) => ({ ...keyOf(record), rowId: r.rowId, rowVersion: r.current.version, firstVersion: version, lastVersion: null })));
+    if (change.replaceAll) await repo.closeHeldRowVersions(record, previous, 'all');
+    else if (previous > 0) await repo.closeHeldRowVersions(record, previous, [...(change.left ?? []), ...entered.map((r) => r.rowId)]);
+    await repo.saveRowsWithVersions(entered, version);
     await this.commitOrder(repo, record, version);
     await repo.insertConfigVersion(record, {
       ...record.current,
@@ -200,26 +202,31 @@ export class ProjectSession {
     await repo.saveConfig(record);
   }
 
-  /** Carries the custom row order into `version`: only what changed since the previous version is written. */
+  /**
+   * Carries the custom row order into `version`: only what changed since the previous version is
+   * written. The previous order is the record's as stored, which the current version's open
+   * order ranges always equal.
+   */
   private async commitOrder(repo: Repository, record: ConfigRecord, version: number): Promise<void> {
-    const open = await repo.loadOpenOrder(record);
-    const change = orderChange(open.order, record.rowsSortOrder);
+    const stored = await repo.storedSortOrderText(record);
+    // the common case, an unchanged order, without decoding it (as the record's column stores it)
+    if (stored === sortOrderText(record.rowsSortOrder)) return;
+    const change = orderChange(stored === undefined ? [] : (JSON.parse(stored) as string[]), record.rowsSortOrder);
     if (change.kind === 'same') return;
     const at = (rowId: string, position: number) => ({ ...keyOf(record), rowId, position, firstVersion: version, lastVersion: null });
     if (change.kind === 'reset') {
       await repo.closeOrderRanges(record, version - 1, 'all');
       await repo.openOrderRanges(change.order.map((id, i) => at(id, i)));
     } else {
+      const last = await repo.lastOrderPosition(record);
       await repo.closeOrderRanges(record, version - 1, change.removed);
-      await repo.openOrderRanges(change.appended.map((id, i) => at(id, open.lastPosition + 1 + i)));
+      await repo.openOrderRanges(change.appended.map((id, i) => at(id, last + 1 + i)));
     }
   }
 
-  /** Saves a row with a new row version. */
-  async commitRowVersion(repo: Repository, row: RowRecord, now: string, changeDescription: string): Promise<void> {
+  /** Gives a row its next row version (saved by `commitVersion`, whose `entered` it must be in). */
+  nextRowVersion(row: RowRecord, now: string, changeDescription: string): void {
     row.current = this.stamp(row.current.version + 1, now, changeDescription);
-    await repo.insertRowVersion(row, { ...row.current, rowId: row.rowId, name: row.name, description: row.description, configuration: row.configuration, isDisabled: row.isDisabled });
-    await repo.saveRow(row);
   }
 
   /** A fresh id from the counter, skipping ids already taken (e.g. given explicitly). */

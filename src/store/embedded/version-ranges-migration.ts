@@ -1,16 +1,17 @@
 import type { SqlExecutor } from '../sql/database.js';
 import { insertBatches, type Table } from '../sql/table.js';
-import type { ConfigKey, VersionOrderRange, VersionRowRange } from './records.js';
-import { VERSION_ROW_ORDER, VERSION_ROWS } from './tables.js';
+import type { ConfigKey, VersionOrderRange } from './records.js';
+import { VERSION_ROW_ORDER } from './tables.js';
 import { orderChange } from './version-ranges.js';
 
 /**
  * The data step of schema migration 5. Until then every configuration version kept a JSON copy of
  * all its rows (`rows`: `[{id, version}]`) and of its custom order (`rows_sort_order`), so a
  * configuration of n rows built row by row stored n²/2 row references. This turns those lists into
- * the ranges of versions that each row version and each order position is held for — what the
- * store writes since — and keeps every version's answer as it was. One configuration at a time,
- * its versions in small batches: memory holds one configuration's rows, not the history.
+ * what the store keeps since: on each row version, the range of configuration versions that hold
+ * it (`held_from`, `held_until`), and ranges of the order's positions — and keeps every version's
+ * answer as it was. One configuration at a time, its versions in small batches: memory holds one
+ * configuration's rows, not its history.
  */
 export async function versionListsToRanges(tx: SqlExecutor): Promise<void> {
   const keys = await tx.all<Record<string, unknown>>(
@@ -23,7 +24,7 @@ export async function versionListsToRanges(tx: SqlExecutor): Promise<void> {
 
 /** Versions read per query: a version of a configuration with 10,000 rows held ~250 KB of list. */
 const VERSIONS_PER_BATCH = 50;
-/** Finished ranges kept before they are written. */
+/** Finished order ranges kept before they are written. */
 const RANGES_PER_WRITE = 5000;
 
 interface OpenRow {
@@ -40,13 +41,8 @@ interface OpenPosition {
 async function migrateConfiguration(tx: SqlExecutor, key: ConfigKey): Promise<void> {
   const rows = new Map<string, OpenRow>();
   let order: OpenPosition[] = [];
-  const rowRanges: VersionRowRange[] = [];
   const orderRanges: VersionOrderRange[] = [];
-  const flush = async (all: boolean) => {
-    if (all || rowRanges.length >= RANGES_PER_WRITE) await insertAll(tx, VERSION_ROWS, rowRanges.splice(0));
-    if (all || orderRanges.length >= RANGES_PER_WRITE) await insertAll(tx, VERSION_ROW_ORDER, orderRanges.splice(0));
-  };
-  const endRow = (rowId: string, open: OpenRow, lastVersion: number | null) => rowRanges.push({ ...key, rowId, ...open, lastVersion });
+  const endRow = (rowId: string, open: OpenRow, lastVersion: number | null) => holdRowVersion(tx, key, rowId, open, lastVersion);
   const endPosition = (p: OpenPosition, lastVersion: number | null) => orderRanges.push({ ...key, ...p, lastVersion });
 
   let previous = 0;
@@ -62,7 +58,7 @@ async function migrateConfiguration(tx: SqlExecutor, key: ConfigKey): Promise<vo
       // rows changed or gone end with the previous version; new and changed ones start here
       for (const [rowId, open] of rows) {
         if (held.get(rowId) !== open.rowVersion) {
-          endRow(rowId, open, previous);
+          await endRow(rowId, open, previous);
           rows.delete(rowId);
         }
       }
@@ -83,11 +79,26 @@ async function migrateConfiguration(tx: SqlExecutor, key: ConfigKey): Promise<vo
       }
       previous = version;
     }
-    await flush(false);
+    if (orderRanges.length >= RANGES_PER_WRITE) await insertAll(tx, VERSION_ROW_ORDER, orderRanges.splice(0));
   }
-  for (const [rowId, open] of rows) endRow(rowId, open, null);
+  for (const [rowId, open] of rows) await endRow(rowId, open, null);
   for (const p of order) endPosition(p, null);
-  await flush(true);
+  await insertAll(tx, VERSION_ROW_ORDER, orderRanges);
+}
+
+/**
+ * Records on a row version the configuration versions that hold it. Each row version is held by
+ * one unbroken run of versions (every change makes a new row version); a store where one came
+ * back after it was let go cannot be kept as it was, and is refused. A row version the lists name
+ * but the store lacks stays missing, as it was (versions never showed it).
+ */
+async function holdRowVersion(tx: SqlExecutor, key: ConfigKey, rowId: string, open: OpenRow, lastVersion: number | null): Promise<void> {
+  const where = 'project_id = ? AND component_id = ? AND configuration_id = ? AND row_id = ? AND version = ?';
+  const params = [key.projectId, key.componentId, key.configId, rowId, open.rowVersion];
+  const { changes } = await tx.run(`UPDATE row_versions SET held_from = ?, held_until = ? WHERE ${where} AND held_from IS NULL`, [open.firstVersion, lastVersion, ...params]);
+  if (changes === 0 && (await tx.get(`SELECT 1 AS found FROM row_versions WHERE ${where}`, params))) {
+    throw unreadable(key, open.firstVersion, `version ${open.rowVersion} of row ${JSON.stringify(rowId)} again after earlier versions let it go`);
+  }
 }
 
 async function insertAll<R>(tx: SqlExecutor, table: Table<R>, records: R[]): Promise<void> {

@@ -94,16 +94,15 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
   },
   {
     version: 5,
-    description: 'configuration versions share unchanged rows: ranges of versions instead of a copy of every row per version',
+    description: 'configuration versions share unchanged rows: each row version holds the range of versions it is in, instead of a copy of every row per version',
     statements: [
-      // configuration versions first_version…last_version (null: up to the current one) hold row_version of the row
-      `CREATE TABLE configuration_version_rows (
-        project_id BIGINT NOT NULL, component_id TEXT NOT NULL, configuration_id TEXT NOT NULL, row_id TEXT NOT NULL,
-        row_version INTEGER NOT NULL, first_version INTEGER NOT NULL, last_version INTEGER,
-        PRIMARY KEY (project_id, component_id, configuration_id, row_id, first_version))`,
-      `CREATE INDEX configuration_version_rows_open ON configuration_version_rows (project_id, component_id, configuration_id, row_id)
-        WHERE last_version IS NULL`,
-      // …and list the row at position of their custom rowsSortOrder (relative order only)
+      // each row version is held by configuration versions held_from…held_until (null until: up to the current one)
+      `ALTER TABLE row_versions ADD COLUMN held_from INTEGER`,
+      `ALTER TABLE row_versions ADD COLUMN held_until INTEGER`,
+      // the row versions the current configuration version holds: closed one by one or all at once
+      `CREATE INDEX row_versions_held_now ON row_versions (project_id, component_id, configuration_id, row_id)
+        WHERE held_from IS NOT NULL AND held_until IS NULL`,
+      // configuration versions first_version…last_version list the row at position of their custom rowsSortOrder
       `CREATE TABLE configuration_version_row_order (
         project_id BIGINT NOT NULL, component_id TEXT NOT NULL, configuration_id TEXT NOT NULL, row_id TEXT NOT NULL,
         position INTEGER NOT NULL, first_version INTEGER NOT NULL, last_version INTEGER,
