@@ -6,20 +6,18 @@ import type { ConfigStore } from './config-store.js';
 import { CONFIGURATION_STEP, ImportStepFailed, importStep, ORDER_STEP, rowStep } from './import-step.js';
 import type { Configuration, ImportConfigurationInput } from './types.js';
 
-/**
- * The document `gex configs import` reads and `gex configs export` writes:
- * `{name, configurationId?, description?, isDisabled?, configuration, state?,
- *   rows: [{rowId?, name?, description?, isDisabled?, configuration, state?}], rowsSortOrder?}`.
- */
-type ImportPlan = ImportConfigurationInput;
-
 function text(o: JsonObject, key: string): string | undefined {
   const v = o.get(key);
   return v === undefined || v === null ? undefined : phpToString(v);
 }
 
-/** Checks the document's shape before anything is created. */
-export function readImportDocument(document: JsonValue): ImportPlan {
+/**
+ * The document `gex configs import` reads and `gex configs export` writes:
+ * `{name, configurationId?, description?, isDisabled?, configuration, state?,
+ *   rows: [{rowId?, name?, description?, isDisabled?, configuration, state?}], rowsSortOrder?}`;
+ * its shape is checked before anything is created.
+ */
+export function readImportDocument(document: JsonValue): ImportConfigurationInput {
   if (!isJsonObject(document) || typeof document.get('name') !== 'string') {
     throw new UserError('A configuration document is a JSON object with at least a "name"');
   }
@@ -52,7 +50,7 @@ export function readImportDocument(document: JsonValue): ImportPlan {
   };
 }
 
-async function create(store: ConfigStore, componentId: string, plan: ImportPlan, onCreated: (id: string) => void): Promise<Configuration> {
+async function create(store: ConfigStore, componentId: string, plan: ImportConfigurationInput, onCreated: (id: string) => void): Promise<Configuration> {
   const created = await importStep(CONFIGURATION_STEP, () => store.createConfiguration(componentId, plan.configuration));
   onCreated(created.id);
   for (const [i, row] of plan.rows.entries()) {

@@ -5,12 +5,12 @@ import type {
   ConfigKey,
   ConfigRecord,
   ConfigVersionRecord,
+  HeldRowVersion,
   MetadataRecord,
   ProjectRecord,
   RowRecord,
   RowVersionRecord,
   TokenRecord,
-  HeldRowVersion,
   VersionOrderRange,
 } from './records.js';
 import {
@@ -38,9 +38,10 @@ import {
 
 const CONFIG_WHERE = whereEqual(CONFIG_KEY);
 const OWNED_WHERE = whereEqual(OWNED_BY_CONFIG_KEY);
-/** ranges (columns `<prefix>from`, `<prefix>until`) that hold configuration version `?` (both placeholders take it) */
-const holdsVersion = (prefix: 'held_' | ''): string =>
-  prefix === '' ? 'first_version <= ? AND (last_version IS NULL OR last_version >= ?)' : `${prefix}from <= ? AND (${prefix}until IS NULL OR ${prefix}until >= ?)`;
+/** row versions that configuration version `?` holds (both placeholders take the version) */
+const HELD_BY_VERSION = 'held_from <= ? AND (held_until IS NULL OR held_until >= ?)';
+/** order entries of configuration version `?` (both placeholders take the version) */
+const IN_ORDER_OF_VERSION = 'first_version <= ? AND (last_version IS NULL OR last_version >= ?)';
 const TOKEN_WITH_PROJECT = 'SELECT t.id, t.description, t.read_only, t.created, t.internal, p.id AS project_id, p.name AS project_name FROM tokens t JOIN projects p ON p.id = t.project_id';
 
 /**
@@ -232,7 +233,7 @@ export class Repository {
    * reads of one table each, whose plans cannot go quadratic whatever the database's statistics.
    */
   async loadVersionRows(key: ConfigKey, version: number): Promise<HeldRowVersion[]> {
-    const held = await this.tx.all<DbRow>(`${selectSql(ROW_VERSIONS)} WHERE ${OWNED_WHERE} AND ${holdsVersion('held_')}`, [...keyParams(key), version, version]);
+    const held = await this.tx.all<DbRow>(`${selectSql(ROW_VERSIONS)} WHERE ${OWNED_WHERE} AND ${HELD_BY_VERSION}`, [...keyParams(key), version, version]);
     if (held.length === 0) return [];
     const created = new Map((await this.tx.all<DbRow>(`SELECT id, created FROM ${CONFIGURATION_ROWS.name} WHERE ${OWNED_WHERE}`, keyParams(key))).map((r) => [String(r.id), String(r.created)]));
     return held.map((r) => ({ ...rowVersionFromDb(r), rowCreated: created.get(String(r.row_id)) }));
@@ -240,7 +241,7 @@ export class Repository {
 
   /** The custom row order of configuration version `version`; [] for the natural order. */
   async loadVersionOrder(key: ConfigKey, version: number): Promise<string[]> {
-    const rows = await this.tx.all<DbRow>(`SELECT row_id FROM ${VERSION_ROW_ORDER.name} WHERE ${OWNED_WHERE} AND ${holdsVersion('')} ORDER BY position`, [
+    const rows = await this.tx.all<DbRow>(`SELECT row_id FROM ${VERSION_ROW_ORDER.name} WHERE ${OWNED_WHERE} AND ${IN_ORDER_OF_VERSION} ORDER BY position`, [
       ...keyParams(key),
       version,
       version,
@@ -264,14 +265,12 @@ export class Repository {
     await this.insertMany(VERSION_ROW_ORDER, ranges);
   }
 
-  /**
-   * Ends at configuration version `lastVersion` what the current version holds of the rows
-   * `rowIds` (or of every row): their held row versions and their places in the custom order.
-   */
+  /** Ends at configuration version `lastVersion` the holding of the current row versions of `rowIds` (or of every row). */
   async closeHeldRowVersions(key: ConfigKey, lastVersion: number, rowIds: readonly string[] | 'all'): Promise<void> {
     await this.closeRanges(ROW_VERSIONS.name, 'held_until', key, lastVersion, rowIds);
   }
 
+  /** Ends at configuration version `lastVersion` the places of `rowIds` (or of every row) in the custom order. */
   async closeOrderRanges(key: ConfigKey, lastVersion: number, rowIds: readonly string[] | 'all'): Promise<void> {
     await this.closeRanges(VERSION_ROW_ORDER.name, 'last_version', key, lastVersion, rowIds);
   }
