@@ -34,7 +34,7 @@ export function insideContainer(env: NodeJS.ProcessEnv, exists: (file: string) =
  * it is there already.
  */
 export function defaultDataDir(env: NodeJS.ProcessEnv, exists: (file: string) => boolean = existsSync): DataDirChoice {
-  if (env.KBC_DATADIR) return { dir: env.KBC_DATADIR, source: '$KBC_DATADIR', exists: exists(env.KBC_DATADIR) };
+  if (env.KBC_DATADIR) return { dir: env.KBC_DATADIR, source: '$KBC_DATADIR names it', exists: exists(env.KBC_DATADIR) };
   if (exists(LOCAL_DATA_DIR)) return { dir: LOCAL_DATA_DIR, source: './data exists in the working folder', exists: true };
   const container = insideContainer(env, exists);
   if (container && exists(CONTAINER_DATA_DIR)) {
@@ -68,7 +68,7 @@ export function dataFolderOfRun(
   const choice = defaultDataDir(env, exists);
   if (!choice.exists) {
     const where =
-      choice.source === '$KBC_DATADIR'
+      env.KBC_DATADIR
         ? `$KBC_DATADIR names ${describeDataDir(choice.dir)}, which does not exist`
         : insideContainer(env, exists)
           ? `neither ./data (${displayText(path.resolve(LOCAL_DATA_DIR))}) nor /data (the data folder inside a container) exists`

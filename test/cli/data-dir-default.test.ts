@@ -56,5 +56,6 @@ describe('the default data folder', () => {
       message: /--data-dir was not given and neither \.\/data \(\/.*\/data\) nor \/data \(the data folder inside a container\) exists\./,
     });
     assert.throws(() => dataFolderOfRun(undefined, { KBC_DATADIR: '/x\ny' }, noFiles), { message: /\$KBC_DATADIR names "\/x\\ny", which does not exist/ });
+    assert.deepEqual(defaultDataDir({ KBC_DATADIR: '/mnt/d' }, machine('/mnt/d')), { dir: '/mnt/d', source: '$KBC_DATADIR names it', exists: true });
   });
 });

@@ -101,10 +101,12 @@ describe('allowed_hosts: the URL checked is the URL sent', () => {
 });
 
 describe('allowed_hosts in a run: a job URL with a dot segment is refused before anything is sent', () => {
-  it('refuses admin/%2e%2e/api/x under endpoint "api", sends api/x, and refuses a next page that climbs out', async () => {
+  it('refuses admin/%2e%2e/api/x under endpoint "api", sends api/x, and refuses a next page or a redirect that climbs out', async () => {
     const server = await startFixtureServer({
       handler: (r) => {
         if (r.url === '/api/x') return { body: { items: [{ id: 1 }], next: `${server.url}/api/%2e%2e/admin/secrets` } };
+        // a redirect hop is sent as the client parses it: `..;` survives parsing, and is refused
+        if (r.url === '/api/moved') return { status: 302, headers: { Location: '/api/..;/admin/secrets' }, body: {} };
         return { body: { items: [{ id: 2 }] } };
       },
     });
@@ -125,6 +127,9 @@ describe('allowed_hosts in a run: a job URL with a dot segment is refused before
       assert.equal(server.requests.length, 0, 'nothing was sent');
       await assert.rejects(run('api/x', { method: 'response.url', urlKey: 'next' }), /Refusing GET http:\/\/127\.0\.0\.1:\d+\/api\/%2e%2e\/admin\/secrets: its path .* has the dot segment/);
       assert.deepEqual(server.requests.map((r) => r.url), ['/api/x'], 'the first page was sent as checked; the next page was not sent');
+      server.requests.length = 0;
+      await assert.rejects(run('api/moved'), /redirected to http:\/\/127\.0\.0\.1:\d+\/api\/\.\.;\/admin\/secrets: its path "\/api\/\.\.;\/admin\/secrets" has the dot segment "\.\.;"/);
+      assert.deepEqual(server.requests.map((r) => r.url), ['/api/moved'], 'the redirect target was not requested');
     } finally {
       await server.close();
     }
