@@ -1,9 +1,9 @@
-import { open, writeFile } from 'node:fs/promises';
 import { stringify } from 'csv-stringify/sync';
 import { UserError } from '../common/errors.js';
 import { displayId, quoteForLog } from '../common/log-text.js';
 import { resolveInside, unsafeFileNameProblem } from '../common/safe-path.js';
 import { toPlain, type JsonObject } from '../json/index.js';
+import type { DataFolder } from '../extractor/data-folder.js';
 import { parseChangedSince, parseTableId, tableIdText, type ProjectTables, type TableDetail, type TableQuery } from '../store/tables/index.js';
 
 /** One table of a row's input mapping (`storage.input.tables[i]`), checked. */
@@ -114,7 +114,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * Exports each input table into `in/tables/<destination>` (streamed in bounded batches, one
  * snapshot per table) with Keboola's input manifest beside it. `unit` names the row in errors.
  */
-export async function exportInputTables(tables: ProjectTables, inputs: readonly InputTable[], tablesDir: string, unit: string): Promise<ExportedTable[]> {
+export async function exportInputTables(tables: ProjectTables, inputs: readonly InputTable[], data: DataFolder, unit: string): Promise<ExportedTable[]> {
   const exported: ExportedTable[] = [];
   for (const input of inputs) {
     let detail: TableDetail;
@@ -126,11 +126,12 @@ export async function exportInputTables(tables: ProjectTables, inputs: readonly 
       }
       throw error;
     }
-    const file = resolveInside(tablesDir, input.destination);
+    const file = resolveInside(data.inputTablesDir, input.destination);
     // the columns read: the query's, else the table's (read() checks them against the table)
     let columns = input.query.columns && input.query.columns.length > 0 ? [...input.query.columns] : detail.columns;
     let rows = 0;
-    const handle = await open(file, 'w');
+    // created new: nothing planted at the name (a link) is written through
+    const handle = await data.guard.createFile(file);
     try {
       await handle.write(stringify([columns], DIALECT));
       columns = await tables.read(input.source, input.query, async (batch) => {
@@ -143,7 +144,7 @@ export async function exportInputTables(tables: ProjectTables, inputs: readonly 
     } finally {
       await handle.close();
     }
-    await writeFile(`${file}.manifest`, `${JSON.stringify(inputManifest(detail, columns), null, 2)}\n`);
+    await data.guard.writeFile(`${file}.manifest`, `${JSON.stringify(inputManifest(detail, columns), null, 2)}\n`);
     exported.push({ source: input.source, file: `in/tables/${input.destination}`, rows });
   }
   return exported;

@@ -30,6 +30,8 @@ export interface OpenEmbeddedStoreOptions {
   mustExist?: boolean;
   /** components registered (refreshed) on open: what the application builds in, e.g. Generic Extractor */
   builtinComponents?: readonly Component[];
+  /** told what was created (a new store, a new key file), for a command that says so */
+  onCreate?: (what: string) => void;
 }
 
 /**
@@ -47,10 +49,10 @@ export async function openEmbeddedStore(location: string, env: NodeJS.ProcessEnv
     const name = displayLocation(location);
     const db = await openDatabase(location, env);
     try {
-      if (mustExist && !(await hasStoreSchema(db))) {
-        throw new UserError(`No store in the PostgreSQL database ${name}: ${READ_ONLY}`);
-      }
-      const key = await loadMasterKey(keyFile, env, { create: !mustExist });
+      const exists = mustExist || options.onCreate ? await hasStoreSchema(db) : true;
+      if (mustExist && !exists) throw new UserError(`No store in the PostgreSQL database ${name}: ${READ_ONLY}`);
+      const key = await loadMasterKey(keyFile, env, { create: !mustExist, onCreate: options.onCreate });
+      if (!exists) options.onCreate?.(`a new, empty store in the PostgreSQL database ${name}`);
       return await EmbeddedBackend.open(db, new SecretCipher(key), name, { keySource, builtinComponents: options.builtinComponents });
     } catch (error) {
       await db.close().catch(() => undefined);
@@ -61,8 +63,11 @@ export async function openEmbeddedStore(location: string, env: NodeJS.ProcessEnv
   durabilityFromEnv(env);
   const file = path.resolve(location);
   const { exists } = await inspectSqliteStore(file, { mustExist });
-  const key = await loadMasterKey(keyFile, env, { create: !mustExist });
-  if (!exists) await createSqliteStoreFile(file);
+  const key = await loadMasterKey(keyFile, env, { create: !mustExist, onCreate: options.onCreate });
+  if (!exists) {
+    await createSqliteStoreFile(file);
+    options.onCreate?.(`a new, empty store ${file}`);
+  }
   return EmbeddedBackend.open(await openDatabase(file, env), new SecretCipher(key), file, { keySource, builtinComponents: options.builtinComponents });
 }
 

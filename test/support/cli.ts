@@ -11,10 +11,13 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the real `gex` binary (built output) as a separate process (in `options.cwd`, default this one's). */
-export function runGex(args: string[], env: NodeJS.ProcessEnv = {}, options: { cwd?: string } = {}): Promise<CliResult> {
+/**
+ * Runs the real `gex` binary (built output) as a separate process (in `options.cwd`, default this
+ * one's; as `options.uid`/`gid` when given — a test running as root plays another user so).
+ */
+export function runGex(args: string[], env: NodeJS.ProcessEnv = {}, options: { cwd?: string; uid?: number; gid?: number } = {}): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [gexBin, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd: options.cwd });
+    const child = spawn(process.execPath, [gexBin, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd: options.cwd, uid: options.uid, gid: options.gid });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

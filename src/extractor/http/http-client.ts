@@ -13,6 +13,7 @@ import { exactTargetRequest, wireBody, wireHeaders } from './wire-format.js';
 import { curlCodeOf, type RetryDelay, type RetryPolicy } from './retry-policy.js';
 import { checkAllowedTarget, redirectRules } from './redirect-rules.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, readLimited, ResponseTooLarge } from './response-size.js';
+import type { AllowedUrlRule } from '../config/allowed-hosts.js';
 
 export interface HttpClientOptions {
   retry: RetryPolicy;
@@ -34,7 +35,7 @@ export interface HttpClientOptions {
   /** TLS: a CA replacing the trust store, and a client certificate (PEM with its key) */
   tls?: { caCertificate?: string; clientCertificate?: string };
   /** `image_parameters.allowed_hosts` as a test, applied to every request and redirect hop; absent = any host */
-  allowedUrl?: ((url: URL) => boolean) | null;
+  allowedUrl?: AllowedUrlRule | null;
   /** the largest response body, after decompression (default DEFAULT_MAX_RESPONSE_BYTES) */
   maxResponseBytes?: number;
   /** the run's stop signal: aborts every request in flight and every retry wait */
