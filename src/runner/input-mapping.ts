@@ -63,11 +63,11 @@ export function parseInputTables(storage: JsonObject, unit: string, now: Date): 
     const other = destinations.get(destination);
     if (other !== undefined) fail(`${where}.destination ${displayId(destination)}`, `is also the destination of ${other}; give each table its own file`);
     destinations.set(destination, where);
-    return { where, source, destination, query: parseQuery(entry, where, now, fail) };
+    return { where, source, destination, query: parseQuery(entry, where, now, fail, `${unit}, input table ${displayId(source)}`) };
   });
 }
 
-function parseQuery(entry: Record<string, unknown>, where: string, now: Date, fail: (where: string, problem: string) => never): TableQuery {
+function parseQuery(entry: Record<string, unknown>, where: string, now: Date, fail: (where: string, problem: string) => never, table: string): TableQuery {
   const strings = (key: string): string[] | undefined => {
     const value = entry[key];
     if (value === undefined || value === null) return undefined;
@@ -85,19 +85,25 @@ function parseQuery(entry: Record<string, unknown>, where: string, now: Date, fa
     whereColumn: typeof whereColumn === 'string' && whereColumn !== '' ? whereColumn : undefined,
     whereValues: strings('where_values'),
     whereOperator: operator as 'eq' | 'ne',
-    changedSince: changedSince(entry, where, now, fail),
+    changedSince: changedSince(entry, where, now, fail, table),
     limit: typeof limit === 'number' ? limit : undefined,
   };
 }
 
-function changedSince(entry: Record<string, unknown>, where: string, now: Date, fail: (where: string, problem: string) => never): Date | undefined {
+/** `table` names the row and the source table in an error of the value. */
+function changedSince(entry: Record<string, unknown>, where: string, now: Date, fail: (where: string, problem: string) => never, table: string): Date | undefined {
   const value = entry.changed_since;
   if (value !== undefined && value !== null && value !== '') {
     if (value === 'adaptive') {
       return fail(`${where}.changed_since`, 'is "adaptive", which gex does not support (it needs the last import of each table kept in the state); give a moment such as "-2 days" or 2025-01-31');
     }
     if (typeof value !== 'string' && typeof value !== 'number') return fail(`${where}.changed_since`, 'must be a moment such as "-2 days"');
-    return parseChangedSince(String(value), now, `${where}.changed_since`);
+    try {
+      return parseChangedSince(String(value), now, `${where}.changed_since`);
+    } catch (error) {
+      if (error instanceof UserError) throw new UserError(`${table}: ${error.message}`);
+      throw error;
+    }
   }
   // Keboola's older `days`: rows changed in the last N days
   const days = entry.days;

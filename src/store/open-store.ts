@@ -5,6 +5,7 @@ import { EmbeddedBackend } from './embedded/embedded-backend.js';
 import type { Database } from './sql/database.js';
 import type { Component } from './types.js';
 import { SqliteDatabase } from './sql/sqlite-database.js';
+import { holdsStore } from './sql/store-schema.js';
 import { createSqliteStoreFile, inspectSqliteStore } from './sqlite-file.js';
 import { durabilityFromEnv } from './sql/sqlite-settings.js';
 import { checkStoreScheme, displayLocation, isPostgresStore, keyFileFor, postgresOptionsFromEnv, READ_ONLY } from './store-location.js';
@@ -71,8 +72,9 @@ export async function openEmbeddedStore(location: string, env: NodeJS.ProcessEnv
   return EmbeddedBackend.open(await openDatabase(file, env), new SecretCipher(key), file, { keySource, builtinComponents: options.builtinComponents });
 }
 
-/** Whether the database holds gex's tables (its migrations table, on the search path). */
+/** Whether the database holds a gex store: in its schema, or where an older gex kept it (moved on open). */
 async function hasStoreSchema(db: Database): Promise<boolean> {
-  const row = await db.get<{ name: string | null }>("SELECT to_regclass('schema_migrations')::text AS name");
-  return row?.name != null;
+  const schema = await db.storeSchema!();
+  if (await holdsStore(db, schema.name)) return true;
+  return schema.legacy !== null && (await holdsStore(db, schema.legacy));
 }

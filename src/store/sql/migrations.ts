@@ -1,4 +1,5 @@
 import type { Database, SqlExecutor } from './database.js';
+import { prepareStoreSchema } from './store-schema.js';
 
 /**
  * Versioned schema migrations, in SQL both SQLite and PostgreSQL accept. A database is brought
@@ -91,6 +92,14 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
 
 export const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied TEXT NOT NULL)`;
 
+const CREATE_TABLE = /^\s*CREATE TABLE (?:IF NOT EXISTS )?([A-Za-z_][A-Za-z0-9_]*)/i;
+
+/** The tables migration `version` creates (what moves with the store when its schema changes). */
+export function tablesCreatedBy(version: number): string[] {
+  const migration = MIGRATIONS.find((m) => m.version === version);
+  return (migration?.statements ?? []).flatMap((s) => CREATE_TABLE.exec(s)?.[1] ?? []);
+}
+
 /** Takes the dialect's migration lock (if any) in this transaction. */
 async function lockMigrations(db: Database, tx: SqlExecutor): Promise<void> {
   if (db.dialect.migrationLock) await tx.get(db.dialect.migrationLock);
@@ -99,11 +108,14 @@ async function lockMigrations(db: Database, tx: SqlExecutor): Promise<void> {
 /**
  * Applies pending migrations (up to `upTo`, default all), one transaction each. Every transaction
  * first takes the migration lock, so processes starting together on one PostgreSQL database
- * wait for each other instead of racing on CREATE TABLE; each re-checks what is applied.
+ * wait for each other instead of racing on CREATE TABLE; each re-checks what is applied. The
+ * first one also puts the store in its schema on PostgreSQL (see store-schema.ts).
  */
 export async function migrate(db: Database, options: { upTo?: number } = {}): Promise<number[]> {
+  const schema = await db.storeSchema?.();
   await db.transaction(async (tx) => {
     await lockMigrations(db, tx);
+    if (schema) await prepareStoreSchema(tx, schema, tablesCreatedBy);
     await tx.run(CREATE_MIGRATIONS_TABLE);
   });
   const ran: number[] = [];

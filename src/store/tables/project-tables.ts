@@ -137,7 +137,7 @@ export class ProjectTables {
     if (query.limit !== undefined && (!Number.isInteger(query.limit) || query.limit < 0)) throw new UserError('A limit must be a whole number of rows.');
     return this.db.transaction(async (tx) => {
       const table = await this.existing(new Catalog(tx, this.projectId), tableId);
-      const compiled = compileQuery(table, query);
+      const compiled = compileQuery(table, query, this.db.dialect);
       await readPages(tx, this.db.dialect, compiled, query.limit ?? Number.POSITIVE_INFINITY, EXPORT_BATCH_ROWS, (rows) =>
         onBatch(rows.map((r) => compiled.columns.map((_, i) => String(r[`c${i}`])))),
       );
