@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { UserError } from '../common/errors.js';
 import { displayText } from '../common/log-text.js';
+import { sentence } from '../common/text.js';
 import { decodeJson, JsonSyntaxError, prettyExact, type JsonValue } from '../json/index.js';
 import { lineAndColumn } from './json-input.js';
 
@@ -55,8 +56,8 @@ export async function editJson(value: JsonValue, name: string, options: EditorOp
       } catch (e) {
         if (!(e instanceof JsonSyntaxError)) throw e;
         const problem = `The edited file is not valid JSON (${lineAndColumn(text, e.position)}): ${displayText(e.message)}`;
-        if (!options.interactive || text === previous) throw new UserError(`${problem}. Nothing was changed.`);
-        options.notice?.(`${problem}. Opening the editor again; save the file unchanged to give up.`);
+        if (!options.interactive || text === previous) throw new UserError(`${sentence(problem)} Nothing was changed.`);
+        options.notice?.(`${sentence(problem)} Opening the editor again; save the file unchanged to give up.`);
         previous = text;
       }
     }

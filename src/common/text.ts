@@ -24,3 +24,12 @@ export function formatSeconds(ms: number): string {
   const [whole, tenths] = (ms / 1000).toFixed(1).split('.');
   return `${groupThousands(Number(whole))}.${tenths} s`;
 }
+
+/**
+ * `text` as a sentence that another may follow: ends in `.` unless it ends in `.`, `!`, `?` or `…`
+ * already (messages of other errors often do), so that joining never gives "exists.. Nothing".
+ */
+export function sentence(text: string): string {
+  const trimmed = text.trimEnd();
+  return /[.!?…]$/.test(trimmed) ? trimmed : `${trimmed}.`;
+}

@@ -1,15 +1,13 @@
 import type { Argv } from 'yargs';
 import { displayId, quoteForLog } from '../../common/log-text.js';
-import { importConfiguration } from '../../store/import-configuration.js';
 import type { UpdateConfigurationInput } from '../../store/types.js';
 import { configurationToWire } from '../../store/wire.js';
 import { bodyFromArgs, bodyOptions, changeSummary, editedBody } from '../body-change.js';
-import { readJsonFile } from '../json-input.js';
 import { fields, positiveInt, print, say, storeCommandOptions, withStore } from '../store-command.js';
 
 const describedChange = <T>(y: Argv<T>) => y.option('change-description', { type: 'string', describe: 'the description of the new version' }) as Argv<T & { 'change-description'?: string }>;
 
-/** `gex configs create|edit|import|rollback|copy`: changes that make a configuration or a version of one. */
+/** `gex configs create|edit|rollback|copy`: changes that make a configuration or a version of one (import: configs-import.ts). */
 export function configsChangeCommands(y: Argv): Argv {
   return y
     .command(
@@ -60,17 +58,6 @@ export function configsChangeCommands(y: Argv): Argv {
           // a change the store finds equal (e.g. a secret re-entered as it was) makes no version
           if (after.version === before.version) return say(`No change: configuration ${displayId(before.id)} stays at version ${before.version}.`);
           say(`Configuration ${displayId(after.id)} is now version ${after.version} (changed: ${changed}).`);
-        }),
-    )
-    .command(
-      'import <file>',
-      'Create a configuration (with rows, their order and states) from a JSON document, all or nothing',
-      (c) => storeCommandOptions(c).positional('file', { type: 'string', demandOption: true }),
-      (args) =>
-        withStore(args, async (store) => {
-          const c = await importConfiguration(store, args['component-id'], await readJsonFile(args.file));
-          if (args.json) return print(configurationToWire(c));
-          say(`Created configuration ${displayId(c.id)} ${quoteForLog(c.name)} with ${c.rows.length} rows (version ${c.version}).`);
         }),
     )
     .command(
