@@ -4,6 +4,7 @@ import type { UpdateConfigurationInput } from '../../store/types.js';
 import { configurationToWire } from '../../store/wire.js';
 import { bodyFromArgs, bodyOptions, changeSummary, editedBody } from '../body-change.js';
 import { fields, positiveInt, print, say, storeCommandOptions, withStore } from '../store-command.js';
+import { checkWrite, enforceWriteCheck, forceOption, rootUnits } from '../write-check.js';
 
 const describedChange = <T>(y: Argv<T>) => y.option('change-description', { type: 'string', describe: 'the description of the new version' }) as Argv<T & { 'change-description'?: string }>;
 
@@ -14,13 +15,15 @@ export function configsChangeCommands(y: Argv): Argv {
       'create',
       'Create a configuration (its body from --file and/or --set; {} without either)',
       (c) =>
-        bodyOptions(describedChange(storeCommandOptions(c)))
+        forceOption(bodyOptions(describedChange(storeCommandOptions(c))))
           .option('name', { type: 'string', demandOption: true, describe: 'its name' })
           .option('description', { type: 'string', default: '' })
           .option('config-id', { type: 'string', describe: 'its id (default: the next free number)' }),
       (args) =>
-        withStore(args, async (store) => {
+        withStore(args, async (store, _, opened) => {
           const configuration = (await bodyFromArgs(new Map(), args)) ?? new Map();
+          const label = args['config-id'] === undefined ? 'the new configuration' : `configuration ${displayId(args['config-id'])}`;
+          enforceWriteCheck(await checkWrite({ label, body: configuration }, rootUnits(label, [], configuration), { opened, componentId: args['component-id'] }), args.force);
           const created = await store.createConfiguration(args['component-id'], {
             name: args.name,
             description: args.description,
@@ -36,16 +39,21 @@ export function configsChangeCommands(y: Argv): Argv {
       'edit <id>',
       'Change a configuration as ONE new version: its body in $EDITOR (else $VISUAL, else vi), or with --file / --set; --name, --description',
       (c) =>
-        bodyOptions(describedChange(storeCommandOptions(c)))
+        forceOption(bodyOptions(describedChange(storeCommandOptions(c))))
           .positional('id', { type: 'string', demandOption: true })
           .option('name', { type: 'string', describe: 'a new name' })
           .option('description', { type: 'string', describe: 'a new description' }),
       (args) =>
-        withStore(args, async (store) => {
+        withStore(args, async (store, _, opened) => {
           const componentId = args['component-id'];
           const before = await store.getConfiguration(componentId, args.id);
           const onlyMeta = args.name !== undefined || args.description !== undefined;
           const configuration = await editedBody(before.configuration, args, { open: !onlyMeta, fileName: 'configuration.json' });
+          if (configuration !== undefined) {
+            const label = `configuration ${displayId(before.id)}`;
+            const units = rootUnits(label, before.rows, configuration, before.configuration);
+            enforceWriteCheck(await checkWrite({ label, body: configuration }, units, { opened, componentId }), args.force);
+          }
           const input: UpdateConfigurationInput = { configuration, name: args.name, description: args.description };
           const changed = changeSummary(before, input);
           if (!changed) {
