@@ -118,11 +118,18 @@ export async function bodyFromArgs(base: JsonValue, args: BodyArgs, input: BodyI
 /**
  * The new body of an edit: from `--file`/`--set`, else — when `editor` — from the editor opened
  * on the current body; undefined when nothing was given or the edited file was left unchanged.
+ * `check` judges it before it is returned (in the editor: a refusal opens it again at a terminal).
  */
-export async function editedBody(current: JsonValue, args: BodyArgs, editor: { open: boolean; fileName: string }): Promise<JsonValue | undefined> {
+export async function editedBody(
+  current: JsonValue,
+  args: BodyArgs,
+  editor: { open: boolean; fileName: string },
+  check: (body: JsonValue) => Promise<void> = async () => undefined,
+): Promise<JsonValue | undefined> {
   const fromArgs = await bodyFromArgs(current, args);
+  if (fromArgs !== undefined) await check(fromArgs);
   if (fromArgs !== undefined || !editor.open) return fromArgs;
-  return editJson(current, editor.fileName, { interactive: Boolean(process.stdin.isTTY), notice: (line) => process.stderr.write(`${line}\n`) });
+  return editJson(current, editor.fileName, { interactive: Boolean(process.stdin.isTTY), notice: (line) => process.stderr.write(`${line}\n`), check });
 }
 
 /** A change description naming what changed (never values: they may be secrets). */

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { repoRoot } from '../support/cli.js';
 import { SECRET, StoreCli } from '../support/store-cli.js';
 import { useTestServer } from '../support/storage-api-server.js';
 import { sqliteBackend, TEST_KEY, type FreshStore } from '../support/store.js';
@@ -64,6 +65,14 @@ describe('gex configs and rows check what they store (CLI process)', function ()
     assert.match(forced.stderr, /^Warning: stored anyway \(--force\): configuration shop: Invalid configuration at parameters\.api\.pagination\.limit/m);
     assert.equal((await cli.json(['configs', 'get', 'shop'])).configuration.parameters.api.pagination.limit, 'abc');
     cli.assertNoSecretLeaked();
+  });
+
+  it('checks what $EDITOR saved the same way (not at a terminal: refused, nothing changed)', async () => {
+    await cli.ok(['configs', 'create', '--name', 'shop', '--config-id', 'shop', ...API]);
+    const editor = `node ${JSON.stringify(path.join(repoRoot, 'test/fixtures/editor/edit-config.mjs'))} refused-then-fix ${JSON.stringify(path.join(dir, 'editor.log'))}`;
+    const stderr = await cli.fails(['configs', 'edit', 'shop'], { EDITOR: editor });
+    assert.match(stderr, /Not stored: a run would refuse it\. configuration shop: Invalid configuration at parameters\.api\.pagination\.limit: got "abc".* Nothing was changed\.$/m);
+    assert.equal(await versions('shop'), 1);
   });
 
   it('checks a row merged over its root, and a root edit against every row; a problem the change did not bring does not block it', async () => {

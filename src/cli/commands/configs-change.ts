@@ -48,12 +48,11 @@ export function configsChangeCommands(y: Argv): Argv {
           const componentId = args['component-id'];
           const before = await store.getConfiguration(componentId, args.id);
           const onlyMeta = args.name !== undefined || args.description !== undefined;
-          const configuration = await editedBody(before.configuration, args, { open: !onlyMeta, fileName: 'configuration.json' });
-          if (configuration !== undefined) {
-            const label = `configuration ${displayId(before.id)}`;
-            const units = rootUnits(label, before.rows, configuration, before.configuration);
-            enforceWriteCheck(await checkWrite({ label, body: configuration }, units, { opened, componentId }), args.force);
-          }
+          const label = `configuration ${displayId(before.id)}`;
+          const configuration = await editedBody(before.configuration, args, { open: !onlyMeta, fileName: 'configuration.json' }, async (body) => {
+            const units = rootUnits(label, before.rows, body, before.configuration);
+            enforceWriteCheck(await checkWrite({ label, body }, units, { opened, componentId }), args.force);
+          });
           const input: UpdateConfigurationInput = { configuration, name: args.name, description: args.description };
           const changed = changeSummary(before, input);
           if (!changed) {

@@ -95,12 +95,11 @@ export function rowsCommand(yargs: Argv): Argv {
             const root = await store.getConfiguration(args['component-id'], args['config-id']);
             const before = await store.getRow(args['component-id'], args['config-id'], rowId);
             const onlyMeta = args.name !== undefined || args.description !== undefined;
-            const configuration = await editedBody(before.configuration, args, { open: !onlyMeta, fileName: 'row.json' });
-            if (configuration !== undefined) {
-              const label = rowLabel(before);
-              const unit = rowUnit(label, root.configuration, configuration, before.configuration);
-              enforceWriteCheck(await checkWrite({ label, body: configuration }, [unit], { opened, componentId: args['component-id'] }), args.force);
-            }
+            const label = rowLabel(before);
+            const configuration = await editedBody(before.configuration, args, { open: !onlyMeta, fileName: 'row.json' }, async (body) => {
+              const unit = rowUnit(label, root.configuration, body, before.configuration);
+              enforceWriteCheck(await checkWrite({ label, body }, [unit], { opened, componentId: args['component-id'] }), args.force);
+            });
             const input: UpdateRowInput = { configuration, name: args.name, description: args.description };
             const changed = changeSummary(before, input);
             const unchanged = () => say(`No change: row ${displayId(rowId)} stays at version ${before.version}.`);
