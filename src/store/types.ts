@@ -141,6 +141,17 @@ export interface CreateRowInput {
 
 export type UpdateRowInput = Omit<CreateRowInput, 'rowId'>;
 
+/**
+ * A configuration as a whole, for replacing one (`gex configs import --replace`): its own fields,
+ * its rows (given ids kept, others generated) and their order (`[]` = natural order). States are
+ * replaced where given.
+ */
+export interface ReplaceConfigurationInput {
+  configuration: Omit<CreateConfigurationInput, 'configurationId'>;
+  rows: CreateRowInput[];
+  rowsSortOrder: string[];
+}
+
 export interface VersionListOptions {
   /** for configuration versions ⊆ name, description, configuration; for row versions ⊆ configuration */
   include?: string[];

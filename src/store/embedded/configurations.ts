@@ -148,7 +148,7 @@ function alreadyExists(configId: string): StoreError {
 }
 
 /** A full permutation of the row ids, or `[]` for the natural order (by id). */
-function validateSortOrder(order: string[], rows: RowRecord[]): string[] {
+export function validateSortOrder(order: string[], rows: RowRecord[]): string[] {
   if (order.length === 0) return order;
   const ids = new Set(rows.map((r) => r.rowId));
   const unknown = order.filter((id) => !ids.has(id));

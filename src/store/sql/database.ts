@@ -1,3 +1,4 @@
+import { sentence } from '../../common/text.js';
 import { StoreError } from '../store-error.js';
 
 /**
@@ -115,7 +116,7 @@ export class DatabaseUnavailable extends StoreError {
     const outcome = committing
       ? 'The connection broke while the change was being committed: it may or may not have been saved; check before retrying.'
       : 'Nothing was changed; retry when the database is reachable again.';
-    super(503, 'storage.databaseUnavailable', `Storage database unavailable (${location}): ${reason}. ${outcome}`);
+    super(503, 'storage.databaseUnavailable', `Storage database unavailable (${location}): ${sentence(reason)} ${outcome}`);
     this.name = 'DatabaseUnavailable';
   }
 }
