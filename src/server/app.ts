@@ -115,7 +115,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
 
     await api.register(
       async (root) => {
-        tokenRoutes(root);
+        tokenRoutes(root, backend);
         branchRoutes(root);
         componentListRoute(root);
         configurationScope(root);
@@ -128,7 +128,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     await api.register(
       async (branch) => {
         branch.addHook('onRequest', requireDefaultBranch);
-        tokenRoutes(branch);
+        tokenRoutes(branch, backend);
         componentDetailRoute(branch);
         componentListRoute(branch);
         configurationScope(branch);
