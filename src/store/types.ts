@@ -172,5 +172,11 @@ export interface TokenInfo {
   projectId: number;
   projectName: string;
   readOnly: boolean;
+  /** a master token: may create, list, refresh and delete the project's tokens over HTTP (never read-only) */
+  canManageTokens: boolean;
   created: string;
+  /** when its secret was last replaced; absent when never */
+  refreshed?: string;
+  /** the token that created it over HTTP; absent for tokens made with `gex tokens create` */
+  creator?: TokenRef;
 }

@@ -26,7 +26,9 @@ import {
 
 const CONFIG_WHERE = whereEqual(CONFIG_KEY);
 const OWNED_WHERE = whereEqual(OWNED_BY_CONFIG_KEY);
-const TOKEN_WITH_PROJECT = 'SELECT t.id, t.description, t.read_only, t.created, t.internal, p.id AS project_id, p.name AS project_name FROM tokens t JOIN projects p ON p.id = t.project_id';
+const TOKEN_WITH_PROJECT =
+  'SELECT t.id, t.description, t.read_only, t.can_manage_tokens, t.created, t.refreshed, t.creator_token_id, t.creator_token_description, t.internal, ' +
+  'p.id AS project_id, p.name AS project_name FROM tokens t JOIN projects p ON p.id = t.project_id';
 
 /**
  * All SQL of the embedded store, over one transaction (or the database itself for a single
@@ -119,10 +121,25 @@ export class Repository {
     return row ? tokenInfoFromDb(row) : undefined;
   }
 
-  /** The tokens people use (not the projects' internal ones), oldest first. */
-  async listTokens(): Promise<TokenInfo[]> {
-    const rows = await this.tx.all<DbRow>(`${TOKEN_WITH_PROJECT} WHERE t.internal = 0 ORDER BY t.id`);
+  /** The tokens people use (not the projects' internal ones), oldest first; one project's when given. */
+  async listTokens(projectId?: number): Promise<TokenInfo[]> {
+    const rows =
+      projectId === undefined
+        ? await this.tx.all<DbRow>(`${TOKEN_WITH_PROJECT} WHERE t.internal = 0 ORDER BY t.id`)
+        : await this.tx.all<DbRow>(`${TOKEN_WITH_PROJECT} WHERE t.internal = 0 AND t.project_id = ? ORDER BY t.id`, [projectId]);
     return rows.map(tokenInfoFromDb);
+  }
+
+  /** A project's token that is not internal; with `lock`, its row is locked until the transaction ends (PostgreSQL). */
+  async projectToken(projectId: number, id: number, options: { lock?: boolean } = {}): Promise<TokenInfo | undefined> {
+    const lock = options.lock && this.forUpdate ? ' FOR UPDATE OF t' : '';
+    const row = await this.tx.get<DbRow>(`${TOKEN_WITH_PROJECT} WHERE t.id = ? AND t.project_id = ? AND t.internal = 0${lock}`, [id, projectId]);
+    return row ? tokenInfoFromDb(row) : undefined;
+  }
+
+  /** Gives a token a new hash (a new secret); the old secret stops working when this commits. */
+  async replaceTokenHash(id: number, tokenHash: string, refreshed: string): Promise<void> {
+    await this.tx.run('UPDATE tokens SET token_hash = ?, refreshed = ? WHERE id = ? AND internal = 0', [tokenHash, refreshed, id]);
   }
 
   /** Deletes a token that is not internal; whether there was one. */

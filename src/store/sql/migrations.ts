@@ -88,6 +88,19 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
       `CREATE INDEX storage_jobs_created ON storage_jobs (project_id, created)`,
     ],
   },
+  {
+    version: 5,
+    description: 'token management over HTTP: master tokens, refresh times, creators',
+    statements: [
+      // existing tokens stay what they were: none could manage tokens (no privilege appears on upgrade)
+      `ALTER TABLE tokens ADD COLUMN can_manage_tokens INTEGER NOT NULL DEFAULT 0`,
+      // null: never refreshed (the creation time is shown)
+      `ALTER TABLE tokens ADD COLUMN refreshed TEXT`,
+      // null: made by the store's operator (gex tokens create), not by another token
+      `ALTER TABLE tokens ADD COLUMN creator_token_id BIGINT`,
+      `ALTER TABLE tokens ADD COLUMN creator_token_description TEXT`,
+    ],
+  },
 ];
 
 export const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied TEXT NOT NULL)`;

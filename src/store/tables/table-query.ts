@@ -99,8 +99,9 @@ export function compileQuery(table: CatalogTable, query: TableQuery, dialect: Pi
 type Row = Record<string, unknown>;
 
 /**
- * Reads a compiled query's rows in insertion order, `size` rows per page, inside the caller's
- * read-only transaction; `onPage` gets each page's rows. SQLite resumes after the last page's
+ * Reads a compiled query's rows in insertion order, `size` rows per page (a function: asked before
+ * each page, so a reader can size pages by what earlier ones held), inside the caller's read-only
+ * transaction; `onPage` gets each page's rows. SQLite resumes after the last page's
  * `rowid` (an index seek per page). PostgreSQL has no such key: a server-side cursor over a
  * sequential scan (physical order; synchronised scans off so the scan starts at the table's
  * first page) streams the snapshot without sorting it or rescanning it per page.
@@ -110,9 +111,13 @@ export async function readPages(
   dialect: Dialect,
   query: CompiledQuery,
   limit: number,
-  size: number,
+  size: number | (() => number),
   onPage: (rows: Row[]) => Promise<void>,
 ): Promise<void> {
+  const pageSize = (): number => {
+    const n = Math.floor(typeof size === 'number' ? size : size());
+    return Number.isSafeInteger(n) && n >= 1 ? n : 1;
+  };
   const where = (extra: string[]) => {
     const conditions = [...query.conditions, ...extra];
     return conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '';
@@ -122,7 +127,7 @@ export async function readPages(
     await tx.run('SET LOCAL synchronize_seqscans = off');
     await tx.run(`DECLARE gex_table_read NO SCROLL CURSOR FOR SELECT ${query.selectList} FROM ${query.from}${where([])}`, query.params);
     while (remaining > 0) {
-      const n = Math.min(size, remaining);
+      const n = Math.min(pageSize(), remaining);
       const rows = await tx.all<Row>(`FETCH FORWARD ${n} FROM gex_table_read`);
       if (rows.length > 0) await onPage(rows);
       remaining -= rows.length;
@@ -133,7 +138,7 @@ export async function readPages(
   }
   let after: number | undefined;
   while (remaining > 0) {
-    const n = Math.min(size, remaining);
+    const n = Math.min(pageSize(), remaining);
     const sql = `SELECT rowid AS gex_rowid, ${query.selectList} FROM ${query.from}${where(after === undefined ? [] : ['rowid > ?'])} ORDER BY rowid LIMIT ?`;
     const rows = await tx.all<Row>(sql, [...query.params, ...(after === undefined ? [] : [after]), n]);
     if (rows.length > 0) await onPage(rows);
