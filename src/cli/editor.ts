@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { UserError } from '../common/errors.js';
 import { displayText } from '../common/log-text.js';
+import { sentence } from '../common/text.js';
 import { decodeJson, JsonSyntaxError, prettyExact, type JsonValue } from '../json/index.js';
 import { lineAndColumn } from './json-input.js';
 
@@ -13,6 +14,12 @@ export interface EditorOptions {
   interactive?: boolean;
   /** says why the editor opens again */
   notice?: (line: string) => void;
+  /**
+   * judges the edited value before it is taken; a UserError it throws is a problem of the edit
+   * (shown, and the editor opens again on the edited text when interactive) — so that a body the
+   * store would refuse does not cost the edits made
+   */
+  check?: (value: JsonValue) => Promise<void>;
 }
 
 /** `$EDITOR`, else `$VISUAL`, else vi. */
@@ -35,8 +42,9 @@ function runEditor(command: string, file: string, env: NodeJS.ProcessEnv): Promi
 /**
  * Opens the editor on `value` as pretty JSON in a private temporary file (folder 0700, file 0600,
  * removed afterwards) and returns what was saved, or undefined when the file was left unchanged.
- * Invalid JSON fails naming its line and column; when interactive the editor opens again on the
- * edited text, until it is valid or saved unchanged (giving up).
+ * Invalid JSON fails naming its line and column, a value `check` refuses with its reason; when
+ * interactive the editor opens again on the edited text, until it is taken or saved unchanged
+ * (giving up).
  */
 export async function editJson(value: JsonValue, name: string, options: EditorOptions = {}): Promise<JsonValue | undefined> {
   const env = options.env ?? process.env;
@@ -50,15 +58,19 @@ export async function editJson(value: JsonValue, name: string, options: EditorOp
       await runEditor(editorCommand(env), file, env);
       const text = await readFile(file, 'utf8');
       if (text === original) return undefined;
+      let problem: string;
       try {
-        return decodeJson(text);
+        const edited = decodeJson(text);
+        await options.check?.(edited);
+        return edited;
       } catch (e) {
-        if (!(e instanceof JsonSyntaxError)) throw e;
-        const problem = `The edited file is not valid JSON (${lineAndColumn(text, e.position)}): ${displayText(e.message)}`;
-        if (!options.interactive || text === previous) throw new UserError(`${problem}. Nothing was changed.`);
-        options.notice?.(`${problem}. Opening the editor again; save the file unchanged to give up.`);
-        previous = text;
+        if (e instanceof JsonSyntaxError) problem = `The edited file is not valid JSON (${lineAndColumn(text, e.position)}): ${displayText(e.message)}`;
+        else if (e instanceof UserError && options.check) problem = e.message;
+        else throw e;
       }
+      if (!options.interactive || text === previous) throw new UserError(`${sentence(problem)} Nothing was changed.`);
+      options.notice?.(`${sentence(problem)} Opening the editor again; save the file unchanged to give up.`);
+      previous = text;
     }
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -1,7 +1,8 @@
-import { readFile } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
 import { UserError } from '../common/errors.js';
 import { displayText } from '../common/log-text.js';
 import { decodeJson, JsonSyntaxError, type JsonValue } from '../json/index.js';
+import { MAX_DOCUMENT_BYTES, readInput, sourceName } from './input-source.js';
 
 /** JSON that a person gives (a file, an edited file): decoded exactly, or an error naming the line and column. */
 
@@ -22,14 +23,8 @@ export function decodeJsonText(text: string, source: string): JsonValue {
   }
 }
 
-export async function readJsonFile(file: string): Promise<JsonValue> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new UserError(`No such file: ${displayText(file)}`);
-    throw new UserError(`Cannot read ${displayText(file)}: ${(e as Error).message}`);
-  }
-  return decodeJsonText(text, displayText(file));
+/** A JSON document from a file, or from standard input for `-`. */
+export async function readJsonFile(file: string, stdin: Readable = process.stdin): Promise<JsonValue> {
+  return decodeJsonText(await readInput(file, MAX_DOCUMENT_BYTES, stdin), sourceName(file));
 }
 

@@ -17,23 +17,24 @@ const MAX_STEPS = 64;
 /** a new list item may be appended (index = length); farther indexes would need padding */
 const MAX_INDEX = 100_000;
 
-function refuse(path: string, problem: string): never {
-  throw new UserError(`--set path ${quoteForLog(path.slice(0, 200))} ${problem}`);
-}
-
-export function parsePath(path: string): PathStep[] {
-  if (path === '') refuse(path, 'is empty: name a key, e.g. parameters.api.baseUrl');
-  if (path.length > MAX_PATH_LENGTH) refuse(path, `is longer than ${MAX_PATH_LENGTH} characters`);
+/** `option`: the command-line option the path came with, named in errors (`--set`, `--set-secret`…). */
+export function parsePath(path: string, option = '--set'): PathStep[] {
+  // typed so that control flow knows it never returns
+  const refuse: (problem: string) => never = (problem) => {
+    throw new UserError(`${option} path ${quoteForLog(path.slice(0, 200))} ${problem}`);
+  };
+  if (path === '') refuse('is empty: name a key, e.g. parameters.api.baseUrl');
+  if (path.length > MAX_PATH_LENGTH) refuse(`is longer than ${MAX_PATH_LENGTH} characters`);
   const steps: PathStep[] = [];
   let i = 0;
   while (i < path.length) {
     if (path[i] === '[') {
       const end = path.indexOf(']', i);
-      if (end < 0) refuse(path, `has a "[" without its "]" at character ${i + 1}`);
+      if (end < 0) refuse(`has a "[" without its "]" at character ${i + 1}`);
       const inner = path.slice(i + 1, end);
       if (/^\d+$/.test(inner)) {
         const index = Number(inner);
-        if (index > MAX_INDEX) refuse(path, `has the list index ${inner}, above ${MAX_INDEX}`);
+        if (index > MAX_INDEX) refuse(`has the list index ${inner}, above ${MAX_INDEX}`);
         steps.push(index);
         i = end + 1;
       } else if (inner.startsWith('"')) {
@@ -45,25 +46,25 @@ export function parsePath(path: string): PathStep[] {
         } catch {
           key = undefined;
         }
-        if (typeof key !== 'string') refuse(path, `has a bracketed key at character ${i + 1} that is not a JSON string, e.g. ["a.b"]`);
+        if (typeof key !== 'string') refuse(`has a bracketed key at character ${i + 1} that is not a JSON string, e.g. ["a.b"]`);
         steps.push(key);
         i = close + 2;
-      } else refuse(path, `has [${quoteForLog(inner).slice(1, -1)}] at character ${i + 1}: brackets hold a list index ([0]) or a JSON string (["a.b"])`);
+      } else refuse(`has [${quoteForLog(inner).slice(1, -1)}] at character ${i + 1}: brackets hold a list index ([0]) or a JSON string (["a.b"])`);
     } else {
       if (steps.length > 0) {
-        if (path[i] !== '.') refuse(path, `needs a "." or "[" at character ${i + 1}`);
+        if (path[i] !== '.') refuse(`needs a "." or "[" at character ${i + 1}`);
         i++;
       }
-      if (path[i] === '[' && steps.length > 0) refuse(path, `has an empty key before character ${i + 1}`);
+      if (path[i] === '[' && steps.length > 0) refuse(`has an empty key before character ${i + 1}`);
       const match = /^[^.[\]]+/.exec(path.slice(i));
-      if (!match) refuse(path, `has an empty key at character ${i + 1}`);
+      if (!match) refuse(`has an empty key at character ${i + 1}`);
       steps.push(match[0]);
       i += match[0].length;
     }
-    if (steps.length > MAX_STEPS) refuse(path, `is deeper than ${MAX_STEPS} steps`);
+    if (steps.length > MAX_STEPS) refuse(`is deeper than ${MAX_STEPS} steps`);
   }
   for (const step of steps) {
-    if (typeof step === 'string' && FORBIDDEN_KEYS.has(step)) refuse(path, `uses the key "${step}", which is refused: it names an object's prototype in JavaScript`);
+    if (typeof step === 'string' && FORBIDDEN_KEYS.has(step)) refuse(`uses the key "${step}", which is refused: it names an object's prototype in JavaScript`);
   }
   return steps;
 }
@@ -96,21 +97,25 @@ function describeKind(v: JsonValue | undefined): string {
 }
 
 /** `root` with `value` at `path` (a new tree; `root` is not changed); missing objects are created on the way. */
-export function setAt(root: JsonValue, path: readonly PathStep[], value: JsonValue, done: PathStep[] = []): JsonValue {
+export function setAt(root: JsonValue, path: readonly PathStep[], value: JsonValue, option = '--set'): JsonValue {
+  return setBelow(root, path, value, [], option);
+}
+
+function setBelow(root: JsonValue, path: readonly PathStep[], value: JsonValue, done: PathStep[], option: string): JsonValue {
   if (path.length === 0) return value;
   const [step, ...rest] = path;
   const here = [...done, step];
   // what a missing step becomes: a list when the next step is an index
   const fresh = (): JsonValue => (typeof rest[0] === 'number' ? [] : new Map());
   if (typeof step === 'number') {
-    if (!Array.isArray(root)) throw new UserError(`--set ${formatPath(here)}: ${formatPath(done) || 'the body'} is ${describeKind(root)}, not a list`);
-    if (step > root.length) throw new UserError(`--set ${formatPath(here)}: the list has ${root.length} items; an index may be at most ${root.length} (to append)`);
+    if (!Array.isArray(root)) throw new UserError(`${option} ${formatPath(here)}: ${formatPath(done) || 'the body'} is ${describeKind(root)}, not a list`);
+    if (step > root.length) throw new UserError(`${option} ${formatPath(here)}: the list has ${root.length} items; an index may be at most ${root.length} (to append)`);
     const copy = [...root];
-    copy[step] = setAt(root[step] ?? fresh(), rest, value, here);
+    copy[step] = setBelow(root[step] ?? fresh(), rest, value, here, option);
     return copy;
   }
-  if (!isJsonObject(root)) throw new UserError(`--set ${formatPath(here)}: ${formatPath(done) || 'the body'} is ${describeKind(root)}, not an object`);
+  if (!isJsonObject(root)) throw new UserError(`${option} ${formatPath(here)}: ${formatPath(done) || 'the body'} is ${describeKind(root)}, not an object`);
   const copy: JsonObject = new Map(root);
-  copy.set(step, setAt(root.get(step) ?? fresh(), rest, value, here));
+  copy.set(step, setBelow(root.get(step) ?? fresh(), rest, value, here, option));
   return copy;
 }

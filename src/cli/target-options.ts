@@ -21,7 +21,7 @@ export function targetOptions<T>(yargs: Argv<T>, verb: string): Argv<T & TargetA
   return yargs
     .option('data-dir', {
       type: 'string',
-      defaultDescription: '$KBC_DATADIR, else /data inside a container, ./data elsewhere',
+      defaultDescription: '$KBC_DATADIR, else ./data if it exists, else /data if inside a container and it exists, else ./data',
       describe: 'the data folder (Keboola common interface)',
     })
     .option('config-id', { type: 'string', default: env.KBC_CONFIGID || undefined, defaultDescription: '$KBC_CONFIGID', describe: `${verb} this stored configuration` })

@@ -48,6 +48,8 @@ export interface LogFields {
   attempt?: number;
   maxRetries?: number;
   retryInMs?: number;
+  /** at a request's first retry: when its last retry would be if it keeps failing (ISO 8601, UTC) */
+  lastRetryAt?: string;
   /** a network error code (ECONNRESET, ETIMEDOUT, …) */
   errorCode?: string;
   /** user or application (the exit code follows it) */
@@ -90,6 +92,7 @@ const FIELD_NAMES: Record<keyof LogFields, true> = {
   attempt: true,
   maxRetries: true,
   retryInMs: true,
+  lastRetryAt: true,
   errorCode: true,
   errorKind: true,
   stopReason: true,

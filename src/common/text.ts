@@ -24,3 +24,35 @@ export function formatSeconds(ms: number): string {
   const [whole, tenths] = (ms / 1000).toFixed(1).split('.');
   return `${groupThousands(Number(whole))}.${tenths} s`;
 }
+
+/**
+ * `text` as a sentence that another may follow: ends in `.` unless it ends in `.`, `!`, `?` or `…`
+ * already (messages of other errors often do), so that joining never gives "exists.. Nothing".
+ */
+export function sentence(text: string): string {
+  const trimmed = text.trimEnd();
+  return /[.!?…]$/.test(trimmed) ? trimmed : `${trimmed}.`;
+}
+
+/** A span for people: "800 ms", "45 s", "17 min 3 s", "2 h 5 min" (rounded down to its two largest units). */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  const seconds = Math.floor(ms / 1000);
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return seconds % 60 ? `${minutes} min ${seconds % 60} s` : `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  return minutes % 60 ? `${groupThousands(hours)} h ${minutes % 60} min` : `${groupThousands(hours)} h`;
+}
+
+/**
+ * A moment as the local clock shows it: "14:49:12", with the date when it is not the day of `now`
+ * ("2026-11-28 01:02:03").
+ */
+export function formatClockTime(at: number, now: number): string {
+  const date = new Date(at);
+  const two = (n: number) => String(n).padStart(2, '0');
+  const time = `${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}`;
+  if (new Date(now).toDateString() === date.toDateString()) return time;
+  return `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())} ${time}`;
+}

@@ -1,9 +1,11 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError, UserError } from '../common/errors.js';
 import { resolveInside } from '../common/safe-path.js';
 import { decodeJson, isJsonObject, JsonSyntaxError, stringifyExact, type JsonObject, type JsonValue } from '../json/index.js';
 import { stateFileText } from './extractor-state.js';
+import { FolderGuard } from './folder-guard.js';
+import { WORK_FOLDERS } from './output/table-files.js';
 
 /** What a component reads from a data folder (Keboola's common interface). */
 export interface DataFolderInput {
@@ -22,9 +24,13 @@ export interface DataFolderInput {
  */
 export class DataFolder {
   readonly dir: string;
+  /** every write below the data folder goes through it: no symbolic link is followed (FolderGuard) */
+  readonly guard: FolderGuard;
 
-  constructor(dir: string) {
+  /** `root`: the data folder this one is in (a row's folder is in `<data>/rows/`); default: itself */
+  constructor(dir: string, root: string = dir) {
     this.dir = path.resolve(dir);
+    this.guard = new FolderGuard(root);
   }
 
   get configFile(): string {
@@ -56,6 +62,11 @@ export class DataFolder {
     return resolveInside(this.outputDir, 'tables');
   }
 
+  /** gex's own folders in out/tables while tables are completed (see OutputWriter) */
+  get workDirs(): string[] {
+    return [resolveInside(this.tablesDir, WORK_FOLDERS.staging), resolveInside(this.tablesDir, WORK_FOLDERS.parts)];
+  }
+
   /** A table file in `out/tables` (the name is checked to stay inside it). */
   tableFile(name: string): string {
     return resolveInside(this.tablesDir, name);
@@ -80,15 +91,27 @@ export class DataFolder {
 
   /** Writes the component's input (what `read()` reads back): `config.json` and `in/state.json`. */
   async writeInput(config: JsonObject, state: JsonValue): Promise<void> {
-    await mkdir(this.inputDir, { recursive: true });
-    await writeFile(this.configFile, stringifyExact(config));
-    await writeFile(this.inputStateFile, stringifyExact(state));
+    await this.guard.writeFile(this.configFile, stringifyExact(config));
+    await this.guard.writeFile(this.inputStateFile, stringifyExact(state));
   }
 
   /** `out/state.json` as Generic Extractor writes it. */
   async writeOutputState(state: JsonObject): Promise<void> {
-    await mkdir(this.outputDir, { recursive: true });
-    await writeFile(this.outputStateFile, stateFileText(state));
+    await this.guard.writeFile(this.outputStateFile, stateFileText(state));
+  }
+
+  /**
+   * Before the first request of a run: no path the run writes here is a symbolic link (or of the
+   * wrong kind), and each folder it writes in takes a file — proven with a probe file, so that a
+   * folder owned by another user or a read-only disk is reported now, not after every request.
+   * `input`: the run also writes the input (config.json, in/), as a stored configuration's does.
+   */
+  async checkWritable(options: { input: boolean }): Promise<void> {
+    const files = [this.outputStateFile, ...(options.input ? [this.configFile, this.inputStateFile] : [])];
+    for (const file of files) await this.guard.inspect(file, 'file');
+    const folders = [this.dir, this.outputDir, this.tablesDir, ...this.workDirs, ...(options.input ? [this.inputDir, this.inputTablesDir] : [])];
+    const proven = new Set<string>();
+    for (const folder of folders) await this.guard.proveWritable(folder, proven);
   }
 }
 

@@ -1,4 +1,3 @@
-import { mkdir } from 'node:fs/promises';
 import type { Logger } from '../common/logger.js';
 import { displayText } from '../common/log-text.js';
 import { groupThousands, plural } from '../common/text.js';
@@ -26,6 +25,11 @@ import { AwsSigner, awsCredentials, maskingLogger, SYSTEM_RUNTIME, type AuthRunt
 
 export interface ExtractOptions {
   dataDir: string;
+  /**
+   * The data folder `dataDir` is in (default: `dataDir` itself): no symbolic link below it is
+   * followed by a write (a row's run passes the data folder its `rows/<row>` folder is in)
+   */
+  dataRoot?: string;
   logger: Logger;
   progressLine?: ProgressLine;
   /** unix seconds of the run start (tests pin it) */
@@ -113,9 +117,9 @@ async function runExtraction(input: DataFolderInput, options: ExtractOptions, se
   const signer = credentials ? new AwsSigner(credentials, options.authRuntime?.now ?? SYSTEM_RUNTIME.now, secrets) : undefined;
 
   const state = new ExtractorState(input.state, (options.now ?? (() => Math.floor(Date.now() / 1000)))());
-  const outTables = new DataFolder(options.dataDir).tablesDir;
-  await mkdir(outTables, { recursive: true });
-  const output = new OutputWriter(outTables, logger, state.inputStruct(), options.tmpDir);
+  const folder = new DataFolder(options.dataDir, options.dataRoot);
+  await folder.guard.mkdir(folder.tablesDir);
+  const output = new OutputWriter(folder.tablesDir, logger, state.inputStruct(), options.tmpDir, { guard: folder.guard });
   const run: RunContext = {
     input,
     options,

@@ -15,8 +15,8 @@ const MAX_RECORD_BYTES = 4 * 1024 * 1024;
  * A rerun of a data folder must not leave the tables of the previous run next to its own (a table
  * the configuration no longer produces would still be picked up). gex removes only what it wrote
  * itself: each run records its table files and manifests, and the next run removes exactly those,
- * in out/tables itself — never a folder, never through a symbolic link (a link in out/tables, or
- * out/ or out/tables being one, is left alone), never another file the user put there.
+ * in out/tables itself — never a folder, never through a symbolic link (a link in out/tables is
+ * left alone; out/ or out/tables being one is refused), never another file the user put there.
  */
 export class PreviousTables {
   private readonly recordFile: string;
@@ -32,11 +32,8 @@ export class PreviousTables {
   async remove(): Promise<string[]> {
     const names = await this.readRecord();
     if (names.length === 0) return [];
-    const unsafe = await this.linkedFolder();
-    if (unsafe) {
-      this.logger.warn(`The tables of the previous run are not removed: ${unsafe} is a symbolic link, and gex removes nothing through one`);
-      return [];
-    }
+    // out/ or out/tables being a link is refused (a UserError): removing inside it could reach anywhere
+    if (!(await this.folder.guard.inspect(this.folder.tablesDir, 'folder'))) return [];
     const removed: string[] = [];
     for (const name of names) {
       const file = this.folder.tableFile(name);
@@ -47,7 +44,9 @@ export class PreviousTables {
         this.logger.warn({ table: name }, `Left ${displayText(name)} in out/tables: it is ${stat.isSymbolicLink() ? 'a symbolic link' : 'not a regular file'}, not a table gex wrote`);
         continue;
       }
-      await unlink(file);
+      await unlink(file).catch((error: unknown) => {
+        throw this.folder.guard.failure(error, file, 'remove');
+      });
       removed.push(name);
     }
     if (removed.length > 0) this.logger.info({ tables: removed.length }, `Removed ${plural(removed.length, 'file')} of the previous run from out/tables`);
@@ -59,14 +58,18 @@ export class PreviousTables {
     const files = tableFiles.flatMap((file) => [file, `${file}.manifest`]);
     // written beside and renamed over: a link planted at the record's name is replaced, never followed
     const temporary = `${this.recordFile}.${process.pid}.tmp`;
-    await rm(temporary, { force: true });
-    const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
     try {
-      await handle.writeFile(`${JSON.stringify({ files }, null, 1)}\n`);
-    } finally {
-      await handle.close();
+      await rm(temporary, { force: true });
+      const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
+      try {
+        await handle.writeFile(`${JSON.stringify({ files }, null, 1)}\n`);
+      } finally {
+        await handle.close();
+      }
+      await rename(temporary, this.recordFile);
+    } catch (error) {
+      throw this.folder.guard.failure(error, this.recordFile, 'write');
     }
-    await rename(temporary, this.recordFile);
   }
 
   /** The recorded names that are plain file names (the record is a file anyone could edit). */
@@ -99,17 +102,5 @@ export class PreviousTables {
   private ignored(why: string): string[] {
     this.logger.warn(`Ignoring ${RECORD_FILE} in the data folder (${why}): no table of the previous run is removed`);
     return [];
-  }
-
-  /** `out` or `out/tables` when it is a symbolic link (removing inside it could reach anywhere). */
-  private async linkedFolder(): Promise<string | null> {
-    for (const [dir, name] of [
-      [this.folder.outputDir, 'out'],
-      [this.folder.tablesDir, 'out/tables'],
-    ] as const) {
-      const stat = await lstat(dir).catch(() => undefined);
-      if (stat?.isSymbolicLink()) return name;
-    }
-    return null;
   }
 }

@@ -54,7 +54,7 @@ export async function storedUnits(options: StoredUnitsOptions): Promise<StoredUn
   const unitOf = async (row: Row | null, label: string): Promise<CheckUnit> => {
     const node = row ? mergeRowConfiguration(configuration.configuration, row.configuration) : configuration.configuration;
     const state = componentState(row ? row.state : configuration.state);
-    return { label, rowId: row?.id ?? null, input: await decryptedInput(store, componentId, splitConfiguration(node), state, imageParameters, masker) };
+    return { label, rowId: row?.id ?? null, input: await decryptedInput(store, componentId, splitConfiguration(node), state, imageParameters, masker, row?.id ?? null) };
   };
   if (configuration.rows.length === 0) return { units: [await unitOf(null, `Configuration ${displayId(configId)}`)], warnings };
   // planRows also refuses unknown --row-id values, listing the rows that exist

@@ -1,9 +1,9 @@
-import { open, writeFile } from 'node:fs/promises';
 import { stringify } from 'csv-stringify/sync';
 import { UserError } from '../common/errors.js';
 import { displayId, quoteForLog } from '../common/log-text.js';
 import { resolveInside, unsafeFileNameProblem } from '../common/safe-path.js';
 import { toPlain, type JsonObject } from '../json/index.js';
+import type { DataFolder } from '../extractor/data-folder.js';
 import { parseChangedSince, parseTableId, tableIdText, type ProjectTables, type TableDetail, type TableQuery } from '../store/tables/index.js';
 
 /** One table of a row's input mapping (`storage.input.tables[i]`), checked. */
@@ -63,11 +63,11 @@ export function parseInputTables(storage: JsonObject, unit: string, now: Date): 
     const other = destinations.get(destination);
     if (other !== undefined) fail(`${where}.destination ${displayId(destination)}`, `is also the destination of ${other}; give each table its own file`);
     destinations.set(destination, where);
-    return { where, source, destination, query: parseQuery(entry, where, now, fail) };
+    return { where, source, destination, query: parseQuery(entry, where, now, fail, `${unit}, input table ${displayId(source)}`) };
   });
 }
 
-function parseQuery(entry: Record<string, unknown>, where: string, now: Date, fail: (where: string, problem: string) => never): TableQuery {
+function parseQuery(entry: Record<string, unknown>, where: string, now: Date, fail: (where: string, problem: string) => never, table: string): TableQuery {
   const strings = (key: string): string[] | undefined => {
     const value = entry[key];
     if (value === undefined || value === null) return undefined;
@@ -85,19 +85,25 @@ function parseQuery(entry: Record<string, unknown>, where: string, now: Date, fa
     whereColumn: typeof whereColumn === 'string' && whereColumn !== '' ? whereColumn : undefined,
     whereValues: strings('where_values'),
     whereOperator: operator as 'eq' | 'ne',
-    changedSince: changedSince(entry, where, now, fail),
+    changedSince: changedSince(entry, where, now, fail, table),
     limit: typeof limit === 'number' ? limit : undefined,
   };
 }
 
-function changedSince(entry: Record<string, unknown>, where: string, now: Date, fail: (where: string, problem: string) => never): Date | undefined {
+/** `table` names the row and the source table in an error of the value. */
+function changedSince(entry: Record<string, unknown>, where: string, now: Date, fail: (where: string, problem: string) => never, table: string): Date | undefined {
   const value = entry.changed_since;
   if (value !== undefined && value !== null && value !== '') {
     if (value === 'adaptive') {
       return fail(`${where}.changed_since`, 'is "adaptive", which gex does not support (it needs the last import of each table kept in the state); give a moment such as "-2 days" or 2025-01-31');
     }
     if (typeof value !== 'string' && typeof value !== 'number') return fail(`${where}.changed_since`, 'must be a moment such as "-2 days"');
-    return parseChangedSince(String(value), now, `${where}.changed_since`);
+    try {
+      return parseChangedSince(String(value), now, `${where}.changed_since`);
+    } catch (error) {
+      if (error instanceof UserError) throw new UserError(`${table}: ${error.message}`);
+      throw error;
+    }
   }
   // Keboola's older `days`: rows changed in the last N days
   const days = entry.days;
@@ -114,7 +120,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * Exports each input table into `in/tables/<destination>` (streamed in bounded batches, one
  * snapshot per table) with Keboola's input manifest beside it. `unit` names the row in errors.
  */
-export async function exportInputTables(tables: ProjectTables, inputs: readonly InputTable[], tablesDir: string, unit: string): Promise<ExportedTable[]> {
+export async function exportInputTables(tables: ProjectTables, inputs: readonly InputTable[], data: DataFolder, unit: string): Promise<ExportedTable[]> {
   const exported: ExportedTable[] = [];
   for (const input of inputs) {
     let detail: TableDetail;
@@ -126,11 +132,12 @@ export async function exportInputTables(tables: ProjectTables, inputs: readonly 
       }
       throw error;
     }
-    const file = resolveInside(tablesDir, input.destination);
+    const file = resolveInside(data.inputTablesDir, input.destination);
     // the columns read: the query's, else the table's (read() checks them against the table)
     let columns = input.query.columns && input.query.columns.length > 0 ? [...input.query.columns] : detail.columns;
     let rows = 0;
-    const handle = await open(file, 'w');
+    // created new: nothing planted at the name (a link) is written through
+    const handle = await data.guard.createFile(file);
     try {
       await handle.write(stringify([columns], DIALECT));
       columns = await tables.read(input.source, input.query, async (batch) => {
@@ -143,7 +150,7 @@ export async function exportInputTables(tables: ProjectTables, inputs: readonly 
     } finally {
       await handle.close();
     }
-    await writeFile(`${file}.manifest`, `${JSON.stringify(inputManifest(detail, columns), null, 2)}\n`);
+    await data.guard.writeFile(`${file}.manifest`, `${JSON.stringify(inputManifest(detail, columns), null, 2)}\n`);
     exported.push({ source: input.source, file: `in/tables/${input.destination}`, rows });
   }
   return exported;

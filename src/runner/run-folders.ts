@@ -1,9 +1,10 @@
-import { lstat, mkdir, rm } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationError, UserError } from '../common/errors.js';
 import { displayId } from '../common/log-text.js';
 import { encodePathSegment, isInside, resolveInside } from '../common/safe-path.js';
 import { DataFolder } from '../extractor/data-folder.js';
+import { FolderGuard } from '../extractor/folder-guard.js';
 
 /** Where one unit of a run (a row, or the configuration without rows) reads and writes. */
 export interface RunFolder {
@@ -22,10 +23,13 @@ export interface RunFolder {
  * never nested, never shared by two ids. Only these folders (and `out/` of the data folder) are
  * ever removed, and each removal is checked to lie inside `rows/` first. A folder that another row
  * of this run already uses — two names one file system does not tell apart, such as `A` and `a` on
- * a case-insensitive disk — is refused before anything in it is removed.
+ * a case-insensitive disk — is refused before anything in it is removed. Nothing is created,
+ * written or removed through a symbolic link below the data folder (`rows`, a row's folder, `in`,
+ * `out`…): a link there is refused (FolderGuard).
  */
 export class RunFolders {
   private readonly rowsRoot: string;
+  private readonly guard: FolderGuard;
   /** `dev:ino` of each folder prepared in this run → its row id */
   private readonly prepared = new Map<string, string | null>();
 
@@ -35,6 +39,41 @@ export class RunFolders {
     private readonly folderName: (rowId: string) => string = encodePathSegment,
   ) {
     this.rowsRoot = path.resolve(dataDir, 'rows');
+    this.guard = new FolderGuard(dataDir);
+  }
+
+  /** The unit's folder as a data folder whose writes are guarded from the data folder down. */
+  dataFolder(folder: RunFolder): DataFolder {
+    return new DataFolder(folder.dir, this.dataDir);
+  }
+
+  /**
+   * Before the first request of a run: no path the units will write is a symbolic link, and each
+   * folder they write in (or remove) takes a file. A row's folder is removed and made again, so
+   * only it and the folders of an earlier run in it are probed; inside it nothing is followed.
+   */
+  async checkWritable(units: RunFolder[]): Promise<void> {
+    // the data folder itself is made by a run as it always was (the CLI's run lock makes it first)
+    await this.guard.mkdir(this.dataDir);
+    const proven = new Set<string>();
+    for (const folder of units) {
+      if (folder.rowId === null) {
+        await this.dataFolder(folder).checkWritable({ input: true });
+        continue;
+      }
+      this.assertRowFolder(folder);
+      await this.guard.proveWritable(this.rowsRoot, proven);
+      if (!(await this.guard.inspect(folder.dir, 'folder'))) continue;
+      const data = new DataFolder(folder.dir);
+      // a link inside a row folder is removed with it, never followed: only real folders (in real
+      // folders) are probed, each listed after the folder it is in
+      const real = new Set([path.dirname(folder.dir)]);
+      for (const dir of [folder.dir, data.inputDir, data.inputTablesDir, data.outputDir, data.tablesDir, ...data.workDirs]) {
+        if (!real.has(path.dirname(dir)) || !(await lstat(dir).catch(() => undefined))?.isDirectory()) continue;
+        real.add(dir);
+        await this.guard.proveWritable(dir, proven);
+      }
+    }
   }
 
   /** The data folder itself, for a configuration without rows. */
@@ -52,16 +91,16 @@ export class RunFolders {
    * configuration without rows only `out/` is removed (the data folder is the user's).
    */
   async prepare(folder: RunFolder): Promise<void> {
-    const data = new DataFolder(folder.dir);
+    const data = this.dataFolder(folder);
     if (folder.rowId === null) {
-      await rm(data.outputDir, { recursive: true, force: true });
+      await this.guard.remove(data.outputDir);
     } else {
       this.assertRowFolder(folder);
       await this.assertNotTaken(folder);
-      await rm(folder.dir, { recursive: true, force: true });
+      await this.guard.remove(folder.dir);
     }
-    await mkdir(data.inputDir, { recursive: true });
-    await mkdir(data.tablesDir, { recursive: true });
+    await this.guard.mkdir(data.inputDir);
+    await this.guard.mkdir(data.tablesDir);
     const created = await lstat(folder.dir);
     this.prepared.set(`${created.dev}:${created.ino}`, folder.rowId);
   }
@@ -93,7 +132,7 @@ export class RunFolders {
   }
 
   private async assertNotTaken(folder: RunFolder): Promise<void> {
-    const existing = await lstat(folder.dir).catch(() => undefined);
+    const existing = await this.guard.inspect(folder.dir);
     if (!existing) return;
     const key = `${existing.dev}:${existing.ino}`;
     if (!this.prepared.has(key)) return;

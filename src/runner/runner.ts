@@ -1,4 +1,3 @@
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { cancellationOf } from '../common/cancellation.js';
 import { errorKind, UserError, type ErrorKind } from '../common/errors.js';
@@ -7,14 +6,14 @@ import { displayId, displayText, quoteForLog } from '../common/log-text.js';
 import { formatSeconds, groupThousands, plural } from '../common/text.js';
 import type { ProgressLine } from '../common/progress-line.js';
 import type { SecretMasker } from '../common/secret-masker.js';
-import { DataFolder } from '../extractor/data-folder.js';
+import type { DataFolder, DataFolderInput } from '../extractor/data-folder.js';
 import { extract } from '../extractor/extractor.js';
 import { stringifyExact, type JsonObject, type JsonValue } from '../json/index.js';
 import type { OpenedStore } from '../store/open-config-store.js';
 import type { StateWrite } from '../store/config-store.js';
 import { StateSaveFailed, type StateOwner } from '../store/state-save-failed.js';
 import type { Row } from '../store/types.js';
-import { componentConfigFile, mergeRowConfiguration, splitConfiguration } from './effective-configuration.js';
+import { componentConfigFile, mergeRowConfiguration, splitConfiguration, type ComponentConfig } from './effective-configuration.js';
 import { planRows } from './row-plan.js';
 import { jobRunSummaries, type JobRunSummary } from './job-summary.js';
 import { RunFolders, type RunFolder } from './run-folders.js';
@@ -129,6 +128,13 @@ interface Unit {
   state: JsonValue;
 }
 
+/** A unit ready to run: its configuration split into parts and its input decrypted (in memory). */
+interface PreparedUnit extends Unit {
+  stored: ComponentConfig;
+  storedComponentState: JsonObject;
+  input: DataFolderInput;
+}
+
 /**
  * Runs a stored configuration as Keboola's runner does (docs/design.md#a-run-of-a-stored-configuration): rows one after another in the
  * configuration's order, each in its own folder with the root configuration merged under it;
@@ -239,13 +245,19 @@ export class ConfigurationRunner {
       });
     }
 
+    // before the first request of the first row: every unit's secrets decrypt, and the data
+    // folder takes what the run will write there (no link planted in it, no folder it cannot write)
+    const prepared: PreparedUnit[] = [];
+    for (const unit of units) prepared.push(await this.prepareUnit(unit, imageParameters));
+    await this.folders.checkWritable(units.map((u) => u.folder));
+
     const produced: Array<{ unit: Unit } & UnitResult> = [];
-    for (const [i, unit] of units.entries()) {
+    for (const [i, unit] of prepared.entries()) {
       try {
         this.options.signal?.throwIfAborted();
         produced.push({ unit, ...(await this.runUnit(unit, imageParameters)) });
       } catch (error) {
-        for (const rest of units.slice(i + 1)) {
+        for (const rest of prepared.slice(i + 1)) {
           const entry = this.summary.rows.find((r) => r.id === rest.row?.id);
           if (entry) entry.reason = cancellationOf(this.options.signal) ? 'the run was stopped' : 'an earlier row failed';
         }
@@ -266,8 +278,24 @@ export class ConfigurationRunner {
     return unit.row ? this.logger.child({ rowId: unit.row.id }) : this.logger;
   }
 
-  private async runUnit(unit: Unit, imageParameters: JsonObject): Promise<UnitResult> {
-    const { store, componentId } = this.options;
+  /**
+   * A unit's configuration split and its secrets decrypted — before any unit runs. A secret that
+   * does not decrypt fails the run naming the row and the key (the summary row says so too).
+   */
+  private async prepareUnit(unit: Unit, imageParameters: JsonObject): Promise<PreparedUnit> {
+    const stored = splitConfiguration(unit.configuration);
+    const storedComponentState = componentState(unit.state);
+    try {
+      const input = await decryptedInput(this.options.store, this.options.componentId, stored, storedComponentState, imageParameters, this.options.masker, unit.row?.id ?? null);
+      return { ...unit, stored, storedComponentState, input };
+    } catch (error) {
+      const entry = this.summary.rows.find((r) => r.id === (unit.row?.id ?? null));
+      if (entry) entry.reason = (error as Error).message;
+      throw error;
+    }
+  }
+
+  private async runUnit(unit: PreparedUnit, imageParameters: JsonObject): Promise<UnitResult> {
     const logger = this.unitLogger(unit);
     const started = this.now();
     const summary = this.summary.rows.find((r) => r.id === (unit.row?.id ?? null)) ?? emptyRow(unit.row, unit.folder.relative, 'not run');
@@ -276,10 +304,8 @@ export class ConfigurationRunner {
     this.summary.rowsRun++;
     logger.info({ folder: unit.folder.relative }, `Running ${unit.label}${unit.row ? ` in folder ${unit.folder.relative}` : ''}`);
 
-    const stored = splitConfiguration(unit.configuration);
+    const { stored, storedComponentState, input } = unit;
     if (stored.processors !== undefined) logger.debug('processors are not passed to the component');
-    const storedComponentState = componentState(unit.state);
-    const input = await decryptedInput(store, componentId, stored, storedComponentState, imageParameters, this.options.masker);
 
     const unitName = unitNameOf(unit.row?.id ?? null);
     let inputTables: InputTable[];
@@ -293,13 +319,13 @@ export class ConfigurationRunner {
 
     // the row's folder is a data folder: config.json records what the row ran with (secrets encrypted)
     await this.folders.prepare(unit.folder);
-    const data = new DataFolder(unit.folder.dir);
+    const data = this.folders.dataFolder(unit.folder);
     await data.writeInput(componentConfigFile(stored, imageParameters), storedComponentState);
     try {
       if (inputTables.length > 0) summary.inputTables = await this.exportInputs(inputTables, data, unit, unitName, logger);
       const result = await extract(
         input,
-        { dataDir: unit.folder.dir, logger, masker: this.options.masker, progressLine: this.options.progressLine, signal: this.options.signal, now: () => Math.floor(this.now() / 1000) },
+        { dataDir: unit.folder.dir, dataRoot: this.options.dataDir, logger, masker: this.options.masker, progressLine: this.options.progressLine, signal: this.options.signal, now: () => Math.floor(this.now() / 1000) },
       );
       const outState = result.state;
       await data.writeOutputState(redactSecrets(outState) as JsonObject);
@@ -342,8 +368,8 @@ export class ConfigurationRunner {
       );
       return undefined;
     }
-    await mkdir(data.inputTablesDir, { recursive: true });
-    const exported = await exportInputTables(this.tables, inputs, data.inputTablesDir, unitName);
+    await data.guard.mkdir(data.inputTablesDir);
+    const exported = await exportInputTables(this.tables, inputs, data, unitName);
     for (const table of exported) {
       logger.info({ tableId: table.source, file: table.file, rows: table.rows }, `Exported table ${displayId(table.source)} to ${displayText(table.file)}: ${plural(table.rows, 'row')}`);
     }

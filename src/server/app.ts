@@ -19,11 +19,12 @@ import { jobRoutes } from './routes/jobs.js';
 import { metadataRoutes } from './routes/metadata.js';
 import { rowVersionRoutes } from './routes/row-versions.js';
 import { rowRoutes } from './routes/rows.js';
-import { tableRoutes } from './routes/tables.js';
+import { tableRoutes, type PreviewBounds } from './routes/tables.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { versionRoutes } from './routes/versions.js';
 
 import { DEFAULT_BODY_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS } from './limits.js';
+import { ByteBudget, DEFAULT_PREVIEW_MAX_BYTES, DEFAULT_PREVIEW_TOTAL_BYTES, type PreviewLimits } from './table-preview.js';
 
 export { DEFAULT_BODY_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS };
 
@@ -41,12 +42,14 @@ export interface ServerOptions {
   requestTimeoutMs?: number;
   /** count requests and serve `GET /metrics` (Prometheus, no token); default off (`gex serve` turns it on) */
   metrics?: boolean;
+  /** bytes of one data-preview answer (default 32 MiB) and of all held at once (default 128 MiB) */
+  previews?: PreviewLimits;
 }
 
 /** Storage buckets and tables (docs/storage-api.md#tables), the same in both path forms. */
-function tableScope(app: FastifyInstance): void {
+function tableScope(app: FastifyInstance, previews: PreviewBounds): void {
   bucketRoutes(app);
-  tableRoutes(app);
+  tableRoutes(app, previews);
 }
 
 /** Routes of configurations and everything under them, the same in both path forms. */
@@ -80,6 +83,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     clientErrorHandler,
   });
   const { backend } = options;
+  const previews: PreviewBounds = {
+    maxBytes: options.previews?.maxBytes ?? DEFAULT_PREVIEW_MAX_BYTES,
+    budget: new ByteBudget(options.previews?.totalBytes ?? DEFAULT_PREVIEW_TOTAL_BYTES),
+  };
   const revision = options.revision ?? gexRevision();
 
   registerBodyParsers(app);
@@ -108,11 +115,11 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
 
     await api.register(
       async (root) => {
-        tokenRoutes(root);
+        tokenRoutes(root, backend);
         branchRoutes(root);
         componentListRoute(root);
         configurationScope(root);
-        tableScope(root);
+        tableScope(root, previews);
         jobRoutes(root);
       },
       { prefix: '/v2/storage' },
@@ -121,11 +128,11 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     await api.register(
       async (branch) => {
         branch.addHook('onRequest', requireDefaultBranch);
-        tokenRoutes(branch);
+        tokenRoutes(branch, backend);
         componentDetailRoute(branch);
         componentListRoute(branch);
         configurationScope(branch);
-        tableScope(branch);
+        tableScope(branch, previews);
         metadataRoutes(branch);
       },
       { prefix: '/v2/storage/branch/:branchId' },

@@ -1,4 +1,5 @@
 import type { ConfigStore } from '../store/config-store.js';
+import type { ProjectTokens } from '../store/embedded/tokens.js';
 import type { ProjectTables, StorageJobs } from '../store/tables/index.js';
 import type { Component, TokenInfo } from '../store/types.js';
 
@@ -13,6 +14,8 @@ export interface ServerBackend {
   tables(token: TokenInfo): ProjectTables;
   /** the finished Storage jobs of the token's project */
   jobs(token: TokenInfo): StorageJobs;
+  /** the tokens of the token's project (token management over HTTP) */
+  tokens(token: TokenInfo): ProjectTokens;
   listComponents(): Promise<Component[]>;
   getComponent(id: string): Promise<Component | undefined>;
   /** resolves when the database answers a cheap query (the health check) */

@@ -8,6 +8,7 @@ import { StoreError } from '../store/store-error.js';
 import { tokenOf } from './auth.js';
 import { sendJson } from './reply.js';
 import { loggableUrl } from './request-log.js';
+import { unimplementedFeature } from './unimplemented.js';
 
 /**
  * Every failure leaves the server as Keboola's error body:
@@ -91,11 +92,25 @@ export function errorHandler(bodyLimit: number) {
   };
 }
 
+/** The longest part of a request path an error repeats. */
+const SHOWN_PATH_CHARACTERS = 200;
+
+/**
+ * Requests no route matched: a Keboola route gex does not implement is 501 `notImplemented`
+ * saying what is missing (unimplemented.ts); anything else is 404. Both are answered before any
+ * token check: they reveal nothing of a project.
+ */
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const path = request.url.split('?')[0];
+  // request.url is percent-encoded: no control characters; only its length needs a bound
+  const shown = `${request.method} ${path.length > SHOWN_PATH_CHARACTERS ? `${path.slice(0, SHOWN_PATH_CHARACTERS)}…` : path}`;
+  const feature = unimplementedFeature(path);
+  if (feature !== null) {
+    return sendError(reply, new StoreError(501, 'notImplemented', `Not implemented in gex: ${feature} (${shown}). gex serves component configurations, Storage buckets and tables (list, detail, data-preview, delete), tokens and finished jobs.`));
+  }
   return sendError(
     reply,
-    StoreError.notFound(`Unknown route: ${request.method} ${path}. The configuration API lives under /v2/storage/branch/default/components/… (or the deprecated /v2/storage/components/…).`),
+    StoreError.notFound(`Unknown route: ${shown}. Configurations live under /v2/storage/branch/default/components/… (or the deprecated /v2/storage/components/…), tables under /v2/storage/tables/….`),
   );
 }
 

@@ -15,6 +15,7 @@ import type {
   RowVersion,
   TokenInfo,
   UpdateConfigurationInput,
+  ReplaceConfigurationInput,
   UpdateRowInput,
   VersionListOptions,
 } from './types.js';
@@ -54,6 +55,12 @@ export interface ConfigStore {
    */
   importConfiguration?(componentId: string, input: ImportConfigurationInput): Promise<Configuration>;
   getConfiguration(componentId: string, configId: string): Promise<Configuration>;
+  /**
+   * Makes a live configuration the one given — fields, rows and their order — as ONE new version,
+   * all or nothing. Only the embedded store has it: a Storage API changes one row per call, each a
+   * version of its own.
+   */
+  replaceConfiguration?(componentId: string, configId: string, input: ReplaceConfigurationInput): Promise<Configuration>;
   updateConfiguration(componentId: string, configId: string, input: UpdateConfigurationInput): Promise<Configuration>;
   updateConfigurationState(componentId: string, configId: string, state: JsonValue): Promise<Configuration>;
   /** first call moves to trash, second purges */

@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationError, UserError } from '../common/errors.js';
+import { displayText } from '../common/log-text.js';
 import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../json/index.js';
 import { phpToString } from '../php/index.js';
 
@@ -10,6 +11,24 @@ export const CIPHER_PREFIX = 'KBC::ProjectSecure::';
 /** The component registry (image parameters): bound to the component only — components are global. */
 export const COMPONENT_CIPHER_PREFIX = 'KBC::ComponentSecure::';
 const FORMAT_VERSION = 1;
+
+/**
+ * A `#` value that cannot be decrypted, with where it is (`#token`, `api.http.headers.#X-Key`,
+ * relative to the tree decrypted) and why — never its value.
+ */
+export class SecretNotDecrypted extends UserError {
+  constructor(
+    readonly keyPath: string,
+    readonly reason: string,
+  ) {
+    super(`Cannot decrypt ${displayText(keyPath)}: ${reason}`);
+    this.name = 'SecretNotDecrypted';
+  }
+}
+
+/** Why a cipher of the right prefix did not decrypt: what the user can do about it. */
+const WRONG_KEY = 'it was encrypted with another master key (another store\'s?), or for another project or component';
+const NOT_GEX_CIPHER = 'it is not a cipher text of gex (damaged or cut short)';
 
 /** What a cipher is bound to: its prefix, and the associated data authenticated with it. */
 export interface CipherScope {
@@ -45,7 +64,7 @@ export class SecretCipher {
   decrypt(value: string, scope: CipherScope): string {
     if (!value.startsWith(scope.prefix)) throw new UserError(`Value is not an encrypted value of gex (expected the ${scope.prefix} prefix)`);
     const raw = Buffer.from(value.slice(scope.prefix.length), 'base64');
-    if (raw.length < 29 || raw[0] !== FORMAT_VERSION) throw new UserError('Invalid cipher text: unknown format');
+    if (raw.length < 29 || raw[0] !== FORMAT_VERSION) throw new UserError(`Invalid cipher text: ${NOT_GEX_CIPHER}`);
     const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(1, 13));
     decipher.setAAD(Buffer.from(scope.data));
     decipher.setAuthTag(raw.subarray(13, 29));
@@ -84,16 +103,30 @@ export class SecretCipher {
     }
   }
 
-  /** Decrypts every gex cipher of the scope under `#` keys (only ever in memory, for a run). */
-  decryptTree(value: JsonValue, scope: CipherScope): JsonValue {
-    if (Array.isArray(value)) return value.map((v) => this.decryptTree(v, scope));
+  /**
+   * Decrypts every gex cipher of the scope under `#` keys (only ever in memory, for a run). One that
+   * does not decrypt throws a SecretNotDecrypted naming its key path (`at` prefixes it).
+   */
+  decryptTree(value: JsonValue, scope: CipherScope, at = ''): JsonValue {
+    if (Array.isArray(value)) return value.map((v, i) => this.decryptTree(v, scope, `${at}[${i}]`));
     if (!isJsonObject(value)) return value;
     const out: JsonObject = new Map();
     for (const [key, v] of value) {
-      if (key.startsWith('#') && typeof v === 'string' && v.startsWith(scope.prefix)) out.set(key, this.decrypt(v, scope));
-      else out.set(key, this.decryptTree(v, scope));
+      const where = at === '' ? key : `${at}.${key}`;
+      if (key.startsWith('#') && typeof v === 'string' && v.startsWith(scope.prefix)) out.set(key, this.decryptAt(v, scope, where));
+      else out.set(key, this.decryptTree(v, scope, where));
     }
     return out;
+  }
+
+  private decryptAt(value: string, scope: CipherScope, where: string): string {
+    const raw = Buffer.from(value.slice(scope.prefix.length), 'base64');
+    if (raw.length < 29 || raw[0] !== FORMAT_VERSION) throw new SecretNotDecrypted(where, NOT_GEX_CIPHER);
+    try {
+      return this.decrypt(value, scope);
+    } catch {
+      throw new SecretNotDecrypted(where, WRONG_KEY);
+    }
   }
 }
 
@@ -115,7 +148,7 @@ export function componentCipherScope(componentId: string): CipherScope {
  * created with mode 0600 (its folder 0700) on first use — unless `create` is false (commands that
  * only read create nothing): a missing key file is then a user error.
  */
-export async function loadMasterKey(keyFile: string, env: NodeJS.ProcessEnv = process.env, options: { create?: boolean } = {}): Promise<Buffer> {
+export async function loadMasterKey(keyFile: string, env: NodeJS.ProcessEnv = process.env, options: { create?: boolean; onCreate?: (what: string) => void } = {}): Promise<Buffer> {
   const fromEnv = env.GEX_MASTER_KEY?.trim();
   if (fromEnv) return parseKey(fromEnv, 'GEX_MASTER_KEY');
   try {
@@ -128,9 +161,14 @@ export async function loadMasterKey(keyFile: string, env: NodeJS.ProcessEnv = pr
   }
   const key = randomBytes(32);
   await mkdir(path.dirname(keyFile), { recursive: true, mode: 0o700 });
-  await writeFile(keyFile, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' }).catch(async (e: NodeJS.ErrnoException) => {
-    if (e.code !== 'EEXIST') throw e;
-  });
+  const created = await writeFile(keyFile, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' }).then(
+    () => true,
+    (e: NodeJS.ErrnoException) => {
+      if (e.code !== 'EEXIST') throw e;
+      return false;
+    },
+  );
+  if (created) options.onCreate?.(`a new master key file ${keyFile} (back it up with the store)`);
   await chmod(keyFile, 0o600);
   // another process may have won the race: read what is on disk
   return parseKey((await readFile(keyFile, 'utf8')).trim(), keyFile);

@@ -1,6 +1,7 @@
 import { UserError } from '../common/errors.js';
 import { displayId } from '../common/log-text.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../json/index.js';
+import { sentence } from '../common/text.js';
 import { phpToString } from '../php/index.js';
 import type { ConfigStore } from './config-store.js';
 import { CONFIGURATION_STEP, ImportStepFailed, importStep, ORDER_STEP, rowStep } from './import-step.js';
@@ -69,7 +70,7 @@ function reason(error: unknown): string {
 /** The step's error with what happened to the rest; a user error stays one (exit 1), anything else keeps its kind. */
 function failed(error: unknown, outcome: string): Error {
   if (!(error instanceof ImportStepFailed)) return error as Error;
-  const message = `Import failed at ${error.step}: ${reason(error.failure)}. ${outcome}`;
+  const message = `Import failed at ${error.step}: ${sentence(reason(error.failure))} ${outcome}`;
   return error.failure instanceof UserError ? new UserError(message, { cause: error.failure }) : new Error(message, { cause: error.failure });
 }
 

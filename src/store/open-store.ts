@@ -5,6 +5,7 @@ import { EmbeddedBackend } from './embedded/embedded-backend.js';
 import type { Database } from './sql/database.js';
 import type { Component } from './types.js';
 import { SqliteDatabase } from './sql/sqlite-database.js';
+import { holdsStore } from './sql/store-schema.js';
 import { createSqliteStoreFile, inspectSqliteStore } from './sqlite-file.js';
 import { durabilityFromEnv } from './sql/sqlite-settings.js';
 import { checkStoreScheme, displayLocation, isPostgresStore, keyFileFor, postgresOptionsFromEnv, READ_ONLY } from './store-location.js';
@@ -30,6 +31,8 @@ export interface OpenEmbeddedStoreOptions {
   mustExist?: boolean;
   /** components registered (refreshed) on open: what the application builds in, e.g. Generic Extractor */
   builtinComponents?: readonly Component[];
+  /** told what was created (a new store, a new key file), for a command that says so */
+  onCreate?: (what: string) => void;
 }
 
 /**
@@ -47,10 +50,10 @@ export async function openEmbeddedStore(location: string, env: NodeJS.ProcessEnv
     const name = displayLocation(location);
     const db = await openDatabase(location, env);
     try {
-      if (mustExist && !(await hasStoreSchema(db))) {
-        throw new UserError(`No store in the PostgreSQL database ${name}: ${READ_ONLY}`);
-      }
-      const key = await loadMasterKey(keyFile, env, { create: !mustExist });
+      const exists = mustExist || options.onCreate ? await hasStoreSchema(db) : true;
+      if (mustExist && !exists) throw new UserError(`No store in the PostgreSQL database ${name}: ${READ_ONLY}`);
+      const key = await loadMasterKey(keyFile, env, { create: !mustExist, onCreate: options.onCreate });
+      if (!exists) options.onCreate?.(`a new, empty store in the PostgreSQL database ${name}`);
       return await EmbeddedBackend.open(db, new SecretCipher(key), name, { keySource, builtinComponents: options.builtinComponents });
     } catch (error) {
       await db.close().catch(() => undefined);
@@ -61,13 +64,17 @@ export async function openEmbeddedStore(location: string, env: NodeJS.ProcessEnv
   durabilityFromEnv(env);
   const file = path.resolve(location);
   const { exists } = await inspectSqliteStore(file, { mustExist });
-  const key = await loadMasterKey(keyFile, env, { create: !mustExist });
-  if (!exists) await createSqliteStoreFile(file);
+  const key = await loadMasterKey(keyFile, env, { create: !mustExist, onCreate: options.onCreate });
+  if (!exists) {
+    await createSqliteStoreFile(file);
+    options.onCreate?.(`a new, empty store ${file}`);
+  }
   return EmbeddedBackend.open(await openDatabase(file, env), new SecretCipher(key), file, { keySource, builtinComponents: options.builtinComponents });
 }
 
-/** Whether the database holds gex's tables (its migrations table, on the search path). */
+/** Whether the database holds a gex store: in its schema, or where an older gex kept it (moved on open). */
 async function hasStoreSchema(db: Database): Promise<boolean> {
-  const row = await db.get<{ name: string | null }>("SELECT to_regclass('schema_migrations')::text AS name");
-  return row?.name != null;
+  const schema = await db.storeSchema!();
+  if (await holdsStore(db, schema.name)) return true;
+  return schema.legacy !== null && (await holdsStore(db, schema.legacy));
 }

@@ -34,9 +34,10 @@ export function isPostgresStore(location: string): boolean {
 /** What a store location may be, for messages about one that is none of them. */
 export const EXPECTED_STORE = 'expected a SQLite file path, a postgres:// (or postgresql://) URL, or the http(s):// address of a Storage API';
 
-/** Why a command that only reads found no store. */
+/** Why a command that only reads or runs found no store (only the commands that create configurations, and gex serve, create one). */
 export const READ_ONLY =
-  'this command only reads, so it creates no store. Expected an existing store: a SQLite file, a postgres:// URL, or the http(s):// address of a Storage API';
+  'this command only reads or runs, so it creates no store. Check --store ($KBC_URL, $GEX_STORE), or create the store with "gex configs import FILE" or "gex configs create" first. ' +
+  'Expected an existing store: a SQLite file, a postgres:// URL, or the http(s):// address of a Storage API';
 
 /**
  * Refuses a location that looks like a URL of another kind (`htp://…`, `mysql://…`): it would

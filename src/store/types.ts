@@ -149,6 +149,17 @@ export interface ImportConfigurationInput {
 
 export type UpdateRowInput = Omit<CreateRowInput, 'rowId'>;
 
+/**
+ * A configuration as a whole, for replacing one (`gex configs import --replace`): its own fields,
+ * its rows (given ids kept, others generated) and their order (`[]` = natural order). States are
+ * replaced where given.
+ */
+export interface ReplaceConfigurationInput {
+  configuration: Omit<CreateConfigurationInput, 'configurationId'>;
+  rows: CreateRowInput[];
+  rowsSortOrder: string[];
+}
+
 export interface VersionListOptions {
   /** for configuration versions ⊆ name, description, configuration; for row versions ⊆ configuration */
   include?: string[];
@@ -169,5 +180,11 @@ export interface TokenInfo {
   projectId: number;
   projectName: string;
   readOnly: boolean;
+  /** a master token: may create, list, refresh and delete the project's tokens over HTTP (never read-only) */
+  canManageTokens: boolean;
   created: string;
+  /** when its secret was last replaced; absent when never */
+  refreshed?: string;
+  /** the token that created it over HTTP; absent for tokens made with `gex tokens create` */
+  creator?: TokenRef;
 }

@@ -36,11 +36,32 @@ describe('gex command line: version, help examples, mistyped commands', () => {
     assert.equal(r.stderr.split('\n').length, 3);
   });
 
-  it('keeps reporting other mistakes with the help of the command, exit 1', async () => {
-    const r = await runGex(['run', 'extra']);
-    assert.equal(r.code, 1);
-    assert.match(r.stderr, /Options:/);
-    assert.match(r.stderr, /Unknown argument: extra\n$/);
+  it('answers every other mistake with the message and the command to ask for help, never the whole help, exit 1', async () => {
+    const cases: Array<[string[], string]> = [
+      [['run', 'extra'], 'Error: Unknown argument: extra\nRun "gex run --help" for its options and examples.\n'],
+      [['configs', 'edit', 'x', '--bogus'], 'Error: Unknown argument: bogus\nRun "gex configs edit --help" for its options and examples.\n'],
+      [['configs', 'edit', 'x', '--file'], 'Error: Not enough arguments following: file\nRun "gex configs edit --help" for its options and examples.\n'],
+      [['configs', 'get'], 'Error: <id> missing: gex configs get <id>\nRun "gex configs get --help" for its options and examples.\n'],
+      [['rows', 'move', 'c'], 'Error: <row-id> missing: gex rows move <config-id> <row-id>\nRun "gex rows move --help" for its options and examples.\n'],
+      [['run', '--log-level', 'loud'], 'Error: Invalid values: Argument: log-level, Given: "loud", Choices: "debug", "info", "warn", "error", "silent"\nRun "gex run --help" for its options and examples.\n'],
+    ];
+    for (const [args, expected] of cases) {
+      const r = await runGex(args);
+      assert.equal(r.code, 1, args.join(' '));
+      assert.equal(r.stderr, expected, args.join(' '));
+      assert.ok(!r.stderr.includes('Options:'), 'no help dump');
+    }
+  });
+
+  it('names the actions of a command when one is missing or mistyped', async () => {
+    const missing = await runGex(['rows']);
+    assert.equal(missing.code, 1);
+    assert.equal(missing.stderr, 'gex rows needs an action: list, add, edit, remove, enable, disable, move.\nRun "gex rows --help" for what each does.\n');
+    const typo = await runGex(['configs', 'lst']);
+    assert.match(typo.stderr, /^Unknown action "lst" of gex configs\. Did you mean "list"\? The actions are list, get, /);
+    const hostile = await runGex(['tokens', 'x\n\u001b[2Kforged']);
+    assert.equal(hostile.stderr.split('\n')[0].startsWith('Unknown action "x\\n\\u001b[2Kforged" of gex tokens.'), true, hostile.stderr);
+    assert.equal(hostile.stderr.split('\n').length, 3);
   });
 
   it('shows examples in the help of the main commands', async () => {

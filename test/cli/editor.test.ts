@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { editJson } from '../../src/cli/editor.js';
+import { UserError } from '../../src/common/errors.js';
 import { fromPlain, stringifyExact } from '../../src/json/index.js';
 import { repoRoot } from '../support/cli.js';
 
@@ -28,6 +29,20 @@ describe('editing JSON in $EDITOR', () => {
   it('gives up when the invalid file is saved unchanged again, and fails at once when not interactive', async () => {
     await assert.rejects(editJson(body, 'c.json', { env: env('invalid'), interactive: true, notice: () => undefined }), /line 3, column 12.*Nothing was changed/);
     await assert.rejects(editJson(body, 'c.json', { env: env('invalid'), interactive: false }), /line 3, column 12.*Nothing was changed/);
+  });
+
+  it('opens the editor again when the check refuses the edited value (at a terminal), so the edits are not lost', async () => {
+    const notices: string[] = [];
+    const check = async (value: unknown) => {
+      if (stringifyExact(value as never).includes('"abc"')) throw new UserError('Not stored: a run would refuse it. parameters.api.pagination.limit: got "abc"');
+    };
+    const edited = await editJson(body, 'c.json', { env: env('refused-then-fix'), interactive: true, notice: (l) => notices.push(l), check });
+    assert.match(stringifyExact(edited!), /"limit":10/);
+    assert.deepEqual(notices, ['Not stored: a run would refuse it. parameters.api.pagination.limit: got "abc". Opening the editor again; save the file unchanged to give up.']);
+    const first = { ...process.env, EDITOR: `node ${JSON.stringify(SCRIPT)} refused-then-fix ${JSON.stringify(path.join(dir, 'other-log'))}` };
+    await assert.rejects(editJson(body, 'c.json', { env: first, interactive: false, check }), /got "abc"\. Nothing was changed\./);
+    // only the check's refusals: another error ends the edit as it is
+    await assert.rejects(editJson(body, 'c.json', { env: env('baseUrl'), interactive: true, check: async () => Promise.reject(new Error('bug')) }), /^Error: bug$/);
   });
 
   it('reports an editor that fails and returns nothing for an unchanged file', async () => {

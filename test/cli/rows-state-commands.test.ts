@@ -94,7 +94,8 @@ for (const backend of storeBackends()) {
       assert.ok(!created.stderr.includes('\u001b'));
       const listed = await cli.json(['tokens', 'list']);
       assert.equal(listed.length, 1, 'internal tokens are not listed');
-      assert.deepEqual(Object.keys(listed[0]), ['id', 'description', 'project', 'readOnly', 'created']);
+      assert.deepEqual(Object.keys(listed[0]), ['id', 'description', 'project', 'readOnly', 'master', 'created']);
+      assert.equal(listed[0].master, false, 'a token is a master token only when asked for');
       assert.equal(listed[0].project, 'p1');
       const text = await cli.ok(['tokens', 'list']);
       assert.ok(!text.includes(token) && !text.includes(token.slice(-20)) && !text.includes('\u001b'), text);
@@ -107,6 +108,15 @@ for (const backend of storeBackends()) {
       assert.match(await cli.fails(['configs', 'list', '--token', token]), /Invalid access token/);
       assert.match(await cli.fails(['tokens', 'revoke', String(listed[0].id)]), /No token \d+ in the store/);
       assert.match(await cli.fails(['tokens', 'revoke', '../1']), /A token id is a number/);
+
+      // a master token manages tokens over HTTP; it is never read-only
+      const master = await cli.run(['tokens', 'create', '--description', 'admin', '--master', '--project', 'p1']);
+      assert.equal(master.code, 0, master.stderr);
+      assert.match(master.stderr, /Token \d+ "admin" of project "p1" \(master\) created/);
+      assert.deepEqual((await cli.json(['tokens', 'list', '--project', 'p1'])).map((t: { master: boolean; readOnly: boolean }) => [t.master, t.readOnly]), [[true, false]]);
+      assert.match(await cli.ok(['tokens', 'list', '--project', 'p1']), /\tp1\tmaster\t/);
+      assert.match(await cli.fails(['tokens', 'create', '--description', 'x', '--master', '--read-only']), /--master and --read-only exclude each other/);
+      assert.match(await cli.fails(['tokens', 'create', '--description', ' ']), /A token needs a description/);
       assert.match(await cli.fails(['tokens', 'list', '--store', 'http://127.0.0.1:9/']), /Tokens live in the embedded store/);
     });
 

@@ -86,13 +86,14 @@ describe('gex run (CLI process)', () => {
     }
   });
 
-  it('exits 2 on an internal fault (the output folder cannot be created)', async () => {
+  it('exits 1 naming the folder when the output folder cannot be created (a file is in its place)', async () => {
     const dir = await makeDataDir(config());
     try {
       await writeFile(path.join(dir, 'out'), 'not a folder');
       const result = await runGex(['run', '--data-dir', dir]);
-      assert.equal(result.code, 2);
-      assert.match(result.stderr, /Application error: .*(ENOTDIR|EEXIST)/);
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, /Cannot use .*\/out in the data folder: gex needs a folder there and it is a file/);
+      assert.doesNotMatch(result.stderr, /Application error/);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -11,6 +11,9 @@ import { creatableRowId, plantRowIds } from '../support/planted-rows.js';
 
 const KEY = '88'.repeat(32);
 const C = 'ex-generic-v2';
+/** `text` for a RegExp that matches it literally. */
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 /** A row id that tries to print a line of its own and recolour the terminal. */
 const HOSTILE_ID = 'x\n12:00:00.000 INFO    row users → /etc: \u001b[31mforged';
 
@@ -110,16 +113,42 @@ describe('gex run: where the tables go (CLI process)', function () {
     it('outside a container, a missing ./data is exit 1 saying what was looked for and how to point elsewhere', async () => {
       const result = await runGex(['run'], { GEX_CONTAINER: '0', KBC_DATADIR: undefined }, { cwd: dir });
       assert.equal(result.code, 1, result.stderr);
-      assert.match(result.stderr, /No data folder: --data-dir was not given and \.\/data \(the default outside a container; .*gex-output-folders-.*\/data\) does not exist\./);
+      assert.match(result.stderr, /No data folder: --data-dir was not given and \.\/data \(.*gex-output-folders-.*\/data\) does not exist\./);
       assert.match(result.stderr, /point --data-dir \(or \$KBC_DATADIR\) at a folder with config\.json/);
       assert.ok(!existsSync(path.join(dir, 'data')), 'nothing was created');
     });
 
-    it('inside a container the default stays /data', async () => {
-      const result = await runGex(['run'], { GEX_CONTAINER: '1', KBC_DATADIR: undefined }, { cwd: dir });
-      assert.equal(result.code, 1);
-      if (existsSync('/data')) assert.doesNotMatch(result.stderr, /No data folder/);
-      else assert.match(result.stderr, /No data folder: --data-dir was not given and \/data \(the default inside a container; \/data\) does not exist/);
+    it('inside a container an existing ./data wins, for a data-folder run and a --config-id run alike, and the log says why', async () => {
+      await writeDataFolder(path.join(dir, 'data'), 'orders');
+      const container = { GEX_CONTAINER: '1', KBC_DATADIR: undefined };
+      const result = await runGex(['run'], container, { cwd: dir });
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, new RegExp(`Data folder \\./data \\(${escape(path.join(dir, 'data'))}\\): --data-dir was not given and \\./data exists in the working folder`));
+      assert.equal(await readFile(path.join(dir, 'data/out/tables/b.orders'), 'utf8'), '"id"\n"1"\n');
+      const storeFile = path.join(dir, 'store.sqlite');
+      const configId = await storeConfiguration(storeFile, ['users']);
+      const stored = await runGex(['run', '--config-id', configId, '--store', storeFile], { ...container, GEX_MASTER_KEY: KEY }, { cwd: dir });
+      assert.equal(stored.code, 0, stored.stderr);
+      assert.match(stored.stdout, /Data folder \.\/data \(.*\): --data-dir was not given and \.\/data exists in the working folder/);
+      assert.ok(existsSync(path.join(dir, 'data/rows/users/out/tables/b.users')));
+    });
+
+    it('inside a container without ./data or /data: a data-folder run names both; a --config-id run makes ./data, never /data', async function () {
+      if (existsSync('/data')) {
+        console.warn('    skipped: /data exists on this machine, so inside a container gex rightly uses it');
+        this.skip();
+      }
+      const container = { GEX_CONTAINER: '1', KBC_DATADIR: undefined };
+      const result = await runGex(['run'], container, { cwd: dir });
+      assert.equal(result.code, 1, result.stderr);
+      assert.match(result.stderr, /No data folder: --data-dir was not given and neither \.\/data \(.*\/data\) nor \/data \(the data folder inside a container\) exists\./);
+      const storeFile = path.join(dir, 'store.sqlite');
+      const configId = await storeConfiguration(storeFile, ['users']);
+      const stored = await runGex(['run', '--config-id', configId, '--store', storeFile], { ...container, GEX_MASTER_KEY: KEY }, { cwd: dir });
+      assert.equal(stored.code, 0, stored.stderr);
+      assert.match(stored.stdout, /Data folder \.\/data \(.*\): --data-dir was not given and there is neither \.\/data in the working folder nor \/data \(the data folder inside a container\); gex creates it/);
+      assert.ok(existsSync(path.join(dir, 'data/rows/users/out/tables/b.users')));
+      assert.ok(!existsSync('/data'), 'no /data was created at the root');
     });
 
     it('outside a container, a --config-id run without --data-dir writes below ./data', async () => {
@@ -176,7 +205,7 @@ describe('gex run: where the tables go (CLI process)', function () {
       assert.deepEqual((await readdir(tables)).sort(), ['b.orders', 'b.users', 'b.users.manifest', 'linked']);
     });
 
-    it('removes nothing when out/tables itself is a symbolic link', async () => {
+    it('refuses the run when out/tables itself is a symbolic link: nothing removed or written there', async () => {
       const dataDir = path.join(dir, 'data');
       await writeDataFolder(dataDir, 'users');
       assert.equal((await runGex(['run', '--data-dir', dataDir])).code, 0);
@@ -188,9 +217,10 @@ describe('gex run: where the tables go (CLI process)', function () {
       await symlink(outside, path.join(dataDir, 'out/tables'));
       await writeDataFolder(dataDir, 'orders');
       const result = await runGex(['run', '--data-dir', dataDir]);
-      assert.equal(result.code, 0, result.stderr);
-      assert.match(result.stdout, /The tables of the previous run are not removed: out\/tables is a symbolic link/);
+      assert.equal(result.code, 1, result.stderr);
+      assert.match(result.stderr, /Refusing to use .*\/data\/out\/tables: it is a symbolic link/);
       assert.equal(await readFile(path.join(outside, 'b.users'), 'utf8'), "not gex's\n");
+      assert.deepEqual(await readdir(outside), ['b.users'], 'no table was written through the link');
     });
   });
 });

@@ -62,6 +62,18 @@ describe('gex configs, rows and state commands on a Storage API (KBC_URL, KBC_TO
     assert.ok(!all.some((c: { id: string }) => c.id === 'half'), 'nothing of the failed import is left');
   });
 
+  it('imports a taken id with --new-id, and refuses --replace (a Storage API cannot change rows and configuration in one version)', async () => {
+    const file = path.join(dir, 'shop.json');
+    await writeFile(file, JSON.stringify({ name: 'shop', configurationId: 'shop', rows: [{ rowId: 'a' }] }));
+    await cli.ok(['configs', 'import', file]);
+    assert.match(await cli.fails(['configs', 'import', file]), /Configuration shop already exists\. Nothing was imported\. To import it anyway: --new-id/);
+    assert.notEqual((await cli.json(['configs', 'import', file, '--new-id'])).id, 'shop');
+    const versions = await cli.json(['configs', 'versions', 'shop']);
+    const stderr = await cli.fails(['configs', 'import', file, '--replace']);
+    assert.match(stderr, /^Error: --replace needs the embedded store \(SQLite or PostgreSQL\): a Storage API changes one row per call/);
+    assert.deepEqual(await cli.json(['configs', 'versions', 'shop']), versions, 'nothing changed');
+  });
+
   it('refuses token and registry management on a Storage API', async () => {
     assert.match(await cli.fails(['tokens', 'list']), /Tokens live in the embedded store: pass --store/);
     assert.match(await cli.ok(['components', 'show', 'ex-generic-v2']), /^ex-generic-v2\textractor/);

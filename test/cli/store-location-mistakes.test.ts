@@ -44,19 +44,46 @@ describe('--store mistakes (gex processes)', function () {
   });
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
-  for (const command of [['configs', 'list'], ['configs', 'get', '1'], ['configs', 'versions', '1']]) {
+  // every command that only reads or runs: none creates a store, a -wal file or a master key
+  const readOrRun = [
+    ['configs', 'list'],
+    ['configs', 'get', '1'],
+    ['configs', 'versions', '1'],
+    ['configs', 'export', '1'],
+    ['rows', 'list', '1'],
+    ['state', 'show', '1'],
+    ['tables', 'list'],
+    ['tables', 'show', 'in.c-b.t'],
+    ['tables', 'preview', 'in.c-b.t'],
+    ['components', 'list'],
+    ['check', '--config-id', '1'],
+    ['run', '--config-id', '1'],
+    ['run', '--config-id', '1', '--dry-run'],
+  ];
+  for (const command of readOrRun) {
     it(`${command.join(' ')} on a missing store exits 1 with "no store at …" and creates nothing`, async () => {
       await mkdir(path.join(dir, 'sub'));
       const before = await listing(dir);
       for (const store of ['new.sqlite', path.join('sub', 'deeper', 'new.sqlite')]) {
-        const result = await runGex([...command, '--store', path.join(dir, store)], noKey);
+        // a run's data folder is elsewhere: what matters here is the store's folder
+        const result = await runGex([...command, '--store', path.join(dir, store)], { ...noKey, KBC_DATADIR: path.join(os.tmpdir(), 'gex-no-such-data-folder') });
         assert.equal(result.code, 1, result.stderr);
         assert.ok(result.stderr.includes(`No store at ${path.join(dir, store)}`), result.stderr);
-        assert.match(result.stderr, /only reads, so it creates no store/);
+        assert.match(result.stderr, /only reads or runs, so it creates no store\. Check --store \(\$KBC_URL, \$GEX_STORE\), or create the store with "gex configs import FILE"/);
       }
-      assert.deepEqual(await listing(dir), before, 'no store, folder or key file was created');
+      assert.deepEqual(await listing(dir), before, 'no store, -wal, folder or key file was created');
     });
   }
+
+  it('run --config-id with a mistyped store next to an existing one creates nothing (and no key beside it)', async () => {
+    const store = path.join(dir, 'gex-store.sqlite');
+    assert.equal((await runGex(['tokens', 'create', '--description', 'x', '--store', store], noKey)).code, 0);
+    const before = await listing(dir);
+    const result = await runGex(['run', '--config-id', '1', '--store', path.join(dir, 'gex-stor.sqlite'), '--data-dir', path.join(dir, 'data')], noKey);
+    assert.equal(result.code, 1, result.stderr);
+    assert.ok(result.stderr.includes(`No store at ${path.join(dir, 'gex-stor.sqlite')}`), result.stderr);
+    assert.deepEqual(await listing(dir), before, 'no store, -wal, key file, lock or data folder was created');
+  });
 
   it('a read-only command on an existing store without its key file creates no key file', async () => {
     const store = path.join(dir, 's.sqlite');
@@ -123,6 +150,9 @@ describe('--store mistakes (gex processes)', function () {
         child.on('exit', (code) => reject(new Error(`gex serve exited with ${code}: ${output}`)));
       });
       for (const file of [store, `${store}-wal`, `${store}-shm`, `${store}.key`]) assert.equal((await mode(file)).toString(8), '600', file);
+      // gex serve creates the store it is named, and says so: a mistyped path shows at start
+      assert.ok(output.includes(`Created a new master key file ${store}.key`), output);
+      assert.ok(output.includes(`Created a new, empty store ${store}`), output);
     } finally {
       child.kill('SIGTERM');
       await new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve(null)));
@@ -148,12 +178,15 @@ describe('--store mistakes (gex processes)', function () {
 
   const postgres = postgresBackend();
   if (postgres) {
-    it('configs list on a PostgreSQL database without a store exits 1 with "no store" and creates no tables', async () => {
+    it('configs list and run on a PostgreSQL database without a store exit 1 with "no store" and create no tables', async () => {
       const fresh = await postgres.fresh();
       try {
+        const run = await runGex(['run', '--config-id', '1', '--store', fresh.location, '--data-dir', path.join(dir, 'data')], TEST_KEY);
+        assert.equal(run.code, 1, run.stderr);
+        assert.match(run.stderr, /No store in the PostgreSQL database .*: this command only reads or runs, so it creates no store/);
         const result = await runGex(['configs', 'list', '--store', fresh.location], TEST_KEY);
         assert.equal(result.code, 1, result.stderr);
-        assert.match(result.stderr, /No store in the PostgreSQL database .*: this command only reads, so it creates no store/);
+        assert.match(result.stderr, /No store in the PostgreSQL database .*: this command only reads or runs, so it creates no store/);
         const schema = new URL(fresh.location).searchParams.get('options')!.replace('-c search_path=', '');
         const tables = await withPostgresClient(process.env[POSTGRES_VARIABLE]!, (c) =>
           c.query('SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = $1', [schema]),

@@ -108,6 +108,18 @@ for (const backend of storeBackends()) {
       for (const output of cli.outputs) assert.ok(!RAW_CONTROL.test(output), output);
     });
 
+    it('preview and export of a table whose columns PostgreSQL reserves, with moments far outside the calendar: right rows or exit 1, never a crash', async () => {
+      const columns = ['xmin', 'ymin', 'xmax', 'ymax', 'ctid', 'tableoid', 'cmin', 'cmax', 'oid'];
+      await load(csv([columns, columns.map((c) => `${c}1`)]), { destination: 'in.c-geo.boxes', primary_key: ['ctid'] });
+      const preview = (args: string[]) => cli.json(['tables', 'preview', 'in.c-geo.boxes', ...args]);
+      assert.deepEqual(await preview([]), { columns, rows: [columns.map((c) => `${c}1`)] });
+      assert.deepEqual((await preview(['--changed-since', '-999999999 weeks', '--columns', 'xmin,ctid'])).rows, [['xmin1', 'ctid1']]);
+      assert.deepEqual((await preview(['--changed-since', '999999999999'])).rows, [], 'year 33658: nothing changed since');
+      assert.match(await fails(['preview', 'in.c-geo.boxes', '--changed-since', '2025-02-30']), /--changed-since "2025-02-30" is not a moment/);
+      await run(['export', 'in.c-geo.boxes', '--output', 'boxes.csv', '--where-column', 'tableoid', '--where-values', 'tableoid1']);
+      assert.equal(await readFile(path.join(dir, 'boxes.csv'), 'utf8'), `${columns.map((c) => `"${c}"`).join(',')}\n${columns.map((c) => `"${c}1"`).join(',')}\n`);
+    });
+
     it('hostile table ids are refused in one safe line, and never become a file', async () => {
       await load(csv([['id'], ['1']]), { destination: 'in.c-a.b' });
       const hostile = ['in.c-a.../../../etc/passwd', '../../etc/passwd', 'in.c-a.b\u001b[2J\nError: forged', 'in.c-a."quoted" \'b\'', `in.c-a.${'x'.repeat(5000)}`];

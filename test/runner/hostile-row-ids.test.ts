@@ -153,7 +153,7 @@ describe('gex run --config-id with hostile row ids (CLI process, SQLite store)',
     assert.ok(lines.includes('plain\t"two\\nlines\\tand a tab"\tversion 2'), result.stdout);
   });
 
-  it('a row folder planted as a symlink to a folder elsewhere: the link is replaced, its target untouched', async () => {
+  it('a row folder planted as a symlink to a folder elsewhere: the run is refused naming it, its target untouched', async () => {
     const victim = path.join(dir, 'elsewhere');
     await mkdir(victim);
     await writeFile(path.join(victim, 'keep.txt'), 'elsewhere');
@@ -162,10 +162,10 @@ describe('gex run --config-id with hostile row ids (CLI process, SQLite store)',
     await storeConfiguration('1', ['users']);
 
     const result = await run('1');
-    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stderr, /Refusing to use .*\/rows\/users: it is a symbolic link/);
     assert.deepEqual(await readdir(victim), ['keep.txt']);
-    assert.ok((await lstat(path.join(dataDir, 'rows', 'users'))).isDirectory(), 'the row folder is a real folder now');
-    assert.equal(await readFile(path.join(dataDir, 'rows/users/out/tables/b.users'), 'utf8'), '"id","tag"\n"1","0"\n');
+    assert.ok((await lstat(path.join(dataDir, 'rows', 'users'))).isSymbolicLink(), 'the link is left for the user to look at');
   });
 
   it('runs one hostile row named with --row-id in its encoded folder only', async () => {

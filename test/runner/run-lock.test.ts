@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync, existsSync, lstatSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { RunCancelled } from '../../src/common/cancellation.js';
@@ -218,7 +218,7 @@ describe('run locks: the lock file', () => {
     assert.equal(JSON.parse(readFileSync(file, 'utf8')).token, 'someone-else');
   });
 
-  it('attack: a symlink planted as the lock file is not followed for writing', () => {
+  it('attack: a symlink planted as the lock file is neither followed, read nor taken over', () => {
     const target = path.join(dir, 'victim.txt');
     writeFileSync(target, 'precious');
     mkdirSync(path.join(dir, 'sub'));
@@ -227,9 +227,10 @@ describe('run locks: the lock file', () => {
     const old = new Date(Date.now() - 60_000);
     utimesSync(target, old, old);
     const lock = new LockFile(linked, 'mine');
-    lock.tryAcquire();
+    assert.throws(() => lock.tryAcquire(), { name: 'UserError', message: /The lock file .*\.gex-run\.lock is a symbolic link, which gex neither reads nor removes/ });
     lock.release();
     assert.equal(readFileSync(target, 'utf8'), 'precious');
+    assert.ok(lstatSync(linked).isSymbolicLink(), 'the link is left for the user');
   });
 });
 

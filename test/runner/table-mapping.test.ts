@@ -154,6 +154,43 @@ describeEachBackend('gex run loads tables into the project', (factory) => {
     assert.deepEqual((await tableIds()).sort(), ['in.c-shop.report', 'in.c-shop.users']);
   });
 
+  it('an API of bounding boxes and fields PostgreSQL reserves loads under the user\'s names; an input mapping since long ago or until far ahead reads the right rows', async function () {
+    this.timeout(60_000);
+    const fields = ['xmin', 'ymin', 'xmax', 'ymax', 'ctid', 'tableoid', 'cmin', 'cmax', 'oid'];
+    await configure('boxes', { outputBucket: 'geo' }, [
+      ['a-boxes', { jobs: [{ endpoint: 'boxes' }] }],
+      ['b-read', { jobs: [{ endpoint: 'report' }] }, { input: { tables: [
+        { source: 'in.c-geo.boxes', destination: 'long-ago.csv', columns: ['xmin', 'ctid'], changed_since: '-999999999 weeks' },
+        { source: 'in.c-geo.boxes', destination: 'far-ahead.csv', columns: ['xmin'], changed_since: '999999999999' },
+        { source: 'in.c-geo.boxes', destination: 'nul.csv', columns: ['xmin'], where_column: 'tableoid', where_values: ['\u0000'], where_operator: 'ne' },
+      ] } }],
+    ]);
+    answers.boxes = [Object.fromEntries(fields.map((f, i) => [f, i])), Object.fromEntries(fields.map((f, i) => [f, i + 10]))];
+    answers.report = [{ ok: 1 }];
+    const result = await run('boxes');
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    assert.match(result.stdout, /Loaded table in\.c-geo\.boxes: 2 rows/);
+    assert.deepEqual(await withStore(async ({ tables }) => (await tables!.table('in.c-geo.boxes')).columns), fields);
+    assert.deepEqual(await rowsOf('in.c-geo.boxes'), [fields.map((_, i) => String(i)), fields.map((_, i) => String(i + 10))]);
+    const folder = path.join(dataDir, 'rows/b-read/in/tables');
+    assert.equal(await readFile(path.join(folder, 'long-ago.csv'), 'utf8'), '"xmin","ctid"\n"0","4"\n"10","14"\n');
+    assert.equal(await readFile(path.join(folder, 'far-ahead.csv'), 'utf8'), '"xmin"\n');
+    assert.equal(await readFile(path.join(folder, 'nul.csv'), 'utf8'), '"xmin"\n"0"\n"10"\n');
+    // gex tables preview, a real process, reads it under the same names
+    const preview = await runGex(['tables', 'preview', 'in.c-geo.boxes', '--store', store.location, '--format', 'json', '--changed-since', '-999999999 weeks'], KEY);
+    assert.equal(preview.code, 0, preview.stderr);
+    assert.deepEqual(JSON.parse(preview.stdout).columns, fields);
+  });
+
+  it('an input mapping\'s changed_since that is no moment fails the row with a user error naming the row, the entry and the value (exit 1)', async function () {
+    this.timeout(60_000);
+    await configure('badmoment', { outputBucket: 'shop' }, [['r1', { jobs: [{ endpoint: 'users' }] }, { input: { tables: [{ source: 'in.c-shop.users', changed_since: '2025-02-30' }] } }]]);
+    answers.users = [{ id: 1 }];
+    const result = await run('badmoment');
+    assert.equal(result.code, 1, result.stdout + result.stderr);
+    assert.match(result.stdout + result.stderr, /Row r1, input table in\.c-shop\.users: storage\.input\.tables\[0\]\.changed_since "2025-02-30" is not a moment/);
+  });
+
   it('a failing second row: the first row\'s table stays loaded, no state is saved, exit 1', async function () {
     this.timeout(60_000);
     await configure('fail', { outputBucket: 'shop' }, [

@@ -5,10 +5,11 @@ import { pino } from 'pino';
 import { buildServer } from '../../src/server/app.js';
 import type { ServerBackend } from '../../src/server/backend.js';
 import type { ConfigStore } from '../../src/store/config-store.js';
+import type { ProjectTokens } from '../../src/store/embedded/tokens.js';
 import type { ProjectTables, StorageJobs } from '../../src/store/tables/index.js';
 import type { TokenInfo } from '../../src/store/types.js';
 
-const TOKEN: TokenInfo = { id: 7, description: 'stub', projectId: 1, projectName: 'p', readOnly: false, created: '2024-01-01T00:00:00+0000' };
+const TOKEN: TokenInfo = { id: 7, description: 'stub', projectId: 1, projectName: 'p', readOnly: false, canManageTokens: false, created: '2024-01-01T00:00:00+0000' };
 
 /** A backend whose store fails with an unexpected (non-store) error. */
 const failingBackend: ServerBackend = {
@@ -21,6 +22,7 @@ const failingBackend: ServerBackend = {
     }) as unknown as ConfigStore,
   tables: () => ({}) as ProjectTables,
   jobs: () => ({}) as StorageJobs,
+  tokens: () => ({}) as ProjectTokens,
   listComponents: async () => [],
   getComponent: async () => undefined,
   changeMarker: async () => null,

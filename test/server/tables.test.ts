@@ -259,4 +259,33 @@ describeEachBackend('server: Storage tables', (backend) => {
     assert.equal(tooMany.body.code, 'storage.headersTooLarge');
     assert.equal((await get('/tables/in.c-shop.users')).body.rowsCount, 1, 'the table is intact');
   });
+
+  it('moments and values no row can hold: far past and future moments select the right rows, a NUL matches nothing — 200 or 400, never 500', async () => {
+    const columns = ['xmin', 'ymin', 'xmax', 'ymax', 'ctid', 'tableoid', 'cmin', 'cmax'];
+    await load(server(), token, 'in.c-geo.boxes', [columns, columns.map((c) => `${c}1`), columns.map((c) => `${c}2`)], { primary_key: ['ctid'] });
+    const preview = `${S}/tables/in.c-geo.boxes/data-preview`;
+    const get = (query: string) => server().get(`${preview}?${query}`, { token });
+    const rows = async (query: string) => {
+      const res = await get(`columns=xmin&${query}`);
+      assert.equal(res.status, 200, `${query}: ${res.text}`);
+      return res.text;
+    };
+    const all = '"xmin"\n"xmin1"\n"xmin2"\n';
+    const none = '"xmin"\n';
+    // a table whose columns PostgreSQL reserves reads back under the user's names
+    assert.equal((await get('')).text, `${columns.map((c) => `"${c}"`).join(',')}\n${columns.map((c) => `"${c}1"`).join(',')}\n${columns.map((c) => `"${c}2"`).join(',')}\n`);
+    assert.deepEqual((await server().get(`${S}/tables/in.c-geo.boxes`, { token })).body.columns, columns);
+    assert.equal(await rows(`changedSince=${encodeURIComponent('-999999999 weeks')}`), all);
+    assert.equal(await rows('changedSince=999999999999'), none, 'year 33658: nothing changed since');
+    assert.equal(await rows('changedSince=99999999999999999999'), none);
+    assert.equal(await rows('changedUntil=999999999999'), all);
+    assert.equal(await rows(`changedUntil=${encodeURIComponent('-999999999 weeks')}`), none);
+    assertKeboolaError(await get('changedSince=2025-02-30'), 400, 'storage.tables.validation', /changedSince "2025-02-30" is not a moment/);
+    assertKeboolaError(await get('changedUntil=123456789012345678901'), 400, 'storage.tables.validation', /changedUntil "123456789012345678901" is not a moment/);
+    assert.equal(await rows('whereColumn=xmin&whereValues[]=%00'), none);
+    assert.equal(await rows('whereColumn=xmin&whereValues[]=xmin1%00&whereValues[]=xmin2'), '"xmin"\n"xmin2"\n');
+    assert.equal(await rows('whereColumn=tableoid&whereValues[]=%00&whereOperator=ne'), all);
+    assertKeboolaError(await get('whereColumn=xmin%00&whereValues[]=1'), 400, 'storage.tables.validation', /has no column/);
+    assertKeboolaError(await get('columns=%00'), 400, 'storage.tables.validation', /has no column/);
+  });
 });

@@ -65,5 +65,18 @@ for (const factory of storeBackends()) {
       await assert.rejects(importConfiguration(store, C, fromPlain({ name: 'x', rows: {} })), /"rows" of a configuration document must be a list/);
       assert.deepEqual(await leftBehind(), []);
     });
+
+    it("joins the failed step's message and the outcome as sentences: never a doubled period", async () => {
+      const taken = fromPlain({ name: 'taken', configurationId: 'taken' });
+      await importConfiguration(store, C, taken);
+      for (const remote of [false, true]) {
+        const target = remote ? withoutTransactions(store, () => false) : store;
+        await assert.rejects(importConfiguration(target, C, taken), (e: Error) => {
+          assert.match(e.message, /^Import failed at creating the configuration: Configuration taken already exists\. Nothing was imported/);
+          assert.ok(!e.message.includes('..'), e.message);
+          return true;
+        });
+      }
+    });
   });
 }

@@ -11,14 +11,22 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the real `gex` binary (built output) as a separate process (in `options.cwd`, default this one's). */
-export function runGex(args: string[], env: NodeJS.ProcessEnv = {}, options: { cwd?: string } = {}): Promise<CliResult> {
+/**
+ * Runs the real `gex` binary (built output) as a separate process (in `options.cwd`, default this
+ * one's; as `options.uid`/`gid` when given — a test running as root plays another user so), with
+ * `options.input` on its standard input (none by default).
+ */
+export function runGex(args: string[], env: NodeJS.ProcessEnv = {}, options: { cwd?: string; uid?: number; gid?: number; input?: string } = {}): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [gexBin, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd: options.cwd });
+    const stdin: 'ignore' | 'pipe' = options.input === undefined ? 'ignore' : 'pipe';
+    const child = spawn(process.execPath, [gexBin, ...args], { env: { ...process.env, ...env }, stdio: [stdin, 'pipe', 'pipe'], cwd: options.cwd, uid: options.uid, gid: options.gid });
+    // a command that does not read its input may end first: the pipe breaking then is no error
+    child.stdin?.on('error', () => undefined);
+    if (options.input !== undefined) child.stdin?.end(options.input);
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
+    child.stdout!.on('data', (d) => (stdout += d));
+    child.stderr!.on('data', (d) => (stderr += d));
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
   });
 }

@@ -13,9 +13,10 @@ export interface GexProcess {
   waitFor(pattern: RegExp): Promise<void>;
 }
 
-export function startGex(args: string[], env: NodeJS.ProcessEnv, options: { command?: string[] } & SpawnOptions = {}): GexProcess {
+/** `input`: the test writes to the process's standard input (`child.stdin`); none by default */
+export function startGex(args: string[], env: NodeJS.ProcessEnv, options: { command?: string[]; input?: boolean } & SpawnOptions = {}): GexProcess {
   const command = options.command ?? [process.execPath, gexBin];
-  const child = spawn(command[0], [...command.slice(1), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command[0], [...command.slice(1), ...args], { env: { ...process.env, ...env }, stdio: [options.input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
   let output = '';
   const listeners = new Set<() => void>();
   const onData = (chunk: Buffer) => {

@@ -82,8 +82,14 @@ export class TestServer {
     return new TestServer(app, backend, address, token, dispose, location);
   }
 
-  async createToken(options: { description?: string; readOnly?: boolean; project?: string } = {}): Promise<string> {
-    const { token } = await this.backend.createToken({ description: options.description ?? 'test token', readOnly: options.readOnly, project: options.project ?? 'alpha' });
+  /** A token of `project` (default alpha); `master` makes a master token (token management over HTTP). */
+  async createToken(options: { description?: string; readOnly?: boolean; master?: boolean; project?: string } = {}): Promise<string> {
+    const { token } = await this.backend.createToken({
+      description: options.description ?? 'test token',
+      readOnly: options.readOnly,
+      canManageTokens: options.master,
+      project: options.project ?? 'alpha',
+    });
     return token;
   }
 

@@ -17,27 +17,28 @@ export class StoreCli {
     private readonly cwd?: string,
   ) {}
 
-  async run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-    const result = await runGex(args, { ...this.env, ...env }, { cwd: this.cwd });
+  /** `input`: what the command reads on standard input (none by default) */
+  async run(args: string[], env: NodeJS.ProcessEnv = {}, input?: string): Promise<CliResult> {
+    const result = await runGex(args, { ...this.env, ...env }, { cwd: this.cwd, input });
     this.outputs.push(result.stdout, result.stderr);
     return result;
   }
 
   /** Runs and expects exit 0; returns stdout. */
-  async ok(args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
-    const result = await this.run(args, env);
+  async ok(args: string[], env: NodeJS.ProcessEnv = {}, input?: string): Promise<string> {
+    const result = await this.run(args, env, input);
     assert.equal(result.code, 0, `gex ${args.join(' ')} failed: ${result.stderr}`);
     return result.stdout;
   }
 
   /** Runs with --json and parses stdout. */
-  async json<T = any>(args: string[], env: NodeJS.ProcessEnv = {}): Promise<T> {
-    return JSON.parse(await this.ok([...args, '--json'], env)) as T;
+  async json<T = any>(args: string[], env: NodeJS.ProcessEnv = {}, input?: string): Promise<T> {
+    return JSON.parse(await this.ok([...args, '--json'], env, input)) as T;
   }
 
   /** Runs and expects exit 1; returns stderr. */
-  async fails(args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
-    const result = await this.run(args, env);
+  async fails(args: string[], env: NodeJS.ProcessEnv = {}, input?: string): Promise<string> {
+    const result = await this.run(args, env, input);
     assert.equal(result.code, 1, `gex ${args.join(' ')} should fail with 1, got ${result.code}: ${result.stdout}${result.stderr}`);
     return result.stderr;
   }

@@ -23,7 +23,9 @@ export function componentsCommand(yargs: Argv): Argv {
         'Register the components of a JSON file (an array of components as the Keboola API lists them)',
         (c) =>
           c
-            .positional('file', { type: 'string', demandOption: true })
+            .positional('file', { type: 'string', demandOption: true, describe: 'a JSON file; "-" reads standard input' })
+            // a lone "-" reaches a positional intact only as an argument taking one value
+            .nargs('file', 1)
             .option('store', { type: 'string', describe: 'the embedded store: a SQLite file or a postgres:// URL ($KBC_URL, else $GEX_STORE, else gex-store.sqlite)' }) as Argv<{ file: string; store?: string }>,
         (args) =>
           runCliAction(async () => {

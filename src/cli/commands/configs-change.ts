@@ -1,28 +1,29 @@
 import type { Argv } from 'yargs';
 import { displayId, quoteForLog } from '../../common/log-text.js';
-import { importConfiguration } from '../../store/import-configuration.js';
 import type { UpdateConfigurationInput } from '../../store/types.js';
 import { configurationToWire } from '../../store/wire.js';
 import { bodyFromArgs, bodyOptions, changeSummary, editedBody } from '../body-change.js';
-import { readJsonFile } from '../json-input.js';
 import { fields, positiveInt, print, say, storeCommandOptions, withStore } from '../store-command.js';
+import { checkWrite, enforceWriteCheck, forceOption, rootUnits } from '../write-check.js';
 
 const describedChange = <T>(y: Argv<T>) => y.option('change-description', { type: 'string', describe: 'the description of the new version' }) as Argv<T & { 'change-description'?: string }>;
 
-/** `gex configs create|edit|import|rollback|copy`: changes that make a configuration or a version of one. */
+/** `gex configs create|edit|rollback|copy`: changes that make a configuration or a version of one (import: configs-import.ts). */
 export function configsChangeCommands(y: Argv): Argv {
   return y
     .command(
       'create',
       'Create a configuration (its body from --file and/or --set; {} without either)',
       (c) =>
-        bodyOptions(describedChange(storeCommandOptions(c)))
+        forceOption(bodyOptions(describedChange(storeCommandOptions(c))))
           .option('name', { type: 'string', demandOption: true, describe: 'its name' })
           .option('description', { type: 'string', default: '' })
           .option('config-id', { type: 'string', describe: 'its id (default: the next free number)' }),
       (args) =>
-        withStore(args, async (store) => {
+        withStore(args, async (store, _, opened) => {
           const configuration = (await bodyFromArgs(new Map(), args)) ?? new Map();
+          const label = args['config-id'] === undefined ? 'the new configuration' : `configuration ${displayId(args['config-id'])}`;
+          enforceWriteCheck(await checkWrite({ label, body: configuration }, rootUnits(label, [], configuration), { opened, componentId: args['component-id'] }), args.force);
           const created = await store.createConfiguration(args['component-id'], {
             name: args.name,
             description: args.description,
@@ -38,16 +39,20 @@ export function configsChangeCommands(y: Argv): Argv {
       'edit <id>',
       'Change a configuration as ONE new version: its body in $EDITOR (else $VISUAL, else vi), or with --file / --set; --name, --description',
       (c) =>
-        bodyOptions(describedChange(storeCommandOptions(c)))
+        forceOption(bodyOptions(describedChange(storeCommandOptions(c))))
           .positional('id', { type: 'string', demandOption: true })
           .option('name', { type: 'string', describe: 'a new name' })
           .option('description', { type: 'string', describe: 'a new description' }),
       (args) =>
-        withStore(args, async (store) => {
+        withStore(args, async (store, _, opened) => {
           const componentId = args['component-id'];
           const before = await store.getConfiguration(componentId, args.id);
           const onlyMeta = args.name !== undefined || args.description !== undefined;
-          const configuration = await editedBody(before.configuration, args, { open: !onlyMeta, fileName: 'configuration.json' });
+          const label = `configuration ${displayId(before.id)}`;
+          const configuration = await editedBody(before.configuration, args, { open: !onlyMeta, fileName: 'configuration.json' }, async (body) => {
+            const units = rootUnits(label, before.rows, body, before.configuration);
+            enforceWriteCheck(await checkWrite({ label, body }, units, { opened, componentId }), args.force);
+          });
           const input: UpdateConfigurationInput = { configuration, name: args.name, description: args.description };
           const changed = changeSummary(before, input);
           if (!changed) {
@@ -60,17 +65,6 @@ export function configsChangeCommands(y: Argv): Argv {
           // a change the store finds equal (e.g. a secret re-entered as it was) makes no version
           if (after.version === before.version) return say(`No change: configuration ${displayId(before.id)} stays at version ${before.version}.`);
           say(`Configuration ${displayId(after.id)} is now version ${after.version} (changed: ${changed}).`);
-        }),
-    )
-    .command(
-      'import <file>',
-      'Create a configuration (with rows, their order and states) from a JSON document, all or nothing',
-      (c) => storeCommandOptions(c).positional('file', { type: 'string', demandOption: true }),
-      (args) =>
-        withStore(args, async (store) => {
-          const c = await importConfiguration(store, args['component-id'], await readJsonFile(args.file));
-          if (args.json) return print(configurationToWire(c));
-          say(`Created configuration ${displayId(c.id)} ${quoteForLog(c.name)} with ${c.rows.length} rows (version ${c.version}).`);
         }),
     )
     .command(

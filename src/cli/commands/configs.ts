@@ -7,6 +7,7 @@ import { exportConfiguration } from '../../store/export-configuration.js';
 import { configurationToWire, versionItemToWire } from '../../store/wire.js';
 import { print, say, storeCommandOptions, withExistingStore } from '../store-command.js';
 import { configsChangeCommands } from './configs-change.js';
+import { configsImportCommand } from './configs-import.js';
 import { configsLifecycleCommands } from './configs-lifecycle.js';
 
 /** `gex configs list|get|versions|export`: reading configurations, in any store (embedded or remote). */
@@ -77,12 +78,14 @@ function configsReadCommands(y: Argv): Argv {
 export function configsCommand(yargs: Argv): Argv {
   return yargs.command('configs <action>', 'Inspect and manage stored configurations', (y) =>
     configsLifecycleCommands(
-      configsChangeCommands(
-        configsReadCommands(
-          y
-            .example('$0 configs list --store gex-store.sqlite', 'the configurations of Generic Extractor in the local store')
-            .example('$0 configs edit 123 --set parameters.api.baseUrl=https://api.example.com/', 'change one value: one new version')
-            .example('$0 configs rollback 123 4 --store gex-store.sqlite', 'restore version 4 of configuration 123 (as a new version)'),
+      configsImportCommand(
+        configsChangeCommands(
+          configsReadCommands(
+            y
+              .example('$0 configs list --store gex-store.sqlite', 'the configurations of Generic Extractor in the local store')
+              .example('$0 configs edit 123 --set parameters.api.baseUrl=https://api.example.com/', 'change one value: one new version')
+              .example('$0 configs rollback 123 4 --store gex-store.sqlite', 'restore version 4 of configuration 123 (as a new version)'),
+          ),
         ),
       ),
     ).demandCommand(1),

@@ -6,6 +6,7 @@ import type { Row, UpdateRowInput } from '../../store/types.js';
 import { rowToWire } from '../../store/wire.js';
 import { bodyFromArgs, bodyOptions, changeSummary, editedBody } from '../body-change.js';
 import { fields, print, rowIdsOption, type StoreCommandArgs, say, storeCommandOptions, withExistingStore, withStore } from '../store-command.js';
+import { checkWrite, enforceWriteCheck, forceOption, rowLabel, rowUnit } from '../write-check.js';
 import { moveRow, type Placement } from './row-order.js';
 
 const withConfig = <T>(c: Argv<T>) => storeCommandOptions(c).positional('config-id', { type: 'string', demandOption: true });
@@ -56,14 +57,18 @@ export function rowsCommand(yargs: Argv): Argv {
         'add <config-id>',
         'Add a row (its body from --file and/or --set; {} without either)',
         (c) =>
-          bodyOptions(described(withConfig(c)))
+          forceOption(bodyOptions(described(withConfig(c))))
             .option('row-id', { type: 'string', describe: 'its id (default: the next free number)' })
             .option('name', { type: 'string', default: '' })
             .option('description', { type: 'string', default: '' })
             .option('disabled', { type: 'boolean', default: false, describe: 'add it disabled' }),
         (args) =>
-          withStore({ ...args, 'row-id': undefined }, async (store) => {
+          withStore({ ...args, 'row-id': undefined }, async (store, _, opened) => {
             const configuration = (await bodyFromArgs(new Map(), args)) ?? new Map();
+            const root = await store.getConfiguration(args['component-id'], args['config-id']);
+            const label = args['row-id'] === undefined ? 'the new row' : `row ${displayId(args['row-id'])}`;
+            const unit = rowUnit(label, root.configuration, configuration);
+            enforceWriteCheck(await checkWrite({ label, body: configuration }, [unit], { opened, componentId: args['component-id'] }), args.force);
             const row = await store.createRow(args['component-id'], args['config-id'], {
               rowId: args['row-id'],
               name: args.name,
@@ -80,16 +85,21 @@ export function rowsCommand(yargs: Argv): Argv {
         'edit <config-id>',
         'Change one row as ONE new version: its body in $EDITOR (else $VISUAL, else vi), or with --file / --set; --name, --description',
         (c) =>
-          bodyOptions(described(rowIdsOption(withConfig(c), 'the row to change')))
+          forceOption(bodyOptions(described(rowIdsOption(withConfig(c), 'the row to change'))))
             .option('name', { type: 'string', describe: 'a new name' })
             .option('description', { type: 'string', describe: 'a new description' }),
         (args) =>
-          withStore(args, async (store) => {
+          withStore(args, async (store, _, opened) => {
             const [rowId, ...more] = args['row-id'] ?? [];
             if (rowId === undefined || more.length) throw new UserError('rows edit changes one row: name it with --row-id');
+            const root = await store.getConfiguration(args['component-id'], args['config-id']);
             const before = await store.getRow(args['component-id'], args['config-id'], rowId);
             const onlyMeta = args.name !== undefined || args.description !== undefined;
-            const configuration = await editedBody(before.configuration, args, { open: !onlyMeta, fileName: 'row.json' });
+            const label = rowLabel(before);
+            const configuration = await editedBody(before.configuration, args, { open: !onlyMeta, fileName: 'row.json' }, async (body) => {
+              const unit = rowUnit(label, root.configuration, body, before.configuration);
+              enforceWriteCheck(await checkWrite({ label, body }, [unit], { opened, componentId: args['component-id'] }), args.force);
+            });
             const input: UpdateRowInput = { configuration, name: args.name, description: args.description };
             const changed = changeSummary(before, input);
             const unchanged = () => say(`No change: row ${displayId(rowId)} stays at version ${before.version}.`);

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { Argv } from 'yargs';
 import { cancellationOf, RunCancelled } from '../../common/cancellation.js';
 import { errorKind, exitCodeOf, UserError } from '../../common/errors.js';
@@ -14,7 +15,9 @@ import type { RunSummary } from '../../runner/runner.js';
 import { verifyTablesOnDisk } from '../../runner/verify-tables.js';
 import { displayText } from '../../common/log-text.js';
 import { formatSeconds, plural } from '../../common/text.js';
-import { dataFolderOfRun, defaultDataDir } from '../data-dir-default.js';
+import { dataFolderOfRun, defaultDataDir, describeDataDir, type DataDirChoice } from '../data-dir-default.js';
+import { isInside } from '../../common/safe-path.js';
+import { FolderGuard } from '../../extractor/folder-guard.js';
 import { createCliLogging } from '../logging.js';
 import { logTableLocations } from '../table-report.js';
 import { targetOptions, type TargetArgs } from '../target-options.js';
@@ -72,17 +75,22 @@ export async function runFromCli(args: RunArgs): Promise<number> {
   const started = Date.now();
   const signal = cancelOnStop();
   let summary: RunSummary | undefined;
+  /** the data folder once known: a summary file inside it is written as every file there is */
+  let summaryDataDir: string | undefined;
+  const writeSummary = (file: string | undefined, written: RunSummary) => writeSummaryFile(file, written, logger, masker, summaryDataDir);
   try {
     const waitMs = parseWaitOption(args.wait);
     if (args['config-id']) {
-      const dataDir = args['data-dir'] ?? defaultDataDir(env).dir;
+      const dataDir = args['data-dir'] ?? defaultDataFolder(logger);
+      summaryDataDir = dataDir;
       // loaded on demand: each command pays only for what it uses at start-up
       const [{ openConfigStore, storeLocationFromArgs }, { ConfigurationRunner }] = await Promise.all([
         import('../../store/open-config-store.js'),
         import('../../runner/runner.js'),
       ]);
       const location = storeLocationFromArgs(args.store, env);
-      const store = await openConfigStore(location, { token: args.token ?? env.KBC_TOKEN, logger, builtinComponents: builtinComponents() });
+      // a run creates no store: a mistyped --store is "no store at …", not a new empty store and key
+      const store = await openConfigStore(location, { token: args.token ?? env.KBC_TOKEN, logger, builtinComponents: builtinComponents(), mustExist: true });
       let unlock: () => Promise<void> = async () => undefined;
       try {
         unlock = await lockForRun({
@@ -110,13 +118,15 @@ export async function runFromCli(args: RunArgs): Promise<number> {
         await runner.run();
         verifyTablesOnDisk(dataDir, summary);
         logTableLocations(logger, summary, dataDir);
-        await writeSummary(args.summary, summary, logger, masker);
+        await writeSummary(args.summary, summary);
       } finally {
         await unlock();
         await store.close();
       }
     } else {
-      await runDataDir(args, dataFolderOfRun(args['data-dir'], env), logger, masker, progress, signal, waitMs);
+      const dataDir = dataFolderOfRun(args['data-dir'], env, existsSync, (choice) => logDataFolderChoice(logger, choice));
+      summaryDataDir = dataDir;
+      await runDataDir(args, dataDir, logger, masker, progress, signal, waitMs);
     }
     return 0;
   } catch (error) {
@@ -124,14 +134,14 @@ export async function runFromCli(args: RunArgs): Promise<number> {
     const cancelled = cancellationOf(signal);
     if (cancelled) {
       logger.warn({ status: 'cancelled' }, `${cancelled.message}: no state saved, no partial table left`);
-      await writeSummary(args.summary, summary ?? baseSummary(args, started, cancelled), logger, masker);
+      await writeSummary(args.summary, summary ?? baseSummary(args, started, cancelled));
       return cancelled.exitCode;
     }
     if (error instanceof UserError) logger.error({ errorKind: errorKind(error) }, error.message);
     else logger.error({ err: error, errorKind: errorKind(error) }, `Application error: ${(error as Error).message}`);
     // a failure after the runner finished (its tables gone from disk) still fails the summary
     if (summary?.status === 'success') Object.assign(summary, failedSummaryFields(error));
-    await writeSummary(args.summary, summary ?? baseSummary(args, started, error), logger, masker);
+    await writeSummary(args.summary, summary ?? baseSummary(args, started, error));
     return exitCodeOf(error);
   }
 }
@@ -159,6 +169,8 @@ async function extractDataDir(args: RunArgs, dataDir: string, logger: Logger, ma
   masker.addFromConfig(input.parameters);
   masker.addFromConfig(input.authorization);
   masker.addFromConfig(input.state);
+  // before the first request: no link planted where the run writes, every folder it writes writable
+  await folder.checkWritable({ input: false });
   const previous = new PreviousTables(folder, logger);
   await previous.remove();
   const result = await extract(input, { dataDir, logger, masker, progressLine: progress, signal });
@@ -172,7 +184,7 @@ async function extractDataDir(args: RunArgs, dataDir: string, logger: Logger, ma
   );
   const summary: RunSummary = { ...baseSummary(args, started), rowsRun: 1, rows: [{ id: null, name: '', folder: '.', status: 'success', stateSaved: false, requests: result.requests, records, tables: result.tables.map((t) => ({ file: `out/tables/${t.file}`, rows: t.rows, loaded: false })), jobs: jobRunSummaries(result.jobs), durationMs: result.durationMs }] };
   verifyTablesOnDisk(dataDir, summary);
-  await writeSummary(args.summary, summary, logger, masker);
+  await writeSummaryFile(args.summary, summary, logger, masker, dataDir);
 }
 
 /** The summary of a data-folder run, or of a run that failed before it started. */
@@ -196,11 +208,31 @@ function failedSummaryFields(error: unknown): Pick<RunSummary, 'status' | 'messa
   return { status: 'error', message: (error as Error).message, error: { kind: errorKind(error), message: (error as Error).message } };
 }
 
-/** The summary as JSON, secrets hidden in the whole text (error messages may quote an API's answer). */
-async function writeSummary(file: string | undefined, summary: RunSummary, logger: Logger, masker: SecretMasker): Promise<void> {
+/**
+ * The data folder of a stored configuration's run without --data-dir (see defaultDataDir), said in
+ * the log: which folder and why.
+ */
+function defaultDataFolder(logger: Logger): string {
+  const choice = defaultDataDir(env);
+  logDataFolderChoice(logger, choice);
+  return choice.dir;
+}
+
+function logDataFolderChoice(logger: Logger, choice: DataDirChoice): void {
+  logger.info({ dataDir: path.resolve(choice.dir) }, `Data folder ${describeDataDir(choice.dir)}: --data-dir was not given and ${choice.source}${choice.exists ? '' : '; gex creates it'}`);
+}
+
+/**
+ * The summary as JSON, secrets hidden in the whole text (error messages may quote an API's
+ * answer). A summary file named inside the data folder is written as every file there is (no
+ * symbolic link followed); anywhere else it is the user's path, written as named (/dev/stdout too).
+ */
+async function writeSummaryFile(file: string | undefined, summary: RunSummary, logger: Logger, masker: SecretMasker, dataDir: string | undefined): Promise<void> {
   if (!file) return;
   try {
-    await writeFile(file, masker.mask(`${JSON.stringify(summary, null, 2)}\n`));
+    const text = masker.mask(`${JSON.stringify(summary, null, 2)}\n`);
+    if (dataDir !== undefined && isInside(dataDir, file)) await new FolderGuard(dataDir).writeFile(path.resolve(file), text);
+    else await writeFile(file, text);
   } catch (error) {
     logger.warn(`Cannot write the summary to ${file}: ${(error as Error).message}`);
   }

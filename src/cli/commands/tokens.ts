@@ -25,6 +25,7 @@ function tokenToJson(t: TokenInfo): JsonValue {
     ['description', t.description],
     ['project', t.projectName],
     ['readOnly', t.readOnly],
+    ['master', t.canManageTokens],
     ['created', t.created],
   ]);
 }
@@ -35,6 +36,7 @@ export function tokensCommand(yargs: Argv): Argv {
     y
       .example('$0 tokens create --description ci --store gex-store.sqlite', 'a token for the CI; printed once')
       .example('$0 tokens create --description dashboard --read-only', 'a token that may only read')
+      .example('$0 tokens create --description admin --master', 'a master token: may also create, list, refresh and delete tokens over HTTP')
       .command(
         'create',
         'Create a token and print it (only a hash is stored; it is shown this once)',
@@ -42,19 +44,21 @@ export function tokensCommand(yargs: Argv): Argv {
           storeOption(c)
             .option('description', { type: 'string', demandOption: true, describe: 'who or what the token is for' })
             .option('read-only', { type: 'boolean', default: false, describe: 'may read configurations but not change them' })
+            .option('master', { type: 'boolean', default: false, describe: "a master token: may also manage the project's tokens over HTTP (Keboola's token API)" })
             .option('project', { type: 'string', describe: 'project the token belongs to (created if new; default "default")' }),
         (args) =>
           onTokens(args.store, async (backend) => {
-            const { token, info } = await backend.createToken({ description: args.description, readOnly: args['read-only'], project: args.project });
+            if (args.description.trim() === '') throw new UserError('A token needs a description (--description): who or what it is for.');
+            if (args.master && args['read-only']) throw new UserError('--master and --read-only exclude each other: a master token creates and deletes tokens.');
+            const { token, info } = await backend.createToken({ description: args.description, readOnly: args['read-only'], canManageTokens: args.master, project: args.project });
             process.stdout.write(`${token}\n`);
-            process.stderr.write(
-              `Token ${info.id} ${quoteForLog(info.description)} of project ${quoteForLog(info.projectName)}${info.readOnly ? ' (read-only)' : ''} created. Store it now: it is not shown again.\n`,
-            );
+            const kind = info.readOnly ? ' (read-only)' : info.canManageTokens ? ' (master)' : '';
+            process.stderr.write(`Token ${info.id} ${quoteForLog(info.description)} of project ${quoteForLog(info.projectName)}${kind} created. Store it now: it is not shown again.\n`);
           }),
       )
       .command(
         'list',
-        'List the tokens: id, project, read-only, created, description (never the token itself: only its hash is stored)',
+        'List the tokens: id, project, access (read-only, read-write or master), created, description (never the token itself: only its hash is stored)',
         (c) => storeOption(c).option('project', { type: 'string', describe: 'only this project' }).option('json', { type: 'boolean', default: false }),
         (args) =>
           onTokens(
@@ -63,7 +67,7 @@ export function tokensCommand(yargs: Argv): Argv {
               const tokens = (await backend.listTokens()).filter((t) => args.project === undefined || t.projectName === args.project);
               if (args.json) return print(tokens.map(tokenToJson));
               if (tokens.length === 0) say('No tokens.');
-              for (const t of tokens) say(`${t.id}\t${displayText(t.projectName)}\t${t.readOnly ? 'read-only' : 'read-write'}\t${t.created}\t${displayText(t.description)}`);
+              for (const t of tokens) say(`${t.id}\t${displayText(t.projectName)}\t${t.readOnly ? 'read-only' : t.canManageTokens ? 'master' : 'read-write'}\t${t.created}\t${displayText(t.description)}`);
             },
             { mustExist: true },
           ),

@@ -17,6 +17,7 @@ import { findRecords } from '../response/data-field.js';
 import { decodeResponse } from '../response/decode-response.js';
 import { applyResponseFilter } from '../response/response-filter.js';
 import type { ProbeResult } from './report.js';
+import type { AllowedUrlRule } from '../config/allowed-hosts.js';
 
 /**
  * The most a check reads of one response: enough for any first page worth looking at, small
@@ -32,7 +33,7 @@ export interface ProbeOptions {
   masker: SecretMasker;
   signer?: RequestSigner;
   /** `image_parameters.allowed_hosts` as a test of each URL (redirects included) */
-  allowedUrl?: ((url: URL) => boolean) | null;
+  allowedUrl?: AllowedUrlRule | null;
   /** the largest body read (default: CHECK_MAX_RESPONSE_BYTES, or GEX_MAX_RESPONSE_SIZE when smaller) */
   maxResponseBytes?: number;
   /** where the page's tables are written to learn their columns, then removed (default: the OS's) */

@@ -39,6 +39,36 @@ export async function validateParameters(parameters: JsonValue, root = 'paramete
 }
 
 /**
+ * What is wrong with a configuration that other parts may still complete (a root whose rows will
+ * carry the jobs, a row over a root that has no API yet): `missing` are the sections it lacks —
+ * `api`, `api.baseUrl`, `config`, `config.jobs` — and `invalid` the most specific problem with
+ * what it has (wrong types, values out of range, a job without its endpoint), which no other part
+ * can fix. `gex configs`/`gex rows` check what they store with it.
+ */
+export interface ParameterProblems {
+  invalid?: ConfigError;
+  missing: string[];
+}
+
+/** Where a missing key is a section not written yet (instance paths of the objects holding them). */
+const SECTIONS = new Set(['', '/api', '/config']);
+
+export async function parameterProblems(parameters: JsonValue, root = 'parameters'): Promise<ParameterProblems> {
+  try {
+    refuseNonFinite(parameters, root);
+  } catch (error) {
+    return { invalid: error as ConfigError, missing: [] };
+  }
+  const validate = await loadValidator();
+  if (validate(toPlain(parameters))) return { missing: [] };
+  const errors = validate.errors ?? [];
+  // a whole section not written yet: required at the top, of api or of config
+  const absent = (e: ErrorObject) => e.keyword === 'required' && SECTIONS.has(e.instancePath);
+  const rest = errors.filter((e) => !absent(e));
+  return { invalid: rest.length > 0 ? describe(rest, root) : undefined, missing: [...new Set(errors.filter(absent).map((e) => pathOf(e, root)))] };
+}
+
+/**
  * A number beyond the float range (1e400) is INF in PHP. GE passes params, headers and userData
  * through json_encode, which fails on it — and GE then silently sends the request with none of
  * them. Refused wherever it is: no configuration means it.

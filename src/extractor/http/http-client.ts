@@ -1,10 +1,12 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { IncomingHttpHeaders } from 'node:http';
+import { STATUS_CODES, type IncomingHttpHeaders } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { got, RequestError, type BeforeRedirectHook, type Got, type PlainResponse } from 'got';
 import { UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
+import { describeNetworkError, unfixableNetworkError } from '../../common/network-errors.js';
+import { formatClockTime, formatDuration } from '../../common/text.js';
 import type { AuthMethod } from '../auth/auth-method.js';
 import type { HttpRequest, HttpResponse, Send } from './types.js';
 import { AdaptiveConcurrency } from './adaptive-concurrency.js';
@@ -13,6 +15,7 @@ import { exactTargetRequest, wireBody, wireHeaders } from './wire-format.js';
 import { curlCodeOf, type RetryDelay, type RetryPolicy } from './retry-policy.js';
 import { checkAllowedTarget, redirectRules } from './redirect-rules.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, readLimited, ResponseTooLarge } from './response-size.js';
+import type { AllowedUrlRule } from '../config/allowed-hosts.js';
 
 export interface HttpClientOptions {
   retry: RetryPolicy;
@@ -34,7 +37,7 @@ export interface HttpClientOptions {
   /** TLS: a CA replacing the trust store, and a client certificate (PEM with its key) */
   tls?: { caCertificate?: string; clientCertificate?: string };
   /** `image_parameters.allowed_hosts` as a test, applied to every request and redirect hop; absent = any host */
-  allowedUrl?: ((url: URL) => boolean) | null;
+  allowedUrl?: AllowedUrlRule | null;
   /** the largest response body, after decompression (default DEFAULT_MAX_RESPONSE_BYTES) */
   maxResponseBytes?: number;
   /** the run's stop signal: aborts every request in flight and every retry wait */
@@ -215,7 +218,7 @@ export class HttpClient {
             attempts: attempt,
           };
         }
-        retryReason = `status ${response.statusCode}`;
+        retryReason = `status ${response.statusCode}${STATUS_CODES[response.statusCode] ? ` ${STATUS_CODES[response.statusCode]}` : ''}`;
         retryFields = { status: response.statusCode };
       } catch (error) {
         if (signal?.aborted) throw new RequestCancelled(`${request.method} ${request.url} was cancelled`);
@@ -223,26 +226,50 @@ export class HttpClient {
         // a refused redirect (got wraps what its hooks throw): the user's error, never retried
         if (error.cause instanceof UserError) throw error.cause;
         const curl = curlCodeOf(error);
-        delay = retry.decide(attempt, { error }, undefined, request.url);
+        // what fails the same way every time is not retried, whatever curl.codes lists
+        const unfixable = unfixableNetworkError(error);
+        delay = unfixable ? null : retry.decide(attempt, { error }, undefined, request.url);
         if (delay === null) {
           throw new UserError(
-            `${request.method} ${request.url} failed: ${error.message}` +
-              `${curl ? ` (curl error ${curl})` : ''}${attempt > 1 ? ` after ${attempt} attempts` : ''}`,
+            `${request.method} ${request.url} failed: ${error.message.trim()}` +
+              `${curl ? ` (curl error ${curl})` : ''}${attempt > 1 ? ` after ${attempt} attempts` : ''}${unfixable ? `. Not retried: ${unfixable}` : ''}`,
             { cause: error },
           );
         }
-        retryReason = `${error.code ?? error.message}`;
+        retryReason = `${describeNetworkError(error)}${curl ? `, curl error ${curl}` : ''}`;
         retryFields = { errorCode: error.code ?? 'unknown' };
       }
-      logger.warn(
-        { method: request.method, url: request.url, ...retryFields, attempt, maxRetries: retry.settings.maxRetries, retryInMs: delay.ms },
-        `${request.method} ${request.url}: ${retryReason}; retry ${attempt} of ${retry.settings.maxRetries} in ` +
-          `${(delay.ms / 1000).toFixed(1)} s${delay.source === 'header' ? ` (${retry.settings.retryHeader})` : ''}`,
-      );
+      this.logRetry(logger, request, attempt, delay, retryReason, retryFields);
       this.stats.retries++;
       this.stats.waitedMs += delay.ms;
       await this.waitOrCancel(wait, delay.ms, request, signal);
     }
+  }
+
+  /**
+   * One line per retry saying why and when; the first retry of a request also says when the last
+   * one would be if it keeps failing, so that an unreachable API is not a silent quarter of an hour.
+   */
+  private logRetry(logger: Logger, request: HttpRequest, attempt: number, delay: RetryDelay, reason: string, fields: { status: number } | { errorCode: string }): void {
+    const { retry } = this.options;
+    const max = retry.settings.maxRetries;
+    const header = delay.source === 'header' ? ` (${retry.settings.retryHeader})` : '';
+    let outlook = '';
+    let lastRetryAt: string | undefined;
+    if (attempt === 1) {
+      const now = (this.options.now ?? Date.now)();
+      const ahead = retry.waitsAhead(attempt, delay.ms);
+      lastRetryAt = new Date(now + ahead).toISOString();
+      outlook =
+        max === 1
+          ? ''
+          : `. If it keeps failing, the last retry (${max}) is at ${formatClockTime(now + ahead, now)} at the earliest ` +
+            `(${formatDuration(ahead)} of waiting from now), then the run fails`;
+    }
+    logger.warn(
+      { method: request.method, url: request.url, ...fields, attempt, maxRetries: max, retryInMs: delay.ms, ...(lastRetryAt ? { lastRetryAt } : {}) },
+      `${request.method} ${request.url}: ${reason}; retry ${attempt} of ${max} in ${(delay.ms / 1000).toFixed(1)} s${header}${outlook}`,
+    );
   }
 
   private async waitOrCancel(wait: (ms: number) => Promise<void>, ms: number, request: HttpRequest, signal: AbortSignal | undefined): Promise<void> {

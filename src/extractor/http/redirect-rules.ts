@@ -1,5 +1,7 @@
 import type { BeforeRedirectHook } from 'got';
 import { UserError } from '../../common/errors.js';
+import type { AllowedUrlRule } from '../config/allowed-hosts.js';
+import { rawRequestTarget } from './wire-format.js';
 
 /** A redirect the extractor refuses to follow. */
 export class RedirectRefused extends UserError {
@@ -19,7 +21,7 @@ const FORWARDED_ACROSS_ORIGINS = new Set(['user-agent', 'accept', 'accept-encodi
 
 export interface RedirectRulesOptions {
   /** `image_parameters.allowed_hosts` as a test; absent = any host */
-  allowed?: ((url: URL) => boolean) | null;
+  allowed?: AllowedUrlRule | null;
   /** told which header names were not forwarded to another origin */
   onHeadersDropped?: (from: string, to: string, names: string[]) => void;
 }
@@ -29,17 +31,20 @@ export interface RedirectRulesOptions {
  * next-page and child URLs come from the API's own responses, so a whitelisted API could otherwise
  * steer the extractor, and the credentials it carries, to any host.
  */
-export function checkAllowedTarget(allowed: ((url: URL) => boolean) | null | undefined, method: string, target: string): void {
+export function checkAllowedTarget(allowed: AllowedUrlRule | null | undefined, method: string, target: string): void {
   if (!allowed) return;
-  let url: URL | null;
+  const verdict = allowed(target);
+  if (verdict.allowed) return;
+  let shown: string;
   try {
-    url = new URL(target);
+    const url = new URL(target);
+    // the path as sent (a parser would hide its dot segments), never the query (credentials)
+    shown = `${url.origin}${rawRequestTarget(target)?.replace(/\?.*$/s, '') ?? url.pathname}`;
   } catch {
-    url = null;
+    shown = 'an unparsable URL';
   }
-  if (url && allowed(url)) return;
   throw new RedirectRefused(
-    `Refusing ${method} ${url ? withoutQuery(url) : 'an unparsable URL'}: ${url ? `the host ${url.host} is` : 'it is'} not in the allowed hosts whitelist (image_parameters.allowed_hosts). ` +
+    `Refusing ${method} ${shown}: ${verdict.reason}. ` +
       'Next-page and child URLs taken from responses must stay within it too; add the host if the API is meant to send you there.',
   );
 }
@@ -56,11 +61,10 @@ export function redirectRules(options: RedirectRulesOptions): BeforeRedirectHook
   return (next, response) => {
     const from = new URL(response.url);
     const to = next.url instanceof URL ? next.url : new URL(String(next.url));
-    if (options.allowed && !options.allowed(to)) {
-      throw new RedirectRefused(
-        `${withoutQuery(from)} redirected to ${withoutQuery(to)}: the host ${to.host} is not in the allowed hosts whitelist (image_parameters.allowed_hosts). ` +
-          'Add it to the whitelist if the API is meant to send you there.',
-      );
+    // a hop is sent as the client parsed it (its href): that is what is checked
+    const verdict = options.allowed?.(to.href);
+    if (verdict && !verdict.allowed) {
+      throw new RedirectRefused(`${withoutQuery(from)} redirected to ${withoutQuery(to)}: ${verdict.reason}. Add it to the whitelist if the API is meant to send you there.`);
     }
     if (from.origin === to.origin) return;
     if (next.body !== undefined || next.json !== undefined || next.form !== undefined) {

@@ -1,6 +1,7 @@
 import { UserError } from '../../common/errors.js';
 import { isNumericString } from '../../php/index.js';
 import type { RetrySettings } from '../config/api-settings.js';
+import { isCertificateError } from '../../common/network-errors.js';
 import { calculateRetryDelay, type RetryDelay } from '../../common/retry-delay.js';
 
 export type { RetryDelay };
@@ -23,6 +24,8 @@ const CURL_CODES: Record<string, number> = {
 export function curlCodeOf(error: { code?: string }): number | undefined {
   const code = error.code ?? '';
   if (code in CURL_CODES) return CURL_CODES[code];
+  // curl's "SSL peer certificate or SSH remote key was not OK" (GE's message for it: CURL error 60)
+  if (isCertificateError(error)) return 60;
   if (code.startsWith('ERR_SSL') || code.startsWith('ERR_TLS')) return 35;
   return undefined;
 }
@@ -59,6 +62,17 @@ export class RetryPolicy {
       );
     }
     return delay;
+  }
+
+  /**
+   * The waits still ahead when retry `attempt` (1-based) waits `firstMs` and every later one
+   * backs off (a Retry-After cannot be known in advance): what a request that keeps failing
+   * still costs, attempts' own time aside.
+   */
+  waitsAhead(attempt: number, firstMs: number): number {
+    let total = firstMs;
+    for (let retry = attempt + 1; retry <= this.settings.maxRetries; retry++) total += this.settings.backoffBaseMs * 2 ** (retry - 1);
+    return total;
   }
 
   private retriesError(error: { code?: string }): boolean {

@@ -41,7 +41,8 @@ export class CsvFile {
   private failure: Error | null = null;
 
   constructor(readonly file: string) {
-    this.stream = createWriteStream(file);
+    // always a new file in gex's own work folder: `wx` never writes through something planted there
+    this.stream = createWriteStream(file, { flags: 'wx' });
     this.stream.on('error', (error) => {
       this.failure ??= error;
     });

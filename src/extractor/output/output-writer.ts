@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
+import { copyFile, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
+import { FolderGuard } from '../folder-guard.js';
 import { resolveInside } from '../../common/safe-path.js';
 import type { JsonObject, JsonValue } from '../../json/index.js';
 import { arrayReplaceRecursive, phpEmpty, phpJsonEncode, phpStringBytes, phpToString } from '../../php/index.js';
@@ -59,11 +60,19 @@ export class OutputWriter {
     /** the structure of the input state (ExtractorState.inputStruct) */
     initialStruct: StructState | undefined,
     private readonly tmpDir?: string,
-    /** `drafts: false`: the JSON parser always replays its queue at the end (tests compare both ways) */
-    private readonly options: { drafts?: boolean } = {},
+    /**
+     * `drafts: false`: the JSON parser always replays its queue at the end (tests compare both ways);
+     * `guard`: the data folder's (no write follows a link below it), default one rooted at out/tables
+     */
+    options: { drafts?: boolean; guard?: FolderGuard } = {},
   ) {
     this.struct = initialStruct;
+    this.drafts = options.drafts;
+    this.guard = options.guard ?? new FolderGuard(outTablesDir);
   }
+
+  private readonly drafts: boolean | undefined;
+  private readonly guard: FolderGuard;
 
   /** The new JSON parser of a bucket (null = default bucket), as tests use it. */
   parserFor(bucket: string | null, incremental: boolean): Promise<JsonParser>;
@@ -108,10 +117,11 @@ export class OutputWriter {
     // the CSVs being written and the finished tables (named as in out/tables) in separate folders
     const staging = resolveInside(this.outTablesDir, WORK_FOLDERS.staging);
     const parts = resolveInside(this.outTablesDir, WORK_FOLDERS.parts);
-    await rm(staging, { recursive: true, force: true });
-    await rm(parts, { recursive: true, force: true });
-    await mkdir(staging, { recursive: true });
-    await mkdir(parts, { recursive: true });
+    const guard = this.guard;
+    await guard.remove(staging);
+    await guard.remove(parts);
+    await guard.mkdir(staging);
+    await guard.mkdir(parts);
     const written = new Map<string, WrittenTable>();
     const opened: CsvFile[] = [];
     let partCount = 0;
@@ -126,28 +136,33 @@ export class OutputWriter {
         for (const table of await parser.results(openTable, (message) => this.logger.error(message))) {
           const file = writableFileName(bucket, table.name);
           await moveFile(table.csv.file, resolveInside(staging, file));
-          await writeFile(resolveInside(staging, `${file}.manifest`), parserManifest(bucket, table.name, incremental, table.primaryKey));
+          await guard.writeFile(resolveInside(staging, `${file}.manifest`), parserManifest(bucket, table.name, incremental, table.primaryKey));
           written.set(file, { file, bucket, table: table.name, rows: table.csv.rows, columns: table.csv.header });
         }
       }
       const exists = (file: string) => written.has(file) || existsSync(resolveInside(this.outTablesDir, file));
       for (const table of missingTables(this.mappedConfigs, (bucket, name) => exists(writableFileName(bucket, name)))) {
-        await writeFile(resolveInside(staging, table.file), phpStringBytes(csvLine(table.header)));
-        await writeFile(resolveInside(staging, `${table.file}.manifest`), table.manifest);
+        await guard.writeFile(resolveInside(staging, table.file), phpStringBytes(csvLine(table.header)));
+        await guard.writeFile(resolveInside(staging, `${table.file}.manifest`), table.manifest);
         written.set(table.file, { file: table.file, bucket: table.bucket, table: table.name, rows: 0, columns: table.header });
         this.logger.debug(`Created the missing mapped table ${table.file} (header only)`);
       }
       signal?.throwIfAborted();
+      // renamed into out/tables: a link at a table's name is replaced, never written through
+      await guard.inspect(staging, 'folder');
       for (const table of written.values()) {
         for (const suffix of ['', '.manifest']) {
-          await rename(resolveInside(staging, table.file + suffix), resolveInside(this.outTablesDir, table.file + suffix));
+          const to = resolveInside(this.outTablesDir, table.file + suffix);
+          await rename(resolveInside(staging, table.file + suffix), to).catch((error: unknown) => {
+            throw guard.failure(error, to, 'write');
+          });
         }
       }
       return [...written.values()];
     } finally {
       for (const csv of opened) csv.destroy();
-      await rm(staging, { recursive: true, force: true });
-      await rm(parts, { recursive: true, force: true });
+      await guard.remove(staging).catch(() => undefined);
+      await guard.remove(parts).catch(() => undefined);
       await this.dispose();
     }
   }
@@ -170,7 +185,7 @@ export class OutputWriter {
       await seedOrDispose(parser, () => legacy.seed(choice.seed));
     } else {
       const json = new JsonParser(spool, {
-        drafts: this.options.drafts,
+        drafts: this.drafts,
         checkTableName: responseTableNameCheck(bucket),
         warn: (message) => this.logger.warn(message),
       });

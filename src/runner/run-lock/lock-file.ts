@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, openSync, readSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, lstatSync, openSync, readSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { UserError } from '../../common/errors.js';
 import os from 'node:os';
 import { holderLiveness, processStartMark } from './process-liveness.js';
 
@@ -72,7 +73,12 @@ export class LockFile {
     const token = this.held.token;
     this.held = null;
     process.off('exit', this.releaseOnExit);
-    const found = this.read();
+    let found: ReturnType<LockFile['read']>;
+    try {
+      found = this.read();
+    } catch {
+      return; // no longer a lock file gex can read (replaced by a link?): not ours to remove
+    }
     if (found !== 'missing' && found.holder?.token === token) unlinkQuietly(this.file);
   }
 
@@ -105,7 +111,12 @@ export class LockFile {
 
   private read(): { text: string; holder: LockHolder | null; mtimeMs: number } | 'missing' {
     try {
-      const mtimeMs = statSync(this.file).mtimeMs;
+      const stat = lstatSync(this.file);
+      // a link planted at the lock's name is neither read through nor ever taken over (removed)
+      if (stat.isSymbolicLink()) {
+        throw new UserError(`The lock file ${this.file} is a symbolic link, which gex neither reads nor removes. Remove it if no run is using it.`);
+      }
+      const mtimeMs = stat.mtimeMs;
       const text = readHead(this.file);
       return { text, holder: parseHolder(text), mtimeMs };
     } catch (error) {
@@ -152,7 +163,7 @@ export class LockFile {
 const MAX_LOCK_BYTES = 4096;
 
 function readHead(file: string): string {
-  const fd = openSync(file, 'r');
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
     const buffer = Buffer.alloc(MAX_LOCK_BYTES);
     const length = readSync(fd, buffer, 0, MAX_LOCK_BYTES, 0);

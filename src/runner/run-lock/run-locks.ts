@@ -4,6 +4,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
+import { dataFolderFailure } from '../../extractor/folder-guard.js';
 import { isPostgresStore, isRemoteStore } from '../../store/store-location.js';
 import { describeHolder, LockFile } from './lock-file.js';
 
@@ -90,9 +91,14 @@ export function dataDirLock(dataDir: string, running: string): RunLock {
     what: `the data folder ${dataDir}`,
     hint: `If that run is gone (another host or container), remove ${file}.`,
     async tryAcquire() {
-      mkdirSync(dataDir, { recursive: true });
-      const attempt = lock.tryAcquire();
-      return attempt.acquired ? true : describeHolder(attempt.holder);
+      try {
+        mkdirSync(dataDir, { recursive: true });
+        const attempt = lock.tryAcquire();
+        return attempt.acquired ? true : describeHolder(attempt.holder);
+      } catch (error) {
+        // a data folder gex cannot write: said as such (exit 1), before anything else happens
+        throw dataFolderFailure(error, file, 'create the run lock');
+      }
     },
     async release() {
       lock.release();

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { sessionOf } from '../auth.js';
-import { previewCsv, previewJson } from '../preview-body.js';
 import type { Query } from '../query.js';
-import { sendCachedJson, sendJson, sendNoContent } from '../reply.js';
+import { sendCachedJson, sendNoContent } from '../reply.js';
 import { pathTableId, requireWriteAccess, tableCall } from '../table-errors.js';
 import { flagParam, previewParams } from '../table-params.js';
+import { preparePreview, type ByteBudget } from '../table-preview.js';
 import { tableToWire } from '../table-wire.js';
 import { bucketObjects, sendFinishedJob } from './buckets.js';
 
@@ -12,8 +12,14 @@ interface TableParams {
   tableId: string;
 }
 
+/** How large data previews may be: one answer, and all answers the server holds at once. */
+export interface PreviewBounds {
+  maxBytes: number;
+  budget: ByteBudget;
+}
+
 /** Tables: the project's list, detail, data preview, delete. */
-export function tableRoutes(app: FastifyInstance): void {
+export function tableRoutes(app: FastifyInstance, previews: PreviewBounds): void {
   app.get('/tables', async (request, reply) =>
     sendCachedJson(
       request,
@@ -42,13 +48,23 @@ export function tableRoutes(app: FastifyInstance): void {
     );
   });
 
-  // bounded (at most 1000 rows, one query): it never holds the database for long
+  // at most 1000 rows and previews.maxBytes, read in small batches between which other requests
+  // are served, then streamed (table-preview.ts)
   app.get<{ Params: TableParams; Querystring: Query }>('/tables/:tableId/data-preview', async (request, reply) => {
     const id = pathTableId(request.params.tableId);
     const { query, format } = previewParams(request.query);
-    const preview = await tableCall(() => sessionOf(request).tables.preview(id, query));
-    if (format === 'json') return sendJson(reply, 200, previewJson(preview));
-    return reply.code(200).header('content-type', 'text/csv; charset=utf-8').send(previewCsv(preview));
+    const gone = new AbortController();
+    const onClose = () => {
+      if (!reply.raw.writableFinished) gone.abort();
+    };
+    reply.raw.once('close', onClose);
+    const preview = await tableCall(() =>
+      preparePreview({ tables: sessionOf(request).tables, tableId: id, query, format, maxBytes: previews.maxBytes, budget: previews.budget, signal: gone.signal }),
+    );
+    // a client gone while the answer was built: nothing will read the stream, so give its bytes back now
+    if (gone.signal.aborted) preview.body.destroy();
+    else reply.raw.once('close', () => preview.body.destroy());
+    return reply.code(200).header('content-type', preview.contentType).header('content-length', String(preview.length)).send(preview.body);
   });
 
   app.delete<{ Params: TableParams; Querystring: Query }>('/tables/:tableId', async (request, reply) => {

@@ -11,7 +11,7 @@ import type { Component, TokenInfo } from '../types.js';
 import { EmbeddedConfigStore } from './embedded-config-store.js';
 import { checkMasterKey } from './master-key-check.js';
 import { Repository } from './repository.js';
-import { authenticate, createToken, DEFAULT_PROJECT, localToken } from './tokens.js';
+import { authenticate, createToken, DEFAULT_PROJECT, localToken, ProjectTokens, type CreateTokenOptions } from './tokens.js';
 
 export interface EmbeddedBackendOptions {
   /** where the master key came from, for the error when it is not the store's key */
@@ -89,8 +89,13 @@ export class EmbeddedBackend {
   }
 
   /** Creates a token of a project (created if missing); the token text is returned only here. */
-  createToken(options: { description: string; readOnly?: boolean; project?: string }): Promise<{ token: string; info: TokenInfo }> {
+  createToken(options: CreateTokenOptions): Promise<{ token: string; info: TokenInfo }> {
     return createToken(this.db, options);
+  }
+
+  /** The tokens of the token's project, as its master tokens manage them over HTTP. */
+  tokens(token: TokenInfo): ProjectTokens {
+    return new ProjectTokens(this.db, token.projectId, token.projectName);
   }
 
   /** Every token but the projects' internal ones; never the token text (only its hash is stored). */

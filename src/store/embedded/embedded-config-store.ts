@@ -20,6 +20,7 @@ import type {
   RowVersion,
   TokenInfo,
   UpdateConfigurationInput,
+  ReplaceConfigurationInput,
   UpdateRowInput,
   VersionListOptions,
 } from '../types.js';
@@ -27,6 +28,7 @@ import * as versions from './config-versions.js';
 import * as configurationImport from './configuration-import.js';
 import * as configurations from './configurations.js';
 import * as metadata from './metadata.js';
+import { replaceConfiguration } from './replace-configuration.js';
 import * as rowVersions from './row-versions.js';
 import * as rows from './rows.js';
 import { ProjectSession } from './session.js';
@@ -84,6 +86,10 @@ export class EmbeddedConfigStore implements ConfigStore {
 
   updateConfiguration(componentId: string, configId: string, input: UpdateConfigurationInput): Promise<Configuration> {
     return configurations.updateConfiguration(this.s, componentId, configId, input);
+  }
+
+  replaceConfiguration(componentId: string, configId: string, input: ReplaceConfigurationInput): Promise<Configuration> {
+    return replaceConfiguration(this.s, componentId, configId, input);
   }
 
   deleteConfiguration(componentId: string, configId: string): Promise<void> {

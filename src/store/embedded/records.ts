@@ -112,7 +112,10 @@ export interface TokenRecord {
   readOnly: boolean;
   /** the project's hidden token of local (CLI, runner) access: never accepted from a client */
   internal: boolean;
+  /** a master token (TokenInfo.canManageTokens) */
+  canManageTokens: boolean;
   created: string;
+  creator: TokenRef | null;
 }
 
 export interface ProjectRecord {

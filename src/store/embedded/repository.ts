@@ -42,7 +42,9 @@ const OWNED_WHERE = whereEqual(OWNED_BY_CONFIG_KEY);
 const HELD_BY_VERSION = 'held_from <= ? AND (held_until IS NULL OR held_until >= ?)';
 /** order entries of configuration version `?` (both placeholders take the version) */
 const IN_ORDER_OF_VERSION = 'first_version <= ? AND (last_version IS NULL OR last_version >= ?)';
-const TOKEN_WITH_PROJECT = 'SELECT t.id, t.description, t.read_only, t.created, t.internal, p.id AS project_id, p.name AS project_name FROM tokens t JOIN projects p ON p.id = t.project_id';
+const TOKEN_WITH_PROJECT =
+  'SELECT t.id, t.description, t.read_only, t.can_manage_tokens, t.created, t.refreshed, t.creator_token_id, t.creator_token_description, t.internal, ' +
+  'p.id AS project_id, p.name AS project_name FROM tokens t JOIN projects p ON p.id = t.project_id';
 
 /**
  * All SQL of the embedded store, over one transaction (or the database itself for a single
@@ -144,10 +146,25 @@ export class Repository {
     return row ? tokenInfoFromDb(row) : undefined;
   }
 
-  /** The tokens people use (not the projects' internal ones), oldest first. */
-  async listTokens(): Promise<TokenInfo[]> {
-    const rows = await this.tx.all<DbRow>(`${TOKEN_WITH_PROJECT} WHERE t.internal = 0 ORDER BY t.id`);
+  /** The tokens people use (not the projects' internal ones), oldest first; one project's when given. */
+  async listTokens(projectId?: number): Promise<TokenInfo[]> {
+    const rows =
+      projectId === undefined
+        ? await this.tx.all<DbRow>(`${TOKEN_WITH_PROJECT} WHERE t.internal = 0 ORDER BY t.id`)
+        : await this.tx.all<DbRow>(`${TOKEN_WITH_PROJECT} WHERE t.internal = 0 AND t.project_id = ? ORDER BY t.id`, [projectId]);
     return rows.map(tokenInfoFromDb);
+  }
+
+  /** A project's token that is not internal; with `lock`, its row is locked until the transaction ends (PostgreSQL). */
+  async projectToken(projectId: number, id: number, options: { lock?: boolean } = {}): Promise<TokenInfo | undefined> {
+    const lock = options.lock && this.forUpdate ? ' FOR UPDATE OF t' : '';
+    const row = await this.tx.get<DbRow>(`${TOKEN_WITH_PROJECT} WHERE t.id = ? AND t.project_id = ? AND t.internal = 0${lock}`, [id, projectId]);
+    return row ? tokenInfoFromDb(row) : undefined;
+  }
+
+  /** Gives a token a new hash (a new secret); the old secret stops working when this commits. */
+  async replaceTokenHash(id: number, tokenHash: string, refreshed: string): Promise<void> {
+    await this.tx.run('UPDATE tokens SET token_hash = ?, refreshed = ? WHERE id = ? AND internal = 0', [tokenHash, refreshed, id]);
   }
 
   /** Deletes a token that is not internal; whether there was one. */
@@ -276,7 +293,7 @@ export class Repository {
   }
 
   private async closeRanges(table: string, until: 'held_until' | 'last_version', key: ConfigKey, lastVersion: number, rowIds: readonly string[] | 'all'): Promise<void> {
-    // held_from: row versions never held by a configuration version have none (only in stores from before migration 5)
+    // held_from: row versions never held by a configuration version have none (only in stores from before migration 6)
     const open = until === 'held_until' ? 'held_from IS NOT NULL AND held_until IS NULL' : 'last_version IS NULL';
     const close = `UPDATE ${table} SET ${until} = ? WHERE ${OWNED_WHERE} AND ${open}`;
     if (rowIds === 'all') {

@@ -173,7 +173,10 @@ export const TOKENS: Table<TokenRecord> = {
     column('token_hash', (r) => r.tokenHash),
     column('read_only', (r) => flag(r.readOnly)),
     column('internal', (r) => flag(r.internal)),
+    column('can_manage_tokens', (r) => flag(r.canManageTokens)),
     column('created', (r) => r.created),
+    column('creator_token_id', (r) => r.creator?.id ?? null),
+    column('creator_token_description', (r) => r.creator?.description ?? null),
   ],
 };
 
@@ -252,6 +255,11 @@ export function tokenInfoFromDb(r: DbRow): TokenInfo {
     projectId: Number(r.project_id),
     projectName: String(r.project_name),
     readOnly: Number(r.read_only) === 1,
+    canManageTokens: Number(r.can_manage_tokens) === 1,
     created: String(r.created),
+    ...(r.refreshed === null || r.refreshed === undefined ? {} : { refreshed: String(r.refreshed) }),
+    ...(r.creator_token_id === null || r.creator_token_id === undefined
+      ? {}
+      : { creator: { id: Number(r.creator_token_id), description: String(r.creator_token_description ?? '') } }),
   };
 }

@@ -5,7 +5,7 @@ import { VERSION_ROW_ORDER } from './tables.js';
 import { orderChange } from './version-ranges.js';
 
 /**
- * The data step of schema migration 5. Until then every configuration version kept a JSON copy of
+ * The data step of schema migration 6. Until then every configuration version kept a JSON copy of
  * all its rows (`rows`: `[{id, version}]`) and of its custom order (`rows_sort_order`), so a
  * configuration of n rows built row by row stored n²/2 row references. This turns those lists into
  * what the store keeps since: on each row version, the range of configuration versions that hold

@@ -100,6 +100,7 @@ export class HttpConfigStore implements ConfigStore {
       projectId: Number(get(owner, 'id') ?? 0),
       projectName: String(get(owner, 'name') ?? ''),
       readOnly: get(v, 'canManageBuckets') === false && get(v, 'isMasterToken') !== true,
+      canManageTokens: get(v, 'canManageTokens') === true || get(v, 'isMasterToken') === true,
       created: String(get(v, 'created') ?? ''),
     };
   }

@@ -5,7 +5,7 @@ import { displayId, displayText } from '../../common/log-text.js';
 import { decodeJson, isJsonObject, type JsonValue } from '../../json/index.js';
 import { StoreError } from '../store-error.js';
 import type { TableSource } from '../table-source.js';
-import { checkBucketId, MAX_PREVIEW_ROWS, parseTableId, type TableDetail, type TablePreview, type TableQuery } from '../tables/index.js';
+import { checkBucketId, MAX_PREVIEW_ROWS, parseTableId, storedMoment, type TableDetail, type TablePreview, type TableQuery } from '../tables/index.js';
 import { SYSTEM_CLOCK, type Clock } from './retry-budget.js';
 import { StorageApiClient, type StorageApiClientOptions } from './storage-api-client.js';
 
@@ -157,7 +157,12 @@ export function previewQuery(query: TableQuery): URLSearchParams {
     for (const value of query.whereValues ?? []) params.append('whereValues[]', value);
     params.set('whereOperator', query.whereOperator ?? 'eq');
   }
-  if (query.changedSince !== undefined) params.set('changedSince', String(Math.floor(query.changedSince.getTime() / 1000)));
+  if (query.changedSince !== undefined) {
+    const since = query.changedSince;
+    const at = storedMoment(since);
+    // every row changed after a moment before year 0: no filter. Unix seconds, or an ISO date before 1970 (never negative seconds)
+    if (!('beyond' in at && at.beyond === 'before')) params.set('changedSince', since.getTime() >= 0 ? String(Math.floor(since.getTime() / 1000)) : since.toISOString());
+  }
   return params;
 }
 

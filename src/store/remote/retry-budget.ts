@@ -62,6 +62,15 @@ export class RetryBudget {
     this.startedAt = clock.now();
   }
 
+  now(): number {
+    return this.clock.now();
+  }
+
+  /** When the budget runs out: no attempt or wait goes past it. */
+  deadline(): number {
+    return this.startedAt + this.settings.totalMs;
+  }
+
   elapsedMs(): number {
     return this.clock.now() - this.startedAt;
   }

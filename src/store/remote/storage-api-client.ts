@@ -1,9 +1,11 @@
 import { got, RequestError, TimeoutError, type Got, type Method, type PlainResponse, type Response } from 'got';
 import { ApplicationError, UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
+import { describeNetworkError, unfixableNetworkError } from '../../common/network-errors.js';
+import { formatClockTime, sentence } from '../../common/text.js';
 import { decodeJson, isJsonObject, JsonSyntaxError, stringifyExact, type JsonObject, type JsonValue } from '../../json/index.js';
 import { StoreError } from '../store-error.js';
-import { RetryBudget, RUN_STORE_RETRY, SYSTEM_CLOCK, type Clock, type RetryBudgetSettings } from './retry-budget.js';
+import { RetryBudget, RUN_STORE_RETRY, STORE_TIMEOUT_VARIABLE, SYSTEM_CLOCK, type Clock, type RetryBudgetSettings } from './retry-budget.js';
 
 export interface StorageApiClientOptions {
   /** Storage API address, e.g. https://connection.keboola.com or http://127.0.0.1:8080 */
@@ -130,13 +132,19 @@ export class StorageApiClient {
             : new StoreError(response.statusCode, code, message);
       } catch (error) {
         if (!(error instanceof RequestError)) throw error;
-        retryReason = error.code ?? error.message;
-        failure = () => new UserError(`The Storage API at ${this.options.url} cannot be reached: ${reachFailure(error, timeout)}${this.gaveUp(attempt, budget)}`, { cause: error });
+        const unfixable = unfixableNetworkError(error, 'NODE_EXTRA_CA_CERTS=<its CA file>');
+        const reached = `The Storage API at ${this.options.url} cannot be reached: ${reachFailure(error, timeout)}`;
+        // the same on every attempt (a host name that does not exist, a certificate not trusted): not retried
+        if (unfixable) throw new UserError(`${sentence(reached)} Not retried: ${unfixable}`, { cause: error });
+        retryReason = describeNetworkError(error);
+        failure = () => new UserError(`${reached}${this.gaveUp(attempt, budget)}`, { cause: error });
       }
       const delay = budget.delayBefore(attempt);
       if (delay === null) throw failure();
+      // at the first retry: when the call gives up if the store stays away (its time budget)
+      const outlook = attempt === 1 ? `; gives up at ${formatClockTime(budget.deadline(), budget.now())} at the latest (${STORE_TIMEOUT_VARIABLE}: ${this.retry.totalMs / 1000} s)` : '';
       // info: a command someone waits for shows only its one-line outcome (it logs at warn)
-      this.options.logger?.info(`Storage API ${method} ${url}: ${retryReason}; retry ${attempt} of ${this.retry.maxRetries} in ${(delay / 1000).toFixed(1)} s`);
+      this.options.logger?.info(`Storage API ${method} ${url}: ${retryReason}; retry ${attempt} of ${this.retry.maxRetries} in ${(delay / 1000).toFixed(1)} s${outlook}`);
       await budget.sleep(delay);
     }
   }

@@ -1,3 +1,4 @@
+import { sentence } from '../../common/text.js';
 import { StoreError } from '../store-error.js';
 
 /**
@@ -53,6 +54,21 @@ export interface TransactionOptions {
   bulk?: boolean;
 }
 
+/**
+ * Where a PostgreSQL store keeps its own tables (projects, tokens, configurations, the Storage
+ * metadata, schema_migrations, …): a schema of its own, never `public` beside other data. Bucket
+ * schemas (`"in.c-shop"`) are separate and stay where they are.
+ */
+export interface StoreSchema {
+  /** the schema of gex's own tables: every connection's search_path */
+  readonly name: string;
+  /**
+   * Where gex before this layout kept them: the schema the connection URL alone selects
+   * (`current_schema()`, usually `public`); null when it selects none.
+   */
+  readonly legacy: string | null;
+}
+
 export interface Database extends SqlExecutor {
   readonly dialect: Dialect;
   /**
@@ -67,7 +83,24 @@ export interface Database extends SqlExecutor {
    * Lets readers reuse what they derived from unchanged data.
    */
   changeMarker(): Promise<string | null>;
+  /**
+   * PostgreSQL: the schema of the store's own tables (every connection's search_path) and where
+   * an older gex kept them; absent on SQLite, whose file is the store's alone.
+   */
+  storeSchema?(): Promise<StoreSchema>;
   close(): Promise<void>;
+}
+
+/**
+ * A statement's text parameter holds NUL, which PostgreSQL's text cannot: refused before it is
+ * sent (the database would fail the statement), as a 400 / user error rather than a crash.
+ * Nothing was changed. Callers that know what a NUL means (a filter's values) handle it first.
+ */
+export class TextWithNul extends StoreError {
+  constructor() {
+    super(400, 'storage.validation', 'A value contains a NUL character (byte 0), which the store\'s database cannot hold; remove it and try again.');
+    this.name = 'TextWithNul';
+  }
 }
 
 /** Thrown by adapters for a unique-key violation, so the store can map it to "already exists". */
@@ -83,7 +116,7 @@ export class DatabaseUnavailable extends StoreError {
     const outcome = committing
       ? 'The connection broke while the change was being committed: it may or may not have been saved; check before retrying.'
       : 'Nothing was changed; retry when the database is reachable again.';
-    super(503, 'storage.databaseUnavailable', `Storage database unavailable (${location}): ${reason}. ${outcome}`);
+    super(503, 'storage.databaseUnavailable', `Storage database unavailable (${location}): ${sentence(reason)} ${outcome}`);
     this.name = 'DatabaseUnavailable';
   }
 }

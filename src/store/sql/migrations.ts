@@ -1,5 +1,6 @@
 import { versionListsToRanges } from '../embedded/version-ranges-migration.js';
 import type { Database, SqlExecutor } from './database.js';
+import { prepareStoreSchema } from './store-schema.js';
 
 /** A statement, or a step that carries data over in code (in the migration's transaction). */
 type MigrationStep = string | ((tx: SqlExecutor) => Promise<void>);
@@ -94,6 +95,19 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
   },
   {
     version: 5,
+    description: 'token management over HTTP: master tokens, refresh times, creators',
+    statements: [
+      // existing tokens stay what they were: none could manage tokens (no privilege appears on upgrade)
+      `ALTER TABLE tokens ADD COLUMN can_manage_tokens INTEGER NOT NULL DEFAULT 0`,
+      // null: never refreshed (the creation time is shown)
+      `ALTER TABLE tokens ADD COLUMN refreshed TEXT`,
+      // null: made by the store's operator (gex tokens create), not by another token
+      `ALTER TABLE tokens ADD COLUMN creator_token_id BIGINT`,
+      `ALTER TABLE tokens ADD COLUMN creator_token_description TEXT`,
+    ],
+  },
+  {
+    version: 6,
     description: 'configuration versions share unchanged rows: each row version holds the range of versions it is in, instead of a copy of every row per version',
     statements: [
       // each row version is held by configuration versions held_from…held_until (null until: up to the current one)
@@ -118,6 +132,14 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
 
 export const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied TEXT NOT NULL)`;
 
+const CREATE_TABLE = /^\s*CREATE TABLE (?:IF NOT EXISTS )?([A-Za-z_][A-Za-z0-9_]*)/i;
+
+/** The tables migration `version` creates (what moves with the store when its schema changes). */
+export function tablesCreatedBy(version: number): string[] {
+  const migration = MIGRATIONS.find((m) => m.version === version);
+  return (migration?.statements ?? []).flatMap((s) => (typeof s === 'string' ? (CREATE_TABLE.exec(s)?.[1] ?? []) : []));
+}
+
 /** Takes the dialect's migration lock (if any) in this transaction. */
 async function lockMigrations(db: Database, tx: SqlExecutor): Promise<void> {
   if (db.dialect.migrationLock) await tx.get(db.dialect.migrationLock);
@@ -126,11 +148,14 @@ async function lockMigrations(db: Database, tx: SqlExecutor): Promise<void> {
 /**
  * Applies pending migrations (up to `upTo`, default all), one transaction each. Every transaction
  * first takes the migration lock, so processes starting together on one PostgreSQL database
- * wait for each other instead of racing on CREATE TABLE; each re-checks what is applied.
+ * wait for each other instead of racing on CREATE TABLE; each re-checks what is applied. The
+ * first one also puts the store in its schema on PostgreSQL (see store-schema.ts).
  */
 export async function migrate(db: Database, options: { upTo?: number } = {}): Promise<number[]> {
+  const schema = await db.storeSchema?.();
   await db.transaction(async (tx) => {
     await lockMigrations(db, tx);
+    if (schema) await prepareStoreSchema(tx, schema, tablesCreatedBy);
     await tx.run(CREATE_MIGRATIONS_TABLE);
   });
   const ran: number[] = [];

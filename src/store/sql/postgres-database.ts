@@ -2,16 +2,18 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFromStdin } from 'pg-copy-streams';
-import { DatabaseUnavailable, UniqueViolation, type Database, type Dialect, type SqlExecutor, type SqlParam, type TransactionExecutor, type TransactionOptions } from './database.js';
+import { DatabaseUnavailable, TextWithNul, UniqueViolation, type Database, type Dialect, type SqlExecutor, type SqlParam, type TransactionExecutor, type TransactionOptions } from './database.js';
 import { numberPlaceholders } from './placeholders.js';
 import { isRetryableConflict, isUnavailable, isUniqueViolation, unavailableReason } from './postgres-errors.js';
+import { chooseStoreSchema, withSearchPath, type StoreSchema } from './store-schema.js';
 
 const DIALECT: Dialect = {
   name: 'postgres',
   forUpdate: ' FOR UPDATE',
   byteOrder: ' COLLATE "C"',
-  // one lock per schema, so stores in different schemas of one database migrate independently
-  migrationLock: `SELECT pg_advisory_xact_lock(hashtext('gex.migrations:' || coalesce(current_schema(), '')))`,
+  // one lock per store schema, so stores in different schemas of one database migrate independently;
+  // keyed on the search_path every connection sets (the schema itself may not exist yet)
+  migrationLock: `SELECT pg_advisory_xact_lock(hashtext('gex.migrations:' || current_setting('search_path')))`,
 };
 
 export interface PostgresOptions {
@@ -60,16 +62,58 @@ const TYPES: pg.CustomTypesConfig = {
  */
 export class PostgresDatabase implements Database {
   readonly dialect = DIALECT;
-  private readonly pool: pg.Pool;
   private readonly label: string;
   private readonly statementTimeoutMs: number;
   private readonly sqlCache = new Map<string, string>();
+  /** the pool, made once the store's schema is known (its connections' search_path) */
+  private pool: pg.Pool | null = null;
+  private schema: Promise<StoreSchema> | null = null;
+  private readonly settings: Required<Omit<PostgresOptions, 'label'>>;
 
-  constructor(connectionString: string, options: PostgresOptions = {}) {
-    const o = { ...POSTGRES_DEFAULTS, ...options };
+  constructor(
+    private readonly connectionString: string,
+    options: PostgresOptions = {},
+  ) {
+    this.settings = { ...POSTGRES_DEFAULTS, ...options };
     this.label = options.label ?? 'PostgreSQL';
-    this.statementTimeoutMs = o.statementTimeoutMs;
-    this.pool = new pg.Pool({
+    this.statementTimeoutMs = this.settings.statementTimeoutMs;
+  }
+
+  /**
+   * The schema of the store's own tables (store-schema.ts), found on first use from what the
+   * URL's own session selects (one short connection). The pool is made then: every connection of
+   * it has that schema alone as its search_path (set at connection start), so the store's
+   * statements name their tables unqualified and never reach `public`.
+   */
+  storeSchema(): Promise<StoreSchema> {
+    this.schema ??= this.findStoreSchema().catch((error: unknown) => {
+      this.schema = null; // tried again by the next call (the database may be back)
+      throw error;
+    });
+    return this.schema;
+  }
+
+  private async findStoreSchema(): Promise<StoreSchema> {
+    const o = this.settings;
+    const probe = new pg.Client({ connectionString: this.connectionString, connectionTimeoutMillis: o.connectTimeoutMs, statement_timeout: o.statementTimeoutMs, application_name: 'gex' });
+    probe.on('error', () => undefined);
+    let schema: StoreSchema;
+    try {
+      await probe.connect();
+      const { rows } = await probe.query<{ current: string | null; path: string }>("SELECT current_schema() AS current, current_setting('search_path') AS path");
+      schema = chooseStoreSchema(rows[0].current, rows[0].path);
+    } catch (e) {
+      throw this.translate(e);
+    } finally {
+      await probe.end().catch(() => undefined);
+    }
+    this.pool ??= this.createPool(withSearchPath(this.connectionString, schema.name, process.env.PGOPTIONS));
+    return schema;
+  }
+
+  private createPool(connectionString: string): pg.Pool {
+    const o = this.settings;
+    const pool = new pg.Pool({
       connectionString,
       max: o.poolSize,
       connectionTimeoutMillis: o.connectTimeoutMs,
@@ -82,8 +126,15 @@ export class PostgresDatabase implements Database {
     });
     // Without these listeners a connection dropped by the server (restart, outage) would crash the
     // process. The pool discards such a connection; the next request opens a new one or gets a 503.
-    this.pool.on('error', () => undefined);
-    this.pool.on('connect', (client) => client.on('error', () => undefined));
+    pool.on('error', () => undefined);
+    pool.on('connect', (client) => client.on('error', () => undefined));
+    return pool;
+  }
+
+  /** The pool, once the schema is known. */
+  private async ready(): Promise<pg.Pool> {
+    await this.storeSchema();
+    return this.pool!;
   }
 
   private sql(text: string): string {
@@ -103,6 +154,7 @@ export class PostgresDatabase implements Database {
   }
 
   private async query(on: pg.Pool | pg.PoolClient, sql: string, params: SqlParam[] = []): Promise<pg.QueryResult> {
+    if (params.some((p) => typeof p === 'string' && p.includes('\0'))) throw new TextWithNul();
     try {
       return await on.query(this.sql(sql), params.map((p) => (typeof p === 'bigint' ? p.toString() : p)));
     } catch (e) {
@@ -141,23 +193,24 @@ export class PostgresDatabase implements Database {
     };
   }
 
-  all<T>(sql: string, params?: SqlParam[]): Promise<T[]> {
-    return this.executor(this.pool).all<T>(sql, params);
+  async all<T>(sql: string, params?: SqlParam[]): Promise<T[]> {
+    return this.executor(await this.ready()).all<T>(sql, params);
   }
 
-  get<T>(sql: string, params?: SqlParam[]): Promise<T | undefined> {
-    return this.executor(this.pool).get<T>(sql, params);
+  async get<T>(sql: string, params?: SqlParam[]): Promise<T | undefined> {
+    return this.executor(await this.ready()).get<T>(sql, params);
   }
 
-  run(sql: string, params?: SqlParam[]): Promise<{ changes: number }> {
-    return this.executor(this.pool).run(sql, params);
+  async run(sql: string, params?: SqlParam[]): Promise<{ changes: number }> {
+    return this.executor(await this.ready()).run(sql, params);
   }
 
   async transaction<T>(work: (tx: TransactionExecutor) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+    const pool = await this.ready();
     for (let attempt = 1; ; attempt++) {
       let client: pg.PoolClient;
       try {
-        client = await this.pool.connect();
+        client = await pool.connect();
       } catch (e) {
         throw this.translate(e);
       }
@@ -188,6 +241,7 @@ export class PostgresDatabase implements Database {
   }
 
   async close(): Promise<void> {
-    await this.pool.end();
+    await this.schema?.catch(() => undefined);
+    await this.pool?.end();
   }
 }

@@ -1,6 +1,7 @@
 export { ProjectTables, readManifest, MAX_PREVIEW_ROWS, EXPORT_BATCH_ROWS, type BucketInfo, type LoadResult, type TableDetail, type TablePreview } from './project-tables.js';
 export { parseLoadManifest, type LoadManifest } from './manifest.js';
 export { checkBucketId, parseTableId, tableIdText, type TableId } from './table-id.js';
-export { parseChangedSince, MAX_WHERE_VALUES, type TableQuery } from './table-query.js';
+export { MAX_WHERE_VALUES, type TableQuery } from './table-query.js';
+export { parseChangedSince, storedMoment } from './moments.js';
 export { BucketExists, BucketNotEmpty, BucketNotFound, TableNotFound } from './errors.js';
 export { StorageJobs, type StorageJob } from './storage-jobs.js';

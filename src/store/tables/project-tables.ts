@@ -130,16 +130,27 @@ export class ProjectTables {
 
   /**
    * Reads the rows of a query in insertion order, `onBatch` receiving up to EXPORT_BATCH_ROWS at a
-   * time (awaited: a slow consumer slows the read, memory stays bounded), all in one consistent
-   * snapshot. Returns the columns read (user names).
+   * time (awaited: a slow consumer slows the read, memory stays bounded) with the columns read, all
+   * in one consistent snapshot. `batchRows`, when given, is asked before each batch how many rows
+   * the next may hold (at least 1). Returns the columns read (user names).
    */
-  async read(tableId: string, query: TableQuery, onBatch: (rows: string[][]) => Promise<void>): Promise<string[]> {
+  async read(
+    tableId: string,
+    query: TableQuery,
+    onBatch: (rows: string[][], columns: readonly string[]) => Promise<void>,
+    options: { batchRows?: () => number } = {},
+  ): Promise<string[]> {
     if (query.limit !== undefined && (!Number.isInteger(query.limit) || query.limit < 0)) throw new UserError('A limit must be a whole number of rows.');
     return this.db.transaction(async (tx) => {
       const table = await this.existing(new Catalog(tx, this.projectId), tableId);
-      const compiled = compileQuery(table, query);
-      await readPages(tx, this.db.dialect, compiled, query.limit ?? Number.POSITIVE_INFINITY, EXPORT_BATCH_ROWS, (rows) =>
-        onBatch(rows.map((r) => compiled.columns.map((_, i) => String(r[`c${i}`])))),
+      const compiled = compileQuery(table, query, this.db.dialect);
+      // the aliases once, not a new key string per value (a third of the time of a wide read)
+      const keys = compiled.columns.map((_, i) => `c${i}`);
+      await readPages(tx, this.db.dialect, compiled, query.limit ?? Number.POSITIVE_INFINITY, options.batchRows ?? EXPORT_BATCH_ROWS, (rows) =>
+        onBatch(
+          rows.map((r) => keys.map((key) => String(r[key]))),
+          compiled.columns,
+        ),
       );
       return compiled.columns;
     }, { readOnly: true });

@@ -14,6 +14,9 @@ export const MAX_NAME_LENGTH = 1000;
 /** Characters that cannot be shown or stored safely in a name (NUL, line breaks, bidi controls). */
 const UNSAFE_CHARACTER = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 
+/** Half of a UTF-16 surrogate pair without its other half: no database stores it as it is. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
 const BUCKET_ID = /^(in|out)\.c-([^.]+)$/s;
 
 /** Why `name` cannot be a bucket, table or column name, or null when it can. */
@@ -21,6 +24,8 @@ export function nameProblem(name: string): string | null {
   if (name === '') return 'is empty';
   if (name.length > MAX_NAME_LENGTH) return `is longer than ${MAX_NAME_LENGTH} characters`;
   if (UNSAFE_CHARACTER.test(name)) return 'contains a control or invisible character';
+  // both databases would store U+FFFD instead, so two different names could become one
+  if (LONE_SURROGATE.test(name)) return 'is not valid Unicode (it has half of a surrogate pair)';
   return null;
 }
 

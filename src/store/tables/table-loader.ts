@@ -10,6 +10,7 @@ import { physicalColumnName, physicalTableName, quoteIdentifier, TIMESTAMP_COLUM
 import { randomBytes } from 'node:crypto';
 import { csvRecordText, rowWriter } from './row-writer.js';
 import { tableIdText } from './table-id.js';
+import { comparableValues } from './table-query.js';
 
 /** Rows read from the file at a time: one batch in memory; one COPY chunk or prepared loop each. */
 const BATCH_ROWS = 1000;
@@ -108,8 +109,13 @@ export class TableLoader {
   private async createTable(manifest: LoadManifest, columns: string[], now: string): Promise<CatalogTable> {
     const bucket = (await this.catalog.bucket(manifest.destination.bucketId)) ??
       (await createBucket(this.tx, this.dialect, this.catalog, { id: manifest.destination.bucketId, created: now }));
-    const stored: StoredColumn[] = columns.map((name, i) => ({ name, physical: physicalColumnName(this.dialect, name, i) }));
-    checkDistinct(stored, manifest.destination.name);
+    const stored: StoredColumn[] = [];
+    const taken = new Set<string>();
+    for (const name of columns) {
+      const physical = physicalColumnName(this.dialect, name, stored.length, taken);
+      stored.push({ name, physical });
+      taken.add(physical);
+    }
     const siblings = new Set((await this.catalog.tables(bucket.id)).map((t) => t.physicalName));
     let physicalName = physicalTableName(this.dialect, manifest.destination.name);
     // a name cut to 63 bytes may meet another's; the metadata keeps whatever name was chosen
@@ -135,10 +141,11 @@ export class TableLoader {
     const known = new Set(table.columns.map((c) => c.name));
     const added = fileColumns.filter((name) => !known.has(name));
     if (table.columns.length + added.length > 1000) throw new UserError(`Table ${displayId(tableIdText(table.id))} would have more than 1000 columns.`);
+    const taken = new Set(table.columns.map((c) => c.physical));
     for (const name of added) {
-      const column = { name, physical: physicalColumnName(this.dialect, name, table.columns.length) };
+      const column = { name, physical: physicalColumnName(this.dialect, name, table.columns.length, taken) };
       table.columns.push(column);
-      checkDistinct(table.columns, table.id.name);
+      taken.add(column.physical);
       await this.tx.run(`ALTER TABLE ${qualifiedName(table)} ADD COLUMN ${quoteIdentifier(column.physical)} TEXT NOT NULL DEFAULT ''`);
     }
     return added;
@@ -172,15 +179,18 @@ export class TableLoader {
     const column = table.columns.find((c) => c.name === where.column);
     if (!column) throw new UserError(`${displayText(label)}: delete_where_column ${displayId(where.column)} is not a column of table ${displayId(tableIdText(table.id))}.`);
     if (where.values.length === 0) throw new UserError(`${displayText(label)}: delete_where_values is empty; list the values whose rows to delete.`);
+    // a value with NUL is in no row: `eq` deletes nothing for it, `ne` keeps no row for it
+    const comparable = comparableValues(where.values);
+    if (comparable.length === 0) return where.operator === 'eq' ? 0 : (await this.tx.run(`DELETE FROM ${qualifiedName(table)}`)).changes;
     const condition = `${quoteIdentifier(column.physical)} ${where.operator === 'eq' ? 'IN' : 'NOT IN'}`;
-    if (where.values.length <= WHERE_VALUES_PER_STATEMENT) {
-      return (await this.tx.run(`DELETE FROM ${qualifiedName(table)} WHERE ${condition} ${placeholders(where.values.length)}`, [...where.values])).changes;
+    if (comparable.length <= WHERE_VALUES_PER_STATEMENT) {
+      return (await this.tx.run(`DELETE FROM ${qualifiedName(table)} WHERE ${condition} ${placeholders(comparable.length)}`, comparable)).changes;
     }
     // more values than one statement's parameters take: a temporary table of them, filled in chunks
     const values = quoteIdentifier(`gex_values_${randomBytes(8).toString('hex')}`);
     await this.tx.run(`CREATE TEMPORARY TABLE ${values} (v TEXT NOT NULL)`);
-    for (let i = 0; i < where.values.length; i += WHERE_VALUES_PER_STATEMENT) {
-      const chunk = where.values.slice(i, i + WHERE_VALUES_PER_STATEMENT);
+    for (let i = 0; i < comparable.length; i += WHERE_VALUES_PER_STATEMENT) {
+      const chunk = comparable.slice(i, i + WHERE_VALUES_PER_STATEMENT);
       await this.tx.run(`INSERT INTO ${values} (v) VALUES ${chunk.map(() => '(?)').join(', ')}`, chunk);
     }
     const deleted = await this.tx.run(`DELETE FROM ${qualifiedName(table)} WHERE ${condition} (SELECT v FROM ${values})`);
@@ -190,14 +200,3 @@ export class TableLoader {
 }
 
 const keyIndexName = (): string => `gex_key_${randomBytes(8).toString('hex')}`;
-
-function checkDistinct(columns: StoredColumn[], tableName: string): void {
-  const seen = new Map<string, string>();
-  for (const c of columns) {
-    const other = seen.get(c.physical);
-    if (other !== undefined) {
-      throw new UserError(`Columns ${displayId(other)} and ${displayId(c.name)} of table ${displayId(tableName)} cannot both be stored: their names are identical in their first 54 bytes; shorten one.`);
-    }
-    seen.set(c.physical, c.name);
-  }
-}

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { ConfigError } from '../../../src/common/errors.js';
-import { validateParameters } from '../../../src/extractor/config/validate.js';
+import { parameterProblems, validateParameters } from '../../../src/extractor/config/validate.js';
 import { childConcurrencies, parseJobList } from '../../../src/extractor/config/job-config.js';
 import { createPaginator } from '../../../src/extractor/pagination/factory.js';
 import { fromPlain } from '../../../src/json/index.js';
@@ -95,5 +95,29 @@ describe('configuration validation: path, problem and fix', () => {
         (runtime.errors ?? []).map((e) => `${e.instancePath} ${e.keyword}`),
       );
     }
+  });
+});
+
+describe('parameterProblems: a part of a configuration that other parts may complete', () => {
+  const problems = async (parameters: unknown) => {
+    const { invalid, missing } = await parameterProblems(fromPlain(parameters));
+    return { invalid: invalid?.message, missing };
+  };
+
+  it('sets missing sections apart from what is wrong with what is there', async () => {
+    assert.deepEqual(await problems(base), { invalid: undefined, missing: [] });
+    assert.deepEqual(await problems({}), { invalid: undefined, missing: ['parameters.api', 'parameters.config'] });
+    assert.deepEqual(await problems({ api: {}, config: {} }), { invalid: undefined, missing: ['parameters.api.baseUrl', 'parameters.config.jobs'] });
+    // a root without jobs but with a bad page size: the size is wrong whatever the rows bring
+    assert.deepEqual(await problems({ api: { baseUrl: 'https://x/', pagination: { limit: 'abc' } } }), {
+      invalid: 'Invalid configuration at parameters.api.pagination.limit: got "abc". Expected the page size: a non-negative integer',
+      missing: ['parameters.config'],
+    });
+  });
+
+  it('counts a key missing inside what is there as wrong: a job without its endpoint, a dataField object without its path', async () => {
+    assert.match((await problems({ ...base, config: { jobs: [{ endpiont: 'users' }] } })).invalid!, /^Invalid configuration at parameters\.config\.jobs\[0\]\.endpoint: is missing/);
+    assert.match((await problems({ config: { jobs: [{ endpoint: 'u', dataField: {} }] } })).invalid!, /parameters\.config\.jobs\[0\]\.dataField\.path: is missing/);
+    assert.match((await problems({ ...base, n: 1e400 })).invalid!, /parameters\.n: is a number beyond the float range/);
   });
 });

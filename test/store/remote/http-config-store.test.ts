@@ -70,6 +70,10 @@ describe('HTTP config store client (nock)', () => {
     nock(URL)
       .get('/v2/storage/tokens/verify')
       .reply(200, { id: '44', description: 'ci', canManageBuckets: true, isMasterToken: false, owner: { id: '9', name: 'proj' }, created: 'c' });
-    assert.deepEqual(await client().verifyToken(), { id: 44, description: 'ci', projectId: 9, projectName: 'proj', readOnly: false, created: 'c' });
+    assert.deepEqual(await client().verifyToken(), { id: 44, description: 'ci', projectId: 9, projectName: 'proj', readOnly: false, canManageTokens: false, created: 'c' });
+    nock(URL)
+      .get('/v2/storage/tokens/verify')
+      .reply(200, { id: '1', description: 'admin', canManageBuckets: true, canManageTokens: true, isMasterToken: true, owner: { id: '9', name: 'proj' }, created: 'c' });
+    assert.equal((await client().verifyToken()).canManageTokens, true);
   });
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import nock from 'nock';
 import { UserError } from '../../../src/common/errors.js';
 import type { Clock } from '../../../src/store/remote/retry-budget.js';
-import { HttpTableSource, MAX_PREVIEW_BYTES } from '../../../src/store/remote/http-table-source.js';
+import { HttpTableSource, MAX_PREVIEW_BYTES, previewQuery } from '../../../src/store/remote/http-table-source.js';
 
 const URL = 'http://storage.test';
 
@@ -81,6 +81,15 @@ describe('HTTP table source: Keboola table API (nock)', () => {
     assert.deepEqual(query.getAll('whereValues[]'), ['1', '2,3']);
     assert.equal(query.get('whereOperator'), 'ne');
     assert.equal(query.get('changedSince'), '1735689600');
+  });
+
+  it('sends a changedSince a Storage API reads as the same moment: Unix seconds, an ISO date before 1970, none before year 0', () => {
+    const since = (changedSince: Date) => previewQuery({ changedSince }).get('changedSince');
+    assert.equal(since(new Date('2025-01-01T00:00:00Z')), '1735689600');
+    assert.equal(since(new Date('1900-05-01T10:00:00Z')), '1900-05-01T10:00:00.000Z');
+    assert.equal(since(new Date(8.64e15)), '8640000000000');
+    assert.equal(since(new Date(-8.64e15)), null, 'every row changed since a moment before year 0: no filter');
+    assert.equal(since(new Date('-000001-06-01T00:00:00Z')), null);
   });
 
   it('encodes a hostile table id as one path segment and refuses ids that are not table ids before sending anything', async () => {

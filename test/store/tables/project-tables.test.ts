@@ -7,6 +7,7 @@ import { UserError } from '../../../src/common/errors.js';
 import type { EmbeddedBackend } from '../../../src/store/embedded/embedded-backend.js';
 import { localToken } from '../../../src/store/embedded/tokens.js';
 import { EXPORT_BATCH_ROWS, parseChangedSince, ProjectTables, type TableQuery } from '../../../src/store/tables/index.js';
+import { fitPostgresIdentifier } from '../../../src/store/tables/physical-names.js';
 import { storeBackends } from '../../support/store.js';
 
 const csv = (rows: string[][]) => rows.map((r) => r.map((v) => `"${v.replaceAll('"', '""')}"`).join(',') + '\n').join('');
@@ -348,6 +349,77 @@ for (const factory of storeBackends()) {
       assert.deepEqual(rows, [["' OR '1'='1"]]);
       assert.equal((await tables.listTables()).length, 1);
     });
+
+    it('every column name loads and reads back as the user\'s: names PostgreSQL reserves, keywords, case twins, long names cut alike, names of generated columns', async () => {
+      const long = `${'l'.repeat(70)}_a`;
+      const names = [
+        'xmin', 'ymin', 'xmax', 'ymax', 'ctid', 'tableoid', 'cmin', 'cmax', 'oid', 'XMIN', 'Ctid', 'select', 'user', 'order',
+        'c0', 'c1', 'c2_1', 'gex_seq', 's0', long, `${'l'.repeat(70)}_b`, fitPostgresIdentifier(long), 'a"b', ' sp ', 'žluťoučký kůň', 'Name', 'name',
+      ];
+      const row = (r: string) => names.map((n) => `${n}=${r}`);
+      const key = ['ctid', 'xmin'];
+      // a new keyed table, a key repeated in the file: the last row of it stays
+      await load(csv([names, row('1'), row('2'), row('1').map((v, i) => (names[i] === 'ymin' ? 'again' : v))]), { destination: 'in.c-sys.t', primary_key: key });
+      assert.deepEqual(await tables.preview('in.c-sys.t'), { columns: names, rows: [row('2'), row('1').map((v, i) => (names[i] === 'ymin' ? 'again' : v))] });
+      // an incremental upsert by the key into the existing table, with new columns (reserved, and named as generated ones)
+      const more = [...names, 'CTID', 'c4', 'c5', 'tableoid2'];
+      await load(csv([more, [...row('2'), 'n1', 'n2', 'n3', 'n4'], [...row('3'), 'm1', 'm2', 'm3', 'm4']]), { destination: 'in.c-sys.t', incremental: true, primary_key: key });
+      const detail = await tables.table('in.c-sys.t');
+      assert.deepEqual(detail.columns, more);
+      assert.deepEqual(detail.primaryKey, key);
+      assert.deepEqual((await tables.preview('in.c-sys.t')).rows, [[...row('1').map((v, i) => (names[i] === 'ymin' ? 'again' : v)), '', '', '', ''], [...row('2'), 'n1', 'n2', 'n3', 'n4'], [...row('3'), 'm1', 'm2', 'm3', 'm4']]);
+      // filters and column lists name them as the user does
+      assert.deepEqual(await tables.preview('in.c-sys.t', { columns: ['tableoid', 'CTID', 'c5'], whereColumn: 'xmin', whereValues: ['xmin=3'] }), { columns: ['tableoid', 'CTID', 'c5'], rows: [['tableoid=3', 'm1', 'm3']] });
+      assert.deepEqual((await tables.preview('in.c-sys.t', { columns: ['oid'], whereColumn: 'cmax', whereValues: ['cmax=3'], whereOperator: 'ne' })).rows, [['oid=1'], ['oid=2']]);
+      // delete_where on a reserved name
+      await load(csv([['xmin', 'ctid'], ['xmin=9', 'ctid=9']]), { destination: 'in.c-sys.t', incremental: true, delete_where_column: 'xmin', delete_where_values: ['xmin=1', 'xmin=3'] });
+      assert.deepEqual((await tables.preview('in.c-sys.t', { columns: ['xmin', 'ctid', 'Ctid'] })).rows, [['xmin=2', 'ctid=2', 'Ctid=2'], ['xmin=9', 'ctid=9', '']]);
+      // a full load replaces the rows as ever
+      await load(csv([['ctid', 'xmin', 'cmin'], ['k', 'x', 'a']]), { destination: 'in.c-sys.t' });
+      assert.deepEqual((await tables.preview('in.c-sys.t', { columns: ['cmin', 'xmax', 'xmin'] })).rows, [['a', '', 'x']]);
+    });
+
+    it('moments outside the years 0000-9999 select the right rows, never compared as text', async () => {
+      await load(csv([['id'], ['1'], ['2']]), { destination: 'in.c-m.t' });
+      const ids = async (query: TableQuery) => (await tables.preview('in.c-m.t', query)).rows.map(([id]) => id);
+      const longAgo = parseChangedSince('-999999999 weeks');
+      const farAhead = parseChangedSince('999999999999'); // year 33658
+      for (const [query, expected] of [
+        [{ changedSince: longAgo }, ['1', '2']],
+        [{ changedSince: new Date(-8.64e15) }, ['1', '2']],
+        [{ changedSince: new Date('-000001-12-31T23:59:59Z') }, ['1', '2']],
+        [{ changedSince: farAhead }, []],
+        [{ changedSince: new Date('+010000-01-01T00:00:00Z') }, []],
+        [{ changedSince: new Date('9999-12-31T23:59:59Z') }, []],
+        [{ changedSince: new Date('0000-01-01T00:00:00Z') }, ['1', '2']],
+        [{ changedUntil: farAhead }, ['1', '2']],
+        [{ changedUntil: longAgo }, []],
+        [{ changedSince: longAgo, changedUntil: farAhead }, ['1', '2']],
+      ] as Array<[TableQuery, string[]]>) {
+        assert.deepEqual(await ids(query), expected, JSON.stringify(query));
+      }
+    });
+
+    it('a value with NUL in a filter matches no row (eq: none, ne: all), on reads and in delete_where', async () => {
+      await load(csv([['id', 'v'], ['1', 'a'], ['2', 'b'], ['3', 'c']]), { destination: 'in.c-nul.t' });
+      const ids = async (whereValues: string[], whereOperator: 'eq' | 'ne' = 'eq') => (await tables.preview('in.c-nul.t', { whereColumn: 'v', whereValues, whereOperator })).rows.map(([id]) => id);
+      assert.deepEqual(await ids(['\0']), []);
+      assert.deepEqual(await ids(['a\0', 'b']), ['2']);
+      assert.deepEqual(await ids(['\0'], 'ne'), ['1', '2', '3']);
+      assert.deepEqual(await ids(['b', '\0b'], 'ne'), ['1', '3']);
+      await assert.rejects(tables.preview('in.c-nul.t', { whereColumn: 'v\0', whereValues: ['a'] }), userError(/has no column/));
+      await assert.rejects(tables.preview('in.c-nul.t', { columns: ['\0'] }), userError(/has no column/));
+      const incremental = (values: string[], operator: 'eq' | 'ne') =>
+        load(csv([['id', 'v'], ['9', 'z']]), { destination: 'in.c-nul.t', incremental: true, delete_where_column: 'v', delete_where_values: values, delete_where_operator: operator });
+      await incremental(['\0', 'a\0'], 'eq');
+      assert.deepEqual(await ids(['\0'], 'ne'), ['1', '2', '3', '9']);
+      await incremental(['c', 'c\0'], 'eq');
+      assert.deepEqual(await ids(['\0'], 'ne'), ['1', '2', '9', '9']);
+      await incremental([...Array.from({ length: 1500 }, (_, i) => `x${i}`), '\0', 'a'], 'ne'); // through the temporary table of values
+      assert.deepEqual(await ids(['\0'], 'ne'), ['1', '9']);
+      await incremental(['\0'], 'ne');
+      assert.deepEqual(await ids(['\0'], 'ne'), ['9']);
+    });
   });
 }
 
@@ -362,6 +434,15 @@ describe('parseChangedSince', () => {
     assert.equal(parseChangedSince('-1 hour', now).toISOString(), '2025-06-10T11:00:00.000Z');
   });
   it('refuses anything else, naming what it takes', () => {
-    for (const bad of ['yesterday', '2025-13-45', '', '-2 fortnights', '1e9']) assert.throws(() => parseChangedSince(bad, now), userError(/is not a moment: give a Unix timestamp/));
+    for (const bad of ['yesterday', '2025-13-45', '', '-2 fortnights', '1e9', '2025-02-30', '2023-02-29', '2025-00-10', '2025-04-31T00:00:00Z', '-1', '123456789012345678901']) {
+      assert.throws(() => parseChangedSince(bad, now), userError(/is not a moment: give a Unix timestamp/), bad);
+    }
+    assert.equal(parseChangedSince('2024-02-29').toISOString(), '2024-02-29T00:00:00.000Z');
+  });
+  it('is always a valid Date: moments beyond what a Date holds are clamped to its bounds', () => {
+    assert.equal(parseChangedSince('-999999999 weeks', now).getTime(), -8.64e15);
+    assert.equal(parseChangedSince('99999999999999999999', now).getTime(), 8.64e15);
+    assert.equal(parseChangedSince('999999999999', now).toISOString(), '+033658-09-27T01:46:39.000Z');
+    assert.equal(parseChangedSince('0000-01-01', now).toISOString(), '0000-01-01T00:00:00.000Z');
   });
 });
