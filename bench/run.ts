@@ -12,6 +12,7 @@ import path from 'node:path';
 import { childrenRateLimited, childrenSpeedups } from './children-bench.js';
 import { compareWithFloor, type FloorComparison } from './extraction-bench.js';
 import { repoRoot } from './measure.js';
+import { rowHistoryFigure, type RowHistoryFigure } from './row-history-bench.js';
 import { parallelSpeedups } from './parallel-bench.js';
 import { rateLimitedRun } from './rate-limit-bench.js';
 import { runWithLoadVsNoLoad } from './run-load-bench.js';
@@ -156,7 +157,20 @@ console.log(
   `gex serve GET configuration detail: ${serve.detailRequestsPerSecond} req/s vs Fastify trivial JSON route ${serve.trivialRequestsPerSecond} req/s` +
     ` = ${serve.ratio.toFixed(2)} (${verdict(serve.ratio >= 0.3)}: >= 0.3); with the read cache off ${serve.uncachedRequestsPerSecond} req/s = ${serve.uncachedRatio.toFixed(2)}`,
 );
-results.store = { history, rows, updates, serve };
+// a configuration with many rows (issue 23): its history grows linearly, an import is one version
+const rowHistory: RowHistoryFigure[] = [];
+for (const rows of quick ? [1000, 2000] : [1000, 2000, 10_000]) {
+  const r = await rowHistoryFigure(rows, { update: rows === 2000 });
+  rowHistory.push(r);
+  const update = r.rowUpdateBytes === undefined ? '' : `; one row update then adds ${r.rowUpdateBytes} bytes`;
+  console.log(
+    r.finished
+      ? `gex configs import of ${String(rows).padStart(6)} rows: ${r.importMs} ms, ${r.versions} version(s), store ${(r.storeBytes! / 1e6).toFixed(1)} MB ` +
+          `(data ${(r.storedBytes! / 1e6).toFixed(1)} MB, write-ahead log after the import ${(r.walBytes! / 1e6).toFixed(1)} MB)${update}`
+      : `gex configs import of ${rows} rows: did not finish in 4 minutes`,
+  );
+}
+results.store = { history, rows, updates, serve, rowHistory };
 
 // 6. concurrent updates of one configuration (issue 6): SQLite in one process, PostgreSQL in one and three
 section('concurrent updates of one configuration through gex serve');

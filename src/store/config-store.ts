@@ -8,6 +8,7 @@ import type {
   CopyConfigurationInput,
   CreateConfigurationInput,
   CreateRowInput,
+  ImportConfigurationInput,
   ListInclude,
   MetadataItem,
   Row,
@@ -46,6 +47,13 @@ export interface ConfigStore {
 
   listConfigurations(componentId: string, options?: { isDeleted?: boolean }): Promise<Configuration[]>;
   createConfiguration(componentId: string, input: CreateConfigurationInput): Promise<Configuration>;
+  /**
+   * Creates a configuration with its rows and their order as one change, all or nothing: one
+   * configuration version, each row at its first row version (as a copy from a version makes).
+   * Only the embedded store has it; over a Storage API every row is a call and a version of its
+   * own. A failure is an ImportStepFailed naming the step (`rows[2] (id a)`).
+   */
+  importConfiguration?(componentId: string, input: ImportConfigurationInput): Promise<Configuration>;
   getConfiguration(componentId: string, configId: string): Promise<Configuration>;
   /**
    * Makes a live configuration the one given — fields, rows and their order — as ONE new version,

@@ -4,26 +4,21 @@ import { isJsonObject, type JsonObject, type JsonValue } from '../json/index.js'
 import { sentence } from '../common/text.js';
 import { phpToString } from '../php/index.js';
 import type { ConfigStore } from './config-store.js';
-import type { Configuration, CreateConfigurationInput, CreateRowInput } from './types.js';
-
-/**
- * The document `gex configs import` reads and `gex configs export` writes:
- * `{name, configurationId?, description?, isDisabled?, configuration, state?,
- *   rows: [{rowId?, name?, description?, isDisabled?, configuration, state?}], rowsSortOrder?}`.
- */
-interface ImportPlan {
-  configuration: CreateConfigurationInput;
-  rows: CreateRowInput[];
-  rowsSortOrder: string[];
-}
+import { CONFIGURATION_STEP, ImportStepFailed, importStep, ORDER_STEP, rowStep } from './import-step.js';
+import type { Configuration, ImportConfigurationInput } from './types.js';
 
 function text(o: JsonObject, key: string): string | undefined {
   const v = o.get(key);
   return v === undefined || v === null ? undefined : phpToString(v);
 }
 
-/** Checks the document's shape before anything is created. */
-export function readImportDocument(document: JsonValue): ImportPlan {
+/**
+ * The document `gex configs import` reads and `gex configs export` writes:
+ * `{name, configurationId?, description?, isDisabled?, configuration, state?,
+ *   rows: [{rowId?, name?, description?, isDisabled?, configuration, state?}], rowsSortOrder?}`;
+ * its shape is checked before anything is created.
+ */
+export function readImportDocument(document: JsonValue): ImportConfigurationInput {
   if (!isJsonObject(document) || typeof document.get('name') !== 'string') {
     throw new UserError('A configuration document is a JSON object with at least a "name"');
   }
@@ -56,32 +51,14 @@ export function readImportDocument(document: JsonValue): ImportPlan {
   };
 }
 
-/** Which step of an import failed, for the message. */
-class StepFailed extends Error {
-  constructor(
-    readonly step: string,
-    readonly failure: unknown,
-  ) {
-    super(step);
-  }
-}
-
-async function step<T>(name: string, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    throw new StepFailed(name, error);
-  }
-}
-
-async function create(store: ConfigStore, componentId: string, plan: ImportPlan, onCreated: (id: string) => void): Promise<Configuration> {
-  const created = await step('creating the configuration', () => store.createConfiguration(componentId, plan.configuration));
+async function create(store: ConfigStore, componentId: string, plan: ImportConfigurationInput, onCreated: (id: string) => void): Promise<Configuration> {
+  const created = await importStep(CONFIGURATION_STEP, () => store.createConfiguration(componentId, plan.configuration));
   onCreated(created.id);
   for (const [i, row] of plan.rows.entries()) {
-    await step(`rows[${i}]${row.rowId === undefined ? '' : ` (id ${displayId(row.rowId)})`}`, () => store.createRow(componentId, created.id, row));
+    await importStep(rowStep(i, row.rowId), () => store.createRow(componentId, created.id, row));
   }
   if (plan.rowsSortOrder.length > 0) {
-    await step('rowsSortOrder', () => store.updateConfiguration(componentId, created.id, { rowsSortOrder: plan.rowsSortOrder, changeDescription: 'Imported from a file: row order' }));
+    await importStep(ORDER_STEP, () => store.updateConfiguration(componentId, created.id, { rowsSortOrder: plan.rowsSortOrder, changeDescription: 'Imported from a file: row order' }));
   }
   return store.getConfiguration(componentId, created.id);
 }
@@ -92,22 +69,23 @@ function reason(error: unknown): string {
 
 /** The step's error with what happened to the rest; a user error stays one (exit 1), anything else keeps its kind. */
 function failed(error: unknown, outcome: string): Error {
-  if (!(error instanceof StepFailed)) return error as Error;
+  if (!(error instanceof ImportStepFailed)) return error as Error;
   const message = `Import failed at ${error.step}: ${sentence(reason(error.failure))} ${outcome}`;
   return error.failure instanceof UserError ? new UserError(message, { cause: error.failure }) : new Error(message, { cause: error.failure });
 }
 
 /**
  * Creates a configuration with its rows and their order from one document, all or nothing. The
- * embedded store does it in one transaction. A Storage API has none: when a step fails, the
- * configuration created so far is deleted (trash, then purge); if that fails too, the error says
- * so and names the configuration left behind.
+ * embedded store does it as one change: one transaction, one configuration version. A Storage API
+ * has neither: every row is a call (and a version); when a step fails, the configuration created
+ * so far is deleted (trash, then purge); if that fails too, the error says so and names the
+ * configuration left behind.
  */
 export async function importConfiguration(store: ConfigStore, componentId: string, document: JsonValue): Promise<Configuration> {
   const plan = readImportDocument(document);
-  if (store.inTransaction) {
+  if (store.importConfiguration) {
     try {
-      return await store.inTransaction((tx) => create(tx, componentId, plan, () => undefined));
+      return await store.importConfiguration(componentId, plan);
     } catch (error) {
       throw failed(error, 'Nothing was imported (one transaction, rolled back).');
     }

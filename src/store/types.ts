@@ -139,6 +139,14 @@ export interface CreateRowInput {
   isDisabled?: boolean;
 }
 
+/** A configuration with its rows and their order, created as one change (`gex configs import`). */
+export interface ImportConfigurationInput {
+  configuration: CreateConfigurationInput;
+  rows: CreateRowInput[];
+  /** [] for the natural order */
+  rowsSortOrder: string[];
+}
+
 export type UpdateRowInput = Omit<CreateRowInput, 'rowId'>;
 
 /**

@@ -16,7 +16,7 @@ const HALF_MADE = fromPlain({ name: 'half', configurationId: 'half', rows: [{ ro
 function withoutTransactions(store: ConfigStore, failDeletes: () => boolean): ConfigStore {
   return new Proxy(store, {
     get(target, key, receiver) {
-      if (key === 'inTransaction') return undefined;
+      if (key === 'inTransaction' || key === 'importConfiguration') return undefined;
       if (key === 'deleteConfiguration' && failDeletes()) return () => Promise.reject(new Error('connection reset while deleting'));
       const value = Reflect.get(target, key, receiver);
       return typeof value === 'function' ? value.bind(target) : value;

@@ -1,8 +1,9 @@
 import { StoreError } from '../store-error.js';
 import type { ConfigVersionDetail, ConfigVersionItem, Configuration, CopyConfigurationInput, VersionListOptions } from '../types.js';
 import { insertingNewId } from './configurations.js';
-import { fromText, type ConfigVersionRecord, type RowRecord } from './records.js';
-import { toConfiguration } from './resources.js';
+import { fromText, type ConfigKey, type ConfigVersionContent, type ConfigVersionRecord, type RowRecord } from './records.js';
+import type { Repository } from './repository.js';
+import { orderRows, toConfiguration } from './resources.js';
 import type { ProjectSession } from './session.js';
 
 /** A configuration's history: its versions, rollback to one, and a new configuration copied from one. */
@@ -39,21 +40,18 @@ export function getConfigurationVersion(s: ProjectSession, componentId: string, 
   return s.read(async (repo) => {
     const key = s.key(componentId, configId);
     await s.liveConfig(repo, key);
-    const v = await repo.loadConfigVersion(key, version);
-    if (!v) throw StoreError.notFound(`Version ${version} not found`);
+    const v = await versionOrFail(repo, key, version);
     const rows = [];
-    for (const ref of v.rows) {
-      const rv = await repo.loadRowVersion(key, ref.id, ref.version);
-      const row = await repo.loadRow(key, ref.id);
-      if (!rv || !row) continue;
+    for (const rv of v.rows) {
+      if (rv.rowCreated === undefined) continue;
       rows.push({
-        id: ref.id,
+        id: rv.rowId,
         name: rv.name,
         description: rv.description,
         isDisabled: rv.isDisabled,
         configuration: fromText(rv.configuration),
         version: rv.version,
-        created: row.created,
+        created: rv.rowCreated,
         creatorToken: rv.token,
         changeDescription: rv.changeDescription,
         versionIdentifier: rv.versionIdentifier,
@@ -71,6 +69,14 @@ export function getConfigurationVersion(s: ProjectSession, componentId: string, 
   });
 }
 
+/** A configuration version with its rows (in its order) and its custom order. */
+async function versionOrFail(repo: Repository, key: ConfigKey, version: number): Promise<ConfigVersionContent> {
+  const v = await repo.loadConfigVersion(key, version);
+  if (!v) throw StoreError.notFound(`Version ${version} not found`);
+  const rowsSortOrder = await repo.loadVersionOrder(key, version);
+  return { ...v, rowsSortOrder, rows: orderRows(await repo.loadVersionRows(key, version), rowsSortOrder) };
+}
+
 /**
  * Rollback: a new version equal to the target one; rows not in the target are deleted, every row
  * of the target gets a new row version with the target's content; states are kept (a recreated
@@ -80,18 +86,16 @@ export function rollbackConfiguration(s: ProjectSession, componentId: string, co
   return s.write(async (repo, now) => {
     const key = s.key(componentId, configId);
     const record = await s.lockLiveConfig(repo, key);
-    const target = await repo.loadConfigVersion(key, version);
-    if (!target) throw StoreError.notFound(`Version ${version} not found`);
+    const target = await versionOrFail(repo, key, version);
     const all = new Map((await repo.loadRowsIncludingDeleted(key)).map((r) => [r.rowId, r]));
-    const wanted = new Set(target.rows.map((r) => r.id));
+    const wanted = new Set(target.rows.map((r) => r.rowId));
     for (const row of all.values()) {
       if (!row.isDeleted && !wanted.has(row.rowId)) await repo.saveRow({ ...row, isDeleted: true });
     }
     const live: RowRecord[] = [];
     for (const ref of target.rows) {
-      const content = await s.rowVersionOrFail(repo, key, ref.id, ref.version);
-      const row = s.newRowRecord(key, ref.id, content, now, all.get(ref.id));
-      await s.commitRowVersion(repo, row, now, `Rollback to version ${ref.version} (via configuration rollback to version ${version})`);
+      const row = s.newRowRecord(key, ref.rowId, ref, now, all.get(ref.rowId));
+      s.nextRowVersion(row, now, `Rollback to version ${ref.version} (via configuration rollback to version ${version})`);
       live.push(row);
     }
     Object.assign(record, {
@@ -101,7 +105,7 @@ export function rollbackConfiguration(s: ProjectSession, componentId: string, co
       isDisabled: target.isDisabled,
       rowsSortOrder: target.rowsSortOrder,
     });
-    await s.commitVersion(repo, record, now, changeDescription ?? `Rollback to version ${version}`, live);
+    await s.commitVersion(repo, record, now, changeDescription ?? `Rollback to version ${version}`, { replaceAll: true, entered: live });
     return { version: record.current.version };
   });
 }
@@ -117,22 +121,20 @@ export function copyConfiguration(s: ProjectSession, componentId: string, config
     s.write(async (repo, now) => {
       const key = s.key(componentId, configId);
       const source = await s.liveConfig(repo, key);
-      const target = await repo.loadConfigVersion(key, version);
-      if (!target) throw StoreError.notFound(`Version ${version} not found`);
+      const target = await versionOrFail(repo, key, version);
       const newId = await s.newId(repo, 'configuration', async (id) => Boolean(await repo.loadConfig(s.key(componentId, id))));
       const newKey = s.key(componentId, newId);
       const copyText = `Copied from configuration "${source.name}" (${source.configId}) version ${version}`;
       const sourceRows = new Map((await repo.loadRowsIncludingDeleted(key)).map((r) => [r.rowId, r]));
       const rows: RowRecord[] = [];
       for (const ref of target.rows) {
-        const content = await s.rowVersionOrFail(repo, key, ref.id, ref.version);
-        const row = s.newRowRecord(newKey, ref.id, content, now, { state: sourceRows.get(ref.id)?.state });
-        await s.commitRowVersion(repo, row, now, copyText);
+        const row = s.newRowRecord(newKey, ref.rowId, ref, now, { state: sourceRows.get(ref.rowId)?.state });
+        s.nextRowVersion(row, now, copyText);
         rows.push(row);
       }
       const content = { name, description: input.description ?? target.description, configuration: target.configuration, isDisabled: target.isDisabled, rowsSortOrder: target.rowsSortOrder };
       const record = s.newConfigRecord(newKey, content, now);
-      await s.commitVersion(repo, record, now, input.changeDescription ?? copyText, rows);
+      await s.commitVersion(repo, record, now, input.changeDescription ?? copyText, { entered: rows });
       return toConfiguration(record, rows);
     }),
   );

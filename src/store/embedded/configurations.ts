@@ -3,6 +3,7 @@ import { UniqueViolation } from '../sql/database.js';
 import { StoreError } from '../store-error.js';
 import type { Component, ComponentWithConfigurations, Configuration, CreateConfigurationInput, ListInclude, UpdateConfigurationInput } from '../types.js';
 import type { ConfigRecord, RowRecord } from './records.js';
+import type { Repository } from './repository.js';
 import { toConfiguration } from './resources.js';
 import type { ProjectSession } from './session.js';
 
@@ -40,30 +41,43 @@ export function listConfigurations(s: ProjectSession, componentId: string, optio
 }
 
 export async function createConfiguration(s: ProjectSession, componentId: string, input: CreateConfigurationInput): Promise<Configuration> {
-  if (typeof input.name !== 'string') throw StoreError.validation('Invalid parameters - name: This field is missing.');
-  if (input.configurationId) requireAddressableId(input.configurationId, 'configurationId');
-  const name = input.name;
+  checkCreateInput(input);
   return insertingNewId(input.configurationId, () =>
     s.write(async (repo, now) => {
-      await s.requireComponent(repo, componentId);
-      const configId = input.configurationId || (await s.newId(repo, 'configuration', async (id) => Boolean(await repo.loadConfig(s.key(componentId, id)))));
-      const key = s.key(componentId, configId);
-      const existing = await repo.loadConfigForUpdate(key);
-      if (existing && !existing.isDeleted) {
-        throw alreadyExists(configId);
-      }
-      if (existing) {
-        // re-creating a trashed id: its history continues, its rows are gone
-        for (const row of await repo.loadRows(key)) await repo.saveRow({ ...row, isDeleted: true, state: '{}' });
-      }
-      const configuration = s.body(componentId, input.configuration ?? new Map(), 'configuration');
-      const state = s.body(componentId, input.state ?? new Map(), 'state');
-      const content = { name, description: input.description ?? '', configuration, isDisabled: input.isDisabled ?? false, rowsSortOrder: [] };
-      const record = s.newConfigRecord(key, content, now, { current: existing?.current, state });
-      await s.commitVersion(repo, record, now, input.changeDescription ?? 'Configuration created', []);
+      const record = await newConfiguration(s, repo, componentId, input, now);
+      // a re-created id's history goes on without the old rows
+      await s.commitVersion(repo, record, now, input.changeDescription ?? 'Configuration created', { replaceAll: true });
       return toConfiguration(record, []);
     }),
   );
+}
+
+/** What a create checks of its input before it touches the database. */
+export function checkCreateInput(input: CreateConfigurationInput): void {
+  if (typeof input.name !== 'string') throw StoreError.validation('Invalid parameters - name: This field is missing.');
+  if (input.configurationId) requireAddressableId(input.configurationId, 'configurationId');
+}
+
+/**
+ * The record of a configuration created now (not yet saved, at the version before its first): a
+ * new id, or the given one unless it is live. The id of a trashed configuration is reused: its
+ * history continues, its rows are gone.
+ */
+export async function newConfiguration(s: ProjectSession, repo: Repository, componentId: string, input: CreateConfigurationInput, now: string): Promise<ConfigRecord> {
+  await s.requireComponent(repo, componentId);
+  const configId = input.configurationId || (await s.newId(repo, 'configuration', async (id) => Boolean(await repo.loadConfig(s.key(componentId, id)))));
+  const key = s.key(componentId, configId);
+  const existing = await repo.loadConfigForUpdate(key);
+  if (existing && !existing.isDeleted) {
+    throw alreadyExists(configId);
+  }
+  if (existing) {
+    for (const row of await repo.loadRows(key)) await repo.saveRow({ ...row, isDeleted: true, state: '{}' });
+  }
+  const configuration = s.body(componentId, input.configuration ?? new Map(), 'configuration');
+  const state = s.body(componentId, input.state ?? new Map(), 'state');
+  const content = { name: input.name, description: input.description ?? '', configuration, isDisabled: input.isDisabled ?? false, rowsSortOrder: [] };
+  return s.newConfigRecord(key, content, now, { current: existing?.current, state });
 }
 
 export function getConfiguration(s: ProjectSession, componentId: string, configId: string): Promise<Configuration> {
@@ -92,7 +106,7 @@ export function updateConfiguration(s: ProjectSession, componentId: string, conf
       next.isDisabled !== record.isDisabled ||
       next.configuration !== record.configuration ||
       JSON.stringify(next.rowsSortOrder) !== JSON.stringify(record.rowsSortOrder);
-    if (changed) await s.commitVersion(repo, next, now, input.changeDescription ?? 'Configuration updated', rows);
+    if (changed) await s.commitVersion(repo, next, now, input.changeDescription ?? 'Configuration updated');
     else if (next.state !== record.state) await repo.saveConfigState(next, next.state);
     return toConfiguration(next, rows);
   });

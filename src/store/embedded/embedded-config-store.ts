@@ -13,6 +13,7 @@ import type {
   CopyConfigurationInput,
   CreateConfigurationInput,
   CreateRowInput,
+  ImportConfigurationInput,
   ListInclude,
   MetadataItem,
   Row,
@@ -24,6 +25,7 @@ import type {
   VersionListOptions,
 } from '../types.js';
 import * as versions from './config-versions.js';
+import * as configurationImport from './configuration-import.js';
 import * as configurations from './configurations.js';
 import * as metadata from './metadata.js';
 import { replaceConfiguration } from './replace-configuration.js';
@@ -72,6 +74,10 @@ export class EmbeddedConfigStore implements ConfigStore {
 
   createConfiguration(componentId: string, input: CreateConfigurationInput): Promise<Configuration> {
     return configurations.createConfiguration(this.s, componentId, input);
+  }
+
+  importConfiguration(componentId: string, input: ImportConfigurationInput): Promise<Configuration> {
+    return configurationImport.importConfiguration(this.s, componentId, input);
   }
 
   getConfiguration(componentId: string, configId: string): Promise<Configuration> {

@@ -47,19 +47,41 @@ export interface RowRecord extends ConfigKey {
   isDeleted: boolean;
 }
 
-export interface RowRef {
-  id: string;
-  version: number;
-}
-
+/**
+ * A configuration version's own fields. Its rows are not copied into it: each row version knows
+ * the configuration versions that hold it (`held_from`…`held_until` of row_versions), and the
+ * custom order is kept as ranges too (configuration_version_row_order).
+ */
 export interface ConfigVersionRecord extends VersionStamp {
   name: string;
   description: string;
   configuration: string;
   isDisabled: boolean;
   isDeleted: boolean;
+}
+
+/** A configuration version with its rows (in its order) and its custom order. */
+export interface ConfigVersionContent extends ConfigVersionRecord {
   rowsSortOrder: string[];
-  rows: RowRef[];
+  rows: HeldRowVersion[];
+}
+
+/** A row version a configuration version holds, with its row's creation time (undefined: the row's record is gone). */
+export interface HeldRowVersion extends RowVersionRecord {
+  rowCreated: string | undefined;
+}
+
+/**
+ * Configuration versions `firstVersion`…`lastVersion` list the row at `position` of their custom
+ * `rowsSortOrder` (null `lastVersion`: up to the current version; versions in the natural order
+ * list none). Only the relative order of the positions open together means anything: a row
+ * appended gets one past the last.
+ */
+export interface VersionOrderRange extends ConfigKey {
+  rowId: string;
+  position: number;
+  firstVersion: number;
+  lastVersion: number | null;
 }
 
 export interface RowVersionRecord extends VersionStamp {

@@ -28,14 +28,15 @@ export async function replaceConfiguration(s: ProjectSession, componentId: strin
     const record = await s.lockLiveConfig(repo, key);
     const changeDescription = wanted.changeDescription ?? 'Replaced by an import';
     const all = new Map((await repo.loadRowsIncludingDeleted(key)).map((r) => [r.rowId, r]));
-    let changed = false;
+    const left: string[] = [];
     for (const row of all.values()) {
       if (row.isDeleted || given.has(row.rowId)) continue;
       // the row keeps its state and version counter for a later rollback or re-creation
       await repo.saveRow({ ...row, isDeleted: true });
-      changed = true;
+      left.push(row.rowId);
     }
     const live: RowRecord[] = [];
+    const entered: RowRecord[] = [];
     for (const row of input.rows) {
       const rowId = row.rowId || (await s.newId(repo, 'row', async (id) => given.has(id) || all.has(id) || Boolean(await repo.loadRow(key, id))));
       const existing = all.get(rowId);
@@ -54,9 +55,9 @@ export async function replaceConfiguration(s: ProjectSession, componentId: strin
       }
       // a live row keeps when and by whom it was created; a deleted one's version counter continues
       const next = current ? { ...current, ...content, state } : s.newRowRecord(key, rowId, content, now, { current: existing?.current, state });
-      await s.commitRowVersion(repo, next, now, changeDescription);
+      s.nextRowVersion(next, now, changeDescription);
       live.push(next);
-      changed = true;
+      entered.push(next);
     }
     const next = {
       ...record,
@@ -67,8 +68,9 @@ export async function replaceConfiguration(s: ProjectSession, componentId: strin
       rowsSortOrder: validateSortOrder(input.rowsSortOrder, live),
       state: wanted.state === undefined ? record.state : s.body(componentId, wanted.state, 'state', record.state),
     };
-    changed ||= !sameContent(record, next) || JSON.stringify(next.rowsSortOrder) !== JSON.stringify(record.rowsSortOrder);
-    if (changed) await s.commitVersion(repo, next, now, changeDescription, live);
+    const changed =
+      left.length > 0 || entered.length > 0 || !sameContent(record, next) || JSON.stringify(next.rowsSortOrder) !== JSON.stringify(record.rowsSortOrder);
+    if (changed) await s.commitVersion(repo, next, now, changeDescription, { entered, left });
     else if (next.state !== record.state) await repo.saveConfigState(next, next.state);
     return toConfiguration(next, live);
   });

@@ -1,7 +1,18 @@
 import type { Dialect, SqlExecutor } from '../sql/database.js';
-import { insertSql, insertValues, selectSql, upsertSql, whereEqual } from '../sql/table.js';
+import { insertBatches, insertSql, insertValues, selectSql, upsertSql, whereEqual, type Table } from '../sql/table.js';
 import type { Component, MetadataItem, TokenInfo } from '../types.js';
-import type { ConfigKey, ConfigRecord, ConfigVersionRecord, MetadataRecord, ProjectRecord, RowRecord, RowVersionRecord, TokenRecord } from './records.js';
+import type {
+  ConfigKey,
+  ConfigRecord,
+  ConfigVersionRecord,
+  HeldRowVersion,
+  MetadataRecord,
+  ProjectRecord,
+  RowRecord,
+  RowVersionRecord,
+  TokenRecord,
+  VersionOrderRange,
+} from './records.js';
 import {
   COMPONENTS,
   componentFromDb,
@@ -21,11 +32,16 @@ import {
   rowVersionFromDb,
   TOKENS,
   tokenInfoFromDb,
+  VERSION_ROW_ORDER,
   type DbRow,
 } from './tables.js';
 
 const CONFIG_WHERE = whereEqual(CONFIG_KEY);
 const OWNED_WHERE = whereEqual(OWNED_BY_CONFIG_KEY);
+/** row versions that configuration version `?` holds (both placeholders take the version) */
+const HELD_BY_VERSION = 'held_from <= ? AND (held_until IS NULL OR held_until >= ?)';
+/** order entries of configuration version `?` (both placeholders take the version) */
+const IN_ORDER_OF_VERSION = 'first_version <= ? AND (last_version IS NULL OR last_version >= ?)';
 const TOKEN_WITH_PROJECT =
   'SELECT t.id, t.description, t.read_only, t.can_manage_tokens, t.created, t.refreshed, t.creator_token_id, t.creator_token_description, t.internal, ' +
   'p.id AS project_id, p.name AS project_name FROM tokens t JOIN projects p ON p.id = t.project_id';
@@ -90,6 +106,15 @@ export class Repository {
       [name],
     );
     return Number(row!.value);
+  }
+
+  /** Reserves the next `count` values of a named counter at once; returns the first (like `nextSequence`, atomic). */
+  async reserveSequence(name: string, count: number): Promise<number> {
+    const row = await this.tx.get<DbRow>(
+      'INSERT INTO sequences (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = sequences.value + ? RETURNING value',
+      [name, count, count],
+    );
+    return Number(row!.value) - count + 1;
   }
 
   // ---- projects and tokens --------------------------------------------------------------------
@@ -193,7 +218,7 @@ export class Repository {
 
   /** Removes a configuration with its history, rows and metadata (purge). */
   async purgeConfig(key: ConfigKey): Promise<void> {
-    for (const table of [CONFIGURATION_METADATA, ROW_VERSIONS, CONFIGURATION_ROWS, CONFIGURATION_VERSIONS]) {
+    for (const table of [CONFIGURATION_METADATA, VERSION_ROW_ORDER, ROW_VERSIONS, CONFIGURATION_ROWS, CONFIGURATION_VERSIONS]) {
       await this.tx.run(`DELETE FROM ${table.name} WHERE ${OWNED_WHERE}`, keyParams(key));
     }
     await this.tx.run(`DELETE FROM ${CONFIGURATIONS.name} WHERE ${CONFIG_WHERE}`, keyParams(key));
@@ -216,6 +241,71 @@ export class Repository {
   async loadConfigVersion(key: ConfigKey, version: number): Promise<ConfigVersionRecord | undefined> {
     const r = await this.tx.get<DbRow>(`${selectSql(CONFIGURATION_VERSIONS)} WHERE ${OWNED_WHERE} AND version = ?`, [...keyParams(key), version]);
     return r ? configVersionFromDb(r) : undefined;
+  }
+
+  // ---- what each configuration version holds: ranges of versions -------------------------------
+
+  /**
+   * The row versions configuration version `version` holds, each with its row's `created`: two
+   * reads of one table each, whose plans cannot go quadratic whatever the database's statistics.
+   */
+  async loadVersionRows(key: ConfigKey, version: number): Promise<HeldRowVersion[]> {
+    const held = await this.tx.all<DbRow>(`${selectSql(ROW_VERSIONS)} WHERE ${OWNED_WHERE} AND ${HELD_BY_VERSION}`, [...keyParams(key), version, version]);
+    if (held.length === 0) return [];
+    const created = new Map((await this.tx.all<DbRow>(`SELECT id, created FROM ${CONFIGURATION_ROWS.name} WHERE ${OWNED_WHERE}`, keyParams(key))).map((r) => [String(r.id), String(r.created)]));
+    return held.map((r) => ({ ...rowVersionFromDb(r), rowCreated: created.get(String(r.row_id)) }));
+  }
+
+  /** The custom row order of configuration version `version`; [] for the natural order. */
+  async loadVersionOrder(key: ConfigKey, version: number): Promise<string[]> {
+    const rows = await this.tx.all<DbRow>(`SELECT row_id FROM ${VERSION_ROW_ORDER.name} WHERE ${OWNED_WHERE} AND ${IN_ORDER_OF_VERSION} ORDER BY position`, [
+      ...keyParams(key),
+      version,
+      version,
+    ]);
+    return rows.map((r) => String(r.row_id));
+  }
+
+  /** The JSON text of the custom order of the configuration's record as stored (before this transaction changes it); undefined when there is no record yet. */
+  async storedSortOrderText(key: ConfigKey): Promise<string | undefined> {
+    const row = await this.tx.get<DbRow>(`SELECT rows_sort_order FROM ${CONFIGURATIONS.name} WHERE ${CONFIG_WHERE}`, keyParams(key));
+    return row ? String(row.rows_sort_order) : undefined;
+  }
+
+  /** The last position of the current version's custom order; -1 when it has none. */
+  async lastOrderPosition(key: ConfigKey): Promise<number> {
+    const row = await this.tx.get<DbRow>(`SELECT max(position) AS last FROM ${VERSION_ROW_ORDER.name} WHERE ${OWNED_WHERE} AND last_version IS NULL`, keyParams(key));
+    return row?.last === null || row?.last === undefined ? -1 : Number(row.last);
+  }
+
+  async openOrderRanges(ranges: readonly VersionOrderRange[]): Promise<void> {
+    await this.insertMany(VERSION_ROW_ORDER, ranges);
+  }
+
+  /** Ends at configuration version `lastVersion` the holding of the current row versions of `rowIds` (or of every row). */
+  async closeHeldRowVersions(key: ConfigKey, lastVersion: number, rowIds: readonly string[] | 'all'): Promise<void> {
+    await this.closeRanges(ROW_VERSIONS.name, 'held_until', key, lastVersion, rowIds);
+  }
+
+  /** Ends at configuration version `lastVersion` the places of `rowIds` (or of every row) in the custom order. */
+  async closeOrderRanges(key: ConfigKey, lastVersion: number, rowIds: readonly string[] | 'all'): Promise<void> {
+    await this.closeRanges(VERSION_ROW_ORDER.name, 'last_version', key, lastVersion, rowIds);
+  }
+
+  private async closeRanges(table: string, until: 'held_until' | 'last_version', key: ConfigKey, lastVersion: number, rowIds: readonly string[] | 'all'): Promise<void> {
+    // held_from: row versions never held by a configuration version have none (only in stores from before migration 6)
+    const open = until === 'held_until' ? 'held_from IS NOT NULL AND held_until IS NULL' : 'last_version IS NULL';
+    const close = `UPDATE ${table} SET ${until} = ? WHERE ${OWNED_WHERE} AND ${open}`;
+    if (rowIds === 'all') {
+      await this.tx.run(close, [lastVersion, ...keyParams(key)]);
+      return;
+    }
+    for (const rowId of rowIds) await this.tx.run(`${close} AND row_id = ?`, [lastVersion, ...keyParams(key), rowId]);
+  }
+
+  /** Inserts many records in few statements. */
+  private async insertMany<R>(table: Table<R>, records: Iterable<R>, conflict?: readonly string[]): Promise<void> {
+    for (const [sql, params] of insertBatches(table, records, conflict)) await this.tx.run(sql, params);
   }
 
   // ---- rows -------------------------------------------------------------------------------------
@@ -249,9 +339,28 @@ export class Repository {
     await this.tx.run(`UPDATE configuration_rows SET state = ? WHERE ${OWNED_WHERE} AND id = ?`, [state, ...keyParams(key), rowId]);
   }
 
-  async insertRowVersion(key: ConfigKey, v: RowVersionRecord): Promise<void> {
-    const row = { projectId: key.projectId, componentId: key.componentId, configId: key.configId, ...v };
-    await this.tx.run(insertSql(ROW_VERSIONS), insertValues(ROW_VERSIONS, row));
+  /**
+   * Saves rows, each with its current version as a new row version held from configuration
+   * version `heldFrom` on; many rows in few statements.
+   */
+  async saveRowsWithVersions(rows: readonly RowRecord[], heldFrom: number): Promise<void> {
+    await this.insertMany(CONFIGURATION_ROWS, rows, [...OWNED_BY_CONFIG_KEY, 'id']);
+    await this.insertMany(
+      ROW_VERSIONS,
+      rows.map((r) => ({
+        ...r.current,
+        projectId: r.projectId,
+        componentId: r.componentId,
+        configId: r.configId,
+        rowId: r.rowId,
+        name: r.name,
+        description: r.description,
+        configuration: r.configuration,
+        isDisabled: r.isDisabled,
+        heldFrom,
+        heldUntil: null,
+      })),
+    );
   }
 
   async listRowVersions(key: ConfigKey, rowId: string, limit: number, offset: number): Promise<RowVersionRecord[]> {

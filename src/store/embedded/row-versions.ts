@@ -31,8 +31,8 @@ export function rollbackRow(s: ProjectSession, componentId: string, configId: st
     const row = await s.liveRow(repo, key, rowId);
     const target = await s.rowVersionOrFail(repo, key, rowId, version);
     Object.assign(row, { name: target.name, description: target.description, configuration: target.configuration, isDisabled: target.isDisabled });
-    await s.commitRowVersion(repo, row, now, changeDescription ?? `Rollback to version ${version}`);
-    await s.commitVersion(repo, record, now, changeDescription ?? `Row ${rowId} version ${version} rollback`);
+    s.nextRowVersion(row, now, changeDescription ?? `Rollback to version ${version}`);
+    await s.commitVersion(repo, record, now, changeDescription ?? `Row ${rowId} version ${version} rollback`, { entered: [row] });
     return toRow(row);
   });
 }
@@ -56,9 +56,9 @@ export function copyRow(
     const newRowId = await s.newId(repo, 'row', async (id) => Boolean(await repo.loadRow(targetKey, id)));
     const from = `configuration "${source.name}" (${source.configId}) row ${rowId} version ${version}`;
     const row = s.newRowRecord(targetKey, newRowId, content, now);
-    await s.commitRowVersion(repo, row, now, options.changeDescription ?? `Copied from ${from}`);
+    s.nextRowVersion(row, now, options.changeDescription ?? `Copied from ${from}`);
     if (target.rowsSortOrder.length > 0) target.rowsSortOrder = [...target.rowsSortOrder, newRowId];
-    await s.commitVersion(repo, target, now, options.changeDescription ?? `Row ${newRowId} copied from ${from}`);
+    await s.commitVersion(repo, target, now, options.changeDescription ?? `Row ${newRowId} copied from ${from}`, { entered: [row] });
     return toRow(row);
   });
 }

@@ -1,7 +1,7 @@
 import { requireAddressableId } from '../addressable-id.js';
 import { StoreError } from '../store-error.js';
 import type { CreateRowInput, Row, UpdateRowInput } from '../types.js';
-import type { RowRecord } from './records.js';
+import type { ConfigKey, RowRecord } from './records.js';
 import { orderRows, toRow } from './resources.js';
 import type { ProjectSession } from './session.js';
 
@@ -20,21 +20,28 @@ export function createRow(s: ProjectSession, componentId: string, configId: stri
     const key = s.key(componentId, configId);
     const record = await s.lockLiveConfig(repo, key);
     const rowId = input.rowId || (await s.newId(repo, 'row', async (id) => Boolean(await repo.loadRow(key, id))));
-    const existing = await repo.loadRow(key, rowId);
-    if (existing && !existing.isDeleted) {
-      throw new StoreError(400, 'configurationRowAlreadyExists', `Row ${rowId} already exists in configuration ${configId}.`);
-    }
+    const row = newRow(s, key, rowId, input, now, await repo.loadRow(key, rowId));
     const changeDescription = input.changeDescription ?? `Row ${rowId} added`;
-    const configuration = s.body(componentId, input.configuration ?? new Map(), 'configuration');
-    const state = s.body(componentId, input.state ?? new Map(), 'state');
-    const content = { name: input.name ?? '', description: input.description ?? '', configuration, isDisabled: input.isDisabled ?? false };
-    // a deleted row's id may be reused: its version counter continues
-    const row = s.newRowRecord(key, rowId, content, now, { current: existing?.current, state });
-    await s.commitRowVersion(repo, row, now, changeDescription);
+    s.nextRowVersion(row, now, changeDescription);
     if (record.rowsSortOrder.length > 0) record.rowsSortOrder = [...record.rowsSortOrder, rowId];
-    await s.commitVersion(repo, record, now, changeDescription);
+    await s.commitVersion(repo, record, now, changeDescription, { entered: [row] });
     return toRow(row);
   });
+}
+
+/**
+ * The record of a row created now from `input` (not yet saved, at the version before its first).
+ * `existing` is the stored row of that id: a live one is a conflict; a deleted one's id is reused
+ * and its version counter continues.
+ */
+export function newRow(s: ProjectSession, key: ConfigKey, rowId: string, input: CreateRowInput, now: string, existing: RowRecord | undefined): RowRecord {
+  if (existing && !existing.isDeleted) {
+    throw new StoreError(400, 'configurationRowAlreadyExists', `Row ${rowId} already exists in configuration ${key.configId}.`);
+  }
+  const configuration = s.body(key.componentId, input.configuration ?? new Map(), 'configuration');
+  const state = s.body(key.componentId, input.state ?? new Map(), 'state');
+  const content = { name: input.name ?? '', description: input.description ?? '', configuration, isDisabled: input.isDisabled ?? false };
+  return s.newRowRecord(key, rowId, content, now, { current: existing?.current, state });
 }
 
 export function getRow(s: ProjectSession, componentId: string, configId: string, rowId: string): Promise<Row> {
@@ -66,8 +73,8 @@ export function updateRow(s: ProjectSession, componentId: string, configId: stri
     };
     if (changed) {
       const changeDescription = input.changeDescription ?? `Row ${rowId} changed`;
-      await s.commitRowVersion(repo, next, now, changeDescription);
-      await s.commitVersion(repo, record, now, changeDescription);
+      s.nextRowVersion(next, now, changeDescription);
+      await s.commitVersion(repo, record, now, changeDescription, { entered: [next] });
     } else if (next.state !== row.state) await repo.saveRowState(key, rowId, next.state);
     return toRow(next);
   });
@@ -81,6 +88,6 @@ export async function deleteRow(s: ProjectSession, componentId: string, configId
     // the row keeps its state and version counter for a later rollback or re-creation
     await repo.saveRow({ ...row, isDeleted: true });
     record.rowsSortOrder = record.rowsSortOrder.filter((id) => id !== rowId);
-    await s.commitVersion(repo, record, now, changeDescription ?? `Row ${rowId} deleted`);
+    await s.commitVersion(repo, record, now, changeDescription ?? `Row ${rowId} deleted`, { left: [rowId] });
   });
 }

@@ -6,7 +6,8 @@ import { StoreError } from '../store-error.js';
 import type { Component, TokenInfo, TokenRef } from '../types.js';
 import { fromText, toText, type ConfigKey, type ConfigRecord, type RowRecord, type RowVersionRecord, type VersionStamp } from './records.js';
 import { Repository } from './repository.js';
-import { orderRows } from './resources.js';
+import { sortOrderText } from './tables.js';
+import { orderChange } from './version-ranges.js';
 
 /** Largest `configuration` or `state` body accepted (Keboola's limit). */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -24,6 +25,18 @@ export interface RowContent {
 export interface ConfigContent extends RowContent {
   rowsSortOrder: string[];
 }
+
+/** How the rows of a new configuration version differ from the previous version's. */
+export interface RowsChange {
+  /** rows with a new row version (`nextRowVersion`), held from this version on: created, changed, restored; saved with it */
+  entered?: readonly RowRecord[];
+  /** ids of rows this version no longer holds */
+  left?: readonly string[];
+  /** this version holds none of the previous version's rows, only `entered` (rollback, re-creation) */
+  replaceAll?: boolean;
+}
+
+const keyOf = (k: ConfigKey): ConfigKey => ({ projectId: k.projectId, componentId: k.componentId, configId: k.configId });
 
 /** What a new record keeps of an earlier one of the same id; by default it starts afresh. */
 export interface Carried {
@@ -162,10 +175,22 @@ export class ProjectSession {
     };
   }
 
-  /** Appends a configuration version for the current record and rows and saves the record. */
-  async commitVersion(repo: Repository, record: ConfigRecord, now: string, changeDescription: string, rows?: RowRecord[]): Promise<void> {
-    const live = rows ?? (await repo.loadRows(record));
-    record.current = this.stamp(record.current.version + 1, now, changeDescription);
+  /**
+   * Appends a configuration version for the current record and saves the record, with the rows
+   * `change` names. A version does not copy its rows: each row version records the configuration
+   * versions that hold it, so the previous version's rows carry over untouched and a change of one
+   * row writes one row's worth, however many rows the configuration has. The custom row order
+   * carries over the same way.
+   */
+  async commitVersion(repo: Repository, record: ConfigRecord, now: string, changeDescription: string, change: RowsChange = {}): Promise<void> {
+    const previous = record.current.version;
+    record.current = this.stamp(previous + 1, now, changeDescription);
+    const version = record.current.version;
+    const entered = change.entered ?? [];
+    if (change.replaceAll) await repo.closeHeldRowVersions(record, previous, 'all');
+    else if (previous > 0) await repo.closeHeldRowVersions(record, previous, [...(change.left ?? []), ...entered.map((r) => r.rowId)]);
+    await repo.saveRowsWithVersions(entered, version);
+    await this.commitOrder(repo, record, version);
     await repo.insertConfigVersion(record, {
       ...record.current,
       name: record.name,
@@ -173,17 +198,35 @@ export class ProjectSession {
       configuration: record.configuration,
       isDisabled: record.isDisabled,
       isDeleted: record.isDeleted,
-      rowsSortOrder: record.rowsSortOrder,
-      rows: orderRows(live, record.rowsSortOrder).map((r) => ({ id: r.rowId, version: r.current.version })),
     });
     await repo.saveConfig(record);
   }
 
-  /** Saves a row with a new row version. */
-  async commitRowVersion(repo: Repository, row: RowRecord, now: string, changeDescription: string): Promise<void> {
+  /**
+   * Carries the custom row order into `version`: only what changed since the previous version is
+   * written. The previous order is the record's as stored, which the current version's open
+   * order ranges always equal.
+   */
+  private async commitOrder(repo: Repository, record: ConfigRecord, version: number): Promise<void> {
+    const stored = await repo.storedSortOrderText(record);
+    // the common case, an unchanged order, without decoding it (as the record's column stores it)
+    if (stored === sortOrderText(record.rowsSortOrder)) return;
+    const change = orderChange(stored === undefined ? [] : (JSON.parse(stored) as string[]), record.rowsSortOrder);
+    if (change.kind === 'same') return;
+    const at = (rowId: string, position: number) => ({ ...keyOf(record), rowId, position, firstVersion: version, lastVersion: null });
+    if (change.kind === 'reset') {
+      await repo.closeOrderRanges(record, version - 1, 'all');
+      await repo.openOrderRanges(change.order.map((id, i) => at(id, i)));
+    } else {
+      const last = await repo.lastOrderPosition(record);
+      await repo.closeOrderRanges(record, version - 1, change.removed);
+      await repo.openOrderRanges(change.appended.map((id, i) => at(id, last + 1 + i)));
+    }
+  }
+
+  /** Gives a row its next row version (saved by `commitVersion`, whose `entered` it must be in). */
+  nextRowVersion(row: RowRecord, now: string, changeDescription: string): void {
     row.current = this.stamp(row.current.version + 1, now, changeDescription);
-    await repo.insertRowVersion(row, { ...row.current, rowId: row.rowId, name: row.name, description: row.description, configuration: row.configuration, isDisabled: row.isDisabled });
-    await repo.saveRow(row);
   }
 
   /** A fresh id from the counter, skipping ids already taken (e.g. given explicitly). */

@@ -10,9 +10,9 @@ import {
   type MetadataRecord,
   type ProjectRecord,
   type RowRecord,
-  type RowRef,
   type RowVersionRecord,
   type TokenRecord,
+  type VersionOrderRange,
   type VersionStamp,
 } from './records.js';
 
@@ -23,7 +23,8 @@ import {
 
 export type DbRow = Record<string, unknown>;
 export type ConfigVersionRow = ConfigKey & ConfigVersionRecord;
-export type RowVersionRow = ConfigKey & RowVersionRecord;
+/** A row version as stored: held by configuration versions `heldFrom`…`heldUntil` (null: by none / up to the current one). */
+export type RowVersionRow = ConfigKey & RowVersionRecord & { heldFrom: number | null; heldUntil: number | null };
 export type ComponentRow = Component & { builtin: boolean };
 
 const flag = (b: boolean): number => (b ? 1 : 0);
@@ -78,6 +79,9 @@ function creatorColumns<R extends { created: string; creator: { id: number; desc
   return [column('created', (r) => r.created), column('creator_token_id', (r) => r.creator.id), column('creator_token_description', (r) => r.creator.description)];
 }
 
+/** How a configuration's `rowsSortOrder` is stored on its record. */
+export const sortOrderText = (order: readonly string[]): string => JSON.stringify(order);
+
 export const CONFIGURATIONS: Table<ConfigRecord> = {
   name: 'configurations',
   columns: [
@@ -85,7 +89,7 @@ export const CONFIGURATIONS: Table<ConfigRecord> = {
     ...creatorColumns<ConfigRecord>(),
     ...contentColumns<ConfigRecord>(),
     column('is_deleted', (r) => flag(r.isDeleted)),
-    column('rows_sort_order', (r) => JSON.stringify(r.rowsSortOrder)),
+    column('rows_sort_order', (r) => sortOrderText(r.rowsSortOrder)),
     ...currentStampColumns<ConfigRecord>(),
     column('state', (r) => r.state),
   ],
@@ -111,14 +115,30 @@ export const CONFIGURATION_VERSIONS: Table<ConfigVersionRow> = {
     ...versionStampColumns<ConfigVersionRow>(),
     ...contentColumns<ConfigVersionRow>(),
     column('is_deleted', (r) => flag(r.isDeleted)),
-    column('rows_sort_order', (r) => JSON.stringify(r.rowsSortOrder)),
-    column('rows', (r) => JSON.stringify(r.rows)),
+  ],
+};
+
+export const VERSION_ROW_ORDER: Table<VersionOrderRange> = {
+  name: 'configuration_version_row_order',
+  columns: [
+    ...keyColumns<VersionOrderRange>('configuration_id'),
+    column('row_id', (r) => r.rowId),
+    column('position', (r) => r.position),
+    column('first_version', (r) => r.firstVersion),
+    column('last_version', (r) => r.lastVersion),
   ],
 };
 
 export const ROW_VERSIONS: Table<RowVersionRow> = {
   name: 'row_versions',
-  columns: [...keyColumns<RowVersionRow>('configuration_id'), column('row_id', (r) => r.rowId), ...versionStampColumns<RowVersionRow>(), ...contentColumns<RowVersionRow>()],
+  columns: [
+    ...keyColumns<RowVersionRow>('configuration_id'),
+    column('row_id', (r) => r.rowId),
+    ...versionStampColumns<RowVersionRow>(),
+    ...contentColumns<RowVersionRow>(),
+    column('held_from', (r) => r.heldFrom),
+    column('held_until', (r) => r.heldUntil),
+  ],
 };
 
 export const CONFIGURATION_METADATA: Table<MetadataRecord> = {
@@ -212,13 +232,7 @@ export function rowFromDb(r: DbRow): RowRecord {
 }
 
 export function configVersionFromDb(r: DbRow): ConfigVersionRecord {
-  return {
-    ...stamp(r, ''),
-    ...content(r),
-    isDeleted: bool(r.is_deleted),
-    rowsSortOrder: JSON.parse(text(r.rows_sort_order)) as string[],
-    rows: JSON.parse(text(r.rows)) as RowRef[],
-  };
+  return { ...stamp(r, ''), ...content(r), isDeleted: bool(r.is_deleted) };
 }
 
 export function rowVersionFromDb(r: DbRow): RowVersionRecord {

@@ -1,11 +1,16 @@
+import { versionListsToRanges } from '../embedded/version-ranges-migration.js';
 import type { Database, SqlExecutor } from './database.js';
 import { prepareStoreSchema } from './store-schema.js';
 
+/** A statement, or a step that carries data over in code (in the migration's transaction). */
+type MigrationStep = string | ((tx: SqlExecutor) => Promise<void>);
+
 /**
  * Versioned schema migrations, in SQL both SQLite and PostgreSQL accept. A database is brought
- * up to date on open; applied migrations are recorded and never run twice; nothing is dropped.
+ * up to date on open; applied migrations are recorded and never run twice; no data is lost (a
+ * column is dropped only after its data was carried over).
  */
-export const MIGRATIONS: Array<{ version: number; description: string; statements: string[] }> = [
+export const MIGRATIONS: Array<{ version: number; description: string; statements: MigrationStep[] }> = [
   {
     version: 1,
     description: 'projects, tokens, components, configurations, rows, versions, metadata',
@@ -101,6 +106,28 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
       `ALTER TABLE tokens ADD COLUMN creator_token_description TEXT`,
     ],
   },
+  {
+    version: 6,
+    description: 'configuration versions share unchanged rows: each row version holds the range of versions it is in, instead of a copy of every row per version',
+    statements: [
+      // each row version is held by configuration versions held_from…held_until (null until: up to the current one)
+      `ALTER TABLE row_versions ADD COLUMN held_from INTEGER`,
+      `ALTER TABLE row_versions ADD COLUMN held_until INTEGER`,
+      // the row versions the current configuration version holds: closed one by one or all at once
+      `CREATE INDEX row_versions_held_now ON row_versions (project_id, component_id, configuration_id, row_id)
+        WHERE held_from IS NOT NULL AND held_until IS NULL`,
+      // configuration versions first_version…last_version list the row at position of their custom rowsSortOrder
+      `CREATE TABLE configuration_version_row_order (
+        project_id BIGINT NOT NULL, component_id TEXT NOT NULL, configuration_id TEXT NOT NULL, row_id TEXT NOT NULL,
+        position INTEGER NOT NULL, first_version INTEGER NOT NULL, last_version INTEGER,
+        PRIMARY KEY (project_id, component_id, configuration_id, first_version, position))`,
+      `CREATE INDEX configuration_version_row_order_open ON configuration_version_row_order (project_id, component_id, configuration_id, position)
+        WHERE last_version IS NULL`,
+      versionListsToRanges,
+      `ALTER TABLE configuration_versions DROP COLUMN rows`,
+      `ALTER TABLE configuration_versions DROP COLUMN rows_sort_order`,
+    ],
+  },
 ];
 
 export const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied TEXT NOT NULL)`;
@@ -110,7 +137,7 @@ const CREATE_TABLE = /^\s*CREATE TABLE (?:IF NOT EXISTS )?([A-Za-z_][A-Za-z0-9_]
 /** The tables migration `version` creates (what moves with the store when its schema changes). */
 export function tablesCreatedBy(version: number): string[] {
   const migration = MIGRATIONS.find((m) => m.version === version);
-  return (migration?.statements ?? []).flatMap((s) => CREATE_TABLE.exec(s)?.[1] ?? []);
+  return (migration?.statements ?? []).flatMap((s) => (typeof s === 'string' ? (CREATE_TABLE.exec(s)?.[1] ?? []) : []));
 }
 
 /** Takes the dialect's migration lock (if any) in this transaction. */
@@ -134,18 +161,23 @@ export async function migrate(db: Database, options: { upTo?: number } = {}): Pr
   const ran: number[] = [];
   for (const migration of MIGRATIONS) {
     if (migration.version > (options.upTo ?? Infinity)) break;
+    // carrying data over may take longer than a statement may (PostgreSQL's statement timeout)
+    const carriesData = migration.statements.some((step) => typeof step !== 'string');
     await db.transaction(async (tx) => {
       await lockMigrations(db, tx);
       // another process may have applied it meanwhile
       if (await tx.get('SELECT version FROM schema_migrations WHERE version = ?', [migration.version])) return;
-      for (const statement of migration.statements) await tx.run(statement);
+      for (const step of migration.statements) {
+        if (typeof step === 'string') await tx.run(step);
+        else await step(tx);
+      }
       await tx.run('INSERT INTO schema_migrations (version, description, applied) VALUES (?, ?, ?)', [
         migration.version,
         migration.description,
         new Date().toISOString(),
       ]);
       ran.push(migration.version);
-    });
+    }, { bulk: carriesData });
   }
   return ran;
 }
