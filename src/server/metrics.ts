@@ -77,7 +77,7 @@ export class ServerMetrics {
     this.seriesOf(request.method, route, reply.statusCode).record(reply.elapsedTime / 1000);
   };
 
-  /** Adds the error count and `GET /metrics` (no token: see the README) to `app`; `observe` counts requests. */
+  /** Adds the error count and `GET /metrics` (no token: see docs/operations.md) to `app`; `observe` counts requests. */
   register(app: FastifyInstance): void {
     app.addHook('onError', (_request, _reply, error, done) => {
       this.storeError(error);

@@ -83,7 +83,7 @@ describe('runtime dependencies of the compiled product code', () => {
 
   it('says in the README why each dependency is there', async () => {
     const readme = await readFile(path.join(repoRoot, 'README.md'), 'utf8');
-    const table = readme.slice(readme.indexOf('#### Dependencies and why'));
+    const table = readme.slice(readme.indexOf('## Dependencies and why'));
     const named = new Set(table.split('\n').filter((line) => line.startsWith('| ')).flatMap((line) => line.split('|')[1].replace(/\(dev\)/g, '').split(',').map((n) => n.trim())));
     const all = [...Object.keys(pkg.dependencies), ...Object.keys(pkg.devDependencies).filter((n) => !n.startsWith('@types/'))];
     assert.deepEqual(all.filter((name) => !named.has(name)), []);

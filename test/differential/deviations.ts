@@ -2,9 +2,9 @@ import type { Difference } from './compare.js';
 import type { SideResult } from './run-case.js';
 
 /**
- * Differences gex has on purpose. Each names the README's "Deliberate differences from Generic
- * Extractor" entry it stands for; a case whose every difference one of them explains counts as a
- * deviation, not a failure.
+ * Differences gex has on purpose. Each names the entry of "Deliberate differences from Generic
+ * Extractor" (docs/ge-behaviour.md) it stands for; a case whose every difference one of them
+ * explains counts as a deviation, not a failure.
  */
 export interface Deviation {
   id: string;

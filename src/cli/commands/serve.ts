@@ -81,7 +81,7 @@ export async function serve(args: ServeArgs): Promise<number> {
     // checked before anything is opened or created: a bad value is a clear error, not a silent default
     const env = args.durability === undefined ? process.env : { ...process.env, [DURABILITY_VARIABLE]: parseDurability(args.durability, '--durability') };
     durabilityFromEnv(env);
-    // gex serve creates the store it is named (a new volume starts empty, see the README), and says so:
+    // gex serve creates the store it is named (a new volume starts empty, see docs/security.md), and says so:
     // a mistyped --store shows up as "created a new, empty store" at start
     backend = await openEmbeddedStore(args.store, env, { builtinComponents: builtinComponents(), onCreate: (what) => logger.warn(`Created ${what}`) });
     const app = await buildServer({ backend, logger, bodyLimit: args['body-limit'], metrics: args.metrics });
