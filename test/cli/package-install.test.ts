@@ -37,7 +37,7 @@ describe('gex package: npm pack, install from the tarball into a temporary prefi
     assert.equal(pkg.scripts.prepack, 'npm run build');
   });
 
-  it('packs the bundle, the entry, README and LICENSE only, and the installed gex runs', async () => {
+  it('packs the bundle, the entry, README, docs and LICENSE only, and the installed gex runs', async () => {
     // the tests run from a fresh build, so the prepack build is skipped here
     await exec('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], { cwd: repoRoot });
     const tarball = path.join(dir, `gex-${pkg.version}.tgz`);
@@ -46,6 +46,8 @@ describe('gex package: npm pack, install from the tarball into a temporary prefi
     assert.ok(listing.includes('package/dist/bundle/main.js'));
     assert.ok(listing.includes('package/dist/bundle/form-parser-worker.js'));
     assert.ok(listing.includes('package/README.md') && listing.includes('package/LICENSE'));
+    // the README's links into docs/ resolve in an installed package too
+    assert.ok(listing.includes('package/docs/cli.md'));
     assert.deepEqual(listing.filter((f) => /^package\/(src|test|bench|fixtures|dist\/src|dist\/test)\//.test(f) || /\.sqlite|\.key$/.test(f)), []);
 
     const prefix = path.join(dir, 'prefix');
