@@ -31,16 +31,6 @@ export function isUniqueViolation(error: unknown): boolean {
   return (error as PgErrorLike)?.code === UNIQUE_VIOLATION;
 }
 
-/**
- * An `INSERT … ON CONFLICT … DO UPDATE` PostgreSQL refuses for the data or the table rather than
- * for the database: a row proposed twice in one statement (cardinality_violation, 21000), or no
- * unique index on the conflict's columns (42P10).
- */
-export function isUpsertRefusal(error: unknown): boolean {
-  const code = (error as PgErrorLike)?.code;
-  return code === '21000' || code === '42P10';
-}
-
 export function isRetryableConflict(error: unknown): boolean {
   return RETRYABLE.has((error as PgErrorLike)?.code ?? '');
 }

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { UniqueViolation, type SqlParam, type TransactionExecutor } from '../sql/database.js';
-import { isUpsertRefusal } from '../sql/postgres-errors.js';
 import { quoteIdentifier, TIMESTAMP_COLUMN } from './physical-names.js';
 
 /**
@@ -41,8 +40,6 @@ export interface WriteTarget {
   readonly now: string;
   /** the name of the key index an upsert into a 'new' table creates */
   readonly keyIndexName: string;
-  /** physical names of the table's columns the file lacks: a row an upsert replaces gets '' in them */
-  readonly absentColumns: readonly string[];
 }
 
 const createKeyIndex = (target: WriteTarget, keyColumns: readonly string[], unique = false): string =>
@@ -112,78 +109,33 @@ class CopyRowWriter implements BatchWriter<string[]> {
   }
 
   /**
-   * The file is copied into a temporary stage numbered in file order, then merged into the table
-   * by one `INSERT … ON CONFLICT … DO UPDATE` (see upsertOnConflict); where that cannot be used,
-   * the table's rows of the stage's keys are deleted and the stage's last row of each key
-   * inserted, in file order (replaceByKey).
+   * The file is copied into a temporary stage numbered in file order; the table's rows of the
+   * stage's keys are deleted, and the stage's last row of each key inserted, in file order.
    */
   async upsert(records: AsyncIterable<string[]>, keyColumns: readonly string[], table: TableState): Promise<number> {
     // a large key sort or hash join stays in memory rather than spilling to disk (this transaction only)
     await this.tx.run(`SET LOCAL work_mem = '${KEYED_LOAD_WORK_MEM}'`);
     if (table === 'new') return this.copyThenDeduplicate(records, keyColumns);
-    const stage: Stage = {
-      name: quoteIdentifier(`gex_stage_${randomBytes(8).toString('hex')}`),
-      columns: this.target.columns.map((_, i) => `s${i}`),
-      key: [],
-    };
-    stage.key.push(...keyColumns.map((k) => stage.columns[this.target.columns.indexOf(k)]));
-    await this.tx.run(`CREATE TEMPORARY TABLE ${stage.name} (${stage.columns.map((c) => `${quoteIdentifier(c)} TEXT NOT NULL`).join(', ')}, gex_seq BIGINT NOT NULL)`);
-    await this.copyFrom(`COPY ${stage.name} (${list([...stage.columns, 'gex_seq'])}) FROM STDIN ${copyOptions(stage.columns)}`, copyText(records, null));
-    const changed = (await this.upsertOnConflict(stage, keyColumns)) ?? (await this.replaceByKey(stage, keyColumns, table));
-    await this.tx.run(`DROP TABLE ${stage.name}`);
-    return changed;
-  }
-
-  /**
-   * The stage merged in one statement: new keys inserted in file order, rows of known keys
-   * updated in place (their other columns '', as a replaced row has them). PostgreSQL refuses it
-   * — and the savepoint undoes what it did — when the table's key index is not unique (a key
-   * given to a table that already had rows) or a key repeats in the file (a row may be changed
-   * once per statement): null then. Most files have each key once, so the repeated-key check the
-   * fallback needs is not paid up front.
-   */
-  private async upsertOnConflict(stage: Stage, keyColumns: readonly string[]): Promise<number | null> {
-    const keys = new Set(keyColumns);
-    const assignments = [
-      ...this.target.columns.filter((c) => !keys.has(c)).map((c) => `${quoteIdentifier(c)} = EXCLUDED.${quoteIdentifier(c)}`),
-      ...this.target.absentColumns.map((c) => `${quoteIdentifier(c)} = ''`),
-      `${quoteIdentifier(TIMESTAMP_COLUMN)} = EXCLUDED.${quoteIdentifier(TIMESTAMP_COLUMN)}`,
-    ];
-    await this.tx.run('SAVEPOINT gex_upsert');
-    try {
-      const merged = await this.tx.run(
-        `INSERT INTO ${this.target.table} (${list([...this.target.columns, TIMESTAMP_COLUMN])}) ` +
-          `SELECT ${stage.columns.map((c) => `s.${quoteIdentifier(c)}`).join(', ')}, ? FROM ${stage.name} AS s ` +
-          `ON CONFLICT (${list(keyColumns)}) DO UPDATE SET ${assignments.join(', ')}`,
-        [this.target.now],
-      );
-      await this.tx.run('RELEASE SAVEPOINT gex_upsert');
-      return merged.changes;
-    } catch (e) {
-      if (!isUpsertRefusal(e)) throw e;
-      await this.tx.run('ROLLBACK TO SAVEPOINT gex_upsert');
-      await this.tx.run('RELEASE SAVEPOINT gex_upsert');
-      return null;
-    }
-  }
-
-  /** The table's rows of the stage's keys deleted, then the stage's last row of each key inserted in file order. */
-  private async replaceByKey(stage: Stage, keyColumns: readonly string[], table: TableState): Promise<number> {
-    const sameKey = (a: string, aKey: readonly string[], s: string) =>
-      aKey.map((k, i) => `${a}.${quoteIdentifier(k)} = ${s}.${quoteIdentifier(stage.key[i])}`).join(' AND ');
-    const deleted = table === 'empty' ? { changes: 0 } : await this.tx.run(`DELETE FROM ${this.target.table} AS t USING ${stage.name} AS s WHERE ${sameKey('t', keyColumns, 's')}`);
-    // the last-row-per-key filter (an anti-join) only when a key is there twice
-    const repeated = await this.tx.get(`SELECT 1 AS repeated FROM ${stage.name} GROUP BY ${list(stage.key)} HAVING COUNT(*) > 1 LIMIT 1`);
+    const stage = quoteIdentifier(`gex_stage_${randomBytes(8).toString('hex')}`);
+    const staged = this.target.columns.map((_, i) => `s${i}`);
+    const stagedKey = keyColumns.map((k) => staged[this.target.columns.indexOf(k)]);
+    const sameKey = (a: string, aKey: readonly string[], s: string) => aKey.map((k, i) => `${a}.${quoteIdentifier(k)} = ${s}.${quoteIdentifier(stagedKey[i])}`).join(' AND ');
+    await this.tx.run(`CREATE TEMPORARY TABLE ${stage} (${staged.map((c) => `${quoteIdentifier(c)} TEXT NOT NULL`).join(', ')}, gex_seq BIGINT NOT NULL)`);
+    await this.copyFrom(`COPY ${stage} (${list([...staged, 'gex_seq'])}) FROM STDIN ${copyOptions(staged)}`, copyText(records, null));
+    const deleted = table === 'empty' ? { changes: 0 } : await this.tx.run(`DELETE FROM ${this.target.table} AS t USING ${stage} AS s WHERE ${sameKey('t', keyColumns, 's')}`);
+    // most files have each key once: the last-row-per-key filter (an anti-join) only when one is there twice
+    const repeated = await this.tx.get(`SELECT 1 AS repeated FROM ${stage} GROUP BY ${list(stagedKey)} HAVING COUNT(*) > 1 LIMIT 1`);
     // Without a repeated key the stage is read as it is: a plain scan of a temporary table returns
     // its rows in the order one COPY wrote them (temporary tables are never scanned in parallel nor
     // synchronised with other scans), which saves sorting the whole file. A join may reorder: sorted.
     const lastOfKey = repeated
-      ? ` WHERE NOT EXISTS (SELECT 1 FROM ${stage.name} AS later WHERE ${sameKey('later', stage.key, 's')} AND later.gex_seq > s.gex_seq) ORDER BY s.gex_seq`
+      ? ` WHERE NOT EXISTS (SELECT 1 FROM ${stage} AS later WHERE ${sameKey('later', stagedKey, 's')} AND later.gex_seq > s.gex_seq) ORDER BY s.gex_seq`
       : '';
     const inserted = await this.tx.run(
-      `INSERT INTO ${this.target.table} (${list([...this.target.columns, TIMESTAMP_COLUMN])}) SELECT ${stage.columns.map((c) => `s.${quoteIdentifier(c)}`).join(', ')}, ? FROM ${stage.name} AS s${lastOfKey}`,
+      `INSERT INTO ${this.target.table} (${list([...this.target.columns, TIMESTAMP_COLUMN])}) SELECT ${staged.map((c) => `s.${quoteIdentifier(c)}`).join(', ')}, ? FROM ${stage} AS s${lastOfKey}`,
       [this.target.now],
     );
+    await this.tx.run(`DROP TABLE ${stage}`);
     return deleted.changes + inserted.changes;
   }
 
@@ -209,13 +161,6 @@ class CopyRowWriter implements BatchWriter<string[]> {
     await this.tx.run(createKeyIndex(this.target, keyColumns, true));
     return inserted - deleted.changes;
   }
-}
-
-/** A keyed load's temporary stage: its quoted name, its columns s0…sN (the file's, in order) and its key columns. */
-interface Stage {
-  readonly name: string;
-  readonly columns: readonly string[];
-  readonly key: string[];
 }
 
 /**

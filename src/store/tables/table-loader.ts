@@ -81,14 +81,7 @@ export class TableLoader {
       const physical = new Map(table.columns.map((c) => [c.name, c.physical]));
       const missingKey = primaryKey.find((k) => !fileColumns.includes(k));
       if (missingKey !== undefined) throw new UserError(`${displayText(input.label)}: the file has no column ${displayId(missingKey)} of the table's primary key.`);
-      const inFile = new Set(fileColumns);
-      const writer = rowWriter(this.tx, {
-        table: qualifiedName(table),
-        columns: fileColumns.map((name) => physical.get(name)!),
-        now,
-        keyIndexName: keyIndexName(),
-        absentColumns: table.columns.filter((c) => !inFile.has(c.name)).map((c) => c.physical),
-      });
+      const writer = rowWriter(this.tx, { table: qualifiedName(table), columns: fileColumns.map((name) => physical.get(name)!), now, keyIndexName: keyIndexName() });
       const physicalKey = primaryKey.map((k) => physical.get(k)!);
       let rowsInFile = 0;
       async function* rows<T>(take: (batch: { rows: string[][] } | { texts: string[] }) => T[]): AsyncGenerator<T[]> {
