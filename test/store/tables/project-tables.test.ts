@@ -120,10 +120,9 @@ for (const factory of storeBackends()) {
       assert.deepEqual(await all('in.c-r.u'), [['2', 'x'], ['1', 'y']]);
     });
 
-    it('an incremental load by key whose keys are unique replaces rows; a replaced row has "" in the columns the file lacks', async () => {
+    it('an incremental load by key replaces rows; a replaced row has "" in the columns the file lacks', async () => {
       const sorted = (rows: string[][]) => rows.map((r) => JSON.stringify(r)).sort();
       await load(csv([['id', 'a', 'b'], ['1', 'a1', 'b1'], ['2', 'a2', 'b2'], ['3', 'a3', 'b3']]), { destination: 'in.c-u.t', primary_key: ['id'] });
-      // keys each once: PostgreSQL merges the stage in one INSERT … ON CONFLICT
       await load(csv([['id', 'b'], ['2', 'new2'], ['4', 'new4']]), { destination: 'in.c-u.t', incremental: true, primary_key: ['id'] });
       assert.deepEqual(sorted(await rows('in.c-u.t')), sorted([['1', 'a1', 'b1'], ['2', '', 'new2'], ['3', 'a3', 'b3'], ['4', '', 'new4']]));
       // only the key columns in the file: the replaced row keeps its key, the rest ''
@@ -134,7 +133,7 @@ for (const factory of storeBackends()) {
       assert.equal(detail.lastChangeDate, detail.lastImportDate, 'the load changed the table');
     });
 
-    it('a key given to a table that already had rows (its key index cannot be unique) upserts by that key', async () => {
+    it('a key given to a table that already had rows (a key repeated in them) upserts by that key', async () => {
       const sorted = (rows: string[][]) => rows.map((r) => JSON.stringify(r)).sort();
       await load(csv([['id', 'v'], ['1', 'x'], ['1', 'y'], ['2', 'z']]), { destination: 'in.c-k.t' });
       await load(csv([['id', 'v'], ['1', 'one'], ['3', 'three']]), { destination: 'in.c-k.t', incremental: true, primary_key: ['id'] });
