@@ -93,12 +93,9 @@ export class JobRunner {
     // The page is analysed before the next request may leave: when the parser refuses it (a type
     // conflict, a bad mapping) the run ends where GE's does, without a request GE never sends.
     parser.process(page.data, instance.job.dataType, instance.injected);
-    // Without child runs the next request is known now: it leaves before this page's rows are
-    // written (settle), so the writing overlaps the API's answer (same requests, same order).
-    if (page.children.length === 0) {
-      stream.fetchNext();
-      await requestSent();
-    }
+    // Without child runs the next request is known now: send it before waiting for this page's
+    // rows to reach the disk (same requests, same order).
+    if (page.children.length === 0) stream.fetchNext();
     await parser.settle();
     current.pages++;
     current.records += page.data.length;
@@ -138,14 +135,6 @@ export class JobRunner {
     logger.info({ pages, records, stopReason, stoppedBy }, `Job '${label}' finished: ${plural(pages, 'page')}, ${plural(records, 'record')}; ${stop.describe()}`);
     return { pages, records, stopReason, stoppedBy };
   }
-}
-
-/**
- * Resolves once the producer woken by `fetchNext()` has handed its request to the socket: that
- * runs in promise jobs and next-tick callbacks, which all run before an immediate.
- */
-function requestSent(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** Whether any child below `job` runs ahead (a concurrency above 1). */

@@ -24,12 +24,6 @@ export class Spool {
   private stream: WriteStream | null;
   /** a write error (e.g. disk full), rethrown by the next call; nothing may crash the process */
   private failure: Error | null = null;
-  /**
-   * Frames not yet handed to the stream: a page is often a few kilobytes, and one file write per
-   * page (a trip to libuv's thread pool) cost more than serializing it; gathered up to SPOOL_WRITE_BYTES.
-   */
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
   batches = 0;
 
   private constructor(
@@ -58,18 +52,8 @@ export class Spool {
     const frame = v8.serialize([batch.dataType, batch.injected, batch.rows]);
     const length = Buffer.allocUnsafe(4);
     length.writeUInt32LE(frame.length);
-    this.pending.push(length, frame);
-    this.pendingBytes += length.length + frame.length;
-    if (this.pendingBytes >= SPOOL_WRITE_BYTES) this.writePending();
+    this.stream!.write(Buffer.concat([length, frame]));
     this.batches++;
-  }
-
-  /** Hands the frames gathered so far to the file stream as one write. */
-  private writePending(): void {
-    if (this.pendingBytes === 0) return;
-    this.stream!.write(Buffer.concat(this.pending, this.pendingBytes));
-    this.pending = [];
-    this.pendingBytes = 0;
   }
 
   /** Back-pressure between pages: waits while the file stream holds more than its buffer, so memory stays flat. */
@@ -82,7 +66,6 @@ export class Spool {
   async finish(): Promise<void> {
     if (!this.stream) return;
     this.check();
-    this.writePending();
     this.stream.end();
     await once(this.stream, 'finish');
     this.stream = null;
@@ -97,8 +80,6 @@ export class Spool {
   }
 
   async dispose(): Promise<void> {
-    this.pending = [];
-    this.pendingBytes = 0;
     this.stream?.destroy();
     this.stream = null;
     await rm(this.dir, { recursive: true, force: true });
@@ -135,8 +116,6 @@ const liveSpools = new (class {
 })();
 
 const BUFFER_BYTES = 1024 * 1024;
-/** frames gathered before one write (memory: at most this plus one page's frame) */
-export const SPOOL_WRITE_BYTES = 256 * 1024;
 
 /**
  * The frames of a spool file, pulled only as fast as the consumer takes them (the stream's async

@@ -4,7 +4,7 @@ import { isJsonObject, type JsonObject, type JsonValue } from '../../../json/ind
 import { isIntegerKey } from '../../../php/index.js';
 import type { CsvFile } from '../csv-file.js';
 import { closedTables, StructState, type BucketParser, type OpenTable, type ProducedTable } from '../record-parser.js';
-import type { Spool, SpoolBatch } from '../spool.js';
+import type { Spool } from '../spool.js';
 import type { TableNameCheck } from '../table-files.js';
 import { DraftTables } from './draft-tables.js';
 import { ITEM_KEY } from './schema-node.js';
@@ -15,8 +15,8 @@ export const STRUCT_VERSION = 3;
 
 /**
  * Generic Extractor's JSON → CSV flattener (keboola/json-parser 3), in two phases as GE runs it:
- * `process()` analyses each batch at once (so every header covers the whole run) and `settle()`
- * queues it on disk; `writeTables()` replays the queue into CSV files at the end — unless the draft tables,
+ * `process()` analyses each batch at once (so every header covers the whole run) and queues it on
+ * disk; `writeTables()` replays the queue into CSV files at the end — unless the draft tables,
  * written while the run goes on, are known to hold the same bytes (see DraftTables).
  */
 export class JsonParser implements BucketParser {
@@ -24,8 +24,6 @@ export class JsonParser implements BucketParser {
   private readonly aliases = new Map<string, string>();
   private processed = 0;
   private drafts: DraftTables | undefined;
-  /** the batch `process()` analysed last, not yet queued (see writeAnalysed) */
-  private analysed: SpoolBatch | undefined;
 
   /**
    * `drafts: false` always replays the queue at the end (tests compare both ways);
@@ -55,33 +53,20 @@ export class JsonParser implements BucketParser {
   process(rows: JsonValue[], dataType: string, injected: JsonObject = new Map()): boolean {
     if (rows.length === 0 || (rows.length === 1 && rows[0] === null)) return false;
     for (const key of injected.keys()) refuseInjectedKey(key);
-    this.writeAnalysed();
     this.structure.analyse(rows, dataType);
     this.structure.assignNames();
-    this.analysed = { dataType, injected, rows };
-    this.processed++;
-    return true;
-  }
-
-  /**
-   * Queues the batch `process()` analysed last, on disk and in the drafts — against the structure
-   * as that batch left it, before the next batch is analysed. Kept apart from the analysis (which
-   * alone can refuse a page) so that the job loop can send the next request first.
-   */
-  private writeAnalysed(): void {
-    const batch = this.analysed;
-    if (!batch) return;
-    this.analysed = undefined;
+    const batch = { dataType, injected, rows };
     this.spool.append(batch);
     if (this.options.drafts !== false) {
       this.drafts ??= new DraftTables(this.structure, this.aliases, this.spool.dir, this.options.checkTableName);
       this.drafts.write(batch);
     }
+    this.processed++;
+    return true;
   }
 
-  /** Writes the batch analysed last; back-pressure: waits until queued batches (and drafts) reached the disk. */
+  /** Back-pressure: wait until queued batches (and drafts) reached the disk. */
   async settle(): Promise<void> {
-    this.writeAnalysed();
     await this.spool.settle();
     await this.drafts?.flush();
   }
@@ -104,7 +89,6 @@ export class JsonParser implements BucketParser {
 
   /** Writes every table; returns them in the order they were created. */
   async writeTables(openTable: (name: string) => CsvFile, onDataError: (message: string) => void): Promise<Map<string, CsvFile>> {
-    this.writeAnalysed();
     const drafted = await this.drafts?.finish(onDataError);
     if (drafted) return drafted;
     const replay = new TableReplay(this.structure, this.aliases, openTable, onDataError, this.options.checkTableName);
@@ -118,7 +102,6 @@ export class JsonParser implements BucketParser {
   }
 
   dispose(): Promise<void> {
-    this.analysed = undefined;
     return this.spool.dispose();
   }
 }
