@@ -170,17 +170,20 @@ export async function tableLoadComparison(backend: BackendFactory, rows: number,
   }
 }
 
+const verdict = (ok: boolean): string => (ok ? 'target met' : 'TARGET MISSED');
+
 /** One line of the bench's table. */
 export function describeComparison(r: TableLoadComparison): string[] {
   // target null: a ratio shown for scale only (a keyed upsert does more than one bare COPY)
   const figure = (name: string, f: LoadFigure, ratio?: number, target: number | null = 1.5) =>
     `  ${name.padEnd(22)} ${String(f.ms).padStart(7)} ms ${String(f.rowsPerSecond).padStart(8)} rows/s ${String(f.peakRssMb).padStart(5)} MB peak RSS` +
     (ratio === undefined ? '' : `  time / floor ${ratio.toFixed(2)}`) +
-    (ratio === undefined || target === null ? '' : ` (${ratio <= target ? 'target met' : 'TARGET MISSED'}: <= ${target})`);
+    (ratio === undefined || target === null ? '' : ` (${verdict(ratio <= target)}: <= ${target})`);
   const upsert = r.upsertFloor && r.upsertRatio !== undefined
     ? [
         figure('floor (stage + upsert)', r.upsertFloor),
-        `  ${'gex incremental, key'.padEnd(22)} / the upsert floor: ${r.upsertRatio.toFixed(2)} (${r.upsertRatio <= 1.3 ? 'target met' : 'TARGET MISSED'}: <= 1.3)`,
+        `  ${'gex incremental, key'.padEnd(22)} / the upsert floor: ${r.upsertRatio.toFixed(2)}` +
+          ` (${verdict(r.upsertRatio <= 1.3)}: <= 1.3)`,
       ]
     : [];
   return [
@@ -188,7 +191,8 @@ export function describeComparison(r: TableLoadComparison): string[] {
     figure(r.store === 'SQLite' ? 'floor (prepared loop)' : 'floor (COPY FROM STDIN)', r.floor),
     figure('gex full load', r.full, r.fullRatio),
     figure('gex full load, key', r.fullWithKey, Math.round((r.fullWithKey.ms / r.floor.ms) * 100) / 100),
-    figure('gex incremental, key', r.incremental, r.incrementalRatio, r.upsertFloor ? null : 1.5) + `  (${r.rowsAfterIncremental} rows after)`,
+    figure('gex incremental, key', r.incremental, r.incrementalRatio, r.upsertFloor ? null : 1.5) +
+      `  (${r.rowsAfterIncremental} rows after)`,
     ...upsert,
   ];
 }

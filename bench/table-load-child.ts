@@ -76,8 +76,10 @@ async function postgresUpsertFloor(url: string, file: string, incremental: strin
   const setup = new pg.Client({ connectionString: url });
   await setup.connect();
   try {
-    await setup.query(`CREATE TABLE floor (${columns.map((c) => `${c} TEXT NOT NULL`).join(', ')}, ts TEXT NOT NULL DEFAULT '')`);
-    await pipeline(createReadStream(file), setup.query(copyFrom(`COPY floor (${columns.join(', ')}) FROM STDIN (FORMAT csv, HEADER true)`)));
+    const definitions = columns.map((c) => `${c} TEXT NOT NULL`).join(', ');
+    await setup.query(`CREATE TABLE floor (${definitions}, ts TEXT NOT NULL DEFAULT '')`);
+    const copy = setup.query(copyFrom(`COPY floor (${columns.join(', ')}) FROM STDIN (FORMAT csv, HEADER true)`));
+    await pipeline(createReadStream(file), copy);
     // the state gex's incremental load meets: the table as one COPY and the key's index left it
     await setup.query('CREATE UNIQUE INDEX floor_key ON floor (c0)');
   } finally {
@@ -89,7 +91,8 @@ async function postgresUpsertFloor(url: string, file: string, incremental: strin
   try {
     await client.query('BEGIN');
     await client.query(`CREATE TEMPORARY TABLE stage (${columns.map((c) => `${c} TEXT NOT NULL`).join(', ')})`);
-    await pipeline(createReadStream(incremental), client.query(copyFrom(`COPY stage FROM STDIN (FORMAT csv, HEADER true)`)));
+    const copy = client.query(copyFrom(`COPY stage FROM STDIN (FORMAT csv, HEADER true)`));
+    await pipeline(createReadStream(incremental), copy);
     const updates = [...columns.slice(1), 'ts'].map((c) => `${c} = EXCLUDED.${c}`).join(', ');
     const merged = await client.query(
       `INSERT INTO floor SELECT *, $1 FROM stage ON CONFLICT (c0) DO UPDATE SET ${updates}`,
