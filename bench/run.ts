@@ -25,8 +25,13 @@ const only = process.env.GEX_BENCH_ONLY;
 if (only !== undefined && only !== 'extraction') throw new Error(`GEX_BENCH_ONLY=${only}: the only section group that runs alone is "extraction"`);
 const results: Record<string, unknown> = { date: new Date().toISOString(), quick };
 
-/** The peak RSS gex must stay under in every extraction (issue 16; Generic Extractor peaks at 31 MB). */
-const RSS_TARGET_MB = 75;
+/**
+ * The peak RSS gex must stay under in every extraction: issue 24 keeps the 86–94 MB issue 16's
+ * work reached (its 75 MB was missed; Generic Extractor peaks at 31 MB).
+ */
+const RSS_TARGET_MB = 95;
+/** flat records, gex's wall time over the floor's (issue 24: 1.01–1.07 before parallel child jobs) */
+const FLAT_RATIO_TARGET = 1.1;
 
 function section(title: string): void {
   console.log(`\n== ${title}`);
@@ -48,7 +53,7 @@ for (const shape of ['flat', 'nested'] as const) {
     console.log(
       `${shape.padEnd(6)} P=${String(pages).padStart(6)}  gex ${String(r.gex.wallMs).padStart(6)} ms ${String(r.gex.recordsPerSecond).padStart(7)} rec/s ${String(r.gex.peakRssMb).padStart(6)} MB` +
         ` | floor ${String(r.floor.wallMs).padStart(6)} ms ${String(r.floor.recordsPerSecond).padStart(7)} rec/s ${String(r.floor.peakRssMb).padStart(6)} MB` +
-        ` | wall ratio ${r.wallRatio.toFixed(2)}${shape === 'flat' ? ` (${verdict(r.wallRatio <= 1.3)}: <= 1.3)` : ' (one-table floor: different work, no target)'}, RSS ratio ${r.rssRatio.toFixed(2)}`,
+        ` | wall ratio ${r.wallRatio.toFixed(2)}${shape === 'flat' ? ` (${verdict(r.wallRatio <= FLAT_RATIO_TARGET)}: <= ${FLAT_RATIO_TARGET})` : ' (one-table floor: different work, no target)'}, RSS ratio ${r.rssRatio.toFixed(2)}`,
     );
     if (r.tablesFloor) {
       const target = pages === 1000 ? ` (${verdict(r.tablesWallRatio! <= 1.3)}: <= 1.3)` : '';

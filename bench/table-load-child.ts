@@ -8,6 +8,11 @@
  *     the fastest plain SQLite loop: csv-parse, one prepared INSERT per row, one transaction
  *   node table-load-child.js postgres-floor URL CSV_FILE
  *     PostgreSQL's own bulk path: the file through COPY FROM STDIN into a plain table
+ *   node table-load-child.js postgres-upsert-floor URL CSV_FILE INCREMENTAL_FILE
+ *     the least an incremental load by key does on PostgreSQL, written directly with pg: a table
+ *     with a unique key filled from CSV_FILE (not timed), then INCREMENTAL_FILE through COPY into
+ *     a temporary stage and one INSERT … ON CONFLICT … DO UPDATE, in one transaction (timed, from
+ *     the connection on)
  */
 import { createReadStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
@@ -65,15 +70,52 @@ async function postgresFloor(url: string, file: string): Promise<number> {
   }
 }
 
+async function postgresUpsertFloor(url: string, file: string, incremental: string): Promise<number> {
+  const header = await firstLine(file);
+  const columns = header.map((_, i) => `c${i}`);
+  const setup = new pg.Client({ connectionString: url });
+  await setup.connect();
+  try {
+    const definitions = columns.map((c) => `${c} TEXT NOT NULL`).join(', ');
+    await setup.query(`CREATE TABLE floor (${definitions}, ts TEXT NOT NULL DEFAULT '')`);
+    const copy = setup.query(copyFrom(`COPY floor (${columns.join(', ')}) FROM STDIN (FORMAT csv, HEADER true)`));
+    await pipeline(createReadStream(file), copy);
+    // the state gex's incremental load meets: the table as one COPY and the key's index left it
+    await setup.query('CREATE UNIQUE INDEX floor_key ON floor (c0)');
+  } finally {
+    await setup.end();
+  }
+  started = performance.now();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(`CREATE TEMPORARY TABLE stage (${columns.map((c) => `${c} TEXT NOT NULL`).join(', ')})`);
+    const copy = client.query(copyFrom(`COPY stage FROM STDIN (FORMAT csv, HEADER true)`));
+    await pipeline(createReadStream(incremental), copy);
+    const updates = [...columns.slice(1), 'ts'].map((c) => `${c} = EXCLUDED.${c}`).join(', ');
+    const merged = await client.query(
+      `INSERT INTO floor SELECT *, $1 FROM stage ON CONFLICT (c0) DO UPDATE SET ${updates}`,
+      [new Date().toISOString()],
+    );
+    await client.query('COMMIT');
+    return merged.rowCount ?? 0;
+  } finally {
+    await client.end();
+  }
+}
+
 async function firstLine(file: string): Promise<string[]> {
   for await (const record of createReadStream(file).pipe(parse({ bom: true, to_line: 1 })) as AsyncIterable<string[]>) return record;
   throw new Error(`${file} is empty`);
 }
 
-const started = performance.now();
+/** when the measured work starts (the upsert floor moves it past its setup) */
+let started = performance.now();
 const rows = mode === 'gex' ? await gex(args[0], args[1], args[2], args[3])
   : mode === 'sqlite-floor' ? await sqliteFloor(args[0], args[1])
   : mode === 'postgres-floor' ? await postgresFloor(args[0], args[1])
+  : mode === 'postgres-upsert-floor' ? await postgresUpsertFloor(args[0], args[1], args[2])
   : Number.NaN;
 if (Number.isNaN(rows)) throw new Error(`unknown mode ${mode}`);
 const ms = performance.now() - started;

@@ -120,6 +120,33 @@ for (const factory of storeBackends()) {
       assert.deepEqual(await all('in.c-r.u'), [['2', 'x'], ['1', 'y']]);
     });
 
+    it('an incremental load by key replaces rows; a replaced row has "" in the columns the file lacks', async () => {
+      const sorted = (rows: string[][]) => rows.map((r) => JSON.stringify(r)).sort();
+      const byKey = { destination: 'in.c-u.t', incremental: true, primary_key: ['id'] };
+      const first = [['id', 'a', 'b'], ['1', 'a1', 'b1'], ['2', 'a2', 'b2'], ['3', 'a3', 'b3']];
+      await load(csv(first), { destination: 'in.c-u.t', primary_key: ['id'] });
+      await load(csv([['id', 'b'], ['2', 'new2'], ['4', 'new4']]), byKey);
+      const after = [['1', 'a1', 'b1'], ['2', '', 'new2'], ['3', 'a3', 'b3'], ['4', '', 'new4']];
+      assert.deepEqual(sorted(await rows('in.c-u.t')), sorted(after));
+      // only the key columns in the file: the replaced row keeps its key, the rest ''
+      await load(csv([['id'], ['3']]), byKey);
+      after[2] = ['3', '', ''];
+      assert.deepEqual(sorted(await rows('in.c-u.t')), sorted(after));
+      const detail = await tables.table('in.c-u.t');
+      assert.equal(detail.rowsCount, 4);
+      assert.equal(detail.lastChangeDate, detail.lastImportDate, 'the load changed the table');
+    });
+
+    it('a key given to a table that already had rows (a key repeated in them) upserts by that key', async () => {
+      const sorted = (rows: string[][]) => rows.map((r) => JSON.stringify(r)).sort();
+      await load(csv([['id', 'v'], ['1', 'x'], ['1', 'y'], ['2', 'z']]), { destination: 'in.c-k.t' });
+      const byKey = { destination: 'in.c-k.t', incremental: true, primary_key: ['id'] };
+      await load(csv([['id', 'v'], ['1', 'one'], ['3', 'three']]), byKey);
+      assert.deepEqual(sorted(await rows('in.c-k.t')), sorted([['1', 'one'], ['2', 'z'], ['3', 'three']]));
+      await load(csv([['id', 'v'], ['2', 'two']]), { destination: 'in.c-k.t', incremental: true });
+      assert.deepEqual(sorted(await rows('in.c-k.t')), sorted([['1', 'one'], ['2', 'two'], ['3', 'three']]));
+    });
+
     it('adds new columns of a file; existing rows get an empty string', async () => {
       await load(csv([['id'], ['1']]), { destination: 'in.c-b.t' });
       const r = await load(csv([['id', 'extra'], ['2', 'x']]), { destination: 'in.c-b.t', incremental: true });
