@@ -19,7 +19,8 @@ describe('gex configs against an unreachable remote store (real processes)', fun
       assert.equal(result.code, 1, result.stderr);
       assertOneLine(result.stderr, result.stdout);
       assert.match(result.stderr, new RegExp(`^Error: The Storage API at ${server.url} cannot be reached: no answer within 3 s\\n$`));
-      assert.ok(seconds >= 3 && seconds < 7, `took ${seconds} s`);
+      // well under the interactive default (20 s) even when parallel tests share the cores
+      assert.ok(seconds >= 3 && seconds < 12, `took ${seconds} s`);
     } finally {
       await server.close();
     }
