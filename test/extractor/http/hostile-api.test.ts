@@ -1,38 +1,16 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readFile, rm } from 'node:fs/promises';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { UserError } from '../../../src/common/errors.js';
 import { silentLogger } from '../../../src/common/logger.js';
 import { DEFAULT_RETRY } from '../../../src/extractor/config/api-settings.js';
 import { HttpClient } from '../../../src/extractor/http/http-client.js';
 import { ResponseTooLarge } from '../../../src/extractor/http/response-size.js';
 import { RetryPolicy } from '../../../src/extractor/http/retry-policy.js';
-import { gexBin } from '../../support/cli.js';
 import { makeDataDir } from '../../support/extraction.js';
 import { startGzipBombServer, type HostileServer } from '../../support/hostile-server.js';
-
-/** Records the process's peak RSS (kB) into $GEX_TEST_RSS_FILE when it exits. */
-const RECORD_PEAK_RSS = `data:text/javascript,${encodeURIComponent(
-  "import { writeFileSync } from 'node:fs'; process.on('exit', () => writeFileSync(process.env.GEX_TEST_RSS_FILE, String(process.resourceUsage().maxRSS)));",
-)}`;
-
-/** `gex run --data-dir DIR` as a real process: exit code, output, and its peak RSS in MiB. */
-async function gexRun(dataDir: string, env: NodeJS.ProcessEnv = {}) {
-  const rssFile = path.join(dataDir, 'peak-rss');
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, GEX_TEST_RSS_FILE: rssFile, ...env };
-  if (!('GEX_MAX_RESPONSE_SIZE' in env)) delete childEnv.GEX_MAX_RESPONSE_SIZE;
-  const child = spawn(process.execPath, ['--import', RECORD_PEAK_RSS, gexBin, 'run', '--data-dir', dataDir], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (d) => (output += d));
-  child.stderr.on('data', (d) => (output += d));
-  const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? -1)));
-  return { code, output, peakRssMiB: Number(await readFile(rssFile, 'utf8')) / 1024 };
-}
-
-const job = (url: string, endpoint: string) => ({ parameters: { api: { baseUrl: `${url}/` }, config: { outputBucket: 'h', jobs: [{ endpoint }] } } });
+import { gexRunPeakRss as gexRun, oneJob as job } from '../../support/peak-rss-run.js';
 
 describe('a hostile API: a gzip bomb (10 MB of gzip → 10 GiB of JSON)', function () {
   this.timeout(60_000);
@@ -76,19 +54,7 @@ describe('a hostile API: a gzip bomb (10 MB of gzip → 10 GiB of JSON)', functi
       await rm(dir, { recursive: true, force: true });
     }
   });
-
-  it('with the default limit: exit 1 at 256 MiB, peak RSS far below the 10 GiB the bomb holds', async () => {
-    const dir = await makeDataDir(job(bomb.url, 'bomb'));
-    try {
-      const run = await gexRun(dir);
-      assert.equal(run.code, 1, run.output);
-      assert.match(run.output, /is too large: over 256 MiB once decompressed, the limit of one response\. .*raise GEX_MAX_RESPONSE_SIZE/);
-      assert.ok(run.peakRssMiB - baselineMiB < 256 + 96, `peak RSS ${run.peakRssMiB.toFixed(0)} MiB (baseline ${baselineMiB.toFixed(0)} MiB)`);
-      console.log(`      gzip bomb, default limit 256 MiB: peak RSS ${run.peakRssMiB.toFixed(0)} MiB`);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
+  // the default limit (256 MiB decompressed) is in hostile-api.stress.test.ts (npm run test:stress)
 });
 
 describe('a hostile API: body size, slow bodies and oversized headers (HttpClient on a real socket)', () => {

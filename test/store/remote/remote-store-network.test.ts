@@ -1,60 +1,15 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { UserError } from '../../../src/common/errors.js';
 import { HttpConfigStore } from '../../../src/store/remote/http-config-store.js';
 import { runGex } from '../../support/cli.js';
-
-/** A port nothing listens on: bound once, then released. */
-async function refusingPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-/** A TCP server that accepts connections and never says a word. */
-async function silentServer() {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    accepted: () => sockets.size,
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
-function assertOneLine(stderr: string, stdout: string): void {
-  assert.equal(stdout, '');
-  const lines = stderr.split('\n').filter((line) => line !== '');
-  assert.equal(lines.length, 1, `expected one line on stderr, got:\n${stderr}`);
-  assert.doesNotMatch(stderr, /\bat .*\.js:\d+/, 'no stack trace');
-}
+import { assertOneLine, silentServer } from '../../support/unreachable-store.js';
 
 describe('gex configs against an unreachable remote store (real processes)', function () {
   this.timeout(60_000);
 
-  it('a refused port: exit 1, one line naming the store, within the interactive budget (20 s)', async () => {
-    const url = `http://127.0.0.1:${await refusingPort()}`;
-    const started = Date.now();
-    const result = await runGex(['configs', 'list', '--store', url, '--token', 'tok']);
-    const seconds = (Date.now() - started) / 1000;
-    assert.equal(result.code, 1, result.stderr);
-    assertOneLine(result.stderr, result.stdout);
-    assert.match(result.stderr, new RegExp(`^Error: The Storage API at ${url} cannot be reached: connect ECONNREFUSED .* \\(6 attempts in 1\\d\\.\\d s\\)\\n$`));
-    assert.ok(seconds < 25, `took ${seconds} s`);
-    console.log(`      refused store: gex configs list failed after ${seconds.toFixed(1)} s`);
-  });
-
+  // a refused port, retried for the whole interactive budget (~16 s): remote-store-network.stress.test.ts
   it('a server that accepts the connection and never answers: times out within the budget (GEX_STORE_TIMEOUT=3)', async () => {
     const server = await silentServer();
     try {
@@ -64,7 +19,8 @@ describe('gex configs against an unreachable remote store (real processes)', fun
       assert.equal(result.code, 1, result.stderr);
       assertOneLine(result.stderr, result.stdout);
       assert.match(result.stderr, new RegExp(`^Error: The Storage API at ${server.url} cannot be reached: no answer within 3 s\\n$`));
-      assert.ok(seconds >= 3 && seconds < 7, `took ${seconds} s`);
+      // well under the interactive default (20 s) even when parallel tests share the cores
+      assert.ok(seconds >= 3 && seconds < 12, `took ${seconds} s`);
     } finally {
       await server.close();
     }
