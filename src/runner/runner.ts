@@ -163,7 +163,7 @@ export class Runner {
         }
         this.summary.rowsSkipped = plan.skipped.length;
         const { target } = this.options;
-        if (target.kind === 'stored' && target.load !== false && !target.store.tables) {
+        if (target.kind === 'stored' && target.load !== false && target.store.kind === 'remote') {
           logger.info({ tablesLoaded: false }, 'Tables are not loaded into Storage tables: the store is a remote Storage API (gex loads only into the embedded store); they stay files in the data folder');
         }
         if (configuration.rows.length === 0) return;
@@ -254,7 +254,7 @@ export class Runner {
 
 /** The mapping of a stored configuration's units: into the store's Storage tables unless --no-load or a remote store. */
 function storageMapping(target: StoredTarget): UnitRunMode['storage'] {
-  const tables = target.load === false ? null : (target.store.tables ?? null);
+  const tables = target.load === false || target.store.kind === 'remote' ? null : target.store.tables;
   return {
     tables,
     outputMapping: tables && new OutputMapping(tables, target.componentId, target.configId),

@@ -98,7 +98,7 @@ export async function runFromCli(args: RunArgs): Promise<number> {
       try {
         unlock = await lockForRun({
           dataDir,
-          stored: { location, componentId: args['component-id'], configId: args['config-id'], projectId: async () => (await store.store.verifyToken()).projectId },
+          stored: { runLocks: store.runLocks, componentId: args['component-id'], configId: args['config-id'] },
           running: `configuration ${args['config-id']} of ${args['component-id']}`,
           waitMs,
           signal,
