@@ -119,9 +119,12 @@ async function planStored(source: Extract<RunSource, { kind: 'stored' }>, option
   const warnings: string[] = [];
   if (configuration.isDisabled) {
     if (options.select === 'run' && !options.force) {
-      throw new UserError(`Configuration ${displayId(configId)} is disabled. Enable it in the store, or run it anyway with --force.`);
+      throw new UserError(
+        `Configuration ${displayId(configId)} is disabled. Enable it in the store, or run it anyway with --force.`,
+      );
     }
-    if (options.select === 'all') warnings.push(`Configuration ${displayId(configId)} is disabled: a run needs --force`);
+    if (options.select === 'all')
+      warnings.push(`Configuration ${displayId(configId)} is disabled: a run needs --force`);
   }
   const imageParameters = await componentImageParameters(store, componentId);
   // planRows also refuses unknown --row-id values, listing the rows that exist
@@ -129,8 +132,14 @@ async function planStored(source: Extract<RunSource, { kind: 'stored' }>, option
   options.observer?.selected?.({ configuration, rows });
   const plan: RunPlan = { source: 'stored', configuration, units: [], skipped: [], warnings };
 
-  const unitOf = async (row: Row | null, labels: { label: string; checkLabel: string }, forced: boolean): Promise<PlannedUnit> => {
-    const node = row ? mergeRowConfiguration(configuration.configuration, row.configuration) : configuration.configuration;
+  const unitOf = async (
+    row: Row | null,
+    labels: { label: string; checkLabel: string },
+    forced: boolean,
+  ): Promise<PlannedUnit> => {
+    const node = row
+      ? mergeRowConfiguration(configuration.configuration, row.configuration)
+      : configuration.configuration;
     const stored = splitConfiguration(node);
     const storedState = componentState(row ? row.state : configuration.state);
     const rowId = row?.id ?? null;
@@ -154,7 +163,9 @@ async function planStored(source: Extract<RunSource, { kind: 'stored' }>, option
   };
 
   if (configuration.rows.length === 0) {
-    plan.units.push(await unitOf(null, { label: 'configuration', checkLabel: `Configuration ${displayId(configId)}` }, false));
+    plan.units.push(
+      await unitOf(null, { label: 'configuration', checkLabel: `Configuration ${displayId(configId)}` }, false),
+    );
     return plan;
   }
   const all = options.select === 'all' && rowIds.length === 0;
@@ -170,4 +181,3 @@ async function planStored(source: Extract<RunSource, { kind: 'stored' }>, option
   }
   return plan;
 }
-

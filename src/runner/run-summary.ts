@@ -153,7 +153,12 @@ export function recordLateFailure(summary: RunSummary, error: unknown): void {
 }
 
 /** The summary of a run that failed (or was stopped) before its runner started. */
-export function summaryOfUnstartedRun(componentId: string, configId: string, durationMs: number, error: unknown): RunSummary {
+export function summaryOfUnstartedRun(
+  componentId: string,
+  configId: string,
+  durationMs: number,
+  error: unknown,
+): RunSummary {
   const cancelled = error instanceof RunCancelled;
   return {
     ...startedRunSummary(componentId, configId),

@@ -11,7 +11,14 @@ import { StateSaveFailed, type StateOwner } from '../store/state-save-failed.js'
 import { OutputMapping } from './output-mapping.js';
 import { planRun, type PlanObserver, type PlannedUnit, type RunSource } from './run-plan.js';
 import { RunFolders, type RunFolder } from './run-folders.js';
-import { recordFailure, rowSummary, RUN_FINISHED, startedRunSummary, type RowSummary, type RunSummary } from './run-summary.js';
+import {
+  recordFailure,
+  rowSummary,
+  RUN_FINISHED,
+  startedRunSummary,
+  type RowSummary,
+  type RunSummary,
+} from './run-summary.js';
 import { storedState } from './stored-state.js';
 import { runUnit, type UnitResult, type UnitRunMode } from './unit-run.js';
 
@@ -73,11 +80,17 @@ export class Runner {
 
   constructor(private readonly options: RunOptions) {
     const { target } = options;
-    this.logger = target.kind === 'stored' ? options.logger.child({ componentId: target.componentId, configId: target.configId }) : options.logger;
+    this.logger =
+      target.kind === 'stored'
+        ? options.logger.child({ componentId: target.componentId, configId: target.configId })
+        : options.logger;
     this.now = options.now ?? Date.now;
     this.started = this.now();
     this.folders = new RunFolders(options.dataDir);
-    this.mode = target.kind === 'stored' ? { storage: storageMapping(target), report: 'unit' } : { storage: null, report: 'extraction' };
+    this.mode =
+      target.kind === 'stored'
+        ? { storage: storageMapping(target), report: 'unit' }
+        : { storage: null, report: 'extraction' };
     this.summary = startedRunSummary(target.componentId, target.kind === 'stored' ? target.configId : '');
   }
 
@@ -152,22 +165,34 @@ export class Runner {
         logger.info(
           { configVersion: configuration.version, rows: configuration.rows.length },
           `Configuration ${displayId(configId)} ${quoteForLog(configuration.name)} (${displayId(componentId)}, version ${configuration.version}): ` +
-            (configuration.rows.length === 0 ? 'no rows' : `${plural(configuration.rows.length, 'row')}, ${groupThousands(plan.run.length)} to run`),
+            (configuration.rows.length === 0
+              ? 'no rows'
+              : `${plural(configuration.rows.length, 'row')}, ${groupThousands(plan.run.length)} to run`),
         );
         // summary rows in the configuration's order; run rows are filled in as they finish
         const skipReason = new Map(plan.skipped.map(({ row, reason }) => [row.id, reason]));
         for (const row of configuration.rows) {
           const reason = skipReason.get(row.id);
-          if (reason) logger.info({ rowId: row.id, status: 'skipped', reason }, `Skipping row ${displayId(row.id)}${row.name ? ` ${quoteForLog(row.name)}` : ''}: ${reason}`);
-          this.summary.rows.push(rowSummary(row, this.folders.row(row.id).relative, reason ? 'skipped' : 'not run', reason));
+          if (reason)
+            logger.info(
+              { rowId: row.id, status: 'skipped', reason },
+              `Skipping row ${displayId(row.id)}${row.name ? ` ${quoteForLog(row.name)}` : ''}: ${reason}`,
+            );
+          this.summary.rows.push(
+            rowSummary(row, this.folders.row(row.id).relative, reason ? 'skipped' : 'not run', reason),
+          );
         }
         this.summary.rowsSkipped = plan.skipped.length;
         const { target } = this.options;
         if (target.kind === 'stored' && target.load !== false && target.store.kind === 'remote') {
-          logger.info({ tablesLoaded: false }, 'Tables are not loaded into Storage tables: the store is a remote Storage API (gex loads only into the embedded store); they stay files in the data folder');
+          logger.info(
+            { tablesLoaded: false },
+            'Tables are not loaded into Storage tables: the store is a remote Storage API (gex loads only into the embedded store); they stay files in the data folder',
+          );
         }
         if (configuration.rows.length === 0) return;
-        for (const { row, forced } of plan.run) if (forced) logger.info({ rowId: row.id }, `Force running disabled row ${displayId(row.id)}`);
+        for (const { row, forced } of plan.run)
+          if (forced) logger.info({ rowId: row.id }, `Force running disabled row ${displayId(row.id)}`);
       },
       // a secret that does not decrypt fails the run naming the row and the key: its summary row says so too
       unitFailed: (rowId, error) => {
@@ -196,7 +221,11 @@ export class Runner {
     const unit = units[failed];
     const unitLog = this.unitLogger(unit);
     if (cancelled) unitLog.warn({ status: 'cancelled' }, `No state is saved: the run was stopped during ${unit.label}`);
-    else unitLog.error({ status: 'failed', errorKind: errorKind(error) }, `No state is saved: ${unit.label} failed, so a rerun repeats the work of every row`);
+    else
+      unitLog.error(
+        { status: 'failed', errorKind: errorKind(error) },
+        `No state is saved: ${unit.label} failed, so a rerun repeats the work of every row`,
+      );
   }
 
   /** The run's logger for one unit: its lines name the row. */
@@ -213,7 +242,10 @@ export class Runner {
     const { store, componentId, configId } = this.options.target as StoredTarget;
     const logger = this.logger;
     for (const { folder, tables } of produced) await this.folders.confirmTables(folder, tables);
-    const writes: StateWrite[] = produced.map(({ unit, state }) => ({ rowId: unit.row?.id ?? null, state: storedState(unit.storedState, state) }));
+    const writes: StateWrite[] = produced.map(({ unit, state }) => ({
+      rowId: unit.row?.id ?? null,
+      state: storedState(unit.storedState, state),
+    }));
     try {
       await store.store.saveStates(componentId, configId, writes);
     } catch (error) {
@@ -225,7 +257,11 @@ export class Runner {
       throw error.failure;
     }
     for (const { rowId } of writes) this.markStateSaved(rowId);
-    logger.info(writes.length === 1 && writes[0].rowId === null ? 'Saved the state of the configuration' : `Saved the state of ${plural(writes.length, 'row')}: ${writes.map((w) => displayId(w.rowId ?? '')).join(', ')}`);
+    logger.info(
+      writes.length === 1 && writes[0].rowId === null
+        ? 'Saved the state of the configuration'
+        : `Saved the state of ${plural(writes.length, 'row')}: ${writes.map((w) => displayId(w.rowId ?? '')).join(', ')}`,
+    );
     this.summary.stateSaved = writes.length > 0;
   }
 

@@ -66,7 +66,12 @@ export interface UnitResult {
 }
 
 /** Runs `unit` in `folder`, filling its row of the summary; a failure is recorded there and rethrown. */
-export async function runUnit(unit: PlannedUnit, folder: RunFolder, summary: RowSummary, context: UnitRunContext): Promise<UnitResult> {
+export async function runUnit(
+  unit: PlannedUnit,
+  folder: RunFolder,
+  summary: RowSummary,
+  context: UnitRunContext,
+): Promise<UnitResult> {
   const { logger, mode } = context;
   const started = context.now();
   summary.status = 'failed';
@@ -112,11 +117,17 @@ export async function runUnit(unit: PlannedUnit, folder: RunFolder, summary: Row
     const tableFiles = result.tables.map((t) => t.file);
     await previous?.record(tableFiles);
     // as GE writes it for this folder's in/state.json: a secret decrypted for the run goes back as stored
-    await data.writeOutputState(unit.folderInput ? stateAsInFolder(result.state, unit.input.state, unit.folderInput.state) : result.state);
+    await data.writeOutputState(
+      unit.folderInput ? stateAsInFolder(result.state, unit.input.state, unit.folderInput.state) : result.state,
+    );
     summary.requests = result.requests;
     summary.records = result.jobs.reduce((n, j) => n + j.records, 0);
     summary.jobs = jobRunSummaries(result.jobs);
-    summary.tables = result.tables.map((t) => ({ file: path.relative(context.dataDir, data.tableFile(t.file)), rows: t.rows, loaded: false }));
+    summary.tables = result.tables.map((t) => ({
+      file: path.relative(context.dataDir, data.tableFile(t.file)),
+      rows: t.rows,
+      loaded: false,
+    }));
     // Keboola's output mapping: this row's tables are in the project before the next row starts
     if (mode.storage?.outputMapping) {
       const loaded = await mode.storage.outputMapping.load(data, tableFiles, logger);
@@ -129,12 +140,23 @@ export async function runUnit(unit: PlannedUnit, folder: RunFolder, summary: Row
     });
     if (mode.report === 'unit') {
       logger.info(
-        { status: 'success', records: summary.records, requests: summary.requests, tables: summary.tables.length, durationMs: summary.durationMs },
+        {
+          status: 'success',
+          records: summary.records,
+          requests: summary.requests,
+          tables: summary.tables.length,
+          durationMs: summary.durationMs,
+        },
         `Finished ${unit.label}: ${plural(summary.records, 'record')}, ${plural(summary.tables.length, 'table')} in ${formatSeconds(summary.durationMs)}`,
       );
     } else {
       logger.info(
-        { tables: result.tables.length, records: summary.records, requests: result.requests, durationMs: result.durationMs },
+        {
+          tables: result.tables.length,
+          records: summary.records,
+          requests: result.requests,
+          durationMs: result.durationMs,
+        },
         `Extraction finished: ${plural(result.tables.length, 'table')}, ${plural(summary.records, 'record')}, ` +
           `${plural(result.requests, 'request')} in ${formatSeconds(result.durationMs)}. Tables are in ${displayText(context.dataDir)}/out/tables`,
       );
@@ -146,8 +168,16 @@ export async function runUnit(unit: PlannedUnit, folder: RunFolder, summary: Row
     summary.reason = (cancelled ?? (error as Error)).message;
     if (cancelled) summary.status = 'cancelled';
     if (mode.report === 'unit') {
-      if (cancelled) logger.warn({ status: 'cancelled', durationMs: summary.durationMs }, `Stopped ${unit.label}: ${cancelled.message}`);
-      else logger.error({ status: 'failed', durationMs: summary.durationMs, errorKind: errorKind(error) }, `Failed ${unit.label}`);
+      if (cancelled)
+        logger.warn(
+          { status: 'cancelled', durationMs: summary.durationMs },
+          `Stopped ${unit.label}: ${cancelled.message}`,
+        );
+      else
+        logger.error(
+          { status: 'failed', durationMs: summary.durationMs, errorKind: errorKind(error) },
+          `Failed ${unit.label}`,
+        );
     }
     throw error;
   }
@@ -172,7 +202,10 @@ async function exportInputs(
   await data.guard.mkdir(data.inputTablesDir);
   const exported = await exportInputTables(storage.tables, inputs, data, unitName);
   for (const table of exported) {
-    logger.info({ tableId: table.source, file: table.file, rows: table.rows }, `Exported table ${displayId(table.source)} to ${displayText(table.file)}: ${plural(table.rows, 'row')}`);
+    logger.info(
+      { tableId: table.source, file: table.file, rows: table.rows },
+      `Exported table ${displayId(table.source)} to ${displayText(table.file)}: ${plural(table.rows, 'row')}`,
+    );
   }
   return exported.map((t) => ({ ...t, file: path.posix.join(folder.relative, t.file) }));
 }

@@ -69,7 +69,9 @@ export class PostgresRunLock {
     );
     const row = result.rows[0];
     if (!row) return 'another session (it ended just now)';
-    const name = row.application_name ? `"${row.application_name.replace(/[\u0000-\u001f\u007f]/g, '?')}"` : 'a session';
+    const name = row.application_name
+      ? `"${row.application_name.replace(/[\u0000-\u001f\u007f]/g, '?')}"`
+      : 'a session';
     return `${name}${row.client_addr ? ` from ${row.client_addr}` : ''} since ${row.backend_start.toISOString()}`;
   }
 }
