@@ -35,7 +35,10 @@ export interface ExtractOptions {
   /** unix seconds of the run start (tests pin it) */
   now?: () => number;
   tmpDir?: string;
-  /** the run's log masker: secrets the auth obtains at run time (login and OAuth tokens) are added to it */
+  /**
+   * the run's log masker, which already knows the input's secrets (registered once per run, by its
+   * plan): secrets the auth obtains at run time (login and OAuth tokens) are added to it
+   */
   masker?: SecretMasker;
   /** clock and nonces of the auth methods (tests pin them) */
   authRuntime?: Partial<AuthRuntime>;
@@ -64,12 +67,19 @@ export interface ExtractionResult {
   durationMs: number;
 }
 
+/** A masker of the input's secrets, for an extraction whose caller gives none (library use). */
+function maskerOf(input: DataFolderInput): SecretMasker {
+  const secrets = new SecretMasker();
+  for (const value of [input.parameters, input.authorization, input.state]) secrets.addFromConfig(value);
+  return secrets;
+}
+
 /** Runs a Generic Extractor configuration on a data folder (Keboola common interface). */
 export async function extract(input: DataFolderInput, options: ExtractOptions): Promise<ExtractionResult> {
-  // secrets the auth obtains at run time are hidden in every log line: by the run's masker, or
-  // (when the caller gives none) by masking what this extraction logs
-  const secrets = options.masker ?? new SecretMasker();
-  for (const value of [input.parameters, input.authorization, input.state]) secrets.addFromConfig(value);
+  // secrets the auth obtains at run time are hidden in every log line: by the run's masker (its
+  // plan registered the input's secrets), or (when the caller gives none) by masking what this
+  // extraction logs
+  const secrets = options.masker ?? maskerOf(input);
   const logger = options.masker ? options.logger : maskingLogger(options.logger, secrets);
   try {
     return await runExtraction(input, options, secrets, logger);

@@ -51,14 +51,15 @@ export class RunFolders {
    * Before the first request of a run: no path the units will write is a symbolic link, and each
    * folder they write in (or remove) takes a file. A row's folder is removed and made again, so
    * only it and the folders of an earlier run in it are probed; inside it nothing is followed.
+   * `input`: the run writes the units' input too (config.json, in/), as a stored configuration's does.
    */
-  async checkWritable(units: RunFolder[]): Promise<void> {
+  async checkWritable(units: RunFolder[], options: { input: boolean }): Promise<void> {
     // the data folder itself is made by a run as it always was (the CLI's run lock makes it first)
     await this.guard.mkdir(this.dataDir);
     const proven = new Set<string>();
     for (const folder of units) {
       if (folder.rowId === null) {
-        await this.dataFolder(folder).checkWritable({ input: true });
+        await this.dataFolder(folder).checkWritable(options);
         continue;
       }
       this.assertRowFolder(folder);

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { ApplicationError } from '../common/errors.js';
-import type { RunSummary } from './runner.js';
+import type { RunSummary } from './run-summary.js';
 
 /**
  * The last check of a successful run: every table its summary lists is on disk, with its manifest.

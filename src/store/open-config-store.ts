@@ -11,24 +11,41 @@ import { RUN_STORE_RETRY, retrySettingsFromEnv, type RetryBudgetSettings } from 
 import type { TableSource } from './table-source.js';
 import { ProjectTables } from './tables/index.js';
 import type { Component } from './types.js';
+import { NO_RUN_LOCKS, type RunLockAdapter } from './run-lock/run-lock-adapter.js';
+import { SqliteRunLocks } from './run-lock/sqlite-run-lock.js';
+import type { PostgresDatabase } from './sql/postgres-database.js';
 
-/** A store opened for the CLI or the runner, with what they need beyond the ConfigStore calls. */
-export interface OpenedStore {
+/** What every opened store offers the CLI and the runner beyond the ConfigStore calls. */
+interface StoreAccess {
   store: ConfigStore;
   /** what the user named (file path or URL; a PostgreSQL URL without its password) */
   location: string;
-  /** set for the embedded store */
-  backend?: EmbeddedBackend;
-  /** the project's Storage tables: set for the embedded store (a remote store's tables are the server's) */
-  tables?: ProjectTables;
-  /** a remote store's tables, through Keboola's table API (set for a remote store) */
-  remoteTables?: TableSource;
+  /** the store's run locks (one adapter per kind of store) */
+  runLocks: RunLockAdapter;
   /** plaintext of `#` values, in memory only */
   decryptSecrets(componentId: string, value: JsonValue): Promise<JsonValue>;
   /** plaintext of `#` values of the component registry (image parameters), in memory only */
   decryptComponentSecrets(componentId: string, value: JsonValue): Promise<JsonValue>;
   close(): Promise<void>;
 }
+
+/** The embedded store, in a SQLite file or a PostgreSQL database. */
+export interface EmbeddedOpenedStore extends StoreAccess {
+  kind: 'sqlite' | 'postgres';
+  backend: EmbeddedBackend;
+  /** the project's Storage tables */
+  tables: ProjectTables;
+}
+
+/** A remote Storage API (gex serve or a Keboola stack): its tables are the server's. */
+export interface RemoteOpenedStore extends StoreAccess {
+  kind: 'remote';
+  /** the project's tables, through Keboola's table API */
+  remoteTables: TableSource;
+}
+
+/** A store opened for the CLI or the runner: which kind it is says what else it offers. */
+export type OpenedStore = EmbeddedOpenedStore | RemoteOpenedStore;
 
 export interface OpenConfigStoreOptions {
   /** token for a remote store (KBC_TOKEN), or to act as a given token on the embedded one */
@@ -81,8 +98,10 @@ export async function openConfigStore(location: string, options: OpenConfigStore
       return new SecretCipher(Buffer.from(key, hex ? 'hex' : 'base64')).decryptTree(value, scope);
     };
     return {
+      kind: 'remote',
       store,
       location,
+      runLocks: NO_RUN_LOCKS,
       remoteTables: new HttpTableSource({ url: location, token, logger: options.logger, retry }),
       async decryptSecrets(componentId, value) {
         if (!containsCipher(value)) return value;
@@ -111,9 +130,12 @@ export async function openConfigStore(location: string, options: OpenConfigStore
       store = backend.session(info);
     } else store = await backend.localSession(options.project);
     const { projectId } = await store.verifyToken();
+    const postgres = backend.db.dialect.name === 'postgres';
     return {
+      kind: postgres ? 'postgres' : 'sqlite',
       store,
       location: displayLocation(location),
+      runLocks: await runLocksOf(backend, projectId),
       backend,
       tables: new ProjectTables(backend.db, projectId),
       decryptSecrets: async (componentId, value) => backend.decryptSecrets(projectId, componentId, value),
@@ -124,4 +146,11 @@ export async function openConfigStore(location: string, options: OpenConfigStore
     await backend.close();
     throw error;
   }
+}
+
+/** The run-lock adapter of an embedded store's database (PostgreSQL's is loaded only when used). */
+async function runLocksOf(backend: EmbeddedBackend, projectId: number): Promise<RunLockAdapter> {
+  if (backend.db.dialect.name !== 'postgres') return new SqliteRunLocks(backend.location, projectId);
+  const { PostgresRunLocks } = await import('./run-lock/postgres-run-lock.js');
+  return new PostgresRunLocks(backend.db as PostgresDatabase, projectId);
 }

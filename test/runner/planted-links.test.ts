@@ -5,7 +5,7 @@ import path from 'node:path';
 import { UnsafeDataPath } from '../../src/extractor/folder-guard.js';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
 import { fromPlain } from '../../src/json/index.js';
-import { ConfigurationRunner } from '../../src/runner/runner.js';
+import { Runner } from '../../src/runner/runner.js';
 import { captureLogger } from '../support/extraction.js';
 import { openConfigStore, type OpenedStore } from '../support/open-store.js';
 import { Outside, type PlantedLink } from '../support/outside.js';
@@ -63,7 +63,7 @@ describe('a stored configuration run with a link planted anywhere in its data fo
 
   async function run(configId: string, dataDir: string) {
     const capture = captureLogger();
-    const runner = new ConfigurationRunner({ store: opened, componentId: C, configId, rowIds: [], dataDir, logger: capture.logger, masker: capture.masker });
+    const runner = new Runner({ target: { kind: 'stored', store: opened, componentId: C, configId, rowIds: [] }, dataDir, logger: capture.logger, masker: capture.masker });
     return runner.run().then(
       () => null,
       (error: Error) => error,

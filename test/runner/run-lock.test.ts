@@ -6,10 +6,11 @@ import path from 'node:path';
 import { RunCancelled } from '../../src/common/cancellation.js';
 import { ApplicationError, UserError } from '../../src/common/errors.js';
 import { silentLogger } from '../../src/common/logger.js';
-import { describeHolder, LockFile, type LockHolder } from '../../src/runner/run-lock/lock-file.js';
-import { holderLiveness, processStartMark } from '../../src/runner/run-lock/process-liveness.js';
+import { describeHolder, LockFile, type LockHolder } from '../../src/common/lock-file.js';
+import { holderLiveness, processStartMark } from '../../src/common/process-liveness.js';
 import { acquireRunLock, configurationLock, DEFAULT_WAIT_MS, parseWaitOption, type LockClock, type RunLock } from '../../src/runner/run-lock/run-locks.js';
 import { verifyTablesOnDisk } from '../../src/runner/verify-tables.js';
+import { NO_RUN_LOCKS } from '../../src/store/run-lock/run-lock-adapter.js';
 
 /** A clock whose sleeps only move its time forward. */
 function fakeClock(): LockClock & { slept: number[] } {
@@ -237,7 +238,7 @@ describe('run locks: the lock file', () => {
 describe('run locks: a remote Storage API', () => {
   it('offers no configuration lock, and the run says so', async () => {
     const { logger, lines } = recordingLogger();
-    const lock = await configurationLock({ location: 'https://connection.keboola.com', projectId: 0, componentId: 'ex-generic-v2', configId: '12' }, 'configuration 12', logger);
+    const lock = configurationLock({ runLocks: NO_RUN_LOCKS, componentId: 'ex-generic-v2', configId: '12' }, 'configuration 12', logger);
     assert.equal(lock, null);
     assert.deepEqual(lines, ['No configuration lock on a remote Storage API: nothing stops another run of configuration 12 of ex-generic-v2 elsewhere (the data folder is still locked)']);
   });

@@ -102,7 +102,7 @@ describe('gex run: one run per data folder (real processes)', function () {
     const dead = spawnSync(process.execPath, ['-e', '0']).pid;
     const file = path.join(data, '.gex-run.lock');
     await writeFile(file, JSON.stringify({ pid: dead, host: os.hostname(), since: '2026-01-01T00:00:00.000Z', configuration: 'crashed', token: 'old' }));
-    const module = JSON.stringify(path.join(repoRoot, 'dist', 'src', 'runner', 'run-lock', 'lock-file.js'));
+    const module = JSON.stringify(path.join(repoRoot, 'dist', 'src', 'common', 'lock-file.js'));
     // each racer waits for a common start moment, tries once, and holds what it got for a second
     const go = Date.now() + 800;
     const script = `import { LockFile } from ${module};

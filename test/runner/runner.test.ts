@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DataFolder } from '../../src/extractor/data-folder.js';
 import { extract } from '../../src/extractor/extractor.js';
-import { ConfigurationRunner, type RunSummary } from '../../src/runner/runner.js';
+import { Runner, type RunSummary } from '../../src/runner/runner.js';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
 import { fromPlain, stringifyExact, toPlain } from '../../src/json/index.js';
 import type { ConfigStore } from '../../src/store/config-store.js';
@@ -64,7 +64,7 @@ describe('runner: stored configuration row by row', () => {
   async function run(configId: string, rowIds: string[] = []): Promise<RunSummary> {
     const capture = captureLogger('debug');
     logs = capture.text;
-    const runner = new ConfigurationRunner({ store: opened, componentId: C, configId, rowIds, dataDir: path.join(dir, 'data'), logger: capture.logger, masker: capture.masker, now: () => RUN_START_MS });
+    const runner = new Runner({ target: { kind: 'stored', store: opened, componentId: C, configId, rowIds }, dataDir: path.join(dir, 'data'), logger: capture.logger, masker: capture.masker, now: () => RUN_START_MS });
     try {
       return await runner.run();
     } catch (error) {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
 import { fromPlain, stringifyExact } from '../../src/json/index.js';
-import { ConfigurationRunner, type RunSummary } from '../../src/runner/runner.js';
+import { Runner, type RunSummary } from '../../src/runner/runner.js';
 import type { ConfigStore } from '../../src/store/config-store.js';
 import { MAX_BODY_BYTES } from '../../src/store/embedded/session.js';
 import type { EmbeddedBackend } from '../../src/store/embedded/embedded-backend.js';
@@ -53,7 +53,7 @@ for (const factory of storeBackends()) {
     async function run(): Promise<{ summary: RunSummary; error?: Error }> {
       const capture = captureLogger('info');
       logs = capture.text;
-      const runner = new ConfigurationRunner({ store: opened, componentId: C, configId, rowIds: [], dataDir: path.join(dir, 'data'), logger: capture.logger, masker: capture.masker });
+      const runner = new Runner({ target: { kind: 'stored', store: opened, componentId: C, configId, rowIds: [] }, dataDir: path.join(dir, 'data'), logger: capture.logger, masker: capture.masker });
       try {
         return { summary: await runner.run() };
       } catch (error) {

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
 import { fromPlain, toPlain } from '../../src/json/index.js';
 import { runGex, type CliResult } from '../support/cli.js';
-import { openConfigStore, type OpenedStore } from '../support/open-store.js';
+import { openConfigStore } from '../support/open-store.js';
+import type { EmbeddedOpenedStore } from '../../src/store/open-config-store.js';
 import { describeEachBackend, TestServer } from '../support/storage-api-server.js';
 import type { FreshStore } from '../support/store.js';
 
@@ -53,16 +54,17 @@ describeEachBackend('gex run loads tables into the project', (factory) => {
     this.timeout(60_000);
     // PostgreSQL bucket schemas live beside the store's schema: drop them with the store
     await withStore(async (opened) => {
-      for (const b of await opened.tables!.listBuckets()) await opened.tables!.deleteBucket(b.id);
+      for (const b of await opened.tables.listBuckets()) await opened.tables.deleteBucket(b.id);
     });
     await store.dispose();
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function withStore<T>(work: (opened: OpenedStore) => Promise<T>): Promise<T> {
+  async function withStore<T>(work: (opened: EmbeddedOpenedStore) => Promise<T>): Promise<T> {
     const opened = await openConfigStore(store.location, { env: KEY });
     try {
-      return await work(opened);
+      assert.notEqual(opened.kind, 'remote', 'the embedded store');
+      return await work(opened as EmbeddedOpenedStore);
     } finally {
       await opened.close();
     }
@@ -81,8 +83,8 @@ describeEachBackend('gex run loads tables into the project', (factory) => {
   const run = (id: string, extra: string[] = []): Promise<CliResult> =>
     runGex(['run', '--config-id', id, '--data-dir', dataDir, '--store', store.location, '--summary', path.join(dir, 'summary.json'), ...extra], KEY);
   const summary = async () => JSON.parse(await readFile(path.join(dir, 'summary.json'), 'utf8')) as Summary;
-  const rowsOf = (tableId: string) => withStore(async ({ tables }) => (await tables!.preview(tableId, { limit: 1000 })).rows);
-  const tableIds = () => withStore(async ({ tables }) => (await tables!.listTables()).map((t) => t.id));
+  const rowsOf = (tableId: string) => withStore(async ({ tables }) => (await tables.preview(tableId, { limit: 1000 })).rows);
+  const tableIds = () => withStore(async ({ tables }) => (await tables.listTables()).map((t) => t.id));
   const stateOf = (id: string) => withStore(async ({ store: s }) => toPlain((await s.getConfiguration(C, id)).state));
 
   it('full load into the default bucket in.c-<component>-<config>: a second run replaces the rows', async function () {
@@ -123,7 +125,7 @@ describeEachBackend('gex run loads tables into the project', (factory) => {
     assert.deepEqual([...byId.keys()].sort(), ['1', '2', '3']);
     assert.deepEqual(byId.get('1'), ['1', 'Ann', ''], 'the old row gets an empty new column');
     assert.deepEqual(byId.get('2'), ['2', 'Bobby', 'Brno'], 'the key was upserted');
-    assert.deepEqual(await withStore(async ({ tables }) => (await tables!.table('in.c-shop.users')).primaryKey), ['id']);
+    assert.deepEqual(await withStore(async ({ tables }) => (await tables.table('in.c-shop.users')).primaryKey), ['id']);
   });
 
   it('row 2 reads row 1\'s table by input mapping: row 1\'s outputs are loaded before row 2 starts', async function () {
@@ -170,7 +172,7 @@ describeEachBackend('gex run loads tables into the project', (factory) => {
     const result = await run('boxes');
     assert.equal(result.code, 0, result.stdout + result.stderr);
     assert.match(result.stdout, /Loaded table in\.c-geo\.boxes: 2 rows/);
-    assert.deepEqual(await withStore(async ({ tables }) => (await tables!.table('in.c-geo.boxes')).columns), fields);
+    assert.deepEqual(await withStore(async ({ tables }) => (await tables.table('in.c-geo.boxes')).columns), fields);
     assert.deepEqual(await rowsOf('in.c-geo.boxes'), [fields.map((_, i) => String(i)), fields.map((_, i) => String(i + 10))]);
     const folder = path.join(dataDir, 'rows/b-read/in/tables');
     assert.equal(await readFile(path.join(folder, 'long-ago.csv'), 'utf8'), '"xmin","ctid"\n"0","4"\n"10","14"\n');
@@ -219,7 +221,7 @@ describeEachBackend('gex run loads tables into the project', (factory) => {
     // the project already has in.c-shop.users keyed by another column
     const seed = path.join(dir, 'seed.csv');
     await writeFile(seed, '"id","other"\n"9","x"\n');
-    await withStore(({ tables }) => tables!.load(seed, { destination: 'in.c-shop.users', primary_key: ['other'] }));
+    await withStore(({ tables }) => tables.load(seed, { destination: 'in.c-shop.users', primary_key: ['other'] }));
     answers.orders = [{ n: 1 }];
     answers.users = [{ id: 1 }];
     const result = await run('conflict');

@@ -4,7 +4,7 @@ import { exitCodeOf, UserError } from '../../common/errors.js';
 import { displayText } from '../../common/log-text.js';
 import { createLogger, type Logger } from '../../common/logger.js';
 import { SecretMasker } from '../../common/secret-masker.js';
-import type { CheckUnit } from '../../runner/check-units.js';
+import type { PlannedUnit } from '../../runner/run-plan.js';
 import { builtinComponents } from '../builtin-components.js';
 import { targetOptions, type TargetArgs } from '../target-options.js';
 import { cancelOnStop } from '../stop-signals.js';
@@ -59,7 +59,7 @@ export async function checkFromCli(args: TargetArgs, mode: CheckMode): Promise<n
     const { units, warnings } = await unitsToCheck(args, mode, masker, logger);
     const checked = [];
     for (const unit of units) {
-      checked.push(await checkInput(unit.input, unit.label, unit.rowId, { logger, masker, sendRequests: mode.sendRequests ? {} : undefined, signal }));
+      checked.push(await checkInput(unit.input, unit.checkLabel, unit.row?.id ?? null, { logger, masker, sendRequests: mode.sendRequests ? {} : undefined, signal }));
     }
     const report = { ok: reportOk(checked), units: checked, warnings: warnings.map((w) => masker.mask(w)) };
     process.stdout.write(mode.json ? renderJson(report, masker) : renderText(report, masker));
@@ -76,19 +76,21 @@ export async function checkFromCli(args: TargetArgs, mode: CheckMode): Promise<n
   }
 }
 
-/** The configurations to check: the data folder's config.json, or a stored configuration's rows (merged as the runner merges them). */
-async function unitsToCheck(args: TargetArgs, mode: CheckMode, masker: SecretMasker, logger: Logger): Promise<{ units: CheckUnit[]; warnings: string[] }> {
-  if (!args['config-id']) {
-    const { DataFolder } = await import('../../extractor/data-folder.js');
-    const folder = new DataFolder(dataFolderOfRun(args['data-dir'], env));
-    return { units: [{ label: `Data folder ${folder.dir}`, rowId: null, input: await folder.read() }], warnings: [] };
-  }
-  const [{ openConfigStore, storeLocationFromArgs }, { storedUnits }] = await Promise.all([import('../../store/open-config-store.js'), import('../../runner/check-units.js')]);
+/**
+ * The configurations to check, planned as a run plans them (runner/run-plan.ts): the data folder's
+ * config.json, or a stored configuration's rows with the root merged under each.
+ */
+async function unitsToCheck(args: TargetArgs, mode: CheckMode, masker: SecretMasker, logger: Logger): Promise<{ units: PlannedUnit[]; warnings: string[] }> {
+  const { planRun } = await import('../../runner/run-plan.js');
+  const planOptions = { masker, select: mode.select, force: mode.force };
+  if (!args['config-id']) return planRun({ kind: 'folder', dataDir: dataFolderOfRun(args['data-dir'], env) }, planOptions);
+  const { openConfigStore, storeLocationFromArgs } = await import('../../store/open-config-store.js');
   const location = storeLocationFromArgs(args.store, env);
   // nothing is created: a store that does not exist is an error
   const store = await openConfigStore(location, { token: args.token ?? env.KBC_TOKEN, logger, builtinComponents: builtinComponents(), mustExist: true });
   try {
-    return await storedUnits({ store, componentId: args['component-id'], configId: args['config-id'], rowIds: args['row-id'], masker, select: mode.select, force: mode.force });
+    const source = { kind: 'stored', store, componentId: args['component-id'], configId: args['config-id'], rowIds: args['row-id'] } as const;
+    return await planRun(source, planOptions);
   } finally {
     await store.close();
   }

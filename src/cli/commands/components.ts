@@ -44,7 +44,7 @@ export function componentsCommand(yargs: Argv): Argv {
           withExistingStore({ ...args, 'component-id': '' }, async (store, _args, opened) => {
             const listed = await store.listComponents();
             const counts = new Map(listed.map((l) => [l.component.id, l.configurations.length]));
-            const components = opened.backend ? await opened.backend.listComponents() : listed.map((l) => l.component);
+            const components = opened.kind === 'remote' ? listed.map((l) => l.component) : await opened.backend.listComponents();
             if (args.json) return print(components.map((c) => componentToWire(c)));
             if (components.length === 0) say('No components.');
             for (const c of components) say(componentLine(c, counts.get(c.id) ?? 0));

@@ -2,19 +2,16 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import { cancellationOf, RunCancelled } from '../../common/cancellation.js';
+import { cancellationOf } from '../../common/cancellation.js';
 import { errorKind, exitCodeOf, UserError } from '../../common/errors.js';
 import { limitHeapGrowth, limitYoungGeneration } from '../../common/heap-growth.js';
 import type { Logger } from '../../common/logger.js';
-import type { ProgressLine } from '../../common/progress-line.js';
 import type { SecretMasker } from '../../common/secret-masker.js';
 import { builtinComponents } from '../builtin-components.js';
 import { lockForRun, parseWaitOption } from '../../runner/run-lock/run-locks.js';
-import { jobRunSummaries } from '../../runner/job-summary.js';
-import type { RunSummary } from '../../runner/runner.js';
+import type { RunTarget } from '../../runner/runner.js';
+import { recordLateFailure, summaryOfUnstartedRun, type RunSummary } from '../../runner/run-summary.js';
 import { verifyTablesOnDisk } from '../../runner/verify-tables.js';
-import { displayText } from '../../common/log-text.js';
-import { formatSeconds, plural } from '../../common/text.js';
 import { dataFolderOfRun, defaultDataDir, describeDataDir, type DataDirChoice } from '../data-dir-default.js';
 import { isInside } from '../../common/safe-path.js';
 import { FolderGuard } from '../../extractor/folder-guard.js';
@@ -67,7 +64,7 @@ async function dryRunFromCli(args: RunArgs): Promise<number> {
   return checkFromCli(args, { select: 'run', sendRequests: false, json: false, force: args.force });
 }
 
-/** `gex run`: returns the exit code (0 ok, 1 user error, 2 application error). */
+/** `gex run`: options, locks and output; the run itself is the runner's (src/runner/runner.ts). */
 export async function runFromCli(args: RunArgs): Promise<number> {
   limitYoungGeneration();
   limitHeapGrowth();
@@ -80,14 +77,20 @@ export async function runFromCli(args: RunArgs): Promise<number> {
   const writeSummary = (file: string | undefined, written: RunSummary) => writeSummaryFile(file, written, logger, masker, summaryDataDir);
   try {
     const waitMs = parseWaitOption(args.wait);
+    // loaded on demand: each command pays only for what it uses at start-up
+    const { Runner } = await import('../../runner/runner.js');
+    const run = async (dataDir: string, target: RunTarget) => {
+      const runner = new Runner({ target, dataDir, logger, masker, progressLine: progress, signal });
+      summary = runner.result;
+      await runner.run();
+      verifyTablesOnDisk(dataDir, summary);
+      if (target.kind === 'stored') logTableLocations(logger, summary, dataDir);
+      await writeSummary(args.summary, summary);
+    };
     if (args['config-id']) {
       const dataDir = args['data-dir'] ?? defaultDataFolder(logger);
       summaryDataDir = dataDir;
-      // loaded on demand: each command pays only for what it uses at start-up
-      const [{ openConfigStore, storeLocationFromArgs }, { ConfigurationRunner }] = await Promise.all([
-        import('../../store/open-config-store.js'),
-        import('../../runner/runner.js'),
-      ]);
+      const { openConfigStore, storeLocationFromArgs } = await import('../../store/open-config-store.js');
       const location = storeLocationFromArgs(args.store, env);
       // a run creates no store: a mistyped --store is "no store at …", not a new empty store and key
       const store = await openConfigStore(location, { token: args.token ?? env.KBC_TOKEN, logger, builtinComponents: builtinComponents(), mustExist: true });
@@ -95,30 +98,14 @@ export async function runFromCli(args: RunArgs): Promise<number> {
       try {
         unlock = await lockForRun({
           dataDir,
-          stored: { location, componentId: args['component-id'], configId: args['config-id'], projectId: async () => (await store.store.verifyToken()).projectId },
+          stored: { runLocks: store.runLocks, componentId: args['component-id'], configId: args['config-id'] },
           running: `configuration ${args['config-id']} of ${args['component-id']}`,
           waitMs,
           signal,
           logger,
         });
-        const runner = new ConfigurationRunner({
-          store,
-          componentId: args['component-id'],
-          configId: args['config-id'],
-          rowIds: args['row-id'],
-          dataDir,
-          logger,
-          masker,
-          progressLine: progress,
-          force: args.force,
-          signal,
-          load: args.load,
-        });
-        summary = runner.result;
-        await runner.run();
-        verifyTablesOnDisk(dataDir, summary);
-        logTableLocations(logger, summary, dataDir);
-        await writeSummary(args.summary, summary);
+        const { 'component-id': componentId, 'config-id': configId, 'row-id': rowIds, force, load } = args;
+        await run(dataDir, { kind: 'stored', store, componentId, configId, rowIds, force, load });
       } finally {
         await unlock();
         await store.close();
@@ -126,7 +113,14 @@ export async function runFromCli(args: RunArgs): Promise<number> {
     } else {
       const dataDir = dataFolderOfRun(args['data-dir'], env, existsSync, (choice) => logDataFolderChoice(logger, choice));
       summaryDataDir = dataDir;
-      await runDataDir(args, dataDir, logger, masker, progress, signal, waitMs);
+      // a missing data folder is reported as before (by reading its config.json), not created by the lock
+      const locked = existsSync(dataDir);
+      const unlock = locked ? await lockForRun({ dataDir, running: 'the config.json of the data folder', waitMs, signal, logger }) : async () => undefined;
+      try {
+        await run(dataDir, { kind: 'folder', componentId: args['component-id'] });
+      } finally {
+        await unlock();
+      }
     }
     return 0;
   } catch (error) {
@@ -134,78 +128,20 @@ export async function runFromCli(args: RunArgs): Promise<number> {
     const cancelled = cancellationOf(signal);
     if (cancelled) {
       logger.warn({ status: 'cancelled' }, `${cancelled.message}: no state saved, no partial table left`);
-      await writeSummary(args.summary, summary ?? baseSummary(args, started, cancelled));
+      await writeSummary(args.summary, summary ?? unstartedSummary(args, started, cancelled));
       return cancelled.exitCode;
     }
     if (error instanceof UserError) logger.error({ errorKind: errorKind(error) }, error.message);
     else logger.error({ err: error, errorKind: errorKind(error) }, `Application error: ${(error as Error).message}`);
     // a failure after the runner finished (its tables gone from disk) still fails the summary
-    if (summary?.status === 'success') Object.assign(summary, failedSummaryFields(error));
-    await writeSummary(args.summary, summary ?? baseSummary(args, started, error));
+    if (summary) recordLateFailure(summary, error);
+    await writeSummary(args.summary, summary ?? unstartedSummary(args, started, error));
     return exitCodeOf(error);
   }
 }
 
-async function runDataDir(args: RunArgs, dataDir: string, logger: Logger, masker: SecretMasker, progress: ProgressLine, signal: AbortSignal, waitMs: number): Promise<void> {
-  const started = Date.now();
-  // a missing data folder is reported as before (by reading its config.json), not created by the lock
-  const locked = existsSync(dataDir);
-  const unlock = locked ? await lockForRun({ dataDir, running: 'the config.json of the data folder', waitMs, signal, logger }) : async () => undefined;
-  try {
-    await extractDataDir(args, dataDir, logger, masker, progress, signal, started);
-  } finally {
-    await unlock();
-  }
-}
-
-async function extractDataDir(args: RunArgs, dataDir: string, logger: Logger, masker: SecretMasker, progress: ProgressLine, signal: AbortSignal, started: number): Promise<void> {
-  const [{ DataFolder }, { extract }, { PreviousTables }] = await Promise.all([
-    import('../../extractor/data-folder.js'),
-    import('../../extractor/extractor.js'),
-    import('../../extractor/previous-tables.js'),
-  ]);
-  const folder = new DataFolder(dataDir);
-  const input = await folder.read();
-  masker.addFromConfig(input.parameters);
-  masker.addFromConfig(input.authorization);
-  masker.addFromConfig(input.state);
-  // before the first request: no link planted where the run writes, every folder it writes writable
-  await folder.checkWritable({ input: false });
-  const previous = new PreviousTables(folder, logger);
-  await previous.remove();
-  const result = await extract(input, { dataDir, logger, masker, progressLine: progress, signal });
-  await previous.record(result.tables.map((t) => t.file));
-  await folder.writeOutputState(result.state);
-  const records = result.jobs.reduce((n, j) => n + j.records, 0);
-  logger.info(
-    { tables: result.tables.length, records, requests: result.requests, durationMs: result.durationMs },
-    `Extraction finished: ${plural(result.tables.length, 'table')}, ${plural(records, 'record')}, ${plural(result.requests, 'request')} in ${formatSeconds(result.durationMs)}. ` +
-      `Tables are in ${displayText(dataDir)}/out/tables`,
-  );
-  const summary: RunSummary = { ...baseSummary(args, started), rowsRun: 1, rows: [{ id: null, name: '', folder: '.', status: 'success', stateSaved: false, requests: result.requests, records, tables: result.tables.map((t) => ({ file: `out/tables/${t.file}`, rows: t.rows, loaded: false })), jobs: jobRunSummaries(result.jobs), durationMs: result.durationMs }] };
-  verifyTablesOnDisk(dataDir, summary);
-  await writeSummaryFile(args.summary, summary, logger, masker, dataDir);
-}
-
-/** The summary of a data-folder run, or of a run that failed before it started. */
-function baseSummary(args: RunArgs, started: number, error?: unknown): RunSummary {
-  return {
-    componentId: args['component-id'],
-    configId: args['config-id'] ?? '',
-    configVersion: null,
-    status: error instanceof RunCancelled ? 'cancelled' : error ? 'error' : 'success',
-    message: error ? (error as Error).message : 'Component processing finished.',
-    rowsRun: 0,
-    rowsSkipped: 0,
-    rows: [],
-    stateSaved: false,
-    durationMs: Date.now() - started,
-    error: error && !(error instanceof RunCancelled) ? { kind: errorKind(error), message: (error as Error).message } : undefined,
-  };
-}
-
-function failedSummaryFields(error: unknown): Pick<RunSummary, 'status' | 'message' | 'error'> {
-  return { status: 'error', message: (error as Error).message, error: { kind: errorKind(error), message: (error as Error).message } };
+function unstartedSummary(args: RunArgs, started: number, error: unknown): RunSummary {
+  return summaryOfUnstartedRun(args['component-id'], args['config-id'] ?? '', Date.now() - started, error);
 }
 
 /**

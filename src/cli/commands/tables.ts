@@ -24,8 +24,7 @@ function withTables(args: StoreArgs, work: (tables: TableSource, location: strin
   return runCliAction(async (logger) => {
     const opened = await openStoreFromArgs(args, logger, { mustExist: true });
     try {
-      const source = opened.tables ? embeddedTableSource(opened.tables) : opened.remoteTables;
-      if (!source) throw new UserError(`The store ${displayText(opened.location)} has no Storage tables.`);
+      const source = opened.kind === 'remote' ? opened.remoteTables : embeddedTableSource(opened.tables);
       await work(source, opened.location);
     } finally {
       await opened.close();

@@ -1,12 +1,11 @@
-import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { dataFolderFailure } from '../../extractor/folder-guard.js';
-import { isPostgresStore, isRemoteStore } from '../../store/store-location.js';
-import { describeHolder, LockFile } from './lock-file.js';
+import { describeHolder, LockFile } from '../../common/lock-file.js';
+import type { RunLockAdapter } from '../../store/run-lock/run-lock-adapter.js';
 
 /** The data folder's lock file: one run per data folder. */
 export const DATA_DIR_LOCK_FILE = '.gex-run.lock';
@@ -106,48 +105,31 @@ export function dataDirLock(dataDir: string, running: string): RunLock {
   };
 }
 
+/** The configuration a `--config-id` run runs, and the store that keeps it (and its locks). */
 export interface StoredConfiguration {
-  /** the store as given (file path or URL) */
-  location: string;
-  projectId: number;
+  runLocks: RunLockAdapter;
   componentId: string;
   configId: string;
 }
 
 /**
- * The configuration's lock, by store: SQLite — a lock file in `<database>.run-locks/`; PostgreSQL
- * — a session advisory lock; a remote Storage API offers no lock, so there is none (said in the log).
+ * The configuration's lock, as its store offers it (src/store/run-lock/): SQLite — a lock file in
+ * `<database>.run-locks/`; PostgreSQL — a session advisory lock; a remote Storage API offers no
+ * lock, so there is none (said in the log).
  */
-export async function configurationLock(config: StoredConfiguration, running: string, logger: Logger): Promise<RunLock | null> {
-  const key = `${config.projectId}\n${config.componentId}\n${config.configId}`;
+export function configurationLock(config: StoredConfiguration, running: string, logger: Logger): RunLock | null {
   const what = `configuration ${config.configId} of ${config.componentId}`;
-  if (isRemoteStore(config.location)) {
+  const lock = config.runLocks.configurationLock({
+    componentId: config.componentId,
+    configId: config.configId,
+    running,
+    onLost: (error) => logger.warn(`The lock of ${what} was lost with its database session (${error.message}): another run of it could start now`),
+  });
+  if (!lock) {
     logger.info(`No configuration lock on a remote Storage API: nothing stops another run of ${what} elsewhere (the data folder is still locked)`);
     return null;
   }
-  if (isPostgresStore(config.location)) {
-    const { PostgresRunLock } = await import('./postgres-run-lock.js');
-    const lock = new PostgresRunLock(config.location, key, (error) =>
-      logger.warn(`The lock of ${what} was lost with its database session (${error.message}): another run of it could start now`),
-    );
-    return { what, tryAcquire: () => lock.tryAcquire(), release: () => lock.release() };
-  }
-  // a hash: ids are hostile text, and the file name must not depend on what they contain
-  const dir = `${path.resolve(config.location)}.run-locks`;
-  const file = path.join(dir, `${createHash('sha256').update(key).digest('hex').slice(0, 32)}.lock`);
-  const lock = new LockFile(file, running);
-  return {
-    what,
-    hint: `If that run is gone (another host or container), remove ${file}.`,
-    async tryAcquire() {
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      const attempt = lock.tryAcquire();
-      return attempt.acquired ? true : describeHolder(attempt.holder);
-    },
-    async release() {
-      lock.release();
-    },
-  };
+  return { what, hint: lock.hint, tryAcquire: () => lock.tryAcquire(), release: () => lock.release() };
 }
 
 /**
@@ -187,7 +169,7 @@ export const DEFAULT_WAIT_MS = 3600_000;
 export interface RunLockRequest extends WaitOptions {
   dataDir: string;
   /** the stored configuration a `--config-id` run runs; none for a data-folder run */
-  stored?: Omit<StoredConfiguration, 'projectId'> & { projectId(): Promise<number> };
+  stored?: StoredConfiguration;
   /** the run in words, written into lock files for whoever finds them taken */
   running: string;
 }
@@ -195,10 +177,6 @@ export interface RunLockRequest extends WaitOptions {
 /** The locks of one `gex run`: its data folder and (for a stored configuration) the configuration. */
 export async function lockForRun(request: RunLockRequest): Promise<() => Promise<void>> {
   const locks: Array<RunLock | null> = [dataDirLock(request.dataDir, request.running)];
-  if (request.stored) {
-    const { stored } = request;
-    const projectId = isRemoteStore(stored.location) ? 0 : await stored.projectId();
-    locks.push(await configurationLock({ ...stored, projectId }, request.running, request.logger));
-  }
+  if (request.stored) locks.push(configurationLock(request.stored, request.running, request.logger));
   return lockRun(locks, request);
 }

@@ -93,6 +93,24 @@ export class PostgresDatabase implements Database {
     return this.schema;
   }
 
+  /**
+   * A connection of its own, outside the pool, with the store's connection settings: for what
+   * lives as long as a session (a run's advisory lock). `onError` is told when it breaks.
+   */
+  async openSession(applicationName: string, onError: (error: Error) => void): Promise<pg.Client> {
+    const o = this.settings;
+    const client = new pg.Client({
+      connectionString: this.connectionString,
+      connectionTimeoutMillis: o.connectTimeoutMs,
+      statement_timeout: o.statementTimeoutMs,
+      application_name: applicationName,
+      keepAlive: true,
+    });
+    client.on('error', onError);
+    await client.connect();
+    return client;
+  }
+
   private async findStoreSchema(): Promise<StoreSchema> {
     const o = this.settings;
     const probe = new pg.Client({ connectionString: this.connectionString, connectionTimeoutMillis: o.connectTimeoutMs, statement_timeout: o.statementTimeoutMs, application_name: 'gex' });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, lstatSync, openSync, readSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { UserError } from '../../common/errors.js';
+import { UserError } from './errors.js';
 import os from 'node:os';
 import { holderLiveness, processStartMark } from './process-liveness.js';
 

@@ -1,7 +1,7 @@
 import os from 'node:os';
-import pg from 'pg';
-import { postgresOptionsFromEnv } from '../../store/store-location.js';
-import { POSTGRES_DEFAULTS } from '../../store/sql/postgres-database.js';
+import type pg from 'pg';
+import type { PostgresDatabase } from '../sql/postgres-database.js';
+import type { ConfigurationLock, ConfigurationLockRequest, RunLockAdapter } from './run-lock-adapter.js';
 
 /**
  * The lock key: a 64-bit hash of the store's schema, project, component and configuration, so
@@ -20,7 +20,8 @@ export class PostgresRunLock {
   private client: pg.Client | null = null;
 
   constructor(
-    private readonly url: string,
+    /** the store's database, which opens the lock's own session */
+    private readonly db: PostgresDatabase,
     /** project, component and configuration ids, joined */
     private readonly key: string,
     /** told when the lock's session breaks (the lock is gone with it) */
@@ -44,20 +45,14 @@ export class PostgresRunLock {
 
   private async connect(): Promise<pg.Client> {
     if (this.client) return this.client;
-    const o = { ...POSTGRES_DEFAULTS, ...postgresOptionsFromEnv() };
-    const client = new pg.Client({
-      connectionString: this.url,
-      connectionTimeoutMillis: o.connectTimeoutMs,
-      statement_timeout: o.statementTimeoutMs,
-      // seen by the run that finds the lock taken (63 bytes at most)
-      application_name: `gex run pid ${process.pid} on ${os.hostname()}`.slice(0, 63),
-      keepAlive: true,
-    });
+    // seen by the run that finds the lock taken (63 bytes at most)
+    const name = `gex run pid ${process.pid} on ${os.hostname()}`.slice(0, 63);
     // a dropped connection must not crash the run; the run goes on without the lock, and says so
-    client.on('error', (error) => {
-      if (this.client === client) this.onLost(error);
+    const opened: { client?: pg.Client } = {};
+    const client = await this.db.openSession(name, (error) => {
+      if (opened.client !== undefined && this.client === opened.client) this.onLost(error);
     });
-    await client.connect();
+    opened.client = client;
     this.client = client;
     return client;
   }
@@ -74,7 +69,22 @@ export class PostgresRunLock {
     );
     const row = result.rows[0];
     if (!row) return 'another session (it ended just now)';
-    const name = row.application_name ? `"${row.application_name.replace(/[\u0000-\u001f\u007f]/g, '?')}"` : 'a session';
+    const name = row.application_name
+      ? `"${row.application_name.replace(/[\u0000-\u001f\u007f]/g, '?')}"`
+      : 'a session';
     return `${name}${row.client_addr ? ` from ${row.client_addr}` : ''} since ${row.backend_start.toISOString()}`;
+  }
+}
+
+/** The run locks of a PostgreSQL store: a session advisory lock per configuration (PostgresRunLock). */
+export class PostgresRunLocks implements RunLockAdapter {
+  constructor(
+    private readonly db: PostgresDatabase,
+    private readonly projectId: number,
+  ) {}
+
+  configurationLock({ componentId, configId, onLost }: ConfigurationLockRequest): ConfigurationLock {
+    const lock = new PostgresRunLock(this.db, `${this.projectId}\n${componentId}\n${configId}`, onLost);
+    return { tryAcquire: () => lock.tryAcquire(), release: () => lock.release() };
   }
 }
