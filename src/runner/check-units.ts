@@ -46,7 +46,7 @@ export async function storedUnits(options: StoredUnitsOptions): Promise<StoredUn
   const warnings: string[] = [];
   if (configuration.isDisabled) {
     if (options.select === 'run' && !options.force) {
-      throw new UserError(`Configuration ${displayId(configId)} is disabled. Enable it in the store, or run it anyway with --force.`);
+      throw new UserError('GEX_CONFIG_DISABLED', `Configuration ${displayId(configId)} is disabled. Enable it in the store, or run it anyway with --force.`);
     }
     if (options.select === 'all') warnings.push(`Configuration ${displayId(configId)} is disabled: a run needs --force`);
   }

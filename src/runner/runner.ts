@@ -203,7 +203,7 @@ export class ConfigurationRunner {
     const configuration = await loadConfiguration(this.options.store, componentId, configId);
     this.summary.configVersion = configuration.version;
     if (configuration.isDisabled && !this.options.force) {
-      throw new UserError(`Configuration ${displayId(configId)} is disabled. Enable it in the store, or run it anyway with --force.`);
+      throw new UserError('GEX_CONFIG_DISABLED', `Configuration ${displayId(configId)} is disabled. Enable it in the store, or run it anyway with --force.`);
     }
     const imageParameters = await componentImageParameters(this.options.store, componentId);
     const plan = planRows(configuration, this.options.rowIds);
