@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { cancellationOf } from '../common/cancellation.js';
-import { errorKind, UserError, type ErrorKind } from '../common/errors.js';
+import { errorLogFields, errorReport, UserError, type ErrorReport } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import { displayId, displayText, quoteForLog } from '../common/log-text.js';
 import { formatSeconds, groupThousands, plural } from '../common/text.js';
@@ -111,7 +111,7 @@ export interface RunSummary {
   /** set when saving states through a remote store failed part-way */
   stateRollback?: StateRollbackSummary;
   durationMs: number;
-  error?: { kind: ErrorKind; message: string };
+  error?: ErrorReport;
 }
 
 /** What a unit's run produced: its component state and the tables (files in out/tables) it wrote. */
@@ -181,7 +181,7 @@ export class ConfigurationRunner {
       const cancelled = cancellationOf(this.options.signal);
       this.summary.status = cancelled ? 'cancelled' : 'error';
       // a stop is no error: the summary says `cancelled` and why
-      if (!cancelled) this.summary.error = { kind: errorKind(error), message: (error as Error).message };
+      if (!cancelled) this.summary.error = errorReport(error);
       this.summary.message = (cancelled ?? (error as Error)).message;
       this.finish();
       throw error;
@@ -263,7 +263,7 @@ export class ConfigurationRunner {
         }
         const unitLog = this.unitLogger(unit);
         if (cancellationOf(this.options.signal)) unitLog.warn({ status: 'cancelled' }, `No state is saved: the run was stopped during ${unit.label}`);
-        else unitLog.error({ status: 'failed', errorKind: errorKind(error) }, `No state is saved: ${unit.label} failed, so a rerun repeats the work of every row`);
+        else unitLog.error({ status: 'failed', ...errorLogFields(error) }, `No state is saved: ${unit.label} failed, so a rerun repeats the work of every row`);
         throw error;
       }
     }
@@ -354,7 +354,7 @@ export class ConfigurationRunner {
       summary.reason = (cancelled ?? (error as Error)).message;
       if (cancelled) summary.status = 'cancelled';
       if (cancelled) logger.warn({ status: 'cancelled', durationMs: summary.durationMs }, `Stopped ${unit.label}: ${cancelled.message}`);
-      else logger.error({ status: 'failed', durationMs: summary.durationMs, errorKind: errorKind(error) }, `Failed ${unit.label}`);
+      else logger.error({ status: 'failed', durationMs: summary.durationMs, ...errorLogFields(error) }, `Failed ${unit.label}`);
       throw error;
     }
   }
@@ -390,7 +390,7 @@ export class ConfigurationRunner {
       await store.store.saveStates(componentId, configId, writes);
     } catch (error) {
       if (!(error instanceof StateSaveFailed)) {
-        logger.error({ errorKind: errorKind(error) }, `No state is saved: ${(error as Error).message}`);
+        logger.error(errorLogFields(error), `No state is saved: ${(error as Error).message}`);
         throw error;
       }
       this.recordRollback(error);
@@ -410,8 +410,8 @@ export class ConfigurationRunner {
       notRestored: error.notRestored.map((n) => ({ rowId: n.owner, reason: n.reason })),
     };
     for (const { owner } of error.notRestored) this.markStateSaved(owner);
-    if (complete) this.logger.error({ errorKind: errorKind(error) }, `No state is saved: ${error.message}`);
-    else this.logger.error({ errorKind: errorKind(error) }, `State saved only in part: ${error.message}`);
+    if (complete) this.logger.error(errorLogFields(error), `No state is saved: ${error.message}`);
+    else this.logger.error(errorLogFields(error), `State saved only in part: ${error.message}`);
   }
 
   private rowSummary(owner: StateOwner): RowSummary | undefined {

@@ -101,10 +101,11 @@ describe('gex run --log-format json (CLI process, SQLite store)', function () {
     assert.equal(typeof finished.durationMs, 'number');
 
     const failed = find(/^Failed row 2 of 2/);
-    assert.deepEqual(pick(failed, ['level', 'rowId', 'status', 'errorKind']), { level: 'error', rowId: 'b-orders', status: 'failed', errorKind: 'user' });
+    assert.deepEqual(pick(failed, ['level', 'rowId', 'status', 'errorKind', 'code']), { level: 'error', rowId: 'b-orders', status: 'failed', errorKind: 'user', code: 'GEX_API_REQUEST_FAILED' });
 
     const error = lines.at(-1)!;
     assert.equal(error.errorKind, 'user');
+    assert.equal(error.code, 'GEX_API_REQUEST_FAILED', 'the same catalogue code as the summary');
     assert.match(error.msg, /\[401\]/);
     assert.match(error.msg, /invalid key \[hidden\]/, 'the secret the API echoed into the error is hidden');
 
@@ -118,7 +119,7 @@ describe('gex run --log-format json (CLI process, SQLite store)', function () {
     const all = `${result.stdout}${result.stderr}`;
     assert.match(all, /INFO  Running row 1 of 2: a-users Users in folder rows\/a-users\n/);
     assert.match(all, /INFO  Wrote table b\.users: 2 rows\n/);
-    assert.doesNotMatch(all, / (configId|rowId|job|status|durationMs|errorKind)=/);
+    assert.doesNotMatch(all, / (configId|rowId|job|status|durationMs|errorKind|code)=/);
     assert.ok(!all.includes('s3cr3t'), all);
   });
 });

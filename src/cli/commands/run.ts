@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Argv } from 'yargs';
 import { cancellationOf, RunCancelled } from '../../common/cancellation.js';
-import { errorKind, exitCodeOf, UserError } from '../../common/errors.js';
+import { errorLogFields, errorReport, exitCodeOf, UserError } from '../../common/errors.js';
 import { limitHeapGrowth, limitYoungGeneration } from '../../common/heap-growth.js';
 import type { Logger } from '../../common/logger.js';
 import type { ProgressLine } from '../../common/progress-line.js';
@@ -137,8 +137,8 @@ export async function runFromCli(args: RunArgs): Promise<number> {
       await writeSummary(args.summary, summary ?? baseSummary(args, started, cancelled));
       return cancelled.exitCode;
     }
-    if (error instanceof UserError) logger.error({ errorKind: errorKind(error) }, error.message);
-    else logger.error({ err: error, errorKind: errorKind(error) }, `Application error: ${(error as Error).message}`);
+    if (error instanceof UserError) logger.error(errorLogFields(error), error.message);
+    else logger.error({ err: error, ...errorLogFields(error) }, `Application error: ${(error as Error).message}`);
     // a failure after the runner finished (its tables gone from disk) still fails the summary
     if (summary?.status === 'success') Object.assign(summary, failedSummaryFields(error));
     await writeSummary(args.summary, summary ?? baseSummary(args, started, error));
@@ -200,12 +200,12 @@ function baseSummary(args: RunArgs, started: number, error?: unknown): RunSummar
     rows: [],
     stateSaved: false,
     durationMs: Date.now() - started,
-    error: error && !(error instanceof RunCancelled) ? { kind: errorKind(error), message: (error as Error).message } : undefined,
+    error: error && !(error instanceof RunCancelled) ? errorReport(error) : undefined,
   };
 }
 
 function failedSummaryFields(error: unknown): Pick<RunSummary, 'status' | 'message' | 'error'> {
-  return { status: 'error', message: (error as Error).message, error: { kind: errorKind(error), message: (error as Error).message } };
+  return { status: 'error', message: (error as Error).message, error: errorReport(error) };
 }
 
 /**

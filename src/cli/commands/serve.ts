@@ -1,6 +1,6 @@
 import type { Argv } from 'yargs';
 import type { RunCancelled } from '../../common/cancellation.js';
-import { exitCodeOf, UserError } from '../../common/errors.js';
+import { errorLogFields, exitCodeOf, UserError } from '../../common/errors.js';
 import { DEFAULT_BODY_LIMIT } from '../../server/limits.js';
 import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
 import { DURABILITY_LEVELS, DURABILITY_VARIABLE, durabilityFromEnv, parseDurability } from '../../store/sql/sqlite-settings.js';
@@ -96,8 +96,8 @@ export async function serve(args: ServeArgs): Promise<number> {
     await app.close();
     return 0;
   } catch (error) {
-    if (error instanceof UserError) logger.error(error.message);
-    else logger.error({ err: error }, `Application error: ${(error as Error).message}`);
+    if (error instanceof UserError) logger.error(errorLogFields(error), error.message);
+    else logger.error({ err: error, ...errorLogFields(error) }, `Application error: ${(error as Error).message}`);
     return exitCodeOf(error);
   } finally {
     await backend?.close();
