@@ -96,3 +96,7 @@ export type ApplicationErrorCode = CodeOfType<'application'>;
 export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && Object.hasOwn(ERROR_CATALOGUE, value);
 }
+
+export function isUserErrorCode(value: unknown): value is UserErrorCode {
+  return isErrorCode(value) && ERROR_CATALOGUE[value].type === 'user';
+}

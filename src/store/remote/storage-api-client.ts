@@ -1,4 +1,5 @@
 import { got, RequestError, TimeoutError, type Got, type Method, type PlainResponse, type Response } from 'got';
+import { isUserErrorCode } from '../../common/error-catalogue.js';
 import { ApplicationError, UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { describeNetworkError, unfixableNetworkError } from '../../common/network-errors.js';
@@ -123,13 +124,17 @@ export class StorageApiClient {
         const parsed = text === '' ? null : safeDecode(text);
         const code = isJsonObject(parsed) ? String(parsed.get('code') ?? '') : '';
         const message = isJsonObject(parsed) && typeof parsed.get('error') === 'string' ? String(parsed.get('error')) : `${response.statusCode} ${response.statusMessage ?? ''}`.trim();
+        // a gex server says its code (gexCode): kept when it is a user error of the catalogue, so the
+        // CLI reports the code the server logged; anything else follows the status
+        const said = isJsonObject(parsed) ? parsed.get('gexCode') : undefined;
+        const gexCode = isUserErrorCode(said) ? said : undefined;
         const retryable = (response.statusCode >= 500 && response.statusCode !== 501) || (response.statusCode === 409 && code === VERSION_CONFLICT);
-        if (!retryable) throw new StoreError(response.statusCode, code, message);
+        if (!retryable) throw new StoreError(response.statusCode, code, message, undefined, gexCode);
         retryReason = `${response.statusCode}${code ? ` ${code}` : ''}`;
         failure = () =>
           response.statusCode >= 500
             ? new ApplicationError('GEX_STORAGE_API_FAILED', `Storage API ${method} ${url} failed: [${response.statusCode}] ${message}${this.gaveUp(attempt, budget)}`)
-            : new StoreError(response.statusCode, code, message);
+            : new StoreError(response.statusCode, code, message, undefined, gexCode);
       } catch (error) {
         if (!(error instanceof RequestError)) throw error;
         const unfixable = unfixableNetworkError(error, 'NODE_EXTRA_CA_CERTS=<its CA file>');
