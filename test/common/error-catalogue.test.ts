@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ERROR_CATALOGUE, isErrorCode, type ErrorCode, type ErrorEntry } from '../../src/common/error-catalogue.js';
-import { ApplicationError, ConfigError, errorCode, errorLogFields, errorReport, UserError } from '../../src/common/errors.js';
+import {
+  ApplicationError,
+  ConfigError,
+  errorCode,
+  errorLogFields,
+  errorReport,
+  UserError,
+} from '../../src/common/errors.js';
 import { answerCode } from '../../src/server/errors.js';
 import { StateSaveFailed } from '../../src/store/state-save-failed.js';
 import { StoreError } from '../../src/store/store-error.js';
@@ -51,7 +58,13 @@ function codesUsedInSource(): Map<string, string[]> {
 /** A catalogue entry as a row of the docs table: code, type, exit code, HTTP status, message. */
 function expectedCells(code: ErrorCode): string[] {
   const entry: ErrorEntry = ERROR_CATALOGUE[code];
-  return [`\`${code}\``, entry.type, entry.type === 'user' ? '1' : '2', entry.status === undefined ? '—' : String(entry.status), `\`${entry.message}\``];
+  return [
+    `\`${code}\``,
+    entry.type,
+    entry.type === 'user' ? '1' : '2',
+    entry.status === undefined ? '—' : String(entry.status),
+    `\`${entry.message}\``,
+  ];
 }
 
 /** The rows of the docs' one table of codes: the cells before the last ("what to do"). */
@@ -60,7 +73,10 @@ function docsRows(): Array<{ code: string; cells: string[] }> {
     .split('\n')
     .filter((line) => line.startsWith('| `GEX_'))
     .map((line) => {
-      const cells = line.slice(1, line.endsWith('|') ? -1 : undefined).split(' | ').map((cell) => cell.trim());
+      const cells = line
+        .slice(1, line.endsWith('|') ? -1 : undefined)
+        .split(' | ')
+        .map((cell) => cell.trim());
       return { code: cells[0].replace(/`/g, ''), cells: cells.slice(0, 5) };
     });
 }
@@ -78,8 +94,14 @@ describe('error catalogue', () => {
 
   it('holds every code thrown in src/, and every code it holds is used there', () => {
     const used = codesUsedInSource();
-    const unknown = [...used].filter(([code]) => !isErrorCode(code)).map(([code, files]) => `${code} (${files.join(', ')})`);
-    assert.deepEqual(unknown, [], 'codes in src/ that the catalogue does not list (or environment variables to name in this test)');
+    const unknown = [...used]
+      .filter(([code]) => !isErrorCode(code))
+      .map(([code, files]) => `${code} (${files.join(', ')})`);
+    assert.deepEqual(
+      unknown,
+      [],
+      'codes in src/ that the catalogue does not list (or environment variables to name in this test)',
+    );
     const unused = codes.filter((code) => !used.has(code));
     assert.deepEqual(unused, [], 'catalogue codes that nothing in src/ reports');
   });
@@ -95,7 +117,11 @@ describe('error catalogue', () => {
     assert.deepEqual(documented, codes, 'docs/errors.md lists the catalogue codes in its order');
     for (const { code, cells } of rows) {
       // the expected row, to paste into the docs when the catalogue changes
-      assert.deepEqual(cells, expectedCells(code as ErrorCode), `| ${expectedCells(code as ErrorCode).join(' | ')} | … |`);
+      assert.deepEqual(
+        cells,
+        expectedCells(code as ErrorCode),
+        `| ${expectedCells(code as ErrorCode).join(' | ')} | … |`,
+      );
     }
   });
 
@@ -105,11 +131,19 @@ describe('error catalogue', () => {
       assert.equal(errorCode(error), 'GEX_CONFIG_INVALID');
       assert.deepEqual(errorReport(error), { kind: 'user', code: 'GEX_CONFIG_INVALID', message: error.message });
       assert.deepEqual(errorLogFields(error), { errorKind: 'user', code: 'GEX_CONFIG_INVALID' });
-      assert.deepEqual(errorReport(new ApplicationError('GEX_TABLE_FILES_MISSING', 'gone')), { kind: 'application', code: 'GEX_TABLE_FILES_MISSING', message: 'gone' });
+      assert.deepEqual(errorReport(new ApplicationError('GEX_TABLE_FILES_MISSING', 'gone')), {
+        kind: 'application',
+        code: 'GEX_TABLE_FILES_MISSING',
+        message: 'gone',
+      });
     });
 
     it('is GEX_INTERNAL for anything gex did not expect, and for a code that disagrees with the exit code', () => {
-      assert.deepEqual(errorReport(new TypeError('x is undefined')), { kind: 'application', code: 'GEX_INTERNAL', message: 'x is undefined' });
+      assert.deepEqual(errorReport(new TypeError('x is undefined')), {
+        kind: 'application',
+        code: 'GEX_INTERNAL',
+        message: 'x is undefined',
+      });
       assert.equal(errorCode('a thrown string'), 'GEX_INTERNAL');
       assert.equal(errorCode(null), 'GEX_INTERNAL');
       // a user code on something that exits 2 would tell a machine "retrying will not help" wrongly
@@ -121,11 +155,20 @@ describe('error catalogue', () => {
       assert.equal(errorCode(StoreError.notFound('Configuration 1 not found')), 'GEX_STORE_NOT_FOUND');
       assert.equal(errorCode(StoreError.accessDenied()), 'GEX_STORE_ACCESS_DENIED');
       assert.equal(errorCode(StoreError.validation('name is missing')), 'GEX_STORE_INVALID_REQUEST');
-      assert.equal(errorCode(new StoreError(401, 'storage.tokenInvalid', 'Invalid access token')), 'GEX_STORE_TOKEN_INVALID');
+      assert.equal(
+        errorCode(new StoreError(401, 'storage.tokenInvalid', 'Invalid access token')),
+        'GEX_STORE_TOKEN_INVALID',
+      );
       assert.equal(errorCode(new StoreError(503, 'storage.databaseUnavailable', 'down')), 'GEX_STORE_UNAVAILABLE');
-      assert.equal(errorCode(new StoreError(404, 'storage.tables.notFound', 'no table', undefined, 'GEX_TABLE_NOT_FOUND')), 'GEX_TABLE_NOT_FOUND');
+      assert.equal(
+        errorCode(new StoreError(404, 'storage.tables.notFound', 'no table', undefined, 'GEX_TABLE_NOT_FOUND')),
+        'GEX_TABLE_NOT_FOUND',
+      );
       assert.equal(answerCode(new StoreError(500, 'storage.internalError', 'Internal server error')), 'GEX_INTERNAL');
-      assert.equal(answerCode(new StoreError(501, 'notImplemented', 'Not implemented in gex')), 'GEX_STORE_NOT_IMPLEMENTED');
+      assert.equal(
+        answerCode(new StoreError(501, 'notImplemented', 'Not implemented in gex')),
+        'GEX_STORE_NOT_IMPLEMENTED',
+      );
     });
 
     it('is GEX_STATE_SAVE_FAILED for a state save that failed part-way', () => {
@@ -136,7 +179,8 @@ describe('error catalogue', () => {
     it('has the kind of its catalogue entry for every user and application error class', () => {
       for (const code of codes) {
         const entry = ERROR_CATALOGUE[code];
-        const error = entry.type === 'user' ? new UserError(code as never, 'm') : new ApplicationError(code as never, 'm');
+        const error =
+          entry.type === 'user' ? new UserError(code as never, 'm') : new ApplicationError(code as never, 'm');
         assert.equal(errorReport(error).kind, entry.type, code);
         assert.equal(error.exitCode, entry.type === 'user' ? 1 : 2, code);
       }
