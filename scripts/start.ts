@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { encodePathSegment } from '../src/common/safe-path.js';
 import { startFixtureServer } from '../src/fixture-server/fixture-server.js';
 import { loadExchanges, replayExchanges } from '../src/fixture-server/recorded-exchanges.js';
-import { decodeJson, stringifyExact, type JsonValue } from '../src/json/index.js';
+import { decodeJson, stringifyExact } from '../src/json/index.js';
 import { builtinComponents, GENERIC_EXTRACTOR_ID } from '../src/cli/builtin-components.js';
 import { importConfiguration } from '../src/store/import-configuration.js';
 import { openEmbeddedStore } from '../src/store/open-store.js';
@@ -63,7 +63,7 @@ try {
     await after.close();
     console.log('\nStates saved in the store:');
     for (const row of saved.rows) {
-      const component = row.state instanceof Map ? (row.state.get('component') as JsonValue | undefined) : undefined;
+      const component = row.state instanceof Map ? (row.state.get('component')) : undefined;
       const time = component instanceof Map ? component.get('time') : undefined;
       console.log(`  row ${row.id}: ${time === undefined ? '{} (never run)' : `component.time = ${stringifyExact(time)}`}`);
     }

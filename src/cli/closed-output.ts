@@ -19,5 +19,5 @@ function silence(stream: NodeJS.WriteStream): void {
     const callback = args.find((a) => typeof a === 'function') as (() => void) | undefined;
     if (callback) process.nextTick(callback);
     return true;
-  }) as NodeJS.WriteStream['write'];
+  });
 }

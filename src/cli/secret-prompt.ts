@@ -24,7 +24,7 @@ export interface PromptOptions {
  * however the prompt ends.
  */
 export function promptHidden(prompt: string, options: PromptOptions = {}): Promise<string> {
-  const input = options.input ?? (process.stdin as unknown as TerminalInput);
+  const input = options.input ?? (process.stdin);
   const output = options.output ?? process.stderr;
   const interrupt = options.interrupt ?? (() => process.kill(process.pid, 'SIGINT'));
   return new Promise((resolve, reject) => {

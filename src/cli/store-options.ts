@@ -22,7 +22,7 @@ export function storeOptions<T>(yargs: Argv<T>): Argv<T & StoreArgs> {
       describe: 'the embedded store (a SQLite file or a postgres:// URL) or the http(s) address of a Storage API ($KBC_URL, else $GEX_STORE, else gex-store.sqlite)',
     })
     .option('token', { type: 'string', describe: 'Storage API token for a remote store ($KBC_TOKEN)' })
-    .option('project', { type: 'string', describe: 'project of the embedded store when used without a token (default: "default")' }) as Argv<T & StoreArgs>;
+    .option('project', { type: 'string', describe: 'project of the embedded store when used without a token (default: "default")' });
 }
 
 export function componentOption<T>(yargs: Argv<T>): Argv<T & { 'component-id': string }> {
@@ -31,7 +31,7 @@ export function componentOption<T>(yargs: Argv<T>): Argv<T & { 'component-id': s
     default: process.env.KBC_COMPONENTID || GENERIC_EXTRACTOR_ID,
     defaultDescription: `$KBC_COMPONENTID or ${GENERIC_EXTRACTOR_ID}`,
     describe: 'component of the configuration',
-  }) as Argv<T & { 'component-id': string }>;
+  });
 }
 
 /** `mustExist`: the command only reads, so it neither creates a store nor its key file. */

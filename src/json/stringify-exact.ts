@@ -1,4 +1,4 @@
-import { JsonFloat, type JsonObject, type JsonValue } from './value.js';
+import { JsonFloat, type JsonValue } from './value.js';
 
 /** JSON text that `decodeJson` reads back to the same value (floats always look like floats). */
 export function stringifyExact(v: JsonValue): string {
@@ -10,6 +10,8 @@ export function stringifyExact(v: JsonValue): string {
     case 'bigint':
     case 'boolean':
       return String(v);
+    default:
+      break; // objects: arrays, floats and maps below
   }
   if (v instanceof JsonFloat) return floatToken(v.value);
   if (Array.isArray(v)) {
@@ -19,7 +21,7 @@ export function stringifyExact(v: JsonValue): string {
   }
   let out = '{';
   let first = true;
-  for (const [k, x] of v as JsonObject) {
+  for (const [k, x] of v) {
     out += `${first ? '' : ','}${JSON.stringify(k)}:${stringifyExact(x)}`;
     first = false;
   }

@@ -72,7 +72,7 @@ function parseQuery(entry: Record<string, unknown>, where: string, now: Date, fa
     const value = entry[key];
     if (value === undefined || value === null) return undefined;
     if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) return fail(`${where}.${key}`, 'must be a list of strings');
-    return value as string[];
+    return value;
   };
   const whereColumn = entry.where_column;
   if (whereColumn !== undefined && whereColumn !== null && typeof whereColumn !== 'string') fail(`${where}.where_column`, 'must be a column name');
@@ -84,7 +84,7 @@ function parseQuery(entry: Record<string, unknown>, where: string, now: Date, fa
     columns: strings('columns'),
     whereColumn: typeof whereColumn === 'string' && whereColumn !== '' ? whereColumn : undefined,
     whereValues: strings('where_values'),
-    whereOperator: operator as 'eq' | 'ne',
+    whereOperator: operator,
     changedSince: changedSince(entry, where, now, fail, table),
     limit: typeof limit === 'number' ? limit : undefined,
   };

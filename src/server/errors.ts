@@ -51,6 +51,8 @@ export function toStoreError(error: unknown, bodyLimit: number): StoreError {
         'storage.uriTooLong',
         `A segment of the URL path is longer than ${MAX_ADDRESSABLE_ID_LENGTH} characters: no id that long can exist (ids are at most ${MAX_ADDRESSABLE_ID_LENGTH} characters URL-encoded).`,
       );
+    default:
+      break; // any other error: by its status below
   }
   const status = fastifyError.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {

@@ -24,7 +24,7 @@ class FormParserWorker {
       this.pending.set(id, { resolve, reject });
       if (this.pending.size === 1) worker.ref();
       const ownsMemory = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
-      if (ownsMemory) worker.postMessage({ id, bytes }, [bytes.buffer as ArrayBuffer]);
+      if (ownsMemory) worker.postMessage({ id, bytes }, [bytes.buffer]);
       else worker.postMessage({ id, bytes });
     });
   }

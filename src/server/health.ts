@@ -40,7 +40,7 @@ export function healthRoute(app: FastifyInstance, backend: ServerBackend, option
   app.get('/health', async (request, reply) => {
     try {
       await withTimeout(backend.ping(), timeoutMs);
-      return reply.code(200).header('cache-control', 'no-store').send({ status: 'ok' });
+      return await reply.code(200).header('cache-control', 'no-store').send({ status: 'ok' });
     } catch (error) {
       options.onFailure?.(error);
       request.log.warn(`Health check failed: ${(error as Error).message}`);

@@ -258,7 +258,7 @@ export function versionDetailFromWire(v: JsonValue): ConfigVersionDetail {
   };
 }
 
-function withoutState({ state, ...row }: Row): VersionRow {
+function withoutState({ state: _state, ...row }: Row): VersionRow {
   return row;
 }
 

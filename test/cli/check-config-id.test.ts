@@ -45,10 +45,10 @@ describe('gex check --config-id and gex run --dry-run --config-id (CLI process, 
     const result = await runGex(['check', '--config-id', configId, '--request'], env());
     // the disabled row's endpoint answers 404: a run would skip it, a check reports it
     assert.equal(result.code, 1, result.stderr);
-    assert.match(result.stdout, /Row 3 of 3: users Users: valid\n  job "users": first request\n    GET http:\/\/127\.0\.0\.1:\d+\/api\/users\?per=5\n    X-Key: \[hidden\]/);
-    assert.match(result.stdout, /Row 2 of 3: typo Typo: valid\n  warning: Unknown key parameters\.config\.jobs\[0\]\.dataFeild \(ignored\): did you mean "dataField"\?/);
+    assert.match(result.stdout, /Row 3 of 3: users Users: valid\n {2}job "users": first request\n {4}GET http:\/\/127\.0\.0\.1:\d+\/api\/users\?per=5\n {4}X-Key: \[hidden\]/);
+    assert.match(result.stdout, /Row 2 of 3: typo Typo: valid\n {2}warning: Unknown key parameters\.config\.jobs\[0\]\.dataFeild \(ignored\): did you mean "dataField"\?/);
     assert.match(result.stdout, /Row 1 of 3: off \(disabled\): valid[\s\S]*\[404\] Not Found[\s\S]*Row 2 of 3/);
-    assert.match(result.stdout, /-> 200 OK in \d+ ms, \d+ bytes, 1 record\n    table b\.users: "id", "name"/);
+    assert.match(result.stdout, /-> 200 OK in \d+ ms, \d+ bytes, 1 record\n {4}table b\.users: "id", "name"/);
     assert.ok(!(result.stdout + result.stderr).includes(SECRET));
     assert.equal(server.requests.at(-1)!.headers['x-key'], SECRET, 'the decrypted secret was sent');
     assert.deepEqual(await readdir(dir), before, 'no data folder, no lock, no temporary folder');

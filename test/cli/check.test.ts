@@ -101,7 +101,7 @@ describe('gex check and gex run --dry-run (CLI process)', () => {
   it('--request without records: the top-level keys of the response', async () => {
     const result = await check(config({}, { endpoint: 'empty', dataField: 'results.items' }, { '#token': SECRET }), ['--request']);
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stdout, /0 records\n    no records found; top-level keys: "results", "count", "k-\[hidden\]"/);
+    assert.match(result.stdout, /0 records\n {4}no records found; top-level keys: "results", "count", "k-\[hidden\]"/);
   });
 
   it('a mistyped key: a warning naming the nearest known key, exit 0', async () => {
@@ -116,7 +116,7 @@ describe('gex check and gex run --dry-run (CLI process)', () => {
   it('an invalid configuration: exit 1 with the JSON path, also with the typo that caused it', async () => {
     const result = await check(config({ pagination: { method: 'pagenum', limit: -5 } }));
     assert.equal(result.code, 1);
-    assert.match(result.stdout, /invalid\n  error: Invalid configuration at parameters\.api\.pagination\.limit: got -5\. Expected the page size/);
+    assert.match(result.stdout, /invalid\n {2}error: Invalid configuration at parameters\.api\.pagination\.limit: got -5\. Expected the page size/);
     assert.match(result.stdout, /^Result: FAILED$/m);
 
     const typo = { parameters: { api: { baseUrl: `${server.url}/v1/` }, config: { jbos: [{ endpoint: 'users' }] } } };

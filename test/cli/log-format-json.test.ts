@@ -117,8 +117,8 @@ describe('gex run --log-format json (CLI process, SQLite store)', function () {
     const result = await run('text');
     assert.equal(result.code, 1);
     const all = `${result.stdout}${result.stderr}`;
-    assert.match(all, /INFO  Running row 1 of 2: a-users Users in folder rows\/a-users\n/);
-    assert.match(all, /INFO  Wrote table b\.users: 2 rows\n/);
+    assert.match(all, /INFO {2}Running row 1 of 2: a-users Users in folder rows\/a-users\n/);
+    assert.match(all, /INFO {2}Wrote table b\.users: 2 rows\n/);
     assert.doesNotMatch(all, / (configId|rowId|job|status|durationMs|errorKind|code)=/);
     assert.ok(!all.includes('s3cr3t'), all);
   });

@@ -205,7 +205,11 @@ describe('a closed stdout (| head -1) never crashes a command', function () {
     });
     let head = '';
     child.stdout.on('data', (d) => (head += d));
-    return new Promise((resolve) => child.on('close', async (code) => resolve({ code: code ?? -1, head, stderr: await readFile(path.join(dir, 'stderr.txt'), 'utf8') })));
+    return new Promise((resolve, reject) =>
+      child.on('close', (code) => {
+        readFile(path.join(dir, 'stderr.txt'), 'utf8').then((stderr) => resolve({ code: code ?? -1, head, stderr }), reject);
+      }),
+    );
   }
 
   it('gex configs list | head -1: exit 0, one line, nothing on stderr', async () => {

@@ -73,7 +73,7 @@ for (const backend of storeBackends()) {
       assert.match(await fails(['list', '--bucket', 'in.c-none']), /Bucket in\.c-none does not exist in this project/);
 
       const shown = await run(['show', 'in.c-shop.users']);
-      assert.match(shown, /^Table in\.c-shop\.users\n  bucket       in\.c-shop\n  columns      id, name, note \(3\)\n  primary key  id\n  rows         2\n  created      \S+\n  last import  \S+\n  last change  \S+\n$/);
+      assert.match(shown, /^Table in\.c-shop\.users\n {2}bucket {7}in\.c-shop\n {2}columns {6}id, name, note \(3\)\n {2}primary key {2}id\n {2}rows {9}2\n {2}created {6}\S+\n {2}last import {2}\S+\n {2}last change {2}\S+\n$/);
       assert.deepEqual(await cli.json(['tables', 'show', 'in.c-shop.users']), listed[0]);
 
       const text = await run(['preview', 'in.c-shop.users']);

@@ -72,7 +72,7 @@ describe('gex tables on a remote store (Keboola table API over HTTP)', function 
       ['in.c-shop.users', '2 rows', '2 columns'],
     ]);
     assert.equal(api.requests[0], 'GET /v2/storage/tables?include=columns');
-    assert.match(await cli.ok(['tables', 'show', 'in.c-shop.users']), /primary key  id\n  rows         2\n/);
+    assert.match(await cli.ok(['tables', 'show', 'in.c-shop.users']), /primary key {2}id\n {2}rows {9}2\n/);
     const preview = await cli.ok(['tables', 'preview', 'in.c-shop.users', '--where-column', 'id', '--where-values', '1,2', '--changed-since', '0']);
     assert.ok(!/[\u001b]/.test(preview), preview);
     assert.match(preview, /^id {2}name\n-- {2}-+\n1 {3}evil\\u001b\[2J\\u001b\[31m\n2 {3}b\n\(2 rows\)\n$/);

@@ -22,7 +22,7 @@ describe('secret masking', () => {
     const logger = createLogger({ masker, stdout: out.stream, stderr: err.stream });
     logger.info('password is hunter2');
     logger.error({ detail: 'hunter2' }, 'failed');
-    assert.match(out.text(), /INFO  password is \[hidden\]\n$/);
+    assert.match(out.text(), /INFO {2}password is \[hidden\]\n$/);
     assert.match(err.text(), /ERROR failed detail=\[hidden\]\n$/);
   });
 });
@@ -71,7 +71,7 @@ describe('progress line', () => {
     const logger = createLogger({ stdout: out.stream, stderr: out.stream, progress });
     progress.update('users: 3 pages');
     logger.info('hello');
-    assert.match(out.text(), /^\r\x1b\[Kusers: 3 pages\r\x1b\[K\d\d:\d\d:\d\d\.\d{3} INFO  hello\n$/);
+    assert.match(out.text(), /^\r\x1b\[Kusers: 3 pages\r\x1b\[K\d\d:\d\d:\d\d\.\d{3} INFO {2}hello\n$/);
   });
 
   it('stays silent when the stream is not a terminal', () => {
@@ -95,7 +95,7 @@ describe('log formats and structured fields', () => {
     }
     const lines = json.text().trimEnd().split('\n').map((l) => JSON.parse(l));
     assert.deepEqual({ ...lines[0], time: undefined }, { level: 'info', time: undefined, configId: '12', rowId: 'a\nb', table: 'b.users', rows: 12345, msg: 'Wrote table b.users: 12,345 rows' });
-    assert.match(text.text(), /INFO  Wrote table b\.users: 12,345 rows\n.*INFO  kept other=x\n$/);
+    assert.match(text.text(), /INFO {2}Wrote table b\.users: 12,345 rows\n.*INFO {2}kept other=x\n$/);
   });
 
   it('hides a secret in every field and key of a JSON line, keeping the line valid JSON', () => {

@@ -99,7 +99,7 @@ export function anchorsOf(markdown: string): Set<string> {
       seen.set(slug, count + 1);
       anchors.add(count === 0 ? slug : `${slug}-${count}`);
     }
-    for (const match of line.matchAll(/<a\s+(?:id|name)="([^"]+)"/g)) anchors.add(match[1]!);
+    for (const match of line.matchAll(/<a\s+(?:id|name)="([^"]+)"/g)) anchors.add(match[1]);
   }
   return anchors;
 }
@@ -110,10 +110,10 @@ export function linksOf(markdown: string): MarkdownLink[] {
   const lineAt = (index: number) => text.slice(0, index).split('\n').length;
   const links: MarkdownLink[] = [];
   for (const match of text.matchAll(/\]\(\s*(<[^>]*>|[^)\s]*)(?:\s+"[^"]*")?\s*\)/g)) {
-    links.push({ target: match[1]!.replace(/^<|>$/g, ''), line: lineAt(match.index) });
+    links.push({ target: match[1].replace(/^<|>$/g, ''), line: lineAt(match.index) });
   }
   for (const match of text.matchAll(/^ {0,3}\[[^\]]+\]:[ \t]*(\S+)/gm)) {
-    links.push({ target: match[1]!.replace(/^<|>$/g, ''), line: lineAt(match.index) });
+    links.push({ target: match[1].replace(/^<|>$/g, ''), line: lineAt(match.index) });
   }
   return links;
 }

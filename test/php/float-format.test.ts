@@ -13,7 +13,9 @@ describe('php: float rendering', () => {
     [0.00001234, '1.234E-5'],
     [0.0001, '0.0001'],
     [1e20, '1.0E+20'],
+    // eslint-disable-next-line no-loss-of-precision -- the literal's rounding is what is tested
     [123456789012345678901, '1.2345678901235E+20'],
+    // eslint-disable-next-line no-loss-of-precision -- the literal's rounding is what is tested
     [3.14159265358979323, '3.1415926535898'],
     [-0.0, '-0'],
     [-2.5, '-2.5'],

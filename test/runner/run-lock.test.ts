@@ -41,7 +41,7 @@ function fakeLock(freeAt: number): RunLock & { attempts: number } {
 function recordingLogger(): { logger: ReturnType<typeof silentLogger>; lines: string[] } {
   const lines: string[] = [];
   const logger = silentLogger();
-  logger.info = ((msg: string) => void lines.push(msg)) as typeof logger.info;
+  logger.info = ((msg: string) => void lines.push(msg));
   return { logger, lines };
 }
 
@@ -133,7 +133,7 @@ describe('run locks: the lock file', () => {
   });
 
   it('takes over the lock of a dead pid', () => {
-    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
     plant(holder({ pid: dead }));
     const lock = new LockFile(file, 'mine');
     assert.deepEqual(lock.tryAcquire(), { acquired: true });
@@ -181,7 +181,7 @@ describe('run locks: the lock file', () => {
   });
 
   it('attack: a run that found the lock stale a moment before another took it over does not remove the new lock', () => {
-    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
     const staleText = JSON.stringify(holder({ pid: dead, token: 'stale' }));
     plant(staleText);
     const late = new LockFile(file, 'late');
@@ -195,7 +195,7 @@ describe('run locks: the lock file', () => {
   });
 
   it('attack: while another run holds the takeover guard, a stale lock is left to it', () => {
-    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
     plant(holder({ pid: dead }));
     writeFileSync(`${file}.takeover`, '');
     const attempt = new LockFile(file, 'mine').tryAcquire();

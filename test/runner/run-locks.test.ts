@@ -88,7 +88,7 @@ describe('gex run: one run per data folder (real processes)', function () {
   });
 
   it('the stale lock of a dead pid is taken over', async () => {
-    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
     const stale = { pid: dead, host: os.hostname(), since: '2026-01-01T00:00:00.000Z', configuration: 'a run that crashed', token: 'old' };
     await writeFile(path.join(data, '.gex-run.lock'), JSON.stringify(stale));
     api.release();
@@ -99,7 +99,7 @@ describe('gex run: one run per data folder (real processes)', function () {
   });
 
   it('attack: ten processes racing for one stale lock — exactly one takes it', async () => {
-    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
     const file = path.join(data, '.gex-run.lock');
     await writeFile(file, JSON.stringify({ pid: dead, host: os.hostname(), since: '2026-01-01T00:00:00.000Z', configuration: 'crashed', token: 'old' }));
     const module = JSON.stringify(path.join(repoRoot, 'dist', 'src', 'runner', 'run-lock', 'lock-file.js'));

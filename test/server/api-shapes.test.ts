@@ -123,7 +123,7 @@ describeEachBackend("server: Keboola's response shapes", (backend) => {
 
     it('keep every value an imported component gives, its extra keys included', async () => {
       const { body } = await server.get(`${BRANCH}/components/${RICH_ID}`);
-      const { data, ...given } = RICH;
+      const { data: _data, ...given } = RICH;
       for (const [key, value] of Object.entries(given)) assert.deepEqual(body[key], value, key);
       assert.equal(body.description, '', 'a missing key still gets its default');
       assert.deepEqual(body.emptyConfiguration, {});

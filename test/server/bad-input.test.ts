@@ -67,7 +67,7 @@ function rawRequest(port: number, request: string, expected = 1): Promise<RawRes
       } catch (e) {
         if (!closed) return; // a response still arriving
         settled = true;
-        reject(e);
+        reject(e instanceof Error ? e : new Error(String(e)));
         return;
       }
       if (!closed && responses.length < expected) return;

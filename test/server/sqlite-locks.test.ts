@@ -24,7 +24,7 @@ class LockHolder {
     `;
     const child = spawn(process.execPath, ['-e', script, file], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'inherit'] });
     return new Promise((resolve, reject) => {
-      child.stdout!.once('data', (chunk: Buffer) => (String(chunk).startsWith('locked') ? resolve(new LockHolder(child)) : reject(new Error(String(chunk)))));
+      child.stdout.once('data', (chunk: Buffer) => (String(chunk).startsWith('locked') ? resolve(new LockHolder(child)) : reject(new Error(String(chunk)))));
       child.once('exit', (code) => reject(new Error(`lock holder exited with ${code}`)));
     });
   }

@@ -429,7 +429,7 @@ for (const factory of storeBackends()) {
         const created = attempts.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
         assert.equal(created.length, 1, 'exactly one create wins');
         for (const a of attempts) {
-          if (a.status === 'rejected') await rejectsWith(Promise.reject(a.reason), 400, 'configurationAlreadyExists', /Configuration race already exists/);
+          if (a.status === 'rejected') await rejectsWith(Promise.reject(a.reason as Error), 400, 'configurationAlreadyExists', /Configuration race already exists/);
         }
         const stored = await store.getConfiguration(C, 'race');
         assert.equal(stored.name, created[0].name, 'the winner was not overwritten');

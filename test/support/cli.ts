@@ -41,8 +41,8 @@ export function startServe(args: string[], env: NodeJS.ProcessEnv): Promise<{ ch
       const match = /listening on (http:\/\/[^\s/]+)\/v2\/storage/.exec(output);
       if (match) resolve({ child, url: match[1], output: () => output });
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     child.on('exit', (code) => reject(new Error(`gex serve exited with ${code}: ${output}`)));
   });
 }

@@ -23,7 +23,7 @@ export interface HostileServer {
 /** Serves a gzip bomb of `decompressedMiB` MiB on every request. */
 export async function startGzipBombServer(decompressedMiB: number): Promise<HostileServer> {
   const { head, block } = gzipBombParts();
-  const server = http.createServer(async (_req, res) => {
+  const serve = async (res: http.ServerResponse): Promise<void> => {
     res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' });
     let open = true;
     res.on('close', () => (open = false));
@@ -32,7 +32,8 @@ export async function startGzipBombServer(decompressedMiB: number): Promise<Host
       if (!res.write(block)) await drained(res);
     }
     res.end();
-  });
+  };
+  const server = http.createServer((_req, res) => void serve(res).catch(() => res.destroy()));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,

@@ -34,7 +34,7 @@ export function checkCommand(yargs: Argv): Argv {
     (y) =>
       targetOptions(y, 'check')
         .option('request', { type: 'boolean', default: false, describe: 'send the first request of each top-level job and describe the answer (nothing is written)' })
-        .option('json', { type: 'boolean', default: false, describe: 'print the report as JSON' }) as Argv<CheckArgs>,
+        .option('json', { type: 'boolean', default: false, describe: 'print the report as JSON' }),
     async (args) => {
       process.exitCode = await checkFromCli(args, { select: 'all', sendRequests: args.request, json: args.json });
     },

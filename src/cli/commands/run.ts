@@ -54,7 +54,7 @@ export function runCommand(yargs: Argv): Argv {
         })
         .example('$0 run --config-id 123 --store gex-store.sqlite --data-dir ./data', 'run every enabled row of configuration 123 of the local store')
         .example('$0 run --config-id 123 --row-id users --store https://gex.example.com --token $KBC_TOKEN', 'run one row of a configuration kept by a Storage API')
-        .example('$0 run --data-dir ./data --summary summary.json', 'run ./data/config.json and write a JSON summary') as Argv<RunArgs>,
+        .example('$0 run --data-dir ./data --summary summary.json', 'run ./data/config.json and write a JSON summary'),
     async (args) => {
       process.exitCode = args['dry-run'] ? await dryRunFromCli(args) : await runFromCli(args);
     },

@@ -1,7 +1,7 @@
 import type { Argv } from 'yargs';
 import { UserError } from '../../common/errors.js';
 import { displayId } from '../../common/log-text.js';
-import { isJsonObject, type JsonObject, type JsonValue } from '../../json/index.js';
+import { isJsonObject, type JsonValue } from '../../json/index.js';
 import type { ConfigStore } from '../../store/config-store.js';
 import { fields, print, rowIdsOption, say, storeCommandOptions, withExistingStore, withStore } from '../store-command.js';
 
@@ -12,7 +12,7 @@ const PARSER_KEY = /^json_parser\./;
 export function componentState(state: JsonValue, all: boolean): JsonValue {
   const component = isJsonObject(state) ? (state.get('component') ?? new Map()) : new Map();
   if (all || !isJsonObject(component)) return component;
-  return new Map([...component].filter(([key]) => !PARSER_KEY.test(key))) as JsonObject;
+  return new Map([...component].filter(([key]) => !PARSER_KEY.test(key)));
 }
 
 /** Resets the state of a configuration, or of each row named, to `{}`. */

@@ -26,7 +26,7 @@ export function queryOptions<T>(y: Argv<T>, limitDescription: string): Argv<T & 
     .option('where-value', { type: 'string', array: true, describe: 'one value of --where-column taken as it is, commas included (repeatable)' })
     .option('where-operator', { choices: ['eq', 'ne'] as const, default: 'eq' as const, describe: 'eq: the value is one of them; ne: it is none of them' })
     // nargs: a relative moment starts with "-" ("-2 days"), which is still this option's value
-    .option('changed-since', { type: 'string', nargs: 1, describe: 'only rows changed since: a Unix timestamp, an ISO date (2025-01-31T12:00:00Z) or "-2 days"' }) as Argv<T & QueryArgs>;
+    .option('changed-since', { type: 'string', nargs: 1, describe: 'only rows changed since: a Unix timestamp, an ISO date (2025-01-31T12:00:00Z) or "-2 days"' });
 }
 
 const commaList = (values: string[] | undefined): string[] => (values ?? []).flatMap((v) => String(v).split(','));

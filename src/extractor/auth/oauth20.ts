@@ -72,7 +72,7 @@ export class OAuth20Auth implements AuthMethod {
   async beforeRequest(request: HttpRequest): Promise<HttpRequest> {
     const current = splitUrl(request.url).query;
     const contexts = {
-      query: flattenContext(guzzleQueryParse(current) as JsonObject),
+      query: flattenContext(guzzleQueryParse(current)),
       request: flattenContext(requestContext(request)),
       authorization: this.authorizationContext(),
     };

@@ -25,7 +25,7 @@ export class QueryAuth implements AuthMethod {
   async beforeRequest(request: HttpRequest): Promise<HttpRequest> {
     const current = splitUrl(request.url).query;
     const contexts = {
-      query: flattenContext(guzzleQueryParse(current) as JsonObject),
+      query: flattenContext(guzzleQueryParse(current)),
       request: flattenContext(requestContext(request)),
       attr: this.attr,
     };

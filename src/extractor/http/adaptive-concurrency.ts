@@ -30,7 +30,7 @@ export class AdaptiveConcurrency {
 
   /** Runs one attempt in a free slot; `startedAt` tells `throttled()` which round it belonged to. */
   run<T>(attempt: (startedAt: number) => Promise<T>): Promise<T> {
-    return this.queue.add(() => attempt(this.now())) as Promise<T>;
+    return this.queue.add<T>(() => attempt(this.now()));
   }
 
   throttled(startedAt: number): void {

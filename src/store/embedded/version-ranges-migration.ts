@@ -130,7 +130,7 @@ function heldRows(text: unknown, key: ConfigKey, version: number): Map<string, n
 function sortOrder(text: unknown, key: ConfigKey, version: number): string[] {
   const list = parseJson(text);
   if (!Array.isArray(list) || !list.every((id) => typeof id === 'string')) throw unreadable(key, version, 'a rowsSortOrder that is not a JSON list of ids');
-  return list as string[];
+  return list;
 }
 
 function parseJson(text: unknown): unknown {

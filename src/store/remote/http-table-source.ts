@@ -170,7 +170,7 @@ export function previewQuery(query: TableQuery): URLSearchParams {
 export function parsePreview(body: string, call: string, url: string): TablePreview {
   let records: string[][];
   try {
-    records = parse(body, { bom: true, relax_column_count: true, skip_empty_lines: true, max_record_size: MAX_PREVIEW_BYTES }) as string[][];
+    records = parse(body, { bom: true, relax_column_count: true, skip_empty_lines: true, max_record_size: MAX_PREVIEW_BYTES });
   } catch (error) {
     if (error instanceof CsvError) throw new UserError('GEX_STORAGE_API_REFUSED', `The Storage API at ${url} answered ${call} with invalid CSV: ${displayText(error.message)}`);
     throw error;

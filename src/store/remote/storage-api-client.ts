@@ -98,7 +98,8 @@ export class StorageApiClient {
         });
         let tooLarge = false;
         if (maxBytes !== undefined) {
-          request.on('downloadProgress', (progress) => {
+          // on() hands back the same promise, awaited below
+          void request.on('downloadProgress', (progress) => {
             if (progress.transferred > maxBytes && !tooLarge) {
               tooLarge = true;
               request.cancel();

@@ -117,7 +117,7 @@ export class SqliteDatabase implements Database {
     let delay = FIRST_RETRY_DELAY_MS;
     for (;;) {
       const result = await this.queue.add(attempt);
-      if (result !== BUSY) return result as T;
+      if (result !== BUSY) return result;
       const waited = this.now() - started;
       if (waited >= this.maxBusyWaitMs) {
         throw new DatabaseUnavailable(`another process has held the database locked for ${Math.round(waited / 1000)} s`, this.file);

@@ -21,7 +21,7 @@ function stringList(value: unknown, where: string): string[] {
   if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
     throw new UserError('GEX_TABLE_LOAD_REFUSED', `${where} must be a list of strings.`);
   }
-  return value as string[];
+  return value;
 }
 
 function oneCharacter(value: unknown, fallback: string, where: string): string {

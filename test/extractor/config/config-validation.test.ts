@@ -118,6 +118,7 @@ describe('parameterProblems: a part of a configuration that other parts may comp
   it('counts a key missing inside what is there as wrong: a job without its endpoint, a dataField object without its path', async () => {
     assert.match((await problems({ ...base, config: { jobs: [{ endpiont: 'users' }] } })).invalid!, /^Invalid configuration at parameters\.config\.jobs\[0\]\.endpoint: is missing/);
     assert.match((await problems({ config: { jobs: [{ endpoint: 'u', dataField: {} }] } })).invalid!, /parameters\.config\.jobs\[0\]\.dataField\.path: is missing/);
+    // eslint-disable-next-line no-loss-of-precision -- the literal's rounding is what is tested
     assert.match((await problems({ ...base, n: 1e400 })).invalid!, /parameters\.n: is a number beyond the float range/);
   });
 });

@@ -93,7 +93,7 @@ describe('unknown configuration keys', () => {
         '#top': 'x',
       };
       // the attr reference of "nested.region" makes config.nested meant
-      full.config.jobs[0].params.any.args.push({ attr: 'nested.region' } as never);
+      full.config.jobs[0].params.any.args.push({ attr: 'nested.region' });
       assert.deepEqual(warnings(full), []);
     });
 

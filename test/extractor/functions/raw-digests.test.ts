@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { UserError } from '../../../src/common/errors.js';
 import { UserFunctions } from '../../../src/extractor/functions/user-functions.js';
 import { buildHttpRequest } from '../../../src/extractor/http/request-builder.js';
-import { fromPlain, type JsonObject, type JsonValue } from '../../../src/json/index.js';
+import { fromPlain, type JsonValue } from '../../../src/json/index.js';
 import { phpStringBytes, phpStringFromBytes, phpUrlencode } from '../../../src/php/index.js';
 import { apiSettings } from '../../support/api.js';
 
@@ -42,18 +42,18 @@ describe('raw digests (binary PHP strings) in user functions', () => {
   });
 
   it('url-encodes a raw digest in a query as its bytes', () => {
-    const params = new Map([['r1', run(F('md5', 'abc', true))]]) as JsonObject;
+    const params = new Map([['r1', run(F('md5', 'abc', true))]]);
     const request = buildHttpRequest({ endpoint: 'sig', params, method: 'GET' }, new Map(), apiSettings({ baseUrl: 'http://h/' }));
     assert.equal(request.url, 'http://h/sig?r1=%90%01P%98%3C%D2O%B0%D6%96%3F%7D%28%E1%7Fr');
   });
 
   it('refuses a raw digest in a JSON POST body, as GE fails to encode it, instead of sending altered bytes', () => {
-    const params = new Map([['sig', run(F('md5', 'abc', true))]]) as JsonObject;
+    const params = new Map([['sig', run(F('md5', 'abc', true))]]);
     assert.throws(
       () => buildHttpRequest({ endpoint: 'sig', params, method: 'POST' }, new Map(), apiSettings({ baseUrl: 'http://h/' })),
       (error: Error) => error instanceof UserError && /params\.sig holds raw bytes/.test(error.message),
     );
-    const encoded = new Map([['sig', run(F('base64_encode', F('md5', 'abc', true)))], ['emoji', '💩']]) as JsonObject;
+    const encoded = new Map([['sig', run(F('base64_encode', F('md5', 'abc', true)))], ['emoji', '💩']]);
     assert.equal(buildHttpRequest({ endpoint: 'sig', params: encoded, method: 'POST' }, new Map(), apiSettings({ baseUrl: 'http://h/' })).body, '{"sig":"kAFQmDzST7DWlj99KOF\\/cg==","emoji":"\\ud83d\\udca9"}');
   });
 

@@ -18,6 +18,7 @@ describe('placeholder values in child request URLs', () => {
     '<>"`|^{}[]\\',
     1.5,
     1e20,
+    // eslint-disable-next-line no-loss-of-precision -- the literal's rounding is what is tested
     12345678901234567890,
     true,
     false,
