@@ -97,7 +97,7 @@ export function errorHandler(bodyLimit: number) {
       request.log.warn({ code: answerCode(mapped) }, `${request.method} ${url} → 503 (${exceptionId}): ${mapped.message}`);
       void reply.header('Retry-After', String(RETRY_AFTER_SECONDS));
     } else if (mapped.status >= 500) request.log.error({ err: error, exceptionId, code: answerCode(mapped) }, `${request.method} ${url} failed: ${(error as Error).message}`);
-    else request.log.debug(`${request.method} ${url} → ${mapped.status} ${mapped.code}: ${mapped.message}`);
+    else request.log.debug({ code: answerCode(mapped) }, `${request.method} ${url} → ${mapped.status} ${mapped.code}: ${mapped.message}`);
     return sendError(reply, mapped, exceptionId);
   };
 }
