@@ -70,7 +70,8 @@ function secretPath(text: string): PathStep[] {
   const path = parsePath(text, '--set-secret');
   const last = path[path.length - 1];
   if (typeof last !== 'string' || !last.startsWith('#')) {
-    throw new UserError('GEX_CLI_USAGE',
+    throw new UserError(
+      'GEX_CLI_USAGE',
       `--set-secret ${formatPath(path)}: the last key must start with "#" (e.g. parameters.#token): only # values are stored encrypted. ` +
         'To set a plain value from a file or standard input, use --set-file PATH=FILE.',
     );

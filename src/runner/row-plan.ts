@@ -26,7 +26,8 @@ export function planRows(configuration: Configuration, rowIds: string[]): RowPla
     const unknown = rowIds.filter((id) => !known.has(id));
     if (unknown.length > 0) {
       const existing = rows.length ? rows.map((r) => `${displayId(r.id)}${r.name ? ` (${displayText(r.name)})` : ''}`).join(', ') : 'none';
-      throw new UserError('GEX_ROW_NOT_FOUND',
+      throw new UserError(
+        'GEX_ROW_NOT_FOUND',
         `Row${unknown.length > 1 ? 's' : ''} ${unknown.map(quoteForLog).join(', ')} not found in configuration ${displayId(configuration.id)}. Existing rows: ${existing}.`,
       );
     }

@@ -116,7 +116,8 @@ export class RunFolders {
       if (!(await lstat(data.tableFile(file)).catch(() => undefined))) missing.push(file);
     }
     if (missing.length > 0) {
-      throw new ApplicationError('GEX_TABLE_FILES_MISSING',
+      throw new ApplicationError(
+        'GEX_TABLE_FILES_MISSING',
         `The tables of ${folder.rowId === null ? 'the configuration' : `row ${displayId(folder.rowId)}`} are gone from ${folder.relative}/out/tables ` +
           `(${missing.map(displayId).join(', ')}) after the run wrote them; no state is saved.`,
       );
@@ -137,7 +138,8 @@ export class RunFolders {
     const key = `${existing.dev}:${existing.ino}`;
     if (!this.prepared.has(key)) return;
     const other = this.prepared.get(key);
-    throw new UserError('GEX_CONFIG_INVALID',
+    throw new UserError(
+      'GEX_CONFIG_INVALID',
       `Rows ${displayId(other ?? '')} and ${displayId(folder.rowId ?? '')} would share the folder ${folder.relative}: ` +
         'the file system does not tell their names apart (a case-insensitive disk?). Rename one of the rows or use a case-sensitive data folder.',
     );

@@ -72,7 +72,8 @@ export async function openConfigStore(location: string, options: OpenConfigStore
     const decrypt = (value: JsonValue, scope: CipherScope): JsonValue => {
       if (!containsCipher(value)) return value;
       if (!key) {
-        throw new UserError('GEX_MASTER_KEY_INVALID',
+        throw new UserError(
+          'GEX_MASTER_KEY_INVALID',
           `The configuration holds encrypted values (${CIPHER_PREFIX}…) that only the store can decrypt. ` +
             'Set GEX_MASTER_KEY to the key of the gex server, or run against the embedded store.',
         );

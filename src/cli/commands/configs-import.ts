@@ -62,7 +62,8 @@ async function replace(store: ConfigStore, componentId: string, document: JsonVa
   const id = plan.configuration.configurationId;
   if (!id) throw new UserError('GEX_CLI_USAGE', '--replace replaces the configuration named by the document\'s "configurationId", and this document has none: import it with --new-id instead');
   if (!store.replaceConfiguration) {
-    throw new UserError('GEX_CLI_USAGE',
+    throw new UserError(
+      'GEX_CLI_USAGE',
       '--replace needs the embedded store (SQLite or PostgreSQL): a Storage API changes one row per call, so a configuration cannot become the imported one as one version there. ' +
         'Import it under a new id with --new-id, or delete the existing configuration first.',
     );

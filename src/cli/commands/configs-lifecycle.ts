@@ -42,7 +42,8 @@ export function configsLifecycleCommands(y: Argv): Argv {
           const trashed = (await store.listConfigurations(componentId, { isDeleted: true })).some((c) => c.id === args.id);
           if (!trashed) {
             const live = (await store.listConfigurations(componentId)).some((c) => c.id === args.id);
-            throw new UserError('GEX_CONFIG_NOT_FOUND',
+            throw new UserError(
+              'GEX_CONFIG_NOT_FOUND',
               live
                 ? `Configuration ${displayId(args.id)} is not in the trash: only a deleted configuration can be purged ("gex configs delete ${displayId(args.id)}" first)`
                 : `Configuration ${displayId(args.id)} of ${displayId(componentId)} is not in the trash (nor live): nothing to purge`,

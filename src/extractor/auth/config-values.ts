@@ -23,7 +23,8 @@ export function oauthCredentials(authorization: JsonObject, method: string): Jso
   const oauthApi = authorization.get('oauth_api');
   const credentials = isJsonObject(oauthApi) ? oauthApi.get('credentials') : undefined;
   if (!isJsonObject(credentials) || phpEmpty(credentials)) {
-    throw new UserError('GEX_CONFIG_INVALID',
+    throw new UserError(
+      'GEX_CONFIG_INVALID',
       `OAuth API credentials not supplied in configuration: ${method} authentication needs ${CREDENTIALS_PATH} with "appKey", "#appSecret" and "#data" ` +
         '(Keboola fills it from the component\'s OAuth authorization).',
     );

@@ -70,7 +70,8 @@ export class LoginAuth implements AuthMethod {
     const expires = authentication.get('expires');
     const expiresResponse = isJsonObject(expires) || Array.isArray(expires) ? toPhpArrayMap(expires).get('response') : undefined;
     if (!phpEmpty(expires) && !phpFilterValidateInt(expires) && phpEmpty(expiresResponse)) {
-      throw new UserError('GEX_CONFIG_INVALID',
+      throw new UserError(
+        'GEX_CONFIG_INVALID',
         "The 'expires' attribute must be either an integer or an array with 'response' key containing a path in the response " +
           `(${AUTH_PATH}.expires: seconds, e.g. 3600, or {"response": "path.to.expiry", "relative": false}).`,
       );
@@ -144,7 +145,8 @@ export class LoginAuth implements AuthMethod {
     const decoded = decodeResponse(response, request, [], this.deps.secrets.mask?.bind(this.deps.secrets));
     if (isJsonObject(decoded)) return decoded;
     if (decoded !== null && isScalar(decoded)) return new Map([['data', decoded]]);
-    throw new UserError('GEX_API_LOGIN_FAILED',
+    throw new UserError(
+      'GEX_API_LOGIN_FAILED',
       `The response to the login request should be an object or a scalar value, given "${decoded === null ? 'NULL' : 'array'}" (${request.method} ${request.url}).`,
     );
   }
@@ -197,7 +199,8 @@ export class LoginAuth implements AuthMethod {
     }
     if (phpBool(options.get('relative'))) expiry = (expiry === false ? 0 : expiry) + now;
     if (expiry === false || expiry < now) {
-      throw new UserError('GEX_API_LOGIN_FAILED',
+      throw new UserError(
+        'GEX_API_LOGIN_FAILED',
         `Login authentication returned expiry time before current time: '${raw === null || isScalar(raw) ? phpToString(raw) : 'Object'}' ` +
           `(path ${phpToString(path)} of the login response).`,
       );

@@ -230,7 +230,8 @@ export class HttpClient {
         const unfixable = unfixableNetworkError(error);
         delay = unfixable ? null : retry.decide(attempt, { error }, undefined, request.url);
         if (delay === null) {
-          throw new UserError('GEX_API_UNREACHABLE',
+          throw new UserError(
+            'GEX_API_UNREACHABLE',
             `${request.method} ${request.url} failed: ${error.message.trim()}` +
               `${curl ? ` (curl error ${curl})` : ''}${attempt > 1 ? ` after ${attempt} attempts` : ''}${unfixable ? `. Not retried: ${unfixable}` : ''}`,
             { cause: error },

@@ -32,7 +32,8 @@ export function maxResponseBytesFromEnv(env: NodeJS.ProcessEnv = process.env): n
   const unit = match ? UNITS[match[2].toLowerCase()] : undefined;
   const bytes = match && unit ? Number(match[1]) * unit : NaN;
   if (!(bytes >= SMALLEST_MAX_RESPONSE_BYTES && bytes <= LARGEST_MAX_RESPONSE_BYTES)) {
-    throw new UserError('GEX_SETTING_INVALID',
+    throw new UserError(
+      'GEX_SETTING_INVALID',
       `${MAX_RESPONSE_SIZE_VARIABLE} must be a size from 1K to ${Math.floor(LARGEST_MAX_RESPONSE_BYTES / MiB)}M (bytes, or a number with K, M or G), got "${text}"`,
     );
   }

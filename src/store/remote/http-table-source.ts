@@ -68,7 +68,8 @@ export class HttpTableSource implements TableSource {
     const detail = partial ? await this.table(tableId) : null;
     const preview = await this.preview(tableId, { ...query, limit });
     if (detail && detail.rowsCount > MAX_PREVIEW_ROWS && preview.rows.length >= MAX_PREVIEW_ROWS) {
-      throw new UserError('GEX_TABLE_REQUEST_INVALID',
+      throw new UserError(
+        'GEX_TABLE_REQUEST_INVALID',
         `Table ${displayId(tableId)} has ${detail.rowsCount} rows, and the Storage API at ${this.url} returns at most ${MAX_PREVIEW_ROWS} rows over HTTP (data-preview): ` +
           'gex does not write a partial export. Run "gex tables export" on the server\'s own store (--store with its SQLite file or postgres:// URL), ' +
           `or narrow the export to at most ${MAX_PREVIEW_ROWS} rows (--limit, --where-column/--where-values, --changed-since).`,

@@ -115,7 +115,8 @@ export class StorageApiClient {
         }
         const elsewhere = redirectTarget(response);
         if (elsewhere && !this.sameOrigin(elsewhere)) {
-          throw new UserError('GEX_STORAGE_API_REFUSED',
+          throw new UserError(
+            'GEX_STORAGE_API_REFUSED',
             `The Storage API at ${this.options.url} redirected ${method} ${url} to another origin, ${elsewhere.origin}; gex does not send the token there. ` +
               'If that is the right address, use it as --store (KBC_URL).',
           );

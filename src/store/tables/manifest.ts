@@ -50,7 +50,8 @@ export function parseLoadManifest(manifest: unknown, source: string, defaultDest
   if (m.delete_where_column !== undefined && m.delete_where_column !== '') {
     if (typeof m.delete_where_column !== 'string') throw new UserError('GEX_TABLE_LOAD_REFUSED', `${source}: delete_where_column must be a column name.`);
     const values = stringList(m.delete_where_values ?? [], `${source}: delete_where_values`);
-    if (values.length > MAX_DELETE_WHERE_VALUES) throw new UserError('GEX_TABLE_LOAD_REFUSED',
+    if (values.length > MAX_DELETE_WHERE_VALUES) throw new UserError(
+        'GEX_TABLE_LOAD_REFUSED',
         `${source}: delete_where_values has ${values.length} values, more than the ${MAX_DELETE_WHERE_VALUES} a load takes; ` +
           `delete in several incremental loads, or replace the table with a full load.`,
       );

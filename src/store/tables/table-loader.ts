@@ -156,7 +156,8 @@ export class TableLoader {
     const stored = table.primaryKey;
     const wanted = manifest.primaryKey;
     if (stored.length > 0 && wanted.length > 0 && JSON.stringify(stored) !== JSON.stringify(wanted)) {
-      throw new UserError('GEX_TABLE_LOAD_REFUSED',
+      throw new UserError(
+        'GEX_TABLE_LOAD_REFUSED',
         `${displayText(label)}: primary_key ${displayText(JSON.stringify(wanted))} differs from the key of table ` +
           `${displayId(tableIdText(table.id))}, ${displayText(JSON.stringify(stored))}; use the table's key or delete the table first.`,
       );

@@ -27,7 +27,8 @@ export class LegacyStruct {
     if (!isJsonObject(value) && !Array.isArray(value)) return;
     for (const [key, defs] of toPhpArrayMap(value)) {
       if (!isJsonObject(defs) && !Array.isArray(defs)) {
-        throw new UserError('GEX_STATE_INVALID',
+        throw new UserError(
+          'GEX_STATE_INVALID',
           `Invalid parser structure in state: Invalid data definitions in '${key}'. Each key should contain an array of data types in an associative array.`,
         );
       }
