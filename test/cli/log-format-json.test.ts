@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
@@ -64,7 +64,13 @@ describe('gex run --log-format json (CLI process, SQLite store)', function () {
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
   const run = (format: 'json' | 'text') =>
-    runGex(['run', '--config-id', configId, '--store', storeFile, '--data-dir', path.join(dir, 'data'), '--log-format', format, '--log-level', 'debug'], { GEX_MASTER_KEY: KEY });
+    runGex(
+      [
+        ...['run', '--config-id', configId, '--store', storeFile, '--data-dir', path.join(dir, 'data')],
+        ...['--summary', path.join(dir, 'summary.json'), '--log-format', format, '--log-level', 'debug'],
+      ],
+      { GEX_MASTER_KEY: KEY },
+    );
 
   it('writes every line as JSON with the fields of the run, the row, the job, the page and the error', async () => {
     const result = await run('json');
@@ -105,7 +111,13 @@ describe('gex run --log-format json (CLI process, SQLite store)', function () {
 
     const error = lines.at(-1)!;
     assert.equal(error.errorKind, 'user');
-    assert.equal(error.code, 'GEX_API_REQUEST_FAILED', 'the same catalogue code as the summary');
+    assert.equal(error.code, 'GEX_API_REQUEST_FAILED', 'the catalogue code of the refused request');
+    const summary = JSON.parse(await readFile(path.join(dir, 'summary.json'), 'utf8'));
+    assert.deepEqual(
+      { kind: summary.error?.kind, code: summary.error?.code },
+      { kind: error.errorKind, code: error.code },
+      'the run summary says the kind and code of the log line',
+    );
     assert.match(error.msg, /\[401\]/);
     assert.match(error.msg, /invalid key \[hidden\]/, 'the secret the API echoed into the error is hidden');
 
