@@ -61,7 +61,7 @@ function withoutFinalNewline(text: string): string {
 /** `path=FILE` split at the first `=`. */
 function fileAssignment(assignment: string): { path: PathStep[]; source: string } {
   const eq = assignment.indexOf('=');
-  if (eq < 0 || eq === assignment.length - 1) throw new UserError('--set-file takes path=FILE, e.g. parameters.api.caCertificate=ca.pem ("-" for standard input)');
+  if (eq < 0 || eq === assignment.length - 1) throw new UserError('GEX_CLI_USAGE', '--set-file takes path=FILE, e.g. parameters.api.caCertificate=ca.pem ("-" for standard input)');
   return { path: parsePath(assignment.slice(0, eq), '--set-file'), source: assignment.slice(eq + 1) };
 }
 
@@ -71,6 +71,7 @@ function secretPath(text: string): PathStep[] {
   const last = path[path.length - 1];
   if (typeof last !== 'string' || !last.startsWith('#')) {
     throw new UserError(
+      'GEX_CLI_USAGE',
       `--set-secret ${formatPath(path)}: the last key must start with "#" (e.g. parameters.#token): only # values are stored encrypted. ` +
         'To set a plain value from a file or standard input, use --set-file PATH=FILE.',
     );
@@ -80,7 +81,7 @@ function secretPath(text: string): PathStep[] {
 
 /** Refuses two options that both want standard input: one stream cannot give two values. */
 function checkOneStdinReader(readers: string[]): void {
-  if (readers.length > 1) throw new UserError(`${readers.join(' and ')} both read standard input: give one of them a file instead`);
+  if (readers.length > 1) throw new UserError('GEX_CLI_USAGE', `${readers.join(' and ')} both read standard input: give one of them a file instead`);
 }
 
 /**
@@ -99,7 +100,7 @@ export async function bodyFromArgs(base: JsonValue, args: BodyArgs, input: BodyI
     ...files.filter((f) => f.source === STDIN).map((f) => `--set-file ${formatPath(f.path)}=-`),
     ...(fromTerminal ? [] : secrets.map((path) => `--set-secret ${formatPath(path)}`)),
   ]);
-  if (args.file === STDIN && fromTerminal) throw new UserError('--file - reads the body from standard input, which is a terminal here: pipe the JSON in, or name a file');
+  if (args.file === STDIN && fromTerminal) throw new UserError('GEX_CLI_USAGE', '--file - reads the body from standard input, which is a terminal here: pipe the JSON in, or name a file');
 
   let body = args.file === undefined ? base : await readJsonFile(args.file, input.stdin);
   for (const { path, value } of sets) body = setAt(body, path, value);
@@ -109,7 +110,7 @@ export async function bodyFromArgs(base: JsonValue, args: BodyArgs, input: BodyI
   for (const path of secrets) {
     const shown = formatPath(path);
     const value = fromTerminal ? await input.prompt(`Value of ${shown} (not shown): `) : withoutFinalNewline(await readInput(STDIN, MAX_VALUE_BYTES, input.stdin));
-    if (value === '') throw new UserError(`--set-secret ${shown}: the value is empty (${fromTerminal ? 'nothing was typed' : `nothing came on ${sourceName(STDIN)}`}); nothing was changed`);
+    if (value === '') throw new UserError('GEX_INPUT_INVALID', `--set-secret ${shown}: the value is empty (${fromTerminal ? 'nothing was typed' : `nothing came on ${sourceName(STDIN)}`}); nothing was changed`);
     body = setAt(body, path, value, '--set-secret');
   }
   return body;

@@ -74,6 +74,7 @@ export function dataFolderOfRun(
           ? `neither ./data (${displayText(path.resolve(LOCAL_DATA_DIR))}) nor /data (the data folder inside a container) exists`
           : `./data (${displayText(path.resolve(LOCAL_DATA_DIR))}) does not exist`;
     throw new UserError(
+      'GEX_DATA_FOLDER_INVALID',
       `No data folder: --data-dir was not given and ${where}. ` +
         'Run gex in the folder that holds data/ (with its config.json), or point --data-dir (or $KBC_DATADIR) at a folder with config.json.',
     );

@@ -31,10 +31,10 @@ export function editorCommand(env: NodeJS.ProcessEnv): string {
 function runEditor(command: string, file: string, env: NodeJS.ProcessEnv): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn('/bin/sh', ['-c', `${command} "$1"`, 'gex-editor', file], { stdio: 'inherit', env });
-    child.on('error', (e) => reject(new UserError(`Cannot start the editor ${JSON.stringify(command)}: ${e.message}`)));
+    child.on('error', (e) => reject(new UserError('GEX_INPUT_INVALID', `Cannot start the editor ${JSON.stringify(command)}: ${e.message}`)));
     child.on('exit', (code, signal) => {
       if (code === 0) resolve();
-      else reject(new UserError(`The editor ${JSON.stringify(command)} ended with ${signal ?? `exit code ${code}`}: nothing was changed`));
+      else reject(new UserError('GEX_INPUT_INVALID', `The editor ${JSON.stringify(command)} ended with ${signal ?? `exit code ${code}`}: nothing was changed`));
     });
   });
 }
@@ -68,7 +68,7 @@ export async function editJson(value: JsonValue, name: string, options: EditorOp
         else if (e instanceof UserError && options.check) problem = e.message;
         else throw e;
       }
-      if (!options.interactive || text === previous) throw new UserError(`${sentence(problem)} Nothing was changed.`);
+      if (!options.interactive || text === previous) throw new UserError('GEX_INPUT_INVALID', `${sentence(problem)} Nothing was changed.`);
       options.notice?.(`${sentence(problem)} Opening the editor again; save the file unchanged to give up.`);
       previous = text;
     }

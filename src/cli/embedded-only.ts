@@ -10,7 +10,7 @@ import { builtinComponents } from './builtin-components.js';
  */
 export async function withEmbeddedBackend<T>(option: string | undefined, refusal: string, work: (backend: EmbeddedBackend) => Promise<T>, options: { mustExist?: boolean } = {}): Promise<T> {
   const location = storeLocationFromArgs(option);
-  if (isRemoteStore(location)) throw new UserError(`${refusal}: pass --store with a SQLite file or a postgres:// URL`);
+  if (isRemoteStore(location)) throw new UserError('GEX_CLI_USAGE', `${refusal}: pass --store with a SQLite file or a postgres:// URL`);
   const { openEmbeddedStore } = await import('../store/open-store.js');
   const backend = await openEmbeddedStore(location, process.env, { builtinComponents: builtinComponents(), mustExist: options.mustExist });
   try {

@@ -28,21 +28,21 @@ export async function readInput(source: string, maxBytes: number, stdin: Readabl
   try {
     for await (const chunk of stream) {
       size += (chunk as Buffer).length;
-      if (size > maxBytes) throw new UserError(`${sourceName(source)} holds more than ${maxBytes} bytes: that is more than gex reads for one input`);
+      if (size > maxBytes) throw new UserError('GEX_INPUT_INVALID', `${sourceName(source)} holds more than ${maxBytes} bytes: that is more than gex reads for one input`);
       chunks.push(chunk as Buffer);
     }
   } catch (e) {
     if (e instanceof UserError) throw e;
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new UserError(`No such file: ${sourceName(source)}`);
-    if (code === 'EISDIR') throw new UserError(`${sourceName(source)} is a folder, not a file`);
-    throw new UserError(`Cannot read ${sourceName(source)}: ${(e as Error).message}`);
+    if (code === 'ENOENT') throw new UserError('GEX_INPUT_INVALID', `No such file: ${sourceName(source)}`);
+    if (code === 'EISDIR') throw new UserError('GEX_INPUT_INVALID', `${sourceName(source)} is a folder, not a file`);
+    throw new UserError('GEX_INPUT_INVALID', `Cannot read ${sourceName(source)}: ${(e as Error).message}`);
   } finally {
     if (source !== STDIN) (stream as ReturnType<typeof createReadStream>).destroy();
   }
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
   } catch {
-    throw new UserError(`${sourceName(source)} is not UTF-8 text`);
+    throw new UserError('GEX_INPUT_INVALID', `${sourceName(source)} is not UTF-8 text`);
   }
 }

@@ -18,7 +18,7 @@ export function decodeJsonText(text: string, source: string): JsonValue {
   try {
     return decodeJson(text);
   } catch (e) {
-    if (e instanceof JsonSyntaxError) throw new UserError(`${source} is not valid JSON (${lineAndColumn(text, e.position)}): ${displayText(e.message)}`);
+    if (e instanceof JsonSyntaxError) throw new UserError('GEX_INPUT_INVALID', `${source} is not valid JSON (${lineAndColumn(text, e.position)}): ${displayText(e.message)}`);
     throw e;
   }
 }

@@ -21,7 +21,7 @@ const MAX_INDEX = 100_000;
 export function parsePath(path: string, option = '--set'): PathStep[] {
   // typed so that control flow knows it never returns
   const refuse: (problem: string) => never = (problem) => {
-    throw new UserError(`${option} path ${quoteForLog(path.slice(0, 200))} ${problem}`);
+    throw new UserError('GEX_CLI_USAGE', `${option} path ${quoteForLog(path.slice(0, 200))} ${problem}`);
   };
   if (path === '') refuse('is empty: name a key, e.g. parameters.api.baseUrl');
   if (path.length > MAX_PATH_LENGTH) refuse(`is longer than ${MAX_PATH_LENGTH} characters`);
@@ -79,7 +79,7 @@ export function formatPath(steps: readonly PathStep[]): string {
 /** `path=value` split at the first `=`, the value decoded as JSON when it is JSON. */
 export function parseAssignment(assignment: string): { path: PathStep[]; value: JsonValue } {
   const eq = assignment.indexOf('=');
-  if (eq < 0) throw new UserError(`--set takes path=value, e.g. parameters.api.baseUrl=https://api.example.com/ (got no "=")`);
+  if (eq < 0) throw new UserError('GEX_CLI_USAGE', `--set takes path=value, e.g. parameters.api.baseUrl=https://api.example.com/ (got no "=")`);
   const text = assignment.slice(eq + 1);
   let value: JsonValue;
   try {
@@ -108,13 +108,13 @@ function setBelow(root: JsonValue, path: readonly PathStep[], value: JsonValue, 
   // what a missing step becomes: a list when the next step is an index
   const fresh = (): JsonValue => (typeof rest[0] === 'number' ? [] : new Map());
   if (typeof step === 'number') {
-    if (!Array.isArray(root)) throw new UserError(`${option} ${formatPath(here)}: ${formatPath(done) || 'the body'} is ${describeKind(root)}, not a list`);
-    if (step > root.length) throw new UserError(`${option} ${formatPath(here)}: the list has ${root.length} items; an index may be at most ${root.length} (to append)`);
+    if (!Array.isArray(root)) throw new UserError('GEX_CLI_USAGE', `${option} ${formatPath(here)}: ${formatPath(done) || 'the body'} is ${describeKind(root)}, not a list`);
+    if (step > root.length) throw new UserError('GEX_CLI_USAGE', `${option} ${formatPath(here)}: the list has ${root.length} items; an index may be at most ${root.length} (to append)`);
     const copy = [...root];
     copy[step] = setBelow(root[step] ?? fresh(), rest, value, here, option);
     return copy;
   }
-  if (!isJsonObject(root)) throw new UserError(`${option} ${formatPath(here)}: ${formatPath(done) || 'the body'} is ${describeKind(root)}, not an object`);
+  if (!isJsonObject(root)) throw new UserError('GEX_CLI_USAGE', `${option} ${formatPath(here)}: ${formatPath(done) || 'the body'} is ${describeKind(root)}, not an object`);
   const copy: JsonObject = new Map(root);
   copy.set(step, setBelow(root.get(step) ?? fresh(), rest, value, here, option));
   return copy;

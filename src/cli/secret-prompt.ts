@@ -52,7 +52,7 @@ export function promptHidden(prompt: string, options: PromptOptions = {}): Promi
         }
         if (char === '\r' || char === '\n') return finish();
         if (char === '\u0003') {
-          finish(new UserError('Stopped: nothing was entered'));
+          finish(new UserError('GEX_INPUT_INVALID', 'Stopped: nothing was entered'));
           return interrupt();
         }
         if (char === '\u0004') return finish();
@@ -60,7 +60,7 @@ export function promptHidden(prompt: string, options: PromptOptions = {}): Promi
         else if (char === '\u0015') value = '';
         else if (char === '\u001b') escape = 1;
         else if (char >= ' ') value += char;
-        if (Buffer.byteLength(value) > MAX_VALUE_BYTES) return finish(new UserError(`The value entered is longer than ${MAX_VALUE_BYTES} bytes`));
+        if (Buffer.byteLength(value) > MAX_VALUE_BYTES) return finish(new UserError('GEX_INPUT_INVALID', `The value entered is longer than ${MAX_VALUE_BYTES} bytes`));
       }
     };
     // no echo before the prompt shows: a person (or a script) may type as soon as they see it

@@ -40,7 +40,7 @@ export function say(line: string): void {
 
 export function positiveInt(value: unknown, name: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new UserError(`${name} must be a positive integer, got ${JSON.stringify(value)}`);
+  if (!Number.isInteger(n) || n < 1) throw new UserError('GEX_CLI_USAGE', `${name} must be a positive integer, got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -60,7 +60,7 @@ function notFound(error: StoreError, args: Target, location: string): UserError 
     configId === undefined ? '' : `configuration ${displayId(String(configId))} of `,
     `component ${displayId(args['component-id'])}`,
   ].join('');
-  return new UserError(`${displayText(error.message)} (looked for ${what} in the store ${displayText(location)})`, { cause: error });
+  return new UserError(error.gexCode, `${displayText(error.message)} (looked for ${what} in the store ${displayText(location)})`, { cause: error });
 }
 
 type Work<A> = (store: ConfigStore, args: A, opened: OpenedStore) => Promise<void>;

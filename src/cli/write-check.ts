@@ -152,5 +152,5 @@ export function enforceWriteCheck(problems: WriteProblems, force: boolean, write
   }
   const shown = problems.errors.slice(0, 3).join('; ');
   const more = problems.errors.length > 3 ? ` (and ${problems.errors.length - 3} more)` : '';
-  throw new UserError(`Not stored: a run would refuse it. ${sentence(`${shown}${more}`)} Fix it, or store it anyway with --force ("gex check" shows every problem).`);
+  throw new UserError('GEX_CONFIG_REFUSED', `Not stored: a run would refuse it. ${sentence(`${shown}${more}`)} Fix it, or store it anyway with --force ("gex check" shows every problem).`);
 }

@@ -1,10 +1,27 @@
+import {
+  ERROR_CATALOGUE,
+  isErrorCode,
+  type ApplicationErrorCode,
+  type ErrorCode,
+  type ErrorType,
+  type UserErrorCode,
+} from './error-catalogue.js';
+
+export type { ErrorCode } from './error-catalogue.js';
+
 /**
  * Error kinds and the exit codes orchestrators rely on (Keboola's contract):
  * 0 success, 1 user error (bad configuration, the API refused), 2 application error.
+ * Each error carries its code of the catalogue (error-catalogue.ts) as `gexCode`: `code` is taken
+ * by Node's system errors and by Keboola's error bodies (StoreError), both with another meaning.
  */
 export class UserError extends Error {
   readonly exitCode = 1 as const;
-  constructor(message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly gexCode: UserErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = 'UserError';
   }
@@ -17,7 +34,7 @@ export class ConfigError extends UserError {
     readonly problem: string,
     readonly fix?: string,
   ) {
-    super(`Invalid configuration at ${path}: ${problem}${fix ? `. ${fix}` : ''}`);
+    super('GEX_CONFIG_INVALID', `Invalid configuration at ${path}: ${problem}${fix ? `. ${fix}` : ''}`);
     this.name = 'ConfigError';
   }
 }
@@ -25,13 +42,17 @@ export class ConfigError extends UserError {
 /** An internal fault: a bug or an environment problem rather than the user's input. */
 export class ApplicationError extends Error {
   readonly exitCode = 2 as const;
-  constructor(message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly gexCode: ApplicationErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = 'ApplicationError';
   }
 }
 
-export type ErrorKind = 'user' | 'application';
+export type ErrorKind = ErrorType;
 
 export function errorKind(err: unknown): ErrorKind {
   return err instanceof UserError ? 'user' : 'application';
@@ -39,4 +60,31 @@ export function errorKind(err: unknown): ErrorKind {
 
 export function exitCodeOf(err: unknown): 1 | 2 {
   return err instanceof UserError ? 1 : 2;
+}
+
+/**
+ * The catalogue code of what was thrown: its own, or GEX_INTERNAL for anything gex did not expect
+ * (a bug), whose kind is `application` too. A user error's code is always a user code.
+ */
+export function errorCode(err: unknown): ErrorCode {
+  const code = (err as { gexCode?: unknown } | null)?.gexCode;
+  if (!isErrorCode(code)) return 'GEX_INTERNAL';
+  // an error that is not a UserError exits 2: its code must be an application code to agree
+  return (ERROR_CATALOGUE[code].type === 'user') === err instanceof UserError ? code : 'GEX_INTERNAL';
+}
+
+/** An error as the run summary (and a job's result) reports it. */
+export interface ErrorReport {
+  kind: ErrorKind;
+  code: ErrorCode;
+  message: string;
+}
+
+export function errorReport(err: unknown): ErrorReport {
+  return { kind: errorKind(err), code: errorCode(err), message: (err as Error).message };
+}
+
+/** The fields a log line about a failure carries, so a log system can filter on them. */
+export function errorLogFields(err: unknown): { errorKind: ErrorKind; code: ErrorCode } {
+  return { errorKind: errorKind(err), code: errorCode(err) };
 }

@@ -54,6 +54,8 @@ export interface LogFields {
   errorCode?: string;
   /** user or application (the exit code follows it) */
   errorKind?: string;
+  /** the error's code in gex's catalogue (GEX_…, docs/errors.md) */
+  code?: string;
   stopReason?: string;
   /** why a job stopped, for machines: a cap (forceStop.pages, …) or a natural end (underflow, …) */
   stoppedBy?: string;
@@ -95,6 +97,7 @@ const FIELD_NAMES: Record<keyof LogFields, true> = {
   lastRetryAt: true,
   errorCode: true,
   errorKind: true,
+  code: true,
   stopReason: true,
   stoppedBy: true,
   reason: true,

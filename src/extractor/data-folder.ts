@@ -76,7 +76,7 @@ export class DataFolder {
   async read(): Promise<DataFolderInput> {
     const config = await readJsonFile(this.configFile, 'configuration file');
     if (!config) {
-      throw new UserError(`No configuration file at ${this.configFile}. Point --data-dir (or KBC_DATADIR) at a folder with config.json.`);
+      throw new UserError('GEX_DATA_FOLDER_INVALID', `No configuration file at ${this.configFile}. Point --data-dir (or KBC_DATADIR) at a folder with config.json.`);
     }
     const action = config.get('action');
     const state = (await readJsonFile(this.inputStateFile, 'state file')) ?? new Map();
@@ -121,16 +121,16 @@ async function readJsonFile(file: string, what: string): Promise<JsonObject | un
     text = await readFile(file, 'utf8');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new UserError(`Cannot read ${what} ${file}: ${(e as Error).message}`);
+    throw new UserError('GEX_DATA_FOLDER_INVALID', `Cannot read ${what} ${file}: ${(e as Error).message}`);
   }
   try {
     const value = decodeJson(text);
     // a JSON list is a PHP array too: GE reads `[]` (how PHP writes an empty state) as no state
     if (Array.isArray(value)) return new Map(value.map((item, i) => [String(i), item]));
-    if (!isJsonObject(value)) throw new UserError(`${what} ${file} must hold a JSON object or array`);
+    if (!isJsonObject(value)) throw new UserError('GEX_DATA_FOLDER_INVALID', `${what} ${file} must hold a JSON object or array`);
     return value;
   } catch (e) {
-    if (e instanceof JsonSyntaxError) throw new UserError(`${what} ${file} is not valid JSON: ${e.message}`);
+    if (e instanceof JsonSyntaxError) throw new UserError('GEX_DATA_FOLDER_INVALID', `${what} ${file} is not valid JSON: ${e.message}`);
     throw e;
   }
 }

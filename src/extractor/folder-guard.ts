@@ -8,7 +8,7 @@ import { displayText } from '../common/log-text.js';
 /** A path below the data folder that gex will not use: a symbolic link, or not the kind of entry it needs. */
 export class UnsafeDataPath extends UserError {
   constructor(message: string) {
-    super(message);
+    super('GEX_DATA_FOLDER_UNSAFE', message);
     this.name = 'UnsafeDataPath';
   }
 }
@@ -16,7 +16,7 @@ export class UnsafeDataPath extends UserError {
 /** The data folder (or a folder in it) cannot be written: permissions, a read-only or full disk. */
 export class DataFolderNotWritable extends UserError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super('GEX_DATA_FOLDER_NOT_WRITABLE', message, options);
     this.name = 'DataFolderNotWritable';
   }
 }

@@ -60,7 +60,7 @@ export interface CheckedConfiguration {
  */
 export async function checkBeforeRequests(input: DataFolderInput, onUnknownKey: (unknown: UnknownKey) => void, signal?: AbortSignal): Promise<CheckedConfiguration> {
   if (input.action !== 'run') {
-    throw new UserError(`Action '${input.action}' is not supported: gex runs extractions only (action "run").`);
+    throw new UserError('GEX_ACTION_UNSUPPORTED', `Action '${input.action}' is not supported: gex runs extractions only (action "run").`);
   }
   signal?.throwIfAborted();
   const parameters = input.parameters;

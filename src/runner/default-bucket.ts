@@ -22,6 +22,7 @@ export function defaultBucketId(componentId: string, configId: string): string {
       : null;
   if (problem) {
     throw new UserError(
+      'GEX_TABLE_LOAD_REFUSED',
       `The default bucket in.c-<component>-<configuration id> cannot be made from configuration id ${displayId(configId.slice(0, 100))}${configId.length > 100 ? '…' : ''}: ` +
         `${problem}. Set parameters.config.outputBucket (or a destination in the table's manifest), or use a short configuration id of those characters.`,
     );

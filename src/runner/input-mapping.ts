@@ -45,7 +45,7 @@ export function parseInputTables(storage: JsonObject, unit: string, now: Date): 
   const list = isObject(input) ? input.tables : undefined;
   if (list === undefined || list === null) return [];
   const fail = (where: string, problem: string): never => {
-    throw new UserError(`${unit}: ${where} ${problem}.`);
+    throw new UserError('GEX_INPUT_MAPPING_INVALID', `${unit}: ${where} ${problem}.`);
   };
   if (!Array.isArray(list)) fail('storage.input.tables', 'must be a list of tables');
   const tables = list as unknown[];
@@ -101,7 +101,7 @@ function changedSince(entry: Record<string, unknown>, where: string, now: Date, 
     try {
       return parseChangedSince(String(value), now, `${where}.changed_since`);
     } catch (error) {
-      if (error instanceof UserError) throw new UserError(`${table}: ${error.message}`);
+      if (error instanceof UserError) throw new UserError('GEX_INPUT_MAPPING_INVALID', `${table}: ${error.message}`);
       throw error;
     }
   }
@@ -128,7 +128,7 @@ export async function exportInputTables(tables: ProjectTables, inputs: readonly 
       detail = await tables.table(input.source);
     } catch (error) {
       if (error instanceof UserError) {
-        throw new UserError(`${unit}: ${input.where}.source: table ${displayId(input.source)} does not exist in this project. Load it first (an earlier row's output), or fix the source.`, { cause: error });
+        throw new UserError('GEX_INPUT_MAPPING_INVALID', `${unit}: ${input.where}.source: table ${displayId(input.source)} does not exist in this project. Load it first (an earlier row's output), or fix the source.`, { cause: error });
       }
       throw error;
     }
@@ -145,7 +145,7 @@ export async function exportInputTables(tables: ProjectTables, inputs: readonly 
         await handle.write(stringify(batch, DIALECT));
       });
     } catch (error) {
-      if (error instanceof UserError) throw new UserError(`${unit}: ${input.where} (table ${displayId(input.source)}): ${error.message}`, { cause: error });
+      if (error instanceof UserError) throw new UserError(error.gexCode, `${unit}: ${input.where} (table ${displayId(input.source)}): ${error.message}`, { cause: error });
       throw error;
     } finally {
       await handle.close();

@@ -55,7 +55,7 @@ export class OutputMapping {
     } catch (error) {
       // the message names the file; the user's mistakes stay user errors (exit code 1)
       const message = `Cannot load out/tables/${displayText(file)} into the project: ${(error as Error).message}`;
-      throw error instanceof UserError ? new UserError(message, { cause: error }) : new Error(message, { cause: error });
+      throw error instanceof UserError ? new UserError(error.gexCode, message, { cause: error }) : new Error(message, { cause: error });
     }
   }
 }

@@ -27,6 +27,7 @@ export function planRows(configuration: Configuration, rowIds: string[]): RowPla
     if (unknown.length > 0) {
       const existing = rows.length ? rows.map((r) => `${displayId(r.id)}${r.name ? ` (${displayText(r.name)})` : ''}`).join(', ') : 'none';
       throw new UserError(
+        'GEX_ROW_NOT_FOUND',
         `Row${unknown.length > 1 ? 's' : ''} ${unknown.map(quoteForLog).join(', ')} not found in configuration ${displayId(configuration.id)}. Existing rows: ${existing}.`,
       );
     }

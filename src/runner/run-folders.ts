@@ -118,6 +118,7 @@ export class RunFolders {
     }
     if (missing.length > 0) {
       throw new ApplicationError(
+        'GEX_TABLE_FILES_MISSING',
         `The tables of ${folder.rowId === null ? 'the configuration' : `row ${displayId(folder.rowId)}`} are gone from ${folder.relative}/out/tables ` +
           `(${missing.map(displayId).join(', ')}) after the run wrote them; no state is saved.`,
       );
@@ -128,7 +129,7 @@ export class RunFolders {
   private assertRowFolder(folder: RunFolder): void {
     const dir = path.resolve(folder.dir);
     if (!isInside(this.rowsRoot, dir) || path.dirname(dir) !== this.rowsRoot) {
-      throw new ApplicationError(`Refusing to remove ${dir}: a row folder must be directly inside ${this.rowsRoot}`);
+      throw new ApplicationError('GEX_INTERNAL', `Refusing to remove ${dir}: a row folder must be directly inside ${this.rowsRoot}`);
     }
   }
 
@@ -139,6 +140,7 @@ export class RunFolders {
     if (!this.prepared.has(key)) return;
     const other = this.prepared.get(key);
     throw new UserError(
+      'GEX_CONFIG_INVALID',
       `Rows ${displayId(other ?? '')} and ${displayId(folder.rowId ?? '')} would share the folder ${folder.relative}: ` +
         'the file system does not tell their names apart (a case-insensitive disk?). Rename one of the rows or use a case-sensitive data folder.',
     );

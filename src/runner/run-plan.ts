@@ -120,6 +120,7 @@ async function planStored(source: Extract<RunSource, { kind: 'stored' }>, option
   if (configuration.isDisabled) {
     if (options.select === 'run' && !options.force) {
       throw new UserError(
+        'GEX_CONFIG_DISABLED',
         `Configuration ${displayId(configId)} is disabled. Enable it in the store, or run it anyway with --force.`,
       );
     }

@@ -1,5 +1,5 @@
 import { RunCancelled } from '../common/cancellation.js';
-import { errorKind, type ErrorKind } from '../common/errors.js';
+import { errorReport, type ErrorReport } from '../common/errors.js';
 
 /**
  * The run summary (`gex run --summary FILE`): its types and the only builders of it. A run of a
@@ -87,7 +87,7 @@ export interface RunSummary {
   /** set when saving states through a remote store failed part-way */
   stateRollback?: StateRollbackSummary;
   durationMs: number;
-  error?: { kind: ErrorKind; message: string };
+  error?: ErrorReport;
 }
 
 /** The message of a run that ran every unit it planned. */
@@ -170,5 +170,5 @@ export function summaryOfUnstartedRun(
 }
 
 function errorOf(error: unknown): NonNullable<RunSummary['error']> {
-  return { kind: errorKind(error), message: (error as Error).message };
+  return errorReport(error);
 }

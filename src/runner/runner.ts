@@ -1,5 +1,5 @@
 import { cancellationOf } from '../common/cancellation.js';
-import { errorKind } from '../common/errors.js';
+import { errorLogFields } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import { displayId, quoteForLog } from '../common/log-text.js';
 import { groupThousands, plural } from '../common/text.js';
@@ -223,7 +223,7 @@ export class Runner {
     if (cancelled) unitLog.warn({ status: 'cancelled' }, `No state is saved: the run was stopped during ${unit.label}`);
     else
       unitLog.error(
-        { status: 'failed', errorKind: errorKind(error) },
+        { status: 'failed', ...errorLogFields(error) },
         `No state is saved: ${unit.label} failed, so a rerun repeats the work of every row`,
       );
   }
@@ -250,7 +250,7 @@ export class Runner {
       await store.store.saveStates(componentId, configId, writes);
     } catch (error) {
       if (!(error instanceof StateSaveFailed)) {
-        logger.error({ errorKind: errorKind(error) }, `No state is saved: ${(error as Error).message}`);
+        logger.error(errorLogFields(error), `No state is saved: ${(error as Error).message}`);
         throw error;
       }
       this.recordRollback(error);
@@ -274,8 +274,8 @@ export class Runner {
       notRestored: error.notRestored.map((n) => ({ rowId: n.owner, reason: n.reason })),
     };
     for (const { owner } of error.notRestored) this.markStateSaved(owner);
-    if (complete) this.logger.error({ errorKind: errorKind(error) }, `No state is saved: ${error.message}`);
-    else this.logger.error({ errorKind: errorKind(error) }, `State saved only in part: ${error.message}`);
+    if (complete) this.logger.error(errorLogFields(error), `No state is saved: ${error.message}`);
+    else this.logger.error(errorLogFields(error), `State saved only in part: ${error.message}`);
   }
 
   private rowEntry(owner: StateOwner): RowSummary | undefined {

@@ -15,7 +15,7 @@ export async function loadConfiguration(store: OpenedStore, componentId: string,
     return await store.store.getConfiguration(componentId, configId);
   } catch (error) {
     if (error instanceof StoreError && error.status === 404) {
-      throw new UserError(`Configuration ${displayId(configId)} of component ${displayId(componentId)} not found in ${store.location}: ${displayText(error.message)}`);
+      throw new UserError('GEX_CONFIG_NOT_FOUND', `Configuration ${displayId(configId)} of component ${displayId(componentId)} not found in ${store.location}: ${displayText(error.message)}`);
     }
     throw error;
   }
@@ -73,8 +73,8 @@ function notDecrypted(error: unknown, part: string, owner: string, componentId: 
       part === 'image_parameters'
         ? `Register the component ${displayId(componentId)} again in this store (gex components import), or run with the master key of the store that encrypted it (GEX_MASTER_KEY).`
         : 'Run with the master key of the store that encrypted it (GEX_MASTER_KEY), or enter the secret again in this store (gex configs edit, gex rows edit).';
-    return new UserError(`Cannot decrypt ${displayText(`${part}.${error.keyPath}`)} of ${owner}: ${error.reason}. ${fix}`, { cause: error });
+    return new UserError('GEX_SECRET_NOT_DECRYPTED', `Cannot decrypt ${displayText(`${part}.${error.keyPath}`)} of ${owner}: ${error.reason}. ${fix}`, { cause: error });
   }
-  if (error instanceof UserError) return new UserError(`Cannot decrypt the ${part} of ${owner}: ${error.message}`, { cause: error });
+  if (error instanceof UserError) return new UserError('GEX_SECRET_NOT_DECRYPTED', `Cannot decrypt the ${part} of ${owner}: ${error.message}`, { cause: error });
   return error;
 }

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { cancellationOf } from '../common/cancellation.js';
-import { errorKind } from '../common/errors.js';
+import { errorLogFields } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import { displayId, displayText } from '../common/log-text.js';
 import type { ProgressLine } from '../common/progress-line.js';
@@ -175,7 +175,7 @@ export async function runUnit(
         );
       else
         logger.error(
-          { status: 'failed', durationMs: summary.durationMs, errorKind: errorKind(error) },
+          { status: 'failed', durationMs: summary.durationMs, ...errorLogFields(error) },
           `Failed ${unit.label}`,
         );
     }

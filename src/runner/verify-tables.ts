@@ -20,6 +20,7 @@ export function verifyTablesOnDisk(dataDir: string, summary: Pick<RunSummary, 'r
   }
   if (missing.length > 0) {
     throw new ApplicationError(
+      'GEX_TABLE_FILES_MISSING',
       `The run finished but ${missing.length === 1 ? 'this output file is' : 'these output files are'} missing from ${dataDir}: ${missing.slice(0, 10).join(', ')}` +
         `${missing.length > 10 ? ` and ${missing.length - 10} more` : ''}. Did another process change the data folder?`,
     );

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { ErrorCode } from '../common/error-catalogue.js';
 import type { JsonObject } from '../json/index.js';
 import { MAX_ADDRESSABLE_ID_LENGTH } from '../store/addressable-id.js';
 import { StoreError } from '../store/store-error.js';
@@ -12,9 +13,10 @@ import { unimplementedFeature } from './unimplemented.js';
 
 /**
  * Every failure leaves the server as Keboola's error body:
- * `{"error", "code", "status": "error", "exceptionId"[, "errors"]}` (docs/storage-api.md#errors).
+ * `{"error", "code", "status": "error", "exceptionId", "gexCode"[, "errors"]}` (docs/storage-api.md#errors).
  * Store rules throw StoreError (status + code); the HTTP layer uses the same class for its own
- * refusals (tokens, request bodies, routes), so there is one way to fail.
+ * refusals (tokens, request bodies, routes), so there is one way to fail. `code` is Keboola's
+ * (its clients match on it); gex's catalogue code goes beside it as `gexCode` (docs/errors.md).
  */
 
 export function newExceptionId(): string {
@@ -59,12 +61,18 @@ export function toStoreError(error: unknown, bodyLimit: number): StoreError {
   return new StoreError(500, 'storage.internalError', 'Internal server error. The server log has the details under this exceptionId.');
 }
 
+/** The catalogue code an answer carries: a 500 is always gex's own fault, whatever failed. */
+export function answerCode(error: StoreError): ErrorCode {
+  return error.status === 500 ? 'GEX_INTERNAL' : error.gexCode;
+}
+
 export function sendError(reply: FastifyReply, error: StoreError, exceptionId = newExceptionId()): FastifyReply {
   const body: JsonObject = new Map([
     ['error', error.message],
     ['code', error.code],
     ['status', 'error'],
     ['exceptionId', exceptionId],
+    ['gexCode', answerCode(error)],
   ]);
   if (error.details) {
     body.set(
@@ -86,10 +94,10 @@ export function errorHandler(bodyLimit: number) {
     const url = loggableUrl(request.url, tokenOf(request));
     if (mapped.status === 503) {
       // the database is down or saturated: one line per request, no stack; clients retry later
-      request.log.warn(`${request.method} ${url} → 503 (${exceptionId}): ${mapped.message}`);
+      request.log.warn({ code: answerCode(mapped) }, `${request.method} ${url} → 503 (${exceptionId}): ${mapped.message}`);
       void reply.header('Retry-After', String(RETRY_AFTER_SECONDS));
-    } else if (mapped.status >= 500) request.log.error({ err: error, exceptionId }, `${request.method} ${url} failed: ${(error as Error).message}`);
-    else request.log.debug(`${request.method} ${url} → ${mapped.status} ${mapped.code}: ${mapped.message}`);
+    } else if (mapped.status >= 500) request.log.error({ err: error, exceptionId, code: answerCode(mapped) }, `${request.method} ${url} failed: ${(error as Error).message}`);
+    else request.log.debug({ code: answerCode(mapped) }, `${request.method} ${url} → ${mapped.status} ${mapped.code}: ${mapped.message}`);
     return sendError(reply, mapped, exceptionId);
   };
 }
@@ -150,7 +158,7 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Duplex)
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const mapped = clientErrorOf(error);
   if (socket.writable) {
-    const body = JSON.stringify({ error: mapped.message, code: mapped.code, status: 'error', exceptionId: newExceptionId() });
+    const body = JSON.stringify({ error: mapped.message, code: mapped.code, status: 'error', exceptionId: newExceptionId(), gexCode: answerCode(mapped) });
     socket.write(
       `HTTP/1.1 ${mapped.status} ${STATUS_CODES[mapped.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );

@@ -10,11 +10,11 @@ import type { Session } from './auth.js';
  */
 export function tableStoreError(error: unknown): unknown {
   if (error instanceof StoreError || !(error instanceof UserError)) return error;
-  if (error instanceof TableNotFound) return new StoreError(404, 'storage.tables.notFound', error.message);
-  if (error instanceof BucketNotFound) return new StoreError(404, 'storage.buckets.notFound', error.message);
-  if (error instanceof BucketExists) return new StoreError(400, 'storage.buckets.alreadyExists', error.message);
-  if (error instanceof BucketNotEmpty) return new StoreError(400, 'storage.buckets.notEmpty', error.message);
-  return new StoreError(400, 'storage.tables.validation', error.message);
+  if (error instanceof TableNotFound) return new StoreError(404, 'storage.tables.notFound', error.message, undefined, error.gexCode);
+  if (error instanceof BucketNotFound) return new StoreError(404, 'storage.buckets.notFound', error.message, undefined, error.gexCode);
+  if (error instanceof BucketExists) return new StoreError(400, 'storage.buckets.alreadyExists', error.message, undefined, error.gexCode);
+  if (error instanceof BucketNotEmpty) return new StoreError(400, 'storage.buckets.notEmpty', error.message, undefined, error.gexCode);
+  return new StoreError(400, 'storage.tables.validation', error.message, undefined, error.gexCode);
 }
 
 /** Runs a table operation, answering its refusals as Keboola does. */
@@ -31,7 +31,7 @@ export function pathTableId(text: string): string {
   try {
     parseTableId(text, 'The table id in the URL');
   } catch (error) {
-    if (error instanceof UserError) throw new StoreError(404, 'storage.tables.notFound', error.message);
+    if (error instanceof UserError) throw new StoreError(404, 'storage.tables.notFound', error.message, undefined, 'GEX_TABLE_NOT_FOUND');
     throw error;
   }
   return text;
@@ -41,7 +41,7 @@ export function pathBucketId(text: string): string {
   try {
     return checkBucketId(text);
   } catch (error) {
-    if (error instanceof UserError) throw new StoreError(404, 'storage.buckets.notFound', `${error.message} (bucket id in the URL)`);
+    if (error instanceof UserError) throw new StoreError(404, 'storage.buckets.notFound', `${error.message} (bucket id in the URL)`, undefined, 'GEX_BUCKET_NOT_FOUND');
     throw error;
   }
 }

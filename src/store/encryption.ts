@@ -21,7 +21,7 @@ export class SecretNotDecrypted extends UserError {
     readonly keyPath: string,
     readonly reason: string,
   ) {
-    super(`Cannot decrypt ${displayText(keyPath)}: ${reason}`);
+    super('GEX_SECRET_NOT_DECRYPTED', `Cannot decrypt ${displayText(keyPath)}: ${reason}`);
     this.name = 'SecretNotDecrypted';
   }
 }
@@ -45,7 +45,7 @@ export interface CipherScope {
  */
 export class SecretCipher {
   constructor(private readonly key: Buffer) {
-    if (key.length !== 32) throw new ApplicationError('The master key must be 32 bytes');
+    if (key.length !== 32) throw new ApplicationError('GEX_INTERNAL', 'The master key must be 32 bytes');
   }
 
   /** Tells keys apart without revealing them: an HMAC of a fixed text under the key. */
@@ -62,16 +62,16 @@ export class SecretCipher {
   }
 
   decrypt(value: string, scope: CipherScope): string {
-    if (!value.startsWith(scope.prefix)) throw new UserError(`Value is not an encrypted value of gex (expected the ${scope.prefix} prefix)`);
+    if (!value.startsWith(scope.prefix)) throw new UserError('GEX_SECRET_NOT_DECRYPTED', `Value is not an encrypted value of gex (expected the ${scope.prefix} prefix)`);
     const raw = Buffer.from(value.slice(scope.prefix.length), 'base64');
-    if (raw.length < 29 || raw[0] !== FORMAT_VERSION) throw new UserError(`Invalid cipher text: ${NOT_GEX_CIPHER}`);
+    if (raw.length < 29 || raw[0] !== FORMAT_VERSION) throw new UserError('GEX_SECRET_NOT_DECRYPTED', `Invalid cipher text: ${NOT_GEX_CIPHER}`);
     const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(1, 13));
     decipher.setAAD(Buffer.from(scope.data));
     decipher.setAuthTag(raw.subarray(13, 29));
     try {
       return Buffer.concat([decipher.update(raw.subarray(29)), decipher.final()]).toString('utf8');
     } catch {
-      throw new UserError('Cannot decrypt a secret: it was encrypted for another project or component, or with another master key');
+      throw new UserError('GEX_SECRET_NOT_DECRYPTED', 'Cannot decrypt a secret: it was encrypted for another project or component, or with another master key');
     }
   }
 
@@ -157,7 +157,7 @@ export async function loadMasterKey(keyFile: string, env: NodeJS.ProcessEnv = pr
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
   }
   if (options.create === false) {
-    throw new UserError(`No master key: the key file ${keyFile} does not exist and GEX_MASTER_KEY is not set. Set GEX_MASTER_KEY (or GEX_KEY_FILE) to the store's key`);
+    throw new UserError('GEX_MASTER_KEY_INVALID', `No master key: the key file ${keyFile} does not exist and GEX_MASTER_KEY is not set. Set GEX_MASTER_KEY (or GEX_KEY_FILE) to the store's key`);
   }
   const key = randomBytes(32);
   await mkdir(path.dirname(keyFile), { recursive: true, mode: 0o700 });
@@ -176,6 +176,6 @@ export async function loadMasterKey(keyFile: string, env: NodeJS.ProcessEnv = pr
 
 function parseKey(text: string, source: string): Buffer {
   const key = /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64');
-  if (key.length !== 32) throw new UserError(`The master key in ${source} must be 32 bytes (64 hex characters or base64)`);
+  if (key.length !== 32) throw new UserError('GEX_MASTER_KEY_INVALID', `The master key in ${source} must be 32 bytes (64 hex characters or base64)`);
   return key;
 }

@@ -20,12 +20,12 @@ function text(o: JsonObject, key: string): string | undefined {
  */
 export function readImportDocument(document: JsonValue): ImportConfigurationInput {
   if (!isJsonObject(document) || typeof document.get('name') !== 'string') {
-    throw new UserError('A configuration document is a JSON object with at least a "name"');
+    throw new UserError('GEX_INPUT_INVALID', 'A configuration document is a JSON object with at least a "name"');
   }
   const rows = document.get('rows') ?? [];
-  if (!Array.isArray(rows)) throw new UserError('"rows" of a configuration document must be a list of row objects');
+  if (!Array.isArray(rows)) throw new UserError('GEX_INPUT_INVALID', '"rows" of a configuration document must be a list of row objects');
   const order = document.get('rowsSortOrder') ?? [];
-  if (!Array.isArray(order)) throw new UserError('"rowsSortOrder" of a configuration document must be a list of row ids');
+  if (!Array.isArray(order)) throw new UserError('GEX_INPUT_INVALID', '"rowsSortOrder" of a configuration document must be a list of row ids');
   return {
     configuration: {
       name: text(document, 'name')!,
@@ -37,7 +37,7 @@ export function readImportDocument(document: JsonValue): ImportConfigurationInpu
       changeDescription: 'Imported from a file',
     },
     rows: rows.map((row, i) => {
-      if (!isJsonObject(row)) throw new UserError(`rows[${i}] of the configuration document must be an object`);
+      if (!isJsonObject(row)) throw new UserError('GEX_INPUT_INVALID', `rows[${i}] of the configuration document must be an object`);
       return {
         rowId: text(row, 'rowId'),
         name: text(row, 'name'),
@@ -71,7 +71,7 @@ function reason(error: unknown): string {
 function failed(error: unknown, outcome: string): Error {
   if (!(error instanceof ImportStepFailed)) return error as Error;
   const message = `Import failed at ${error.step}: ${sentence(reason(error.failure))} ${outcome}`;
-  return error.failure instanceof UserError ? new UserError(message, { cause: error.failure }) : new Error(message, { cause: error.failure });
+  return error.failure instanceof UserError ? new UserError(error.failure.gexCode, message, { cause: error.failure }) : new Error(message, { cause: error.failure });
 }
 
 /**

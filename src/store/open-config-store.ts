@@ -81,7 +81,7 @@ export async function openConfigStore(location: string, options: OpenConfigStore
   const env = options.env ?? process.env;
   if (isRemoteStore(location)) {
     const token = options.token ?? env.KBC_TOKEN;
-    if (!token) throw new UserError(`A token is needed for the Storage API at ${location}: set KBC_TOKEN or pass --token`);
+    if (!token) throw new UserError('GEX_STORE_TOKEN_INVALID', `A token is needed for the Storage API at ${location}: set KBC_TOKEN or pass --token`);
     const retry = retrySettingsFromEnv(options.remoteRetry ?? RUN_STORE_RETRY, env);
     const store = new HttpConfigStore({ url: location, token, logger: options.logger, retry });
     const key = env.GEX_MASTER_KEY?.trim();
@@ -90,6 +90,7 @@ export async function openConfigStore(location: string, options: OpenConfigStore
       if (!containsCipher(value)) return value;
       if (!key) {
         throw new UserError(
+          'GEX_MASTER_KEY_INVALID',
           `The configuration holds encrypted values (${CIPHER_PREFIX}…) that only the store can decrypt. ` +
             'Set GEX_MASTER_KEY to the key of the gex server, or run against the embedded store.',
         );
@@ -126,7 +127,7 @@ export async function openConfigStore(location: string, options: OpenConfigStore
     let store: ConfigStore;
     if (options.token) {
       const info = await backend.authenticate(options.token);
-      if (!info) throw new UserError(`Invalid access token for the store ${displayLocation(location)}`);
+      if (!info) throw new UserError('GEX_STORE_TOKEN_INVALID', `Invalid access token for the store ${displayLocation(location)}`);
       store = backend.session(info);
     } else store = await backend.localSession(options.project);
     const { projectId } = await store.verifyToken();

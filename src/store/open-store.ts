@@ -51,7 +51,7 @@ export async function openEmbeddedStore(location: string, env: NodeJS.ProcessEnv
     const db = await openDatabase(location, env);
     try {
       const exists = mustExist || options.onCreate ? await hasStoreSchema(db) : true;
-      if (mustExist && !exists) throw new UserError(`No store in the PostgreSQL database ${name}: ${READ_ONLY}`);
+      if (mustExist && !exists) throw new UserError('GEX_STORE_MISSING', `No store in the PostgreSQL database ${name}: ${READ_ONLY}`);
       const key = await loadMasterKey(keyFile, env, { create: !mustExist, onCreate: options.onCreate });
       if (!exists) options.onCreate?.(`a new, empty store in the PostgreSQL database ${name}`);
       return await EmbeddedBackend.open(db, new SecretCipher(key), name, { keySource, builtinComponents: options.builtinComponents });

@@ -15,6 +15,7 @@ export function stateOwnerText(owner: StateOwner): string {
  * application) is the run's.
  */
 export class StateSaveFailed extends Error {
+  readonly gexCode = 'GEX_STATE_SAVE_FAILED';
   constructor(
     readonly failed: StateOwner,
     readonly failure: unknown,

@@ -46,7 +46,7 @@ export const READ_ONLY =
 export function checkStoreScheme(location: string): void {
   if (isRemoteStore(location) || isPostgresStore(location)) return;
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(location)?.[1];
-  if (scheme) throw new UserError(`The store ${JSON.stringify(hidePassword(location))} has an unknown URL scheme "${scheme}://": ${EXPECTED_STORE}`);
+  if (scheme) throw new UserError('GEX_STORE_UNUSABLE', `The store ${JSON.stringify(hidePassword(location))} has an unknown URL scheme "${scheme}://": ${EXPECTED_STORE}`);
 }
 
 /** A URL without the password of its `user:password@` part. */
@@ -91,7 +91,7 @@ export function postgresOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Po
   for (const [option, variable] of POSTGRES_ENV) {
     const text = env[variable]?.trim();
     if (!text) continue;
-    if (!/^[1-9]\d*$/.test(text)) throw new UserError(`${variable} must be a whole number above 0, got "${text}"`);
+    if (!/^[1-9]\d*$/.test(text)) throw new UserError('GEX_SETTING_INVALID', `${variable} must be a whole number above 0, got "${text}"`);
     (options as Record<string, number>)[option] = Number(text);
   }
   return options;

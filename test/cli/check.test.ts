@@ -125,6 +125,7 @@ describe('gex check and gex run --dry-run (CLI process)', () => {
     const unit = JSON.parse(json.stdout).units[0];
     assert.equal(unit.valid, false);
     assert.equal(unit.error.path, 'parameters.config.jobs');
+    assert.equal(unit.error.code, 'GEX_CONFIG_INVALID');
     assert.deepEqual(unit.warnings, ['Unknown key parameters.config.jbos (ignored): did you mean "jobs"?']);
   });
 

@@ -34,7 +34,7 @@ describe('editing JSON in $EDITOR', () => {
   it('opens the editor again when the check refuses the edited value (at a terminal), so the edits are not lost', async () => {
     const notices: string[] = [];
     const check = async (value: unknown) => {
-      if (stringifyExact(value as never).includes('"abc"')) throw new UserError('Not stored: a run would refuse it. parameters.api.pagination.limit: got "abc"');
+      if (stringifyExact(value as never).includes('"abc"')) throw new UserError('GEX_CONFIG_REFUSED', 'Not stored: a run would refuse it. parameters.api.pagination.limit: got "abc"');
     };
     const edited = await editJson(body, 'c.json', { env: env('refused-then-fix'), interactive: true, notice: (l) => notices.push(l), check });
     assert.match(stringifyExact(edited!), /"limit":10/);

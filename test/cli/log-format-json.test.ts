@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
@@ -64,7 +64,13 @@ describe('gex run --log-format json (CLI process, SQLite store)', function () {
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
   const run = (format: 'json' | 'text') =>
-    runGex(['run', '--config-id', configId, '--store', storeFile, '--data-dir', path.join(dir, 'data'), '--log-format', format, '--log-level', 'debug'], { GEX_MASTER_KEY: KEY });
+    runGex(
+      [
+        ...['run', '--config-id', configId, '--store', storeFile, '--data-dir', path.join(dir, 'data')],
+        ...['--summary', path.join(dir, 'summary.json'), '--log-format', format, '--log-level', 'debug'],
+      ],
+      { GEX_MASTER_KEY: KEY },
+    );
 
   it('writes every line as JSON with the fields of the run, the row, the job, the page and the error', async () => {
     const result = await run('json');
@@ -101,10 +107,17 @@ describe('gex run --log-format json (CLI process, SQLite store)', function () {
     assert.equal(typeof finished.durationMs, 'number');
 
     const failed = find(/^Failed row 2 of 2/);
-    assert.deepEqual(pick(failed, ['level', 'rowId', 'status', 'errorKind']), { level: 'error', rowId: 'b-orders', status: 'failed', errorKind: 'user' });
+    assert.deepEqual(pick(failed, ['level', 'rowId', 'status', 'errorKind', 'code']), { level: 'error', rowId: 'b-orders', status: 'failed', errorKind: 'user', code: 'GEX_API_REQUEST_FAILED' });
 
     const error = lines.at(-1)!;
     assert.equal(error.errorKind, 'user');
+    assert.equal(error.code, 'GEX_API_REQUEST_FAILED', 'the catalogue code of the refused request');
+    const summary = JSON.parse(await readFile(path.join(dir, 'summary.json'), 'utf8'));
+    assert.deepEqual(
+      { kind: summary.error?.kind, code: summary.error?.code },
+      { kind: error.errorKind, code: error.code },
+      'the run summary says the kind and code of the log line',
+    );
     assert.match(error.msg, /\[401\]/);
     assert.match(error.msg, /invalid key \[hidden\]/, 'the secret the API echoed into the error is hidden');
 
@@ -118,7 +131,7 @@ describe('gex run --log-format json (CLI process, SQLite store)', function () {
     const all = `${result.stdout}${result.stderr}`;
     assert.match(all, /INFO {2}Running row 1 of 2: a-users Users in folder rows\/a-users\n/);
     assert.match(all, /INFO {2}Wrote table b\.users: 2 rows\n/);
-    assert.doesNotMatch(all, / (configId|rowId|job|status|durationMs|errorKind)=/);
+    assert.doesNotMatch(all, / (configId|rowId|job|status|durationMs|errorKind|code)=/);
     assert.ok(!all.includes('s3cr3t'), all);
   });
 });

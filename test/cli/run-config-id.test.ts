@@ -63,6 +63,7 @@ describe('gex run --config-id (CLI process, SQLite store)', () => {
     const summary = JSON.parse(await readFile(path.join(dir, 's.json'), 'utf8'));
     assert.equal(summary.status, 'error');
     assert.equal(summary.error.kind, 'user');
+    assert.equal(summary.error.code, 'GEX_API_REQUEST_FAILED', 'the catalogue code of the refused request');
     assert.equal(summary.stateSaved, false);
   });
 
@@ -95,6 +96,7 @@ describe('gex run --config-id (CLI process, SQLite store)', () => {
     assert.equal(result.code, 2, result.stderr);
     const summary = JSON.parse(await readFile(path.join(dir, 'f.json'), 'utf8'));
     assert.equal(summary.error.kind, 'application');
+    assert.equal(summary.error.code, 'GEX_INTERNAL', 'an unexpected fault has the catalogue code of one');
   });
 
   it('exits 1 when --store names a file in a folder that does not exist (a user mistake), creating nothing', async () => {

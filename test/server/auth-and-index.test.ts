@@ -5,15 +5,16 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
   const server = useTestServer({ backend });
 
   describe('authentication', () => {
-    it('refuses a request without a token: 401, empty code, Keboola error body, exact JSON content type', async () => {
+    it('refuses a request without a token: 401, empty code, Keboola error body plus gexCode, exact JSON content type', async () => {
       const res = await server().get(`${BRANCH}/components`, { token: null });
       assert.equal(res.status, 401);
       assert.equal(res.contentType, 'application/json');
-      assert.deepEqual(Object.keys(res.body), ['error', 'code', 'status', 'exceptionId']);
+      assert.deepEqual(Object.keys(res.body), ['error', 'code', 'status', 'exceptionId', 'gexCode']);
       assert.equal(res.body.error, 'Access token must be set');
       assert.equal(res.body.code, '');
       assert.equal(res.body.status, 'error');
       assert.match(res.body.exceptionId, /^exception-[0-9a-f]{32}$/);
+      assert.equal(res.body.gexCode, 'GEX_STORE_TOKEN_INVALID');
     });
 
     it('treats an empty token header as missing', async () => {

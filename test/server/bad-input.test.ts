@@ -6,7 +6,7 @@ import { BRANCH, COMPONENT, configsPath, TestServer, type ApiResponse, type Json
 
 const CONFIGS = `${BRANCH}/components/${COMPONENT}/configs`;
 
-/** Keboola's error body: `{"error","code","status":"error","exceptionId"}`. */
+/** Keboola's error body: `{"error","code","status":"error","exceptionId"}`, plus gex's catalogue code `gexCode`. */
 function assertKeboolaError(status: number, contentType: string | null, body: Json, expected: { status: number; code?: string; error?: RegExp }): void {
   assert.equal(status, expected.status, JSON.stringify(body));
   assert.equal(contentType, 'application/json');
@@ -14,6 +14,7 @@ function assertKeboolaError(status: number, contentType: string | null, body: Js
   assert.equal(typeof body.code, 'string');
   assert.equal(body.status, 'error');
   assert.match(body.exceptionId, /^exception-[0-9a-f]{32}$/);
+  assert.match(body.gexCode, /^GEX_[A-Z_]+$/);
   if (expected.code) assert.equal(body.code, expected.code);
   if (expected.error) assert.match(body.error, expected.error);
 }

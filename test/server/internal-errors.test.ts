@@ -49,12 +49,14 @@ describe('server: unexpected failures', () => {
     const res = await fetch(`${url}/v2/storage/branch/default/components/ex-generic-v2/configs`, { headers: { 'X-StorageApi-Token': 'good' } });
     assert.equal(res.status, 500);
     assert.equal(res.headers.get('content-type'), 'application/json');
-    const body = (await res.json()) as { error: string; code: string; status: string; exceptionId: string };
+    const body = (await res.json()) as { error: string; code: string; status: string; exceptionId: string; gexCode: string };
     assert.equal(body.code, 'storage.internalError');
+    assert.equal(body.gexCode, 'GEX_INTERNAL', "gex's catalogue code beside Keboola's");
     assert.equal(body.status, 'error');
     assert.equal(body.error.includes('secret-path'), false);
     const logged = logLines.find((line) => line.includes(body.exceptionId));
     assert.ok(logged, 'the log line carries the exceptionId');
     assert.match(logged, /disk I\/O error/);
+    assert.equal(JSON.parse(logged).code, 'GEX_INTERNAL', 'the log line carries the same code as the body');
   });
 });

@@ -1,6 +1,6 @@
 import type { Argv } from 'yargs';
 import { cancellationOf } from '../../common/cancellation.js';
-import { exitCodeOf, UserError } from '../../common/errors.js';
+import { errorLogFields, exitCodeOf, UserError } from '../../common/errors.js';
 import { displayText } from '../../common/log-text.js';
 import { createLogger, type Logger } from '../../common/logger.js';
 import { SecretMasker } from '../../common/secret-masker.js';
@@ -70,8 +70,8 @@ export async function checkFromCli(args: TargetArgs, mode: CheckMode): Promise<n
       logger.warn(cancelled.message);
       return cancelled.exitCode;
     }
-    if (error instanceof UserError) logger.error(displayText(error.message));
-    else logger.error({ err: error }, `Application error: ${(error as Error).message}`);
+    if (error instanceof UserError) logger.error(errorLogFields(error), displayText(error.message));
+    else logger.error({ err: error, ...errorLogFields(error) }, `Application error: ${(error as Error).message}`);
     return exitCodeOf(error);
   }
 }

@@ -46,6 +46,7 @@ async function importNew(store: ConfigStore, componentId: string, document: Json
   } catch (error) {
     if (!idTaken(error)) throw error;
     throw new UserError(
+      'GEX_STORE_INVALID_REQUEST',
       `${sentence((error as Error).message)} To import it anyway: --new-id gives it a new id (one drawn by the store, or --new-id ID), ` +
         '--replace makes the existing configuration the imported one (one new version; its history is kept).',
       { cause: error },
@@ -59,9 +60,10 @@ type Outcome = { configuration: Configuration; replaced: boolean; before?: Confi
 async function replace(store: ConfigStore, componentId: string, document: JsonValue): Promise<Outcome> {
   const plan = readImportDocument(document);
   const id = plan.configuration.configurationId;
-  if (!id) throw new UserError('--replace replaces the configuration named by the document\'s "configurationId", and this document has none: import it with --new-id instead');
+  if (!id) throw new UserError('GEX_CLI_USAGE', '--replace replaces the configuration named by the document\'s "configurationId", and this document has none: import it with --new-id instead');
   if (!store.replaceConfiguration) {
     throw new UserError(
+      'GEX_CLI_USAGE',
       '--replace needs the embedded store (SQLite or PostgreSQL): a Storage API changes one row per call, so a configuration cannot become the imported one as one version there. ' +
         'Import it under a new id with --new-id, or delete the existing configuration first.',
     );

@@ -43,12 +43,13 @@ export function configsLifecycleCommands(y: Argv): Argv {
           if (!trashed) {
             const live = (await store.listConfigurations(componentId)).some((c) => c.id === args.id);
             throw new UserError(
+              'GEX_CONFIG_NOT_FOUND',
               live
                 ? `Configuration ${displayId(args.id)} is not in the trash: only a deleted configuration can be purged ("gex configs delete ${displayId(args.id)}" first)`
                 : `Configuration ${displayId(args.id)} of ${displayId(componentId)} is not in the trash (nor live): nothing to purge`,
             );
           }
-          if (!args.yes) throw new UserError(`Purging removes configuration ${displayId(args.id)} and all its versions permanently: add --yes to do it`);
+          if (!args.yes) throw new UserError('GEX_CLI_USAGE', `Purging removes configuration ${displayId(args.id)} and all its versions permanently: add --yes to do it`);
           await store.deleteConfiguration(componentId, args.id);
           if (args.json) return print(fields({ id: args.id, purged: true }));
           say(`Configuration ${displayId(args.id)} purged: it is gone for good.`);

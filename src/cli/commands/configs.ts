@@ -66,8 +66,8 @@ function configsReadCommands(y: Argv): Argv {
           try {
             await writeFile(args.file, `${prettyExact(document)}\n`, { mode: 0o600, flag: 'wx' });
           } catch (e) {
-            if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new UserError(`${displayText(args.file)} exists already: name a new file (export never overwrites one)`);
-            throw new UserError(`Cannot write ${displayText(args.file)}: ${(e as Error).message}`);
+            if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new UserError('GEX_FILE_NOT_WRITTEN', `${displayText(args.file)} exists already: name a new file (export never overwrites one)`);
+            throw new UserError('GEX_FILE_NOT_WRITTEN', `Cannot write ${displayText(args.file)}: ${(e as Error).message}`);
           }
           say(`Exported configuration ${displayId(args.id)} with ${(document.get('rows') as unknown[]).length} rows to ${displayText(args.file)}.`);
         }),

@@ -18,10 +18,10 @@ function rowLine(r: Row): string {
 
 /** The rows named with --row-id (at least one), each checked to exist before anything changes. */
 async function namedRows(store: ConfigStore, componentId: string, configId: string, rowIds: string[] | undefined): Promise<string[]> {
-  if (!rowIds?.length) throw new UserError('Name the rows with --row-id (repeatable or a comma list)');
+  if (!rowIds?.length) throw new UserError('GEX_CLI_USAGE', 'Name the rows with --row-id (repeatable or a comma list)');
   const existing = new Set((await store.listRows(componentId, configId)).map((r) => r.id));
   const unknown = rowIds.filter((id) => !existing.has(id));
-  if (unknown.length) throw new UserError(`Configuration ${displayId(configId)} has no row ${unknown.map(displayId).join(', ')}: nothing was changed`);
+  if (unknown.length) throw new UserError('GEX_ROW_NOT_FOUND', `Configuration ${displayId(configId)} has no row ${unknown.map(displayId).join(', ')}: nothing was changed`);
   return rowIds;
 }
 
@@ -91,7 +91,7 @@ export function rowsCommand(yargs: Argv): Argv {
         (args) =>
           withStore(args, async (store, _, opened) => {
             const [rowId, ...more] = args['row-id'] ?? [];
-            if (rowId === undefined || more.length) throw new UserError('rows edit changes one row: name it with --row-id');
+            if (rowId === undefined || more.length) throw new UserError('GEX_CLI_USAGE', 'rows edit changes one row: name it with --row-id');
             const root = await store.getConfiguration(args['component-id'], args['config-id']);
             const before = await store.getRow(args['component-id'], args['config-id'], rowId);
             const onlyMeta = args.name !== undefined || args.description !== undefined;
@@ -152,7 +152,7 @@ export function rowsCommand(yargs: Argv): Argv {
             if (args.after !== undefined) places.push({ after: args.after });
             if (args.first) places.push('first');
             if (args.last) places.push('last');
-            if (places.length !== 1) throw new UserError('rows move needs exactly one of --before ROW, --after ROW, --first, --last');
+            if (places.length !== 1) throw new UserError('GEX_CLI_USAGE', 'rows move needs exactly one of --before ROW, --after ROW, --first, --last');
             const config = await store.getConfiguration(args['component-id'], args['config-id']);
             const order = moveRow(config.rows.map((r) => r.id), args['row-id'], places[0]);
             const same = order.join('\u0000') === config.rows.map((r) => r.id).join('\u0000') && config.rowsSortOrder.length > 0;

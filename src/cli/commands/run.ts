@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Argv } from 'yargs';
 import { cancellationOf } from '../../common/cancellation.js';
-import { errorKind, exitCodeOf, UserError } from '../../common/errors.js';
+import { errorLogFields, exitCodeOf, UserError } from '../../common/errors.js';
 import { limitHeapGrowth, limitYoungGeneration } from '../../common/heap-growth.js';
 import type { Logger } from '../../common/logger.js';
 import type { SecretMasker } from '../../common/secret-masker.js';
@@ -131,8 +131,8 @@ export async function runFromCli(args: RunArgs): Promise<number> {
       await writeSummary(args.summary, summary ?? unstartedSummary(args, started, cancelled));
       return cancelled.exitCode;
     }
-    if (error instanceof UserError) logger.error({ errorKind: errorKind(error) }, error.message);
-    else logger.error({ err: error, errorKind: errorKind(error) }, `Application error: ${(error as Error).message}`);
+    if (error instanceof UserError) logger.error(errorLogFields(error), error.message);
+    else logger.error({ err: error, ...errorLogFields(error) }, `Application error: ${(error as Error).message}`);
     // a failure after the runner finished (its tables gone from disk) still fails the summary
     if (summary) recordLateFailure(summary, error);
     await writeSummary(args.summary, summary ?? unstartedSummary(args, started, error));

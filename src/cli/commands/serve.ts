@@ -1,6 +1,6 @@
 import type { Argv } from 'yargs';
 import type { RunCancelled } from '../../common/cancellation.js';
-import { exitCodeOf, UserError } from '../../common/errors.js';
+import { errorLogFields, exitCodeOf, UserError } from '../../common/errors.js';
 import { DEFAULT_BODY_LIMIT } from '../../server/limits.js';
 import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
 import { DURABILITY_LEVELS, DURABILITY_VARIABLE, durabilityFromEnv, parseDurability } from '../../store/sql/sqlite-settings.js';
@@ -64,9 +64,9 @@ function untilStopSignal(): Promise<string> {
 
 function listenError(error: unknown, args: ServeArgs): unknown {
   const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'EADDRINUSE') return new UserError(`Port ${args.port} on ${args.host} is already in use: choose another one with --port`);
-  if (code === 'EACCES') return new UserError(`Not allowed to listen on ${args.host}:${args.port}: choose a port above 1023 with --port`);
-  if (code === 'EADDRNOTAVAIL') return new UserError(`Address ${args.host} is not available on this machine: choose another one with --host`);
+  if (code === 'EADDRINUSE') return new UserError('GEX_SERVER_LISTEN_FAILED', `Port ${args.port} on ${args.host} is already in use: choose another one with --port`);
+  if (code === 'EACCES') return new UserError('GEX_SERVER_LISTEN_FAILED', `Not allowed to listen on ${args.host}:${args.port}: choose a port above 1023 with --port`);
+  if (code === 'EADDRNOTAVAIL') return new UserError('GEX_SERVER_LISTEN_FAILED', `Address ${args.host} is not available on this machine: choose another one with --host`);
   return error;
 }
 
@@ -76,7 +76,7 @@ export async function serve(args: ServeArgs): Promise<number> {
   const { logger } = createCliLogging(args, { batchStdout: true });
   let backend: EmbeddedBackend | undefined;
   try {
-    if (isRemoteStore(args.store)) throw new UserError('gex serve serves an embedded store: pass --store with a SQLite file or a postgres:// URL');
+    if (isRemoteStore(args.store)) throw new UserError('GEX_CLI_USAGE', 'gex serve serves an embedded store: pass --store with a SQLite file or a postgres:// URL');
     const [{ openEmbeddedStore }, { buildServer }] = await Promise.all([import('../../store/open-store.js'), import('../../server/app.js')]);
     // checked before anything is opened or created: a bad value is a clear error, not a silent default
     const env = args.durability === undefined ? process.env : { ...process.env, [DURABILITY_VARIABLE]: parseDurability(args.durability, '--durability') };
@@ -96,8 +96,8 @@ export async function serve(args: ServeArgs): Promise<number> {
     await app.close();
     return 0;
   } catch (error) {
-    if (error instanceof UserError) logger.error(error.message);
-    else logger.error({ err: error }, `Application error: ${(error as Error).message}`);
+    if (error instanceof UserError) logger.error(errorLogFields(error), error.message);
+    else logger.error({ err: error, ...errorLogFields(error) }, `Application error: ${(error as Error).message}`);
     return exitCodeOf(error);
   } finally {
     await backend?.close();

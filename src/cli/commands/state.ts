@@ -24,7 +24,7 @@ export async function resetState(store: ConfigStore, componentId: string, config
     // an unknown row is named here; then the states are saved as one change (all or none, see saveStates)
     const rows = new Set((await store.listRows(componentId, configId)).map((r) => r.id));
     const unknown = rowIds.filter((id) => !rows.has(id));
-    if (unknown.length) throw new UserError(`Configuration ${displayId(configId)} has no row ${unknown.map(displayId).join(', ')}: nothing was reset`);
+    if (unknown.length) throw new UserError('GEX_ROW_NOT_FOUND', `Configuration ${displayId(configId)} has no row ${unknown.map(displayId).join(', ')}: nothing was reset`);
     await store.saveStates(componentId, configId, rowIds.map((rowId) => ({ rowId, state: empty })));
   }
   if (json) return print(fields({ id: configId, rowIds: rowIds, state: empty }));
@@ -48,7 +48,7 @@ export function stateCommand(yargs: Argv): Argv {
         (args) =>
           withExistingStore(args, async (store) => {
             const rowIds = args['row-id'] ?? [];
-            if (rowIds.length > 1) throw new UserError('state show prints one state: name one row with --row-id');
+            if (rowIds.length > 1) throw new UserError('GEX_CLI_USAGE', 'state show prints one state: name one row with --row-id');
             const componentId = args['component-id'];
             const state = rowIds.length ? (await store.getRow(componentId, args['config-id'], rowIds[0])).state : (await store.getConfiguration(componentId, args['config-id'])).state;
             const shown = componentState(state, args.all);

@@ -58,7 +58,7 @@ function someIds(ids: string[], n = 10): string {
 function defaultOutput(tableId: string): string {
   const name = `${tableId}.csv`;
   const problem = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(name) ? 'it contains a control or invisible character' : unsafeFileNameProblem(name);
-  if (problem || name.startsWith('.')) throw new UserError(`The table id ${displayId(tableId)} cannot name a file (${problem ?? 'it would be hidden'}): name one with --output.`);
+  if (problem || name.startsWith('.')) throw new UserError('GEX_CLI_USAGE', `The table id ${displayId(tableId)} cannot name a file (${problem ?? 'it would be hidden'}): name one with --output.`);
   return name;
 }
 
@@ -156,7 +156,7 @@ export function tablesCommand(yargs: Argv): Argv {
         (args) =>
           withTables(args, async (source) => {
             const tableId = args['table-id'];
-            if ((tableId === undefined) === (args.bucket === undefined)) throw new UserError('Name what to delete: a table id, or --bucket <bucket-id> (one of them).');
+            if ((tableId === undefined) === (args.bucket === undefined)) throw new UserError('GEX_CLI_USAGE', 'Name what to delete: a table id, or --bucket <bucket-id> (one of them).');
             if (tableId !== undefined) {
               await source.deleteTable(tableId);
               if (args.json) return print(fields({ tables: [tableId], bucket: null }));
@@ -165,7 +165,7 @@ export function tablesCommand(yargs: Argv): Argv {
             const bucketId = args.bucket!;
             const ids = (await source.listTables(bucketId)).map((t) => t.id);
             if (ids.length > 0 && !args.force) {
-              throw new UserError(`Bucket ${displayId(bucketId)} has ${plural(ids.length, 'table')} (${someIds(ids)}): add --force to delete the bucket with them.`);
+              throw new UserError('GEX_BUCKET_NOT_EMPTY', `Bucket ${displayId(bucketId)} has ${plural(ids.length, 'table')} (${someIds(ids)}): add --force to delete the bucket with them.`);
             }
             await source.deleteBucket(bucketId, ids.length > 0);
             if (args.json) return print(fields({ tables: ids, bucket: bucketId }));

@@ -48,8 +48,8 @@ export function tokensCommand(yargs: Argv): Argv {
             .option('project', { type: 'string', describe: 'project the token belongs to (created if new; default "default")' }),
         (args) =>
           onTokens(args.store, async (backend) => {
-            if (args.description.trim() === '') throw new UserError('A token needs a description (--description): who or what it is for.');
-            if (args.master && args['read-only']) throw new UserError('--master and --read-only exclude each other: a master token creates and deletes tokens.');
+            if (args.description.trim() === '') throw new UserError('GEX_CLI_USAGE', 'A token needs a description (--description): who or what it is for.');
+            if (args.master && args['read-only']) throw new UserError('GEX_CLI_USAGE', '--master and --read-only exclude each other: a master token creates and deletes tokens.');
             const { token, info } = await backend.createToken({ description: args.description, readOnly: args['read-only'], canManageTokens: args.master, project: args.project });
             process.stdout.write(`${token}\n`);
             const kind = info.readOnly ? ' (read-only)' : info.canManageTokens ? ' (master)' : '';
@@ -80,8 +80,8 @@ export function tokensCommand(yargs: Argv): Argv {
           onTokens(
             args.store,
             async (backend) => {
-              if (!/^[1-9]\d{0,15}$/.test(args.id)) throw new UserError(`A token id is a number as "gex tokens list" shows it, got ${quoteForLog(args.id.slice(0, 100))}`);
-              if (!(await backend.revokeToken(Number(args.id)))) throw new UserError(`No token ${args.id} in the store ${displayText(displayLocation(backend.location))} ("gex tokens list" shows them)`);
+              if (!/^[1-9]\d{0,15}$/.test(args.id)) throw new UserError('GEX_CLI_USAGE', `A token id is a number as "gex tokens list" shows it, got ${quoteForLog(args.id.slice(0, 100))}`);
+              if (!(await backend.revokeToken(Number(args.id)))) throw new UserError('GEX_STORE_NOT_FOUND', `No token ${args.id} in the store ${displayText(displayLocation(backend.location))} ("gex tokens list" shows them)`);
               if (args.json) return print(fields({ id: Number(args.id), revoked: true }));
               say(`Token ${args.id} revoked.`);
             },

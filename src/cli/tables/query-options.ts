@@ -37,17 +37,17 @@ export function queryFromArgs(args: QueryArgs, maxLimit?: number, now = new Date
   if (args.limit !== undefined) {
     const text = String(args.limit);
     const bound = maxLimit === undefined ? '' : ` up to ${maxLimit}`;
-    if (!/^\d{1,15}$/.test(text)) throw new UserError(`--limit takes a whole number of rows from 0${bound}, got ${quoteForLog(text.slice(0, SHOWN))}.`);
+    if (!/^\d{1,15}$/.test(text)) throw new UserError('GEX_CLI_USAGE', `--limit takes a whole number of rows from 0${bound}, got ${quoteForLog(text.slice(0, SHOWN))}.`);
     limit = Number(text);
-    if (maxLimit !== undefined && limit > maxLimit) throw new UserError(`--limit is at most ${maxLimit} here, got ${limit}.`);
+    if (maxLimit !== undefined && limit > maxLimit) throw new UserError('GEX_CLI_USAGE', `--limit is at most ${maxLimit} here, got ${limit}.`);
   }
   const columns = commaList(args.columns).map((c) => c.trim());
-  if (columns.some((c) => c === '')) throw new UserError('--columns names an empty column: give column names separated by commas (a,b).');
+  if (columns.some((c) => c === '')) throw new UserError('GEX_CLI_USAGE', '--columns names an empty column: give column names separated by commas (a,b).');
   const whereValues = [...commaList(args['where-values']), ...(args['where-value'] ?? []).map(String)];
   const whereColumn = args['where-column'];
-  if (whereColumn === undefined && whereValues.length > 0) throw new UserError('--where-values needs --where-column: name the column to filter on.');
-  if (whereColumn !== undefined && whereValues.length === 0) throw new UserError('--where-column needs --where-values (or --where-value): the values to compare with.');
-  if (whereValues.length > MAX_WHERE_VALUES) throw new UserError(`--where-values lists ${whereValues.length} values; at most ${MAX_WHERE_VALUES} are allowed.`);
+  if (whereColumn === undefined && whereValues.length > 0) throw new UserError('GEX_CLI_USAGE', '--where-values needs --where-column: name the column to filter on.');
+  if (whereColumn !== undefined && whereValues.length === 0) throw new UserError('GEX_CLI_USAGE', '--where-column needs --where-values (or --where-value): the values to compare with.');
+  if (whereValues.length > MAX_WHERE_VALUES) throw new UserError('GEX_CLI_USAGE', `--where-values lists ${whereValues.length} values; at most ${MAX_WHERE_VALUES} are allowed.`);
   return {
     ...(limit === undefined ? {} : { limit }),
     ...(columns.length ? { columns } : {}),

@@ -56,7 +56,7 @@ async function streamCsv(source: TableSource, tableId: string, query: TableQuery
     await writeChunk(out, keboolaCsv(batch));
   });
   if (columns.length !== expected.length || columns.some((c, i) => c !== expected[i])) {
-    throw new UserError(`Table ${displayId(tableId)} changed its columns while it was exported; run the export again.`);
+    throw new UserError('GEX_FILE_NOT_WRITTEN', `Table ${displayId(tableId)} changed its columns while it was exported; run the export again.`);
   }
   return { rows, columns, table };
 }
@@ -93,9 +93,9 @@ export async function exportToFile(source: TableSource, tableId: string, query: 
   const manifest = `${target}.manifest`;
   const folder = path.dirname(target);
   const folderStat = await stat(folder).catch(() => null);
-  if (!folderStat?.isDirectory()) throw new UserError(`Cannot write ${displayText(file)}: the folder ${displayText(folder)} does not exist; create it first or name another --output.`);
+  if (!folderStat?.isDirectory()) throw new UserError('GEX_FILE_NOT_WRITTEN', `Cannot write ${displayText(file)}: the folder ${displayText(folder)} does not exist; create it first or name another --output.`);
   if (!force) {
-    for (const f of [target, manifest]) if (await exists(f)) throw new UserError(`${displayText(f)} exists already: add --force to replace it, or name another --output.`);
+    for (const f of [target, manifest]) if (await exists(f)) throw new UserError('GEX_FILE_NOT_WRITTEN', `${displayText(f)} exists already: add --force to replace it, or name another --output.`);
   }
   const stamp = `${process.pid}.${randomBytes(4).toString('hex')}`;
   const tempCsv = path.join(folder, `.${path.basename(target)}.${stamp}.tmp`);
@@ -104,7 +104,7 @@ export async function exportToFile(source: TableSource, tableId: string, query: 
   let stream: WriteStream | undefined;
   try {
     stream = createWriteStream(tempCsv, { flags: 'wx' });
-    const failed = new Promise<never>((_, reject) => stream!.once('error', (e) => reject(new UserError(`Cannot write ${displayText(file)}: ${e.message}`, { cause: e }))));
+    const failed = new Promise<never>((_, reject) => stream!.once('error', (e) => reject(new UserError('GEX_FILE_NOT_WRITTEN', `Cannot write ${displayText(file)}: ${e.message}`, { cause: e }))));
     failed.catch(() => undefined);
     const result = await Promise.race([streamCsv(source, tableId, query, stream), failed]);
     await Promise.race([closeStream(stream), failed]);
@@ -115,7 +115,7 @@ export async function exportToFile(source: TableSource, tableId: string, query: 
         try {
           await link(temp, final);
         } catch (error) {
-          if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new UserError(`${displayText(final)} appeared while the table was exported: add --force to replace it.`);
+          if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new UserError('GEX_FILE_NOT_WRITTEN', `${displayText(final)} appeared while the table was exported: add --force to replace it.`);
           throw error;
         }
       }

@@ -30,7 +30,7 @@ export function awsCredentials(parameters: JsonObject): AwsCredentials | null {
   const section: JsonObject = isJsonObject(credentials) ? credentials : new Map();
   const values = REQUIRED.map((key) => {
     const value = section.get(key);
-    if (phpEmpty(value)) throw new UserError(`Option "${key}" under "${AWS_CREDENTIALS_PATH}" cannot be empty.`);
+    if (phpEmpty(value)) throw new UserError('GEX_CONFIG_INVALID', `Option "${key}" under "${AWS_CREDENTIALS_PATH}" cannot be empty.`);
     if (!isScalar(value)) throw new ConfigError(`${AWS_CREDENTIALS_PATH}.${key}`, 'must be a string', 'Set it to the text value');
     return phpToString(value);
   });
@@ -132,7 +132,7 @@ function canonicalPath(path: string): string {
  */
 function refuseRawBytes(request: HttpRequest, query: string): void {
   const where = (what: string) =>
-    new UserError(`AWS signing of ${request.method} ${request.url}: ${what} holds bytes that are not UTF-8 text, which gex cannot sign. Encode them first (e.g. with base64_encode).`);
+    new UserError('GEX_API_REQUEST_UNENCODABLE', `AWS signing of ${request.method} ${request.url}: ${what} holds bytes that are not UTF-8 text, which gex cannot sign. Encode them first (e.g. with base64_encode).`);
   for (const [name, value] of request.headers) if (hasRawBytes(value)) throw where(`the header ${name}`);
   if (!isUtf8(percentDecodedBytes(query))) throw where('the query string');
 }

@@ -16,10 +16,10 @@ export class BasicAuth implements AuthMethod {
 
   constructor(attributes: JsonObject, secrets: SecretSink) {
     if (phpEmpty(attributes.get('username')) && phpEmpty(attributes.get('#username'))) {
-      throw new UserError("Missing the required '#username' (or 'username') attribute in config: set parameters.config.#username for basic authentication.");
+      throw new UserError('GEX_CONFIG_INVALID', "Missing the required '#username' (or 'username') attribute in config: set parameters.config.#username for basic authentication.");
     }
     if (phpEmpty(attributes.get('password')) && phpEmpty(attributes.get('#password'))) {
-      throw new UserError("Missing the required '#password' attribute in config: set parameters.config.#password for basic authentication.");
+      throw new UserError('GEX_CONFIG_INVALID', "Missing the required '#password' attribute in config: set parameters.config.#password for basic authentication.");
     }
     const username = phpToString(phpEmpty(attributes.get('username')) ? attributes.get('#username') : attributes.get('username'));
     const password = phpToString(phpEmpty(attributes.get('password')) ? attributes.get('#password') : attributes.get('password'));

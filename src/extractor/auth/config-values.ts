@@ -24,13 +24,14 @@ export function oauthCredentials(authorization: JsonObject, method: string): Jso
   const credentials = isJsonObject(oauthApi) ? oauthApi.get('credentials') : undefined;
   if (!isJsonObject(credentials) || phpEmpty(credentials)) {
     throw new UserError(
+      'GEX_CONFIG_INVALID',
       `OAuth API credentials not supplied in configuration: ${method} authentication needs ${CREDENTIALS_PATH} with "appKey", "#appSecret" and "#data" ` +
         '(Keboola fills it from the component\'s OAuth authorization).',
     );
   }
   for (const key of ['#data', 'appKey', '#appSecret']) {
     if (phpEmpty(credentials.get(key))) {
-      throw new UserError(`Missing '${key}' for ${method} authorization: set ${CREDENTIALS_PATH}.${key}.`);
+      throw new UserError('GEX_CONFIG_INVALID', `Missing '${key}' for ${method} authorization: set ${CREDENTIALS_PATH}.${key}.`);
     }
   }
   return credentials;

@@ -92,7 +92,7 @@ function queryAuth(name: string, authentication: JsonObject, { api, functions, a
     query = api.get('query');
   }
   if (phpEmpty(query)) {
-    throw new UserError(`The query authentication method requires 'query' configuration in 'authentication' section: set ${AUTH_PATH}.query, e.g. {"api_key": {"attr": "#apiKey"}}.`);
+    throw new UserError('GEX_CONFIG_INVALID', `The query authentication method requires 'query' configuration in 'authentication' section: set ${AUTH_PATH}.query, e.g. {"api_key": {"attr": "#apiKey"}}.`);
   }
   return new QueryAuth(name, functionMap(query, `${AUTH_PATH}.query`), functions, attr, secrets);
 }

@@ -56,14 +56,14 @@ export class LoginAuth implements AuthMethod {
     const format = authentication.get('format');
     if (phpEmpty(format)) this.format = 'json';
     else if (format === 'json' || format === 'text') this.format = format;
-    else throw new UserError(`'format' must be either 'json' or 'text': set ${AUTH_PATH}.format (got ${JSON.stringify(phpToString(format))}).`);
+    else throw new UserError('GEX_CONFIG_INVALID', `'format' must be either 'json' or 'text': set ${AUTH_PATH}.format (got ${JSON.stringify(phpToString(format))}).`);
 
     const loginRequest = authentication.get('loginRequest');
     if (phpEmpty(loginRequest) || !isJsonObject(loginRequest)) {
-      throw new UserError(`'loginRequest' is not configured for Login authentication: set ${AUTH_PATH}.loginRequest to {"endpoint": "...", "method": "...", "params": {...}, "headers": {...}}.`);
+      throw new UserError('GEX_CONFIG_INVALID', `'loginRequest' is not configured for Login authentication: set ${AUTH_PATH}.loginRequest to {"endpoint": "...", "method": "...", "params": {...}, "headers": {...}}.`);
     }
     if (phpEmpty(loginRequest.get('endpoint'))) {
-      throw new UserError(`Request endpoint must be set for the Login authentication method: set ${AUTH_PATH}.loginRequest.endpoint.`);
+      throw new UserError('GEX_CONFIG_INVALID', `Request endpoint must be set for the Login authentication method: set ${AUTH_PATH}.loginRequest.endpoint.`);
     }
     this.loginJob = parseJob(loginRequest, `${AUTH_PATH}.loginRequest`);
 
@@ -71,6 +71,7 @@ export class LoginAuth implements AuthMethod {
     const expiresResponse = isJsonObject(expires) || Array.isArray(expires) ? toPhpArrayMap(expires).get('response') : undefined;
     if (!phpEmpty(expires) && !phpFilterValidateInt(expires) && phpEmpty(expiresResponse)) {
       throw new UserError(
+        'GEX_CONFIG_INVALID',
         "The 'expires' attribute must be either an integer or an array with 'response' key containing a path in the response " +
           `(${AUTH_PATH}.expires: seconds, e.g. 3600, or {"response": "path.to.expiry", "relative": false}).`,
       );
@@ -138,13 +139,14 @@ export class LoginAuth implements AuthMethod {
   private responseObject(response: HttpResponse, request: HttpRequest): JsonObject {
     if (response.status >= 400) {
       const body = bodySnippet(response.body, this.deps.secrets.mask?.bind(this.deps.secrets), 200);
-      throw new UserError(`The login request failed: [${response.status}] ${response.statusMessage} (${request.method} ${request.url})${body}`);
+      throw new UserError('GEX_API_LOGIN_FAILED', `The login request failed: [${response.status}] ${response.statusMessage} (${request.method} ${request.url})${body}`);
     }
     if (this.format === 'text') return new Map([['data', response.body.toString('utf8')]]);
     const decoded = decodeResponse(response, request, [], this.deps.secrets.mask?.bind(this.deps.secrets));
     if (isJsonObject(decoded)) return decoded;
     if (decoded !== null && isScalar(decoded)) return new Map([['data', decoded]]);
     throw new UserError(
+      'GEX_API_LOGIN_FAILED',
       `The response to the login request should be an object or a scalar value, given "${decoded === null ? 'NULL' : 'array'}" (${request.method} ${request.url}).`,
     );
   }
@@ -198,6 +200,7 @@ export class LoginAuth implements AuthMethod {
     if (phpBool(options.get('relative'))) expiry = (expiry === false ? 0 : expiry) + now;
     if (expiry === false || expiry < now) {
       throw new UserError(
+        'GEX_API_LOGIN_FAILED',
         `Login authentication returned expiry time before current time: '${raw === null || isScalar(raw) ? phpToString(raw) : 'Object'}' ` +
           `(path ${phpToString(path)} of the login response).`,
       );

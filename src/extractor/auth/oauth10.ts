@@ -76,13 +76,13 @@ export class OAuth10Auth implements AuthMethod {
       data = typeof rawData === 'string' ? decodeJson(rawData) : (rawData as JsonValue);
     } catch (error) {
       if (!(error instanceof JsonSyntaxError)) throw error;
-      throw new UserError(`The OAuth data is not a valid JSON: ${CREDENTIALS_PATH}.#data must be a JSON object with "oauth_token" and "oauth_token_secret" (${error.message}).`);
+      throw new UserError('GEX_CONFIG_INVALID', `The OAuth data is not a valid JSON: ${CREDENTIALS_PATH}.#data must be a JSON object with "oauth_token" and "oauth_token_secret" (${error.message}).`);
     }
     if (!isJsonObject(data)) {
-      throw new UserError(`The OAuth data must be a JSON object: ${CREDENTIALS_PATH}.#data needs "oauth_token" and "oauth_token_secret".`);
+      throw new UserError('GEX_CONFIG_INVALID', `The OAuth data must be a JSON object: ${CREDENTIALS_PATH}.#data needs "oauth_token" and "oauth_token_secret".`);
     }
     for (const key of ['oauth_token', 'oauth_token_secret']) {
-      if (phpEmpty(data.get(key))) throw new UserError(`Missing '${key}' in ${CREDENTIALS_PATH}.#data for OAuth 1.0 authorization.`);
+      if (phpEmpty(data.get(key))) throw new UserError('GEX_CONFIG_INVALID', `Missing '${key}' in ${CREDENTIALS_PATH}.#data for OAuth 1.0 authorization.`);
     }
     this.credentials = {
       consumerKey: phpToString(details.get('appKey')),

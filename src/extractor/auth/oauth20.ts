@@ -15,7 +15,7 @@ export function decodeOAuthData(raw: JsonValue | undefined): JsonValue {
     return decodeJson(raw);
   } catch (error) {
     if (!(error instanceof JsonSyntaxError)) throw error;
-    throw new UserError(`The OAuth data is not a valid JSON: set ${CREDENTIALS_PATH}.#data to a JSON object (${error.message}).`);
+    throw new UserError('GEX_CONFIG_INVALID', `The OAuth data is not a valid JSON: set ${CREDENTIALS_PATH}.#data to a JSON object (${error.message}).`);
   }
 }
 
@@ -50,7 +50,7 @@ export class OAuth20Auth implements AuthMethod {
       this.data = phpToString(details.get('#data'));
       registerSecret(secrets, this.data);
     } else {
-      throw new UserError(`Unknown OAuth data format '${phpToString(format)}': set ${AUTH_PATH}.format to "text" (the token) or "json".`);
+      throw new UserError('GEX_CONFIG_INVALID', `Unknown OAuth data format '${phpToString(format)}': set ${AUTH_PATH}.format to "text" (the token) or "json".`);
     }
     this.clientId = phpToString(details.get('appKey'));
     this.headers = functionMap(authentication.get('headers'), `${AUTH_PATH}.headers`);
@@ -93,7 +93,7 @@ export function oauth20LoginContexts(authorization: JsonObject, secrets: SecretS
   const details = oauthCredentials(authorization, 'OAuth 2.0');
   const user = decodeOAuthData(details.get('#data'));
   if (!isJsonObject(user) && !Array.isArray(user)) {
-    throw new UserError(`The OAuth data must be a JSON object for oauth20.login: set ${CREDENTIALS_PATH}.#data to e.g. {"refresh_token": "..."}.`);
+    throw new UserError('GEX_CONFIG_INVALID', `The OAuth data must be a JSON object for oauth20.login: set ${CREDENTIALS_PATH}.#data to e.g. {"refresh_token": "..."}.`);
   }
   registerStringLeaves(secrets, user);
   const consumer: JsonObject = new Map([

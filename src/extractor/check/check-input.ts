@@ -63,7 +63,7 @@ export async function checkInput(input: DataFolderInput, label: string, rowId: s
     }
   } catch (error) {
     if (!(error instanceof UserError)) throw error;
-    unit.error = { message: masker.mask(error.message), path: error instanceof ConfigError ? masker.mask(error.path) : undefined };
+    unit.error = { message: masker.mask(error.message), path: error instanceof ConfigError ? masker.mask(error.path) : undefined, code: error.gexCode };
   }
   return unit;
 }

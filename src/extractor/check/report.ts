@@ -47,7 +47,8 @@ export interface UnitCheck {
   rowId: string | null;
   /** passes every check a run makes before its first request */
   valid: boolean;
-  error?: { message: string; path?: string };
+  /** why it is not valid; `code` is the catalogue's (docs/errors.md) */
+  error?: { message: string; path?: string; code: string };
   warnings: string[];
   jobs: JobCheck[];
 }

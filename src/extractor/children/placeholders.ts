@@ -19,7 +19,7 @@ export function parsePlaceholders(definitions: JsonObject): Placeholder[] {
     const level = levelMatch ? Number(levelMatch[1]) : 1;
     if (isJsonObject(def)) {
       const path = def.get('path');
-      if (typeof path !== 'string') throw new UserError(`Placeholder '${name}' needs a "path"`);
+      if (typeof path !== 'string') throw new UserError('GEX_CONFIG_INVALID', `Placeholder '${name}' needs a "path"`);
       const fn = new Map(def);
       fn.delete('path');
       return { name, level, path, fn };
@@ -42,11 +42,11 @@ export interface ResolvedPlaceholder {
 export function placeholderCombinations(placeholders: Placeholder[], ancestors: JsonValue[], functions: UserFunctions): ResolvedPlaceholder[][] {
   const choices = placeholders.map((placeholder) => {
     if (placeholder.level > ancestors.length) {
-      throw new UserError(`Level ${placeholder.level} not found in parent results! Maximum level is ${ancestors.length} (placeholder '${placeholder.name}').`);
+      throw new UserError('GEX_CONFIG_INVALID', `Level ${placeholder.level} not found in parent results! Maximum level is ${ancestors.length} (placeholder '${placeholder.name}').`);
     }
     const record = ancestors[placeholder.level - 1];
     const found = getDataFromPath(record, placeholder.path, '.');
-    if (found === undefined) throw new UserError(`No value found for ${placeholder.name} in parent result. (level: ${placeholder.level})`);
+    if (found === undefined) throw new UserError('GEX_API_RESPONSE_INVALID', `No value found for ${placeholder.name} in parent result. (level: ${placeholder.level})`);
     const values = Array.isArray(found) ? found : [found];
     return values.map((value) => ({ placeholder, value: applyFunction(placeholder, value, functions) }));
   });
@@ -74,7 +74,7 @@ export function inheritResolved(inherited: ResolvedPlaceholder[], own: ResolvedP
 export function fillEndpoint(endpoint: string, resolved: ResolvedPlaceholder[]): string {
   let out = endpoint;
   for (const { placeholder, value } of resolved) {
-    if (!isScalar(value) && value !== null) throw new UserError(`Placeholder '${placeholder.name}' resolved to an object or list, which cannot go into an endpoint`);
+    if (!isScalar(value) && value !== null) throw new UserError('GEX_API_RESPONSE_INVALID', `Placeholder '${placeholder.name}' resolved to an object or list, which cannot go into an endpoint`);
     out = out.split(`{${placeholder.name}}`).join(phpToString(value));
   }
   return out;

@@ -45,7 +45,7 @@ function findOperator(text: string): string | undefined {
 
 function condition(text: string): Filter {
   const op = findOperator(text);
-  if (!op) throw new UserError(`Invalid recursionFilter condition "${text}": no operator found (use ==, !=, <, >, <=, >=, ~~ or !~)`);
+  if (!op) throw new UserError('GEX_CONFIG_INVALID', `Invalid recursionFilter condition "${text}": no operator found (use ==, !=, <, >, <=, >=, ~~ or !~)`);
   const [column, value = ''] = text.split(op);
   const compare = comparator(op, value);
   return (item) => {

@@ -171,7 +171,7 @@ export function checkAllowedHosts(imageParameters: JsonObject, baseUrl: string, 
     const result = verdict(text, entries);
     if (!result.allowed) {
       const why = result.reason.startsWith('its path') ? `: ${result.reason}` : '';
-      throw new UserError(`URL "${text}" is not in the allowed hosts whitelist (image_parameters.allowed_hosts)${why}.`);
+      throw new UserError('GEX_API_HOST_NOT_ALLOWED', `URL "${text}" is not in the allowed hosts whitelist (image_parameters.allowed_hosts)${why}.`);
     }
   }
 }

@@ -130,7 +130,7 @@ export function buildApiSettings(api: JsonObject, config: JsonObject, evaluate: 
     for (const name of required) {
       const header = phpToString(name);
       if (phpEmpty(configHeaders.get(header))) {
-        throw new UserError(`Missing required header ${header} in 'config.http.headers'. Set parameters.config.http.headers.${header}.`);
+        throw new UserError('GEX_CONFIG_INVALID', `Missing required header ${header} in 'config.http.headers'. Set parameters.config.http.headers.${header}.`);
       }
     }
   }

@@ -26,7 +26,7 @@ export function flattenContext(value: JsonValue | undefined, prefix = '', into =
 }
 
 export function userScriptError(message: string): UserError {
-  return new UserError(`User script error: ${message}`);
+  return new UserError('GEX_USER_FUNCTION_FAILED', `User script error: ${message}`);
 }
 
 export class UserFunctions {

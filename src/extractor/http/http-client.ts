@@ -231,6 +231,7 @@ export class HttpClient {
         delay = unfixable ? null : retry.decide(attempt, { error }, undefined, request.url);
         if (delay === null) {
           throw new UserError(
+            'GEX_API_UNREACHABLE',
             `${request.method} ${request.url} failed: ${error.message.trim()}` +
               `${curl ? ` (curl error ${curl})` : ''}${attempt > 1 ? ` after ${attempt} attempts` : ''}${unfixable ? `. Not retried: ${unfixable}` : ''}`,
             { cause: error },

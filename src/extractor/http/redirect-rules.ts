@@ -6,7 +6,7 @@ import { rawRequestTarget } from './wire-format.js';
 /** A redirect the extractor refuses to follow. */
 export class RedirectRefused extends UserError {
   constructor(message: string) {
-    super(message);
+    super('GEX_API_REDIRECT_REFUSED', message);
     this.name = 'RedirectRefused';
   }
 }

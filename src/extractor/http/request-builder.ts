@@ -34,7 +34,7 @@ function setHeader(headers: Array<[string, string]>, name: string, value: string
 function refuseRawBytes(value: JsonValue, path = 'params'): void {
   if (typeof value === 'string') {
     if (hasRawBytes(value)) {
-      throw new UserError(`The POST body cannot be encoded as JSON: ${path} holds raw bytes that are not UTF-8 text (e.g. a digest made with raw output). Encode them first, e.g. with base64_encode.`);
+      throw new UserError('GEX_API_REQUEST_UNENCODABLE', `The POST body cannot be encoded as JSON: ${path} holds raw bytes that are not UTF-8 text (e.g. a digest made with raw output). Encode them first, e.g. with base64_encode.`);
     }
   } else if (Array.isArray(value)) value.forEach((v, i) => refuseRawBytes(v, `${path}.${i}`));
   else if (value instanceof Map) for (const [k, v] of value) refuseRawBytes(v, `${path}.${k}`);
@@ -46,7 +46,7 @@ function refuseRawBytes(value: JsonValue, path = 'params'): void {
  */
 function refuseNonFinite(params: JsonObject): void {
   const at = findNonFiniteFloat(params);
-  if (at !== null) throw new UserError(`The POST body cannot be encoded as JSON: params${at.map((k) => `.${k}`).join('')} is INF or NAN (a number beyond the float range), which JSON cannot hold.`);
+  if (at !== null) throw new UserError('GEX_API_REQUEST_UNENCODABLE', `The POST body cannot be encoded as JSON: params${at.map((k) => `.${k}`).join('')} is INF or NAN (a number beyond the float range), which JSON cannot hold.`);
 }
 
 /**

@@ -33,6 +33,7 @@ export function maxResponseBytesFromEnv(env: NodeJS.ProcessEnv = process.env): n
   const bytes = match && unit ? Number(match[1]) * unit : NaN;
   if (!(bytes >= SMALLEST_MAX_RESPONSE_BYTES && bytes <= LARGEST_MAX_RESPONSE_BYTES)) {
     throw new UserError(
+      'GEX_SETTING_INVALID',
       `${MAX_RESPONSE_SIZE_VARIABLE} must be a size from 1K to ${Math.floor(LARGEST_MAX_RESPONSE_BYTES / MiB)}M (bytes, or a number with K, M or G), got "${text}"`,
     );
   }
@@ -49,6 +50,7 @@ export function formatBytes(bytes: number): string {
 export class ResponseTooLarge extends UserError {
   constructor(what: string, limit: number) {
     super(
+      'GEX_API_RESPONSE_TOO_LARGE',
       `The response to ${what} is too large: over ${formatBytes(limit)} once decompressed, the limit of one response. ` +
         `The download was stopped. Page the data in smaller pieces, or raise ${MAX_RESPONSE_SIZE_VARIABLE} if the API really sends such pages.`,
     );

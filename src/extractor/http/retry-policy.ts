@@ -57,6 +57,7 @@ export class RetryPolicy {
     });
     if (delay?.source === 'header' && delay.ms > this.settings.maxRetryWaitMs) {
       throw new UserError(
+        'GEX_API_RETRY_WAIT_TOO_LONG',
         `The API asked to wait ${Math.ceil(delay.ms / 1000)} s (${this.settings.retryHeader}: ${headerValue}) before retrying ${url}, ` +
           `longer than the ceiling of ${this.settings.maxRetryWaitMs / 1000} s. Retry later or raise parameters.api.retryConfig.maxRetryWait.`,
       );

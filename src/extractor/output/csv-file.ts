@@ -49,7 +49,7 @@ export class CsvFile {
   }
 
   private check(): void {
-    if (this.failure) throw new ApplicationError(`Cannot write ${this.file}: ${this.failure.message}`, { cause: this.failure });
+    if (this.failure) throw new ApplicationError('GEX_TABLE_WRITE_FAILED', `Cannot write ${this.file}: ${this.failure.message}`, { cause: this.failure });
   }
 
   /** The header row; an empty header writes nothing (GE: a table without columns has no header). */

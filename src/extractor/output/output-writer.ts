@@ -210,7 +210,7 @@ export class OutputWriter {
  */
 function writableFileName(bucket: string | null, table: string): string {
   const problem = tableFileProblem(bucket, table);
-  if (problem) throw new UserError(`Cannot write the table ${quoteName(table)}${bucket === null ? '' : ` of the bucket ${quoteName(bucket)}`}: ${problem}`);
+  if (problem) throw new UserError('GEX_RESPONSE_NOT_TABULAR', `Cannot write the table ${quoteName(table)}${bucket === null ? '' : ` of the bucket ${quoteName(bucket)}`}: ${problem}`);
   return tableFileName(bucket, table);
 }
 

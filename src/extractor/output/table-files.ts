@@ -67,7 +67,7 @@ export function quoteName(name: string): string {
 /** A table name taken from an API response that cannot be a file name. */
 export class TableNameError extends UserError {
   constructor(message: string) {
-    super(message);
+    super('GEX_RESPONSE_NOT_TABULAR', message);
     this.name = 'TableNameError';
   }
 }

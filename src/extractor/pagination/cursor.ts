@@ -81,7 +81,7 @@ function cursorId(value: JsonValue): bigint {
     }
     return BigInt(Math.trunc(Number(value)));
   }
-  throw new UserError(`Cursor value '${phpJsonEncode(value)}' is not numeric.`);
+  throw new UserError('GEX_API_RESPONSE_INVALID', `Cursor value '${phpJsonEncode(value)}' is not numeric.`);
 }
 
 function jsonInteger(n: bigint): number | bigint {

@@ -38,7 +38,7 @@ export function nextUrlIn(response: JsonValue, settings: ResponseUrlSettings, me
   if (value === undefined) return { none: `${settings.urlKey} is not in the response` };
   if (phpEmpty(value, false)) return { none: `${settings.urlKey} is ${phpJsonEncode(value)}` };
   if (typeof value !== 'string') {
-    throw new UserError(`${method} pagination: the next page URL at '${settings.urlKey}' must be a string, got ${phpJsonEncode(value)}.`);
+    throw new UserError('GEX_API_RESPONSE_INVALID', `${method} pagination: the next page URL at '${settings.urlKey}' must be a string, got ${phpJsonEncode(value)}.`);
   }
   return { url: value };
 }

@@ -28,9 +28,9 @@ export function findRecords(response: JsonValue, dataField: DataFieldSpec | null
     if (lists.length === 0) return { records: [], warning: 'No data array found in response!' };
     if (lists.length > 1) {
       const names = lists.map(([k]) => `'${k}'`).join(', ');
-      throw new UserError(`More than one array found in response (${names})! Use 'dataField' to choose the one holding the records.`);
+      throw new UserError('GEX_API_RESPONSE_INVALID', `More than one array found in response (${names})! Use 'dataField' to choose the one holding the records.`);
     }
     return { records: lists[0][1] as JsonValue[] };
   }
-  throw new UserError(`Unknown response from API: expected a JSON object or list, got ${response === null ? 'null' : typeof response}.`);
+  throw new UserError('GEX_API_RESPONSE_INVALID', `Unknown response from API: expected a JSON object or list, got ${response === null ? 'null' : typeof response}.`);
 }

@@ -29,7 +29,7 @@ export function bodySnippet(body: Buffer, redact: (text: string) => string = (te
 export function decodeResponse(response: HttpResponse, request: HttpRequest, ignoreErrors: number[], redact?: (text: string) => string): JsonValue {
   const ignored = ignoreErrors.includes(response.status);
   const failed = () =>
-    new UserError(`The API request failed: [${response.status}] ${response.statusMessage} (${request.method} ${request.url})${bodySnippet(response.body, redact)}`);
+    new UserError('GEX_API_REQUEST_FAILED', `The API request failed: [${response.status}] ${response.statusMessage} (${request.method} ${request.url})${bodySnippet(response.body, redact)}`);
   if (response.status >= 400 && !ignored) throw failed();
   const value = decodeBody(response, request, ignored);
   // GE takes an ignored error's body as data only when it decodes to something: `null` fails the run
@@ -40,7 +40,7 @@ export function decodeResponse(response: HttpResponse, request: HttpRequest, ign
 function decodeBody(response: HttpResponse, request: HttpRequest, ignored: boolean): JsonValue {
   const invalid = (reason: string): JsonValue => {
     if (ignored) return new Map([['errorData', response.body.toString('utf8')]]);
-    throw new UserError(`Invalid JSON response from API: ${reason} (${request.method} ${request.url}, status ${response.status})`);
+    throw new UserError('GEX_API_RESPONSE_INVALID', `Invalid JSON response from API: ${reason} (${request.method} ${request.url}, status ${response.status})`);
   };
   // only a malformed body is the API's fault; anything else failing here is gex's and must not be
   // reported as bad UTF-8 or bad JSON

@@ -23,7 +23,7 @@ function filterItem(item: JsonValue, filter: string, delimiter: string, compat: 
   const value = item.get(current)!;
   if (compat <= 2 && phpEmpty(value, false)) return item;
   if (each && !Array.isArray(value)) {
-    throw new UserError(`Error filtering response: '${current}' is not an array (responseFilter '${filter}').`);
+    throw new UserError('GEX_API_RESPONSE_INVALID', `Error filtering response: '${current}' is not an array (responseFilter '${filter}').`);
   }
   const apply = (v: JsonValue): JsonValue => (rest === '' ? freeze(v, compat) : filterItem(v, rest, delimiter, compat));
   const copy = new Map(item);

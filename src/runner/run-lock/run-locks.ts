@@ -61,7 +61,7 @@ export async function acquireRunLock(lock: RunLock, options: WaitOptions): Promi
   const reportEveryMs = options.reportEveryMs ?? 30_000;
   let holder = await lock.tryAcquire();
   if (holder === true) return;
-  const busy = (prefix: string, h: string) => new UserError(`${prefix} gex run is using ${lock.what}: ${h}.${lock.hint ? ` ${lock.hint}` : ''}`);
+  const busy = (prefix: string, h: string) => new UserError('GEX_RUN_LOCKED', `${prefix} gex run is using ${lock.what}: ${h}.${lock.hint ? ` ${lock.hint}` : ''}`);
   if (waitMs <= 0) throw busy('Another', `${holder}. Run again when it has finished, or wait for it with --wait`);
   const started = clock.now();
   let reported = started;
@@ -160,7 +160,7 @@ export function parseWaitOption(value: string | undefined): number {
   if (value === undefined) return 0;
   if (value.trim() === '') return DEFAULT_WAIT_MS;
   const text = value.trim();
-  if (!/^\d+(\.\d+)?$/.test(text)) throw new UserError(`--wait takes a number of seconds (or nothing for ${seconds(DEFAULT_WAIT_MS)}), got "${value}"`);
+  if (!/^\d+(\.\d+)?$/.test(text)) throw new UserError('GEX_CLI_USAGE', `--wait takes a number of seconds (or nothing for ${seconds(DEFAULT_WAIT_MS)}), got "${value}"`);
   return Math.round(Number(text) * 1000);
 }
 

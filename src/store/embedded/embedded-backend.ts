@@ -122,15 +122,15 @@ export class EmbeddedBackend {
    * re-importing an unchanged secret keeps its cipher.
    */
   async importComponents(list: JsonValue): Promise<string[]> {
-    if (!Array.isArray(list)) throw new UserError('Components must be a JSON array of component objects');
+    if (!Array.isArray(list)) throw new UserError('GEX_INPUT_INVALID', 'Components must be a JSON array of component objects');
     const components = list.map((item, i) => {
       const id = isJsonObject(item) ? item.get('id') : undefined;
       const type = isJsonObject(item) ? item.get('type') : undefined;
       if (!isJsonObject(item) || typeof id !== 'string' || id === '' || typeof type !== 'string' || type === '') {
-        throw new UserError(`Component [${i}] needs at least a non-empty string "id" and "type"`);
+        throw new UserError('GEX_INPUT_INVALID', `Component [${i}] needs at least a non-empty string "id" and "type"`);
       }
       const idProblem = addressableIdProblem(id);
-      if (idProblem) throw new UserError(`Component [${i}]: its id ${idProblem}`);
+      if (idProblem) throw new UserError('GEX_INPUT_INVALID', `Component [${i}]: its id ${idProblem}`);
       return { id, type, name: phpToString(item.get('name') ?? id), definition: item };
     });
     await this.transaction(async (repo) => {

@@ -13,6 +13,7 @@ export async function checkMasterKey(repo: Repository, cipher: SecretCipher, key
   await repo.initSetting(SETTING, cipher.fingerprint());
   if ((await repo.loadSetting(SETTING)) === cipher.fingerprint()) return;
   throw new UserError(
+    'GEX_MASTER_KEY_INVALID',
     `The master key from ${keySource} is not the key of this store: its secrets were encrypted with another one. ` +
       'Give every gex process of the store the same key (GEX_MASTER_KEY, or the same key file via GEX_KEY_FILE).',
   );

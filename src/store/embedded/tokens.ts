@@ -58,14 +58,14 @@ function newSecret(projectId: number, id: number): string {
 
 /** Creates a token of a project (created if missing); the token text is returned only here. */
 export async function createToken(db: Database, options: CreateTokenOptions): Promise<{ token: string; info: TokenInfo }> {
-  if (typeof options.description !== 'string') throw new UserError('A token description must be text.');
+  if (typeof options.description !== 'string') throw new UserError('GEX_STORE_INVALID_REQUEST', 'A token description must be text.');
   if (options.description.length > MAX_TOKEN_DESCRIPTION_LENGTH) {
-    throw new UserError(`A token description may have at most ${MAX_TOKEN_DESCRIPTION_LENGTH} characters; this one has ${options.description.length}.`);
+    throw new UserError('GEX_STORE_INVALID_REQUEST', `A token description may have at most ${MAX_TOKEN_DESCRIPTION_LENGTH} characters; this one has ${options.description.length}.`);
   }
-  if (options.description.includes('\u0000')) throw new UserError('A token description cannot contain a NUL character.');
+  if (options.description.includes('\u0000')) throw new UserError('GEX_STORE_INVALID_REQUEST', 'A token description cannot contain a NUL character.');
   const readOnly = Boolean(options.readOnly);
   const canManageTokens = Boolean(options.canManageTokens);
-  if (readOnly && canManageTokens) throw new UserError('A read-only token cannot be a master token: a master token creates and deletes tokens.');
+  if (readOnly && canManageTokens) throw new UserError('GEX_STORE_INVALID_REQUEST', 'A read-only token cannot be a master token: a master token creates and deletes tokens.');
   return db.transaction(async (tx) => {
     const repo = new Repository(tx, db.dialect);
     const project = options.project ?? DEFAULT_PROJECT;

@@ -51,7 +51,7 @@ export class HttpTableSource implements TableSource {
 
   async preview(tableId: string, query: TableQuery): Promise<TablePreview> {
     const limit = query.limit ?? 100;
-    if (!Number.isInteger(limit) || limit < 0 || limit > MAX_PREVIEW_ROWS) throw new UserError(`A preview's limit must be an integer from 0 to ${MAX_PREVIEW_ROWS}.`);
+    if (!Number.isInteger(limit) || limit < 0 || limit > MAX_PREVIEW_ROWS) throw new UserError('GEX_TABLE_REQUEST_INVALID', `A preview's limit must be an integer from 0 to ${MAX_PREVIEW_ROWS}.`);
     const path = `${tablePath(tableId)}/data-preview`;
     const { body } = await this.text('GET', path, `table ${displayId(tableId)}`, previewQuery({ ...query, limit }));
     return parsePreview(body, `GET ${path}`, this.url);
@@ -62,13 +62,14 @@ export class HttpTableSource implements TableSource {
    * more is refused, never cut silently (the server's own store can export it whole).
    */
   async read(tableId: string, query: TableQuery, onBatch: (rows: string[][]) => Promise<void>): Promise<string[]> {
-    if (query.limit !== undefined && (!Number.isInteger(query.limit) || query.limit < 0)) throw new UserError('A limit must be a whole number of rows.');
+    if (query.limit !== undefined && (!Number.isInteger(query.limit) || query.limit < 0)) throw new UserError('GEX_TABLE_REQUEST_INVALID', 'A limit must be a whole number of rows.');
     const limit = query.limit !== undefined && query.limit <= MAX_PREVIEW_ROWS ? query.limit : MAX_PREVIEW_ROWS;
     const partial = limit === MAX_PREVIEW_ROWS && query.limit !== MAX_PREVIEW_ROWS;
     const detail = partial ? await this.table(tableId) : null;
     const preview = await this.preview(tableId, { ...query, limit });
     if (detail && detail.rowsCount > MAX_PREVIEW_ROWS && preview.rows.length >= MAX_PREVIEW_ROWS) {
       throw new UserError(
+        'GEX_TABLE_REQUEST_INVALID',
         `Table ${displayId(tableId)} has ${detail.rowsCount} rows, and the Storage API at ${this.url} returns at most ${MAX_PREVIEW_ROWS} rows over HTTP (data-preview): ` +
           'gex does not write a partial export. Run "gex tables export" on the server\'s own store (--store with its SQLite file or postgres:// URL), ' +
           `or narrow the export to at most ${MAX_PREVIEW_ROWS} rows (--limit, --where-column/--where-values, --changed-since).`,
@@ -112,10 +113,10 @@ export class HttpTableSource implements TableSource {
     const started = this.clock.now();
     while (job.status !== 'success') {
       if (job.status === 'error' || job.status === 'cancelled' || job.status === 'terminated') {
-        throw new UserError(`The Storage API at ${this.url} failed ${doing} (job ${displayId(job.id)}): ${displayText(job.message)}`);
+        throw new UserError('GEX_STORAGE_API_REFUSED', `The Storage API at ${this.url} failed ${doing} (job ${displayId(job.id)}): ${displayText(job.message)}`);
       }
       if (this.clock.now() - started > JOB_WAIT_MS) {
-        throw new UserError(`The Storage API at ${this.url} is still ${doing} after ${JOB_WAIT_MS / 1000} s (job ${displayId(job.id)}); check it later with "gex tables list".`);
+        throw new UserError('GEX_STORAGE_API_REFUSED', `The Storage API at ${this.url} is still ${doing} after ${JOB_WAIT_MS / 1000} s (job ${displayId(job.id)}); check it later with "gex tables list".`);
       }
       await this.clock.sleep(JOB_POLL_MS);
       job = jobOf(await this.call('GET', `jobs/${encodeURIComponent(job.id)}`, `job ${displayId(job.id)}`));
@@ -126,14 +127,14 @@ export class HttpTableSource implements TableSource {
   private refused(error: unknown, method: Method, what: string): unknown {
     if (!(error instanceof StoreError)) return error;
     const said = `${displayText(error.message.slice(0, 500))}${error.code ? ` [${displayText(error.code.slice(0, 100))}]` : ''}`;
-    if (error.status === 404) return new UserError(`${capitalize(what)} does not exist in the project of the Storage API at ${this.url} (${said}).`, { cause: error });
-    if (error.status === 401) return new UserError(`The Storage API at ${this.url} refused the token (${said}): pass a valid one with --token or KBC_TOKEN.`, { cause: error });
-    if (error.status === 403) return new UserError(`The token may not ${method === 'GET' ? 'read' : 'delete'} ${what} at the Storage API at ${this.url} (${said}).`, { cause: error });
-    return new UserError(`The Storage API at ${this.url} refused ${method} of ${what}: ${said}`, { cause: error });
+    if (error.status === 404) return new UserError('GEX_STORE_NOT_FOUND', `${capitalize(what)} does not exist in the project of the Storage API at ${this.url} (${said}).`, { cause: error });
+    if (error.status === 401) return new UserError('GEX_STORE_TOKEN_INVALID', `The Storage API at ${this.url} refused the token (${said}): pass a valid one with --token or KBC_TOKEN.`, { cause: error });
+    if (error.status === 403) return new UserError('GEX_STORE_ACCESS_DENIED', `The token may not ${method === 'GET' ? 'read' : 'delete'} ${what} at the Storage API at ${this.url} (${said}).`, { cause: error });
+    return new UserError('GEX_STORAGE_API_REFUSED', `The Storage API at ${this.url} refused ${method} of ${what}: ${said}`, { cause: error });
   }
 
   private malformed(call: string, expected: string): UserError {
-    return new UserError(`The Storage API at ${this.url} answered ${call} with something other than ${expected}; is it a Storage API?`);
+    return new UserError('GEX_STORAGE_API_REFUSED', `The Storage API at ${this.url} answered ${call} with something other than ${expected}; is it a Storage API?`);
   }
 }
 
@@ -172,12 +173,12 @@ export function parsePreview(body: string, call: string, url: string): TablePrev
   try {
     records = parse(body, { bom: true, relax_column_count: true, skip_empty_lines: true, max_record_size: MAX_PREVIEW_BYTES });
   } catch (error) {
-    if (error instanceof CsvError) throw new UserError(`The Storage API at ${url} answered ${call} with invalid CSV: ${displayText(error.message)}`);
+    if (error instanceof CsvError) throw new UserError('GEX_STORAGE_API_REFUSED', `The Storage API at ${url} answered ${call} with invalid CSV: ${displayText(error.message)}`);
     throw error;
   }
   const [columns = [], ...rows] = records;
   rows.forEach((row, i) => {
-    if (row.length !== columns.length) throw new UserError(`The Storage API at ${url} answered ${call} with a CSV whose row ${i + 1} has ${row.length} fields for ${columns.length} columns.`);
+    if (row.length !== columns.length) throw new UserError('GEX_STORAGE_API_REFUSED', `The Storage API at ${url} answered ${call} with a CSV whose row ${i + 1} has ${row.length} fields for ${columns.length} columns.`);
   });
   return { columns, rows };
 }

@@ -40,7 +40,7 @@ export function retrySettingsFromEnv(base: RetryBudgetSettings, env: NodeJS.Proc
   const text = env[STORE_TIMEOUT_VARIABLE]?.trim();
   if (!text) return base;
   if (!/^\d+(\.\d+)?$/.test(text) || Number(text) <= 0 || Number(text) > 86_400) {
-    throw new UserError(`${STORE_TIMEOUT_VARIABLE} must be a number of seconds above 0 (at most 86400), got "${text}"`);
+    throw new UserError('GEX_SETTING_INVALID', `${STORE_TIMEOUT_VARIABLE} must be a number of seconds above 0 (at most 86400), got "${text}"`);
   }
   return { ...base, totalMs: Math.round(Number(text) * 1000) };
 }

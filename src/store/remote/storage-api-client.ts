@@ -1,4 +1,5 @@
 import { got, RequestError, TimeoutError, type Got, type Method, type PlainResponse, type Response } from 'got';
+import { isUserErrorCode } from '../../common/error-catalogue.js';
 import { ApplicationError, UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { describeNetworkError, unfixableNetworkError } from '../../common/network-errors.js';
@@ -109,12 +110,13 @@ export class StorageApiClient {
         try {
           response = await request;
         } catch (error) {
-          if (tooLarge) throw new UserError(`The Storage API at ${this.options.url} answered ${method} ${url} with more than ${maxBytes} bytes; ask for fewer rows or columns.`);
+          if (tooLarge) throw new UserError('GEX_STORAGE_API_REFUSED', `The Storage API at ${this.options.url} answered ${method} ${url} with more than ${maxBytes} bytes; ask for fewer rows or columns.`);
           throw error;
         }
         const elsewhere = redirectTarget(response);
         if (elsewhere && !this.sameOrigin(elsewhere)) {
           throw new UserError(
+            'GEX_STORAGE_API_REFUSED',
             `The Storage API at ${this.options.url} redirected ${method} ${url} to another origin, ${elsewhere.origin}; gex does not send the token there. ` +
               'If that is the right address, use it as --store (KBC_URL).',
           );
@@ -124,21 +126,25 @@ export class StorageApiClient {
         const parsed = text === '' ? null : safeDecode(text);
         const code = isJsonObject(parsed) ? String(parsed.get('code') ?? '') : '';
         const message = isJsonObject(parsed) && typeof parsed.get('error') === 'string' ? String(parsed.get('error')) : `${response.statusCode} ${response.statusMessage ?? ''}`.trim();
+        // a gex server says its code (gexCode): kept when it is a user error of the catalogue, so the
+        // CLI reports the code the server logged; anything else follows the status
+        const said = isJsonObject(parsed) ? parsed.get('gexCode') : undefined;
+        const gexCode = isUserErrorCode(said) ? said : undefined;
         const retryable = (response.statusCode >= 500 && response.statusCode !== 501) || (response.statusCode === 409 && code === VERSION_CONFLICT);
-        if (!retryable) throw new StoreError(response.statusCode, code, message);
+        if (!retryable) throw new StoreError(response.statusCode, code, message, undefined, gexCode);
         retryReason = `${response.statusCode}${code ? ` ${code}` : ''}`;
         failure = () =>
           response.statusCode >= 500
-            ? new ApplicationError(`Storage API ${method} ${url} failed: [${response.statusCode}] ${message}${this.gaveUp(attempt, budget)}`)
-            : new StoreError(response.statusCode, code, message);
+            ? new ApplicationError('GEX_STORAGE_API_FAILED', `Storage API ${method} ${url} failed: [${response.statusCode}] ${message}${this.gaveUp(attempt, budget)}`)
+            : new StoreError(response.statusCode, code, message, undefined, gexCode);
       } catch (error) {
         if (!(error instanceof RequestError)) throw error;
         const unfixable = unfixableNetworkError(error, 'NODE_EXTRA_CA_CERTS=<its CA file>');
         const reached = `The Storage API at ${this.options.url} cannot be reached: ${reachFailure(error, timeout)}`;
         // the same on every attempt (a host name that does not exist, a certificate not trusted): not retried
-        if (unfixable) throw new UserError(`${sentence(reached)} Not retried: ${unfixable}`, { cause: error });
+        if (unfixable) throw new UserError('GEX_STORAGE_API_UNREACHABLE', `${sentence(reached)} Not retried: ${unfixable}`, { cause: error });
         retryReason = describeNetworkError(error);
-        failure = () => new UserError(`${reached}${this.gaveUp(attempt, budget)}`, { cause: error });
+        failure = () => new UserError('GEX_STORAGE_API_UNREACHABLE', `${reached}${this.gaveUp(attempt, budget)}`, { cause: error });
       }
       const delay = budget.delayBefore(attempt);
       if (delay === null) throw failure();

@@ -23,7 +23,7 @@ export async function createBucket(
         physicalSchema = candidate;
         break;
       }
-      if (attempt >= 20) throw new UserError(`No free PostgreSQL schema name for bucket ${displayId(bucket.id)}.`);
+      if (attempt >= 20) throw new UserError('GEX_TABLE_REQUEST_INVALID', `No free PostgreSQL schema name for bucket ${displayId(bucket.id)}.`);
     }
     await tx.run(`CREATE SCHEMA ${quoteIdentifier(physicalSchema)}`);
   }

@@ -195,6 +195,6 @@ export class CsvScanner {
   }
 
   private fail(problem: string): never {
-    throw new UserError(`${displayText(this.label)}: invalid CSV on line ${this.line}: ${problem}.`);
+    throw new UserError('GEX_TABLE_LOAD_REFUSED', `${displayText(this.label)}: invalid CSV on line ${this.line}: ${problem}.`);
   }
 }

@@ -28,13 +28,13 @@ export interface CsvOptions {
 /** Checks a table's column list: names usable, none twice, not too many. */
 export function checkColumns(columns: readonly string[], where: string): void {
   where = displayText(where);
-  if (columns.length === 0) throw new UserError(`${where}: no columns.`);
-  if (columns.length > MAX_COLUMNS) throw new UserError(`${where}: ${columns.length} columns, more than the ${MAX_COLUMNS} a table may have.`);
+  if (columns.length === 0) throw new UserError('GEX_TABLE_LOAD_REFUSED', `${where}: no columns.`);
+  if (columns.length > MAX_COLUMNS) throw new UserError('GEX_TABLE_LOAD_REFUSED', `${where}: ${columns.length} columns, more than the ${MAX_COLUMNS} a table may have.`);
   const seen = new Set<string>();
   columns.forEach((name, i) => {
     const problem = name === TIMESTAMP_COLUMN ? `is reserved for the time a row last changed; rename the column` : nameProblem(name);
-    if (problem) throw new UserError(`${where}: column ${i + 1} (${displayId(name)}) ${problem}.`);
-    if (seen.has(name)) throw new UserError(`${where}: column ${displayId(name)} appears twice; column names must be unique.`);
+    if (problem) throw new UserError('GEX_TABLE_LOAD_REFUSED', `${where}: column ${i + 1} (${displayId(name)}) ${problem}.`);
+    if (seen.has(name)) throw new UserError('GEX_TABLE_LOAD_REFUSED', `${where}: column ${displayId(name)} appears twice; column names must be unique.`);
     seen.add(name);
   });
 }
@@ -56,7 +56,7 @@ export async function* readCsvBatches(file: string, options: CsvOptions, batchSi
   let batch: string[][] = [];
   let texts: string[] = [];
   const wrongCount = (fields: number, line: number) =>
-    new UserError(`${label}, line ${line}: ${fields} fields where the table has ${columns!.length} columns; every row needs one value per column.`);
+    new UserError('GEX_TABLE_LOAD_REFUSED', `${label}, line ${line}: ${fields} fields where the table has ${columns!.length} columns; every row needs one value per column.`);
   const asText = (text: string, fields: number, line: number) => {
     if (fields !== columns!.length) throw wrongCount(fields, line);
     texts.push(text);
@@ -79,7 +79,7 @@ export async function* readCsvBatches(file: string, options: CsvOptions, batchSi
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       const nul = chunk.indexOf(0);
       if (nul >= 0) {
-        throw new UserError(`${label}, line ${await lineAt(file, offset + nul)}: a value contains a NUL character (byte 0), which a table cannot hold; remove it from the file.`);
+        throw new UserError('GEX_TABLE_LOAD_REFUSED', `${label}, line ${await lineAt(file, offset + nul)}: a value contains a NUL character (byte 0), which a table cannot hold; remove it from the file.`);
       }
       offset += chunk.length;
       scanner.push(decoder.decode(chunk, { stream: true }));
@@ -103,7 +103,7 @@ export async function* readCsvBatches(file: string, options: CsvOptions, batchSi
   } finally {
     stream.destroy();
   }
-  if (columns === null) throw new UserError(`${label}: the file is empty; it needs a header row, or the manifest's columns.`);
+  if (columns === null) throw new UserError('GEX_TABLE_LOAD_REFUSED', `${label}: the file is empty; it needs a header row, or the manifest's columns.`);
   if (!headerYielded) yield { columns };
   if (batch.length > 0) yield { rows: batch };
   if (texts.length > 0) yield { texts };

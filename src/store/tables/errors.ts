@@ -8,16 +8,28 @@ import { UserError } from '../../common/errors.js';
 
 export class TableNotFound extends UserError {
   readonly kind = 'tableNotFound';
+  constructor(message: string) {
+    super('GEX_TABLE_NOT_FOUND', message);
+  }
 }
 
 export class BucketNotFound extends UserError {
   readonly kind = 'bucketNotFound';
+  constructor(message: string) {
+    super('GEX_BUCKET_NOT_FOUND', message);
+  }
 }
 
 export class BucketExists extends UserError {
   readonly kind = 'bucketExists';
+  constructor(message: string) {
+    super('GEX_BUCKET_EXISTS', message);
+  }
 }
 
 export class BucketNotEmpty extends UserError {
   readonly kind = 'bucketNotEmpty';
+  constructor(message: string) {
+    super('GEX_BUCKET_NOT_EMPTY', message);
+  }
 }

@@ -60,6 +60,7 @@ export function parseChangedSince(value: string, now: Date = new Date(), where =
     if (!Number.isNaN(date.getTime())) return date;
   }
   throw new UserError(
+    'GEX_TABLE_REQUEST_INVALID',
     `${where} ${displayText(JSON.stringify(value.slice(0, 100)))} is not a moment: give a Unix timestamp, an ISO 8601 date (2025-01-31 or 2025-01-31T12:00:00Z) or a relative "-2 days".`,
   );
 }

@@ -122,7 +122,7 @@ export class ProjectTables {
   /** The first rows of a query (insertion order; 100 unless `limit` says otherwise, at most MAX_PREVIEW_ROWS). */
   async preview(tableId: string, query: TableQuery = {}): Promise<TablePreview> {
     const limit = query.limit ?? 100;
-    if (!Number.isInteger(limit) || limit < 0 || limit > MAX_PREVIEW_ROWS) throw new UserError(`A preview's limit must be an integer from 0 to ${MAX_PREVIEW_ROWS}.`);
+    if (!Number.isInteger(limit) || limit < 0 || limit > MAX_PREVIEW_ROWS) throw new UserError('GEX_TABLE_REQUEST_INVALID', `A preview's limit must be an integer from 0 to ${MAX_PREVIEW_ROWS}.`);
     const rows: string[][] = [];
     const columns = await this.read(tableId, { ...query, limit }, async (batch) => void rows.push(...batch));
     return { columns, rows };
@@ -140,7 +140,7 @@ export class ProjectTables {
     onBatch: (rows: string[][], columns: readonly string[]) => Promise<void>,
     options: { batchRows?: () => number } = {},
   ): Promise<string[]> {
-    if (query.limit !== undefined && (!Number.isInteger(query.limit) || query.limit < 0)) throw new UserError('A limit must be a whole number of rows.');
+    if (query.limit !== undefined && (!Number.isInteger(query.limit) || query.limit < 0)) throw new UserError('GEX_TABLE_REQUEST_INVALID', 'A limit must be a whole number of rows.');
     return this.db.transaction(async (tx) => {
       const table = await this.existing(new Catalog(tx, this.projectId), tableId);
       const compiled = compileQuery(table, query, this.db.dialect);
@@ -231,7 +231,7 @@ export async function readManifest(file: string): Promise<unknown> {
   let text: string;
   try {
     const data = await readFile(file);
-    if (data.length > MAX_MANIFEST_BYTES) throw new UserError(`${displayText(path.basename(file))} is larger than ${MAX_MANIFEST_BYTES} bytes.`);
+    if (data.length > MAX_MANIFEST_BYTES) throw new UserError('GEX_TABLE_LOAD_REFUSED', `${displayText(path.basename(file))} is larger than ${MAX_MANIFEST_BYTES} bytes.`);
     text = data.toString('utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
@@ -240,6 +240,6 @@ export async function readManifest(file: string): Promise<unknown> {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new UserError(`${displayText(path.basename(file))} is not valid JSON: ${(error as Error).message}`);
+    throw new UserError('GEX_TABLE_LOAD_REFUSED', `${displayText(path.basename(file))} is not valid JSON: ${(error as Error).message}`);
   }
 }

@@ -80,7 +80,7 @@ export class TableLoader {
 
       const physical = new Map(table.columns.map((c) => [c.name, c.physical]));
       const missingKey = primaryKey.find((k) => !fileColumns.includes(k));
-      if (missingKey !== undefined) throw new UserError(`${displayText(input.label)}: the file has no column ${displayId(missingKey)} of the table's primary key.`);
+      if (missingKey !== undefined) throw new UserError('GEX_TABLE_LOAD_REFUSED', `${displayText(input.label)}: the file has no column ${displayId(missingKey)} of the table's primary key.`);
       const writer = rowWriter(this.tx, { table: qualifiedName(table), columns: fileColumns.map((name) => physical.get(name)!), now, keyIndexName: keyIndexName() });
       const physicalKey = primaryKey.map((k) => physical.get(k)!);
       let rowsInFile = 0;
@@ -140,7 +140,7 @@ export class TableLoader {
   private async addColumns(table: CatalogTable, fileColumns: string[]): Promise<string[]> {
     const known = new Set(table.columns.map((c) => c.name));
     const added = fileColumns.filter((name) => !known.has(name));
-    if (table.columns.length + added.length > 1000) throw new UserError(`Table ${displayId(tableIdText(table.id))} would have more than 1000 columns.`);
+    if (table.columns.length + added.length > 1000) throw new UserError('GEX_TABLE_LOAD_REFUSED', `Table ${displayId(tableIdText(table.id))} would have more than 1000 columns.`);
     const taken = new Set(table.columns.map((c) => c.physical));
     for (const name of added) {
       const column = { name, physical: physicalColumnName(this.dialect, name, table.columns.length, taken) };
@@ -157,6 +157,7 @@ export class TableLoader {
     const wanted = manifest.primaryKey;
     if (stored.length > 0 && wanted.length > 0 && JSON.stringify(stored) !== JSON.stringify(wanted)) {
       throw new UserError(
+        'GEX_TABLE_LOAD_REFUSED',
         `${displayText(label)}: primary_key ${displayText(JSON.stringify(wanted))} differs from the key of table ` +
           `${displayId(tableIdText(table.id))}, ${displayText(JSON.stringify(stored))}; use the table's key or delete the table first.`,
       );
@@ -164,9 +165,9 @@ export class TableLoader {
     const key = stored.length > 0 ? [...stored] : [...wanted];
     const names = new Set(table.columns.map((c) => c.name));
     for (const column of key) {
-      if (!names.has(column)) throw new UserError(`${displayText(label)}: primary key column ${displayId(column)} is not a column of the table.`);
+      if (!names.has(column)) throw new UserError('GEX_TABLE_LOAD_REFUSED', `${displayText(label)}: primary key column ${displayId(column)} is not a column of the table.`);
     }
-    if (new Set(key).size !== key.length) throw new UserError(`${displayText(label)}: primary_key names a column twice.`);
+    if (new Set(key).size !== key.length) throw new UserError('GEX_TABLE_LOAD_REFUSED', `${displayText(label)}: primary_key names a column twice.`);
     return key;
   }
 
@@ -177,8 +178,8 @@ export class TableLoader {
 
   private async deleteWhere(table: CatalogTable, where: NonNullable<LoadManifest['deleteWhere']>, label: string): Promise<number> {
     const column = table.columns.find((c) => c.name === where.column);
-    if (!column) throw new UserError(`${displayText(label)}: delete_where_column ${displayId(where.column)} is not a column of table ${displayId(tableIdText(table.id))}.`);
-    if (where.values.length === 0) throw new UserError(`${displayText(label)}: delete_where_values is empty; list the values whose rows to delete.`);
+    if (!column) throw new UserError('GEX_TABLE_LOAD_REFUSED', `${displayText(label)}: delete_where_column ${displayId(where.column)} is not a column of table ${displayId(tableIdText(table.id))}.`);
+    if (where.values.length === 0) throw new UserError('GEX_TABLE_LOAD_REFUSED', `${displayText(label)}: delete_where_values is empty; list the values whose rows to delete.`);
     // a value with NUL is in no row: `eq` deletes nothing for it, `ne` keeps no row for it
     const comparable = comparableValues(where.values);
     if (comparable.length === 0) return where.operator === 'eq' ? 0 : (await this.tx.run(`DELETE FROM ${qualifiedName(table)}`)).changes;

@@ -59,18 +59,18 @@ export function compileQuery(table: CatalogTable, query: TableQuery, dialect: Pi
   const byName = new Map(table.columns.map((c) => [c.name, c.physical]));
   const physical = (name: string, role: string): string => {
     const column = byName.get(name);
-    if (column === undefined) throw new UserError(`Table ${displayId(tableIdText(table.id))} has no column ${displayId(name)} (${role}).`);
+    if (column === undefined) throw new UserError('GEX_TABLE_REQUEST_INVALID', `Table ${displayId(tableIdText(table.id))} has no column ${displayId(name)} (${role}).`);
     return quoteIdentifier(column);
   };
   const columns = query.columns && query.columns.length > 0 ? [...query.columns] : table.columns.map((c) => c.name);
-  if (new Set(columns).size !== columns.length) throw new UserError('The columns to read name a column twice.');
+  if (new Set(columns).size !== columns.length) throw new UserError('GEX_TABLE_REQUEST_INVALID', 'The columns to read name a column twice.');
   const selected = columns.map((name, i) => `${physical(name, 'columns')} AS c${i}`);
   const conditions: string[] = [];
   const params: SqlParam[] = [];
   if (query.whereColumn !== undefined && query.whereColumn !== '') {
     const values = query.whereValues ?? [];
-    if (values.length === 0) throw new UserError(`A filter on column ${displayId(query.whereColumn)} needs at least one value (whereValues).`);
-    if (values.length > MAX_WHERE_VALUES) throw new UserError(`A filter may list at most ${MAX_WHERE_VALUES} values; it lists ${values.length}.`);
+    if (values.length === 0) throw new UserError('GEX_TABLE_REQUEST_INVALID', `A filter on column ${displayId(query.whereColumn)} needs at least one value (whereValues).`);
+    if (values.length > MAX_WHERE_VALUES) throw new UserError('GEX_TABLE_REQUEST_INVALID', `A filter may list at most ${MAX_WHERE_VALUES} values; it lists ${values.length}.`);
     const column = physical(query.whereColumn, 'whereColumn');
     const comparable = comparableValues(values);
     if (comparable.length > 0) {
@@ -78,7 +78,7 @@ export function compileQuery(table: CatalogTable, query: TableQuery, dialect: Pi
       params.push(...comparable);
     } else if (query.whereOperator !== 'ne') conditions.push(NO_ROW);
   } else if (query.whereValues && query.whereValues.length > 0) {
-    throw new UserError('whereValues were given without whereColumn: name the column to filter on.');
+    throw new UserError('GEX_TABLE_REQUEST_INVALID', 'whereValues were given without whereColumn: name the column to filter on.');
   }
   // byte order: the text of `_timestamp` sorts as its moment whatever the database's collation
   const changed = `${quoteIdentifier(TIMESTAMP_COLUMN)}${dialect.byteOrder}`;

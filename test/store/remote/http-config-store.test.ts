@@ -56,9 +56,21 @@ describe('HTTP config store client (nock)', () => {
       assert.equal(e.status, 404);
       assert.equal(e.code, 'notFound');
       assert.equal(e.message, 'Configuration x not found');
+      assert.equal(e.gexCode, 'GEX_STORE_NOT_FOUND', "Keboola's server says no gexCode: the status gives it");
       return true;
     });
     assert.ok(scope.isDone());
+  });
+
+  it("keeps a gex server's gexCode when it is a user error of the catalogue, and only then", async () => {
+    const path = '/v2/storage/branch/default/components/c/configs/x';
+    const body = { error: 'Table t not found', code: 'storage.tables.notFound', status: 'error' };
+    nock(URL).get(path).reply(404, { ...body, gexCode: 'GEX_TABLE_NOT_FOUND' });
+    await assert.rejects(client().getConfiguration('c', 'x'), (e: unknown) => e instanceof StoreError && e.gexCode === 'GEX_TABLE_NOT_FOUND');
+    for (const gexCode of ['GEX_INTERNAL', 'GEX_NO_SUCH_CODE', 42, 'constructor']) {
+      nock(URL).get(path).reply(404, { ...body, gexCode });
+      await assert.rejects(client().getConfiguration('c', 'x'), (e: unknown) => e instanceof StoreError && e.gexCode === 'GEX_STORE_NOT_FOUND', String(gexCode));
+    }
   });
 
   it('gives up after the retries with an application error', async () => {

@@ -117,6 +117,7 @@ function refuseInjectedKey(key: string): void {
   else if (key === 'nodeType' || key === ITEM_KEY) problem = 'is a name the parser reserves';
   if (problem) {
     throw new UserError(
+      'GEX_CONFIG_INVALID',
       `The userData key ${quoteForLog(key)} ${problem}: Generic Extractor's JSON parser fails on it. Rename the key, or map the data type with mappings.`,
     );
   }

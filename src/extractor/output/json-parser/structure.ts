@@ -7,7 +7,7 @@ import { decodeKey, ITEM_KEY, propertyEntryKey, SchemaNode, type NodeType } from
 /** A parser error surfaces as a user error, like GE's "Error parsing response JSON". */
 export class StructureError extends UserError {
   constructor(message: string) {
-    super(`Error parsing response JSON: ${message}`);
+    super('GEX_RESPONSE_NOT_TABULAR', `Error parsing response JSON: ${message}`);
   }
 }
 
@@ -16,7 +16,11 @@ export class StructureError extends UserError {
  * end of the run. GE's parser raises this outside the step that turns parser errors into user errors,
  * so GE ends with an application error (exit 2); gex keeps that exit code.
  */
-export class TableWriteError extends ApplicationError {}
+export class TableWriteError extends ApplicationError {
+  constructor(message: string) {
+    super('GEX_TABLE_WRITE_FAILED', message);
+  }
+}
 
 /**
  * The JSON parser's schema of everything seen in a run (json-parser `Analyzer` + `Structure`):
@@ -206,14 +210,14 @@ function nodeToState(node: SchemaNode): JsonObject {
 const NODE_TYPES = new Set(['null', 'array', 'object', 'scalar', 'string', 'integer', 'double', 'boolean']);
 
 function nodeFromState(value: JsonValue, path: string): SchemaNode {
-  if (!isJsonObject(value)) throw new UserError(`Invalid parser structure in state at ${path}: expected an object`);
+  if (!isJsonObject(value)) throw new UserError('GEX_STATE_INVALID', `Invalid parser structure in state at ${path}: expected an object`);
   const node = new SchemaNode();
   for (const [k, v] of value) {
     if (isJsonObject(v)) node.entries.set(k, nodeFromState(v, `${path}.${k}`));
     else if (isScalar(v) && (k === 'nodeType' || k === 'headerNames' || k === 'type')) node.entries.set(k, String(v));
-    else throw new UserError(`Invalid parser structure in state at ${path}.${k}`);
+    else throw new UserError('GEX_STATE_INVALID', `Invalid parser structure in state at ${path}.${k}`);
   }
   const type = node.nodeType;
-  if (type === undefined || !NODE_TYPES.has(type)) throw new UserError(`Invalid parser structure in state at ${path}: unknown node type`);
+  if (type === undefined || !NODE_TYPES.has(type)) throw new UserError('GEX_STATE_INVALID', `Invalid parser structure in state at ${path}: unknown node type`);
   return node;
 }

@@ -28,6 +28,7 @@ export class LegacyStruct {
     for (const [key, defs] of toPhpArrayMap(value)) {
       if (!isJsonObject(defs) && !Array.isArray(defs)) {
         throw new UserError(
+          'GEX_STATE_INVALID',
           `Invalid parser structure in state: Invalid data definitions in '${key}'. Each key should contain an array of data types in an associative array.`,
         );
       }
@@ -36,7 +37,7 @@ export class LegacyStruct {
         const item = typeof type === 'string' ? arrayItemType(type) : false;
         if (typeof type !== 'string' || (!VALID_TYPES.has(type) && !(item !== false && VALID_TYPES.has(item)))) {
           const shown = typeof type === 'string' ? type : phpJsonEncode(type);
-          throw new UserError(`Invalid parser structure in state: Error loading data structure definition in '${key}.${node}'! '${shown}' is not a valid data type.`);
+          throw new UserError('GEX_STATE_INVALID', `Invalid parser structure in state: Error loading data structure definition in '${key}.${node}'! '${shown}' is not a valid data type.`);
         }
         definitions.set(node, type);
       }

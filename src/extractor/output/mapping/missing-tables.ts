@@ -51,7 +51,7 @@ export function missingTables(configs: MissingTablesConfig[], exists: (bucket: s
         const type = entry.get('type');
         if (phpEmpty(type) || type === 'column' || type === 'user') {
           if (!entry.has('mapping') || entry.get('mapping') === null) {
-            throw new UserError(`Missing mapping key at item with type "${configText(type)}"`);
+            throw new UserError('GEX_CONFIG_INVALID', `Missing mapping key at item with type "${configText(type)}"`);
           }
           const destination = destinationOf(entry.get('mapping')!);
           columns.push(destination);
@@ -63,10 +63,10 @@ export function missingTables(configs: MissingTablesConfig[], exists: (bucket: s
           else if (phpEmpty(given?.get('destination'))) key = new Map([...(given ?? []), ['destination', `${name}_pk`]]);
           else key = given!;
           const destination = entry.get('destination');
-          if (phpEmpty(destination)) throw new UserError(`Bad Json to CSV Mapping configuration: Key 'destination' is not set for table '${itemName}'.`);
+          if (phpEmpty(destination)) throw new UserError('GEX_CONFIG_INVALID', `Bad Json to CSV Mapping configuration: Key 'destination' is not set for table '${itemName}'.`);
           fill(arrayKey(destination), entry.get('tableMapping'), key);
         } else {
-          throw new UserError(`Invalid mapping type "${configText(type)}".`);
+          throw new UserError('GEX_CONFIG_INVALID', `Invalid mapping type "${configText(type)}".`);
         }
       }
       // after the entries, as a mapper appends the parent key at the end of its table
