@@ -1,4 +1,5 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from '../common/logger.js';
 import { requireToken } from './auth.js';
 import type { ServerBackend } from './backend.js';
 import { registerBodyParsers } from './body.js';
@@ -30,8 +31,8 @@ export { DEFAULT_BODY_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS };
 
 export interface ServerOptions {
   backend: ServerBackend;
-  /** pino logger (gex's); none = silent */
-  logger?: FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
+  /** gex's logger (fastify's too: request.log is its child); none = silent */
+  logger?: Logger;
   /** largest request body in bytes (default 16 MiB); larger ones get 413 */
   bodyLimit?: number;
   /** `revision` of the API index (default `gex-<version>`) */
