@@ -32,7 +32,7 @@ export function loggingOptions(yargs: Argv): Argv {
     });
 }
 
-/** The folders of a data folder that gex clears and writes (in/, out/) and its config.json: never a log file's place. */
+/** What of a data folder gex clears and writes (in/, out/) and its config.json: never a log file's place. */
 function guardedFolders(args: LoggingArgs): string[] {
   const dataDir = args['data-dir'] ?? defaultDataDir(process.env).dir;
   return [path.join(dataDir, 'in'), path.join(dataDir, 'out'), path.join(dataDir, 'config.json')];
@@ -43,7 +43,11 @@ function guardedFolders(args: LoggingArgs): string[] {
  * for its report). A --log-file that cannot be used ends the command at once with exit code 1,
  * before it has done anything.
  */
-export function createCliLogger(args: LoggingArgs, masker: SecretMasker, options: { batchStdout?: boolean; progress?: ProgressLine; stdout?: NodeJS.WritableStream } = {}): Logger {
+export function createCliLogger(
+  args: LoggingArgs,
+  masker: SecretMasker,
+  options: { batchStdout?: boolean; progress?: ProgressLine; stdout?: NodeJS.WritableStream } = {},
+): Logger {
   let file: LogFile | undefined;
   if (args['log-file'] !== undefined) {
     try {
@@ -58,7 +62,10 @@ export function createCliLogger(args: LoggingArgs, masker: SecretMasker, options
 }
 
 /** Logger, secret masker and (on a terminal) a live progress line for one CLI command. */
-export function createCliLogging(args: LoggingArgs, options: { batchStdout?: boolean } = {}): { logger: Logger; masker: SecretMasker; progress: ProgressLine } {
+export function createCliLogging(
+  args: LoggingArgs,
+  options: { batchStdout?: boolean } = {},
+): { logger: Logger; masker: SecretMasker; progress: ProgressLine } {
   const masker = new SecretMasker();
   const progress = new ProgressLine(process.stderr);
   const logger = createCliLogger(args, masker, { progress, ...options });

@@ -8,7 +8,8 @@ import { isInside } from './safe-path.js';
  * Appends to an existing file or a new one; never through a symbolic link at the file itself, never
  * anything but a regular file (a FIFO would block, a device is not a log), never blocking at open.
  */
-const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const APPEND =
+  constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 /**
  * The file `--log-file` names: every log line is appended to it as it is written (synchronously,
@@ -35,24 +36,27 @@ export class LogFile {
   static open(file: string, guarded: readonly string[], stderr: NodeJS.WritableStream = process.stderr): LogFile {
     const absolute = path.resolve(file);
     const shown = displayText(file);
+    const refuse = (folder: string) =>
+      new UserError(
+        `Refusing --log-file ${shown}: it is inside ${displayText(folder)}, which gex writes and clears; ` +
+          'put the log elsewhere',
+      );
+    // as written first: a guarded folder that does not exist yet (out/ before a first run) is refused too
+    for (const folder of guarded) if (isInside(folder, absolute)) throw refuse(folder);
     let real: string;
     try {
       real = path.join(realpathSync(path.dirname(absolute)), path.basename(absolute));
     } catch (error) {
-      throw new UserError(`Cannot use --log-file ${shown}: its folder cannot be reached (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+      throw new UserError(`Cannot use --log-file ${shown}: its folder cannot be reached (${codeOf(error)})`);
     }
-    for (const folder of guarded) {
-      const realFolder = realPathOr(folder);
-      if (isInside(folder, absolute) || isInside(realFolder, real)) {
-        throw new UserError(`Refusing --log-file ${shown}: it is inside ${displayText(folder)}, which gex writes and clears; put the log elsewhere`);
-      }
-    }
+    for (const folder of guarded) if (isInside(realPathOr(folder), real)) throw refuse(folder);
     let fd: number;
     try {
       fd = openSync(real, APPEND, 0o600);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      const why = code === 'ELOOP' ? 'it is a symbolic link' : code === 'ENXIO' ? 'it is not a regular file' : code ?? 'error';
+      const why =
+        code === 'ELOOP' ? 'it is a symbolic link' : code === 'ENXIO' ? 'it is not a regular file' : (code ?? 'error');
       throw new UserError(`Cannot open --log-file ${shown}: ${why}`);
     }
     if (!fstatSync(fd).isFile()) {
@@ -66,10 +70,12 @@ export class LogFile {
     if (this.fd === undefined) return;
     try {
       const bytes = Buffer.from(text, 'utf8');
-      for (let at = 0; at < bytes.length; ) at += writeSync(this.fd, bytes, at);
+      for (let at = 0; at < bytes.length;) at += writeSync(this.fd, bytes, at);
     } catch (error) {
       this.close();
-      this.stderr.write(`gex: the log file ${displayText(this.path)} cannot be written (${(error as NodeJS.ErrnoException).code ?? 'error'}): no more lines go to it\n`);
+      this.stderr.write(
+        `gex: the log file ${displayText(this.path)} cannot be written (${codeOf(error)}): no more lines go to it\n`,
+      );
     }
   }
 
@@ -91,4 +97,8 @@ function realPathOr(folder: string): string {
   } catch {
     return path.resolve(folder);
   }
+}
+
+function codeOf(error: unknown): string {
+  return (error as NodeJS.ErrnoException).code ?? 'error';
 }

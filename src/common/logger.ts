@@ -11,7 +11,15 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 /** Every level a line can have; `trace` and `fatal` are there for fastify, which calls them. */
 type LineLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 
-const LEVEL_VALUES: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
+const LEVEL_VALUES: Record<string, number> = {
+  trace: 10,
+  debug: 20,
+  info: 30,
+  warn: 40,
+  error: 50,
+  fatal: 60,
+  silent: Infinity,
+};
 
 /** `logger.info('text')`, or `logger.info({ fields }, 'text')`; an error alone is `{ err }`. */
 export interface LogFn {
@@ -102,9 +110,18 @@ class LogWriter {
     this.batchedFile = batch && file ? new BatchedOutput(file) : undefined;
   }
 
-  write(level: LineLevel, bindings: Record<string, unknown>, fields: unknown, msg: string | undefined, view: LineView): void {
+  write(
+    level: LineLevel,
+    bindings: Record<string, unknown>,
+    fields: unknown,
+    msg: string | undefined,
+    view: LineView,
+  ): void {
     if (fields instanceof Error) fields = { err: fields };
-    const line = this.format === 'json' ? this.jsonLine(level, bindings, fields, msg, view) : this.textLine(level, bindings, fields, msg, view);
+    const line =
+      this.format === 'json'
+        ? this.jsonLine(level, bindings, fields, msg, view)
+        : this.textLine(level, bindings, fields, msg, view);
     this.progress?.clear();
     const toStderr = level === 'error' || level === 'fatal';
     if (toStderr) {
@@ -124,7 +141,13 @@ class LogWriter {
     return text;
   }
 
-  private jsonLine(level: LineLevel, bindings: Record<string, unknown>, fields: unknown, msg: string | undefined, view: LineView): string {
+  private jsonLine(
+    level: LineLevel,
+    bindings: Record<string, unknown>,
+    fields: unknown,
+    msg: string | undefined,
+    view: LineView,
+  ): string {
     const line = `${JSON.stringify(this.record(level, bindings, fields, msg, view, undefined))}\n`;
     if (this.maskAll(line, view) === line) return line;
     const masked = `${JSON.stringify(this.record(level, bindings, fields, msg, view, (s) => this.maskAll(s, view)))}\n`;
@@ -132,28 +155,71 @@ class LogWriter {
     return `${JSON.stringify({ level, time: new Date().toISOString(), msg: HIDDEN_LINE })}\n`;
   }
 
-  private record(level: LineLevel, bindings: Record<string, unknown>, fields: unknown, msg: string | undefined, view: LineView, mask: Mask | undefined): Record<string, unknown> {
+  private record(
+    level: LineLevel,
+    bindings: Record<string, unknown>,
+    fields: unknown,
+    msg: string | undefined,
+    view: LineView,
+    mask: Mask | undefined,
+  ): Record<string, unknown> {
     const record: Record<string, unknown> = { level, time: new Date().toISOString() };
-    const add = (key: string, value: unknown) => setKey(record, mask ? mask(key) : key, plain(serialized(view, key, value), mask, 0, undefined));
-    for (const key in bindings) add(key, bindings[key]);
-    if (isFields(fields)) for (const key in fields) add(key, fields[key]);
+    addFields(record, bindings, view, mask);
+    if (isFields(fields)) addFields(record, fields, view, mask);
     if (msg !== undefined) record.msg = mask ? mask(msg) : msg;
     return record;
   }
 
-  private textLine(level: LineLevel, bindings: Record<string, unknown>, fields: unknown, msg: string | undefined, view: LineView): string {
-    let line = `${new Date().toISOString().slice(11, 23)} ${level.toUpperCase().padEnd(5)} ${msg ?? ''}`;
-    let stacks = '';
-    const add = (key: string, value: unknown) => {
-      // gex's structured fields are for JSON lines: the sentence already says them
-      if (!view.showFields && isStructuredField(key)) return;
-      value = serialized(view, key, value);
-      if (value instanceof Error) stacks += `\n${value.stack ?? `${value.name}: ${value.message}`}`;
-      else line += ` ${key}=${typeof value === 'string' ? displayText(value) : JSON.stringify(plain(value, undefined, 0, undefined))}`;
-    };
-    for (const key in bindings) add(key, bindings[key]);
-    if (isFields(fields)) for (const key in fields) add(key, fields[key]);
-    return this.maskAll(`${line}${stacks}\n`, view);
+  private textLine(
+    level: LineLevel,
+    bindings: Record<string, unknown>,
+    fields: unknown,
+    msg: string | undefined,
+    view: LineView,
+  ): string {
+    const head = `${new Date().toISOString().slice(11, 23)} ${level.toUpperCase().padEnd(5)} ${msg ?? ''}`;
+    const text: TextLine = { line: head, stacks: '' };
+    addText(text, bindings, view);
+    if (isFields(fields)) addText(text, fields, view);
+    return this.maskAll(`${text.line}${text.stacks}\n`, view);
+  }
+}
+
+interface TextLine {
+  line: string;
+  /** stacks of errors among the fields: they follow the line */
+  stacks: string;
+}
+
+/** Printable ASCII only: nothing in it can break or hide part of a line (checked before displayText's slower test). */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+function addText(text: TextLine, fields: Record<string, unknown>, view: LineView): void {
+  for (const key in fields) {
+    // gex's structured fields are for JSON lines: the sentence already says them
+    if (!view.showFields && isStructuredField(key)) continue;
+    const value = view.serializers ? serialized(view, key, fields[key]) : fields[key];
+    if (typeof value === 'string') text.line += ` ${key}=${PRINTABLE_ASCII.test(value) ? value : displayText(value)}`;
+    else if (typeof value === 'number') text.line += ` ${key}=${value}`;
+    else if (value instanceof Error) text.stacks += `\n${value.stack ?? `${value.name}: ${value.message}`}`;
+    else text.line += ` ${key}=${JSON.stringify(plain(value, undefined, 0, undefined))}`;
+  }
+}
+
+function addFields(
+  record: Record<string, unknown>,
+  fields: Record<string, unknown>,
+  view: LineView,
+  mask: Mask | undefined,
+): void {
+  for (const key in fields) {
+    const value = view.serializers ? serialized(view, key, fields[key]) : fields[key];
+    // the common values as they are; anything else made safe for JSON (and masked) by plain()
+    const shown =
+      (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && !mask)
+        ? value
+        : plain(value, mask, 0, undefined);
+    setKey(record, mask ? mask(key) : key, shown);
   }
 }
 
@@ -175,7 +241,8 @@ function serialized(view: LineView, key: string, value: unknown): unknown {
 
 /** Sets a key as an own property, `__proto__` included (assignment would change the prototype). */
 function setKey(target: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else target[key] = value;
 }
 
@@ -229,8 +296,19 @@ function plain(value: unknown, mask: Mask | undefined, depth: number, seen: Set<
   }
 }
 
+const NOOP: LogFn = () => undefined;
+
 class GexLogger implements Logger {
-  private threshold: number;
+  private threshold = Infinity;
+  private levelName = 'silent';
+  // a level below the logger's is a no-op function: a disabled debug call costs a call, nothing more
+  trace: LogFn = NOOP;
+  debug: LogFn = NOOP;
+  info: LogFn = NOOP;
+  warn: LogFn = NOOP;
+  error: LogFn = NOOP;
+  fatal: LogFn = NOOP;
+  silent: LogFn = NOOP;
 
   constructor(
     private readonly writer: LogWriter | undefined,
@@ -238,42 +316,51 @@ class GexLogger implements Logger {
     level: string,
     private readonly view: LineView,
   ) {
-    this.threshold = levelValue(level);
+    this.level = level;
   }
 
   get level(): string {
-    return Object.keys(LEVEL_VALUES).find((name) => LEVEL_VALUES[name] === this.threshold) ?? 'info';
+    return this.levelName;
   }
 
   set level(level: string) {
     this.threshold = levelValue(level);
+    this.levelName = level;
+    this.trace = this.method('trace');
+    this.debug = this.method('debug');
+    this.info = this.method('info');
+    this.warn = this.method('warn');
+    this.error = this.method('error');
+    this.fatal = this.method('fatal');
   }
 
   isLevelEnabled(level: string): boolean {
     return this.writer !== undefined && (LEVEL_VALUES[level] ?? Infinity) >= this.threshold;
   }
 
-  trace: LogFn = (fields: unknown, msg?: string) => this.log('trace', fields, msg);
-  debug: LogFn = (fields: unknown, msg?: string) => this.log('debug', fields, msg);
-  info: LogFn = (fields: unknown, msg?: string) => this.log('info', fields, msg);
-  warn: LogFn = (fields: unknown, msg?: string) => this.log('warn', fields, msg);
-  error: LogFn = (fields: unknown, msg?: string) => this.log('error', fields, msg);
-  fatal: LogFn = (fields: unknown, msg?: string) => this.log('fatal', fields, msg);
-  silent: LogFn = () => undefined;
-
-  private log(level: LineLevel, fields: unknown, msg: string | undefined): void {
-    if (LEVEL_VALUES[level] < this.threshold || !this.writer) return;
-    if (typeof fields === 'string') this.writer.write(level, this.bindings, undefined, fields, this.view);
-    else this.writer.write(level, this.bindings, fields, msg ?? (fields instanceof Error ? fields.message : undefined), this.view);
+  private method(level: LineLevel): LogFn {
+    const writer = this.writer;
+    if (!writer || LEVEL_VALUES[level] < this.threshold) return NOOP;
+    return (fields: unknown, msg?: string) => {
+      if (typeof fields === 'string') writer.write(level, this.bindings, undefined, fields, this.view);
+      else {
+        const text = msg ?? (fields instanceof Error ? fields.message : undefined);
+        writer.write(level, this.bindings, fields, text, this.view);
+      }
+    };
   }
 
-  child(bindings: Record<string, unknown>, options: ChildOptions = {}): Logger {
+  child(bindings: Record<string, unknown>, options?: ChildOptions): Logger {
+    const merged = Object.keys(bindings).length === 0 ? this.bindings : { ...this.bindings, ...bindings };
+    // fastify makes a child per request ({ reqId }, no options): nothing else to build then
+    if (!options || (!options.serializers && !options.masker && options.showFields === undefined)) {
+      return new GexLogger(this.writer, merged, options?.level ?? this.level, this.view);
+    }
     const view: LineView = {
       serializers: options.serializers ? { ...this.view.serializers, ...options.serializers } : this.view.serializers,
       maskers: options.masker ? [...this.view.maskers, options.masker] : this.view.maskers,
       showFields: options.showFields ?? this.view.showFields,
     };
-    const merged = Object.keys(bindings).length === 0 ? this.bindings : { ...this.bindings, ...bindings };
     return new GexLogger(this.writer, merged, options.level ?? this.level, view);
   }
 }

@@ -141,7 +141,9 @@ describe('log formats and structured fields', () => {
 describe('one log writer: masking without a round trip', () => {
   const SECRET = 'p@ss"w\\rd-42';
 
-  function logged(format: 'text' | 'json', log: (logger: ReturnType<typeof createLogger>) => void): { out: string; err: string } {
+  type Log = (logger: ReturnType<typeof createLogger>) => void;
+
+  function logged(format: 'text' | 'json', log: Log): { out: string; err: string } {
     const out = sink();
     const err = sink();
     const masker = new SecretMasker();
@@ -152,7 +154,8 @@ describe('one log writer: masking without a round trip', () => {
 
   for (const format of ['text', 'json'] as const) {
     it(`${format}: hides a secret in nested fields, bindings, keys, an error's message, stack and own fields`, () => {
-      const error = Object.assign(new Error(`refused ${encodeURIComponent(SECRET)}`), { code: 'E_BAD', detail: { echoed: SECRET } });
+      const fields = { code: 'E_BAD', detail: { echoed: SECRET } };
+      const error = Object.assign(new Error(`refused ${encodeURIComponent(SECRET)}`), fields);
       const { out, err } = logged(format, (logger) => {
         const child = logger.child({ endpoint: `users?key=${SECRET}` });
         child.info({ deep: { list: [{ value: SECRET }] }, [SECRET]: 1 }, 'nested');
@@ -160,7 +163,9 @@ describe('one log writer: masking without a round trip', () => {
         child.warn(error);
       });
       const all = out + err;
-      for (const form of [SECRET, encodeURIComponent(SECRET), JSON.stringify(SECRET).slice(1, -1)]) assert.ok(!all.includes(form), all);
+      for (const form of [SECRET, encodeURIComponent(SECRET), JSON.stringify(SECRET).slice(1, -1)]) {
+        assert.ok(!all.includes(form), all);
+      }
       assert.match(err, /failed: refused \[hidden\]/);
       assert.match(out, /WARN|"warn"/, 'an error given alone is a warning line on stdout');
       if (format === 'json') {
@@ -187,7 +192,8 @@ describe('one log writer: masking without a round trip', () => {
         throw new Error('no');
       },
     });
-    const { out } = logged('json', (logger) => logger.info({ cyclic, big: 12n, map: new Map([['a', 1]]), hostile }, 'odd values'));
+    const fields = { cyclic, big: 12n, map: new Map([['a', 1]]), hostile };
+    const { out } = logged('json', (logger) => logger.info(fields, 'odd values'));
     const record = JSON.parse(out);
     assert.deepEqual(record.cyclic, { name: 'loop', self: '[circular]' });
     assert.equal(record.big, '12');
@@ -279,7 +285,8 @@ describe('log file (--log-file)', () => {
       [`${dir}/fifo`, /not a regular file/],
       [`${dir}/missing/x.log`, /its folder cannot be reached/],
     ] as const) {
-      assert.throws(() => LogFile.open(file, guarded), (e: Error) => e instanceof UserError && why.test(e.message), file);
+      const refused = (e: Error) => e instanceof UserError && why.test(e.message);
+      assert.throws(() => LogFile.open(file, guarded), refused, file);
     }
     LogFile.open(`${dir}/data/run.log`, guarded).close();
   });

@@ -40,7 +40,8 @@ describe('server: unexpected failures', () => {
         done();
       },
     });
-    app = await buildServer({ backend: failingBackend, logger: createLogger({ level: 'error', format: 'json', stdout: sink, stderr: sink }) });
+    const logger = createLogger({ level: 'error', format: 'json', stdout: sink, stderr: sink });
+    app = await buildServer({ backend: failingBackend, logger });
     url = await app.listen({ port: 0, host: '127.0.0.1' });
   });
   after(async () => app.close());

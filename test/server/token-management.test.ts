@@ -205,7 +205,8 @@ describeEachBackend('server: token management never logs a secret', (backend) =>
         done();
       },
     });
-    app = await buildServer({ backend: server().backend, logger: createLogger({ level: 'debug', format: 'json', stdout: sink, stderr: sink }) });
+    const logger = createLogger({ level: 'debug', format: 'json', stdout: sink, stderr: sink });
+    app = await buildServer({ backend: server().backend, logger });
     url = await app.listen({ port: 0, host: '127.0.0.1' });
   });
   after(async () => app.close());

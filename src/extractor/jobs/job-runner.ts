@@ -109,7 +109,10 @@ export class JobRunner {
 
   private totalsOf(job: JobConfig): ChildJobTotals {
     let totals = this.childTotals.get(job);
-    if (!totals) this.childTotals.set(job, (totals = { job, parentRecords: 0, runs: 0, requests: 0, records: 0, requestMs: 0 }));
+    if (!totals) {
+      totals = { job, parentRecords: 0, runs: 0, requests: 0, records: 0, requestMs: 0 };
+      this.childTotals.set(job, totals);
+    }
     return totals;
   }
 
@@ -121,7 +124,8 @@ export class JobRunner {
       this.ctx.logger.info(
         { job: job.dataType, endpoint: job.endpoint, parentRecords, runs, requests, records, durationMs: Math.round(requestMs) },
         `Child job '${label}' finished: ran for ${plural(parentRecords, 'parent record')}${perRecord}, ` +
-          `${plural(requests, 'request')}, ${plural(records, 'record')}; its requests took ${(requestMs / 1000).toFixed(1)} s`,
+          `${plural(requests, 'request')}, ${plural(records, 'record')}; ` +
+          `its requests took ${(requestMs / 1000).toFixed(1)} s`,
       );
     }
   }

@@ -24,7 +24,8 @@ export function findRecords(response: JsonValue, dataField: DataFieldSpec | null
   if (dataField) {
     const value = getDataFromPath(response, dataField.path, dataField.delimiter);
     if (value === undefined || phpEmpty(value, false)) {
-      return { records: [], warning: `dataField '${dataField.path}' contains no data!`, news: value === undefined && holdsData(response) };
+      const news = value === undefined && holdsData(response);
+      return { records: [], warning: `dataField '${dataField.path}' contains no data!`, news };
     }
     return { records: Array.isArray(value) ? value : [value] };
   }

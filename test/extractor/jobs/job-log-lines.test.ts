@@ -33,7 +33,8 @@ describe('job log lines: child runs and empty pages', () => {
 
   it('logs child runs at debug and one info line per child job with its totals', async () => {
     bodies.set('/users', { users: [{ id: 1 }, { id: 2 }, { id: 3 }] });
-    for (const id of [1, 2, 3]) bodies.set(`/users/${id}/comments`, { comments: id === 3 ? [] : [{ c: `${id}a` }, { c: `${id}b` }] });
+    for (const id of [1, 2, 3])
+      bodies.set(`/users/${id}/comments`, { comments: id === 3 ? [] : [{ c: `${id}a` }, { c: `${id}b` }] });
     const run = await runExtraction({
       api: { baseUrl: `${server.url}/` },
       config: {
@@ -41,7 +42,14 @@ describe('job log lines: child runs and empty pages', () => {
           {
             endpoint: 'users',
             dataField: 'users',
-            children: [{ endpoint: 'users/{id}/comments', dataType: 'comments', dataField: 'comments', placeholders: { id: 'id' } }],
+            children: [
+              {
+                endpoint: 'users/{id}/comments',
+                dataType: 'comments',
+                dataField: 'comments',
+                placeholders: { id: 'id' },
+              },
+            ],
           },
         ],
       },
@@ -49,12 +57,25 @@ describe('job log lines: child runs and empty pages', () => {
     assert.equal(server.requests.length, 4);
     const info = linesAt(run.logs, 'INFO');
     assert.deepEqual(
-      info.filter((line) => line.includes('comments') && !line.startsWith('Wrote')).map((line) => line.replace(/took [\d.]+ s$/, 'took T s')),
-      ["Child job 'comments (users/{id}/comments)' finished: ran for 3 parent records, 3 requests, 4 records; its requests took T s"],
+      info
+        .filter((line) => line.includes('comments') && !line.startsWith('Wrote'))
+        .map((line) => line.replace(/took [\d.]+ s$/, 'took T s')),
+      [
+        "Child job 'comments (users/{id}/comments)' finished: ran for 3 parent records, 3 requests, 4 records; " +
+          'its requests took T s',
+      ],
     );
-    assert.equal(info.filter((line) => line.startsWith("Job 'users'")).length, 2, 'the top-level job keeps its info lines');
+    assert.equal(
+      info.filter((line) => line.startsWith("Job 'users'")).length,
+      2,
+      'the top-level job keeps its info lines',
+    );
     const debug = linesAt(run.logs, 'DEBUG');
-    assert.equal(debug.filter((line) => /^Job 'comments \(users\/\d\/comments\)' finished/.test(line)).length, 3, run.logs);
+    assert.equal(
+      debug.filter((line) => /^Job 'comments \(users\/\d\/comments\)' finished/.test(line)).length,
+      3,
+      run.logs,
+    );
     // an empty answer of one child run is the API saying "none": not a warning
     assert.deepEqual(linesAt(run.logs, 'WARN'), []);
     assert.ok(debug.includes("Job 'comments (users/3/comments)': dataField 'comments' contains no data!"), run.logs);
@@ -79,8 +100,16 @@ describe('job log lines: child runs and empty pages', () => {
     });
     try {
       await mkdir(`${dataDir}/in`);
-      const jobs = [{ endpoint: 'users', children: [{ endpoint: 'users/{id}/orders', dataType: 'orders', placeholders: { id: 'id' } }] }];
-      await writeFile(`${dataDir}/config.json`, JSON.stringify({ parameters: { api: { baseUrl: `${server.url}/` }, config: { jobs } } }));
+      const jobs = [
+        {
+          endpoint: 'users',
+          children: [{ endpoint: 'users/{id}/orders', dataType: 'orders', placeholders: { id: 'id' } }],
+        },
+      ];
+      await writeFile(
+        `${dataDir}/config.json`,
+        JSON.stringify({ parameters: { api: { baseUrl: `${server.url}/` }, config: { jobs } } }),
+      );
       const logger = createLogger({ format: 'json', stdout: sink, stderr: sink });
       await extract(await new DataFolder(dataDir).read(), { dataDir, logger });
     } finally {
@@ -94,7 +123,18 @@ describe('job log lines: child runs and empty pages', () => {
     assert.ok(line, text);
     assert.deepEqual(
       { ...line, time: undefined, durationMs: typeof line.durationMs, msg: undefined },
-      { level: 'info', time: undefined, job: 'orders', endpoint: 'users/{id}/orders', parentRecords: 2, runs: 2, requests: 2, records: 3, durationMs: 'number', msg: undefined },
+      {
+        level: 'info',
+        time: undefined,
+        job: 'orders',
+        endpoint: 'users/{id}/orders',
+        parentRecords: 2,
+        runs: 2,
+        requests: 2,
+        records: 3,
+        durationMs: 'number',
+        msg: undefined,
+      },
     );
   });
 
@@ -117,15 +157,21 @@ describe('job log lines: child runs and empty pages', () => {
   ] as const) {
     it(`a first page with ${what} is a debug line`, async () => {
       bodies.set('/items', body);
-      const run = await runExtraction({ api: { baseUrl: `${server.url}/` }, config: { jobs: [{ endpoint: 'items', dataField: 'items' }] } });
+      const run = await runExtraction({
+        api: { baseUrl: `${server.url}/` },
+        config: { jobs: [{ endpoint: 'items', dataField: 'items' }] },
+      });
       assert.deepEqual(linesAt(run.logs, 'WARN'), []);
       assert.ok(linesAt(run.logs, 'DEBUG').includes("Job 'items': dataField 'items' contains no data!"), run.logs);
     });
   }
 
-  it('a first page with data elsewhere but none at dataField keeps GE\'s warning (a wrong path)', async () => {
+  it("a first page with data elsewhere but none at dataField keeps GE's warning (a wrong path)", async () => {
     bodies.set('/items', { data: [{ id: 1 }], total: 1 });
-    const run = await runExtraction({ api: { baseUrl: `${server.url}/` }, config: { jobs: [{ endpoint: 'items', dataField: 'items' }] } });
+    const run = await runExtraction({
+      api: { baseUrl: `${server.url}/` },
+      config: { jobs: [{ endpoint: 'items', dataField: 'items' }] },
+    });
     assert.deepEqual(linesAt(run.logs, 'WARN'), ["Job 'items': dataField 'items' contains no data!"]);
   });
 });

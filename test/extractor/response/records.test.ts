@@ -31,7 +31,8 @@ describe('finding records (dataField)', () => {
   it('calls the warning news only when the response holds data elsewhere and nothing is at the path', () => {
     const news = (body: string) => findRecords(json(body), { path: 'd', delimiter: '.' }).news;
     // an API saying "no records": an empty value at the path, or nothing at all in the answer
-    for (const body of ['{}', '[]', '{"d":[]}', '{"d":null,"total":0}', '{"next":null,"meta":{}}', '{"d":[],"meta":{"page":1}}']) {
+    const saysNone = ['{}', '[]', '{"d":[]}', '{"d":null,"total":0}', '{"next":null,"meta":{}}', '{"d":[],"meta":{"page":1}}'];
+    for (const body of saysNone) {
       assert.equal(news(body), false, body);
     }
     // records that are there, only not where dataField points
