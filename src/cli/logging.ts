@@ -11,8 +11,10 @@ export interface LoggingArgs {
   'log-level': LogLevel;
   'log-format': LogFormat;
   'log-file'?: string;
-  'data-dir'?: string;
 }
+
+/** A command's arguments: a command with a data folder names it (a log file must stay out of it). */
+type CommandArgs = LoggingArgs & { 'data-dir'?: string };
 
 export function loggingOptions(yargs: Argv): Argv {
   return yargs
@@ -33,7 +35,7 @@ export function loggingOptions(yargs: Argv): Argv {
 }
 
 /** What of a data folder gex clears and writes (in/, out/) and its config.json: never a log file's place. */
-function guardedFolders(args: LoggingArgs): string[] {
+function guardedFolders(args: CommandArgs): string[] {
   const dataDir = args['data-dir'] ?? defaultDataDir(process.env).dir;
   return [path.join(dataDir, 'in'), path.join(dataDir, 'out'), path.join(dataDir, 'config.json')];
 }
@@ -44,7 +46,7 @@ function guardedFolders(args: LoggingArgs): string[] {
  * before it has done anything.
  */
 export function createCliLogger(
-  args: LoggingArgs,
+  args: CommandArgs,
   masker: SecretMasker,
   options: { batchStdout?: boolean; progress?: ProgressLine; stdout?: NodeJS.WritableStream } = {},
 ): Logger {
@@ -63,7 +65,7 @@ export function createCliLogger(
 
 /** Logger, secret masker and (on a terminal) a live progress line for one CLI command. */
 export function createCliLogging(
-  args: LoggingArgs,
+  args: CommandArgs,
   options: { batchStdout?: boolean } = {},
 ): { logger: Logger; masker: SecretMasker; progress: ProgressLine } {
   const masker = new SecretMasker();

@@ -265,9 +265,11 @@ function plain(value: unknown, mask: Mask | undefined, depth: number, seen: Set<
     case 'function':
     case 'symbol':
       return undefined;
+    case 'object':
+      break;
   }
   if (value === null) return null;
-  const object = value as object;
+  const object = value;
   if (depth >= MAX_DEPTH) return '[too deep]';
   seen ??= new Set();
   if (seen.has(object)) return '[circular]';

@@ -71,7 +71,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const app = Fastify({
     bodyLimit,
-    ...(options.logger ? { loggerInstance: options.logger as FastifyBaseLogger } : { logger: false }),
+    ...(options.logger ? { loggerInstance: fastifyLogger(options.logger) } : { logger: false }),
     // one line per request (request-log.ts) instead of fastify's two
     logController: new LogController({ disableRequestLogging: true }),
     // every id that can be created fits (src/store/addressable-id.ts); longer segments get 414
@@ -142,4 +142,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
 
   await app.ready();
   return app;
+}
+
+/** gex's logger as fastify types its own (fastify's instance types are generic over the logger's type). */
+function fastifyLogger(logger: Logger): FastifyBaseLogger {
+  return logger;
 }

@@ -158,7 +158,7 @@ describe('gex run --log-file (CLI process)', function () {
     assert.ok(logged.startsWith('earlier line\n'), 'appended');
     const lines = (text: string) => text.split('\n').filter((l) => l !== '');
     assert.deepEqual(lines(logged).slice(1).sort(), [...lines(result.stdout), ...lines(result.stderr)].sort());
-    assert.match(result.stdout, /INFO  Job 'users'/);
+    assert.match(result.stdout, /INFO {2}Job 'users'/);
     assert.doesNotMatch(result.stdout, / ERROR /);
     assert.match(result.stderr, /ERROR .*\[401\]/);
     assert.doesNotMatch(result.stderr, / (INFO|WARN|DEBUG) /);

@@ -242,7 +242,7 @@ describe('one log writer: masking without a round trip', () => {
     child.error({ err: new Error('bad late-token') }, 'late-token refused');
     logger.info('late-token outside the run is not known to this logger');
     assert.match(out.text(), /ERROR \[hidden\] refused\nError: bad \[hidden\]\n/);
-    assert.match(out.text(), /INFO  late-token outside/);
+    assert.match(out.text(), /INFO {2}late-token outside/);
   });
 });
 
