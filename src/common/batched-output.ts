@@ -15,7 +15,7 @@ export class BatchedOutput {
   private timer: NodeJS.Timeout | undefined;
   private readonly flushNow = () => this.flush();
 
-  constructor(private readonly stream: NodeJS.WritableStream) {
+  constructor(private readonly stream: { write(text: string): unknown }) {
     // process.exit() skips pending timers; stdout and stderr writes are synchronous then
     process.on('exit', this.flushNow);
   }

@@ -23,6 +23,9 @@ export interface LogFields {
   pages?: number;
   records?: number;
   requests?: number;
+  /** a child job's summary: the parent records it ran for, and its runs (one per placeholder combination) */
+  parentRecords?: number;
+  runs?: number;
   bytes?: number;
   /** a table file in out/tables */
   table?: string;
@@ -77,6 +80,8 @@ const FIELD_NAMES: Record<keyof LogFields, true> = {
   pages: true,
   records: true,
   requests: true,
+  parentRecords: true,
+  runs: true,
   bytes: true,
   table: true,
   rows: true,

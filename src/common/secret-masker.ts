@@ -81,20 +81,6 @@ export class SecretMasker {
   }
 
   /**
-   * A copy of a plain JavaScript value (a parsed log record, a logger's fields) with secrets hidden
-   * in every key and string; other objects (errors, class instances) are kept as they are.
-   */
-  maskPlain(value: unknown): unknown {
-    if (typeof value === 'string') return this.mask(value);
-    if (Array.isArray(value)) return value.map((v) => this.maskPlain(v));
-    if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) return value;
-    const out: Record<string, unknown> = {};
-    // defined, not assigned: a key `__proto__` (JSON.parse makes it an own key) stays a key
-    for (const [k, v] of Object.entries(value)) Object.defineProperty(out, this.mask(k), { value: this.maskPlain(v), enumerable: true, writable: true, configurable: true });
-    return out;
-  }
-
-  /**
    * A copy of a JSON document (a state) with secrets hidden in its keys and string values — except
    * under `#` keys: those are secrets the store encrypts, and the next run needs them.
    */

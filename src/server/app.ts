@@ -1,4 +1,5 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from '../common/logger.js';
 import { requireToken } from './auth.js';
 import type { ServerBackend } from './backend.js';
 import { registerBodyParsers } from './body.js';
@@ -30,8 +31,8 @@ export { DEFAULT_BODY_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS };
 
 export interface ServerOptions {
   backend: ServerBackend;
-  /** pino logger (gex's); none = silent */
-  logger?: FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
+  /** gex's logger (fastify's too: request.log is its child); none = silent */
+  logger?: Logger;
   /** largest request body in bytes (default 16 MiB); larger ones get 413 */
   bodyLimit?: number;
   /** `revision` of the API index (default `gex-<version>`) */
@@ -70,8 +71,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const app = Fastify({
     bodyLimit,
-    // the wider type on purpose: fastify would otherwise type every route's logger as ours
-    ...(options.logger ? { loggerInstance: widen<FastifyBaseLogger>(options.logger) } : { logger: false }),
+    ...(options.logger ? { loggerInstance: fastifyLogger(options.logger) } : { logger: false }),
     // one line per request (request-log.ts) instead of fastify's two
     logController: new LogController({ disableRequestLogging: true }),
     // every id that can be created fits (src/store/addressable-id.ts); longer segments get 414
@@ -144,6 +144,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   return app;
 }
 
-function widen<T>(value: T): T {
-  return value;
+/** gex's logger as fastify types its own (fastify's instance types are generic over the logger's type). */
+function fastifyLogger(logger: Logger): FastifyBaseLogger {
+  return logger;
 }

@@ -1,6 +1,6 @@
-import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { displayText } from '../common/log-text.js';
-import { recordWriterOf, type RecordWriter } from '../common/logger.js';
+import type { Logger } from '../common/logger.js';
 import { tokenIdOf, tokenOf } from './auth.js';
 import type { ResponseObserver } from './response-observers.js';
 
@@ -69,17 +69,14 @@ export function loggableUrl(url: string, token?: string): string {
   return displayText(shown);
 }
 
-type LevelLogger = FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
-
 /**
- * The request log for `logger` (info; probes at debug), or undefined when it logs neither. A logger
- * made by createLogger takes the lines through its cheap record writer (same masking, format and
- * output); any other through its info/debug methods.
+ * The request log for `logger` (info; probes at debug), or undefined when it logs neither. Its
+ * lines have no sentence besides their fields: the text format shows them all.
  */
-export function requestLog(logger: LevelLogger): ResponseObserver | undefined {
+export function requestLog(logger: Logger): ResponseObserver | undefined {
   const debug = logger.isLevelEnabled('debug');
   if (!debug && !logger.isLevelEnabled('info')) return undefined;
-  const write: RecordWriter = recordWriterOf(logger) ?? ((level, fields, msg) => logger[level](fields, msg));
+  const lines = logger.child({}, { showFields: true });
   return (request: FastifyRequest, reply: FastifyReply, route: string) => {
     const quiet = QUIET_ROUTES.has(route);
     if (quiet && !debug) return;
@@ -93,6 +90,7 @@ export function requestLog(logger: LevelLogger): ResponseObserver | undefined {
     };
     const tokenId = tokenIdOf(request);
     if (tokenId !== undefined) fields.tokenId = tokenId;
-    write(quiet ? 'debug' : 'info', fields, 'request');
+    if (quiet) lines.debug(fields, 'request');
+    else lines.info(fields, 'request');
   };
 }

@@ -136,6 +136,61 @@ describe('gex run --log-format json (CLI process, SQLite store)', function () {
   });
 });
 
+describe('gex run --log-file (CLI process)', function () {
+  this.timeout(60_000);
+  let server: FixtureServer;
+  let dir: string;
+
+  before(async () => {
+    server = await startFixtureServer({
+      handler: (r) =>
+        r.url.startsWith('/users') ? { body: { items: [{ id: 1 }] } } : { status: 401, body: { error: `bad key in ${r.url}` } },
+    });
+  });
+  after(() => server.close());
+  beforeEach(async () => {
+    server.requests.length = 0;
+    dir = await mkdtemp(path.join(os.tmpdir(), 'gex-log-file-'));
+    const { mkdir, writeFile } = await import('node:fs/promises');
+    await mkdir(path.join(dir, 'data'));
+    const params = { key: { attr: '#key' } };
+    const jobs = [{ endpoint: 'users', params }, { endpoint: 'orders', params }];
+    const parameters = { api: { baseUrl: `${server.url}/` }, config: { '#key': SECRET, jobs } };
+    await writeFile(path.join(dir, 'data', 'config.json'), JSON.stringify({ parameters }));
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  it('appends the lines of stdout and stderr, masked; info on stdout, errors on stderr only', async () => {
+    const { readFile, writeFile } = await import('node:fs/promises');
+    const logFile = path.join(dir, 'run.log');
+    await writeFile(logFile, 'earlier line\n');
+    const dataDir = path.join(dir, 'data');
+    const result = await runGex(['run', '--data-dir', dataDir, '--log-file', logFile, '--log-level', 'debug']);
+    assert.equal(result.code, 1, result.stderr);
+    const logged = await readFile(logFile, 'utf8');
+    assert.ok(logged.startsWith('earlier line\n'), 'appended');
+    const lines = (text: string) => text.split('\n').filter((l) => l !== '');
+    assert.deepEqual(lines(logged).slice(1).sort(), [...lines(result.stdout), ...lines(result.stderr)].sort());
+    assert.match(result.stdout, /INFO {2}Job 'users'/);
+    assert.doesNotMatch(result.stdout, / ERROR /);
+    assert.match(result.stderr, /ERROR .*\[401\]/);
+    assert.doesNotMatch(result.stderr, / (INFO|WARN|DEBUG) /);
+    for (const form of [SECRET, encodeURIComponent(SECRET), 's3cr3t']) {
+      assert.ok(!logged.includes(form), `the secret leaked as ${form}`);
+    }
+  });
+
+  it('refuses a log file in the data folder\'s out/ before doing anything (exit 1)', async () => {
+    const { readdir } = await import('node:fs/promises');
+    const logFile = path.join(dir, 'data', 'out', 'run.log');
+    const result = await runGex(['run', '--data-dir', path.join(dir, 'data'), '--log-file', logFile]);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /ERROR Refusing --log-file .*: it is inside .*data\/out, which gex writes and clears/);
+    assert.equal(server.requests.length, 0);
+    assert.deepEqual(await readdir(path.join(dir, 'data')), ['config.json']);
+  });
+});
+
 function pick(line: Line, keys: string[]): Record<string, unknown> {
   return Object.fromEntries(keys.map((k) => [k, line[k]]));
 }

@@ -36,27 +36,22 @@ describe('common: batched log output', () => {
     assert.deepEqual(writes.slice(1), ['out:tail\n']);
   });
 
-  it('masks secrets in the cheap request-line path as in every other line', async () => {
-    const { SecretMasker } = await import('../../src/common/secret-masker.js');
-    const { recordWriterOf } = await import('../../src/common/logger.js');
-    const masker = new SecretMasker();
-    masker.add('s3cr3t-value');
-    for (const format of ['text', 'json'] as const) {
-      const writes: string[] = [];
-      const logger = createLogger({ stdout: recorder('out', writes), masker, format });
-      recordWriterOf(logger)!('info', { url: '/x?a=s3cr3t-value', status: 200 }, 'request');
-      recordWriterOf(logger)!('debug', { url: 'not written' }, 'request');
-      logger.info({ url: '/x?a=s3cr3t-value', status: 200 }, 'request');
-      assert.equal(writes.length, 2);
-      assert.ok(!writes.join('').includes('s3cr3t'), writes.join(''));
-      const [cheap, viaPino] = writes.map((w) => w.replace(/\d\d:\d\d:\d\d\.\d{3}|"time":"[^"]+"/, 'TIME'));
-      if (format === 'json') assert.equal(cheap, viaPino, 'the cheap path gives the same JSON line as pino (the time aside)');
-      else {
-        // a request line has no sentence besides its fields, so its text shows them; gex's other
-        // lines say their structured fields in words and the text format leaves the fields out
-        assert.equal(cheap, 'out:TIME INFO  request url=/x?a=[hidden] status=200\n');
-        assert.equal(viaPino, 'out:TIME INFO  request\n');
-      }
-    }
+  it('batches the log file too, and flushes both before an error line', async () => {
+    const { mkdtemp, readFile } = await import('node:fs/promises');
+    const { LogFile } = await import('../../src/common/log-file.js');
+    const file = `${await mkdtemp('/tmp/gex-log-')}/server.log`;
+    const writes: string[] = [];
+    const logFile = LogFile.open(file, []);
+    const streams = { stdout: recorder('out', writes), stderr: recorder('err', writes) };
+    const logger = createLogger({ ...streams, batchStdout: true, file: logFile });
+    logger.info('one');
+    logger.info('two');
+    assert.equal(await readFile(file, 'utf8'), '', 'batched: nothing in the file yet');
+    logger.error('boom');
+    logFile.close();
+    assert.deepEqual(
+      (await readFile(file, 'utf8')).split('\n').map((l) => l.slice(13)),
+      ['INFO  one', 'INFO  two', 'ERROR boom', ''],
+    );
   });
 });

@@ -137,3 +137,157 @@ describe('log formats and structured fields', () => {
     assert.equal(JSON.parse(out.text()).url, 'http://x/?k=[hidden]');
   });
 });
+
+describe('one log writer: masking without a round trip', () => {
+  const SECRET = 'p@ss"w\\rd-42';
+
+  type Log = (logger: ReturnType<typeof createLogger>) => void;
+
+  function logged(format: 'text' | 'json', log: Log): { out: string; err: string } {
+    const out = sink();
+    const err = sink();
+    const masker = new SecretMasker();
+    masker.add(SECRET);
+    log(createLogger({ format, masker, stdout: out.stream, stderr: err.stream, level: 'debug' }));
+    return { out: out.text(), err: err.text() };
+  }
+
+  for (const format of ['text', 'json'] as const) {
+    it(`${format}: hides a secret in nested fields, bindings, keys, an error's message, stack and own fields`, () => {
+      const fields = { code: 'E_BAD', detail: { echoed: SECRET } };
+      const error = Object.assign(new Error(`refused ${encodeURIComponent(SECRET)}`), fields);
+      const { out, err } = logged(format, (logger) => {
+        const child = logger.child({ endpoint: `users?key=${SECRET}` });
+        child.info({ deep: { list: [{ value: SECRET }] }, [SECRET]: 1 }, 'nested');
+        child.error({ err: error }, `failed: ${error.message}`);
+        child.warn(error);
+      });
+      const all = out + err;
+      for (const form of [SECRET, encodeURIComponent(SECRET), JSON.stringify(SECRET).slice(1, -1)]) {
+        assert.ok(!all.includes(form), all);
+      }
+      assert.match(err, /failed: refused \[hidden\]/);
+      assert.match(out, /WARN|"warn"/, 'an error given alone is a warning line on stdout');
+      if (format === 'json') {
+        const [info, warning] = out.trimEnd().split('\n').map((line) => JSON.parse(line));
+        assert.deepEqual(info.deep, { list: [{ value: '[hidden]' }] });
+        assert.equal(info.endpoint, 'users?key=[hidden]');
+        assert.equal(warning.err.code, 'E_BAD');
+        assert.equal(warning.err.type, 'Error');
+        assert.deepEqual(warning.err.detail, { echoed: '[hidden]' });
+        const failed = JSON.parse(err);
+        assert.match(failed.err.stack, /^Error: refused \[hidden\]\n {4}at /);
+      } else {
+        assert.match(err, /\nError: refused \[hidden\]\n {4}at /, 'the stack follows the line');
+      }
+    });
+  }
+
+  it('json: a cycle, a bigint, a Map and a throwing getter in a field still give one valid line', () => {
+    const cyclic: Record<string, unknown> = { name: 'loop' };
+    cyclic.self = cyclic;
+    const hostile = Object.defineProperty({}, 'boom', {
+      enumerable: true,
+      get() {
+        throw new Error('no');
+      },
+    });
+    const fields = { cyclic, big: 12n, map: new Map([['a', 1]]), hostile };
+    const { out } = logged('json', (logger) => logger.info(fields, 'odd values'));
+    const record = JSON.parse(out);
+    assert.deepEqual(record.cyclic, { name: 'loop', self: '[circular]' });
+    assert.equal(record.big, '12');
+    assert.deepEqual(record.map, { a: 1 });
+    assert.equal(record.hostile, '[unserializable]');
+  });
+
+  it('json: a field named __proto__ stays a field, not the prototype', () => {
+    const fields = JSON.parse('{"__proto__": {"polluted": true}}') as object;
+    const { out } = logged('json', (logger) => logger.info(fields, 'proto'));
+    assert.equal(out.includes('"__proto__":{"polluted":true}'), true, out);
+    assert.equal(({} as { polluted?: boolean }).polluted, undefined);
+  });
+
+  it('text: a field value with a line break cannot print a line of its own', () => {
+    const { out } = logged('text', (logger) => logger.info({ note: 'a\n00:00:00.000 ERROR forged' }, 'kept'));
+    assert.equal(out.split('\n').length, 2, out);
+    assert.match(out, /kept note="a\\n00:00:00\.000 ERROR forged"\n$/);
+  });
+
+  it('levels: below the logger level nothing is built or written; a child may have its own level (fastify)', () => {
+    const out = sink();
+    const logger = createLogger({ level: 'warn', stdout: out.stream, stderr: out.stream });
+    let built = 0;
+    const fields = {
+      get records() {
+        built++;
+        return 1;
+      },
+    };
+    logger.info(fields, 'not written');
+    assert.equal(logger.isLevelEnabled('info'), false);
+    assert.equal(logger.isLevelEnabled('warn'), true);
+    logger.child({}, { level: 'debug' }).debug('route debug');
+    assert.equal(built, 0);
+    assert.match(out.text(), /DEBUG route debug\n$/);
+    assert.equal(logger.level, 'warn');
+  });
+
+  it('a child with a masker of its own (extract() as a library) hides its secrets in messages and stacks', () => {
+    const out = sink();
+    const logger = createLogger({ format: 'text', stdout: out.stream, stderr: out.stream });
+    const runSecrets = new SecretMasker();
+    const child = logger.child({}, { masker: runSecrets });
+    runSecrets.add('late-token');
+    child.error({ err: new Error('bad late-token') }, 'late-token refused');
+    logger.info('late-token outside the run is not known to this logger');
+    assert.match(out.text(), /ERROR \[hidden\] refused\nError: bad \[hidden\]\n/);
+    assert.match(out.text(), /INFO {2}late-token outside/);
+  });
+});
+
+describe('log file (--log-file)', () => {
+  it('gets the same masked lines as stdout and stderr, appended to what is there', async () => {
+    const { mkdtemp, readFile, writeFile } = await import('node:fs/promises');
+    const { LogFile } = await import('../../src/common/log-file.js');
+    const file = `${await mkdtemp('/tmp/gex-log-')}/run.log`;
+    await writeFile(file, 'earlier\n');
+    const out = sink();
+    const err = sink();
+    const masker = new SecretMasker();
+    masker.add('hunter2');
+    const logFile = LogFile.open(file, []);
+    const logger = createLogger({ format: 'json', masker, stdout: out.stream, stderr: err.stream, file: logFile });
+    logger.info({ url: 'x?k=hunter2' }, 'one');
+    logger.error('two hunter2');
+    logFile.close();
+    logger.info('after close: not in the file');
+    const text = await readFile(file, 'utf8');
+    assert.equal(text, `earlier\n${out.chunks[0]}${err.text()}`);
+    assert.ok(!text.includes('hunter2'), text);
+  });
+
+  it('refuses a path in a guarded folder (also through a linked folder), a symbolic link, a FIFO', async () => {
+    const { mkdtemp, mkdir, symlink } = await import('node:fs/promises');
+    const { execFileSync } = await import('node:child_process');
+    const { LogFile } = await import('../../src/common/log-file.js');
+    const { UserError } = await import('../../src/common/errors.js');
+    const dir = await mkdtemp('/tmp/gex-log-');
+    await mkdir(`${dir}/data/out/tables`, { recursive: true });
+    await symlink(`${dir}/data/out`, `${dir}/linked-out`);
+    await symlink(`${dir}/elsewhere.log`, `${dir}/link.log`);
+    execFileSync('mkfifo', [`${dir}/fifo`]);
+    const guarded = [`${dir}/data/in`, `${dir}/data/out`];
+    for (const [file, why] of [
+      [`${dir}/data/out/tables/x.csv`, /inside .*data\/out, which gex writes and clears/],
+      [`${dir}/linked-out/tables/x.csv`, /inside .*data\/out/],
+      [`${dir}/link.log`, /symbolic link/],
+      [`${dir}/fifo`, /not a regular file/],
+      [`${dir}/missing/x.log`, /its folder cannot be reached/],
+    ] as const) {
+      const refused = (e: Error) => e instanceof UserError && why.test(e.message);
+      assert.throws(() => LogFile.open(file, guarded), refused, file);
+    }
+    LogFile.open(`${dir}/data/run.log`, guarded).close();
+  });
+});

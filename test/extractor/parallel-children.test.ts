@@ -114,12 +114,12 @@ describe('parallel child jobs', function () {
     };
   }
 
-  /** The info lines of a run without their time: the story a user reads. */
+  /** The info lines of a run and its child runs' start and end (debug) without their time: the story a user reads. */
   const story = (logs: string) =>
     logs
       .split('\n')
-      .filter((line) => / (INFO|WARN) /.test(line) && !/Retrying|retry/i.test(line))
-      .map((line) => line.replace(/^\S+\s+/, ''));
+      .filter((line) => / (INFO|WARN) |DEBUG Job '[^']*'(: | finished: )/.test(line) && !/Retrying|retry/i.test(line))
+      .map((line) => line.replace(/^\S+\s+/, '').replace(/requests took [\d.]+ s$/, 'requests took … s'));
 
   async function sequentialAndParallel(shape: Shape, concurrency = 8): Promise<{ sequential: ExtractionRun; parallel: ExtractionRun }> {
     const sequential = await runExtraction(parameters(shape));

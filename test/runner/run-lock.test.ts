@@ -42,7 +42,7 @@ function fakeLock(freeAt: number): RunLock & { attempts: number } {
 function recordingLogger(): { logger: ReturnType<typeof silentLogger>; lines: string[] } {
   const lines: string[] = [];
   const logger = silentLogger();
-  logger.info = ((msg: string) => void lines.push(msg));
+  logger.info = ((msg: string) => void lines.push(msg)) as typeof logger.info;
   return { logger, lines };
 }
 

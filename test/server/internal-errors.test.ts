@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
+import { createLogger } from '../../src/common/logger.js';
 import { buildServer } from '../../src/server/app.js';
 import type { ServerBackend } from '../../src/server/backend.js';
 import type { ConfigStore } from '../../src/store/config-store.js';
@@ -40,7 +40,8 @@ describe('server: unexpected failures', () => {
         done();
       },
     });
-    app = await buildServer({ backend: failingBackend, logger: pino({ level: 'error' }, sink) });
+    const logger = createLogger({ level: 'error', format: 'json', stdout: sink, stderr: sink });
+    app = await buildServer({ backend: failingBackend, logger });
     url = await app.listen({ port: 0, host: '127.0.0.1' });
   });
   after(async () => app.close());

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
+import { createLogger } from '../../src/common/logger.js';
 import { buildServer } from '../../src/server/app.js';
 import { hashToken } from '../../src/store/embedded/tokens.js';
 import { openDatabase } from '../../src/store/open-store.js';
@@ -205,7 +205,8 @@ describeEachBackend('server: token management never logs a secret', (backend) =>
         done();
       },
     });
-    app = await buildServer({ backend: server().backend, logger: pino({ level: 'trace' }, sink) });
+    const logger = createLogger({ level: 'debug', format: 'json', stdout: sink, stderr: sink });
+    app = await buildServer({ backend: server().backend, logger });
     url = await app.listen({ port: 0, host: '127.0.0.1' });
   });
   after(async () => app.close());

@@ -2,13 +2,14 @@ import type { Argv } from 'yargs';
 import { cancellationOf } from '../../common/cancellation.js';
 import { errorLogFields, exitCodeOf, UserError } from '../../common/errors.js';
 import { displayText } from '../../common/log-text.js';
-import { createLogger, type Logger } from '../../common/logger.js';
+import type { Logger } from '../../common/logger.js';
 import { SecretMasker } from '../../common/secret-masker.js';
 import type { PlannedUnit } from '../../runner/run-plan.js';
 import { builtinComponents } from '../builtin-components.js';
 import { targetOptions, type TargetArgs } from '../target-options.js';
 import { cancelOnStop } from '../stop-signals.js';
 import { dataFolderOfRun } from '../data-dir-default.js';
+import { createCliLogger } from '../logging.js';
 
 interface CheckArgs extends TargetArgs {
   request: boolean;
@@ -48,7 +49,7 @@ export function checkCommand(yargs: Argv): Argv {
  */
 export async function checkFromCli(args: TargetArgs, mode: CheckMode): Promise<number> {
   const masker = new SecretMasker();
-  const logger = createLogger({ level: args['log-level'], format: args['log-format'], masker, stdout: process.stderr });
+  const logger = createCliLogger(args, masker, { stdout: process.stderr });
   const signal = cancelOnStop();
   try {
     const [{ checkInput }, { renderJson, renderText }, { reportOk }] = await Promise.all([

@@ -50,6 +50,8 @@ export interface PageFetched {
   data: JsonValue[];
   /** the dataField warning of this page, if any */
   warning?: string;
+  /** whether the warning is news (see FoundData): else it is a debug line */
+  warningIsNews?: boolean;
   /** records the instance will have in all, when its paginator knows (the progress line's ETA) */
   expectedRecords?: number;
   /** what runs for this page's records before the instance's next page, in Generic Extractor's order */

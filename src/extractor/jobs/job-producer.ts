@@ -114,6 +114,7 @@ export class JobProducer {
           durationMs: Date.now() - started,
           data,
           warning: found.warning,
+          warningIsNews: found.news,
           expectedRecords: paginator.expectedRecords?.(),
           children,
         });

@@ -27,6 +27,19 @@ interface Current {
   started: InstanceStarted;
   pages: number;
   records: number;
+  /** the child job's totals when it is a child run (its lines are debug lines then) */
+  child: ChildJobTotals | undefined;
+}
+
+/** What the runs of one child job did in a top-level job: its one info line. */
+interface ChildJobTotals {
+  job: JobConfig;
+  parentRecords: number;
+  runs: number;
+  requests: number;
+  records: number;
+  /** the time its requests took, summed (parallel ones overlap) */
+  requestMs: number;
 }
 
 /**
@@ -37,6 +50,9 @@ interface Current {
  * order, so tables, state and the set of requests are those of a sequential run.
  */
 export class JobRunner {
+  /** per child job of the top-level job running, in the order they first ran */
+  private childTotals = new Map<JobConfig, ChildJobTotals>();
+
   constructor(private readonly ctx: JobRunContext) {}
 
   /** A top-level job with the configuration's `userData` and a fresh paginator. */
@@ -46,8 +62,10 @@ export class JobRunner {
     // with children fetched ahead, the parent's next page is too: their lane never drains at a page's end
     const root = tree.open(tree.parallel ? 1 : 0);
     void tree.producer.produceRoot({ job, endpoint: job.endpoint, injected, ancestors: [], resolved: [] }, paginator, root);
+    this.childTotals = new Map();
     try {
       const results = await this.consume(root, tree);
+      this.logChildTotals();
       return results[0];
     } finally {
       tree.close();
@@ -62,14 +80,15 @@ export class JobRunner {
       const event = await stream.next();
       switch (event.kind) {
         case 'start':
-          current = { started: event, pages: 0, records: 0 };
-          this.logStart(event);
+          current = { started: event, pages: 0, records: 0, child: this.childRun(event) };
+          this.logStart(event, current.child !== undefined);
           break;
         case 'page':
           await this.writePage(current!, event, stream);
           await this.runChildren(event.children, tree);
           break;
         case 'end':
+          if (current!.child) current!.child.requests += event.fetches;
           results.push(this.finish(current!, event.stop));
           break;
         case 'error':
@@ -80,16 +99,54 @@ export class JobRunner {
     }
   }
 
-  private logStart({ instance, logger, label, pagination, parallelPages }: InstanceStarted): void {
+  /** The totals a child run adds to, or undefined for a top-level run. */
+  private childRun({ instance }: InstanceStarted): ChildJobTotals | undefined {
+    if (instance.ancestors.length === 0) return undefined;
+    const totals = this.totalsOf(instance.job);
+    totals.runs++;
+    return totals;
+  }
+
+  private totalsOf(job: JobConfig): ChildJobTotals {
+    let totals = this.childTotals.get(job);
+    if (!totals) {
+      totals = { job, parentRecords: 0, runs: 0, requests: 0, records: 0, requestMs: 0 };
+      this.childTotals.set(job, totals);
+    }
+    return totals;
+  }
+
+  /** A child job runs once per parent record: its runs are debug lines, and this is its info line. */
+  private logChildTotals(): void {
+    for (const { job, parentRecords, runs, requests, records, requestMs } of this.childTotals.values()) {
+      const label = displayText(job.dataType === job.endpoint ? job.dataType : `${job.dataType} (${job.endpoint})`);
+      const perRecord = runs === parentRecords ? '' : ` (${plural(runs, 'run')})`;
+      this.ctx.logger.info(
+        { job: job.dataType, endpoint: job.endpoint, parentRecords, runs, requests, records, durationMs: Math.round(requestMs) },
+        `Child job '${label}' finished: ran for ${plural(parentRecords, 'parent record')}${perRecord}, ` +
+          `${plural(requests, 'request')}, ${plural(records, 'record')}; ` +
+          `its requests took ${(requestMs / 1000).toFixed(1)} s`,
+      );
+    }
+  }
+
+  private logStart({ instance, logger, label, pagination, parallelPages }: InstanceStarted, child: boolean): void {
     const { job } = instance;
-    logger.info({ method: job.method }, `Job '${label}': ${job.method} ${displayText(instance.endpoint)}, ${pagination}`);
+    const line = `Job '${label}': ${job.method} ${displayText(instance.endpoint)}, ${pagination}`;
+    if (child) logger.debug({ method: job.method }, line);
+    else logger.info({ method: job.method }, line);
     if (parallelPages > 1) logger.debug(`Job '${label}': up to ${parallelPages} pages in flight`);
   }
 
   private async writePage(current: Current, page: PageFetched, stream: JobEventStream): Promise<void> {
     const { parser, progress } = this.ctx;
     const { instance, logger, label } = current.started;
-    if (page.warning) logger.warn({ page: current.pages + 1 }, `Job '${label}': ${page.warning}`);
+    if (page.warning) {
+      // GE warns on every empty page; on a later page or with an empty answer it is the normal end
+      const line = `Job '${label}': ${page.warning}`;
+      if (page.warningIsNews && current.pages === 0) logger.warn({ page: current.pages + 1 }, line);
+      else logger.debug({ page: current.pages + 1 }, line);
+    }
     // The page is analysed before the next request may leave: when the parser refuses it (a type
     // conflict, a bad mapping) the run ends where GE's does, without a request GE never sends.
     parser.process(page.data, instance.job.dataType, instance.injected);
@@ -99,6 +156,11 @@ export class JobRunner {
     await parser.settle();
     current.pages++;
     current.records += page.data.length;
+    if (current.child) {
+      current.child.requests++;
+      current.child.records += page.data.length;
+      current.child.requestMs += page.durationMs;
+    }
     // a limitStop knows where the job ends: the progress line shows an ETA for the rest of it
     const expected = page.expectedRecords;
     const before = progress.records - (current.records - page.data.length);
@@ -120,6 +182,7 @@ export class JobRunner {
       if ('warning' in entry) this.ctx.logger.warn(entry.warning);
       else if ('error' in entry) throw entry.error;
       else {
+        this.totalsOf(entry.task.job).parentRecords++;
         tree.scheduler.demand(entry.task);
         await this.consume(entry.task.stream!, tree);
         tree.consumed(entry.task);
@@ -132,7 +195,9 @@ export class JobRunner {
     const { logger, label } = current.started;
     const { reason: stopReason, code: stoppedBy } = stop;
     this.ctx.progress.expectRecords(undefined);
-    logger.info({ pages, records, stopReason, stoppedBy }, `Job '${label}' finished: ${plural(pages, 'page')}, ${plural(records, 'record')}; ${stop.describe()}`);
+    const line = `Job '${label}' finished: ${plural(pages, 'page')}, ${plural(records, 'record')}; ${stop.describe()}`;
+    if (current.child) logger.debug({ pages, records, stopReason, stoppedBy }, line);
+    else logger.info({ pages, records, stopReason, stoppedBy }, line);
     return { pages, records, stopReason, stoppedBy };
   }
 }

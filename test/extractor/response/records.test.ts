@@ -28,6 +28,17 @@ describe('finding records (dataField)', () => {
     }
   });
 
+  it('calls the warning news only when the response holds data elsewhere and nothing is at the path', () => {
+    const news = (body: string) => findRecords(json(body), { path: 'd', delimiter: '.' }).news;
+    // an API saying "no records": an empty value at the path, or nothing at all in the answer
+    const saysNone = ['{}', '[]', '{"d":[]}', '{"d":null,"total":0}', '{"next":null,"meta":{}}', '{"d":[],"meta":{"page":1}}'];
+    for (const body of saysNone) {
+      assert.equal(news(body), false, body);
+    }
+    // records that are there, only not where dataField points
+    for (const body of ['{"data":[{"id":1}]}', '[{"id":1}]', '{"total":3}']) assert.equal(news(body), true, body);
+  });
+
   it('without dataField uses a list response or its only top-level list', () => {
     assert.equal(encode(findRecords(json('[{"id":1}]'), null).records), '[{"id":1}]');
     assert.equal(encode(findRecords(json('{"meta":{"x":[1]},"items":[2]}'), null).records), '[2]');
