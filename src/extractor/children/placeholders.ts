@@ -1,6 +1,6 @@
 import { UserError } from '../../common/errors.js';
 import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../../json/index.js';
-import { getDataFromPath, phpToString } from '../../php/index.js';
+import { getDataFromPath, isIntegerKey, phpToString } from '../../php/index.js';
 import type { UserFunctions } from '../functions/user-functions.js';
 
 /** A placeholder of a child endpoint: `{name}` filled from a path of an ancestor's record. */
@@ -35,39 +35,53 @@ export interface ResolvedPlaceholder {
 }
 
 /**
- * Every combination of a child's own placeholder values for one parent record (`ancestors[0]` =
- * the parent's record, `[1]` the grandparent's…). A list value fans out to one child per element;
- * several lists give the cartesian product with the last placeholder varying fastest.
+ * The placeholder values of the runs of a child for one parent record, as Generic Extractor's
+ * getParamsForChildJobs makes them (`ancestors[0]` = the parent's record, `[1]` the grandparent's…).
+ * The child's own values go over the ones it inherits with PHP's array_replace: the inherited ones
+ * are a list, so an own name that is a PHP integer key ("0", "1") replaces the inherited value at
+ * that index, whatever its name, and any other own name is appended. Then one value per name: the
+ * first one's position, the last one's value. A list value fans out to one run per element; several
+ * lists give the cartesian product, the last placeholder varying fastest. No own and no inherited
+ * placeholders: no run at all.
  */
-export function placeholderCombinations(placeholders: Placeholder[], ancestors: JsonValue[], functions: UserFunctions): ResolvedPlaceholder[][] {
-  const choices = placeholders.map((placeholder) => {
-    if (placeholder.level > ancestors.length) {
-      throw new UserError(`Level ${placeholder.level} not found in parent results! Maximum level is ${ancestors.length} (placeholder '${placeholder.name}').`);
-    }
-    const record = ancestors[placeholder.level - 1];
-    const found = getDataFromPath(record, placeholder.path, '.');
-    if (found === undefined) throw new UserError(`No value found for ${placeholder.name} in parent result. (level: ${placeholder.level})`);
-    const values = Array.isArray(found) ? found : [found];
-    return values.map((value) => ({ placeholder, value: applyFunction(placeholder, value, functions) }));
-  });
+export function childCombinations(
+  own: Placeholder[],
+  inherited: ResolvedPlaceholder[],
+  ancestors: JsonValue[],
+  functions: UserFunctions,
+): ResolvedPlaceholder[][] {
+  const replaced = [...inherited];
+  for (const placeholder of own) {
+    const resolved = { placeholder, value: resolveOwn(placeholder, ancestors, functions) };
+    const index = isIntegerKey(placeholder.name) ? Number(placeholder.name) : -1;
+    if (index >= 0 && index < replaced.length) replaced[index] = resolved;
+    else replaced.push(resolved);
+  }
+  const byName = new Map<string, ResolvedPlaceholder>();
+  for (const resolved of replaced) byName.set(resolved.placeholder.name, resolved);
+  if (byName.size === 0) return [];
   let combinations: ResolvedPlaceholder[][] = [[]];
-  for (const options of choices) combinations = combinations.flatMap((combo) => options.map((option) => [...combo, option]));
+  for (const { placeholder, value } of byName.values()) {
+    const options = Array.isArray(value) ? value.map((v) => ({ placeholder, value: v })) : [{ placeholder, value }];
+    combinations = combinations.flatMap((combo) => options.map((option) => [...combo, option]));
+  }
   return combinations;
+}
+
+/** An own placeholder's value for this parent record: found at its level, then its function applied to the whole value. */
+function resolveOwn(placeholder: Placeholder, ancestors: JsonValue[], functions: UserFunctions): JsonValue {
+  if (placeholder.level > ancestors.length) {
+    throw new UserError(`Level ${placeholder.level} not found in parent results! Maximum level is ${ancestors.length} (placeholder '${placeholder.name}').`);
+  }
+  const record = ancestors[placeholder.level - 1];
+  const found = getDataFromPath(record, placeholder.path, '.');
+  if (found === undefined) throw new UserError(`No value found for ${placeholder.name} in parent result. (level: ${placeholder.level})`);
+  return applyFunction(placeholder, found, functions);
 }
 
 function applyFunction(placeholder: Placeholder, value: JsonValue, functions: UserFunctions): JsonValue {
   if (!placeholder.fn) return value;
   return functions.withUrlencode().evaluate(placeholder.fn, { placeholder: new Map([['value', value]]) });
-}
-
-/**
- * The placeholders of a child instance: the parent's resolved ones with the child's own over them
- * (same name: the child's value, at the parent's position) — GE inherits values, not definitions.
- */
-export function inheritResolved(inherited: ResolvedPlaceholder[], own: ResolvedPlaceholder[]): ResolvedPlaceholder[] {
-  const byName = new Map(inherited.map((r) => [r.placeholder.name, r]));
-  for (const r of own) byName.set(r.placeholder.name, r);
-  return [...byName.values()];
 }
 
 /** Plain string replacement of each `{name}` (no URL encoding; Guzzle encodes leftovers later). */
