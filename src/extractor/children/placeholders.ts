@@ -1,7 +1,7 @@
 import { UserError } from '../../common/errors.js';
 import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../../json/index.js';
 import { getDataFromPath, isIntegerKey, phpToString } from '../../php/index.js';
-import type { UserFunctions } from '../functions/user-functions.js';
+import { userScriptError, type UserFunctions } from '../functions/user-functions.js';
 
 /** A placeholder of a child endpoint: `{name}` filled from a path of an ancestor's record. */
 export interface Placeholder {
@@ -36,13 +36,11 @@ export interface ResolvedPlaceholder {
 
 /**
  * The placeholder values of the runs of a child for one parent record, as Generic Extractor's
- * getParamsForChildJobs makes them (`ancestors[0]` = the parent's record, `[1]` the grandparent's…).
- * The child's own values go over the ones it inherits with PHP's array_replace: the inherited ones
- * are a list, so an own name that is a PHP integer key ("0", "1") replaces the inherited value at
- * that index, whatever its name, and any other own name is appended. Then one value per name: the
- * first one's position, the last one's value. A list value fans out to one run per element; several
- * lists give the cartesian product, the last placeholder varying fastest. No own and no inherited
- * placeholders: no run at all.
+ * getParamsForChildJobs makes them (`ancestors[0]` = the parent's record, `[1]` the grandparent's…):
+ * the values inherited from the ancestors, then the child's own, one value per name — an own name
+ * that is inherited keeps the ancestor's position with the child's value. A list value fans out to
+ * one run per element; several lists give the cartesian product, the last placeholder varying
+ * fastest. No own and no inherited placeholders: no run at all.
  */
 export function childCombinations(
   own: Placeholder[],
@@ -50,15 +48,9 @@ export function childCombinations(
   ancestors: JsonValue[],
   functions: UserFunctions,
 ): ResolvedPlaceholder[][] {
-  const replaced = [...inherited];
-  for (const placeholder of own) {
-    const resolved = { placeholder, value: resolveOwn(placeholder, ancestors, functions) };
-    const index = isIntegerKey(placeholder.name) ? Number(placeholder.name) : -1;
-    if (index >= 0 && index < replaced.length) replaced[index] = resolved;
-    else replaced.push(resolved);
-  }
   const byName = new Map<string, ResolvedPlaceholder>();
-  for (const resolved of replaced) byName.set(resolved.placeholder.name, resolved);
+  for (const resolved of inherited) byName.set(resolved.placeholder.name, resolved);
+  for (const placeholder of own) byName.set(placeholder.name, { placeholder, value: resolveOwn(placeholder, ancestors, functions) });
   if (byName.size === 0) return [];
   let combinations: ResolvedPlaceholder[][] = [[]];
   for (const { placeholder, value } of byName.values()) {
@@ -68,8 +60,12 @@ export function childCombinations(
   return combinations;
 }
 
-/** An own placeholder's value for this parent record: found at its level, then its function applied to the whole value. */
+/** An own placeholder's value for this parent record: found at its level, then its function applied to it (before any fan-out). */
 function resolveOwn(placeholder: Placeholder, ancestors: JsonValue[], functions: UserFunctions): JsonValue {
+  // PHP makes such a name an integer array key, and GE's getPlaceholder() fails on it with a type error
+  if (isIntegerKey(placeholder.name)) {
+    throw new UserError(`The placeholder name '${placeholder.name}' is an integer, which Generic Extractor cannot run (a PHP type error): give it a name with a letter, e.g. 'id'.`);
+  }
   if (placeholder.level > ancestors.length) {
     throw new UserError(`Level ${placeholder.level} not found in parent results! Maximum level is ${ancestors.length} (placeholder '${placeholder.name}').`);
   }
@@ -81,6 +77,9 @@ function resolveOwn(placeholder: Placeholder, ancestors: JsonValue[], functions:
 
 function applyFunction(placeholder: Placeholder, value: JsonValue, functions: UserFunctions): JsonValue {
   if (!placeholder.fn) return value;
+  // GE flattens the function's context like configuration arrays: a list value becomes `value.0`,
+  // `value.1`… (an empty one nothing), so `{"placeholder": "value"}` finds no value
+  if (Array.isArray(value)) throw userScriptError("Error evaluating user function - placeholder 'value' not found!");
   return functions.withUrlencode().evaluate(placeholder.fn, { placeholder: new Map([['value', value]]) });
 }
 

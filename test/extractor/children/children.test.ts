@@ -53,7 +53,7 @@ describe('placeholders', () => {
     assert.equal(stringifyExact(parentColumns(combo)), '{"parent_id":"00003","parent_q":"a+b"}');
   });
 
-  describe('inherited from the ancestors (GE: array_replace of the parent\'s list by the own names)', () => {
+  describe('inherited from the ancestors (GE: array_replace of the parent\'s values by the own ones)', () => {
     const own = (json: string) => parsePlaceholders(decodeJson(json) as JsonObject);
     const combos = (ownJson: string, inherited: ReturnType<typeof childCombinations>[number], record: string) =>
       childCombinations(own(ownJson), inherited, [decodeJson(record)], fns);
@@ -77,12 +77,15 @@ describe('placeholders', () => {
       assert.deepEqual(runs.map((c) => fillEndpoint('{user-id}/{kind}/{x}', c)), ['7/a/p', '7/a/q', '8/a/p', '8/a/q']);
     });
 
-    it('lets an integer-like own name replace the inherited value at that index, whatever its name', () => {
-      const [merged] = combos('{"0":"id"}', parent, '{"id":9}');
-      assert.equal(fillEndpoint('{user-id}/{kind}/{0}', merged), '{user-id}/a/9');
-      assert.equal(stringifyExact(parentColumns(merged)), '{"parent_id":9,"parent_k":"a"}');
-      const [appended] = combos('{"2":"id","01":"id"}', parent, '{"id":9}');
-      assert.equal(fillEndpoint('{user-id}/{kind}/{2}/{01}', appended), '1/a/9/9');
+    it('refuses an integer-like own name, which GE cannot run (a PHP type error)', () => {
+      assert.throws(() => combos('{"0":"id"}', parent, '{"id":9}'), /The placeholder name '0' is an integer/);
+      assert.equal(fillEndpoint('{01}', combos('{"01":"id"}', [], '{"id":9}')[0]), '9');
+    });
+
+    it('gives a placeholder function the whole value; a list there finds no value, as in GE', () => {
+      const fn = '{"ids":{"path":"ids","function":"concat","args":[{"placeholder":"value"},"!"]}}';
+      assert.equal(fillEndpoint('{ids}', combos(fn, [], '{"ids":"a"}')[0]), 'a!');
+      assert.throws(() => combos(fn, [], '{"ids":[1,2]}'), /Error evaluating user function - placeholder 'value' not found!/);
     });
   });
 
