@@ -75,8 +75,11 @@ export function buildHttpRequest(page: PageRequest, jobHeaders: JsonObject, api:
     body = phpHttpBuildQuery(params);
     setHeader(headers, 'Content-Type', 'application/x-www-form-urlencoded');
   }
+  // Guzzle adds a client header when the request lacks it, checked against the request's own
+  // headers only: client headers differing in case only (`Name`, `name`) are all sent
+  const requestHas = new Set(headers.map(([n]) => n.toLowerCase()));
   for (const [name, value] of api.clientHeaders) {
-    if (!hasHeader(headers, name)) headers.push([headerName(name, `parameters.api.http.headers.${name}`), headerValue(value, `parameters.api.http.headers.${name}`)]);
+    if (!requestHas.has(name.toLowerCase())) headers.push([headerName(name, `parameters.api.http.headers.${name}`), headerValue(value, `parameters.api.http.headers.${name}`)]);
   }
   if (!hasHeader(headers, 'User-Agent')) headers.push(['User-Agent', USER_AGENT]);
   return {
