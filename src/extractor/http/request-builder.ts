@@ -1,6 +1,6 @@
 import { ConfigError, UserError } from '../../common/errors.js';
 import { isScalar, type JsonObject, type JsonValue } from '../../json/index.js';
-import { arrayReplaceRecursive, buildUrl, findNonFiniteFloat, hasRawBytes, phpHttpBuildQuery, phpJsonEncode, phpToString, resolveGuzzleUrl } from '../../php/index.js';
+import { arrayReplaceRecursive, buildUrl, findNonFiniteFloat, hasRawBytes, phpHttpBuildQuery, phpJsonEncode, phpToString, resolveGuzzleUrl, UnparsableUriError } from '../../php/index.js';
 import type { ApiSettings } from '../config/api-settings.js';
 import type { PageRequest } from '../pagination/paginator.js';
 import { headerName, headerText } from './header-text.js';
@@ -82,9 +82,15 @@ export function buildHttpRequest(page: PageRequest, jobHeaders: JsonObject, api:
     if (!requestHas.has(name.toLowerCase())) headers.push([headerName(name, `parameters.api.http.headers.${name}`), headerValue(value, `parameters.api.http.headers.${name}`)]);
   }
   if (!hasHeader(headers, 'User-Agent')) headers.push(['User-Agent', USER_AGENT]);
+  let url: string;
+  try {
+    url = resolveGuzzleUrl(api.baseUrl, target);
+  } catch (error) {
+    throw error instanceof UnparsableUriError ? new UserError(error.message) : error;
+  }
   return {
     method: page.method === 'GET' ? 'GET' : 'POST',
-    url: resolveGuzzleUrl(api.baseUrl, target),
+    url,
     headers,
     body,
   };

@@ -55,11 +55,13 @@ const controlCharacter = fc.oneof(fc.integer({ min: 0, max: 0x1f }), fc.constant
 
 /**
  * Texts a record may hand to a placeholder: control characters (a newline from an API), text
- * parse_url reads as host and port or scheme (`1:80`, `a:b`), C1 controls, URL delimiters.
+ * parse_url reads as a scheme (`a:b`), C1 controls, URL delimiters. Not `1:80`: GE's Guzzle
+ * reads `c1/1:80` as host `c1` (as gex does), and retries a host that does not exist for ~17
+ * minutes where gex fails at once (a listed difference) — a case would only time out.
  */
 export const placeholderText: fc.Arbitrary<string> = fc.oneof(
   { weight: 3, arbitrary: fc.tuple(fc.constantFrom('', 'a', ' x'), controlCharacter, fc.constantFrom('', 'b', '\n')).map((parts) => parts.join('')) },
-  { weight: 2, arbitrary: fc.constantFrom('1:80', 'x:99999', 'a:b', '0:1', 'h:0', '//h', 'a?b', 'a#b', '%0A', '\u0085', 'ü', ' ', 'a/b') },
+  { weight: 2, arbitrary: fc.constantFrom('a:b', 'ab:', '//h', 'a?b', 'a#b', '%0A', '\u0085', 'ü', ' ', 'a/b') },
   { weight: 1, arbitrary: oddString },
 );
 
