@@ -117,7 +117,13 @@ function parseLikePsr7(uri: string): UriParts | false {
     const userInfo = user === undefined ? '' : `${user}${url.pass !== undefined ? `:${decoded(url.pass)}` : ''}@`;
     authority = `${userInfo}${decoded(url.host)}${url.port !== undefined ? `:${url.port}` : ''}`;
   }
-  return { scheme: decoded(url.scheme) ?? '', authority, path: decoded(url.path) ?? '', query: decoded(url.query) ?? null, fragment: decoded(url.fragment) ?? null };
+  return {
+    scheme: decoded(url.scheme) ?? '',
+    authority,
+    path: decoded(url.path) ?? '',
+    query: decoded(url.query) ?? null,
+    fragment: decoded(url.fragment) ?? null,
+  };
 }
 
 /**

@@ -33,7 +33,7 @@ function firstOf(str: string, from: number, to: number, chars: string): number {
   return to;
 }
 
-/** C `strtol` base 10 of a short text (leading white space, a sign, digits up to any other character); null without digits. */
+/** C `strtol` base 10 of a short text (white space, a sign, digits up to any other character); null without digits. */
 function strtol(text: string): number | null {
   const m = /^[ \t\n\v\f\r]*([+-]?)(\d+)/.exec(text);
   if (!m) return null;

@@ -50,7 +50,9 @@ export function childCombinations(
 ): ResolvedPlaceholder[][] {
   const byName = new Map<string, ResolvedPlaceholder>();
   for (const resolved of inherited) byName.set(resolved.placeholder.name, resolved);
-  for (const placeholder of own) byName.set(placeholder.name, { placeholder, value: resolveOwn(placeholder, ancestors, functions) });
+  for (const placeholder of own) {
+    byName.set(placeholder.name, { placeholder, value: resolveOwn(placeholder, ancestors, functions) });
+  }
   if (byName.size === 0) return [];
   let combinations: ResolvedPlaceholder[][] = [[]];
   for (const { placeholder, value } of byName.values()) {
@@ -60,18 +62,25 @@ export function childCombinations(
   return combinations;
 }
 
-/** An own placeholder's value for this parent record: found at its level, then its function applied to it (before any fan-out). */
+/** An own placeholder's value for this parent record: found at its level, its function applied (before any fan-out). */
 function resolveOwn(placeholder: Placeholder, ancestors: JsonValue[], functions: UserFunctions): JsonValue {
   // PHP makes such a name an integer array key, and GE's getPlaceholder() fails on it with a type error
   if (isIntegerKey(placeholder.name)) {
-    throw new UserError(`The placeholder name '${placeholder.name}' is an integer, which Generic Extractor cannot run (a PHP type error): give it a name with a letter, e.g. 'id'.`);
+    throw new UserError(
+      `The placeholder name '${placeholder.name}' is an integer, which Generic Extractor cannot run ` +
+        "(a PHP type error): give it a name with a letter, e.g. 'id'.",
+    );
   }
   if (placeholder.level > ancestors.length) {
-    throw new UserError(`Level ${placeholder.level} not found in parent results! Maximum level is ${ancestors.length} (placeholder '${placeholder.name}').`);
+    const { level, name } = placeholder;
+    const max = ancestors.length;
+    throw new UserError(`Level ${level} not found in parent results! Maximum level is ${max} (placeholder '${name}').`);
   }
   const record = ancestors[placeholder.level - 1];
   const found = getDataFromPath(record, placeholder.path, '.');
-  if (found === undefined) throw new UserError(`No value found for ${placeholder.name} in parent result. (level: ${placeholder.level})`);
+  if (found === undefined) {
+    throw new UserError(`No value found for ${placeholder.name} in parent result. (level: ${placeholder.level})`);
+  }
   return applyFunction(placeholder, found, functions);
 }
 

@@ -79,7 +79,9 @@ export function buildHttpRequest(page: PageRequest, jobHeaders: JsonObject, api:
   // headers only: client headers differing in case only (`Name`, `name`) are all sent
   const requestHas = new Set(headers.map(([n]) => n.toLowerCase()));
   for (const [name, value] of api.clientHeaders) {
-    if (!requestHas.has(name.toLowerCase())) headers.push([headerName(name, `parameters.api.http.headers.${name}`), headerValue(value, `parameters.api.http.headers.${name}`)]);
+    if (requestHas.has(name.toLowerCase())) continue;
+    const at = `parameters.api.http.headers.${name}`;
+    headers.push([headerName(name, at), headerValue(value, at)]);
   }
   if (!hasHeader(headers, 'User-Agent')) headers.push(['User-Agent', USER_AGENT]);
   let url: string;

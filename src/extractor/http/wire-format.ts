@@ -52,7 +52,8 @@ export function wireHeaders(headers: Array<[string, string]>): Record<string, st
     if (entry) entry[1].push(bytes);
     else byName.set(name.toLowerCase(), [name, [bytes]]);
   }
-  return Object.fromEntries([...byName.values()].map(([name, values]) => [name, values.length === 1 ? values[0] : values]));
+  const entries = [...byName.values()].map(([name, values]) => [name, values.length === 1 ? values[0] : values]);
+  return Object.fromEntries(entries);
 }
 
 /**

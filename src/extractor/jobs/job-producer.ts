@@ -45,7 +45,10 @@ export class JobProducer {
     await this.produce(stream, async () => this.produceInstance(instance, paginator, stream, [0]));
   }
 
-  /** A child task: each placeholder combination of its record (own and inherited values), one after another, on its shared paginator. */
+  /**
+   * A child task: each placeholder combination of its record (own and inherited values), one after
+   * another, on its shared paginator.
+   */
   async produceChild(task: ChildTask, stream: JobEventStream): Promise<void> {
     await this.produce(stream, async () => {
       const { job, parent, record } = task;
