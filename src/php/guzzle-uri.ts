@@ -1,4 +1,6 @@
 import { phpStringBytes } from './byte-string.js';
+import { phpParseUrl } from './parse-url.js';
+import { phpUrldecode, phpUrlencode } from './query-string.js';
 
 /**
  * How Guzzle (GE's HTTP client) turns `base_uri` + a request target into the URL it sends:
@@ -100,9 +102,41 @@ function compose(parts: UriParts): string {
   return out;
 }
 
-/** The absolute URL Guzzle sends for `target` with client option `base_uri: baseUrl` (fragment dropped). */
+/**
+ * psr7 `Uri::parse`, which reads a request target: every run of characters other than
+ * `: / @ ? & = #` urlencoded, PHP's parse_url, each part urldecoded. So `c1/1:80` is host `c1`,
+ * port 80 (parse_url's reading), not a path; false where parse_url fails (`c1/x:99999`).
+ */
+function parseLikePsr7(uri: string): UriParts | false {
+  const url = phpParseUrl(uri.replace(/[^:/@?&=#]+/gu, (run) => phpUrlencode(run)));
+  if (url === false) return false;
+  const decoded = (part: string | undefined) => (part === undefined ? undefined : phpUrldecode(part));
+  let authority: string | null = null;
+  if (url.host !== undefined) {
+    const user = decoded(url.user);
+    const userInfo = user === undefined ? '' : `${user}${url.pass !== undefined ? `:${decoded(url.pass)}` : ''}@`;
+    authority = `${userInfo}${decoded(url.host)}${url.port !== undefined ? `:${url.port}` : ''}`;
+  }
+  return {
+    scheme: decoded(url.scheme) ?? '',
+    authority,
+    path: decoded(url.path) ?? '',
+    query: decoded(url.query) ?? null,
+    fragment: decoded(url.fragment) ?? null,
+  };
+}
+
+/**
+/** A request target Guzzle cannot read (psr7: "Unable to parse URI"). */
+export class UnparsableUriError extends Error {}
+
+/**
+ * The absolute URL Guzzle sends for `target` with client option `base_uri: baseUrl` (fragment
+ * dropped). Throws UnparsableUriError where Guzzle cannot read the target.
+ */
 export function resolveGuzzleUrl(baseUrl: string, target: string): string {
-  const ref = parse(target);
+  const ref = parseLikePsr7(target);
+  if (ref === false) throw new UnparsableUriError(`Unable to parse URI: ${target}`);
   const resolved = target === '' ? parse(baseUrl) : resolve(parse(baseUrl), ref);
   return compose({ ...resolved, fragment: null });
 }

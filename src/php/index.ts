@@ -15,6 +15,7 @@ export * from './json-round-trip.js';
 export * from './serialize.js';
 export * from './var-export.js';
 export * from './query-string.js';
+export * from './parse-url.js';
 export * from './build-url.js';
 export * from './guzzle-uri.js';
 export * from './guzzle-query.js';

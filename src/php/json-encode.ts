@@ -14,44 +14,55 @@ export interface PhpJsonEncodeOptions {
   objectsAreArrays?: boolean;
 }
 
-/** PHP `json_encode` with default flags: compact, `/` escaped as `\/`, non-ASCII as `\uXXXX`. */
+/**
+ * PHP `json_encode` with default flags (compact, `/` escaped as `\/`, non-ASCII as `\uXXXX`) as
+ * text: `(string) json_encode(…)`. JSON has no INF or NAN, so a value holding one anywhere (a
+ * response's 1e400, however deep, whatever its siblings) fails as a whole, and PHP's false is the
+ * empty text — never `INF` inside otherwise valid JSON.
+ */
 export function phpJsonEncode(value: JsonValue, options: PhpJsonEncodeOptions = {}): string {
+  return phpJsonEncodeOrFalse(value, options) || '';
+}
+
+/** PHP `json_encode` itself: false for a value holding INF or NAN, where PHP code keeps that false as a value. */
+export function phpJsonEncodeOrFalse(value: JsonValue, options: PhpJsonEncodeOptions = {}): string | false {
   const precision = options.floatPrecision ?? 17;
   const arrays = options.objectsAreArrays ?? false;
   const parts: string[] = [];
-  encode(value, parts, precision, arrays);
-  return parts.join('');
+  return encode(value, parts, precision, arrays) ? parts.join('') : false;
 }
 
-function encode(v: JsonValue, out: string[], precision: number | 'shortest', arrays: boolean): void {
+/** Appends the JSON of `v`; false (stopping there) at an INF or NAN float. */
+function encode(v: JsonValue, out: string[], precision: number | 'shortest', arrays: boolean): boolean {
   if (v === null) out.push('null');
   else if (v === true) out.push('true');
   else if (v === false) out.push('false');
   else if (typeof v === 'number' || typeof v === 'bigint') out.push(String(v));
-  else if (v instanceof JsonFloat) out.push(formatFloat(v.value, precision, 'e'));
+  else if (v instanceof JsonFloat) {
+    if (!Number.isFinite(v.value)) return false;
+    out.push(formatFloat(v.value, precision, 'e'));
+  }
   else if (typeof v === 'string') out.push(phpJsonString(v));
   else if (Array.isArray(v)) {
     out.push('[');
-    v.forEach((x, i) => {
+    for (let i = 0; i < v.length; i++) {
       if (i > 0) out.push(',');
-      encode(x, out, precision, arrays);
-    });
+      if (!encode(v[i], out, precision, arrays)) return false;
+    }
     out.push(']');
   } else {
-    if (arrays && isSequential(v)) {
-      encode([...v.values()], out, precision, arrays);
-      return;
-    }
+    if (arrays && isSequential(v)) return encode([...v.values()], out, precision, arrays);
     out.push('{');
     let first = true;
     for (const [k, x] of v) {
       if (!first) out.push(',');
       first = false;
       out.push(phpJsonString(k), ':');
-      encode(x, out, precision, arrays);
+      if (!encode(x, out, precision, arrays)) return false;
     }
     out.push('}');
   }
+  return true;
 }
 
 function isSequential(m: Map<string, JsonValue>): boolean {

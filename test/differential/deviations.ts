@@ -26,6 +26,22 @@ export const DEVIATIONS: Deviation[] = [
     explains: (reference, gex) => reference.code === 2 && gex.code === 0 && /MissingTableHelper::fillMissingTableMapping\(\) must be of the type string, int given/.test(reference.log),
   },
   {
+    id: 'integer-placeholder-name-crashes-ge',
+    readme: 'GE crashes (exit 2) where gex carries on or fails with a message: a child placeholder named by an integer ("0") fails with a message (exit 1)',
+    explains: (reference, gex) =>
+      reference.code === 2 && gex.code === 1 && /getPlaceholder\(\) must be of the type string, int given/.test(reference.log) && /The placeholder name '-?\d+' is an integer/.test(gex.log),
+  },
+  {
+    id: 'placeholder-function-on-list-crashes-ge',
+    readme: 'GE crashes (exit 2) where gex carries on or fails with a message: a placeholder function meeting a list value fails with GE\'s message (exit 1)',
+    explains: (reference, gex) => reference.code === 2 && gex.code === 1 && [reference.log, gex.log].every((log) => log.includes("Error evaluating user function - placeholder 'value' not found!")),
+  },
+  {
+    id: 'infinite-number-in-row-crashes-ge',
+    readme: 'GE crashes (exit 2) where gex carries on: a record holding a number beyond the float range (`1e400`) anywhere and a `null` or missing value in a column of its table is written',
+    explains: (reference, gex) => reference.code === 2 && gex.code === 0 && /json_decode\(\) expects parameter 1 to be string, bool given/.test(reference.log),
+  },
+  {
     id: 'userdata-key-crashes-ge',
     readme: 'userData keys GE\'s JSON parser crashes on (exit 2) — integer-like keys, nodeType, [] — are refused with a message (exit 1)',
     // GE crashes on it only when it writes the tables at the end, so an earlier failure may come first

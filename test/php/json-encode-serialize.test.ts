@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { decodeJson, fromPlain } from '../../src/json/index.js';
-import { cachedKeyTexts, MAX_KEY_TEXTS, md5Hex, phpJsonEncode, phpSerialize, phpSerializeArray } from '../../src/php/index.js';
+import { cachedKeyTexts, MAX_KEY_TEXTS, md5Hex, phpJsonEncode, phpJsonEncodeOrFalse, phpSerialize, phpSerializeArray } from '../../src/php/index.js';
 
 describe('php: json_encode', () => {
   it('encodes like PHP with default flags', () => {
@@ -15,6 +15,14 @@ describe('php: json_encode', () => {
 
   it('escapes control characters in lowercase hex and keeps DEL', () => {
     assert.equal(phpJsonEncode('\u0001\u007f\t'), '"\\u0001\u007f\\t"');
+  });
+
+  it('fails as a whole on INF or NAN anywhere, however deep (false; empty as text), never writing INF', () => {
+    for (const json of ['1e400', '-1e400', '[1,[2,[3,1e999]]]', '{"a":"sibling","b":{"c":[-1e400]},"d":1}']) {
+      assert.equal(phpJsonEncodeOrFalse(decodeJson(json)), false, json);
+      assert.equal(phpJsonEncode(decodeJson(json)), '', json);
+    }
+    assert.equal(phpJsonEncode(decodeJson('[1.7976931348623157e308,-5e-324]')), '[1.7976931348623157e+308,-4.9406564584124654e-324]');
   });
 });
 

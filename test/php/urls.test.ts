@@ -59,6 +59,16 @@ describe('php: Guzzle base_uri resolution', () => {
   it('percent-encodes a character outside the BMP as its UTF-8 bytes (no malformed-URI crash)', () => {
     assert.equal(resolveGuzzleUrl('http://h/', 'a😀?q=é😀'), 'http://h/a%F0%9F%98%80?q=%C3%A9%F0%9F%98%80');
   });
+
+  it('reads the target with PHP\'s parse_url as psr7 does: `x/1:80` is host x, port 80 (PHP 7.4 + Guzzle)', () => {
+    const base = 'http://127.0.0.1:1234/';
+    assert.equal(resolveGuzzleUrl(base, 'c1/1:80'), 'http://c1/1:80');
+    assert.equal(resolveGuzzleUrl(base, 'c1/h:0'), 'http://c1:0/h:0');
+    assert.equal(resolveGuzzleUrl(base, 'c1/0:1'), 'http://c1:1/0:1');
+    assert.equal(resolveGuzzleUrl(base, 'c1/a:b'), 'http://127.0.0.1:1234/c1/a:b');
+    assert.equal(resolveGuzzleUrl(base, 'c1/a b:80/x'), 'http://c1/a%20b:80/x');
+    assert.throws(() => resolveGuzzleUrl(base, 'c1/x:99999'), /Unable to parse URI: c1\/x:99999/);
+  });
 });
 
 describe('php: Guzzle query normalisation', () => {

@@ -1,7 +1,7 @@
 import { UserError } from '../../common/errors.js';
 import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../../json/index.js';
-import { getDataFromPath, phpToString } from '../../php/index.js';
-import type { UserFunctions } from '../functions/user-functions.js';
+import { getDataFromPath, isIntegerKey, phpToString } from '../../php/index.js';
+import { userScriptError, type UserFunctions } from '../functions/user-functions.js';
 
 /** A placeholder of a child endpoint: `{name}` filled from a path of an ancestor's record. */
 export interface Placeholder {
@@ -35,39 +35,62 @@ export interface ResolvedPlaceholder {
 }
 
 /**
- * Every combination of a child's own placeholder values for one parent record (`ancestors[0]` =
- * the parent's record, `[1]` the grandparent's…). A list value fans out to one child per element;
- * several lists give the cartesian product with the last placeholder varying fastest.
+ * The placeholder values of the runs of a child for one parent record, as Generic Extractor's
+ * getParamsForChildJobs makes them (`ancestors[0]` = the parent's record, `[1]` the grandparent's…):
+ * the values inherited from the ancestors, then the child's own, one value per name — an own name
+ * that is inherited keeps the ancestor's position with the child's value. A list value fans out to
+ * one run per element; several lists give the cartesian product, the last placeholder varying
+ * fastest. No own and no inherited placeholders: no run at all.
  */
-export function placeholderCombinations(placeholders: Placeholder[], ancestors: JsonValue[], functions: UserFunctions): ResolvedPlaceholder[][] {
-  const choices = placeholders.map((placeholder) => {
-    if (placeholder.level > ancestors.length) {
-      throw new UserError('GEX_CONFIG_INVALID', `Level ${placeholder.level} not found in parent results! Maximum level is ${ancestors.length} (placeholder '${placeholder.name}').`);
-    }
-    const record = ancestors[placeholder.level - 1];
-    const found = getDataFromPath(record, placeholder.path, '.');
-    if (found === undefined) throw new UserError('GEX_API_RESPONSE_INVALID', `No value found for ${placeholder.name} in parent result. (level: ${placeholder.level})`);
-    const values = Array.isArray(found) ? found : [found];
-    return values.map((value) => ({ placeholder, value: applyFunction(placeholder, value, functions) }));
-  });
+export function childCombinations(
+  own: Placeholder[],
+  inherited: ResolvedPlaceholder[],
+  ancestors: JsonValue[],
+  functions: UserFunctions,
+): ResolvedPlaceholder[][] {
+  const byName = new Map<string, ResolvedPlaceholder>();
+  for (const resolved of inherited) byName.set(resolved.placeholder.name, resolved);
+  for (const placeholder of own) {
+    byName.set(placeholder.name, { placeholder, value: resolveOwn(placeholder, ancestors, functions) });
+  }
+  if (byName.size === 0) return [];
   let combinations: ResolvedPlaceholder[][] = [[]];
-  for (const options of choices) combinations = combinations.flatMap((combo) => options.map((option) => [...combo, option]));
+  for (const { placeholder, value } of byName.values()) {
+    const options = Array.isArray(value) ? value.map((v) => ({ placeholder, value: v })) : [{ placeholder, value }];
+    combinations = combinations.flatMap((combo) => options.map((option) => [...combo, option]));
+  }
   return combinations;
+}
+
+/** An own placeholder's value for this parent record: found at its level, its function applied (before any fan-out). */
+function resolveOwn(placeholder: Placeholder, ancestors: JsonValue[], functions: UserFunctions): JsonValue {
+  // PHP makes such a name an integer array key, and GE's getPlaceholder() fails on it with a type error
+  if (isIntegerKey(placeholder.name)) {
+    throw new UserError(
+      'GEX_CONFIG_INVALID',
+      `The placeholder name '${placeholder.name}' is an integer, which Generic Extractor cannot run ` +
+        "(a PHP type error): give it a name with a letter, e.g. 'id'.",
+    );
+  }
+  if (placeholder.level > ancestors.length) {
+    const { level, name } = placeholder;
+    const max = ancestors.length;
+    throw new UserError('GEX_CONFIG_INVALID', `Level ${level} not found in parent results! Maximum level is ${max} (placeholder '${name}').`);
+  }
+  const record = ancestors[placeholder.level - 1];
+  const found = getDataFromPath(record, placeholder.path, '.');
+  if (found === undefined) {
+    throw new UserError('GEX_API_RESPONSE_INVALID', `No value found for ${placeholder.name} in parent result. (level: ${placeholder.level})`);
+  }
+  return applyFunction(placeholder, found, functions);
 }
 
 function applyFunction(placeholder: Placeholder, value: JsonValue, functions: UserFunctions): JsonValue {
   if (!placeholder.fn) return value;
+  // GE flattens the function's context like configuration arrays: a list value becomes `value.0`,
+  // `value.1`… (an empty one nothing), so `{"placeholder": "value"}` finds no value
+  if (Array.isArray(value)) throw userScriptError("Error evaluating user function - placeholder 'value' not found!");
   return functions.withUrlencode().evaluate(placeholder.fn, { placeholder: new Map([['value', value]]) });
-}
-
-/**
- * The placeholders of a child instance: the parent's resolved ones with the child's own over them
- * (same name: the child's value, at the parent's position) — GE inherits values, not definitions.
- */
-export function inheritResolved(inherited: ResolvedPlaceholder[], own: ResolvedPlaceholder[]): ResolvedPlaceholder[] {
-  const byName = new Map(inherited.map((r) => [r.placeholder.name, r]));
-  for (const r of own) byName.set(r.placeholder.name, r);
-  return [...byName.values()];
 }
 
 /** Plain string replacement of each `{name}` (no URL encoding; Guzzle encodes leftovers later). */

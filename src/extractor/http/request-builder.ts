@@ -1,6 +1,6 @@
 import { ConfigError, UserError } from '../../common/errors.js';
 import { isScalar, type JsonObject, type JsonValue } from '../../json/index.js';
-import { arrayReplaceRecursive, buildUrl, findNonFiniteFloat, hasRawBytes, phpHttpBuildQuery, phpJsonEncode, phpToString, resolveGuzzleUrl } from '../../php/index.js';
+import { arrayReplaceRecursive, buildUrl, findNonFiniteFloat, hasRawBytes, phpHttpBuildQuery, phpJsonEncode, phpToString, resolveGuzzleUrl, UnparsableUriError } from '../../php/index.js';
 import type { ApiSettings } from '../config/api-settings.js';
 import type { PageRequest } from '../pagination/paginator.js';
 import { headerName, headerText } from './header-text.js';
@@ -75,13 +75,24 @@ export function buildHttpRequest(page: PageRequest, jobHeaders: JsonObject, api:
     body = phpHttpBuildQuery(params);
     setHeader(headers, 'Content-Type', 'application/x-www-form-urlencoded');
   }
+  // Guzzle adds a client header when the request lacks it, checked against the request's own
+  // headers only: client headers differing in case only (`Name`, `name`) are all sent
+  const requestHas = new Set(headers.map(([n]) => n.toLowerCase()));
   for (const [name, value] of api.clientHeaders) {
-    if (!hasHeader(headers, name)) headers.push([headerName(name, `parameters.api.http.headers.${name}`), headerValue(value, `parameters.api.http.headers.${name}`)]);
+    if (requestHas.has(name.toLowerCase())) continue;
+    const at = `parameters.api.http.headers.${name}`;
+    headers.push([headerName(name, at), headerValue(value, at)]);
   }
   if (!hasHeader(headers, 'User-Agent')) headers.push(['User-Agent', USER_AGENT]);
+  let url: string;
+  try {
+    url = resolveGuzzleUrl(api.baseUrl, target);
+  } catch (error) {
+    throw error instanceof UnparsableUriError ? new UserError('GEX_API_REQUEST_UNENCODABLE', error.message) : error;
+  }
   return {
     method: page.method === 'GET' ? 'GET' : 'POST',
-    url: resolveGuzzleUrl(api.baseUrl, target),
+    url,
     headers,
     body,
   };

@@ -42,8 +42,18 @@ export function exactTargetRequest(url: string): RequestFunction | undefined {
  * are). Node writes a header string one byte per character, so each byte becomes one character;
  * otherwise `é` would go out as one Latin-1 byte and an emoji would be refused.
  */
-export function wireHeaders(headers: Array<[string, string]>): Record<string, string> {
-  return Object.fromEntries(headers.map(([name, value]) => [name, phpStringBytes(value).toString('latin1')]));
+export function wireHeaders(headers: Array<[string, string]>): Record<string, string | string[]> {
+  // got keeps one entry per name whatever its case: names differing in case only become one
+  // header with several values, each sent on its own line as Guzzle sends them
+  const byName = new Map<string, [string, string[]]>();
+  for (const [name, value] of headers) {
+    const bytes = phpStringBytes(value).toString('latin1');
+    const entry = byName.get(name.toLowerCase());
+    if (entry) entry[1].push(bytes);
+    else byName.set(name.toLowerCase(), [name, [bytes]]);
+  }
+  const entries = [...byName.values()].map(([name, values]) => [name, values.length === 1 ? values[0] : values]);
+  return Object.fromEntries(entries);
 }
 
 /**

@@ -25,8 +25,9 @@ function setupOf(child: JobConfig): ChildSetup {
 
 /**
  * The child runs of one page, in Generic Extractor's order: for each child definition, for each
- * record that passes its recursionFilter, one task. A child without placeholders of its own never
- * runs: GE warns once per parent record. An error ends the list where GE would stop.
+ * record that passes its recursionFilter, one task. A child without placeholders of its own makes
+ * GE warn once per parent record; it still runs with the values it inherits from its ancestors'
+ * placeholders, and never when it inherits none. An error ends the list where GE would stop.
  */
 export function childEntries(parent: JobInstance, data: JsonValue[], paginator: Paginator, order: number[]): ChildEntry[] {
   const entries: ChildEntry[] = [];
@@ -45,7 +46,7 @@ export function childEntries(parent: JobInstance, data: JsonValue[], paginator: 
       }
       if (setup.placeholders.length === 0) {
         entries.push({ warning: `No 'placeholders' set for '${child.endpoint}'` });
-        continue;
+        if (parent.resolved.length === 0) continue;
       }
       entries.push({ task: { job: child, parent, record, placeholders: setup.placeholders, paginator: paginator.clone(), order: [...order, entries.length] } });
     }

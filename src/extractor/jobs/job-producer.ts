@@ -1,7 +1,7 @@
 import type { Logger } from '../../common/logger.js';
 import { displayText } from '../../common/log-text.js';
 import { deepEqual, type JsonValue } from '../../json/index.js';
-import { fillEndpoint, inheritResolved, parentColumns, placeholderCombinations } from '../children/placeholders.js';
+import { childCombinations, fillEndpoint, parentColumns } from '../children/placeholders.js';
 import type { ApiSettings } from '../config/api-settings.js';
 import type { HttpClient } from '../http/http-client.js';
 import { buildHttpRequest } from '../http/request-builder.js';
@@ -45,14 +45,16 @@ export class JobProducer {
     await this.produce(stream, async () => this.produceInstance(instance, paginator, stream, [0]));
   }
 
-  /** A child task: each placeholder combination of its record, one after another, on its shared paginator. */
+  /**
+   * A child task: each placeholder combination of its record (own and inherited values), one after
+   * another, on its shared paginator.
+   */
   async produceChild(task: ChildTask, stream: JobEventStream): Promise<void> {
     await this.produce(stream, async () => {
       const { job, parent, record } = task;
       const ancestors = [record, ...parent.ancestors];
-      const combinations = placeholderCombinations(task.placeholders, ancestors, this.ctx.functions);
-      for (const [index, combination] of combinations.entries()) {
-        const resolved = inheritResolved(parent.resolved, combination);
+      const combinations = childCombinations(task.placeholders, parent.resolved, ancestors, this.ctx.functions);
+      for (const [index, resolved] of combinations.entries()) {
         const injected = evaluateUserData(job.userData, 'job_parent_id', this.ctx);
         for (const [k, v] of parentColumns(resolved)) injected.set(k, v);
         const instance: JobInstance = { job, endpoint: fillEndpoint(job.endpoint, resolved), injected, ancestors, resolved };

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { Collection } from '../case-model.js';
-import type { JsonText } from '../json-text.js';
+import { ordered, type JsonText } from '../json-text.js';
 import { nestedValue, objectOf, oddString, scalar } from './values.js';
 
 /** Knobs of one job; `buildJob` turns them into GE's job object for a collection. */
@@ -16,12 +16,26 @@ export interface JobKnobs {
 
 export interface ChildKnobs {
   endpoint: 'path' | 'query' | 'two' | 'none';
-  placeholder: 'id' | 'nested' | 'missing' | 'level' | 'empty';
+  /** `label`: the record's label, text with control characters and URL delimiters */
+  placeholder: 'id' | 'nested' | 'missing' | 'level' | 'empty' | 'label';
   dataType?: string;
   dataField?: 'match' | 'wrong';
   recursionFilter?: string;
   params?: JsonText;
-  grandchild?: boolean;
+  grandchild?: DescendantKnobs;
+}
+
+/**
+ * A child of a child (and its own child): placeholders inherited from the ancestors only (`none`),
+ * a new own one (`own`), an ancestor's name with its own value (`shadow`, `shadowLabel`), one
+ * reaching the top-level record by level prefix (`level`), or a list that fans out (`list`).
+ */
+export interface DescendantKnobs {
+  placeholders: 'none' | 'own' | 'shadow' | 'shadowLabel' | 'level' | 'list';
+  method?: 'GET' | 'POST';
+  params?: JsonText;
+  recursionFilter?: string;
+  child?: DescendantKnobs;
 }
 
 const dataTypeArb = fc.oneof(
@@ -45,15 +59,24 @@ export const paramsArb: fc.Arbitrary<JsonText> = fc.oneof(
   },
 );
 
+const descendantFields = {
+  placeholders: fc.constantFrom<DescendantKnobs['placeholders']>('none', 'none', 'own', 'shadow', 'shadowLabel', 'level', 'list'),
+  method: fc.constantFrom<'GET' | 'POST'>('GET', 'GET', 'POST'),
+  params: fc.constantFrom<JsonText>({ p: 1 }, { q: 'a b' }),
+  recursionFilter: fc.constantFrom('id>1', 'id<3', 'id!=2'),
+};
+const greatGrandchildArb: fc.Arbitrary<DescendantKnobs> = fc.record(descendantFields, { requiredKeys: ['placeholders'] });
+const grandchildArb: fc.Arbitrary<DescendantKnobs> = fc.record({ ...descendantFields, child: greatGrandchildArb }, { requiredKeys: ['placeholders'] });
+
 const childArb: fc.Arbitrary<ChildKnobs> = fc.record(
   {
     endpoint: fc.constantFrom<ChildKnobs['endpoint']>('path', 'path', 'query', 'two', 'none'),
-    placeholder: fc.constantFrom<ChildKnobs['placeholder']>('id', 'id', 'nested', 'missing', 'level', 'empty'),
+    placeholder: fc.constantFrom<ChildKnobs['placeholder']>('id', 'id', 'nested', 'missing', 'level', 'empty', 'label', 'label'),
     dataType: dataTypeArb,
     dataField: fc.constantFrom<'match' | 'wrong'>('match', 'match', 'wrong'),
     recursionFilter: fc.constantFrom('id>1', 'id<3', 'name==a', 'type!=x', 'id>1|id<0', 'value~a%'),
     params: paramsArb,
-    grandchild: fc.boolean(),
+    grandchild: grandchildArb,
   },
   { requiredKeys: ['endpoint', 'placeholder'] },
 );
@@ -124,6 +147,7 @@ function buildChild(knobs: ChildKnobs, collections: Collection[], level: number)
     missing: { id: 'no_such_key' },
     level: { id: `${level}:id` },
     empty: {},
+    label: { id: 'label' },
   }[knobs.placeholder];
   const child: Record<string, JsonText> = { endpoint, placeholders };
   if (knobs.endpoint === 'two' && placeholders && typeof placeholders === 'object' && !Array.isArray(placeholders) && !('$number' in placeholders)) {
@@ -137,6 +161,32 @@ function buildChild(knobs: ChildKnobs, collections: Collection[], level: number)
   // gex's child concurrency (GE ignores the key): fetched ahead, the output must still be GE's
   const concurrency = CHILD_CONCURRENCY[knobs.endpoint];
   if (concurrency !== undefined) child.concurrency = concurrency;
-  if (knobs.grandchild && level < 2) child.children = [buildChild({ ...knobs, grandchild: false, recursionFilter: undefined }, collections, level + 1)];
+  if (knobs.grandchild) child.children = [buildDescendant(knobs.grandchild, collections, level + 1)];
+  return child;
+}
+
+/**
+ * A child at `level` (2 or 3) under a child whose placeholder is `{id}` (and maybe `{id2}`): its
+ * endpoint uses the inherited `{id}` and `{id2}`, so a run without own placeholders shows the
+ * inherited values, and a shadowing one its own value in their place.
+ */
+function buildDescendant(knobs: DescendantKnobs, collections: Collection[], level: number): JsonText {
+  const c = `c${Math.min(level, collections.length - 1)}`;
+  const own: Record<DescendantKnobs['placeholders'], [string, JsonText][]> = {
+    none: [],
+    own: [[`sub${level}`, 'id']],
+    shadow: [['id', 'id']],
+    shadowLabel: [['id', 'label']],
+    level: [[`${level}:top`, 'id']],
+    list: [['tag', 'tags']],
+  };
+  const placeholders = own[knobs.placeholders];
+  const extra = placeholders.map(([name]) => (name === 'id' ? '' : `/{${name}}`)).join('');
+  const child: Record<string, JsonText> = { endpoint: `${c}/l${level}/{id}/{id2}${extra}`, dataType: `level${level}` };
+  if (placeholders.length > 0) child.placeholders = ordered(placeholders);
+  if (knobs.method !== undefined) child.method = knobs.method;
+  if (knobs.params !== undefined) child.params = knobs.params;
+  if (knobs.recursionFilter !== undefined) child.recursionFilter = knobs.recursionFilter;
+  if (knobs.child && level < 3) child.children = [buildDescendant(knobs.child, collections, level + 1)];
   return child;
 }

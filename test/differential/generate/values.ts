@@ -50,6 +50,35 @@ export const nestedValue: fc.Arbitrary<JsonText> = fc.letrec<{ value: JsonText }
   ),
 })).value;
 
+/** Every control character PHP's parse_url replaces (0x00–0x1F, 0x7F), inside, around or alone. */
+const controlCharacter = fc.oneof(fc.integer({ min: 0, max: 0x1f }), fc.constant(0x7f)).map((c) => String.fromCharCode(c));
+
+/**
+ * Texts a record may hand to a placeholder: control characters (a newline from an API), text
+ * parse_url reads as a scheme (`a:b`), C1 controls, URL delimiters. Not `1:80`: GE's Guzzle
+ * reads `c1/1:80` as host `c1` (as gex does), and retries a host that does not exist for ~17
+ * minutes where gex fails at once (a listed difference) — a case would only time out.
+ */
+export const placeholderText: fc.Arbitrary<string> = fc.oneof(
+  { weight: 3, arbitrary: fc.tuple(fc.constantFrom('', 'a', ' x'), controlCharacter, fc.constantFrom('', 'b', '\n')).map((parts) => parts.join('')) },
+  { weight: 2, arbitrary: fc.constantFrom('a:b', 'ab:', '//h', 'a?b', 'a#b', '%0A', '\u0085', 'ü', ' ', 'a/b') },
+  { weight: 1, arbitrary: oddString },
+);
+
+/** Numbers beyond the float range (INF and -INF in PHP), as an API may send them. */
+export const outOfRangeNumber: fc.Arbitrary<JsonText> = fc.constantFrom('1e400', '-1e400', '1E999', '-2e308').map(num);
+
+/** Values of API records: nested values whose numbers are sometimes beyond the float range, at any depth. */
+export const responseValue: fc.Arbitrary<JsonText> = fc.letrec<{ value: JsonText }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    { weight: 6, arbitrary: scalar },
+    { weight: 1, arbitrary: outOfRangeNumber },
+    { weight: 1, arbitrary: fc.array(tie('value'), { maxLength: 3 }) },
+    { weight: 1, arbitrary: objectOf(tie('value'), 3) },
+  ),
+})).value;
+
 /** `arbitrary` in about one case of `1 + rarity`, otherwise undefined (an absent key). */
 export function sometimes<T>(arbitrary: fc.Arbitrary<T>, rarity = 1): fc.Arbitrary<T | undefined> {
   return fc.oneof({ weight: rarity, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary });

@@ -1,5 +1,5 @@
 import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../../../json/index.js';
-import { md5Hex, phpJsonEncode, phpSerialize, phpToString } from '../../../php/index.js';
+import { md5Hex, phpJsonEncode, phpJsonEncodeOrFalse, phpSerialize, phpToString } from '../../../php/index.js';
 import type { CsvFile } from '../csv-file.js';
 import type { SpoolBatch } from '../spool.js';
 import type { TableNameCheck } from '../table-files.js';
@@ -68,7 +68,7 @@ export class TableReplay {
       }
       let row: JsonObject;
       if (isJsonObject(raw)) row = raw;
-      else if (Array.isArray(raw)) row = new Map([['data', phpJsonEncode(raw)]]);
+      else if (Array.isArray(raw)) row = new Map([['data', phpJsonEncodeOrFalse(raw)]]);
       else row = new Map([['data', raw]]);
       table.writeRow(this.rowCells(row, item, cleanPath, NO_OUTER, columns, injected));
     }

@@ -1,5 +1,5 @@
 import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../../../json/index.js';
-import { md5Hex, phpJsonEncode, phpLooseEqualStrings, phpSerialize, phpToString } from '../../../php/index.js';
+import { md5Hex, phpJsonEncode, phpJsonEncodeOrFalse, phpLooseEqualStrings, phpSerialize, phpToString } from '../../../php/index.js';
 import type { CsvFile } from '../csv-file.js';
 import { StructureError } from '../json-parser/structure.js';
 import type { OpenTable } from '../record-parser.js';
@@ -43,7 +43,7 @@ export class LegacyReplay {
     for (const raw of data) {
       let row: JsonObject;
       if (isJsonObject(raw)) row = raw;
-      else if (Array.isArray(raw)) row = new Map([['data', phpJsonEncode(raw)]]);
+      else if (Array.isArray(raw)) row = new Map([['data', phpJsonEncodeOrFalse(raw)]]);
       else row = new Map([['data', raw]]);
       if (parentId.size > 0) {
         row = new Map(row);

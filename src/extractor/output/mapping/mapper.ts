@@ -1,5 +1,5 @@
 import { isScalar, type JsonObject, type JsonValue } from '../../../json/index.js';
-import { asPhpArray, getDataFromMappingPath, isIntegerKey, md5Hex, phpEmpty, phpJsonEncode, phpLooseEqualsWord, phpSerialize, phpSerializeArray, phpToString, phpVarExport } from '../../../php/index.js';
+import { asPhpArray, getDataFromMappingPath, isIntegerKey, md5Hex, phpEmpty, phpJsonEncode, phpJsonEncodeOrFalse, phpLooseEqualsWord, phpSerialize, phpSerializeArray, phpToString, phpVarExport } from '../../../php/index.js';
 import type { CsvFile } from '../csv-file.js';
 import type { ProducedTable } from '../record-parser.js';
 import { arrayKey, field } from './config-values.js';
@@ -115,7 +115,7 @@ export class Mapper {
           result.set(arrayKey(field(settings, 'mapping', 'destination')), getDataFromMappingPath(userData, key, '/'));
           break;
         default:
-          if (value !== null && !isScalar(value) && !phpEmpty(settings.get('forceType'))) value = phpJsonEncode(value);
+          if (value !== null && !isScalar(value) && !phpEmpty(settings.get('forceType'))) value = phpJsonEncodeOrFalse(value);
           result.set(arrayKey(field(settings, 'mapping', 'destination')), value);
       }
     }
