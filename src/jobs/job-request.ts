@@ -3,7 +3,7 @@ import { isJsonObject, isList, type JsonValue } from '../json/index.js';
 import type { ConfigStore } from '../store/config-store.js';
 import { StoreError } from '../store/store-error.js';
 import type { TokenInfo } from '../store/types.js';
-import type { JobMode, NewJob } from './job-record.js';
+import type { NewJob } from './job-record.js';
 
 /** gex's one branch (the default one), as the Storage API numbers it */
 export const DEFAULT_BRANCH = '1';
@@ -88,7 +88,7 @@ export async function newJobFromRequest(body: JsonValue | undefined, headerRunId
     componentId: component,
     configId: config,
     branchId: DEFAULT_BRANCH,
-    mode: mode as JobMode,
+    mode: mode,
     parentRunId,
     tokenId: token.id,
     tokenDescription: token.description,

@@ -180,8 +180,8 @@ export class WorkerPool {
       writes = writes.then(() => jobs.appendEvents(job, events)).catch((error: unknown) => logger.warn(`Job ${job.id}: log lines not stored: ${(error as Error).message}`));
       return writes;
     };
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => log.write('stdout', chunk));
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => log.write('stderr', chunk));
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => log.write('stdout', chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => log.write('stderr', chunk));
     const flusher = setInterval(() => void flush(), LOG_FLUSH_MS);
     const timeout = setTimeout(() => {
       run.timedOut = true;

@@ -12,7 +12,7 @@ const PHP_CLIENT = path.resolve(repoRoot, '..', 'shared', 'clients', 'job-queue-
 const KEY = { GEX_MASTER_KEY: '66'.repeat(32) };
 
 interface Served { child: import('node:child_process').ChildProcess; url: string; output: () => string }
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;  
 
 async function call(url: string, token: string, method: string, pathAndQuery: string, body?: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(`${url}${pathAndQuery}`, {
