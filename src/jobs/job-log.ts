@@ -44,7 +44,13 @@ export class JobLogCollector {
     this.lines++;
     this.bytes += size;
     // gex's own lines name their level; stderr is not always an error
-    const named = /\b(WARN|WARNING)\b/.test(message.slice(0, 40)) ? 'warning' : /\b(ERROR|FATAL)\b/.test(message.slice(0, 40)) ? 'error' : level === 'error' ? 'info' : level;
+    const named = /\b(WARN|WARNING)\b/.test(message.slice(0, 40))
+      ? 'warning'
+      : /\b(ERROR|FATAL)\b/.test(message.slice(0, 40))
+        ? 'error'
+        : level === 'error'
+          ? 'info'
+          : level;
     this.pending.push({ created: now.toISOString(), level: named, message });
   }
 

@@ -83,9 +83,23 @@ export class JobRepository {
         `INSERT INTO queue_jobs (id, project_id, component_id, config_id, branch_id, status, desired_status, mode, run_id,
           parent_run_id, token_id, token_description, config_row_ids, tag, orchestration_job_id, created, result)
           VALUES (?, ?, ?, ?, ?, ?, 'processing', ?, ?, ?, ?, ?, ?, ?, ?, ?, '[]')`,
-        [id, job.projectId, job.componentId, job.configId, job.branchId, ahead ? 'waiting' : 'created', job.mode, runId,
-          job.parentRunId, job.tokenId, job.tokenDescription, JSON.stringify(job.configRowIds), job.tag,
-          job.orchestrationJobId, now.toISOString()],
+        [
+          id,
+          job.projectId,
+          job.componentId,
+          job.configId,
+          job.branchId,
+          ahead ? 'waiting' : 'created',
+          job.mode,
+          runId,
+          job.parentRunId,
+          job.tokenId,
+          job.tokenDescription,
+          JSON.stringify(job.configRowIds),
+          job.tag,
+          job.orchestrationJobId,
+          now.toISOString(),
+        ],
       );
       return toJob((await tx.get<Row>(`${SELECT} WHERE j.id = ?`, [id]))!);
     });
@@ -93,9 +107,10 @@ export class JobRepository {
 
   /** A job of the project (another project's is not found); any project's when `projectId` is null. */
   async get(projectId: number | null, id: number): Promise<QueueJob | undefined> {
-    const row = projectId === null
-      ? await this.db.get<Row>(`${SELECT} WHERE j.id = ?`, [id])
-      : await this.db.get<Row>(`${SELECT} WHERE j.id = ? AND j.project_id = ?`, [id, projectId]);
+    const row =
+      projectId === null
+        ? await this.db.get<Row>(`${SELECT} WHERE j.id = ?`, [id])
+        : await this.db.get<Row>(`${SELECT} WHERE j.id = ? AND j.project_id = ?`, [id, projectId]);
     return row && toJob(row);
   }
 
@@ -187,11 +202,19 @@ export class JobRepository {
       if (!row) return undefined;
       const job = toJob(row);
       if (isFinished(job.status)) {
-        throw new StoreError(400, 'queue.jobFinished', `Job ${id} is already finished (${job.status}): it cannot be killed.`);
+        throw new StoreError(
+          400,
+          'queue.jobFinished',
+          `Job ${id} is already finished (${job.status}): it cannot be killed.`,
+        );
       }
       if (job.status === 'terminating') return job;
       if (PENDING.includes(job.status)) {
-        const result: JobResult = { message: 'The job was cancelled before it started.', configVersion: null, output: { tables: [] } };
+        const result: JobResult = {
+          message: 'The job was cancelled before it started.',
+          configVersion: null,
+          output: { tables: [] },
+        };
         await tx.run(
           `UPDATE queue_jobs SET status = 'cancelled', desired_status = 'terminating', ended = ?, result = ? WHERE id = ?`,
           [now.toISOString(), JSON.stringify(result), id],
@@ -211,12 +234,14 @@ export class JobRepository {
       const current = row?.status as JobStatus | undefined;
       if (!current || !RUNNING.includes(current)) return false;
       const { status, result } = outcome(current);
-      if (!statusesLeadingTo(status).includes(current)) throw new Error(`A job cannot move from ${current} to ${status}`);
+      if (!statusesLeadingTo(status).includes(current))
+        throw new Error(`A job cannot move from ${current} to ${status}`);
       const started = row!.started === null ? now : new Date(String(row!.started));
       const duration = Math.max(0, Math.round((now.getTime() - started.getTime()) / 1000));
-      await tx.run('UPDATE queue_jobs SET status = ?, ended = ?, duration_seconds = ?, result = ?, worker = NULL WHERE id = ?', [
-        status, now.toISOString(), duration, JSON.stringify(result), id,
-      ]);
+      await tx.run(
+        'UPDATE queue_jobs SET status = ?, ended = ?, duration_seconds = ?, result = ?, worker = NULL WHERE id = ?',
+        [status, now.toISOString(), duration, JSON.stringify(result), id],
+      );
       return true;
     });
   }
@@ -224,18 +249,26 @@ export class JobRepository {
   /** The statuses of these jobs now (a worker's check for kill requests sent to another server). */
   async statuses(ids: readonly number[]): Promise<Map<number, JobStatus>> {
     if (ids.length === 0) return new Map();
-    const rows = await this.db.all<Row>(`SELECT id, status FROM queue_jobs WHERE id IN (${ids.map(() => '?').join(', ')})`, [...ids]);
+    const rows = await this.db.all<Row>(
+      `SELECT id, status FROM queue_jobs WHERE id IN (${ids.map(() => '?').join(', ')})`,
+      [...ids],
+    );
     return new Map(rows.map((r) => [Number(r.id), r.status as JobStatus]));
   }
 
   /** The running jobs and who runs them (to find those whose worker is gone). */
   async running(): Promise<Array<{ id: number; worker: string | null }>> {
-    const rows = await this.db.all<Row>(`SELECT id, worker FROM queue_jobs WHERE status IN (${inList(RUNNING)}) ORDER BY id`);
+    const rows = await this.db.all<Row>(
+      `SELECT id, worker FROM queue_jobs WHERE status IN (${inList(RUNNING)}) ORDER BY id`,
+    );
     return rows.map((r) => ({ id: Number(r.id), worker: r.worker === null ? null : String(r.worker) }));
   }
 
   /** Appends lines to a job's log, numbered after the ones it has. */
-  appendEvents(job: { id: number; projectId: number }, events: ReadonlyArray<Pick<JobEvent, 'created' | 'level' | 'message'>>): Promise<void> {
+  appendEvents(
+    job: { id: number; projectId: number },
+    events: ReadonlyArray<Pick<JobEvent, 'created' | 'level' | 'message'>>,
+  ): Promise<void> {
     if (events.length === 0) return Promise.resolve();
     return this.db.transaction(async (tx) => {
       const last = await tx.get<Row>('SELECT MAX(seq) AS seq FROM queue_job_events WHERE job_id = ?', [job.id]);
@@ -248,7 +281,10 @@ export class JobRepository {
   }
 
   /** The log of the project's jobs with one of these run ids (or of their child runs), oldest first. */
-  async events(projectId: number, options: { jobId?: number; runId?: string; sinceSeq?: number; limit: number }): Promise<JobEvent[]> {
+  async events(
+    projectId: number,
+    options: { jobId?: number; runId?: string; sinceSeq?: number; limit: number },
+  ): Promise<JobEvent[]> {
     const where = ['e.project_id = ?'];
     const params: SqlParam[] = [projectId];
     if (options.jobId !== undefined) {
@@ -269,8 +305,12 @@ export class JobRepository {
       [...params, options.limit],
     );
     return rows.map((r) => ({
-      jobId: Number(r.job_id), seq: Number(r.seq), projectId: Number(r.project_id), created: String(r.created),
-      level: r.level as JobEvent['level'], message: String(r.message),
+      jobId: Number(r.job_id),
+      seq: Number(r.seq),
+      projectId: Number(r.project_id),
+      created: String(r.created),
+      level: r.level as JobEvent['level'],
+      message: String(r.message),
     }));
   }
 }

@@ -15,7 +15,9 @@ export const EXIT_USER_ERROR = 1;
 
 function outputTables(summary: SummaryShape | undefined): JobResult['output']['tables'] {
   const ids = (Array.isArray(summary?.rows) ? summary.rows : []).flatMap((row) =>
-    (Array.isArray(row?.tables) ? row.tables : []).flatMap((t) => (t?.loaded === true && typeof t.tableId === 'string' ? [t.tableId] : [])),
+    (Array.isArray(row?.tables) ? row.tables : []).flatMap((t) =>
+      t?.loaded === true && typeof t.tableId === 'string' ? [t.tableId] : [],
+    ),
   );
   return [...new Set(ids)].map((id) => {
     const name = id.slice(id.lastIndexOf('.') + 1);
@@ -25,15 +27,24 @@ function outputTables(summary: SummaryShape | undefined): JobResult['output']['t
 }
 
 /** A finished run's result: Keboola's messages; an error's type from the exit code (1 = user). */
-export function resultOfRun(summary: unknown, exitCode: number | null): { status: 'success' | 'error'; result: JobResult } {
+export function resultOfRun(
+  summary: unknown,
+  exitCode: number | null,
+): { status: 'success' | 'error'; result: JobResult } {
   const s = (typeof summary === 'object' && summary !== null ? summary : undefined) as SummaryShape | undefined;
-  const version = typeof s?.configVersion === 'number' || typeof s?.configVersion === 'string' ? String(s.configVersion) : null;
+  const version =
+    typeof s?.configVersion === 'number' || typeof s?.configVersion === 'string' ? String(s.configVersion) : null;
   const output = { tables: outputTables(s) };
   if (exitCode === 0 && s?.status === 'success') {
     const message = s.rowsRun === 0 ? 'No configurations executed.' : 'Component processing finished.';
     return { status: 'success', result: { message, configVersion: version, output } };
   }
-  const text = typeof s?.error?.message === 'string' ? s.error.message : typeof s?.message === 'string' ? s.message : `gex run exited with code ${exitCode ?? 'none'}`;
+  const text =
+    typeof s?.error?.message === 'string'
+      ? s.error.message
+      : typeof s?.message === 'string'
+        ? s.message
+        : `gex run exited with code ${exitCode ?? 'none'}`;
   const message = text.length > 4000 ? `${text.slice(0, 4000)}…` : text;
   const type = exitCode === EXIT_USER_ERROR ? 'user' : 'application';
   return { status: 'error', result: { message, configVersion: version, output, error: { type, message } } };

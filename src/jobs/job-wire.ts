@@ -18,8 +18,20 @@ export function jobToWire(job: QueueJob, base: string): JsonObject {
     ['id', String(job.id)],
     ['runId', job.runId],
     ['parentRunId', job.parentRunId],
-    ['project', new Map<string, JsonValue>([['id', String(job.projectId)], ['name', job.projectName]])],
-    ['token', new Map<string, JsonValue>([['id', String(job.tokenId)], ['description', job.tokenDescription]])],
+    [
+      'project',
+      new Map<string, JsonValue>([
+        ['id', String(job.projectId)],
+        ['name', job.projectName],
+      ]),
+    ],
+    [
+      'token',
+      new Map<string, JsonValue>([
+        ['id', String(job.tokenId)],
+        ['description', job.tokenDescription],
+      ]),
+    ],
     ['status', job.status],
     ['desiredStatus', job.desiredStatus],
     ['mode', job.mode],

@@ -86,7 +86,10 @@ export class WorkerPool {
       return worker === null || (workerHost === host && Number(pid) !== process.pid && !isAlive(Number(pid)));
     });
     for (const { id } of lost) {
-      await this.options.jobs.finish(id, () => ({ status: 'error', result: resultWithMessage(WORKER_STOPPED, 'application') }));
+      await this.options.jobs.finish(id, () => ({
+        status: 'error',
+        result: resultWithMessage(WORKER_STOPPED, 'application'),
+      }));
       this.options.logger.warn(`Job ${id} was left running by a worker that stopped: ended as error`);
     }
     return lost.map((l) => l.id);
@@ -150,7 +153,10 @@ export class WorkerPool {
   private terminate(run: Running): void {
     if (run.child.exitCode !== null || run.child.signalCode !== null) return;
     run.child.kill('SIGTERM');
-    setTimeout(() => run.child.exitCode === null && run.child.signalCode === null && run.child.kill('SIGKILL'), KILL_GRACE_MS).unref();
+    setTimeout(
+      () => run.child.exitCode === null && run.child.signalCode === null && run.child.kill('SIGKILL'),
+      KILL_GRACE_MS,
+    ).unref();
   }
 
   private async launch(job: QueueJob): Promise<void> {
@@ -159,25 +165,40 @@ export class WorkerPool {
     const summaryFile = path.join(dir, 'summary.json');
     const args = [
       ...this.options.command.slice(1),
-      'run', '--config-id', job.configId, '--component-id', job.componentId, '--project', job.projectName,
+      'run',
+      '--config-id',
+      job.configId,
+      '--component-id',
+      job.componentId,
+      '--project',
+      job.projectName,
       ...job.configRowIds.flatMap((id) => ['--row-id', id]),
       ...(job.mode === 'forceRun' ? ['--force'] : []),
-      '--data-dir', path.join(dir, 'data'), '--summary', summaryFile,
+      '--data-dir',
+      path.join(dir, 'data'),
+      '--summary',
+      summaryFile,
     ];
     // the job's own identity, not the server's: no Keboola variable of the server reaches the run
-    const env = Object.fromEntries(Object.entries(this.options.env ?? process.env).filter(([k]) => !k.startsWith('KBC_')));
+    const env = Object.fromEntries(
+      Object.entries(this.options.env ?? process.env).filter(([k]) => !k.startsWith('KBC_')),
+    );
     env.GEX_STORE = this.options.store;
     env[PARENT_PID_VARIABLE] = String(process.pid);
     const child = spawn(this.options.command[0], args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const run: Running = { job, child, killed: false, timedOut: false };
     this.running.set(job.id, run);
-    logger.info(`Job ${job.id} started: configuration ${job.configId} of ${job.componentId} (project ${job.projectId})`);
+    logger.info(
+      `Job ${job.id} started: configuration ${job.configId} of ${job.componentId} (project ${job.projectId})`,
+    );
 
     const log = new JobLogCollector();
     let writes = Promise.resolve();
     const flush = (end = false) => {
       const events = log.take(end);
-      writes = writes.then(() => jobs.appendEvents(job, events)).catch((error: unknown) => logger.warn(`Job ${job.id}: log lines not stored: ${(error as Error).message}`));
+      writes = writes
+        .then(() => jobs.appendEvents(job, events))
+        .catch((error: unknown) => logger.warn(`Job ${job.id}: log lines not stored: ${(error as Error).message}`));
       return writes;
     };
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => log.write('stdout', chunk));
@@ -199,7 +220,10 @@ export class WorkerPool {
             const summary = await readSummary(summaryFile);
             const ended = await jobs.finish(job.id, (current) => {
               if (current === 'terminating' || run.killed) {
-                return { status: 'terminated', result: resultWithMessage('The job was killed: its process was stopped (no state saved).') };
+                return {
+                  status: 'terminated',
+                  result: resultWithMessage('The job was killed: its process was stopped (no state saved).'),
+                };
               }
               if (run.timedOut) {
                 const message = `The job timed out after ${this.options.jobTimeoutSeconds} seconds: its process was stopped (no state saved).`;

@@ -6,7 +6,13 @@ import { TRANSITIONS, JOB_STATUSES, isFinished } from '../../src/jobs/statuses.j
 import { openEmbeddedStore } from '../support/open-store.js';
 import { storeBackends, TEST_KEY } from '../support/store.js';
 
-const search = (more: Partial<JobSearch> = {}): JobSearch => ({ limit: DEFAULT_SEARCH_LIMIT, offset: 0, sortBy: 'id', sortOrder: 'desc', ...more });
+const search = (more: Partial<JobSearch> = {}): JobSearch => ({
+  limit: DEFAULT_SEARCH_LIMIT,
+  offset: 0,
+  sortBy: 'id',
+  sortOrder: 'desc',
+  ...more,
+});
 const ok = { message: 'done', configVersion: '1', output: { tables: [] } };
 
 describe('queue jobs in the store', function () {
@@ -31,8 +37,18 @@ describe('queue jobs in the store', function () {
         const token = (await opened.backend.createToken({ description: 'ci' })).info;
         other = (await opened.backend.createToken({ description: 'x', project: 'other' })).info.projectId;
         job = (config, more = {}) => ({
-          projectId: token.projectId, componentId: 'ex-generic-v2', configId: config, branchId: '1', mode: 'run', parentRunId: '',
-          tokenId: token.id, tokenDescription: token.description, configRowIds: [], tag: null, orchestrationJobId: null, ...more,
+          projectId: token.projectId,
+          componentId: 'ex-generic-v2',
+          configId: config,
+          branchId: '1',
+          mode: 'run',
+          parentRunId: '',
+          tokenId: token.id,
+          tokenDescription: token.description,
+          configRowIds: [],
+          tag: null,
+          orchestrationJobId: null,
+          ...more,
         });
       });
       afterEach(() => opened.dispose());
@@ -60,7 +76,9 @@ describe('queue jobs in the store', function () {
         const a1 = await jobs.create(job('a'));
         const a2 = await jobs.create(job('a'));
         await jobs.claimNext('w1');
-        await assert.rejects(opened.backend.db.run(`UPDATE queue_jobs SET status = 'processing' WHERE id = ?`, [a2.id]));
+        await assert.rejects(
+          opened.backend.db.run(`UPDATE queue_jobs SET status = 'processing' WHERE id = ?`, [a2.id]),
+        );
         assert.equal((await jobs.get(null, a1.id))?.status, 'processing');
       });
 
@@ -86,7 +104,10 @@ describe('queue jobs in the store', function () {
         const killing = (await jobs.kill(a1.projectId, a1.id))!;
         assert.equal(killing.status, 'terminating');
         assert.equal(killing.desiredStatus, 'terminating');
-        await jobs.finish(a1.id, (current) => ({ status: current === 'terminating' ? 'terminated' : 'success', result: ok }));
+        await jobs.finish(a1.id, (current) => ({
+          status: current === 'terminating' ? 'terminated' : 'success',
+          result: ok,
+        }));
         assert.equal((await jobs.get(null, a1.id))?.status, 'terminated');
         await assert.rejects(jobs.kill(a1.projectId, a1.id), /already finished/);
         assert.equal(await jobs.kill(other, a1.id), undefined);
@@ -114,12 +135,18 @@ describe('queue jobs in the store', function () {
         assert.deepEqual(await jobs.search(other, search()), []);
       });
 
-      it('keeps a job\'s log lines, numbered, per project', async () => {
+      it("keeps a job's log lines, numbered, per project", async () => {
         const a = await jobs.create(job('a', { parentRunId: '5' }));
         await jobs.appendEvents(a, [{ created: 'now', level: 'info', message: 'one' }]);
         await jobs.appendEvents(a, [{ created: 'now', level: 'error', message: 'two' }]);
         const events = await jobs.events(a.projectId, { runId: '5', limit: 10 });
-        assert.deepEqual(events.map((e) => [e.seq, e.message]), [[1, 'one'], [2, 'two']]);
+        assert.deepEqual(
+          events.map((e) => [e.seq, e.message]),
+          [
+            [1, 'one'],
+            [2, 'two'],
+          ],
+        );
         assert.deepEqual(await jobs.events(other, { jobId: a.id, limit: 10 }), []);
       });
     });

@@ -30,7 +30,8 @@ async function projectQueue(backend: EmbeddedBackend, project: string | undefine
 
 function jobId(text: unknown): number {
   if (typeof text !== 'string' && typeof text !== 'number') throw new UserError('Name a job id');
-  if (!/^\d{1,15}$/.test(String(text))) throw new UserError(`Not a job id: ${JSON.stringify(String(text).slice(0, 40))}`);
+  if (!/^\d{1,15}$/.test(String(text)))
+    throw new UserError(`Not a job id: ${JSON.stringify(String(text).slice(0, 40))}`);
   return Number(text);
 }
 
@@ -84,7 +85,9 @@ type Action = (backend: EmbeddedBackend, args: JobsArgs & Record<string, unknown
 function handler(action: Action) {
   return async (args: JobsArgs & Record<string, unknown>) => {
     try {
-      process.exitCode = await withEmbeddedBackend(args.store, REFUSAL, (backend) => action(backend, args), { mustExist: true });
+      process.exitCode = await withEmbeddedBackend(args.store, REFUSAL, (backend) => action(backend, args), {
+        mustExist: true,
+      });
     } catch (error) {
       process.stderr.write(`${(error as Error).message}\n`);
       process.exitCode = exitCodeOf(error);
@@ -94,76 +97,123 @@ function handler(action: Action) {
 
 /** `gex jobs run|list|show|log|kill`: the queue jobs of a project of the embedded store (docs/jobs.md). */
 export function jobsCommand(yargs: Argv): Argv {
-  return yargs.command('jobs <action>', 'Queue jobs: run a configuration on request, list, show, follow and kill jobs (docs/jobs.md)', (y) =>
-    y
-      .option('store', { type: 'string', describe: 'the embedded store (a SQLite file or a postgres:// URL; else $GEX_STORE or gex-store.sqlite)' })
-      .option('project', { type: 'string', describe: 'project of the embedded store (default: "default")' })
-      .option('json', { type: 'boolean', default: false, describe: 'print jobs as the Queue API\'s JSON' })
-      .command('run <config-id>', 'queue a job for a stored configuration (a `gex serve --workers N` on the same store runs it)', (c) =>
-        c
-          .positional('config-id', { type: 'string', demandOption: true })
-          .option('component-id', { type: 'string', default: GENERIC_EXTRACTOR_ID })
-          .option('row-id', { type: 'string', array: true, default: [], coerce: splitIdList, describe: 'run only these rows (a comma list or repeated)' })
-          .option('force', { type: 'boolean', default: false, describe: 'run a disabled configuration (mode forceRun)' })
-          .option('wait', { type: 'boolean', default: false, describe: 'wait until the job ends; exit with its code (0 ok, 1 user error, 2 application error, 143 killed)' }),
-      handler(async (backend, args) => {
-        const { jobs, store, token } = await projectQueue(backend, args.project);
-        const { newJobFromRequest } = await import('../../jobs/job-request.js');
-        const body = new Map<string, import('../../json/index.js').JsonValue>([
-          ['component', String(args['component-id'])],
-          ['config', String(args['config-id'])],
-          ['mode', args.force ? 'forceRun' : 'run'],
-          ['configRowIds', (args['row-id'] as string[]).map(String)],
-        ]);
-        let job = await jobs.create(await newJobFromRequest(body, process.env.KBC_RUNID, { ...token, readOnly: false }, store));
-        show(job, args.json);
-        if (!args.wait) return 0;
-        job = await waitFor(jobs, token.projectId, job.id);
-        show(job, args.json);
-        return exitCodeOfJob(job);
-      }),
-      )
-      .command('list', 'the newest jobs first', (c) =>
-        c
-          .option('status', { type: 'string', array: true, describe: 'only jobs in these statuses' })
-          .option('config', { type: 'string', array: true, describe: 'only jobs of these configurations' })
-          .option('limit', { type: 'number', default: DEFAULT_SEARCH_LIMIT }),
-      handler(async (backend, args) => {
-        const { jobs, token } = await projectQueue(backend, args.project);
-        const statuses = (args.status as string[] | undefined)?.flatMap(splitIdList);
-        const bad = statuses?.find((s) => !isJobStatus(s));
-        if (bad !== undefined) throw new UserError(`Unknown status ${JSON.stringify(bad)}`);
-        const limit = Number(args.limit);
-        if (!Number.isSafeInteger(limit) || limit < 1 || limit > 500) throw new UserError('--limit takes 1 to 500');
-        const found = await jobs.search(token.projectId, {
-          statuses: statuses as JobStatus[] | undefined, configIds: (args.config as string[] | undefined)?.flatMap(splitIdList),
-          limit, offset: 0, sortBy: 'id', sortOrder: 'desc',
-        });
-        if (args.json) process.stdout.write(`${stringifyExact(found.map((j) => jobToWire(j, '')))}\n`);
-        else for (const job of found) process.stdout.write(`${line(job)}\n`);
-        return 0;
-      }),
-      )
-      .command('show <id>', 'one job', (c) => c.positional('id', { type: 'string' }), handler(async (backend, args) => {
-        const { jobs, token } = await projectQueue(backend, args.project);
-        const job = await jobs.get(token.projectId, jobId(args.id));
-        if (!job) throw new UserError(`Job ${String(args.id)} not found`);
-        show(job, args.json);
-        return 0;
-      }))
-      .command('log <id>', 'the log lines of a job', (c) => c.positional('id', { type: 'string' }).option('follow', { type: 'boolean', default: false }),
-        handler(async (backend, args) => {
-          const { jobs, token } = await projectQueue(backend, args.project);
-          await printLog(jobs, token.projectId, jobId(args.id), Boolean(args.follow));
-          return 0;
-        }))
-      .command('kill <id>', 'cancel a waiting job or stop a running one', (c) => c.positional('id', { type: 'string' }), handler(async (backend, args) => {
-        const { jobs, token } = await projectQueue(backend, args.project);
-        const job = await jobs.kill(token.projectId, jobId(args.id));
-        if (!job) throw new UserError(`Job ${String(args.id)} not found`);
-        show(job, args.json);
-        return 0;
-      }))
-      .demandCommand(1, 'Name an action: run, list, show, log or kill'),
+  return yargs.command(
+    'jobs <action>',
+    'Queue jobs: run a configuration on request, list, show, follow and kill jobs (docs/jobs.md)',
+    (y) =>
+      y
+        .option('store', {
+          type: 'string',
+          describe: 'the embedded store (a SQLite file or a postgres:// URL; else $GEX_STORE or gex-store.sqlite)',
+        })
+        .option('project', { type: 'string', describe: 'project of the embedded store (default: "default")' })
+        .option('json', { type: 'boolean', default: false, describe: "print jobs as the Queue API's JSON" })
+        .command(
+          'run <config-id>',
+          'queue a job for a stored configuration (a `gex serve --workers N` on the same store runs it)',
+          (c) =>
+            c
+              .positional('config-id', { type: 'string', demandOption: true })
+              .option('component-id', { type: 'string', default: GENERIC_EXTRACTOR_ID })
+              .option('row-id', {
+                type: 'string',
+                array: true,
+                default: [],
+                coerce: splitIdList,
+                describe: 'run only these rows (a comma list or repeated)',
+              })
+              .option('force', {
+                type: 'boolean',
+                default: false,
+                describe: 'run a disabled configuration (mode forceRun)',
+              })
+              .option('wait', {
+                type: 'boolean',
+                default: false,
+                describe:
+                  'wait until the job ends; exit with its code (0 ok, 1 user error, 2 application error, 143 killed)',
+              }),
+          handler(async (backend, args) => {
+            const { jobs, store, token } = await projectQueue(backend, args.project);
+            const { newJobFromRequest } = await import('../../jobs/job-request.js');
+            const body = new Map<string, import('../../json/index.js').JsonValue>([
+              ['component', String(args['component-id'])],
+              ['config', String(args['config-id'])],
+              ['mode', args.force ? 'forceRun' : 'run'],
+              ['configRowIds', (args['row-id'] as string[]).map(String)],
+            ]);
+            let job = await jobs.create(
+              await newJobFromRequest(body, process.env.KBC_RUNID, { ...token, readOnly: false }, store),
+            );
+            show(job, args.json);
+            if (!args.wait) return 0;
+            job = await waitFor(jobs, token.projectId, job.id);
+            show(job, args.json);
+            return exitCodeOfJob(job);
+          }),
+        )
+        .command(
+          'list',
+          'the newest jobs first',
+          (c) =>
+            c
+              .option('status', { type: 'string', array: true, describe: 'only jobs in these statuses' })
+              .option('config', { type: 'string', array: true, describe: 'only jobs of these configurations' })
+              .option('limit', { type: 'number', default: DEFAULT_SEARCH_LIMIT }),
+          handler(async (backend, args) => {
+            const { jobs, token } = await projectQueue(backend, args.project);
+            const statuses = (args.status as string[] | undefined)?.flatMap(splitIdList);
+            const bad = statuses?.find((s) => !isJobStatus(s));
+            if (bad !== undefined) throw new UserError(`Unknown status ${JSON.stringify(bad)}`);
+            const limit = Number(args.limit);
+            if (!Number.isSafeInteger(limit) || limit < 1 || limit > 500) throw new UserError('--limit takes 1 to 500');
+            const found = await jobs.search(token.projectId, {
+              statuses: statuses as JobStatus[] | undefined,
+              configIds: (args.config as string[] | undefined)?.flatMap(splitIdList),
+              limit,
+              offset: 0,
+              sortBy: 'id',
+              sortOrder: 'desc',
+            });
+            if (args.json) process.stdout.write(`${stringifyExact(found.map((j) => jobToWire(j, '')))}\n`);
+            else for (const job of found) process.stdout.write(`${line(job)}\n`);
+            return 0;
+          }),
+        )
+        .command(
+          'show <id>',
+          'one job',
+          (c) => c.positional('id', { type: 'string' }),
+          handler(async (backend, args) => {
+            const { jobs, token } = await projectQueue(backend, args.project);
+            const job = await jobs.get(token.projectId, jobId(args.id));
+            if (!job) throw new UserError(`Job ${String(args.id)} not found`);
+            show(job, args.json);
+            return 0;
+          }),
+        )
+        .command(
+          'log <id>',
+          'the log lines of a job',
+          (c) => c.positional('id', { type: 'string' }).option('follow', { type: 'boolean', default: false }),
+          handler(async (backend, args) => {
+            const { jobs, token } = await projectQueue(backend, args.project);
+            await printLog(jobs, token.projectId, jobId(args.id), Boolean(args.follow));
+            return 0;
+          }),
+        )
+        .command(
+          'kill <id>',
+          'cancel a waiting job or stop a running one',
+          (c) => c.positional('id', { type: 'string' }),
+          handler(async (backend, args) => {
+            const { jobs, token } = await projectQueue(backend, args.project);
+            const job = await jobs.kill(token.projectId, jobId(args.id));
+            if (!job) throw new UserError(`Job ${String(args.id)} not found`);
+            show(job, args.json);
+            return 0;
+          }),
+        )
+        .demandCommand(1, 'Name an action: run, list, show, log or kill'),
   );
 }

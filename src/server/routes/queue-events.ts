@@ -23,26 +23,37 @@ export function queueEventRoutes(app: FastifyInstance, jobs: JobRepository): voi
     };
     const limitText = one('limit') ?? String(DEFAULT_LIMIT);
     if (!/^\d{1,6}$/.test(limitText) || Number(limitText) > MAX_LIMIT) {
-      throw new StoreError(400, 'storage.validation', `Invalid parameters - limit: a whole number from 0 to ${MAX_LIMIT}.`);
+      throw new StoreError(
+        400,
+        'storage.validation',
+        `Invalid parameters - limit: a whole number from 0 to ${MAX_LIMIT}.`,
+      );
     }
     const runId = one('runId');
     const { token } = sessionOf(request);
     if (!runId) return sendJson(reply, 200, []);
     const events = await jobs.events(token.projectId, { runId: runId.slice(0, 1100), limit: 100_000 });
     const newest = events.reverse().slice(0, Number(limitText));
-    return sendJson(reply, 200, newest.map((e): JsonValue => new Map<string, JsonValue>([
-      ['id', String(e.jobId * 1_000_000 + e.seq)],
-      ['event', 'ext.gex.job-log'],
-      ['component', 'queue'],
-      ['message', e.message],
-      ['description', ''],
-      ['type', TYPES[e.level]],
-      ['runId', runId],
-      ['created', wireTime(e.created)],
-      ['params', new Map<string, JsonValue>([['jobId', String(e.jobId)]])],
-      ['results', []],
-      ['performance', []],
-      ['attachments', []],
-    ])));
+    return sendJson(
+      reply,
+      200,
+      newest.map(
+        (e): JsonValue =>
+          new Map<string, JsonValue>([
+            ['id', String(e.jobId * 1_000_000 + e.seq)],
+            ['event', 'ext.gex.job-log'],
+            ['component', 'queue'],
+            ['message', e.message],
+            ['description', ''],
+            ['type', TYPES[e.level]],
+            ['runId', runId],
+            ['created', wireTime(e.created)],
+            ['params', new Map<string, JsonValue>([['jobId', String(e.jobId)]])],
+            ['results', []],
+            ['performance', []],
+            ['attachments', []],
+          ]),
+      ),
+    );
   });
 }

@@ -57,18 +57,26 @@ export function queueRoutes(app: FastifyInstance, jobs: JobRepository, hooks: Qu
     return sendJson(reply, 200, jobToWire(job, queueBase(request)));
   });
 
-  app.post<{ Params: { jobId: string } }>('/jobs/:jobId/kill', { bodyLimit: QUEUE_BODY_LIMIT }, async (request, reply) => {
-    const { token } = sessionOf(request);
-    if (token.readOnly) throw StoreError.accessDenied('A read-only token cannot kill jobs.');
-    const job = await jobs.kill(token.projectId, jobIdParam(request.params.jobId));
-    if (!job) throw notFound(request.params.jobId);
-    hooks.killed(job);
-    return sendJson(reply, 200, jobToWire(job, queueBase(request)));
-  });
+  app.post<{ Params: { jobId: string } }>(
+    '/jobs/:jobId/kill',
+    { bodyLimit: QUEUE_BODY_LIMIT },
+    async (request, reply) => {
+      const { token } = sessionOf(request);
+      if (token.readOnly) throw StoreError.accessDenied('A read-only token cannot kill jobs.');
+      const job = await jobs.kill(token.projectId, jobIdParam(request.params.jobId));
+      if (!job) throw notFound(request.params.jobId);
+      hooks.killed(job);
+      return sendJson(reply, 200, jobToWire(job, queueBase(request)));
+    },
+  );
 
   app.get<{ Querystring: QueryParams }>('/search/jobs', async (request, reply) => {
     const found = await jobs.search(sessionOf(request).token.projectId, searchFromQuery(request.query));
     const base = queueBase(request);
-    return sendJson(reply, 200, found.map((job) => jobToWire(job, base)));
+    return sendJson(
+      reply,
+      200,
+      found.map((job) => jobToWire(job, base)),
+    );
   });
 }
