@@ -14,6 +14,8 @@ import { tokensCommand } from './commands/tokens.js';
 import { ignoreClosedOutput } from './closed-output.js';
 import { loggingOptions } from './logging.js';
 import { installStopSignals } from './stop-signals.js';
+import { stopWhenParentGone } from './parent-watch.js';
+import { jobsCommand } from './commands/jobs.js';
 import { failHandler } from './unknown-command.js';
 
 /** Every command, by name: registered from this one list, which also answers a mistyped one. */
@@ -28,11 +30,13 @@ const COMMANDS: ReadonlyArray<readonly [string, (yargs: Argv) => Argv]> = [
   ['rows', rowsCommand],
   ['state', stateCommand],
   ['tables', tablesCommand],
+  ['jobs', jobsCommand],
 ];
 
 /** The `gex` command line. */
 export async function main(argv: string[]): Promise<void> {
   installStopSignals();
+  stopWhenParentGone();
   ignoreClosedOutput();
   const args = hideBin(argv);
   let cli = yargs(args).scriptName('gex').strict().recommendCommands().demandCommand(1, 'Name a command: gex <command> --help');

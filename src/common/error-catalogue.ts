@@ -40,6 +40,7 @@ export const ERROR_CATALOGUE = {
     message: 'Configuration {id} of component {component} not found in {store}: …',
   },
   GEX_ROW_NOT_FOUND: { type: 'user', message: 'Row {id} not found in configuration {id}. Existing rows: …' },
+  GEX_JOB_NOT_FOUND: { type: 'user', message: 'Job {id} not found' },
   GEX_CONFIG_DISABLED: {
     type: 'user',
     message: 'Configuration {id} is disabled. Enable it in the store, or run it anyway with --force.',

@@ -126,7 +126,6 @@ function parseLikePsr7(uri: string): UriParts | false {
   };
 }
 
-/**
 /** A request target Guzzle cannot read (psr7: "Unable to parse URI"). */
 export class UnparsableUriError extends Error {}
 

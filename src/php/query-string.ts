@@ -1,4 +1,4 @@
-import { phpStringBytes } from './byte-string.js';
+import { phpStringBytes, phpStringFromBytes } from './byte-string.js';
 import { formatFloat } from './float-format.js';
 import { JsonFloat, type JsonObject, type JsonValue } from '../json/value.js';
 
@@ -28,18 +28,26 @@ export function phpUrldecode(s: string): string {
   return percentDecode(s.replace(/\+/g, ' '));
 }
 
-/** PHP `rawurldecode`. */
+/**
+ * PHP `rawurldecode`, byte for byte: PHP strings are bytes, so `%FF` and the raw bytes a string
+ * already holds (a raw digest's) stay those bytes (byte-string.ts), never U+FFFD.
+ */
 export function percentDecode(s: string): string {
   if (!s.includes('%')) return s;
-  const bytes: number[] = [];
-  for (let i = 0; i < s.length; i++) {
-    const c = s[i];
-    if (c === '%' && /^[0-9A-Fa-f]{2}$/.test(s.slice(i + 1, i + 3))) {
-      bytes.push(parseInt(s.slice(i + 1, i + 3), 16));
+  const raw = phpStringBytes(s);
+  const out = Buffer.alloc(raw.length);
+  let n = 0;
+  for (let i = 0; i < raw.length; i++) {
+    if (raw[i] === 0x25 && i + 2 < raw.length && isHexDigit(raw[i + 1]) && isHexDigit(raw[i + 2])) {
+      out[n++] = parseInt(String.fromCharCode(raw[i + 1], raw[i + 2]), 16);
       i += 2;
-    } else bytes.push(...Buffer.from(c, 'utf8'));
+    } else out[n++] = raw[i];
   }
-  return Buffer.from(bytes).toString('utf8');
+  return phpStringFromBytes(out.subarray(0, n));
+}
+
+function isHexDigit(byte: number): boolean {
+  return (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x46) || (byte >= 0x61 && byte <= 0x66);
 }
 
 /** String form of a scalar inside http_build_query: booleans are `1`/`0`, floats 14 digits. */

@@ -17,6 +17,8 @@ import { bucketRoutes } from './routes/buckets.js';
 import { componentDetailRoute, componentListRoute, publicComponentRoute } from './routes/components.js';
 import { configurationRoutes } from './routes/configurations.js';
 import { jobRoutes } from './routes/jobs.js';
+import { queueRoutes, type QueueHooks } from './routes/queue.js';
+import { queueEventRoutes } from './routes/queue-events.js';
 import { metadataRoutes } from './routes/metadata.js';
 import { rowVersionRoutes } from './routes/row-versions.js';
 import { rowRoutes } from './routes/rows.js';
@@ -45,7 +47,11 @@ export interface ServerOptions {
   metrics?: boolean;
   /** bytes of one data-preview answer (default 32 MiB) and of all held at once (default 128 MiB) */
   previews?: PreviewLimits;
+  /** told of created and killed queue jobs (the embedded worker pool); none: jobs wait for a worker's poll */
+  queueHooks?: QueueHooks;
 }
+
+const NO_HOOKS: QueueHooks = { created: () => undefined, killed: () => undefined };
 
 /** Storage buckets and tables (docs/storage-api.md#tables), the same in both path forms. */
 function tableScope(app: FastifyInstance, previews: PreviewBounds): void {
@@ -104,7 +110,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   // secrets are served only as ciphers). Everything inside a project needs a token.
   await app.register(
     async (open) => {
-      apiIndexRoutes(open, backend, revision);
+      apiIndexRoutes(open, backend, revision, backend.queueJobs !== undefined);
       publicComponentRoute(open, backend);
     },
     { prefix: '/v2/storage' },
@@ -122,6 +128,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
         configurationScope(root);
         tableScope(root, previews);
         jobRoutes(root);
+        const queueJobs = backend.queueJobs?.();
+        if (queueJobs) queueEventRoutes(root, queueJobs);
       },
       { prefix: '/v2/storage' },
     );
@@ -138,6 +146,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       },
       { prefix: '/v2/storage/branch/:branchId' },
     );
+
+    // Keboola's Job Queue API, at the origin (the API index lists it as the service "queue")
+    const queueJobs = backend.queueJobs?.();
+    if (queueJobs) await api.register(async (queue) => queueRoutes(queue, queueJobs, options.queueHooks ?? NO_HOOKS));
   });
 
   await app.ready();

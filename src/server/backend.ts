@@ -1,3 +1,4 @@
+import type { JobRepository } from '../jobs/job-repository.js';
 import type { ConfigStore } from '../store/config-store.js';
 import type { ProjectTokens } from '../store/embedded/tokens.js';
 import type { ProjectTables, StorageJobs } from '../store/tables/index.js';
@@ -16,6 +17,8 @@ export interface ServerBackend {
   jobs(token: TokenInfo): StorageJobs;
   /** the tokens of the token's project (token management over HTTP) */
   tokens(token: TokenInfo): ProjectTokens;
+  /** the queue jobs of every project (the Queue API filters by the token's project); absent: no Queue API */
+  queueJobs?(): JobRepository;
   listComponents(): Promise<Component[]>;
   getComponent(id: string): Promise<Component | undefined>;
   /** resolves when the database answers a cheap query (the health check) */

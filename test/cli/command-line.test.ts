@@ -17,7 +17,7 @@ describe('gex command line: version, help examples, mistyped commands', () => {
     const r = await runGex(['rnu']);
     assert.equal(r.code, 1);
     assert.equal(r.stdout, '');
-    assert.equal(r.stderr, 'Unknown command "rnu". Did you mean "run"?\nRun "gex --help" for the list of commands (run, check, schema, serve, tokens, components, configs, rows, state, tables).\n');
+    assert.equal(r.stderr, 'Unknown command "rnu". Did you mean "run"?\nRun "gex --help" for the list of commands (run, check, schema, serve, tokens, components, configs, rows, state, tables, jobs).\n');
 
     const options = await runGex(['--log-level', 'debug', 'srve', '--port', '1']);
     assert.equal(options.code, 1);

@@ -23,4 +23,11 @@ describe('php: query strings', () => {
   it('urldecode turns plus into space', () => {
     assert.equal(phpUrldecode('a+b%20c%zz'), 'a b c%zz');
   });
+
+  it('urldecode is byte for byte: invalid UTF-8 and raw bytes survive a decode and an encode', () => {
+    // %FF is one byte PHP keeps; a lone surrogate is how a raw byte lives in a string (byte-string.ts)
+    assert.equal(phpUrlencode(phpUrldecode('%FF%C3%BA%E2')), '%FF%C3%BA%E2');
+    assert.equal(phpUrlencode(phpUrldecode('\udcff%41😀')), '%FFA%F0%9F%98%80');
+    assert.equal(phpUrldecode('😀%20é'), '😀 é');
+  });
 });

@@ -27,6 +27,8 @@ export interface RunArgs extends TargetArgs {
   'dry-run': boolean;
   /** false (--no-load): tables stay files; no Storage table is read or written */
   load: boolean;
+  /** project of the embedded store used without a token (a queue job's project) */
+  project?: string;
 }
 
 const env = process.env;
@@ -39,6 +41,7 @@ export function runCommand(yargs: Argv): Argv {
       targetOptions(y, 'run')
         .option('summary', { type: 'string', describe: 'write a JSON summary of the run to this file' })
         .option('force', { type: 'boolean', default: false, describe: 'run a disabled configuration' })
+        .option('project', { type: 'string', describe: 'project of the embedded store when used without a token (default: "default")' })
         .option('load', {
           type: 'boolean',
           default: true,
@@ -93,7 +96,7 @@ export async function runFromCli(args: RunArgs): Promise<number> {
       const { openConfigStore, storeLocationFromArgs } = await import('../../store/open-config-store.js');
       const location = storeLocationFromArgs(args.store, env);
       // a run creates no store: a mistyped --store is "no store at …", not a new empty store and key
-      const store = await openConfigStore(location, { token: args.token ?? env.KBC_TOKEN, logger, builtinComponents: builtinComponents(), mustExist: true });
+      const store = await openConfigStore(location, { token: args.token ?? env.KBC_TOKEN, project: args.project, logger, builtinComponents: builtinComponents(), mustExist: true });
       let unlock: () => Promise<void> = async () => undefined;
       try {
         unlock = await lockForRun({

@@ -8,6 +8,7 @@ import { DEFAULT_STORE_FILE, isRemoteStore } from '../../store/store-location.js
 import { builtinComponents } from '../builtin-components.js';
 import { createCliLogging, type LoggingArgs } from '../logging.js';
 import { cancelOnStop } from '../stop-signals.js';
+import { DEFAULT_JOB_TIMEOUT_SECONDS, type WorkerPool } from '../../jobs/worker-pool.js';
 
 interface ServeArgs extends LoggingArgs {
   port: number;
@@ -16,6 +17,8 @@ interface ServeArgs extends LoggingArgs {
   'body-limit': number;
   durability?: string;
   metrics: boolean;
+  workers: number;
+  'job-timeout': number;
 }
 
 export function serveCommand(yargs: Argv): Argv {
@@ -43,6 +46,12 @@ export function serveCommand(yargs: Argv): Argv {
           default: true,
           describe: 'serve Prometheus metrics at GET /metrics on the same address, without a token (--metrics false: no /metrics)',
         })
+        .option('workers', {
+          type: 'number',
+          default: 1,
+          describe: 'queue jobs run at once by this server, each as its own gex run process (0 = accept jobs, run none)',
+        })
+        .option('job-timeout', { type: 'number', default: DEFAULT_JOB_TIMEOUT_SECONDS, describe: 'seconds a queue job may run before it is stopped (ends as error)' })
         .example('$0 serve --store gex-store.sqlite', 'serve a SQLite store on http://127.0.0.1:8080/v2/storage')
         .example('$0 serve --host 0.0.0.0 --port 8080 --store postgres://gex@db/gex', 'serve a PostgreSQL store on every interface')
         .example('$0 serve --metrics false', 'no /metrics endpoint (GET /health stays)') as Argv<ServeArgs>,
@@ -75,7 +84,10 @@ export async function serve(args: ServeArgs): Promise<number> {
   // a line per request: written in batches, one write per event-loop turn
   const { logger } = createCliLogging(args, { batchStdout: true });
   let backend: EmbeddedBackend | undefined;
+  let pool: WorkerPool | undefined;
   try {
+    if (!Number.isSafeInteger(args.workers) || args.workers < 0 || args.workers > 256) throw new UserError('GEX_CLI_USAGE', '--workers takes a whole number from 0 to 256');
+    if (!Number.isSafeInteger(args['job-timeout']) || args['job-timeout'] < 1) throw new UserError('GEX_CLI_USAGE', '--job-timeout takes a whole number of seconds ≥ 1');
     if (isRemoteStore(args.store)) throw new UserError('GEX_CLI_USAGE', 'gex serve serves an embedded store: pass --store with a SQLite file or a postgres:// URL');
     const [{ openEmbeddedStore }, { buildServer }] = await Promise.all([import('../../store/open-store.js'), import('../../server/app.js')]);
     // checked before anything is opened or created: a bad value is a clear error, not a silent default
@@ -84,7 +96,21 @@ export async function serve(args: ServeArgs): Promise<number> {
     // gex serve creates the store it is named (a new volume starts empty, see docs/security.md), and says so:
     // a mistyped --store shows up as "created a new, empty store" at start
     backend = await openEmbeddedStore(args.store, env, { builtinComponents: builtinComponents(), onCreate: (what) => logger.warn(`Created ${what}`) });
-    const app = await buildServer({ backend, logger, bodyLimit: args['body-limit'], metrics: args.metrics });
+    const { WorkerPool } = await import('../../jobs/worker-pool.js');
+    const workers = new WorkerPool({
+      jobs: backend.queueJobs(),
+      workers: args.workers,
+      jobTimeoutSeconds: args['job-timeout'],
+      store: args.store,
+      // this same gex: node and its script
+      command: [process.execPath, process.argv[1]],
+      logger,
+    });
+    pool = workers;
+    // jobs a server that died left running end as error before anything is claimed
+    await workers.start();
+    const queueHooks = { created: () => workers.wake(), killed: (job: { id: number }) => workers.kill(job.id) };
+    const app = await buildServer({ backend, logger, bodyLimit: args['body-limit'], metrics: args.metrics, queueHooks });
     const store = backend.location;
     // fastify logs the address once it listens; this text replaces its default line
     const listenTextResolver = (address: string) => `Storage API listening on ${address}/v2/storage (store: ${store})`;
@@ -94,12 +120,14 @@ export async function serve(args: ServeArgs): Promise<number> {
     const signal = await untilStopSignal();
     logger.info(`${signal} received: stopping`);
     await app.close();
+    await workers.stop();
     return 0;
   } catch (error) {
     if (error instanceof UserError) logger.error(errorLogFields(error), error.message);
     else logger.error({ err: error, ...errorLogFields(error) }, `Application error: ${(error as Error).message}`);
     return exitCodeOf(error);
   } finally {
+    await pool?.stop();
     await backend?.close();
   }
 }

@@ -5,6 +5,7 @@ import { componentToWire } from '../../store/wire.js';
 import type { ServerBackend } from '../backend.js';
 import { commaList, queryValue, type Query } from '../query.js';
 import { sendJson } from '../reply.js';
+import { absoluteUri } from '../absolute-uri.js';
 
 const DOCUMENTATION = 'https://keboola.docs.apiary.io/';
 
@@ -21,7 +22,7 @@ function summary(component: JsonObject): JsonObject {
 }
 
 /** `GET /v2/storage` — the API index (docs/storage-api.md#resources) with every registered component; public, no token. */
-export function apiIndexRoutes(app: FastifyInstance, backend: ServerBackend, revision: string): void {
+export function apiIndexRoutes(app: FastifyInstance, backend: ServerBackend, revision: string, queue = false): void {
   app.get<{ Querystring: Query }>('/', async (request, reply) => {
     const exclude = new Set(commaList(queryValue(request.query, 'exclude') ?? ''));
     const index: JsonObject = new Map<string, JsonValue>([
@@ -35,7 +36,8 @@ export function apiIndexRoutes(app: FastifyInstance, backend: ServerBackend, rev
       const components = (await backend.listComponents()).map((c) => componentToWire(c));
       index.set('components', exclude.has('componentDetails') ? components.map(summary) : components);
     }
-    index.set('services', []);
+    // the Job Queue API is served at this server's origin (clients look it up here)
+    index.set('services', queue ? [new Map<string, JsonValue>([['id', 'queue'], ['url', absoluteUri(request, '')]])] : []);
     index.set('features', []);
     index.set('urlTemplates', new Map(Object.entries(URL_TEMPLATES)));
     return sendJson(reply, 200, index);

@@ -1,4 +1,5 @@
 import { UserError } from '../../common/errors.js';
+import { JobRepository } from '../../jobs/job-repository.js';
 import { isJsonObject, type JsonValue } from '../../json/index.js';
 import { phpToString } from '../../php/index.js';
 import type { ConfigStore } from '../config-store.js';
@@ -81,6 +82,11 @@ export class EmbeddedBackend {
 
   jobs(token: TokenInfo): StorageJobs {
     return new StorageJobs(this.db, token.projectId);
+  }
+
+  /** The queue jobs of every project (the Job Queue API and the worker pool). */
+  queueJobs(): JobRepository {
+    return new JobRepository(this.db);
   }
 
   /** Access for the local CLI and runner (no token needed): an internal token of the project. */

@@ -128,6 +128,32 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
       `ALTER TABLE configuration_versions DROP COLUMN rows_sort_order`,
     ],
   },
+  {
+    version: 7,
+    description: 'queue jobs (Job Queue API) and their log events',
+    statements: [
+      // config_row_ids and result: JSON; times: ISO 8601 UTC text (fixed width, so text order is time order);
+      // worker: who runs it (host:pid), set while processing
+      `CREATE TABLE queue_jobs (
+        id BIGINT PRIMARY KEY, project_id BIGINT NOT NULL REFERENCES projects(id),
+        component_id TEXT NOT NULL, config_id TEXT NOT NULL, branch_id TEXT NOT NULL,
+        status TEXT NOT NULL, desired_status TEXT NOT NULL, mode TEXT NOT NULL,
+        run_id TEXT NOT NULL, parent_run_id TEXT NOT NULL,
+        token_id BIGINT NOT NULL, token_description TEXT NOT NULL,
+        config_row_ids TEXT NOT NULL, tag TEXT, orchestration_job_id TEXT,
+        created TEXT NOT NULL, started TEXT, ended TEXT, duration_seconds BIGINT,
+        result TEXT NOT NULL, worker TEXT, timeout_seconds BIGINT)`,
+      `CREATE INDEX queue_jobs_project ON queue_jobs (project_id, id)`,
+      `CREATE INDEX queue_jobs_pending ON queue_jobs (status, id)`,
+      // the rule "one running job per configuration" held by the database itself, whoever claims
+      `CREATE UNIQUE INDEX queue_jobs_one_running ON queue_jobs (project_id, component_id, config_id, branch_id)
+        WHERE status IN ('processing', 'terminating')`,
+      `CREATE TABLE queue_job_events (
+        job_id BIGINT NOT NULL, seq INTEGER NOT NULL, project_id BIGINT NOT NULL,
+        created TEXT NOT NULL, level TEXT NOT NULL, message TEXT NOT NULL,
+        PRIMARY KEY (job_id, seq))`,
+    ],
+  },
 ];
 
 export const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied TEXT NOT NULL)`;

@@ -1,0 +1,68 @@
+import type { JobStatus } from './statuses.js';
+
+/** The modes gex runs: `run`, and `forceRun` (a disabled configuration runs too). */
+export type JobMode = 'run' | 'forceRun';
+
+/** What a finished job reports (Keboola's `result`), built from the run's summary. */
+export interface JobResult {
+  message: string;
+  configVersion: string | null;
+  output: { tables: Array<{ id: string; name: string; displayName: string; columns: Array<{ name: string }> }> };
+  error?: { type: 'user' | 'application'; message: string; code?: string };
+}
+
+/** A queue job as stored: one run of one configuration (component, config, branch) of a project. */
+export interface QueueJob {
+  id: number;
+  projectId: number;
+  projectName: string;
+  componentId: string;
+  configId: string;
+  branchId: string;
+  status: JobStatus;
+  desiredStatus: 'processing' | 'terminating';
+  mode: JobMode;
+  runId: string;
+  /** '' when none */
+  parentRunId: string;
+  tokenId: number;
+  tokenDescription: string;
+  /** empty: every enabled row */
+  configRowIds: string[];
+  tag: string | null;
+  orchestrationJobId: string | null;
+  /** ISO 8601 UTC (`toISOString`) */
+  created: string;
+  started: string | null;
+  ended: string | null;
+  durationSeconds: number | null;
+  /** null until finished */
+  result: JobResult | null;
+  /** who runs it (host:pid) while it runs */
+  worker: string | null;
+}
+
+/** What a create request decided, before the store gives it an id. */
+export interface NewJob {
+  projectId: number;
+  componentId: string;
+  configId: string;
+  branchId: string;
+  mode: JobMode;
+  parentRunId: string;
+  tokenId: number;
+  tokenDescription: string;
+  configRowIds: string[];
+  tag: string | null;
+  orchestrationJobId: string | null;
+}
+
+/** A line of a job's log. */
+export interface JobEvent {
+  jobId: number;
+  seq: number;
+  projectId: number;
+  created: string;
+  level: 'info' | 'warning' | 'error';
+  message: string;
+}

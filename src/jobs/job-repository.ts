@@ -1,0 +1,316 @@
+import type { Database, SqlExecutor, SqlParam } from '../store/sql/database.js';
+import { StoreError } from '../store/store-error.js';
+import type { JobEvent, JobResult, NewJob, QueueJob } from './job-record.js';
+import { SORT_COLUMNS, type JobSearch } from './job-search.js';
+import { isFinished, PENDING, RUNNING, statusesLeadingTo, type JobStatus } from './statuses.js';
+
+type Row = Record<string, unknown>;
+
+const SELECT = `SELECT j.*, p.name AS project_name FROM queue_jobs j JOIN projects p ON p.id = j.project_id`;
+/** the same configuration as job `j` (a configuration is project, component, config, branch) */
+const SAME_CONFIG = `o.project_id = j.project_id AND o.component_id = j.component_id AND o.config_id = j.config_id
+  AND o.branch_id = j.branch_id`;
+const inList = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
+
+function toJob(row: Row): QueueJob {
+  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
+  return {
+    id: Number(row.id),
+    projectId: Number(row.project_id),
+    projectName: String(row.project_name),
+    componentId: String(row.component_id),
+    configId: String(row.config_id),
+    branchId: String(row.branch_id),
+    status: row.status as JobStatus,
+    desiredStatus: row.desired_status as QueueJob['desiredStatus'],
+    mode: row.mode as QueueJob['mode'],
+    runId: String(row.run_id),
+    parentRunId: String(row.parent_run_id),
+    tokenId: Number(row.token_id),
+    tokenDescription: String(row.token_description),
+    configRowIds: JSON.parse(String(row.config_row_ids)) as string[],
+    tag: text(row.tag),
+    orchestrationJobId: text(row.orchestration_job_id),
+    created: String(row.created),
+    started: text(row.started),
+    ended: text(row.ended),
+    durationSeconds: row.duration_seconds === null ? null : Number(row.duration_seconds),
+    result: row.result === '[]' ? null : (JSON.parse(String(row.result)) as JobResult),
+    worker: text(row.worker),
+  };
+}
+
+/** A LIKE pattern matching `text` literally (escape character `\`). */
+function likeLiteral(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/** The outcome a worker reports for a job whose process ended, given the status the job has now. */
+export type Outcome = (current: JobStatus) => { status: JobStatus; result: JobResult };
+
+/**
+ * Queue jobs in the store's database (SQLite or PostgreSQL, the same statements). Every change is
+ * one transaction; claiming is serialised by the database (SQLite: BEGIN IMMEDIATE; PostgreSQL: a
+ * transaction-scoped advisory lock), and a unique index allows one running job per configuration
+ * whatever a claimer does.
+ */
+export class JobRepository {
+  constructor(private readonly db: Database) {}
+
+  /** Serialises the transactions that decide which job of a configuration runs next. */
+  private async lockQueue(tx: SqlExecutor): Promise<void> {
+    if (this.db.dialect.name === 'postgres') {
+      await tx.get(`SELECT pg_advisory_xact_lock(hashtext('gex.queue:' || current_setting('search_path')))`);
+    }
+  }
+
+  /** Stores a new job: `created`, or `waiting` when another job of its configuration is ahead of it. */
+  create(job: NewJob, now = new Date()): Promise<QueueJob> {
+    return this.db.transaction(async (tx) => {
+      await this.lockQueue(tx);
+      const seq = await tx.get<Row>(
+        'INSERT INTO sequences (name, value) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET value = sequences.value + 1 RETURNING value',
+        ['queue_job'],
+      );
+      const id = Number(seq!.value);
+      const ahead = await tx.get(
+        `SELECT id FROM queue_jobs WHERE project_id = ? AND component_id = ? AND config_id = ? AND branch_id = ?
+          AND status IN (${inList([...PENDING, ...RUNNING])}) LIMIT 1`,
+        [job.projectId, job.componentId, job.configId, job.branchId],
+      );
+      const runId = job.parentRunId ? `${job.parentRunId}.${id}` : String(id);
+      await tx.run(
+        `INSERT INTO queue_jobs (id, project_id, component_id, config_id, branch_id, status, desired_status, mode, run_id,
+          parent_run_id, token_id, token_description, config_row_ids, tag, orchestration_job_id, created, result)
+          VALUES (?, ?, ?, ?, ?, ?, 'processing', ?, ?, ?, ?, ?, ?, ?, ?, ?, '[]')`,
+        [
+          id,
+          job.projectId,
+          job.componentId,
+          job.configId,
+          job.branchId,
+          ahead ? 'waiting' : 'created',
+          job.mode,
+          runId,
+          job.parentRunId,
+          job.tokenId,
+          job.tokenDescription,
+          JSON.stringify(job.configRowIds),
+          job.tag,
+          job.orchestrationJobId,
+          now.toISOString(),
+        ],
+      );
+      return toJob((await tx.get<Row>(`${SELECT} WHERE j.id = ?`, [id]))!);
+    });
+  }
+
+  /** A job of the project (another project's is not found); any project's when `projectId` is null. */
+  async get(projectId: number | null, id: number): Promise<QueueJob | undefined> {
+    const row =
+      projectId === null
+        ? await this.db.get<Row>(`${SELECT} WHERE j.id = ?`, [id])
+        : await this.db.get<Row>(`${SELECT} WHERE j.id = ? AND j.project_id = ?`, [id, projectId]);
+    return row && toJob(row);
+  }
+
+  /** The project's jobs matching every filter given, sorted and paged. */
+  async search(projectId: number, search: JobSearch): Promise<QueueJob[]> {
+    if (search.none) return [];
+    const where: string[] = ['j.project_id = ?'];
+    const params: SqlParam[] = [projectId];
+    const anyOf = (column: string, values: ReadonlyArray<string | number> | undefined) => {
+      if (values === undefined) return;
+      if (values.length === 0) return void where.push('1 = 0');
+      where.push(`${column} IN (${values.map(() => '?').join(', ')})`);
+      params.push(...values);
+    };
+    const bound = (column: string, op: '>=' | '<=', value: string | number | undefined) => {
+      if (value === undefined) return;
+      where.push(`${column} ${op} ?`);
+      params.push(value);
+    };
+    anyOf('j.id', search.ids);
+    anyOf('j.run_id', search.runIds);
+    anyOf('j.branch_id', search.branchIds);
+    anyOf('j.token_id', search.tokenIds);
+    anyOf('j.token_description', search.tokenDescriptions);
+    anyOf('j.component_id', search.componentIds);
+    anyOf('j.config_id', search.configIds);
+    anyOf('j.mode', search.modes);
+    anyOf('j.status', search.statuses);
+    if (search.configRowIds) {
+      // config_row_ids is a JSON array of strings: each id appears in it as its JSON literal
+      const likes = search.configRowIds.map(() => `j.config_row_ids LIKE ? ESCAPE '\\'`);
+      where.push(likes.length ? `(${likes.join(' OR ')})` : '1 = 0');
+      params.push(...search.configRowIds.map((id) => `%${likeLiteral(JSON.stringify(id))}%`));
+    }
+    if (search.parentRunId !== undefined) anyOf('j.parent_run_id', [search.parentRunId]);
+    bound('j.created', '>=', search.createdFrom);
+    bound('j.created', '<=', search.createdTo);
+    bound('j.started', '>=', search.startedFrom);
+    bound('j.started', '<=', search.startedTo);
+    bound('j.ended', '>=', search.endedFrom);
+    bound('j.ended', '<=', search.endedTo);
+    bound('j.duration_seconds', '>=', search.durationFrom);
+    bound('j.duration_seconds', '<=', search.durationTo);
+    const order = search.sortOrder === 'asc' ? 'ASC' : 'DESC';
+    const column = `j.${SORT_COLUMNS[search.sortBy]}`;
+    // nulls last either way, and the id breaks ties so pages never overlap
+    const sql = `${SELECT} WHERE ${where.join(' AND ')}
+      ORDER BY CASE WHEN ${column} IS NULL THEN 1 ELSE 0 END, ${column} ${order}, j.id ${order} LIMIT ? OFFSET ?`;
+    return (await this.db.all<Row>(sql, [...params, search.limit, search.offset])).map(toJob);
+  }
+
+  /**
+   * Marks the oldest runnable job `processing` for `worker` and returns it; undefined when none
+   * can run. Runnable: pending, no job of its configuration running, and no older pending job of
+   * its configuration (they run in order). Jobs queued behind it become `waiting`.
+   */
+  claimNext(worker: string, now = new Date()): Promise<QueueJob | undefined> {
+    return this.db.transaction(async (tx) => {
+      await this.lockQueue(tx);
+      const next = await tx.get<Row>(
+        `SELECT j.id FROM queue_jobs j WHERE j.status IN (${inList(PENDING)})
+          AND NOT EXISTS (SELECT 1 FROM queue_jobs o WHERE ${SAME_CONFIG} AND o.status IN (${inList(RUNNING)}))
+          AND NOT EXISTS (SELECT 1 FROM queue_jobs o WHERE ${SAME_CONFIG} AND o.status IN (${inList(PENDING)}) AND o.id < j.id)
+          ORDER BY j.id LIMIT 1`,
+      );
+      if (!next) return undefined;
+      const id = Number(next.id);
+      await tx.run(
+        `UPDATE queue_jobs SET status = 'processing', started = ?, worker = ? WHERE id = ? AND status IN (${inList(statusesLeadingTo('processing'))})`,
+        [now.toISOString(), worker, id],
+      );
+      const job = toJob((await tx.get<Row>(`${SELECT} WHERE j.id = ?`, [id]))!);
+      await tx.run(
+        `UPDATE queue_jobs SET status = 'waiting' WHERE status = 'created' AND project_id = ? AND component_id = ? AND config_id = ? AND branch_id = ?`,
+        [job.projectId, job.componentId, job.configId, job.branchId],
+      );
+      return job;
+    });
+  }
+
+  /**
+   * Kills a job of the project: a pending one is `cancelled` at once; a running one becomes
+   * `terminating` (its worker stops the process and ends it `terminated`). A finished job: 400.
+   */
+  kill(projectId: number, id: number, now = new Date()): Promise<QueueJob | undefined> {
+    return this.db.transaction(async (tx) => {
+      await this.lockQueue(tx);
+      const row = await tx.get<Row>(`${SELECT} WHERE j.id = ? AND j.project_id = ?`, [id, projectId]);
+      if (!row) return undefined;
+      const job = toJob(row);
+      if (isFinished(job.status)) {
+        throw new StoreError(
+          400,
+          'queue.jobFinished',
+          `Job ${id} is already finished (${job.status}): it cannot be killed.`,
+        );
+      }
+      if (job.status === 'terminating') return job;
+      if (PENDING.includes(job.status)) {
+        const result: JobResult = {
+          message: 'The job was cancelled before it started.',
+          configVersion: null,
+          output: { tables: [] },
+        };
+        await tx.run(
+          `UPDATE queue_jobs SET status = 'cancelled', desired_status = 'terminating', ended = ?, result = ? WHERE id = ?`,
+          [now.toISOString(), JSON.stringify(result), id],
+        );
+      } else {
+        await tx.run(`UPDATE queue_jobs SET status = 'terminating', desired_status = 'terminating' WHERE id = ?`, [id]);
+      }
+      return toJob((await tx.get<Row>(`${SELECT} WHERE j.id = ?`, [id]))!);
+    });
+  }
+
+  /** Ends a running job with the outcome its worker reports; false when it was no longer running. */
+  finish(id: number, outcome: Outcome, now = new Date()): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      await this.lockQueue(tx);
+      const row = await tx.get<Row>('SELECT status, started FROM queue_jobs WHERE id = ?', [id]);
+      const current = row?.status as JobStatus | undefined;
+      if (!current || !RUNNING.includes(current)) return false;
+      const { status, result } = outcome(current);
+      if (!statusesLeadingTo(status).includes(current))
+        throw new Error(`A job cannot move from ${current} to ${status}`);
+      const started = row!.started === null ? now : new Date(String(row!.started));
+      const duration = Math.max(0, Math.round((now.getTime() - started.getTime()) / 1000));
+      await tx.run(
+        'UPDATE queue_jobs SET status = ?, ended = ?, duration_seconds = ?, result = ?, worker = NULL WHERE id = ?',
+        [status, now.toISOString(), duration, JSON.stringify(result), id],
+      );
+      return true;
+    });
+  }
+
+  /** The statuses of these jobs now (a worker's check for kill requests sent to another server). */
+  async statuses(ids: readonly number[]): Promise<Map<number, JobStatus>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.db.all<Row>(
+      `SELECT id, status FROM queue_jobs WHERE id IN (${ids.map(() => '?').join(', ')})`,
+      [...ids],
+    );
+    return new Map(rows.map((r) => [Number(r.id), r.status as JobStatus]));
+  }
+
+  /** The running jobs and who runs them (to find those whose worker is gone). */
+  async running(): Promise<Array<{ id: number; worker: string | null }>> {
+    const rows = await this.db.all<Row>(
+      `SELECT id, worker FROM queue_jobs WHERE status IN (${inList(RUNNING)}) ORDER BY id`,
+    );
+    return rows.map((r) => ({ id: Number(r.id), worker: r.worker === null ? null : String(r.worker) }));
+  }
+
+  /** Appends lines to a job's log, numbered after the ones it has. */
+  appendEvents(
+    job: { id: number; projectId: number },
+    events: ReadonlyArray<Pick<JobEvent, 'created' | 'level' | 'message'>>,
+  ): Promise<void> {
+    if (events.length === 0) return Promise.resolve();
+    return this.db.transaction(async (tx) => {
+      const last = await tx.get<Row>('SELECT MAX(seq) AS seq FROM queue_job_events WHERE job_id = ?', [job.id]);
+      const first = last?.seq === null || last?.seq === undefined ? 1 : Number(last.seq) + 1;
+      await tx.runEach(
+        'INSERT INTO queue_job_events (job_id, seq, project_id, created, level, message) VALUES (?, ?, ?, ?, ?, ?)',
+        events.map((e, i) => [job.id, first + i, job.projectId, e.created, e.level, e.message]),
+      );
+    });
+  }
+
+  /** The log of the project's jobs with one of these run ids (or of their child runs), oldest first. */
+  async events(
+    projectId: number,
+    options: { jobId?: number; runId?: string; sinceSeq?: number; limit: number },
+  ): Promise<JobEvent[]> {
+    const where = ['e.project_id = ?'];
+    const params: SqlParam[] = [projectId];
+    if (options.jobId !== undefined) {
+      where.push('e.job_id = ?');
+      params.push(options.jobId);
+    }
+    if (options.runId !== undefined) {
+      where.push(`(j.run_id = ? OR j.run_id LIKE ? ESCAPE '\\')`);
+      params.push(options.runId, `${likeLiteral(options.runId)}.%`);
+    }
+    if (options.sinceSeq !== undefined) {
+      where.push('e.seq > ?');
+      params.push(options.sinceSeq);
+    }
+    const rows = await this.db.all<Row>(
+      `SELECT e.* FROM queue_job_events e JOIN queue_jobs j ON j.id = e.job_id WHERE ${where.join(' AND ')}
+        ORDER BY e.job_id, e.seq LIMIT ?`,
+      [...params, options.limit],
+    );
+    return rows.map((r) => ({
+      jobId: Number(r.job_id),
+      seq: Number(r.seq),
+      projectId: Number(r.project_id),
+      created: String(r.created),
+      level: r.level as JobEvent['level'],
+      message: String(r.message),
+    }));
+  }
+}

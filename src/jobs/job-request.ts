@@ -1,0 +1,132 @@
+import { displayId } from '../common/log-text.js';
+import { isJsonObject, isList, type JsonValue } from '../json/index.js';
+import type { ConfigStore } from '../store/config-store.js';
+import { StoreError } from '../store/store-error.js';
+import type { TokenInfo } from '../store/types.js';
+import type { NewJob } from './job-record.js';
+
+/** gex's one branch (the default one), as the Storage API numbers it */
+export const DEFAULT_BRANCH = '1';
+/** row ids one job may name */
+const MAX_ROW_IDS = 100;
+/** a run id (`X-KBC-RunId`, `parentRunId`): Keboola's are numbers joined by dots */
+const RUN_ID = /^[0-9A-Za-z_-]{1,64}(?:\.[0-9A-Za-z_-]{1,64}){0,15}$/;
+
+function invalid(key: string, message: string, status = 400): StoreError {
+  return new StoreError(status, 'queue.validation', `Invalid job: ${key}: ${message}`, [{ key, message }]);
+}
+
+/** Null, absent, `[]`, `{}` or '' — what clients send for "not set". */
+function isUnset(value: JsonValue | undefined): boolean {
+  return (
+    value === undefined ||
+    value === null ||
+    value === '' ||
+    (isList(value) && value.length === 0) ||
+    (isJsonObject(value) && value.size === 0)
+  );
+}
+
+function optionalText(body: Map<string, JsonValue>, key: string, max = 256): string | null {
+  const value = body.get(key);
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
+  if (typeof value !== 'string' || value.length > max)
+    throw invalid(key, `expected a string of at most ${max} characters`);
+  return value;
+}
+
+/** Keys gex does not support: refused when set, never silently ignored. */
+const UNSUPPORTED = [
+  'configData',
+  'parallelism',
+  'variableValuesId',
+  'variableValuesData',
+  'orchestrationTaskId',
+  'onlyOrchestrationTaskIds',
+  'previousJobId',
+];
+
+/**
+ * A create request (`POST /jobs`) checked against the token's project: the component and
+ * configuration exist, every named row exists, nothing unsupported is asked for. Any problem is a
+ * 4xx naming the key; nothing is stored.
+ */
+export async function newJobFromRequest(
+  body: JsonValue | undefined,
+  headerRunId: string | undefined,
+  token: TokenInfo,
+  store: ConfigStore,
+): Promise<NewJob> {
+  if (token.readOnly) throw StoreError.accessDenied('A read-only token cannot create jobs.');
+  if (!isJsonObject(body))
+    throw invalid('body', 'expected a JSON object such as {"component": "ex-generic-v2", "config": "123"}');
+  for (const key of UNSUPPORTED) {
+    if (!isUnset(body.get(key))) throw invalid(key, `gex does not support ${key}: run a stored configuration instead`);
+  }
+  const component = body.get('component') ?? body.get('componentId');
+  if (typeof component !== 'string' || component === '')
+    throw invalid('component', 'required: the id of the component');
+  const config = optionalText(body, 'config') ?? optionalText(body, 'configId');
+  if (config === null || config === '') throw invalid('config', 'required: the id of a stored configuration');
+  const mode = body.get('mode') ?? 'run';
+  if (mode !== 'run' && mode !== 'forceRun') throw invalid('mode', 'gex runs jobs in mode "run" or "forceRun"');
+  const branch = optionalText(body, 'branchId');
+  if (branch !== null && branch !== DEFAULT_BRANCH && branch !== 'default') {
+    throw invalid('branchId', `gex has no development branches: send null or ${DEFAULT_BRANCH} (the default branch)`);
+  }
+  const rowsValue = body.get('configRowIds');
+  let rowIds: string[] = [];
+  if (!isUnset(rowsValue)) {
+    if (
+      !isList(rowsValue) ||
+      rowsValue.length > MAX_ROW_IDS ||
+      rowsValue.some((r) => typeof r !== 'string' && typeof r !== 'number')
+    ) {
+      throw invalid('configRowIds', `expected a list of at most ${MAX_ROW_IDS} row ids`);
+    }
+    rowIds = rowsValue.map(String);
+  }
+  const parentRunId = headerRunId?.trim() || optionalText(body, 'parentRunId') || '';
+  if (parentRunId !== '' && !RUN_ID.test(parentRunId))
+    throw invalid('parentRunId', 'expected a run id such as 123 or 123.456 (X-KBC-RunId)');
+
+  // the component, then the configuration of this project; another project's is not found
+  try {
+    await store.getComponent(component);
+  } catch (error) {
+    if (error instanceof StoreError && error.status === 404)
+      throw invalid('component', `component ${displayId(component)} is not registered`, 404);
+    throw error;
+  }
+  let configuration;
+  try {
+    configuration = await store.getConfiguration(component, config);
+  } catch (error) {
+    if (error instanceof StoreError && error.status === 404)
+      throw invalid('config', `configuration ${displayId(config)} of ${displayId(component)} not found`, 404);
+    throw error;
+  }
+  if (rowIds.length > 0) {
+    const known = new Set(configuration.rows.map((r) => r.id));
+    const missing = rowIds.find((id) => !known.has(id));
+    if (missing !== undefined)
+      throw invalid(
+        'configRowIds',
+        `configuration ${displayId(config)} has no row ${displayId(missing.slice(0, 200))}`,
+      );
+  }
+  return {
+    projectId: token.projectId,
+    componentId: component,
+    configId: config,
+    branchId: DEFAULT_BRANCH,
+    mode: mode,
+    parentRunId,
+    tokenId: token.id,
+    tokenDescription: token.description,
+    configRowIds: rowIds,
+    tag: optionalText(body, 'tag'),
+    orchestrationJobId: optionalText(body, 'orchestrationJobId'),
+  };
+}

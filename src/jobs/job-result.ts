@@ -1,0 +1,59 @@
+import type { JobResult } from './job-record.js';
+
+/** The part of `gex run`'s JSON summary a job's result is built from (read defensively: it is a file). */
+interface SummaryShape {
+  status?: unknown;
+  message?: unknown;
+  configVersion?: unknown;
+  rowsRun?: unknown;
+  rows?: Array<{ tables?: Array<{ loaded?: unknown; tableId?: unknown }> }>;
+  error?: { kind?: unknown; code?: unknown; message?: unknown };
+}
+
+/** gex run's exit codes: 0 ok, 1 user error, 2 application error, 143 stopped by SIGTERM */
+export const EXIT_USER_ERROR = 1;
+
+function outputTables(summary: SummaryShape | undefined): JobResult['output']['tables'] {
+  const ids = (Array.isArray(summary?.rows) ? summary.rows : []).flatMap((row) =>
+    (Array.isArray(row?.tables) ? row.tables : []).flatMap((t) =>
+      t?.loaded === true && typeof t.tableId === 'string' ? [t.tableId] : [],
+    ),
+  );
+  return [...new Set(ids)].map((id) => {
+    const name = id.slice(id.lastIndexOf('.') + 1);
+    // gex's summary names tables, not their columns
+    return { id, name, displayName: name, columns: [] };
+  });
+}
+
+/** A finished run's result: Keboola's messages; an error's type from the exit code (1 = user). */
+export function resultOfRun(
+  summary: unknown,
+  exitCode: number | null,
+): { status: 'success' | 'error'; result: JobResult } {
+  const s = (typeof summary === 'object' && summary !== null ? summary : undefined) as SummaryShape | undefined;
+  const version =
+    typeof s?.configVersion === 'number' || typeof s?.configVersion === 'string' ? String(s.configVersion) : null;
+  const output = { tables: outputTables(s) };
+  if (exitCode === 0 && s?.status === 'success') {
+    const message = s.rowsRun === 0 ? 'No configurations executed.' : 'Component processing finished.';
+    return { status: 'success', result: { message, configVersion: version, output } };
+  }
+  const text =
+    typeof s?.error?.message === 'string'
+      ? s.error.message
+      : typeof s?.message === 'string'
+        ? s.message
+        : `gex run exited with code ${exitCode ?? 'none'}`;
+  const message = text.length > 4000 ? `${text.slice(0, 4000)}…` : text;
+  const type: 'user' | 'application' = exitCode === EXIT_USER_ERROR ? 'user' : 'application';
+  // the run's stable error code (docs/errors.md), when its summary names one
+  const code = typeof s?.error?.code === 'string' && /^GEX_[A-Z_]{1,60}$/.test(s.error.code) ? s.error.code : undefined;
+  const error = { type, message, ...(code ? { code } : {}) };
+  return { status: 'error', result: { message, configVersion: version, output, error } };
+}
+
+/** A job ended without a result of its own (killed, timed out, worker gone). */
+export function resultWithMessage(message: string, type?: 'user' | 'application'): JobResult {
+  return { message, configVersion: null, output: { tables: [] }, ...(type ? { error: { type, message } } : {}) };
+}

@@ -1,0 +1,66 @@
+import { fromPlain, type JsonObject, type JsonValue } from '../json/index.js';
+import type { QueueJob } from './job-record.js';
+import { isFinished } from './statuses.js';
+
+/** `2026-01-31T12:00:00.000Z` → `2026-01-31T12:00:00+00:00`, as Keboola writes times (ATOM). */
+export function wireTime(iso: string | null): string | null {
+  return iso === null ? null : iso.replace(/\.\d{3}Z$/, '+00:00');
+}
+
+/**
+ * The job object of the Queue API: every key always present, with the types Keboola's PHP client
+ * checks and PHP's empty arrays (`[]`, not `{}` or null) where Keboola sends them. `base` is the
+ * queue's URL without a trailing slash.
+ */
+export function jobToWire(job: QueueJob, base: string): JsonObject {
+  const empty: JsonValue[] = [];
+  const entries: Array<[string, JsonValue]> = [
+    ['id', String(job.id)],
+    ['runId', job.runId],
+    ['parentRunId', job.parentRunId],
+    [
+      'project',
+      new Map<string, JsonValue>([
+        ['id', String(job.projectId)],
+        ['name', job.projectName],
+      ]),
+    ],
+    [
+      'token',
+      new Map<string, JsonValue>([
+        ['id', String(job.tokenId)],
+        ['description', job.tokenDescription],
+      ]),
+    ],
+    ['status', job.status],
+    ['desiredStatus', job.desiredStatus],
+    ['mode', job.mode],
+    ['component', job.componentId],
+    ['config', job.configId],
+    ['configData', empty],
+    ['configRowIds', [...job.configRowIds]],
+    ['tag', job.tag],
+    ['createdTime', wireTime(job.created)],
+    ['startTime', wireTime(job.started)],
+    ['endTime', wireTime(job.ended)],
+    ['durationSeconds', job.durationSeconds],
+    ['result', job.result === null ? [] : fromPlain(job.result)],
+    ['usageData', []],
+    ['isFinished', isFinished(job.status)],
+    ['url', `${base}/jobs/${job.id}`],
+    ['branchId', job.branchId],
+    ['variableValuesId', null],
+    ['variableValuesData', new Map<string, JsonValue>([['values', []]])],
+    ['backend', []],
+    ['executor', null],
+    ['metrics', []],
+    ['behavior', new Map<string, JsonValue>([['onError', null]])],
+    ['parallelism', null],
+    ['type', 'standard'],
+    ['orchestrationJobId', job.orchestrationJobId],
+    ['orchestrationTaskId', null],
+    ['onlyOrchestrationTaskIds', null],
+    ['previousJobId', null],
+  ];
+  return new Map(entries);
+}

@@ -1,0 +1,59 @@
+import type { FastifyInstance } from 'fastify';
+import type { JsonValue } from '../../json/index.js';
+import type { JobRepository } from '../../jobs/job-repository.js';
+import { wireTime } from '../../jobs/job-wire.js';
+import { StoreError } from '../../store/store-error.js';
+import { sessionOf } from '../auth.js';
+import { sendJson } from '../reply.js';
+
+const DEFAULT_LIMIT = 100;
+const MAX_LIMIT = 1000;
+const TYPES = { info: 'info', warning: 'warn', error: 'error' } as const;
+
+/**
+ * `GET /v2/storage/events?runId=…`: the log lines of the token's project's queue jobs with that
+ * run id (or runs under it), in Keboola's event shape, newest first, as its clients show a job's log.
+ * Without `runId` gex has no events to list (it keeps no other events).
+ */
+export function queueEventRoutes(app: FastifyInstance, jobs: JobRepository): void {
+  app.get<{ Querystring: Record<string, string | string[] | undefined> }>('/events', async (request, reply) => {
+    const one = (name: string) => {
+      const v = request.query[name];
+      return Array.isArray(v) ? v[0] : v;
+    };
+    const limitText = one('limit') ?? String(DEFAULT_LIMIT);
+    if (!/^\d{1,6}$/.test(limitText) || Number(limitText) > MAX_LIMIT) {
+      throw new StoreError(
+        400,
+        'storage.validation',
+        `Invalid parameters - limit: a whole number from 0 to ${MAX_LIMIT}.`,
+      );
+    }
+    const runId = one('runId');
+    const { token } = sessionOf(request);
+    if (!runId) return sendJson(reply, 200, []);
+    const events = await jobs.events(token.projectId, { runId: runId.slice(0, 1100), limit: 100_000 });
+    const newest = events.reverse().slice(0, Number(limitText));
+    return sendJson(
+      reply,
+      200,
+      newest.map(
+        (e): JsonValue =>
+          new Map<string, JsonValue>([
+            ['id', String(e.jobId * 1_000_000 + e.seq)],
+            ['event', 'ext.gex.job-log'],
+            ['component', 'queue'],
+            ['message', e.message],
+            ['description', ''],
+            ['type', TYPES[e.level]],
+            ['runId', runId],
+            ['created', wireTime(e.created)],
+            ['params', new Map<string, JsonValue>([['jobId', String(e.jobId)]])],
+            ['results', []],
+            ['performance', []],
+            ['attachments', []],
+          ]),
+      ),
+    );
+  });
+}

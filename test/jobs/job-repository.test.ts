@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import { JobRepository } from '../../src/jobs/job-repository.js';
+import type { NewJob } from '../../src/jobs/job-record.js';
+import { DEFAULT_SEARCH_LIMIT, type JobSearch } from '../../src/jobs/job-search.js';
+import { TRANSITIONS, JOB_STATUSES, isFinished } from '../../src/jobs/statuses.js';
+import { openEmbeddedStore } from '../support/open-store.js';
+import { storeBackends, TEST_KEY } from '../support/store.js';
+
+const search = (more: Partial<JobSearch> = {}): JobSearch => ({
+  limit: DEFAULT_SEARCH_LIMIT,
+  offset: 0,
+  sortBy: 'id',
+  sortOrder: 'desc',
+  ...more,
+});
+const ok = { message: 'done', configVersion: '1', output: { tables: [] } };
+
+describe('queue jobs in the store', function () {
+  this.timeout(30_000);
+
+  it('statuses: created → waiting → processing → success|error; finished ones move nowhere', () => {
+    assert.deepEqual(TRANSITIONS.created, ['waiting', 'processing', 'cancelled']);
+    assert.ok(TRANSITIONS.processing.includes('terminating'));
+    assert.deepEqual(TRANSITIONS.terminating, ['terminated', 'error']);
+    assert.deepEqual(JOB_STATUSES.filter(isFinished), ['success', 'error', 'warning', 'terminated', 'cancelled']);
+  });
+
+  for (const factory of storeBackends()) {
+    describe(factory.name, () => {
+      let opened: Awaited<ReturnType<typeof factory.open>>;
+      let jobs: JobRepository;
+      let job: (config: string, more?: Partial<NewJob>) => NewJob;
+      let other: number;
+      beforeEach(async () => {
+        opened = await factory.open();
+        jobs = new JobRepository(opened.backend.db);
+        const token = (await opened.backend.createToken({ description: 'ci' })).info;
+        other = (await opened.backend.createToken({ description: 'x', project: 'other' })).info.projectId;
+        job = (config, more = {}) => ({
+          projectId: token.projectId,
+          componentId: 'ex-generic-v2',
+          configId: config,
+          branchId: '1',
+          mode: 'run',
+          parentRunId: '',
+          tokenId: token.id,
+          tokenDescription: token.description,
+          configRowIds: [],
+          tag: null,
+          orchestrationJobId: null,
+          ...more,
+        });
+      });
+      afterEach(() => opened.dispose());
+
+      it('runs the jobs of one configuration one at a time, in order; other configurations meanwhile', async () => {
+        const a1 = await jobs.create(job('a'));
+        const a2 = await jobs.create(job('a'));
+        const b1 = await jobs.create(job('b'));
+        assert.equal(a1.status, 'created');
+        assert.equal(a2.status, 'waiting');
+        assert.equal(a1.runId, String(a1.id));
+        assert.equal((await jobs.claimNext('w1'))?.id, a1.id);
+        assert.equal((await jobs.claimNext('w1'))?.id, b1.id);
+        assert.equal(await jobs.claimNext('w1'), undefined, 'a2 waits while a1 runs');
+        assert.equal(await jobs.finish(a1.id, () => ({ status: 'success', result: ok })), true);
+        assert.equal(await jobs.finish(a1.id, () => ({ status: 'error', result: ok })), false, 'finished once');
+        assert.equal((await jobs.claimNext('w1'))?.id, a2.id);
+        const done = (await jobs.get(a1.projectId, a1.id))!;
+        assert.equal(done.status, 'success');
+        assert.deepEqual(done.result, ok);
+        assert.equal(await jobs.get(other, a1.id), undefined, 'another project does not see it');
+      });
+
+      it('the database refuses a second running job of one configuration', async () => {
+        const a1 = await jobs.create(job('a'));
+        const a2 = await jobs.create(job('a'));
+        await jobs.claimNext('w1');
+        await assert.rejects(
+          opened.backend.db.run(`UPDATE queue_jobs SET status = 'processing' WHERE id = ?`, [a2.id]),
+        );
+        assert.equal((await jobs.get(null, a1.id))?.status, 'processing');
+      });
+
+      it('claims from several connections at once never hand out one job twice or two of a configuration', async () => {
+        const second = await openEmbeddedStore(opened.location, TEST_KEY);
+        try {
+          const repos = [jobs, new JobRepository(second.db)];
+          for (let i = 0; i < 6; i++) await jobs.create(job(i % 2 ? 'a' : 'b'));
+          const claimed = await Promise.all(Array.from({ length: 8 }, (_, i) => repos[i % 2].claimNext(`w${i}`)));
+          const got = claimed.filter((j) => j !== undefined);
+          assert.equal(got.length, 2, 'one per configuration');
+          assert.deepEqual(got.map((j) => j.configId).sort(), ['a', 'b']);
+        } finally {
+          await second.close();
+        }
+      });
+
+      it('kill: a pending job is cancelled, a running one terminating; a finished one cannot be killed', async () => {
+        const a1 = await jobs.create(job('a'));
+        const a2 = await jobs.create(job('a'));
+        await jobs.claimNext('w');
+        assert.equal((await jobs.kill(a1.projectId, a2.id))?.status, 'cancelled');
+        const killing = (await jobs.kill(a1.projectId, a1.id))!;
+        assert.equal(killing.status, 'terminating');
+        assert.equal(killing.desiredStatus, 'terminating');
+        await jobs.finish(a1.id, (current) => ({
+          status: current === 'terminating' ? 'terminated' : 'success',
+          result: ok,
+        }));
+        assert.equal((await jobs.get(null, a1.id))?.status, 'terminated');
+        await assert.rejects(jobs.kill(a1.projectId, a1.id), /already finished/);
+        assert.equal(await jobs.kill(other, a1.id), undefined);
+      });
+
+      it('searches by every filter, sorted and paged', async () => {
+        const a = await jobs.create(job('a', { configRowIds: ['r1', 'r%'], parentRunId: '77' }));
+        const b = await jobs.create(job('b', { mode: 'forceRun' }));
+        const c = await jobs.create(job('c', { componentId: 'kds-team.ex-x' }));
+        const ids = async (more: Partial<JobSearch>) => (await jobs.search(a.projectId, search(more))).map((j) => j.id);
+        assert.equal(a.runId, `77.${a.id}`);
+        assert.deepEqual(await ids({}), [c.id, b.id, a.id]);
+        assert.deepEqual(await ids({ sortOrder: 'asc', limit: 2, offset: 1 }), [b.id, c.id]);
+        assert.deepEqual(await ids({ configIds: ['a', 'c'] }), [c.id, a.id]);
+        assert.deepEqual(await ids({ componentIds: ['kds-team.ex-x'] }), [c.id]);
+        assert.deepEqual(await ids({ modes: ['forceRun'] }), [b.id]);
+        assert.deepEqual(await ids({ configRowIds: ['r%'] }), [a.id]);
+        assert.deepEqual(await ids({ configRowIds: ['r'] }), []);
+        assert.deepEqual(await ids({ parentRunId: '' }), [c.id, b.id]);
+        assert.deepEqual(await ids({ runIds: [a.runId] }), [a.id]);
+        assert.deepEqual(await ids({ statuses: ['waiting'] }), []);
+        assert.deepEqual(await ids({ createdFrom: '2999-01-01T00:00:00.000Z' }), []);
+        assert.deepEqual(await ids({ createdTo: '2999-01-01T00:00:00.000Z', ids: [b.id] }), [b.id]);
+        assert.deepEqual(await ids({ none: true }), []);
+        assert.deepEqual(await jobs.search(other, search()), []);
+      });
+
+      it("keeps a job's log lines, numbered, per project", async () => {
+        const a = await jobs.create(job('a', { parentRunId: '5' }));
+        await jobs.appendEvents(a, [{ created: 'now', level: 'info', message: 'one' }]);
+        await jobs.appendEvents(a, [{ created: 'now', level: 'error', message: 'two' }]);
+        const events = await jobs.events(a.projectId, { runId: '5', limit: 10 });
+        assert.deepEqual(
+          events.map((e) => [e.seq, e.message]),
+          [
+            [1, 'one'],
+            [2, 'two'],
+          ],
+        );
+        assert.deepEqual(await jobs.events(other, { jobId: a.id, limit: 10 }), []);
+      });
+    });
+  }
+});
