@@ -40,7 +40,13 @@ const PAGE = 100;
 async function childrenDataDir(baseUrl: string, concurrency: number): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-bench-children-'));
   await mkdir(path.join(dir, 'in'), { recursive: true });
-  const detail = { endpoint: 'items/{id}', dataType: 'detail', dataField: '.', placeholders: { id: 'id' }, ...(concurrency > 1 ? { concurrency } : {}) };
+  const detail = {
+    endpoint: 'items/{id}',
+    dataType: 'detail',
+    dataField: '.',
+    placeholders: { id: 'id' },
+    ...(concurrency > 1 ? { concurrency } : {}),
+  };
   const config = {
     parameters: {
       api: { baseUrl: `${baseUrl}/`, pagination: { method: 'pagenum', limit: PAGE }, retryConfig: { maxRetries: 50 } },
@@ -55,15 +61,30 @@ async function childrenDataDir(baseUrl: string, concurrency: number): Promise<st
 async function tables(dir: string): Promise<string> {
   const out = path.join(dir, 'out', 'tables');
   const names = (await readdir(out)).sort();
-  const parts = await Promise.all(names.map(async (name) => `${name}\n${await readFile(path.join(out, name), 'utf8')}`));
+  const parts = await Promise.all(
+    names.map(async (name) => `${name}\n${await readFile(path.join(out, name), 'utf8')}`),
+  );
   return parts.join('\n');
 }
 
-async function runWith(url: string, concurrency: number): Promise<{ wallMs: number; extractionMs: number; tables: string }> {
+async function runWith(
+  url: string,
+  concurrency: number,
+): Promise<{ wallMs: number; extractionMs: number; tables: string }> {
   const dir = await childrenDataDir(url, concurrency);
   try {
     const summaryFile = path.join(dir, 'summary.json');
-    const m = await measureProcess([process.execPath, GEX, 'run', '--data-dir', dir, '--log-level', 'error', '--summary', summaryFile]);
+    const m = await measureProcess([
+      process.execPath,
+      GEX,
+      'run',
+      '--data-dir',
+      dir,
+      '--log-level',
+      'error',
+      '--summary',
+      summaryFile,
+    ]);
     const summary = JSON.parse(await readFile(summaryFile, 'utf8')) as { rows: Array<{ durationMs: number }> };
     return { wallMs: m.wallMs, extractionMs: summary.rows[0].durationMs, tables: await tables(dir) };
   } finally {
@@ -75,7 +96,9 @@ export async function childrenSpeedups(parents = 500, latencyMs = 50, levels = [
   const server = await startPagedServer({ pages: parents / PAGE, recordsPerPage: PAGE, shape: 'flat', latencyMs });
   try {
     const sequential = await runWith(server.url, 1);
-    const results: ChildrenResult[] = [{ parents, latencyMs, concurrency: 1, extractionMs: sequential.extractionMs, speedup: 1, identicalOutput: true }];
+    const results: ChildrenResult[] = [
+      { parents, latencyMs, concurrency: 1, extractionMs: sequential.extractionMs, speedup: 1, identicalOutput: true },
+    ];
     for (const concurrency of levels) {
       const run = await runWith(server.url, concurrency);
       results.push({
@@ -93,9 +116,20 @@ export async function childrenSpeedups(parents = 500, latencyMs = 50, levels = [
   }
 }
 
-export async function childrenRateLimited(parents = 100, allowedPerSecond = 20, concurrency = 8, latencyMs = 50): Promise<ChildrenRateLimitResult> {
+export async function childrenRateLimited(
+  parents = 100,
+  allowedPerSecond = 20,
+  concurrency = 8,
+  latencyMs = 50,
+): Promise<ChildrenRateLimitResult> {
   const open = await startPagedServer({ pages: parents / PAGE, recordsPerPage: PAGE, shape: 'flat', latencyMs });
-  const limited = await startPagedServer({ pages: parents / PAGE, recordsPerPage: PAGE, shape: 'flat', latencyMs, ratePerSecond: allowedPerSecond });
+  const limited = await startPagedServer({
+    pages: parents / PAGE,
+    recordsPerPage: PAGE,
+    shape: 'flat',
+    latencyMs,
+    ratePerSecond: allowedPerSecond,
+  });
   try {
     const reference = await runWith(open.url, 1);
     const run = await runWith(limited.url, concurrency);

@@ -28,10 +28,17 @@ async function inFreshStore<T>(work: (location: string) => Promise<T>): Promise<
 /** One update after another of a ~10 KB configuration on the embedded store. */
 async function sequentialUpdatesPerSecond(durability: SqliteDurability, updates = 300): Promise<number> {
   return inFreshStore(async (location) => {
-    const backend = await openEmbeddedStore(location, { ...KEY, [DURABILITY_VARIABLE]: durability }, { builtinComponents: builtinComponents() });
+    const backend = await openEmbeddedStore(
+      location,
+      { ...KEY, [DURABILITY_VARIABLE]: durability },
+      { builtinComponents: builtinComponents() },
+    );
     try {
       const store = await backend.localSession();
-      const { id } = await store.createConfiguration(C, { name: 'bench', configuration: configurationOfSize(10 * 1024, 0) });
+      const { id } = await store.createConfiguration(C, {
+        name: 'bench',
+        configuration: configurationOfSize(10 * 1024, 0),
+      });
       const bodies = Array.from({ length: updates }, (_, i) => configurationOfSize(10 * 1024, i + 1));
       const started = performance.now();
       for (const configuration of bodies) await store.updateConfiguration(C, id, { configuration });
@@ -62,6 +69,8 @@ for (let round = 1; round <= 2; round++) {
   for (const durability of DURABILITY_LEVELS) {
     const sequential = await sequentialUpdatesPerSecond(durability);
     const concurrent = await concurrentUpdatesPerSecond(durability);
-    console.log(`round ${round}, synchronous=${durability.toUpperCase().padEnd(6)}: ${String(sequential).padStart(5)} sequential updates/s (embedded), ${String(concurrent).padStart(5)} concurrent updates/s (gex serve)`);
+    console.log(
+      `round ${round}, synchronous=${durability.toUpperCase().padEnd(6)}: ${String(sequential).padStart(5)} sequential updates/s (embedded), ${String(concurrent).padStart(5)} concurrent updates/s (gex serve)`,
+    );
   }
 }

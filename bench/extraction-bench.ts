@@ -40,7 +40,10 @@ async function sameTables(floorDir: string, gexTablesDir: string): Promise<boole
   const gexTables = (await readdir(gexTablesDir)).filter((f) => !f.endsWith('.manifest')).sort();
   if (floorTables.length === 0 || gexTables.join() !== floorTables.map((t) => `bench.${t}`).join()) return false;
   for (const table of floorTables) {
-    const [a, b] = await Promise.all([readFile(path.join(floorDir, table)), readFile(path.join(gexTablesDir, `bench.${table}`))]);
+    const [a, b] = await Promise.all([
+      readFile(path.join(floorDir, table)),
+      readFile(path.join(gexTablesDir, `bench.${table}`)),
+    ]);
     if (!a.equals(b)) return false;
   }
   return true;
@@ -59,7 +62,12 @@ function summary(runs: ProcessMeasure[], records: number) {
  * Runs gex and the floor `repetitions` times each, alternating so that drift of a shared machine
  * hits both alike, against one server process; reports medians.
  */
-export async function compareWithFloor(pages: number, recordsPerPage: number, shape: RecordShape, repetitions: number): Promise<FloorComparison> {
+export async function compareWithFloor(
+  pages: number,
+  recordsPerPage: number,
+  shape: RecordShape,
+  repetitions: number,
+): Promise<FloorComparison> {
   const server = await startPagedServer({ pages, recordsPerPage, shape });
   const dataDir = await pagedDataDir(server.url, recordsPerPage);
   const floorDir = await mkdtemp(path.join(os.tmpdir(), 'gex-floor-'));
@@ -70,8 +78,13 @@ export async function compareWithFloor(pages: number, recordsPerPage: number, sh
     const tablesDir = path.join(floorDir, 'tables');
     if (shape === 'nested') await mkdir(tablesDir);
     for (let i = 0; i < repetitions; i++) {
-      floorRuns.push(await measureProcess([process.execPath, FLOOR, server.url, String(pages), path.join(floorDir, 'items.csv')]));
-      if (shape === 'nested') tablesFloorRuns.push(await measureProcess([process.execPath, TABLES_FLOOR, server.url, String(pages), tablesDir]));
+      floorRuns.push(
+        await measureProcess([process.execPath, FLOOR, server.url, String(pages), path.join(floorDir, 'items.csv')]),
+      );
+      if (shape === 'nested')
+        tablesFloorRuns.push(
+          await measureProcess([process.execPath, TABLES_FLOOR, server.url, String(pages), tablesDir]),
+        );
       gexRuns.push(await measureProcess([process.execPath, GEX, 'run', '--data-dir', dataDir, '--log-level', 'warn']));
     }
     const records = pages * recordsPerPage;

@@ -40,7 +40,8 @@ function serialize(v: Json): string {
 
 // the one-shot digest where Node has it (≥ 20.12), as gex uses it: cheaper than a Hash object per record
 const hashOnce = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
-const md5 = (text: string): string => (hashOnce ? hashOnce('md5', text, 'hex') : crypto.createHash('md5').update(text).digest('hex'));
+const md5 = (text: string): string =>
+  hashOnce ? hashOnce('md5', text, 'hex') : crypto.createHash('md5').update(text).digest('hex');
 
 /**
  * A table's CSV file; its header is the first row's keys. A page's rows are stringified in one
@@ -77,7 +78,12 @@ function table(name: string): Table {
 const cell = (v: Json): string => (v === true ? '1' : v === false || v === null ? '' : String(v));
 
 /** Objects flatten into `parent_child` columns; arrays become child rows; scalars are cells. */
-function flatten(value: JsonRecord, prefix: string, row: Record<string, string>, children: Array<[string, Json[]]>): void {
+function flatten(
+  value: JsonRecord,
+  prefix: string,
+  row: Record<string, string>,
+  children: Array<[string, Json[]]>,
+): void {
   for (const key of Object.keys(value)) {
     const v = value[key];
     if (Array.isArray(v)) children.push([key, v]);

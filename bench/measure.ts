@@ -34,7 +34,11 @@ export function measureProcess(command: string[], env: NodeJS.ProcessEnv = {}): 
 }
 
 /** A data folder whose config pages through `baseUrl` + `items` with pagenum. */
-export async function pagedDataDir(baseUrl: string, limit: number, extra: Record<string, unknown> = {}): Promise<string> {
+export async function pagedDataDir(
+  baseUrl: string,
+  limit: number,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-bench-'));
   await mkdir(path.join(dir, 'in'), { recursive: true });
   const config = {

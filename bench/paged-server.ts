@@ -27,7 +27,10 @@ function nestedRecord(i: number): unknown {
     ...flatRecord(i),
     owner: { id: i % 97, name: `owner ${i % 97}`, address: { city: 'Prague', zip: '11000' } },
     tags: ['a', `t${i % 7}`],
-    lines: [{ sku: `s${i}`, qty: i % 5 }, { sku: `x${i}`, qty: 1 }],
+    lines: [
+      { sku: `s${i}`, qty: i % 5 },
+      { sku: `x${i}`, qty: 1 },
+    ],
   };
 }
 
@@ -36,7 +39,9 @@ function detail(request: { url: string }): { body: unknown } | undefined {
   const match = /^\/items\/(\d+)(\?|$)/.exec(request.url);
   if (!match) return undefined;
   const id = Number(match[1]);
-  return { body: { id, description: `detail of item ${id}`, stock: id % 17, warehouse: { code: `w${id % 5}`, city: 'Brno' } } };
+  return {
+    body: { id, description: `detail of item ${id}`, stock: id % 17, warehouse: { code: `w${id % 5}`, city: 'Brno' } },
+  };
 }
 
 /** Admits `rate` requests per second on average, with a burst of one second's worth. */
@@ -54,7 +59,11 @@ function tokenBucket(rate: number): () => boolean {
 }
 
 const options = JSON.parse(process.argv[2]) as PagedServerOptions;
-const pages = pagedApi({ pages: options.pages, recordsPerPage: options.recordsPerPage, record: options.shape === 'nested' ? nestedRecord : flatRecord });
+const pages = pagedApi({
+  pages: options.pages,
+  recordsPerPage: options.recordsPerPage,
+  record: options.shape === 'nested' ? nestedRecord : flatRecord,
+});
 const admit = options.ratePerSecond ? tokenBucket(options.ratePerSecond) : () => true;
 const started = performance.now();
 const stats: PagedServerStats = { served: 0, throttled: 0, servedAt: [] };

@@ -25,24 +25,56 @@ export interface ParallelResult {
 
 const GEX = path.join(repoRoot, 'bin', 'gex.js');
 
-async function runWith(url: string, recordsPerPage: number, concurrency: number): Promise<{ wallMs: number; extractionMs: number; table: Buffer }> {
+async function runWith(
+  url: string,
+  recordsPerPage: number,
+  concurrency: number,
+): Promise<{ wallMs: number; extractionMs: number; table: Buffer }> {
   const dir = await pagedDataDir(url, recordsPerPage, concurrency > 1 ? { concurrency } : {});
   try {
     const summaryFile = path.join(dir, 'summary.json');
-    const m = await measureProcess([process.execPath, GEX, 'run', '--data-dir', dir, '--log-level', 'warn', '--summary', summaryFile]);
+    const m = await measureProcess([
+      process.execPath,
+      GEX,
+      'run',
+      '--data-dir',
+      dir,
+      '--log-level',
+      'warn',
+      '--summary',
+      summaryFile,
+    ]);
     const summary = JSON.parse(await readFile(summaryFile, 'utf8')) as { rows: Array<{ durationMs: number }> };
-    return { wallMs: m.wallMs, extractionMs: summary.rows[0].durationMs, table: await readFile(path.join(dir, 'out', 'tables', 'bench.items')) };
+    return {
+      wallMs: m.wallMs,
+      extractionMs: summary.rows[0].durationMs,
+      table: await readFile(path.join(dir, 'out', 'tables', 'bench.items')),
+    };
   } finally {
     await removeDir(dir);
   }
 }
 
-export async function parallelSpeedups(pages = 200, latencyMs = 50, levels = [4, 8], recordsPerPage = 100): Promise<ParallelResult[]> {
+export async function parallelSpeedups(
+  pages = 200,
+  latencyMs = 50,
+  levels = [4, 8],
+  recordsPerPage = 100,
+): Promise<ParallelResult[]> {
   const server = await startPagedServer({ pages, recordsPerPage, shape: 'flat', latencyMs });
   try {
     const sequential = await runWith(server.url, recordsPerPage, 1);
     const results: ParallelResult[] = [
-      { pages, latencyMs, concurrency: 1, wallMs: Math.round(sequential.wallMs), speedup: 1, extractionMs: sequential.extractionMs, extractionSpeedup: 1, identicalOutput: true },
+      {
+        pages,
+        latencyMs,
+        concurrency: 1,
+        wallMs: Math.round(sequential.wallMs),
+        speedup: 1,
+        extractionMs: sequential.extractionMs,
+        extractionSpeedup: 1,
+        identicalOutput: true,
+      },
     ];
     for (const concurrency of levels) {
       const run = await runWith(server.url, recordsPerPage, concurrency);

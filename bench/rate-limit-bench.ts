@@ -33,8 +33,19 @@ export function settledRate(servedAt: number[]): number {
   return span > 0 ? Math.round((settled.length / span) * 10) / 10 : 0;
 }
 
-export async function rateLimitedRun(allowedPerSecond = 20, concurrency = 8, pages = 200, latencyMs = 50): Promise<RateLimitResult> {
-  const server = await startPagedServer({ pages, recordsPerPage: 10, shape: 'flat', latencyMs, ratePerSecond: allowedPerSecond });
+export async function rateLimitedRun(
+  allowedPerSecond = 20,
+  concurrency = 8,
+  pages = 200,
+  latencyMs = 50,
+): Promise<RateLimitResult> {
+  const server = await startPagedServer({
+    pages,
+    recordsPerPage: 10,
+    shape: 'flat',
+    latencyMs,
+    ratePerSecond: allowedPerSecond,
+  });
   const dir = await pagedDataDir(server.url, 10, { concurrency });
   try {
     const m = await measureProcess([process.execPath, GEX, 'run', '--data-dir', dir, '--log-level', 'error']);

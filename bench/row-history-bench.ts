@@ -26,18 +26,29 @@ export interface RowHistoryFigure {
  * `gex configs import` of a configuration with `rows` rows into a new SQLite store (issue 23
  * item 5: it was quadratic), each in a process of its own that is stopped at `deadlineMs`.
  */
-export async function rowHistoryFigure(rows: number, options: { update?: boolean; deadlineMs?: number } = {}): Promise<RowHistoryFigure> {
+export async function rowHistoryFigure(
+  rows: number,
+  options: { update?: boolean; deadlineMs?: number } = {},
+): Promise<RowHistoryFigure> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-row-history-'));
   try {
     const args = [CHILD, dir, String(rows), ...(options.update ? ['update'] : [])];
     const stdout = await new Promise<string | undefined>((resolve, reject) => {
-      execFile(process.execPath, args, { timeout: options.deadlineMs ?? 240_000, maxBuffer: 1024 * 1024 }, (error, out, err) => {
-        if (error && (error as { killed?: boolean }).killed) return resolve(undefined);
-        if (error) return reject(new Error(`row-history child for ${rows} rows failed: ${err.slice(-1000) || error.message}`));
-        resolve(out);
-      });
+      execFile(
+        process.execPath,
+        args,
+        { timeout: options.deadlineMs ?? 240_000, maxBuffer: 1024 * 1024 },
+        (error, out, err) => {
+          if (error && (error as { killed?: boolean }).killed) return resolve(undefined);
+          if (error)
+            return reject(new Error(`row-history child for ${rows} rows failed: ${err.slice(-1000) || error.message}`));
+          resolve(out);
+        },
+      );
     });
-    return stdout === undefined ? { rows, finished: false } : { ...(JSON.parse(stdout) as RowHistoryFigure), finished: true };
+    return stdout === undefined
+      ? { rows, finished: false }
+      : { ...(JSON.parse(stdout) as RowHistoryFigure), finished: true };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -37,7 +37,10 @@ const document = fromPlain({
   name: `${rows} rows`,
   configurationId: 'many-rows',
   configuration: { parameters: { api: { baseUrl: 'https://api.example.com/' } } },
-  rows: Array.from({ length: rows }, (_, i) => ({ name: `row ${i}`, configuration: { parameters: { config: { jobs: [{ endpoint: `resource/${i}` }] } } } })),
+  rows: Array.from({ length: rows }, (_, i) => ({
+    name: `row ${i}`,
+    configuration: { parameters: { config: { jobs: [{ endpoint: `resource/${i}` }] } } },
+  })),
 });
 const backend = await openEmbeddedStore(file, KEY);
 const store = await backend.localSession();
@@ -53,11 +56,14 @@ if (update === 'update') {
   const again = await openEmbeddedStore(file, KEY);
   const session = await again.localSession();
   const before = payloadBytes(file);
-  await session.updateRow(C, imported.id, imported.rows[0].id, { configuration: fromPlain({ parameters: { config: { jobs: [{ endpoint: 'changed' }] } } }) });
+  await session.updateRow(C, imported.id, imported.rows[0].id, {
+    configuration: fromPlain({ parameters: { config: { jobs: [{ endpoint: 'changed' }] } } }),
+  });
   await again.close();
   rowUpdateBytes = payloadBytes(file) - before;
 }
 const reopened = await openEmbeddedStore(file, KEY);
-const versions = (await (await reopened.localSession()).listConfigurationVersions(C, imported.id, { limit: 1 }))[0].version;
+const versions = (await (await reopened.localSession()).listConfigurationVersions(C, imported.id, { limit: 1 }))[0]
+  .version;
 await reopened.close();
 process.stdout.write(JSON.stringify({ rows, importMs, versions, storeBytes, walBytes, storedBytes, rowUpdateBytes }));

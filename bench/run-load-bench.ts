@@ -29,14 +29,20 @@ export interface RunLoadComparison {
 const GEX = path.join(repoRoot, 'bin', 'gex.js');
 const KEY = { GEX_MASTER_KEY: '5a'.repeat(32) };
 
-export async function runWithLoadVsNoLoad(pages: number, recordsPerPage: number, repetitions: number): Promise<RunLoadComparison> {
+export async function runWithLoadVsNoLoad(
+  pages: number,
+  recordsPerPage: number,
+  repetitions: number,
+): Promise<RunLoadComparison> {
   const server = await startPagedServer({ pages, recordsPerPage, shape: 'flat' });
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-run-load-bench-'));
   const store = path.join(dir, 'store.sqlite');
   try {
     const backend = await openEmbeddedStore(store, KEY);
     try {
-      await (await backend.localSession()).createConfiguration('ex-generic-v2', {
+      await (
+        await backend.localSession()
+      ).createConfiguration('ex-generic-v2', {
         name: 'bench',
         configurationId: 'bench',
         configuration: fromPlain({
@@ -49,7 +55,24 @@ export async function runWithLoadVsNoLoad(pages: number, recordsPerPage: number,
     } finally {
       await backend.close();
     }
-    const run = (extra: string[]) => measureProcess([process.execPath, GEX, 'run', '--config-id', 'bench', '--store', store, '--data-dir', path.join(dir, 'data'), '--log-level', 'warn', ...extra], KEY);
+    const run = (extra: string[]) =>
+      measureProcess(
+        [
+          process.execPath,
+          GEX,
+          'run',
+          '--config-id',
+          'bench',
+          '--store',
+          store,
+          '--data-dir',
+          path.join(dir, 'data'),
+          '--log-level',
+          'warn',
+          ...extra,
+        ],
+        KEY,
+      );
     // one of each first: the store file and the table exist before anything is timed
     await run([]);
     await run(['--no-load']);

@@ -17,12 +17,20 @@ import { parallelSpeedups } from './parallel-bench.js';
 import { rateLimitedRun } from './rate-limit-bench.js';
 import { runWithLoadVsNoLoad } from './run-load-bench.js';
 import { describeComparison, tableLoadComparison, type TableLoadComparison } from './table-load-bench.js';
-import { concurrentUpdateRate, historyLatency, rowsDetailLatency, serveThroughput, storeUpdateLatency, type ConcurrentUpdateRate } from './store-bench.js';
+import {
+  concurrentUpdateRate,
+  historyLatency,
+  rowsDetailLatency,
+  serveThroughput,
+  storeUpdateLatency,
+  type ConcurrentUpdateRate,
+} from './store-bench.js';
 import { POSTGRES_EXAMPLE, postgresBackendAt, sqliteBackend } from '../test/support/store.js';
 
 const quick = process.env.GEX_BENCH_QUICK === '1';
 const only = process.env.GEX_BENCH_ONLY;
-if (only !== undefined && only !== 'extraction') throw new Error(`GEX_BENCH_ONLY=${only}: the only section group that runs alone is "extraction"`);
+if (only !== undefined && only !== 'extraction')
+  throw new Error(`GEX_BENCH_ONLY=${only}: the only section group that runs alone is "extraction"`);
 const results: Record<string, unknown> = { date: new Date().toISOString(), quick };
 
 /**
@@ -43,7 +51,16 @@ function verdict(ok: boolean): string {
 
 // 1. extraction against the floors: [pages, repetitions]; the smaller sizes are short, so repeat them more
 section('extraction vs the floors (got + JSON.parse + csv-stringify, sequential), R = 100 records per page');
-const sizes: Array<[number, number]> = quick ? [[100, 3], [1000, 1]] : [[100, 5], [1000, 3], [10_000, 1]];
+const sizes: Array<[number, number]> = quick
+  ? [
+      [100, 3],
+      [1000, 1],
+    ]
+  : [
+      [100, 5],
+      [1000, 3],
+      [10_000, 1],
+    ];
 const extraction: FloorComparison[] = [];
 for (const shape of ['flat', 'nested'] as const) {
   for (const [pages, repetitions] of sizes) {
@@ -67,14 +84,21 @@ for (const shape of ['flat', 'nested'] as const) {
 results.extraction = extraction;
 
 // 2. peak memory at each size against the target, and how it grows with the number of pages
-section(`peak memory (target: <= ${RSS_TARGET_MB} MB at every size, <= 1.15× from the smaller to the largest; Generic Extractor: 31 MB)`);
+section(
+  `peak memory (target: <= ${RSS_TARGET_MB} MB at every size, <= 1.15× from the smaller to the largest; Generic Extractor: 31 MB)`,
+);
 const [smaller, largest] = quick ? [100, 1000] : [1000, 10_000];
 const memory = (['flat', 'nested'] as const).map((shape) => {
   const big = extraction.find((r) => r.shape === shape && r.pages === largest)!;
   const small = extraction.find((r) => r.shape === shape && r.pages === smaller)!;
   const growth = Math.round((big.gex.peakRssMb / small.gex.peakRssMb) * 100) / 100;
-  const peaks = [small, big].map((r) => `P=${r.pages} ${r.gex.peakRssMb} MB (${verdict(r.gex.peakRssMb <= RSS_TARGET_MB)}; floor ${r.floor.peakRssMb} MB)`);
-  console.log(`${shape.padEnd(6)} ${peaks.join(', ')}; growth P=${smaller} → P=${largest}: ${growth.toFixed(2)} (${verdict(growth <= 1.15)}: <= 1.15)`);
+  const peaks = [small, big].map(
+    (r) =>
+      `P=${r.pages} ${r.gex.peakRssMb} MB (${verdict(r.gex.peakRssMb <= RSS_TARGET_MB)}; floor ${r.floor.peakRssMb} MB)`,
+  );
+  console.log(
+    `${shape.padEnd(6)} ${peaks.join(', ')}; growth P=${smaller} → P=${largest}: ${growth.toFixed(2)} (${verdict(growth <= 1.15)}: <= 1.15)`,
+  );
   return {
     shape,
     largest,
@@ -143,7 +167,9 @@ console.log(
   `update of a 10 KB configuration: 1 version of history ${history.shortMedianMs} ms, ${history.longHistory} versions ${history.longMedianMs} ms` +
     ` (median) = ${history.ratio.toFixed(2)} (${verdict(history.ratio <= 1.5)}: <= 1.5)`,
 );
-console.log(`list versions of that configuration: newest 100 ${history.listNewestMs} ms, oldest 100 ${history.listOldestMs} ms (median)`);
+console.log(
+  `list versions of that configuration: newest 100 ${history.listNewestMs} ms, oldest 100 ${history.listOldestMs} ms (median)`,
+);
 const rows = await rowsDetailLatency(1000);
 console.log(
   `detail of a configuration with ${rows.rows} rows: embedded ${rows.embeddedMedianMs} ms, over HTTP ${rows.httpMedianMs} ms` +
@@ -154,7 +180,9 @@ for (const via of ['embedded', 'http'] as const) {
   for (const versions of quick ? [1, 100] : [1, 1000]) {
     const r = await storeUpdateLatency(via, 100 * 1024, versions);
     updates.push(r);
-    console.log(`update of a 100 KB configuration (${via.padEnd(8)}) with ${String(versions).padStart(4)} versions of history: median ${r.medianUpdateMs} ms`);
+    console.log(
+      `update of a 100 KB configuration (${via.padEnd(8)}) with ${String(versions).padStart(4)} versions of history: median ${r.medianUpdateMs} ms`,
+    );
   }
 }
 const serve = await serveThroughput(quick ? 2 : 5);
@@ -181,14 +209,22 @@ results.store = { history, rows, updates, serve, rowHistory };
 section('concurrent updates of one configuration through gex serve');
 const concurrent: ConcurrentUpdateRate[] = [];
 const postgresUrl = process.env.GEX_TEST_POSTGRES || POSTGRES_EXAMPLE;
-for (const [backend, processes] of [[sqliteBackend, 1], [postgresBackendAt(postgresUrl), 1], [postgresBackendAt(postgresUrl), 3]] as const) {
+for (const [backend, processes] of [
+  [sqliteBackend, 1],
+  [postgresBackendAt(postgresUrl), 1],
+  [postgresBackendAt(postgresUrl), 3],
+] as const) {
   try {
     const r = await concurrentUpdateRate(backend, processes);
     concurrent.push(r);
-    console.log(`${r.updates} at once, ${r.store.padEnd(10)} ${processes} gex serve: ${String(r.updatesPerSecond).padStart(5)} updates/s (${r.wallMs} ms)`);
+    console.log(
+      `${r.updates} at once, ${r.store.padEnd(10)} ${processes} gex serve: ${String(r.updatesPerSecond).padStart(5)} updates/s (${r.wallMs} ms)`,
+    );
   } catch (error) {
     if (backend.name === 'SQLite') throw error;
-    console.log(`${backend.name}: skipped (${(error as Error).message.split('\n')[0]}; set GEX_TEST_POSTGRES to a reachable database)`);
+    console.log(
+      `${backend.name}: skipped (${(error as Error).message.split('\n')[0]}; set GEX_TEST_POSTGRES to a reachable database)`,
+    );
   }
 }
 results.concurrent = concurrent;
@@ -217,11 +253,15 @@ for (const backend of [sqliteBackend, postgresBackendAt(postgresUrl)]) {
     const [small, big] = tableRows.map((rows) => tableLoads.find((r) => r.store === backend.name && r.rows === rows)!);
     for (const kind of ['full', 'incremental'] as const) {
       const growth = Math.round((big[kind].peakRssMb / small[kind].peakRssMb) * 100) / 100;
-      console.log(`${backend.name} ${kind} load peak RSS, ${big.rows} / ${small.rows} rows: ${big[kind].peakRssMb} / ${small[kind].peakRssMb} MB = ${growth.toFixed(2)} (${verdict(growth <= 1.15)}: <= 1.15)`);
+      console.log(
+        `${backend.name} ${kind} load peak RSS, ${big.rows} / ${small.rows} rows: ${big[kind].peakRssMb} / ${small[kind].peakRssMb} MB = ${growth.toFixed(2)} (${verdict(growth <= 1.15)}: <= 1.15)`,
+      );
     }
   } catch (error) {
     if (backend.name === 'SQLite') throw error;
-    console.log(`${backend.name}: skipped (${(error as Error).message.split('\n')[0]}; set GEX_TEST_POSTGRES to a reachable database)`);
+    console.log(
+      `${backend.name}: skipped (${(error as Error).message.split('\n')[0]}; set GEX_TEST_POSTGRES to a reachable database)`,
+    );
   }
 }
 results.tableLoads = tableLoads;

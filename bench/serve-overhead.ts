@@ -11,4 +11,6 @@ const r = await serveOverhead(rounds, seconds);
 console.log(`gex serve GET configuration detail, ${r.rounds} alternating rounds of ${r.seconds} s (req/s):`);
 console.log(`  with request log + metrics: ${r.operated.join(', ')}  median ${r.medianOperated}`);
 console.log(`  bare (no logger, no metrics): ${r.bare.join(', ')}  median ${r.medianBare}`);
-console.log(`  drop ${(r.drop * 100).toFixed(1)}%; Fastify trivial route ${r.trivial} req/s (operated ratio ${(r.medianOperated / r.trivial).toFixed(2)})`);
+console.log(
+  `  drop ${(r.drop * 100).toFixed(1)}%; Fastify trivial route ${r.trivial} req/s (operated ratio ${(r.medianOperated / r.trivial).toFixed(2)})`,
+);

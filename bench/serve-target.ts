@@ -19,10 +19,18 @@ import { openEmbeddedStore } from '../src/store/open-store.js';
 import { configurationOfSize } from './store-bench.js';
 
 const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-serve-bench-'));
-const backend = await openEmbeddedStore(path.join(dir, 'store.sqlite'), { GEX_MASTER_KEY: '22'.repeat(32) }, { builtinComponents: builtinComponents() });
+const backend = await openEmbeddedStore(
+  path.join(dir, 'store.sqlite'),
+  { GEX_MASTER_KEY: '22'.repeat(32) },
+  { builtinComponents: builtinComponents() },
+);
 const store = await backend.localSession();
-const config = await store.createConfiguration('ex-generic-v2', { name: 'typical', configuration: configurationOfSize(4 * 1024, 1) });
-for (let i = 0; i < 3; i++) await store.createRow('ex-generic-v2', config.id, { name: `row ${i}`, configuration: configurationOfSize(1024, i) });
+const config = await store.createConfiguration('ex-generic-v2', {
+  name: 'typical',
+  configuration: configurationOfSize(4 * 1024, 1),
+});
+for (let i = 0; i < 3; i++)
+  await store.createRow('ex-generic-v2', config.id, { name: `row ${i}`, configuration: configurationOfSize(1024, i) });
 const { token } = await backend.createToken({ description: 'bench' });
 const logger = createLogger({ level: 'info', stdout: createWriteStream('/dev/null'), batchStdout: true });
 const app = await buildServer({ backend, logger, metrics: true });

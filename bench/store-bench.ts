@@ -21,7 +21,11 @@ export function configurationOfSize(bytes: number, seed: number): JsonValue {
   const jobs = [];
   let size = 0;
   for (let i = 0; size < bytes; i++) {
-    const job = { endpoint: `resource/${i}`, dataField: 'items', params: { filter: `x${seed}-${i}`, fields: 'id,name,created,updated,owner,tags' } };
+    const job = {
+      endpoint: `resource/${i}`,
+      dataField: 'items',
+      params: { filter: `x${seed}-${i}`, fields: 'id,name,created,updated,owner,tags' },
+    };
     size += JSON.stringify(job).length + 1;
     jobs.push(job);
   }
@@ -34,7 +38,13 @@ export function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-async function timeUpdates(store: ConfigStore, id: string, count: number, bytes: number, from: number): Promise<number[]> {
+async function timeUpdates(
+  store: ConfigStore,
+  id: string,
+  count: number,
+  bytes: number,
+  from: number,
+): Promise<number[]> {
   const times: number[] = [];
   for (let i = 0; i < count; i++) {
     const body = configurationOfSize(bytes, from + i);
@@ -56,9 +66,18 @@ export interface StoreLatency {
  * Median latency of updating a configuration of `bytes` with `history` versions behind it, on the
  * embedded SQLite store directly or through `gex serve`'s HTTP API (loopback).
  */
-export async function storeUpdateLatency(via: 'embedded' | 'http', bytes: number, history: number, samples = 50): Promise<StoreLatency> {
+export async function storeUpdateLatency(
+  via: 'embedded' | 'http',
+  bytes: number,
+  history: number,
+  samples = 50,
+): Promise<StoreLatency> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-store-bench-'));
-  const backend = await openEmbeddedStore(path.join(dir, 'store.sqlite'), { GEX_MASTER_KEY: '22'.repeat(32) }, { builtinComponents: builtinComponents() });
+  const backend = await openEmbeddedStore(
+    path.join(dir, 'store.sqlite'),
+    { GEX_MASTER_KEY: '22'.repeat(32) },
+    { builtinComponents: builtinComponents() },
+  );
   const app = via === 'http' ? await buildServer({ backend }) : undefined;
   try {
     let store: ConfigStore = await backend.localSession();
@@ -90,7 +109,11 @@ export interface ConcurrentUpdateRate {
  * `gex serve` processes on one fresh store (after a warm-up on another configuration) — the
  * figure of issue 6's multi-process test. Every update must succeed.
  */
-export async function concurrentUpdateRate(backend: BackendFactory, processes: number, updates = 300): Promise<ConcurrentUpdateRate> {
+export async function concurrentUpdateRate(
+  backend: BackendFactory,
+  processes: number,
+  updates = 300,
+): Promise<ConcurrentUpdateRate> {
   const store = await backend.fresh();
   try {
     const cluster = await startServeCluster(store.location, processes, { GEX_MASTER_KEY: '22'.repeat(32) });
@@ -98,8 +121,15 @@ export async function concurrentUpdateRate(backend: BackendFactory, processes: n
       await fireConcurrentUpdates(cluster, await createConfiguration(cluster, 'warm-up'), 30);
       const load = await fireConcurrentUpdates(cluster, await createConfiguration(cluster, 'contended'), updates);
       const failed = load.results.filter((r) => r.status !== 200);
-      if (failed.length > 0) throw new Error(`${failed.length} of ${updates} updates failed, e.g. ${failed[0].status} ${failed[0].error}`);
-      return { store: backend.name, processes, updates, wallMs: Math.round(load.wallMs), updatesPerSecond: load.updatesPerSecond };
+      if (failed.length > 0)
+        throw new Error(`${failed.length} of ${updates} updates failed, e.g. ${failed[0].status} ${failed[0].error}`);
+      return {
+        store: backend.name,
+        processes,
+        updates,
+        wallMs: Math.round(load.wallMs),
+        updatesPerSecond: load.updatesPerSecond,
+      };
     } finally {
       await cluster.stop();
     }
@@ -108,9 +138,15 @@ export async function concurrentUpdateRate(backend: BackendFactory, processes: n
   }
 }
 
-async function withEmbeddedStore<T>(work: (store: ConfigStore, backend: Awaited<ReturnType<typeof openEmbeddedStore>>) => Promise<T>): Promise<T> {
+async function withEmbeddedStore<T>(
+  work: (store: ConfigStore, backend: Awaited<ReturnType<typeof openEmbeddedStore>>) => Promise<T>,
+): Promise<T> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-store-bench-'));
-  const backend = await openEmbeddedStore(path.join(dir, 'store.sqlite'), { GEX_MASTER_KEY: '22'.repeat(32) }, { builtinComponents: builtinComponents() });
+  const backend = await openEmbeddedStore(
+    path.join(dir, 'store.sqlite'),
+    { GEX_MASTER_KEY: '22'.repeat(32) },
+    { builtinComponents: builtinComponents() },
+  );
   try {
     return await work(await backend.localSession(), backend);
   } finally {
@@ -149,7 +185,8 @@ export interface HistoryLatency {
 export async function historyLatency(bytes = 10 * 1024, longHistory = 10_000, samples = 40): Promise<HistoryLatency> {
   return withEmbeddedStore(async (store) => {
     const long = await store.createConfiguration(C, { name: 'long', configuration: configurationOfSize(bytes, 0) });
-    for (let i = 1; i < longHistory; i++) await store.updateConfiguration(C, long.id, { configuration: configurationOfSize(bytes, i) });
+    for (let i = 1; i < longHistory; i++)
+      await store.updateConfiguration(C, long.id, { configuration: configurationOfSize(bytes, i) });
     const shortTimes: number[] = [];
     const longTimes: number[] = [];
     const timeUpdate = async (id: string, times: number[], seed: number) => {
@@ -160,7 +197,10 @@ export async function historyLatency(bytes = 10 * 1024, longHistory = 10_000, sa
     };
     for (let i = 0; i < samples; i++) {
       // a fresh configuration each time: exactly one version behind the measured update
-      const short = await store.createConfiguration(C, { name: `short ${i}`, configuration: configurationOfSize(bytes, 0) });
+      const short = await store.createConfiguration(C, {
+        name: `short ${i}`,
+        configuration: configurationOfSize(bytes, 0),
+      });
       await timeUpdate(short.id, shortTimes, longHistory + i);
       await timeUpdate(long.id, longTimes, longHistory + i);
     }
@@ -173,7 +213,9 @@ export async function historyLatency(bytes = 10 * 1024, longHistory = 10_000, sa
       longMedianMs,
       ratio: Math.round((longMedianMs / shortMedianMs) * 100) / 100,
       listNewestMs: await medianMs(20, () => store.listConfigurationVersions(C, long.id, { limit: 100 })),
-      listOldestMs: await medianMs(20, () => store.listConfigurationVersions(C, long.id, { limit: 100, offset: longHistory - 100 })),
+      listOldestMs: await medianMs(20, () =>
+        store.listConfigurationVersions(C, long.id, { limit: 100, offset: longHistory - 100 }),
+      ),
     };
   });
 }
@@ -191,7 +233,8 @@ export interface RowsDetailLatency {
 export async function rowsDetailLatency(rows = 1000, samples = 30): Promise<RowsDetailLatency> {
   return withEmbeddedStore(async (store, backend) => {
     const c = await store.createConfiguration(C, { name: 'many rows', configuration: configurationOfSize(2048, 0) });
-    for (let i = 0; i < rows; i++) await store.createRow(C, c.id, { name: `row ${i}`, configuration: configurationOfSize(512, i) });
+    for (let i = 0; i < rows; i++)
+      await store.createRow(C, c.id, { name: `row ${i}`, configuration: configurationOfSize(512, i) });
     const embeddedMedianMs = await medianMs(samples, () => store.getConfiguration(C, c.id));
     const { token } = await backend.createToken({ description: 'bench' });
     const overHttp = async (readCache: boolean) => {
@@ -231,18 +274,33 @@ interface ServeTarget {
 }
 
 /** Runs `fn` against bench/serve-target.ts in its own process; `load(url)` gives requests per second. */
-async function withServeTarget<T>(seconds: number, connections: number, fn: (target: ServeTarget, load: (url: string) => Promise<number>) => Promise<T>): Promise<T> {
-  const child = fork(path.join(repoRoot, 'dist', 'bench', 'serve-target.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+async function withServeTarget<T>(
+  seconds: number,
+  connections: number,
+  fn: (target: ServeTarget, load: (url: string) => Promise<number>) => Promise<T>,
+): Promise<T> {
+  const child = fork(path.join(repoRoot, 'dist', 'bench', 'serve-target.js'), [], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   try {
     const [target] = (await once(child, 'message')) as [ServeTarget];
     const load = async (url: string): Promise<number> => {
-      const result = await autocannon({ url, connections, duration: seconds, headers: { 'X-StorageApi-Token': target.token } });
-      if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx responses, ${result.errors} errors`);
+      const result = await autocannon({
+        url,
+        connections,
+        duration: seconds,
+        headers: { 'X-StorageApi-Token': target.token },
+      });
+      if (result.non2xx > 0 || result.errors > 0)
+        throw new Error(`${url}: ${result.non2xx} non-2xx responses, ${result.errors} errors`);
       return Math.round(result.requests.average);
     };
     // warm every route up, then measure
     const headers = { 'X-StorageApi-Token': target.token };
-    for (const url of [target.trivialUrl, ...[target.url, target.bareUrl, target.uncachedUrl].map((u) => u + detailPathOf(target))]) {
+    for (const url of [
+      target.trivialUrl,
+      ...[target.url, target.bareUrl, target.uncachedUrl].map((u) => u + detailPathOf(target)),
+    ]) {
       await autocannon({ url, connections, duration: 1, headers });
     }
     return await fn(target, load);
@@ -311,6 +369,15 @@ export async function serveOverhead(rounds = 5, seconds = 3, connections = 10): 
     const medianOperated = median(operated);
     const medianBare = median(bare);
     const trivial = await load(target.trivialUrl);
-    return { rounds, seconds, operated, bare, trivial, medianOperated, medianBare, drop: Math.round((1 - medianOperated / medianBare) * 1000) / 1000 };
+    return {
+      rounds,
+      seconds,
+      operated,
+      bare,
+      trivial,
+      medianOperated,
+      medianBare,
+      drop: Math.round((1 - medianOperated / medianBare) * 1000) / 1000,
+    };
   });
 }

@@ -96,7 +96,12 @@ async function rowsCount(location: string, projectId: number): Promise<number> {
 }
 
 /** A floor run: a plain table in a scratch SQLite file, or in a scratch PostgreSQL schema. */
-async function floorRun(backend: BackendFactory, postgresUrl: string | undefined, file: string, dir: string): Promise<LoadFigure> {
+async function floorRun(
+  backend: BackendFactory,
+  postgresUrl: string | undefined,
+  file: string,
+  dir: string,
+): Promise<LoadFigure> {
   if (backend.name === 'SQLite') {
     const location = path.join(dir, `floor-${Date.now()}.sqlite`);
     try {
@@ -132,7 +137,11 @@ async function upsertFloorRun(postgresUrl: string, full: string, incremental: st
  * bulk path (floor), gex's full load into a new table, and gex's incremental load with a primary
  * key into a table of `rows` rows where half the file's keys are new.
  */
-export async function tableLoadComparison(backend: BackendFactory, rows: number, postgresUrl?: string): Promise<TableLoadComparison> {
+export async function tableLoadComparison(
+  backend: BackendFactory,
+  rows: number,
+  postgresUrl?: string,
+): Promise<TableLoadComparison> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-table-bench-'));
   try {
     const full = path.join(dir, 'full.csv');
@@ -144,11 +153,26 @@ export async function tableLoadComparison(backend: BackendFactory, rows: number,
     const fullLoad = await withStore(await backend.fresh(), (location, projectId) =>
       child(['gex', location, String(projectId), full, JSON.stringify({ destination: TABLE })]),
     );
-    const { fullWithKey, incrementalLoad, rowsAfterIncremental } = await withStore(await backend.fresh(), async (location, projectId) => {
-      const fullWithKey = await child(['gex', location, String(projectId), full, JSON.stringify({ destination: TABLE, primary_key: ['id'] })]);
-      const incrementalLoad = await child(['gex', location, String(projectId), incremental, JSON.stringify({ destination: TABLE, incremental: true, primary_key: ['id'] })]);
-      return { fullWithKey, incrementalLoad, rowsAfterIncremental: await rowsCount(location, projectId) };
-    });
+    const { fullWithKey, incrementalLoad, rowsAfterIncremental } = await withStore(
+      await backend.fresh(),
+      async (location, projectId) => {
+        const fullWithKey = await child([
+          'gex',
+          location,
+          String(projectId),
+          full,
+          JSON.stringify({ destination: TABLE, primary_key: ['id'] }),
+        ]);
+        const incrementalLoad = await child([
+          'gex',
+          location,
+          String(projectId),
+          incremental,
+          JSON.stringify({ destination: TABLE, incremental: true, primary_key: ['id'] }),
+        ]);
+        return { fullWithKey, incrementalLoad, rowsAfterIncremental: await rowsCount(location, projectId) };
+      },
+    );
     const upsertFloor = backend.name === 'SQLite' ? undefined : await upsertFloorRun(postgresUrl!, full, incremental);
     const ratio = (figure: LoadFigure, to = floor) => Math.round((figure.ms / to.ms) * 100) / 100;
     return {
@@ -179,13 +203,14 @@ export function describeComparison(r: TableLoadComparison): string[] {
     `  ${name.padEnd(22)} ${String(f.ms).padStart(7)} ms ${String(f.rowsPerSecond).padStart(8)} rows/s ${String(f.peakRssMb).padStart(5)} MB peak RSS` +
     (ratio === undefined ? '' : `  time / floor ${ratio.toFixed(2)}`) +
     (ratio === undefined || target === null ? '' : ` (${verdict(ratio <= target)}: <= ${target})`);
-  const upsert = r.upsertFloor && r.upsertRatio !== undefined
-    ? [
-        figure('floor (stage + upsert)', r.upsertFloor),
-        `  ${'gex incremental, key'.padEnd(22)} / the upsert floor: ${r.upsertRatio.toFixed(2)}` +
-          ` (${verdict(r.upsertRatio <= 1.3)}: <= 1.3)`,
-      ]
-    : [];
+  const upsert =
+    r.upsertFloor && r.upsertRatio !== undefined
+      ? [
+          figure('floor (stage + upsert)', r.upsertFloor),
+          `  ${'gex incremental, key'.padEnd(22)} / the upsert floor: ${r.upsertRatio.toFixed(2)}` +
+            ` (${verdict(r.upsertRatio <= 1.3)}: <= 1.3)`,
+        ]
+      : [];
   return [
     `${r.store} ${r.rows} rows × 10 columns (${r.fileMb} MB CSV):`,
     figure(r.store === 'SQLite' ? 'floor (prepared loop)' : 'floor (COPY FROM STDIN)', r.floor),

@@ -106,17 +106,25 @@ async function postgresUpsertFloor(url: string, file: string, incremental: strin
 }
 
 async function firstLine(file: string): Promise<string[]> {
-  for await (const record of createReadStream(file).pipe(parse({ bom: true, to_line: 1 })) as AsyncIterable<string[]>) return record;
+  for await (const record of createReadStream(file).pipe(parse({ bom: true, to_line: 1 })) as AsyncIterable<string[]>)
+    return record;
   throw new Error(`${file} is empty`);
 }
 
 /** when the measured work starts (the upsert floor moves it past its setup) */
 let started = performance.now();
-const rows = mode === 'gex' ? await gex(args[0], args[1], args[2], args[3])
-  : mode === 'sqlite-floor' ? await sqliteFloor(args[0], args[1])
-  : mode === 'postgres-floor' ? await postgresFloor(args[0], args[1])
-  : mode === 'postgres-upsert-floor' ? await postgresUpsertFloor(args[0], args[1], args[2])
-  : Number.NaN;
+const rows =
+  mode === 'gex'
+    ? await gex(args[0], args[1], args[2], args[3])
+    : mode === 'sqlite-floor'
+      ? await sqliteFloor(args[0], args[1])
+      : mode === 'postgres-floor'
+        ? await postgresFloor(args[0], args[1])
+        : mode === 'postgres-upsert-floor'
+          ? await postgresUpsertFloor(args[0], args[1], args[2])
+          : Number.NaN;
 if (Number.isNaN(rows)) throw new Error(`unknown mode ${mode}`);
 const ms = performance.now() - started;
-process.stdout.write(JSON.stringify({ ms: Math.round(ms), rows, peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024) }));
+process.stdout.write(
+  JSON.stringify({ ms: Math.round(ms), rows, peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024) }),
+);

@@ -21,11 +21,15 @@ const lazyListFormat: Plugin = {
       const source = await readFile(args.path, 'utf8');
       const eager = /new Intl\.ListFormat\(/g;
       const found = source.match(eager)?.length ?? 0;
-      const helper = 'const __gexLazyListFormat = (...options) => { let real; return { format: (list) => (real ??= new Intl.ListFormat(...options)).format(list) }; };\n';
+      const helper =
+        'const __gexLazyListFormat = (...options) => { let real; return { format: (list) => (real ??= new Intl.ListFormat(...options)).format(list) }; };\n';
       return {
         contents: found === 0 ? source : helper + source.replace(eager, '__gexLazyListFormat('),
         loader: 'js',
-        warnings: found === 0 ? [{ text: 'no Intl.ListFormat left to defer in @sindresorhus/is: drop the lazy-list-format plugin' }] : [],
+        warnings:
+          found === 0
+            ? [{ text: 'no Intl.ListFormat left to defer in @sindresorhus/is: drop the lazy-list-format plugin' }]
+            : [],
       };
     });
   },
@@ -50,7 +54,12 @@ await build({
   // native addons, packages that load files next to their own code, and the big lazily used ones
   external: ['better-sqlite3', 'pg', 'fastify', 'locutus', 'ajv'],
   // CommonJS dependencies call require() for Node's built-ins; an ES module has none of its own
-  banner: { js: "import { createRequire as __gexCreateRequire } from 'node:module';\nconst require = __gexCreateRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __gexCreateRequire } from 'node:module';\nconst require = __gexCreateRequire(import.meta.url);",
+  },
 });
 // validate.js imports the generated validator by a URL next to itself, which is now the bundle
-await copyFile(dist(`src/extractor/config/${GENERATED_VALIDATOR.slice(2)}`), `${outdir}/${GENERATED_VALIDATOR.slice(2)}`);
+await copyFile(
+  dist(`src/extractor/config/${GENERATED_VALIDATOR.slice(2)}`),
+  `${outdir}/${GENERATED_VALIDATOR.slice(2)}`,
+);

@@ -26,24 +26,46 @@ const rel = (p: string) => path.relative(process.cwd(), p);
 
 function gex(args: string[]): Promise<number> {
   return new Promise((resolve) => {
-    spawn(process.execPath, [path.join(root, 'bin', 'gex.js'), ...args], { stdio: 'inherit' }).on('close', (code) => resolve(code ?? 2));
+    spawn(process.execPath, [path.join(root, 'bin', 'gex.js'), ...args], { stdio: 'inherit' }).on('close', (code) =>
+      resolve(code ?? 2),
+    );
   });
 }
 
-const server = await startFixtureServer({ handler: replayExchanges(await loadExchanges(path.join(fixture, 'exchanges.json'))) });
+const server = await startFixtureServer({
+  handler: replayExchanges(await loadExchanges(path.join(fixture, 'exchanges.json'))),
+});
 try {
   await rm(work, { recursive: true, force: true });
   // the store's folder must exist: gex creates a store file, never the folders leading to it
   await mkdir(work, { recursive: true });
-  const document = decodeJson((await readFile(path.join(fixture, 'stored-configuration.json'), 'utf8')).replaceAll('http://fixture-server', server.url));
+  const document = decodeJson(
+    (await readFile(path.join(fixture, 'stored-configuration.json'), 'utf8')).replaceAll(
+      'http://fixture-server',
+      server.url,
+    ),
+  );
   const backend = await openEmbeddedStore(storeFile, process.env, { builtinComponents: builtinComponents() });
   const configuration = await importConfiguration(await backend.localSession(), GENERIC_EXTRACTOR_ID, document);
   await backend.close();
-  console.log(`Fixture API at ${server.url}. Stored configuration ${configuration.id} "${configuration.name}" in ${rel(storeFile)}:`);
-  for (const row of configuration.rows) console.log(`  row ${row.id} "${row.name}"${row.isDisabled ? ' (disabled)' : ''}`);
+  console.log(
+    `Fixture API at ${server.url}. Stored configuration ${configuration.id} "${configuration.name}" in ${rel(storeFile)}:`,
+  );
+  for (const row of configuration.rows)
+    console.log(`  row ${row.id} "${row.name}"${row.isDisabled ? ' (disabled)' : ''}`);
   console.log(`\n$ gex run --config-id ${configuration.id} --store ${rel(storeFile)} --data-dir ${rel(dataDir)}\n`);
 
-  const code = await gex(['run', '--config-id', configuration.id, '--store', storeFile, '--data-dir', dataDir, '--summary', path.join(work, 'summary.json')]);
+  const code = await gex([
+    'run',
+    '--config-id',
+    configuration.id,
+    '--store',
+    storeFile,
+    '--data-dir',
+    dataDir,
+    '--summary',
+    path.join(work, 'summary.json'),
+  ]);
   if (code !== 0) {
     console.error(`gex run failed with exit code ${code}`);
     process.exitCode = code;
@@ -53,19 +75,25 @@ try {
       // a row runs in rows/<its id encoded as one path segment>
       const tables = path.join(dataDir, 'rows', encodePathSegment(row.id), 'out', 'tables');
       for (const file of (await readdir(tables)).sort().filter((f) => !f.endsWith('.manifest'))) {
-        console.log(`\n== ${rel(path.join(tables, file))}\n${(await readFile(path.join(tables, file), 'utf8')).trimEnd()}`);
+        console.log(
+          `\n== ${rel(path.join(tables, file))}\n${(await readFile(path.join(tables, file), 'utf8')).trimEnd()}`,
+        );
       }
     }
-    console.log(`\n$ gex tables list --store ${rel(storeFile)}   # the same tables, loaded into the store's database\n`);
+    console.log(
+      `\n$ gex tables list --store ${rel(storeFile)}   # the same tables, loaded into the store's database\n`,
+    );
     await gex(['tables', 'list', '--store', storeFile]);
     const after = await openEmbeddedStore(storeFile, process.env, { builtinComponents: builtinComponents() });
     const saved = await (await after.localSession()).getConfiguration(GENERIC_EXTRACTOR_ID, configuration.id);
     await after.close();
     console.log('\nStates saved in the store:');
     for (const row of saved.rows) {
-      const component = row.state instanceof Map ? (row.state.get('component')) : undefined;
+      const component = row.state instanceof Map ? row.state.get('component') : undefined;
       const time = component instanceof Map ? component.get('time') : undefined;
-      console.log(`  row ${row.id}: ${time === undefined ? '{} (never run)' : `component.time = ${stringifyExact(time)}`}`);
+      console.log(
+        `  row ${row.id}: ${time === undefined ? '{} (never run)' : `component.time = ${stringifyExact(time)}`}`,
+      );
     }
     console.log(`\nSummary: ${rel(path.join(work, 'summary.json'))}`);
   }

@@ -25,24 +25,31 @@ export interface BodyArgs {
 
 export const bodyOptions = <T>(y: Argv<T>) =>
   y
-    .option('file', { type: 'string', nargs: 1, describe: 'the configuration body (JSON) from this file; "-" reads standard input' })
+    .option('file', {
+      type: 'string',
+      nargs: 1,
+      describe: 'the configuration body (JSON) from this file; "-" reads standard input',
+    })
     .option('set', {
       type: 'string',
       array: true,
       nargs: 1,
-      describe: 'set path=value in the body (repeatable; e.g. parameters.config.jobs[0].endpoint=users; the value is JSON when it parses as JSON, else text)',
+      describe:
+        'set path=value in the body (repeatable; e.g. parameters.config.jobs[0].endpoint=users; the value is JSON when it parses as JSON, else text)',
     })
     .option('set-file', {
       type: 'string',
       array: true,
       nargs: 1,
-      describe: 'set path=FILE: the value is the text of FILE ("-": standard input) without its final newline (repeatable; e.g. parameters.api.caCertificate=ca.pem)',
+      describe:
+        'set path=FILE: the value is the text of FILE ("-": standard input) without its final newline (repeatable; e.g. parameters.api.caCertificate=ca.pem)',
     })
     .option('set-secret', {
       type: 'string',
       array: true,
       nargs: 1,
-      describe: 'set a # key (e.g. parameters.#token) to a value typed at a prompt that does not echo it, or read from standard input when it is not a terminal: never on the command line',
+      describe:
+        'set a # key (e.g. parameters.#token) to a value typed at a prompt that does not echo it, or read from standard input when it is not a terminal: never on the command line',
     }) as Argv<T & BodyArgs>;
 
 /** Where values come from: the process's standard input and terminal; tests replace them. */
@@ -61,7 +68,11 @@ function withoutFinalNewline(text: string): string {
 /** `path=FILE` split at the first `=`. */
 function fileAssignment(assignment: string): { path: PathStep[]; source: string } {
   const eq = assignment.indexOf('=');
-  if (eq < 0 || eq === assignment.length - 1) throw new UserError('GEX_CLI_USAGE', '--set-file takes path=FILE, e.g. parameters.api.caCertificate=ca.pem ("-" for standard input)');
+  if (eq < 0 || eq === assignment.length - 1)
+    throw new UserError(
+      'GEX_CLI_USAGE',
+      '--set-file takes path=FILE, e.g. parameters.api.caCertificate=ca.pem ("-" for standard input)',
+    );
   return { path: parsePath(assignment.slice(0, eq), '--set-file'), source: assignment.slice(eq + 1) };
 }
 
@@ -81,7 +92,11 @@ function secretPath(text: string): PathStep[] {
 
 /** Refuses two options that both want standard input: one stream cannot give two values. */
 function checkOneStdinReader(readers: string[]): void {
-  if (readers.length > 1) throw new UserError('GEX_CLI_USAGE', `${readers.join(' and ')} both read standard input: give one of them a file instead`);
+  if (readers.length > 1)
+    throw new UserError(
+      'GEX_CLI_USAGE',
+      `${readers.join(' and ')} both read standard input: give one of them a file instead`,
+    );
 }
 
 /**
@@ -89,7 +104,11 @@ function checkOneStdinReader(readers: string[]): void {
  * order; undefined when none was given. Every option is checked before anything is read, and no
  * value read appears in an error.
  */
-export async function bodyFromArgs(base: JsonValue, args: BodyArgs, input: BodyInput = PROCESS_INPUT): Promise<JsonValue | undefined> {
+export async function bodyFromArgs(
+  base: JsonValue,
+  args: BodyArgs,
+  input: BodyInput = PROCESS_INPUT,
+): Promise<JsonValue | undefined> {
   const sets = (args.set ?? []).map(parseAssignment);
   const files = (args['set-file'] ?? []).map(fileAssignment);
   const secrets = (args['set-secret'] ?? []).map(secretPath);
@@ -100,7 +119,11 @@ export async function bodyFromArgs(base: JsonValue, args: BodyArgs, input: BodyI
     ...files.filter((f) => f.source === STDIN).map((f) => `--set-file ${formatPath(f.path)}=-`),
     ...(fromTerminal ? [] : secrets.map((path) => `--set-secret ${formatPath(path)}`)),
   ]);
-  if (args.file === STDIN && fromTerminal) throw new UserError('GEX_CLI_USAGE', '--file - reads the body from standard input, which is a terminal here: pipe the JSON in, or name a file');
+  if (args.file === STDIN && fromTerminal)
+    throw new UserError(
+      'GEX_CLI_USAGE',
+      '--file - reads the body from standard input, which is a terminal here: pipe the JSON in, or name a file',
+    );
 
   let body = args.file === undefined ? base : await readJsonFile(args.file, input.stdin);
   for (const { path, value } of sets) body = setAt(body, path, value);
@@ -109,8 +132,14 @@ export async function bodyFromArgs(base: JsonValue, args: BodyArgs, input: BodyI
   }
   for (const path of secrets) {
     const shown = formatPath(path);
-    const value = fromTerminal ? await input.prompt(`Value of ${shown} (not shown): `) : withoutFinalNewline(await readInput(STDIN, MAX_VALUE_BYTES, input.stdin));
-    if (value === '') throw new UserError('GEX_INPUT_INVALID', `--set-secret ${shown}: the value is empty (${fromTerminal ? 'nothing was typed' : `nothing came on ${sourceName(STDIN)}`}); nothing was changed`);
+    const value = fromTerminal
+      ? await input.prompt(`Value of ${shown} (not shown): `)
+      : withoutFinalNewline(await readInput(STDIN, MAX_VALUE_BYTES, input.stdin));
+    if (value === '')
+      throw new UserError(
+        'GEX_INPUT_INVALID',
+        `--set-secret ${shown}: the value is empty (${fromTerminal ? 'nothing was typed' : `nothing came on ${sourceName(STDIN)}`}); nothing was changed`,
+      );
     body = setAt(body, path, value, '--set-secret');
   }
   return body;
@@ -130,11 +159,18 @@ export async function editedBody(
   const fromArgs = await bodyFromArgs(current, args);
   if (fromArgs !== undefined) await check(fromArgs);
   if (fromArgs !== undefined || !editor.open) return fromArgs;
-  return editJson(current, editor.fileName, { interactive: Boolean(process.stdin.isTTY), notice: (line) => process.stderr.write(`${line}\n`), check });
+  return editJson(current, editor.fileName, {
+    interactive: Boolean(process.stdin.isTTY),
+    notice: (line) => process.stderr.write(`${line}\n`),
+    check,
+  });
 }
 
 /** A change description naming what changed (never values: they may be secrets). */
-export function changeSummary(before: { configuration: JsonValue; name: string; description: string }, change: { configuration?: JsonValue; name?: string; description?: string }): string {
+export function changeSummary(
+  before: { configuration: JsonValue; name: string; description: string },
+  change: { configuration?: JsonValue; name?: string; description?: string },
+): string {
   const parts: string[] = [];
   if (change.configuration !== undefined) {
     const paths = describeChanges(before.configuration, change.configuration);

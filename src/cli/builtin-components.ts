@@ -19,7 +19,8 @@ export function genericExtractorComponent(): Component {
     type: 'extractor',
     name: 'Generic Extractor',
     description: 'Extract data from any REST API',
-    longDescription: 'Generic Extractor (gex): pages through REST APIs and writes CSV tables with manifests, compatible with Keboola Generic Extractor configurations.',
+    longDescription:
+      'Generic Extractor (gex): pages through REST APIs and writes CSV tables with manifests, compatible with Keboola Generic Extractor configurations.',
     version: 1,
     hasUI: false,
     hasRun: true,

@@ -2,13 +2,21 @@ import { isJsonObject, stringifyExact, type JsonValue } from '../json/index.js';
 import { formatPath, type PathStep } from './json-path.js';
 
 /** Paths (deepest objects' keys, list items) where `after` differs from `before`, at most `limit` + 1. */
-export function changedPaths(before: JsonValue | undefined, after: JsonValue | undefined, limit = 5, at: PathStep[] = [], found: string[] = []): string[] {
+export function changedPaths(
+  before: JsonValue | undefined,
+  after: JsonValue | undefined,
+  limit = 5,
+  at: PathStep[] = [],
+  found: string[] = [],
+): string[] {
   if (found.length > limit) return found;
   if (before !== undefined && after !== undefined && stringifyExact(before) === stringifyExact(after)) return found;
   if (isJsonObject(before) && isJsonObject(after)) {
-    for (const key of new Set([...before.keys(), ...after.keys()])) changedPaths(before.get(key), after.get(key), limit, [...at, key], found);
+    for (const key of new Set([...before.keys(), ...after.keys()]))
+      changedPaths(before.get(key), after.get(key), limit, [...at, key], found);
   } else if (Array.isArray(before) && Array.isArray(after)) {
-    for (let i = 0; i < Math.max(before.length, after.length); i++) changedPaths(before[i], after[i], limit, [...at, i], found);
+    for (let i = 0; i < Math.max(before.length, after.length); i++)
+      changedPaths(before[i], after[i], limit, [...at, i], found);
   } else found.push(at.length ? formatPath(at) : 'the whole body');
   return found;
 }
@@ -17,5 +25,7 @@ export function changedPaths(before: JsonValue | undefined, after: JsonValue | u
 export function describeChanges(before: JsonValue, after: JsonValue): string {
   const paths = changedPaths(before, after, 50);
   const shown = paths.slice(0, 3).map((p) => (p.length > 80 ? `${p.slice(0, 77)}...` : p));
-  return paths.length > 3 ? `${shown.join(', ')} and ${paths.length - 3}${paths.length > 50 ? '+' : ''} more` : shown.join(', ');
+  return paths.length > 3
+    ? `${shown.join(', ')} and ${paths.length - 3}${paths.length > 50 ? '+' : ''} more`
+    : shown.join(', ');
 }

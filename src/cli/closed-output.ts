@@ -15,9 +15,9 @@ export function ignoreClosedOutput(streams: NodeJS.WriteStream[] = [process.stdo
 
 function silence(stream: NodeJS.WriteStream): void {
   // later writes are accepted and dropped; their callbacks still run so nothing waits forever
-  stream.write = ((...args: unknown[]) => {
+  stream.write = (...args: unknown[]) => {
     const callback = args.find((a) => typeof a === 'function') as (() => void) | undefined;
     if (callback) process.nextTick(callback);
     return true;
-  });
+  };
 }

@@ -6,7 +6,10 @@ import { createLogger } from '../common/logger.js';
  * Runs a CLI command body: errors become one clear line on stderr and the exit code of the
  * orchestrator contract (1 user error, 2 application error).
  */
-export async function runCliAction(action: (logger: Logger) => Promise<void>, logger: Logger = createLogger({ level: 'warn' })): Promise<void> {
+export async function runCliAction(
+  action: (logger: Logger) => Promise<void>,
+  logger: Logger = createLogger({ level: 'warn' }),
+): Promise<void> {
   try {
     await action(logger);
   } catch (error) {

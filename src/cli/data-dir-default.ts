@@ -34,15 +34,23 @@ export function insideContainer(env: NodeJS.ProcessEnv, exists: (file: string) =
  * it is there already.
  */
 export function defaultDataDir(env: NodeJS.ProcessEnv, exists: (file: string) => boolean = existsSync): DataDirChoice {
-  if (env.KBC_DATADIR) return { dir: env.KBC_DATADIR, source: '$KBC_DATADIR names it', exists: exists(env.KBC_DATADIR) };
-  if (exists(LOCAL_DATA_DIR)) return { dir: LOCAL_DATA_DIR, source: './data exists in the working folder', exists: true };
+  if (env.KBC_DATADIR)
+    return { dir: env.KBC_DATADIR, source: '$KBC_DATADIR names it', exists: exists(env.KBC_DATADIR) };
+  if (exists(LOCAL_DATA_DIR))
+    return { dir: LOCAL_DATA_DIR, source: './data exists in the working folder', exists: true };
   const container = insideContainer(env, exists);
   if (container && exists(CONTAINER_DATA_DIR)) {
-    return { dir: CONTAINER_DATA_DIR, source: 'there is no ./data in the working folder, and inside a container the data folder is /data', exists: true };
+    return {
+      dir: CONTAINER_DATA_DIR,
+      source: 'there is no ./data in the working folder, and inside a container the data folder is /data',
+      exists: true,
+    };
   }
   return {
     dir: LOCAL_DATA_DIR,
-    source: container ? 'there is neither ./data in the working folder nor /data (the data folder inside a container)' : 'there is no ./data in the working folder',
+    source: container
+      ? 'there is neither ./data in the working folder nor /data (the data folder inside a container)'
+      : 'there is no ./data in the working folder',
     exists: false,
   };
 }
@@ -67,12 +75,11 @@ export function dataFolderOfRun(
   if (given !== undefined) return given;
   const choice = defaultDataDir(env, exists);
   if (!choice.exists) {
-    const where =
-      env.KBC_DATADIR
-        ? `$KBC_DATADIR names ${describeDataDir(choice.dir)}, which does not exist`
-        : insideContainer(env, exists)
-          ? `neither ./data (${displayText(path.resolve(LOCAL_DATA_DIR))}) nor /data (the data folder inside a container) exists`
-          : `./data (${displayText(path.resolve(LOCAL_DATA_DIR))}) does not exist`;
+    const where = env.KBC_DATADIR
+      ? `$KBC_DATADIR names ${describeDataDir(choice.dir)}, which does not exist`
+      : insideContainer(env, exists)
+        ? `neither ./data (${displayText(path.resolve(LOCAL_DATA_DIR))}) nor /data (the data folder inside a container) exists`
+        : `./data (${displayText(path.resolve(LOCAL_DATA_DIR))}) does not exist`;
     throw new UserError(
       'GEX_DATA_FOLDER_INVALID',
       `No data folder: --data-dir was not given and ${where}. ` +

@@ -31,10 +31,18 @@ export function editorCommand(env: NodeJS.ProcessEnv): string {
 function runEditor(command: string, file: string, env: NodeJS.ProcessEnv): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn('/bin/sh', ['-c', `${command} "$1"`, 'gex-editor', file], { stdio: 'inherit', env });
-    child.on('error', (e) => reject(new UserError('GEX_INPUT_INVALID', `Cannot start the editor ${JSON.stringify(command)}: ${e.message}`)));
+    child.on('error', (e) =>
+      reject(new UserError('GEX_INPUT_INVALID', `Cannot start the editor ${JSON.stringify(command)}: ${e.message}`)),
+    );
     child.on('exit', (code, signal) => {
       if (code === 0) resolve();
-      else reject(new UserError('GEX_INPUT_INVALID', `The editor ${JSON.stringify(command)} ended with ${signal ?? `exit code ${code}`}: nothing was changed`));
+      else
+        reject(
+          new UserError(
+            'GEX_INPUT_INVALID',
+            `The editor ${JSON.stringify(command)} ended with ${signal ?? `exit code ${code}`}: nothing was changed`,
+          ),
+        );
     });
   });
 }
@@ -46,7 +54,11 @@ function runEditor(command: string, file: string, env: NodeJS.ProcessEnv): Promi
  * interactive the editor opens again on the edited text, until it is taken or saved unchanged
  * (giving up).
  */
-export async function editJson(value: JsonValue, name: string, options: EditorOptions = {}): Promise<JsonValue | undefined> {
+export async function editJson(
+  value: JsonValue,
+  name: string,
+  options: EditorOptions = {},
+): Promise<JsonValue | undefined> {
   const env = options.env ?? process.env;
   const original = `${prettyExact(value)}\n`;
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-edit-'));
@@ -64,11 +76,13 @@ export async function editJson(value: JsonValue, name: string, options: EditorOp
         await options.check?.(edited);
         return edited;
       } catch (e) {
-        if (e instanceof JsonSyntaxError) problem = `The edited file is not valid JSON (${lineAndColumn(text, e.position)}): ${displayText(e.message)}`;
+        if (e instanceof JsonSyntaxError)
+          problem = `The edited file is not valid JSON (${lineAndColumn(text, e.position)}): ${displayText(e.message)}`;
         else if (e instanceof UserError && options.check) problem = e.message;
         else throw e;
       }
-      if (!options.interactive || text === previous) throw new UserError('GEX_INPUT_INVALID', `${sentence(problem)} Nothing was changed.`);
+      if (!options.interactive || text === previous)
+        throw new UserError('GEX_INPUT_INVALID', `${sentence(problem)} Nothing was changed.`);
       options.notice?.(`${sentence(problem)} Opening the editor again; save the file unchanged to give up.`);
       previous = text;
     }

@@ -8,11 +8,20 @@ import { builtinComponents } from './builtin-components.js';
  * what only the store itself can do (tokens, the component registry); a Storage API is refused
  * with `refusal` ("Tokens are created …").
  */
-export async function withEmbeddedBackend<T>(option: string | undefined, refusal: string, work: (backend: EmbeddedBackend) => Promise<T>, options: { mustExist?: boolean } = {}): Promise<T> {
+export async function withEmbeddedBackend<T>(
+  option: string | undefined,
+  refusal: string,
+  work: (backend: EmbeddedBackend) => Promise<T>,
+  options: { mustExist?: boolean } = {},
+): Promise<T> {
   const location = storeLocationFromArgs(option);
-  if (isRemoteStore(location)) throw new UserError('GEX_CLI_USAGE', `${refusal}: pass --store with a SQLite file or a postgres:// URL`);
+  if (isRemoteStore(location))
+    throw new UserError('GEX_CLI_USAGE', `${refusal}: pass --store with a SQLite file or a postgres:// URL`);
   const { openEmbeddedStore } = await import('../store/open-store.js');
-  const backend = await openEmbeddedStore(location, process.env, { builtinComponents: builtinComponents(), mustExist: options.mustExist });
+  const backend = await openEmbeddedStore(location, process.env, {
+    builtinComponents: builtinComponents(),
+    mustExist: options.mustExist,
+  });
   try {
     return await work(backend);
   } finally {

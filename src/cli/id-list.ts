@@ -4,5 +4,8 @@
  */
 export function splitIdList(values: unknown): string[] {
   const list = values === undefined || values === null ? [] : Array.isArray(values) ? values : [values];
-  return list.flatMap((v) => String(v).split(',')).map((s) => s.trim()).filter(Boolean);
+  return list
+    .flatMap((v) => String(v).split(','))
+    .map((s) => s.trim())
+    .filter(Boolean);
 }

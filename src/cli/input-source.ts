@@ -28,7 +28,11 @@ export async function readInput(source: string, maxBytes: number, stdin: Readabl
   try {
     for await (const chunk of stream) {
       size += (chunk as Buffer).length;
-      if (size > maxBytes) throw new UserError('GEX_INPUT_INVALID', `${sourceName(source)} holds more than ${maxBytes} bytes: that is more than gex reads for one input`);
+      if (size > maxBytes)
+        throw new UserError(
+          'GEX_INPUT_INVALID',
+          `${sourceName(source)} holds more than ${maxBytes} bytes: that is more than gex reads for one input`,
+        );
       chunks.push(chunk as Buffer);
     }
   } catch (e) {

@@ -18,7 +18,11 @@ export function decodeJsonText(text: string, source: string): JsonValue {
   try {
     return decodeJson(text);
   } catch (e) {
-    if (e instanceof JsonSyntaxError) throw new UserError('GEX_INPUT_INVALID', `${source} is not valid JSON (${lineAndColumn(text, e.position)}): ${displayText(e.message)}`);
+    if (e instanceof JsonSyntaxError)
+      throw new UserError(
+        'GEX_INPUT_INVALID',
+        `${source} is not valid JSON (${lineAndColumn(text, e.position)}): ${displayText(e.message)}`,
+      );
     throw e;
   }
 }
@@ -27,4 +31,3 @@ export function decodeJsonText(text: string, source: string): JsonValue {
 export async function readJsonFile(file: string, stdin: Readable = process.stdin): Promise<JsonValue> {
   return decodeJsonText(await readInput(file, MAX_DOCUMENT_BYTES, stdin), sourceName(file));
 }
-

@@ -46,10 +46,14 @@ export function parsePath(path: string, option = '--set'): PathStep[] {
         } catch {
           key = undefined;
         }
-        if (typeof key !== 'string') refuse(`has a bracketed key at character ${i + 1} that is not a JSON string, e.g. ["a.b"]`);
+        if (typeof key !== 'string')
+          refuse(`has a bracketed key at character ${i + 1} that is not a JSON string, e.g. ["a.b"]`);
         steps.push(key);
         i = close + 2;
-      } else refuse(`has [${quoteForLog(inner).slice(1, -1)}] at character ${i + 1}: brackets hold a list index ([0]) or a JSON string (["a.b"])`);
+      } else
+        refuse(
+          `has [${quoteForLog(inner).slice(1, -1)}] at character ${i + 1}: brackets hold a list index ([0]) or a JSON string (["a.b"])`,
+        );
     } else {
       if (steps.length > 0) {
         if (path[i] !== '.') refuse(`needs a "." or "[" at character ${i + 1}`);
@@ -64,7 +68,8 @@ export function parsePath(path: string, option = '--set'): PathStep[] {
     if (steps.length > MAX_STEPS) refuse(`is deeper than ${MAX_STEPS} steps`);
   }
   for (const step of steps) {
-    if (typeof step === 'string' && FORBIDDEN_KEYS.has(step)) refuse(`uses the key "${step}", which is refused: it names an object's prototype in JavaScript`);
+    if (typeof step === 'string' && FORBIDDEN_KEYS.has(step))
+      refuse(`uses the key "${step}", which is refused: it names an object's prototype in JavaScript`);
   }
   return steps;
 }
@@ -72,14 +77,24 @@ export function parsePath(path: string, option = '--set'): PathStep[] {
 /** The path written back in the syntax parsePath reads (for change descriptions). */
 export function formatPath(steps: readonly PathStep[]): string {
   return steps
-    .map((s, i) => (typeof s === 'number' ? `[${s}]` : /^[^.[\]\p{Cc}\p{Cf}\p{Zl}\p{Zp}"]+$/u.test(s) ? `${i ? '.' : ''}${s}` : `[${quoteForLog(s)}]`))
+    .map((s, i) =>
+      typeof s === 'number'
+        ? `[${s}]`
+        : /^[^.[\]\p{Cc}\p{Cf}\p{Zl}\p{Zp}"]+$/u.test(s)
+          ? `${i ? '.' : ''}${s}`
+          : `[${quoteForLog(s)}]`,
+    )
     .join('');
 }
 
 /** `path=value` split at the first `=`, the value decoded as JSON when it is JSON. */
 export function parseAssignment(assignment: string): { path: PathStep[]; value: JsonValue } {
   const eq = assignment.indexOf('=');
-  if (eq < 0) throw new UserError('GEX_CLI_USAGE', `--set takes path=value, e.g. parameters.api.baseUrl=https://api.example.com/ (got no "=")`);
+  if (eq < 0)
+    throw new UserError(
+      'GEX_CLI_USAGE',
+      `--set takes path=value, e.g. parameters.api.baseUrl=https://api.example.com/ (got no "=")`,
+    );
   const text = assignment.slice(eq + 1);
   let value: JsonValue;
   try {
@@ -101,20 +116,38 @@ export function setAt(root: JsonValue, path: readonly PathStep[], value: JsonVal
   return setBelow(root, path, value, [], option);
 }
 
-function setBelow(root: JsonValue, path: readonly PathStep[], value: JsonValue, done: PathStep[], option: string): JsonValue {
+function setBelow(
+  root: JsonValue,
+  path: readonly PathStep[],
+  value: JsonValue,
+  done: PathStep[],
+  option: string,
+): JsonValue {
   if (path.length === 0) return value;
   const [step, ...rest] = path;
   const here = [...done, step];
   // what a missing step becomes: a list when the next step is an index
   const fresh = (): JsonValue => (typeof rest[0] === 'number' ? [] : new Map());
   if (typeof step === 'number') {
-    if (!Array.isArray(root)) throw new UserError('GEX_CLI_USAGE', `${option} ${formatPath(here)}: ${formatPath(done) || 'the body'} is ${describeKind(root)}, not a list`);
-    if (step > root.length) throw new UserError('GEX_CLI_USAGE', `${option} ${formatPath(here)}: the list has ${root.length} items; an index may be at most ${root.length} (to append)`);
+    if (!Array.isArray(root))
+      throw new UserError(
+        'GEX_CLI_USAGE',
+        `${option} ${formatPath(here)}: ${formatPath(done) || 'the body'} is ${describeKind(root)}, not a list`,
+      );
+    if (step > root.length)
+      throw new UserError(
+        'GEX_CLI_USAGE',
+        `${option} ${formatPath(here)}: the list has ${root.length} items; an index may be at most ${root.length} (to append)`,
+      );
     const copy = [...root];
     copy[step] = setBelow(root[step] ?? fresh(), rest, value, here, option);
     return copy;
   }
-  if (!isJsonObject(root)) throw new UserError('GEX_CLI_USAGE', `${option} ${formatPath(here)}: ${formatPath(done) || 'the body'} is ${describeKind(root)}, not an object`);
+  if (!isJsonObject(root))
+    throw new UserError(
+      'GEX_CLI_USAGE',
+      `${option} ${formatPath(here)}: ${formatPath(done) || 'the body'} is ${describeKind(root)}, not an object`,
+    );
   const copy: JsonObject = new Map(root);
   copy.set(step, setBelow(root.get(step) ?? fresh(), rest, value, here, option));
   return copy;

@@ -39,16 +39,31 @@ export async function main(argv: string[]): Promise<void> {
   stopWhenParentGone();
   ignoreClosedOutput();
   const args = hideBin(argv);
-  let cli = yargs(args).scriptName('gex').strict().recommendCommands().demandCommand(1, 'Name a command: gex <command> --help');
+  let cli = yargs(args)
+    .scriptName('gex')
+    .strict()
+    .recommendCommands()
+    .demandCommand(1, 'Name a command: gex <command> --help');
   cli = loggingOptions(cli);
   for (const [, register] of COMMANDS) cli = register(cli);
   await cli
-    .example('$0 run --config-id 123 --store gex-store.sqlite', 'run a stored configuration, row by row (tables in ./data/rows/…)')
+    .example(
+      '$0 run --config-id 123 --store gex-store.sqlite',
+      'run a stored configuration, row by row (tables in ./data/rows/…)',
+    )
     .example('$0 run --data-dir ./data', 'run ./data/config.json (Keboola common interface)')
     .example('$0 check --config-id 123 --request', 'check a configuration and send the first request of each job')
     .example('$0 serve --host 0.0.0.0 --store gex-store.sqlite', 'serve the store as a Storage API')
-    .example('$0 configs list --store https://gex.example.com --token $KBC_TOKEN', 'list the configurations of a remote store')
-    .fail(failHandler(args, COMMANDS.map(([name]) => name)))
+    .example(
+      '$0 configs list --store https://gex.example.com --token $KBC_TOKEN',
+      'list the configurations of a remote store',
+    )
+    .fail(
+      failHandler(
+        args,
+        COMMANDS.map(([name]) => name),
+      ),
+    )
     .wrap(null)
     .help()
     .version(gexVersion() ?? 'unknown')

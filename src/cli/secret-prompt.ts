@@ -24,7 +24,7 @@ export interface PromptOptions {
  * however the prompt ends.
  */
 export function promptHidden(prompt: string, options: PromptOptions = {}): Promise<string> {
-  const input = options.input ?? (process.stdin);
+  const input = options.input ?? process.stdin;
   const output = options.output ?? process.stderr;
   const interrupt = options.interrupt ?? (() => process.kill(process.pid, 'SIGINT'));
   return new Promise((resolve, reject) => {
@@ -60,7 +60,10 @@ export function promptHidden(prompt: string, options: PromptOptions = {}): Promi
         else if (char === '\u0015') value = '';
         else if (char === '\u001b') escape = 1;
         else if (char >= ' ') value += char;
-        if (Buffer.byteLength(value) > MAX_VALUE_BYTES) return finish(new UserError('GEX_INPUT_INVALID', `The value entered is longer than ${MAX_VALUE_BYTES} bytes`));
+        if (Buffer.byteLength(value) > MAX_VALUE_BYTES)
+          return finish(
+            new UserError('GEX_INPUT_INVALID', `The value entered is longer than ${MAX_VALUE_BYTES} bytes`),
+          );
       }
     };
     // no echo before the prompt shows: a person (or a script) may type as soon as they see it

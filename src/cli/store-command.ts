@@ -19,11 +19,18 @@ export type StoreCommandArgs = ComponentArgs & JsonArg;
 
 /** `--store`, `--token`, `--project`, `--component-id`, `--json`. */
 export const storeCommandOptions = <T>(y: Argv<T>) =>
-  componentOption(storeOptions(y)).option('json', { type: 'boolean', default: false, describe: 'print JSON' }) as Argv<T & StoreCommandArgs>;
+  componentOption(storeOptions(y)).option('json', { type: 'boolean', default: false, describe: 'print JSON' }) as Argv<
+    T & StoreCommandArgs
+  >;
 
 /** `--row-id` taking a comma list and/or repeated, as `gex run` does. */
 export const rowIdsOption = <T>(y: Argv<T>, describe: string) =>
-  y.option('row-id', { type: 'string', array: true, describe: `${describe} (repeatable or a comma list)`, coerce: splitIdList }) as Argv<T & { 'row-id'?: string[] }>;
+  y.option('row-id', {
+    type: 'string',
+    array: true,
+    describe: `${describe} (repeatable or a comma list)`,
+    coerce: splitIdList,
+  }) as Argv<T & { 'row-id'?: string[] }>;
 
 export function print(value: JsonValue): void {
   process.stdout.write(`${prettyExact(value)}\n`);
@@ -40,7 +47,8 @@ export function say(line: string): void {
 
 export function positiveInt(value: unknown, name: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new UserError('GEX_CLI_USAGE', `${name} must be a positive integer, got ${JSON.stringify(value)}`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new UserError('GEX_CLI_USAGE', `${name} must be a positive integer, got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -60,13 +68,21 @@ function notFound(error: StoreError, args: Target, location: string): UserError 
     configId === undefined ? '' : `configuration ${displayId(String(configId))} of `,
     `component ${displayId(args['component-id'])}`,
   ].join('');
-  return new UserError(error.gexCode, `${displayText(error.message)} (looked for ${what} in the store ${displayText(location)})`, { cause: error });
+  return new UserError(
+    error.gexCode,
+    `${displayText(error.message)} (looked for ${what} in the store ${displayText(location)})`,
+    { cause: error },
+  );
 }
 
 type Work<A> = (store: ConfigStore, args: A, opened: OpenedStore) => Promise<void>;
 
 /** Runs `work` with the store the arguments name and closes it. `mustExist`: the command only reads. */
-export function withStore<A extends ComponentArgs & Target>(args: A, work: Work<A>, options: { mustExist?: boolean } = {}): Promise<void> {
+export function withStore<A extends ComponentArgs & Target>(
+  args: A,
+  work: Work<A>,
+  options: { mustExist?: boolean } = {},
+): Promise<void> {
   return runCliAction(async (logger) => {
     const opened = await openStoreFromArgs(args, logger, options);
     try {

@@ -19,10 +19,14 @@ export function storeOptions<T>(yargs: Argv<T>): Argv<T & StoreArgs> {
   return yargs
     .option('store', {
       type: 'string',
-      describe: 'the embedded store (a SQLite file or a postgres:// URL) or the http(s) address of a Storage API ($KBC_URL, else $GEX_STORE, else gex-store.sqlite)',
+      describe:
+        'the embedded store (a SQLite file or a postgres:// URL) or the http(s) address of a Storage API ($KBC_URL, else $GEX_STORE, else gex-store.sqlite)',
     })
     .option('token', { type: 'string', describe: 'Storage API token for a remote store ($KBC_TOKEN)' })
-    .option('project', { type: 'string', describe: 'project of the embedded store when used without a token (default: "default")' });
+    .option('project', {
+      type: 'string',
+      describe: 'project of the embedded store when used without a token (default: "default")',
+    });
 }
 
 export function componentOption<T>(yargs: Argv<T>): Argv<T & { 'component-id': string }> {
@@ -35,8 +39,15 @@ export function componentOption<T>(yargs: Argv<T>): Argv<T & { 'component-id': s
 }
 
 /** `mustExist`: the command only reads, so it neither creates a store nor its key file. */
-export async function openStoreFromArgs(args: StoreArgs, logger?: Logger, options: { mustExist?: boolean } = {}): Promise<OpenedStore> {
-  const [{ openConfigStore }, { INTERACTIVE_STORE_RETRY }] = await Promise.all([import('../store/open-config-store.js'), import('../store/remote/retry-budget.js')]);
+export async function openStoreFromArgs(
+  args: StoreArgs,
+  logger?: Logger,
+  options: { mustExist?: boolean } = {},
+): Promise<OpenedStore> {
+  const [{ openConfigStore }, { INTERACTIVE_STORE_RETRY }] = await Promise.all([
+    import('../store/open-config-store.js'),
+    import('../store/remote/retry-budget.js'),
+  ]);
   // a person is waiting: a remote store that does not answer fails within seconds, not minutes
   return openConfigStore(storeLocationFromArgs(args.store), {
     token: args.token ?? process.env.KBC_TOKEN,

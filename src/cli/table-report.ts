@@ -15,9 +15,24 @@ export function logTableLocations(logger: Logger, summary: RunSummary, dataDir: 
   logger.info(`Tables are in ${displayText(path.resolve(dataDir))}:`);
   for (const row of done) {
     const folder = `${row.folder === '.' ? '' : `${row.folder}/`}out/tables`;
-    const tables = row.tables.map((t) => ({ file: path.posix.basename(t.file), rows: t.rows, ...(t.tableId === undefined ? {} : { tableId: t.tableId }) }));
-    const list = tables.length === 0 ? 'no tables' : tables.map((t) => `${displayText(t.file)} (${plural(t.rows, 'row')}${t.tableId === undefined ? '' : ` → ${displayId(t.tableId)}`})`).join(', ');
+    const tables = row.tables.map((t) => ({
+      file: path.posix.basename(t.file),
+      rows: t.rows,
+      ...(t.tableId === undefined ? {} : { tableId: t.tableId }),
+    }));
+    const list =
+      tables.length === 0
+        ? 'no tables'
+        : tables
+            .map(
+              (t) =>
+                `${displayText(t.file)} (${plural(t.rows, 'row')}${t.tableId === undefined ? '' : ` → ${displayId(t.tableId)}`})`,
+            )
+            .join(', ');
     const who = row.id === null ? 'configuration' : `row ${displayId(row.id)}`;
-    logger.info({ ...(row.id === null ? {} : { rowId: row.id }), folder: `${row.folder}`, tables }, `  ${who} → ${displayText(folder)}: ${list}`);
+    logger.info(
+      { ...(row.id === null ? {} : { rowId: row.id }), folder: `${row.folder}`, tables },
+      `  ${who} → ${displayText(folder)}: ${list}`,
+    );
   }
 }

@@ -21,11 +21,21 @@ export function targetOptions<T>(yargs: Argv<T>, verb: string): Argv<T & TargetA
   return yargs
     .option('data-dir', {
       type: 'string',
-      defaultDescription: '$KBC_DATADIR, else ./data if it exists, else /data if inside a container and it exists, else ./data',
+      defaultDescription:
+        '$KBC_DATADIR, else ./data if it exists, else /data if inside a container and it exists, else ./data',
       describe: 'the data folder (Keboola common interface)',
     })
-    .option('config-id', { type: 'string', default: env.KBC_CONFIGID || undefined, defaultDescription: '$KBC_CONFIGID', describe: `${verb} this stored configuration` })
-    .option('component-id', { type: 'string', default: env.KBC_COMPONENTID || GENERIC_EXTRACTOR_ID, defaultDescription: `$KBC_COMPONENTID or ${GENERIC_EXTRACTOR_ID}` })
+    .option('config-id', {
+      type: 'string',
+      default: env.KBC_CONFIGID || undefined,
+      defaultDescription: '$KBC_CONFIGID',
+      describe: `${verb} this stored configuration`,
+    })
+    .option('component-id', {
+      type: 'string',
+      default: env.KBC_COMPONENTID || GENERIC_EXTRACTOR_ID,
+      defaultDescription: `$KBC_COMPONENTID or ${GENERIC_EXTRACTOR_ID}`,
+    })
     .option('row-id', {
       type: 'string',
       array: true,
@@ -34,6 +44,12 @@ export function targetOptions<T>(yargs: Argv<T>, verb: string): Argv<T & TargetA
       defaultDescription: '$KBC_CONFIGROWID',
       describe: `${verb} only this row (repeatable or a comma list); disabled rows named here too`,
     })
-    .option('store', { type: 'string', describe: 'a SQLite file, a postgres:// database or an http(s) Storage API (else $KBC_URL, $GEX_STORE, gex-store.sqlite)' })
-    .option('token', { type: 'string', describe: 'Storage API token for a remote store ($KBC_TOKEN)' }) as Argv<T & TargetArgs>;
+    .option('store', {
+      type: 'string',
+      describe:
+        'a SQLite file, a postgres:// database or an http(s) Storage API (else $KBC_URL, $GEX_STORE, gex-store.sqlite)',
+    })
+    .option('token', { type: 'string', describe: 'Storage API token for a remote store ($KBC_TOKEN)' }) as Argv<
+    T & TargetArgs
+  >;
 }

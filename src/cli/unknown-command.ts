@@ -78,8 +78,12 @@ export function failHandler(args: readonly string[], commands: readonly string[]
     } else if (/^Not enough non-option arguments/.test(message ?? '')) {
       const usageLine = ['gex', ...usageWords(usage)].join(' ');
       const got = Number(/got (\d+)/.exec(message ?? '')?.[1] ?? 0);
-      const required = usageWords(usage).filter((word) => word.startsWith('<')).slice(got);
-      write(`Error: ${required.length ? `${required.join(' ')} missing` : 'an argument is missing'}: ${displayText(usageLine)}`);
+      const required = usageWords(usage)
+        .filter((word) => word.startsWith('<'))
+        .slice(got);
+      write(
+        `Error: ${required.length ? `${required.join(' ')} missing` : 'an argument is missing'}: ${displayText(usageLine)}`,
+      );
       write(`Run "gex ${[...path, '--help'].join(' ')}" for its options and examples.`);
     } else {
       // yargs breaks some messages into lines ("Invalid values:\n  Argument: …"): one line here

@@ -57,7 +57,8 @@ export const forceOption = <T>(y: Argv<T>) =>
   y.option('force', {
     type: 'boolean',
     default: false,
-    describe: 'store the body even when a run would refuse it (checked as "gex check" does: wrong types, values out of range, …)',
+    describe:
+      'store the body even when a run would refuse it (checked as "gex check" does: wrong types, values out of range, …)',
   }) as Argv<T & { force: boolean }>;
 
 /** The label of a row's configuration, as warnings and errors name it. */
@@ -77,7 +78,11 @@ export function rootUnits(label: string, rows: Row[], after: JsonValue, before?:
 
 /** The configuration a run would run after a row changes: the row over its root. */
 export function rowUnit(label: string, root: JsonValue, after: JsonValue, before?: JsonValue): CheckedUnit {
-  return { label, after: mergeRowConfiguration(root, after), before: before === undefined ? undefined : mergeRowConfiguration(root, before) };
+  return {
+    label,
+    after: mergeRowConfiguration(root, after),
+    before: before === undefined ? undefined : mergeRowConfiguration(root, before),
+  };
 }
 
 /** Unknown keys of a body: its own (`paramaters`) and those of its parameters. */
@@ -97,26 +102,41 @@ interface UnitOutcome {
 
 /** What a run would say of one configuration before its first request (nothing is sent). */
 async function unitOutcome(body: JsonValue, context: WriteCheckContext, masker: SecretMasker): Promise<UnitOutcome> {
-  if (!isJsonObject(body) && !(Array.isArray(body) && body.length === 0)) return { error: 'the configuration body is not a JSON object' };
+  if (!isJsonObject(body) && !(Array.isArray(body) && body.length === 0))
+    return { error: 'the configuration body is not a JSON object' };
   const stored = splitConfiguration(body);
   masker.addFromConfig(stored.parameters);
   masker.addFromConfig(stored.authorization);
   const { invalid, missing } = await parameterProblems(stored.parameters);
   if (invalid) return { error: masker.mask(invalid.message) };
-  if (missing.length > 0) return { warning: `a run fails until ${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} set` };
+  if (missing.length > 0)
+    return { warning: `a run fails until ${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} set` };
   let input;
   try {
-    input = await decryptedInput(context.opened, context.componentId, stored, new Map(), await componentImageParameters(context.opened, context.componentId), masker);
+    input = await decryptedInput(
+      context.opened,
+      context.componentId,
+      stored,
+      new Map(),
+      await componentImageParameters(context.opened, context.componentId),
+      masker,
+    );
   } catch (error) {
     if (!(error instanceof UserError)) throw error;
-    return { warning: `its secrets cannot be decrypted here, so only the schema was checked (${masker.mask(error.message)})` };
+    return {
+      warning: `its secrets cannot be decrypted here, so only the schema was checked (${masker.mask(error.message)})`,
+    };
   }
   const checked = await checkInput(input, '', null, { logger: createLogger({ level: 'silent' }), masker });
   return checked.error ? { error: checked.error.message } : {};
 }
 
 /** Checks a change before it is stored; nothing is sent and nothing is written. */
-export async function checkWrite(part: WrittenPart, units: CheckedUnit[], context: WriteCheckContext): Promise<WriteProblems> {
+export async function checkWrite(
+  part: WrittenPart,
+  units: CheckedUnit[],
+  context: WriteCheckContext,
+): Promise<WriteProblems> {
   const masker = new SecretMasker();
   const problems: WriteProblems = { errors: [], warnings: unknownKeys(part.body).map((w) => `${part.label}: ${w}`) };
   // one line per message, naming every configuration it is about (a root edit reaches every row)
@@ -132,7 +152,8 @@ export async function checkWrite(part: WrittenPart, units: CheckedUnit[], contex
     else problems.errors.push(`${unit.label}: ${after.error}`);
   }
   for (const [message, labels] of grouped) {
-    const shown = labels.length > 5 ? `${labels.slice(0, 5).join(', ')} and ${labels.length - 5} more` : labels.join(', ');
+    const shown =
+      labels.length > 5 ? `${labels.slice(0, 5).join(', ')} and ${labels.length - 5} more` : labels.join(', ');
     problems.warnings.push(`${shown}: ${message}`);
   }
   problems.warnings = problems.warnings.map((w) => masker.mask(w));
@@ -143,7 +164,11 @@ export async function checkWrite(part: WrittenPart, units: CheckedUnit[], contex
  * Prints the warnings, and refuses the change when a run would refuse what it stores — unless
  * `force`, when the errors are printed as warnings and the change goes on.
  */
-export function enforceWriteCheck(problems: WriteProblems, force: boolean, write: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): void {
+export function enforceWriteCheck(
+  problems: WriteProblems,
+  force: boolean,
+  write: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+): void {
   for (const warning of problems.warnings) write(`Warning: ${warning}`);
   if (problems.errors.length === 0) return;
   if (force) {
@@ -152,5 +177,8 @@ export function enforceWriteCheck(problems: WriteProblems, force: boolean, write
   }
   const shown = problems.errors.slice(0, 3).join('; ');
   const more = problems.errors.length > 3 ? ` (and ${problems.errors.length - 3} more)` : '';
-  throw new UserError('GEX_CONFIG_REFUSED', `Not stored: a run would refuse it. ${sentence(`${shown}${more}`)} Fix it, or store it anyway with --force ("gex check" shows every problem).`);
+  throw new UserError(
+    'GEX_CONFIG_REFUSED',
+    `Not stored: a run would refuse it. ${sentence(`${shown}${more}`)} Fix it, or store it anyway with --force ("gex check" shows every problem).`,
+  );
 }

@@ -58,7 +58,9 @@ const DEFAULT_GROWTH_FACTOR = 2;
 /** Whether no node flag of the user's sizes the young generation (command line or NODE_OPTIONS). */
 export function youngGenerationIsOurs(execArgv: string[], nodeOptions = ''): boolean {
   const flags = [...execArgv, ...nodeOptions.split(/\s+/)];
-  return !flags.some((flag) => /^--(max|min)[-_]semi[-_]space[-_]size\b|^--semi[-_]space[-_]growth[-_]factor\b/.test(flag));
+  return !flags.some((flag) =>
+    /^--(max|min)[-_]semi[-_]space[-_]size\b|^--semi[-_]space[-_]growth[-_]factor\b/.test(flag),
+  );
 }
 
 function stopObservingOnExit(observer: PerformanceObserver): void {

@@ -114,7 +114,10 @@ export class LockFile {
       const stat = lstatSync(this.file);
       // a link planted at the lock's name is neither read through nor ever taken over (removed)
       if (stat.isSymbolicLink()) {
-        throw new UserError('GEX_RUN_LOCKED', `The lock file ${this.file} is a symbolic link, which gex neither reads nor removes. Remove it if no run is using it.`);
+        throw new UserError(
+          'GEX_RUN_LOCKED',
+          `The lock file ${this.file} is a symbolic link, which gex neither reads nor removes. Remove it if no run is using it.`,
+        );
       }
       const mtimeMs = stat.mtimeMs;
       const text = readHead(this.file);

@@ -48,7 +48,10 @@ export class LogFile {
     try {
       real = path.join(realpathSync(path.dirname(absolute)), path.basename(absolute));
     } catch (error) {
-      throw new UserError('GEX_FILE_NOT_WRITTEN', `Cannot use --log-file ${shown}: its folder cannot be reached (${codeOf(error)})`);
+      throw new UserError(
+        'GEX_FILE_NOT_WRITTEN',
+        `Cannot use --log-file ${shown}: its folder cannot be reached (${codeOf(error)})`,
+      );
     }
     for (const folder of guarded) if (isInside(realPathOr(folder), real)) throw refuse(folder);
     let fd: number;

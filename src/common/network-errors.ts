@@ -38,7 +38,8 @@ const CERTIFICATE_CODES = new Set([
 ]);
 
 /** OpenSSL's words for a handshake the server refused or that cannot work: the same on every attempt. */
-const REFUSED_HANDSHAKE = /alert|wrong version number|unsupported protocol|no protocols available|no shared cipher|handshake failure|unknown protocol|packet length too long|http request/i;
+const REFUSED_HANDSHAKE =
+  /alert|wrong version number|unsupported protocol|no protocols available|no shared cipher|handshake failure|unknown protocol|packet length too long|http request/i;
 
 export function isCertificateError(error: NetworkError): boolean {
   return CERTIFICATE_CODES.has(error.code ?? '');
@@ -49,11 +50,15 @@ export function isCertificateError(error: NetworkError): boolean {
  * connection is retried (GE's curl code 7): a server that is restarting refuses connections for a
  * moment. `trustCa` names how the caller's user trusts a private CA.
  */
-export function unfixableNetworkError(error: NetworkError, trustCa = 'parameters.api.caCertificate'): string | undefined {
+export function unfixableNetworkError(
+  error: NetworkError,
+  trustCa = 'parameters.api.caCertificate',
+): string | undefined {
   const code = error.code ?? '';
   // getaddrinfo's EAI_NONAME/EAI_NODATA: the name server answered that the name has no address
   if (code === 'ENOTFOUND') return 'the host name does not exist (DNS answered that it has no address); check the URL';
-  if (isCertificateError(error)) return `the server's TLS certificate is not accepted (${code}); trust its CA with ${trustCa}, or fix the certificate`;
+  if (isCertificateError(error))
+    return `the server's TLS certificate is not accepted (${code}); trust its CA with ${trustCa}, or fix the certificate`;
   if ((code === 'EPROTO' || code.startsWith('ERR_SSL_')) && REFUSED_HANDSHAKE.test(error.message ?? '')) {
     return /wrong version number|http request/i.test(error.message ?? '')
       ? 'the TLS handshake failed: the server does not speak TLS on this port (http:// rather than https://?)'

@@ -35,7 +35,10 @@ export type Liveness = 'alive' | 'dead' | 'unknown';
  * Whether the process that wrote a lock still runs: only checkable on this host ('unknown'
  * elsewhere). A pid that exists but started at another moment than recorded is another process.
  */
-export function holderLiveness(holder: { pid: number; host: string; processStart?: string }, host = os.hostname()): Liveness {
+export function holderLiveness(
+  holder: { pid: number; host: string; processStart?: string },
+  host = os.hostname(),
+): Liveness {
   if (holder.host !== host) return 'unknown';
   if (!Number.isSafeInteger(holder.pid) || holder.pid <= 0) return 'dead';
   if (!pidExists(holder.pid)) return 'dead';

@@ -27,7 +27,9 @@ export function calculateRetryDelay(input: RetryInput): RetryDelay | null {
   if (!input.retryable || input.attempt > input.maxRetries) return null;
   const requested = input.requestedMs ?? null;
   const delay: RetryDelay =
-    requested !== null && requested > 0 ? { ms: requested, source: 'header' } : { ms: input.backoffBaseMs * 2 ** (input.attempt - 1), source: 'backoff' };
+    requested !== null && requested > 0
+      ? { ms: requested, source: 'header' }
+      : { ms: input.backoffBaseMs * 2 ** (input.attempt - 1), source: 'backoff' };
   if (input.remainingMs !== undefined && delay.ms + (input.minAttemptMs ?? 0) > input.remainingMs) return null;
   return delay;
 }

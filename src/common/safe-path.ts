@@ -65,7 +65,8 @@ export function unsafeFileNameProblem(name: string): string | null {
   if (name.includes('/') || name.includes('\\')) return 'contains a path separator ("/" or "\\")';
   if (name === '.' || name === '..') return `is "${name}", which names a folder, not a file`;
   const bytes = Buffer.byteLength(name, 'utf8');
-  if (bytes > NAME_MAX_BYTES) return `is ${bytes} bytes long, over the file system's limit of ${NAME_MAX_BYTES} bytes per file name`;
+  if (bytes > NAME_MAX_BYTES)
+    return `is ${bytes} bytes long, over the file system's limit of ${NAME_MAX_BYTES} bytes per file name`;
   return null;
 }
 

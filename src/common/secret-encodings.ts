@@ -61,7 +61,9 @@ function baseForms(secret: string): string[] {
 
 /** encodeURIComponent on the secret's bytes: a raw byte (a binary digest) is encoded, not refused. */
 function uriComponentOfBytes(s: string): string {
-  return phpRawUrlencode(s).replace(/%7E/g, '~').replace(/%21|%27|%28|%29|%2A/g, (e) => String.fromCharCode(parseInt(e.slice(1), 16)));
+  return phpRawUrlencode(s)
+    .replace(/%7E/g, '~')
+    .replace(/%21|%27|%28|%29|%2A/g, (e) => String.fromCharCode(parseInt(e.slice(1), 16)));
 }
 
 /**

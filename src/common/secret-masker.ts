@@ -149,7 +149,12 @@ function tokens(form: string): string[] {
   const out: string[] = [];
   for (let i = 0; i < form.length; i++) {
     const ch = form[i];
-    const hexDigits = ch === '%' && /^[0-9A-Fa-f]{2}/.test(form.slice(i + 1, i + 3)) ? 2 : ch === '\\' && /^u[0-9A-Fa-f]{4}/.test(form.slice(i + 1, i + 6)) ? 5 : 0;
+    const hexDigits =
+      ch === '%' && /^[0-9A-Fa-f]{2}/.test(form.slice(i + 1, i + 3))
+        ? 2
+        : ch === '\\' && /^u[0-9A-Fa-f]{4}/.test(form.slice(i + 1, i + 6))
+          ? 5
+          : 0;
     out.push(escapeRegExp(ch));
     for (let k = 1; k <= hexDigits; k++) out.push(anyCase(form[i + k]));
     i += hexDigits;

@@ -16,7 +16,9 @@ export function formatClock(ms: number): string {
   const hours = Math.floor(total / 3600);
   const minutes = Math.floor((total % 3600) / 60);
   const seconds = String(total % 60).padStart(2, '0');
-  return hours > 0 ? `${groupThousands(hours)}:${String(minutes).padStart(2, '0')}:${seconds}` : `${minutes}:${seconds}`;
+  return hours > 0
+    ? `${groupThousands(hours)}:${String(minutes).padStart(2, '0')}:${seconds}`
+    : `${minutes}:${seconds}`;
 }
 
 /** Milliseconds as seconds with one decimal, thousands grouped: 1234567 → "1,234.6 s". */

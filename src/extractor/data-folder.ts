@@ -2,7 +2,14 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError, UserError } from '../common/errors.js';
 import { resolveInside } from '../common/safe-path.js';
-import { decodeJson, isJsonObject, JsonSyntaxError, stringifyExact, type JsonObject, type JsonValue } from '../json/index.js';
+import {
+  decodeJson,
+  isJsonObject,
+  JsonSyntaxError,
+  stringifyExact,
+  type JsonObject,
+  type JsonValue,
+} from '../json/index.js';
 import { stateFileText } from './extractor-state.js';
 import { FolderGuard } from './folder-guard.js';
 import { WORK_FOLDERS } from './output/table-files.js';
@@ -76,7 +83,10 @@ export class DataFolder {
   async read(): Promise<DataFolderInput> {
     const config = await readJsonFile(this.configFile, 'configuration file');
     if (!config) {
-      throw new UserError('GEX_DATA_FOLDER_INVALID', `No configuration file at ${this.configFile}. Point --data-dir (or KBC_DATADIR) at a folder with config.json.`);
+      throw new UserError(
+        'GEX_DATA_FOLDER_INVALID',
+        `No configuration file at ${this.configFile}. Point --data-dir (or KBC_DATADIR) at a folder with config.json.`,
+      );
     }
     const action = config.get('action');
     const state = (await readJsonFile(this.inputStateFile, 'state file')) ?? new Map();
@@ -109,7 +119,13 @@ export class DataFolder {
   async checkWritable(options: { input: boolean }): Promise<void> {
     const files = [this.outputStateFile, ...(options.input ? [this.configFile, this.inputStateFile] : [])];
     for (const file of files) await this.guard.inspect(file, 'file');
-    const folders = [this.dir, this.outputDir, this.tablesDir, ...this.workDirs, ...(options.input ? [this.inputDir, this.inputTablesDir] : [])];
+    const folders = [
+      this.dir,
+      this.outputDir,
+      this.tablesDir,
+      ...this.workDirs,
+      ...(options.input ? [this.inputDir, this.inputTablesDir] : []),
+    ];
     const proven = new Set<string>();
     for (const folder of folders) await this.guard.proveWritable(folder, proven);
   }
@@ -127,10 +143,12 @@ async function readJsonFile(file: string, what: string): Promise<JsonObject | un
     const value = decodeJson(text);
     // a JSON list is a PHP array too: GE reads `[]` (how PHP writes an empty state) as no state
     if (Array.isArray(value)) return new Map(value.map((item, i) => [String(i), item]));
-    if (!isJsonObject(value)) throw new UserError('GEX_DATA_FOLDER_INVALID', `${what} ${file} must hold a JSON object or array`);
+    if (!isJsonObject(value))
+      throw new UserError('GEX_DATA_FOLDER_INVALID', `${what} ${file} must hold a JSON object or array`);
     return value;
   } catch (e) {
-    if (e instanceof JsonSyntaxError) throw new UserError('GEX_DATA_FOLDER_INVALID', `${what} ${file} is not valid JSON: ${e.message}`);
+    if (e instanceof JsonSyntaxError)
+      throw new UserError('GEX_DATA_FOLDER_INVALID', `${what} ${file} is not valid JSON: ${e.message}`);
     throw e;
   }
 }

@@ -32,7 +32,9 @@ export class ExtractorState {
    */
   inputStruct(): StructState | undefined {
     const struct = this.input.get('json_parser.struct');
-    return struct === undefined ? undefined : new StructState(struct, this.input.get('json_parser.structVersion') ?? null);
+    return struct === undefined
+      ? undefined
+      : new StructState(struct, this.input.get('json_parser.structVersion') ?? null);
   }
 
   /**
@@ -42,7 +44,10 @@ export class ExtractorState {
    * `hideSecrets` masks secrets an API echoed into it. The value is the one a reader of the state
    * file gets back (an empty object is a list there, as PHP writes it).
    */
-  output(parserState: JsonValue | StructState | undefined, hideSecrets: (state: JsonValue) => JsonValue = (state) => state): JsonObject {
+  output(
+    parserState: JsonValue | StructState | undefined,
+    hideSecrets: (state: JsonValue) => JsonValue = (state) => state,
+  ): JsonObject {
     const state: JsonObject = new Map(this.input);
     const time = state.get('time');
     const newTime: JsonObject = isJsonObject(time) ? new Map(time) : new Map();
@@ -50,7 +55,8 @@ export class ExtractorState {
     newTime.delete('currentStart');
     state.set('time', newTime);
     if (parserState !== undefined) {
-      const { struct, version } = parserState instanceof StructState ? parserState : new StructState(parserState, STRUCT_VERSION);
+      const { struct, version } =
+        parserState instanceof StructState ? parserState : new StructState(parserState, STRUCT_VERSION);
       state.set('json_parser.struct', struct);
       state.set('json_parser.structVersion', version);
     }

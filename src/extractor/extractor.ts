@@ -120,16 +120,29 @@ interface RunTotals {
   retries: number;
 }
 
-async function runExtraction(input: DataFolderInput, options: ExtractOptions, secrets: SecretMasker, logger: Logger): Promise<ExtractionResult> {
-  const { apiNode, configs } = await checkBeforeRequests(input, (unknown) => logger.warn(unknownKeyWarning(unknown)), options.signal);
+async function runExtraction(
+  input: DataFolderInput,
+  options: ExtractOptions,
+  secrets: SecretMasker,
+  logger: Logger,
+): Promise<ExtractionResult> {
+  const { apiNode, configs } = await checkBeforeRequests(
+    input,
+    (unknown) => logger.warn(unknownKeyWarning(unknown)),
+    options.signal,
+  );
   // checked before any request, as GE's Executor does; one signer for every configuration
   const credentials = awsCredentials(input.parameters);
-  const signer = credentials ? new AwsSigner(credentials, options.authRuntime?.now ?? SYSTEM_RUNTIME.now, secrets) : undefined;
+  const signer = credentials
+    ? new AwsSigner(credentials, options.authRuntime?.now ?? SYSTEM_RUNTIME.now, secrets)
+    : undefined;
 
   const state = new ExtractorState(input.state, (options.now ?? (() => Math.floor(Date.now() / 1000)))());
   const folder = new DataFolder(options.dataDir, options.dataRoot);
   await folder.guard.mkdir(folder.tablesDir);
-  const output = new OutputWriter(folder.tablesDir, logger, state.inputStruct(), options.tmpDir, { guard: folder.guard });
+  const output = new OutputWriter(folder.tablesDir, logger, state.inputStruct(), options.tmpDir, {
+    guard: folder.guard,
+  });
   const run: RunContext = {
     input,
     options,
@@ -148,12 +161,14 @@ async function runExtraction(input: DataFolderInput, options: ExtractOptions, se
   try {
     for (const [index, config] of configs.entries()) {
       const iterationRun = configs.length > 1 ? { ...run, logger: logger.child({ iteration: index + 1 }) } : run;
-      if (configs.length > 1) iterationRun.logger.info(`Iteration ${groupThousands(index + 1)} of ${groupThousands(configs.length)}`);
+      if (configs.length > 1)
+        iterationRun.logger.info(`Iteration ${groupThousands(index + 1)} of ${groupThousands(configs.length)}`);
       await runIteration(config, iterationRun, totals);
     }
     const tables = await output.finish(options.signal);
     run.progress.done();
-    for (const t of tables) logger.info({ table: t.file, rows: t.rows }, `Wrote table ${displayText(t.file)}: ${plural(t.rows, 'row')}`);
+    for (const t of tables)
+      logger.info({ table: t.file, rows: t.rows }, `Wrote table ${displayText(t.file)}: ${plural(t.rows, 'row')}`);
     return {
       tables,
       ...totals,
@@ -194,10 +209,24 @@ async function runIteration(config: JsonObject, run: RunContext, totals: RunTota
       mappings: config.get('mappings'),
       compatLevel: compatLevel(config),
     });
-    const runner = new JobRunner({ api, client, parser, logger, progress: run.progress, compatLevel: compatLevel(config), functions, contexts, redact: (text) => secrets.mask(text), signal: options.signal, childConcurrency: (job) => concurrency.get(job) ?? 1 });
+    const runner = new JobRunner({
+      api,
+      client,
+      parser,
+      logger,
+      progress: run.progress,
+      compatLevel: compatLevel(config),
+      functions,
+      contexts,
+      redact: (text) => secrets.mask(text),
+      signal: options.signal,
+      childConcurrency: (job) => concurrency.get(job) ?? 1,
+    });
     const configUserData = evaluateUserData(config.get('userData'), 'userData', { functions, contexts });
     for (const job of jobs) {
-      const paginator = createPaginator(api.pagination, 'parameters.api.pagination', job.scroller, (message) => logger.warn(message));
+      const paginator = createPaginator(api.pagination, 'parameters.api.pagination', job.scroller, (message) =>
+        logger.warn(message),
+      );
       const result = await runner.runTopLevel(job, configUserData, paginator);
       totals.jobs.push({ job: job.dataType, ...result });
     }

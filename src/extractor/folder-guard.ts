@@ -91,11 +91,13 @@ export class FolderGuard {
         try {
           await mkdir(current);
         } catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw this.failure(error, current, 'create the folder');
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST')
+            throw this.failure(error, current, 'create the folder');
         }
         stat = await this.lstat(current);
       }
-      if (!stat) throw new DataFolderNotWritable(`Cannot create the folder ${current}: it disappeared while gex created it`);
+      if (!stat)
+        throw new DataFolderNotWritable(`Cannot create the folder ${current}: it disappeared while gex created it`);
       if (stat.isSymbolicLink()) throw await this.linkRefused(current);
       if (!stat.isDirectory()) throw this.wrongKind(current, 'folder', stat);
     }
@@ -204,12 +206,16 @@ export class FolderGuard {
 
   private async linkRefused(file: string): Promise<UnsafeDataPath> {
     const to = await readlink(file).catch(() => '?');
-    return new UnsafeDataPath(`Refusing to use ${file}: it is a symbolic link (to ${displayText(to)}) inside the data folder ${this.root}. ${LINK_ADVICE}`);
+    return new UnsafeDataPath(
+      `Refusing to use ${file}: it is a symbolic link (to ${displayText(to)}) inside the data folder ${this.root}. ${LINK_ADVICE}`,
+    );
   }
 
   private wrongKind(file: string, needed: 'folder' | 'file', stat: Stats): UnsafeDataPath {
     const found = stat.isDirectory() ? 'a folder' : stat.isFile() ? 'a file' : 'neither a file nor a folder';
-    return new UnsafeDataPath(`Cannot use ${file} in the data folder: gex needs a ${needed} there and it is ${found}. Move it away, or point --data-dir at another folder.`);
+    return new UnsafeDataPath(
+      `Cannot use ${file} in the data folder: gex needs a ${needed} there and it is ${found}. Move it away, or point --data-dir at another folder.`,
+    );
   }
 }
 
@@ -221,10 +227,15 @@ export class FolderGuard {
 export function dataFolderFailure(error: unknown, target: string, action: string): unknown {
   const code = (error as NodeJS.ErrnoException).code ?? '';
   if (error instanceof UserError) return error;
-  if (code === 'ELOOP') return new UnsafeDataPath(`Refusing to ${action} ${target}: a symbolic link appeared there while gex used it. ${LINK_ADVICE}`);
+  if (code === 'ELOOP')
+    return new UnsafeDataPath(
+      `Refusing to ${action} ${target}: a symbolic link appeared there while gex used it. ${LINK_ADVICE}`,
+    );
   const reason = WRITE_FAILURES[code];
   if (!reason) return error;
-  return new DataFolderNotWritable(`Cannot ${action} ${target} (${reason}, ${code}). ${writeAdvice(code)}`, { cause: error });
+  return new DataFolderNotWritable(`Cannot ${action} ${target} (${reason}, ${code}). ${writeAdvice(code)}`, {
+    cause: error,
+  });
 }
 
 const LINK_ADVICE =
@@ -232,7 +243,8 @@ const LINK_ADVICE =
   'Remove the link (to keep the data on another disk, point --data-dir at a folder there).';
 
 function writeAdvice(code: string): string {
-  if (code === 'ENOSPC' || code === 'EDQUOT') return 'Free some space, or point --data-dir at a folder on another disk.';
+  if (code === 'ENOSPC' || code === 'EDQUOT')
+    return 'Free some space, or point --data-dir at a folder on another disk.';
   if (code === 'EROFS') return 'Point --data-dir at a folder on a writable disk.';
   const uid = typeof process.getuid === 'function' ? ` (uid ${process.getuid()})` : '';
   return `Make it writable for the user gex runs as${uid}, or point --data-dir at another folder.`;

@@ -24,7 +24,12 @@ function refuseUnsupported(parameters: JsonObject): void {
   const refuse = (where: string, what: string, fix: string) => {
     throw new ConfigError(where, `${what} is not supported by gex`, fix);
   };
-  if (!phpEmpty(parameters.get('sshProxy'))) refuse('parameters.sshProxy', 'an SSH tunnel', 'Reach the API directly (e.g. run gex inside the network) or use Generic Extractor');
+  if (!phpEmpty(parameters.get('sshProxy')))
+    refuse(
+      'parameters.sshProxy',
+      'an SSH tunnel',
+      'Reach the API directly (e.g. run gex inside the network) or use Generic Extractor',
+    );
 }
 
 /**
@@ -36,7 +41,12 @@ export function iterationConfigs(parameters: JsonObject): JsonObject[] {
   const iterations = parameters.get('iterations');
   if (!Array.isArray(iterations) || iterations.length === 0) return [config];
   return iterations.map((iteration, i) => {
-    if (!isJsonObject(iteration)) throw new ConfigError(`parameters.iterations[${i}]`, 'must be an object', 'An iteration looks like {"accountId": 123}');
+    if (!isJsonObject(iteration))
+      throw new ConfigError(
+        `parameters.iterations[${i}]`,
+        'must be an object',
+        'An iteration looks like {"accountId": 123}',
+      );
     const merged = new Map(config);
     for (const [k, v] of iteration) merged.set(k, v);
     return merged;
@@ -58,9 +68,16 @@ export interface CheckedConfiguration {
  * `onUnknownKey` hears of each key GE would ignore, once the configuration is valid (GE ignores
  * them and so does gex, but a typo must not pass unnoticed).
  */
-export async function checkBeforeRequests(input: DataFolderInput, onUnknownKey: (unknown: UnknownKey) => void, signal?: AbortSignal): Promise<CheckedConfiguration> {
+export async function checkBeforeRequests(
+  input: DataFolderInput,
+  onUnknownKey: (unknown: UnknownKey) => void,
+  signal?: AbortSignal,
+): Promise<CheckedConfiguration> {
   if (input.action !== 'run') {
-    throw new UserError('GEX_ACTION_UNSUPPORTED', `Action '${input.action}' is not supported: gex runs extractions only (action "run").`);
+    throw new UserError(
+      'GEX_ACTION_UNSUPPORTED',
+      `Action '${input.action}' is not supported: gex runs extractions only (action "run").`,
+    );
   }
   signal?.throwIfAborted();
   const parameters = input.parameters;

@@ -41,7 +41,10 @@ export class PreviousTables {
       if (!stat) continue;
       if (!stat.isFile()) {
         // gex writes regular files: a link or a folder by that name is someone else's
-        this.logger.warn({ table: name }, `Left ${displayText(name)} in out/tables: it is ${stat.isSymbolicLink() ? 'a symbolic link' : 'not a regular file'}, not a table gex wrote`);
+        this.logger.warn(
+          { table: name },
+          `Left ${displayText(name)} in out/tables: it is ${stat.isSymbolicLink() ? 'a symbolic link' : 'not a regular file'}, not a table gex wrote`,
+        );
         continue;
       }
       await unlink(file).catch((error: unknown) => {
@@ -49,7 +52,11 @@ export class PreviousTables {
       });
       removed.push(name);
     }
-    if (removed.length > 0) this.logger.info({ tables: removed.length }, `Removed ${plural(removed.length, 'file')} of the previous run from out/tables`);
+    if (removed.length > 0)
+      this.logger.info(
+        { tables: removed.length },
+        `Removed ${plural(removed.length, 'file')} of the previous run from out/tables`,
+      );
     return removed;
   }
 
@@ -96,7 +103,10 @@ export class PreviousTables {
       return this.ignored('it is not JSON');
     }
     if (!Array.isArray(files)) return this.ignored('it has no list "files"');
-    return files.filter((name): name is string => typeof name === 'string' && unsafeFileNameProblem(name) === null && !name.startsWith('.gex-'));
+    return files.filter(
+      (name): name is string =>
+        typeof name === 'string' && unsafeFileNameProblem(name) === null && !name.startsWith('.gex-'),
+    );
   }
 
   private ignored(why: string): string[] {

@@ -21,7 +21,8 @@ export interface ProgressSnapshot {
 export function formatProgress(s: ProgressSnapshot): string {
   const seconds = s.elapsedMs / 1000;
   const rate = seconds > 0 ? s.records / seconds : 0;
-  let text = `[${formatClock(s.elapsedMs)}] ${s.job === '' ? '' : `${s.job}: `}${groupThousands(s.pages)} ${s.pages === 1 ? 'page' : 'pages'}, ` +
+  let text =
+    `[${formatClock(s.elapsedMs)}] ${s.job === '' ? '' : `${s.job}: `}${groupThousands(s.pages)} ${s.pages === 1 ? 'page' : 'pages'}, ` +
     `${groupThousands(s.records)} ${s.records === 1 ? 'record' : 'records'}, ${groupThousands(Math.round(rate))} records/s`;
   const eta = etaMs(s.records, s.expectedRecords, rate);
   if (eta !== undefined) text += `, ETA ${formatClock(eta)}`;
@@ -79,7 +80,13 @@ export class RunProgress {
   }
 
   snapshot(): ProgressSnapshot {
-    return { job: this.job, elapsedMs: this.elapsedMs, pages: this.pages, records: this.records, expectedRecords: this.expected };
+    return {
+      job: this.job,
+      elapsedMs: this.elapsedMs,
+      pages: this.pages,
+      records: this.records,
+      expectedRecords: this.expected,
+    };
   }
 
   get elapsedMs(): number {

@@ -17,7 +17,9 @@ export interface FixtureResponse {
   body?: unknown;
 }
 
-export type FixtureHandler = (request: RecordedRequest) => FixtureResponse | undefined | Promise<FixtureResponse | undefined>;
+export type FixtureHandler = (
+  request: RecordedRequest,
+) => FixtureResponse | undefined | Promise<FixtureResponse | undefined>;
 
 export interface FixtureServer {
   url: string;
@@ -46,7 +48,12 @@ export async function startFixtureServer(options: FixtureServerOptions): Promise
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const request: RecordedRequest = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const request: RecordedRequest = {
+        method: req.method ?? 'GET',
+        url: req.url ?? '/',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       if (options.record !== false) requests.push(request);
       void respond(request, res);
     });
@@ -60,7 +67,12 @@ export async function startFixtureServer(options: FixtureServerOptions): Promise
         res.end(JSON.stringify({ message: `Unknown request ${request.method} ${request.url}` }));
         return;
       }
-      const body = typeof response.body === 'string' ? response.body : response.body === undefined ? '' : JSON.stringify(response.body);
+      const body =
+        typeof response.body === 'string'
+          ? response.body
+          : response.body === undefined
+            ? ''
+            : JSON.stringify(response.body);
       res.writeHead(response.status ?? 200, { 'Content-Type': 'application/json', ...response.headers });
       res.end(body);
     } catch (error) {

@@ -13,7 +13,13 @@ export interface PagedApiOptions {
 }
 
 export function flatRecord(i: number): Record<string, unknown> {
-  return { id: i + 1, name: `item ${i + 1}`, price: (i % 1000) / 4, active: i % 2 === 0, created: '2026-01-01T00:00:00Z' };
+  return {
+    id: i + 1,
+    name: `item ${i + 1}`,
+    price: (i % 1000) / 4,
+    active: i % 2 === 0,
+    created: '2026-01-01T00:00:00Z',
+  };
 }
 
 /** A page-number API over generated records: `?page=N` → `{"items": [...]}`. */

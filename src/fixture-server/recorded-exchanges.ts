@@ -17,6 +17,8 @@ export async function loadExchanges(file: string): Promise<RecordedExchange[]> {
 export function replayExchanges(exchanges: RecordedExchange[]): FixtureHandler {
   return (request: RecordedRequest) =>
     exchanges.find(
-      (ex) => ex.request === `${request.method} ${request.url}` && (ex.requestBody === undefined || ex.requestBody === request.body),
+      (ex) =>
+        ex.request === `${request.method} ${request.url}` &&
+        (ex.requestBody === undefined || ex.requestBody === request.body),
     );
 }

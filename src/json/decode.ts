@@ -162,14 +162,30 @@ class Parser {
         const e = t.charCodeAt(p + 1);
         p += 2;
         switch (e) {
-          case 0x22: out += '"'; break;
-          case 0x5c: out += '\\'; break;
-          case 0x2f: out += '/'; break;
-          case 0x62: out += '\b'; break;
-          case 0x66: out += '\f'; break;
-          case 0x6e: out += '\n'; break;
-          case 0x72: out += '\r'; break;
-          case 0x74: out += '\t'; break;
+          case 0x22:
+            out += '"';
+            break;
+          case 0x5c:
+            out += '\\';
+            break;
+          case 0x2f:
+            out += '/';
+            break;
+          case 0x62:
+            out += '\b';
+            break;
+          case 0x66:
+            out += '\f';
+            break;
+          case 0x6e:
+            out += '\n';
+            break;
+          case 0x72:
+            out += '\r';
+            break;
+          case 0x74:
+            out += '\t';
+            break;
           case 0x75: {
             const unit = this.hex4(p);
             p += 4;

@@ -57,7 +57,11 @@ export function fromPlain(v: unknown): JsonValue {
     case 'bigint':
       return v;
     case 'number':
-      return Number.isInteger(v) && Math.abs(v) <= Number.MAX_SAFE_INTEGER ? (Object.is(v, -0) ? 0 : v) : new JsonFloat(v);
+      return Number.isInteger(v) && Math.abs(v) <= Number.MAX_SAFE_INTEGER
+        ? Object.is(v, -0)
+          ? 0
+          : v
+        : new JsonFloat(v);
     case 'object': {
       const m: JsonObject = new Map();
       for (const [k, x] of Object.entries(v as Record<string, unknown>)) m.set(k, fromPlain(x));

@@ -9,7 +9,11 @@ import { isJsonObject, JsonFloat, type JsonObject, type JsonValue } from '../jso
  * GE turns a configuration's arrays into objects only where they are not lists, so an empty object
  * and one keyed "0", "1", … in order stay arrays and merge by index.
  */
-export function arrayReplaceRecursive(base: JsonValue, replacement: JsonValue, options: { replacementObjectsOpaque?: boolean } = {}): JsonValue {
+export function arrayReplaceRecursive(
+  base: JsonValue,
+  replacement: JsonValue,
+  options: { replacementObjectsOpaque?: boolean } = {},
+): JsonValue {
   const isArray = (v: JsonValue | undefined): v is JsonObject | JsonValue[] => Array.isArray(v) || v instanceof Map;
   const mergeable = (b: JsonValue | undefined, r: JsonValue): boolean =>
     isArray(b) && (Array.isArray(r) || (r instanceof Map && (!options.replacementObjectsOpaque || isListShaped(r))));

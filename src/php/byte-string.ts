@@ -12,7 +12,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 function sequenceLength(bytes: Uint8Array, i: number): number {
   const lead = bytes[i];
   if (lead < 0x80) return 1;
-  const cont = (k: number, min = 0x80, max = 0xbf): boolean => i + k < bytes.length && bytes[i + k] >= min && bytes[i + k] <= max;
+  const cont = (k: number, min = 0x80, max = 0xbf): boolean =>
+    i + k < bytes.length && bytes[i + k] >= min && bytes[i + k] <= max;
   if (lead >= 0xc2 && lead <= 0xdf) return cont(1) ? 2 : 0;
   if (lead >= 0xe0 && lead <= 0xef) {
     // E0: no overlongs; ED: no UTF-16 surrogates
@@ -35,7 +36,7 @@ export function phpStringFromBytes(bytes: Uint8Array): string {
   }
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let out = '';
-  for (let i = 0; i < buffer.length; ) {
+  for (let i = 0; i < buffer.length;) {
     const length = sequenceLength(buffer, i);
     if (length === 0) {
       out += String.fromCharCode(ESCAPE_BASE + buffer[i]);

@@ -19,7 +19,8 @@ export class PhpFunctionError extends Error {}
 // locutus is CommonJS; loaded on first use, as most runs call no user function (~20 ms of start-up)
 const require = createRequire(import.meta.url);
 const gmdate: typeof gmdateFn = (...args) => (require('locutus/php/datetime/gmdate.js') as typeof gmdateFn)(...args);
-const strtotime: typeof strtotimeFn = (...args) => (require('locutus/php/datetime/strtotime.js') as typeof strtotimeFn)(...args);
+const strtotime: typeof strtotimeFn = (...args) =>
+  (require('locutus/php/datetime/strtotime.js') as typeof strtotimeFn)(...args);
 
 function str(fn: string, v: JsonValue | undefined, position: number): string {
   if (v !== undefined && v !== null && (Array.isArray(v) || isJsonObject(v))) {
@@ -48,11 +49,30 @@ function num(v: JsonValue | undefined): number {
 }
 
 function arity(fn: string, args: JsonValue[], min: number, max: number): void {
-  if (args.length < min) throw new PhpFunctionError(`${fn}() expects at least ${min} parameter${min === 1 ? '' : 's'}, ${args.length} given`);
-  if (args.length > max) throw new PhpFunctionError(`${fn}() expects at most ${max} parameter${max === 1 ? '' : 's'}, ${args.length} given`);
+  if (args.length < min)
+    throw new PhpFunctionError(
+      `${fn}() expects at least ${min} parameter${min === 1 ? '' : 's'}, ${args.length} given`,
+    );
+  if (args.length > max)
+    throw new PhpFunctionError(`${fn}() expects at most ${max} parameter${max === 1 ? '' : 's'}, ${args.length} given`);
 }
 
-const HASHES = new Set(['md5', 'sha1', 'sha224', 'sha256', 'sha384', 'sha512', 'sha512/224', 'sha512/256', 'sha3-224', 'sha3-256', 'sha3-384', 'sha3-512', 'ripemd160', 'whirlpool']);
+const HASHES = new Set([
+  'md5',
+  'sha1',
+  'sha224',
+  'sha256',
+  'sha384',
+  'sha512',
+  'sha512/224',
+  'sha512/256',
+  'sha3-224',
+  'sha3-256',
+  'sha3-384',
+  'sha3-512',
+  'ripemd160',
+  'whirlpool',
+]);
 
 function algorithm(fn: string, name: string): string {
   const algo = name.toLowerCase();
@@ -79,7 +99,10 @@ export const PHP_FUNCTIONS: Record<string, PhpFunction> = {
   },
   strtotime: (a) => {
     arity('strtotime', a, 1, 2);
-    const result = strtotime(str('strtotime', a[0], 1), a.length > 1 ? Math.trunc(num(a[1])) : Math.floor(Date.now() / 1000));
+    const result = strtotime(
+      str('strtotime', a[0], 1),
+      a.length > 1 ? Math.trunc(num(a[1])) : Math.floor(Date.now() / 1000),
+    );
     return result === false ? false : result;
   },
   hash_hmac: (a) => {

@@ -41,10 +41,14 @@ function stringOf(value: JsonValue): string {
  * RFC 1738), a null value gives the bare key, a list (or object) value repeats the key once per
  * element, `true` is `1` and `false` an empty value (psr7 1.x casts with PHP `(string)`).
  */
-export function guzzleQueryBuild(params: Map<string, JsonValue> | Map<string, GuzzleQueryValue>, encoding: 'RFC3986' | 'RFC1738' = 'RFC3986'): string {
+export function guzzleQueryBuild(
+  params: Map<string, JsonValue> | Map<string, GuzzleQueryValue>,
+  encoding: 'RFC3986' | 'RFC1738' = 'RFC3986',
+): string {
   const encode = encoding === 'RFC3986' ? phpRawUrlencode : phpUrlencode;
   const pieces: string[] = [];
-  const piece = (key: string, value: JsonValue) => pieces.push(value === null ? key : `${key}=${encode(stringOf(value))}`);
+  const piece = (key: string, value: JsonValue) =>
+    pieces.push(value === null ? key : `${key}=${encode(stringOf(value))}`);
   for (const [k, v] of params as Map<string, JsonValue>) {
     const key = encode(k);
     if (Array.isArray(v)) for (const item of v) piece(key, item);

@@ -44,7 +44,13 @@ function removeDotSegments(path: string): string {
 function resolve(base: UriParts, ref: UriParts): UriParts {
   if (ref.scheme !== '') return { ...ref, path: removeDotSegments(ref.path) };
   if (ref.authority !== null && ref.authority !== '') {
-    return { scheme: base.scheme, authority: ref.authority, path: removeDotSegments(ref.path), query: ref.query, fragment: ref.fragment };
+    return {
+      scheme: base.scheme,
+      authority: ref.authority,
+      path: removeDotSegments(ref.path),
+      query: ref.query,
+      fragment: ref.fragment,
+    };
   }
   let path: string;
   let query: string | null;
@@ -70,7 +76,9 @@ const QUERY_UNSAFE = /[^A-Za-z0-9_\-.~!$&'()*+,;=:@/?%]|%(?![A-Fa-f0-9]{2})/gu;
 
 function encodeUnsafe(s: string, pattern: RegExp): string {
   // byte by byte: a raw byte (or any lone surrogate) is encoded instead of failing like encodeURIComponent
-  return s.replace(pattern, (ch) => [...phpStringBytes(ch)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
+  return s.replace(pattern, (ch) =>
+    [...phpStringBytes(ch)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
+  );
 }
 
 /** psr7 `Uri` query normalisation: characters outside the allowed set are percent-encoded (bytes). */

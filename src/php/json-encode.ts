@@ -41,8 +41,7 @@ function encode(v: JsonValue, out: string[], precision: number | 'shortest', arr
   else if (v instanceof JsonFloat) {
     if (!Number.isFinite(v.value)) return false;
     out.push(formatFloat(v.value, precision, 'e'));
-  }
-  else if (typeof v === 'string') out.push(phpJsonString(v));
+  } else if (typeof v === 'string') out.push(phpJsonString(v));
   else if (Array.isArray(v)) {
     out.push('[');
     for (let i = 0; i < v.length; i++) {
@@ -80,14 +79,30 @@ export function phpJsonString(s: string): string {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     switch (c) {
-      case 0x22: out += '\\"'; break;
-      case 0x5c: out += '\\\\'; break;
-      case 0x2f: out += '\\/'; break;
-      case 0x08: out += '\\b'; break;
-      case 0x0c: out += '\\f'; break;
-      case 0x0a: out += '\\n'; break;
-      case 0x0d: out += '\\r'; break;
-      case 0x09: out += '\\t'; break;
+      case 0x22:
+        out += '\\"';
+        break;
+      case 0x5c:
+        out += '\\\\';
+        break;
+      case 0x2f:
+        out += '\\/';
+        break;
+      case 0x08:
+        out += '\\b';
+        break;
+      case 0x0c:
+        out += '\\f';
+        break;
+      case 0x0a:
+        out += '\\n';
+        break;
+      case 0x0d:
+        out += '\\r';
+        break;
+      case 0x09:
+        out += '\\t';
+        break;
       default:
         if (c < 0x20 || c > 0x7f) out += '\\u' + c.toString(16).padStart(4, '0');
         else out += s[i];

@@ -32,7 +32,11 @@ function roundTripFloat(f: JsonFloat): JsonValue {
 /** The keys leading to the first INF or NAN float in `value` (JSON cannot hold them), or null. */
 export function findNonFiniteFloat(value: JsonValue): Array<string | number> | null {
   if (value instanceof JsonFloat) return Number.isFinite(value.value) ? null : [];
-  const entries: Iterable<[string | number, JsonValue]> = Array.isArray(value) ? value.entries() : value instanceof Map ? value.entries() : [];
+  const entries: Iterable<[string | number, JsonValue]> = Array.isArray(value)
+    ? value.entries()
+    : value instanceof Map
+      ? value.entries()
+      : [];
   for (const [key, v] of entries) {
     const found = findNonFiniteFloat(v);
     if (found !== null) return [key, ...found];

@@ -64,7 +64,10 @@ function queryScalar(v: JsonValue): string {
  * RFC 1738 (the default) encodes with `urlencode` (space `+`), RFC 3986 with `rawurlencode`
  * (space `%20`, `~` kept).
  */
-export function phpHttpBuildQuery(params: JsonObject | JsonValue[], encoding: 'RFC1738' | 'RFC3986' = 'RFC1738'): string {
+export function phpHttpBuildQuery(
+  params: JsonObject | JsonValue[],
+  encoding: 'RFC1738' | 'RFC3986' = 'RFC1738',
+): string {
   const encode = encoding === 'RFC1738' ? phpUrlencode : phpRawUrlencode;
   const pieces: string[] = [];
   const build = (value: JsonObject | JsonValue[], prefix: string | null): void => {

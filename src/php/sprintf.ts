@@ -39,7 +39,13 @@ export function phpSprintf(format: string, args: readonly JsonValue[]): string |
     } else index = next++;
     if (index >= args.length) return false;
     if (conversion === '') return out; // a lone % at the end still wants an argument
-    const options: Options = { left: false, sign: false, pad: ' ', width: Number(width || 0), precision: precision === undefined || precision === '' ? null : Number(precision) };
+    const options: Options = {
+      left: false,
+      sign: false,
+      pad: ' ',
+      width: Number(width || 0),
+      precision: precision === undefined || precision === '' ? null : Number(precision),
+    };
     for (let i = 0; i < flags.length; i++) {
       const f = flags[i];
       if (f === '-') options.left = true;
@@ -73,7 +79,11 @@ function convert(conversion: string, arg: JsonValue, o: Options): string {
       return pad(s, { ...o, pad: o.left && o.pad === '0' ? ' ' : o.pad }, n < 0n);
     }
     case 'u':
-      return pad(String(BigInt.asUintN(64, longOf(arg))), { ...o, sign: false, pad: o.left && o.pad === '0' ? ' ' : o.pad }, false);
+      return pad(
+        String(BigInt.asUintN(64, longOf(arg))),
+        { ...o, sign: false, pad: o.left && o.pad === '0' ? ' ' : o.pad },
+        false,
+      );
     case 'b':
     case 'o':
     case 'x':
@@ -121,7 +131,9 @@ function formatDouble(conversion: string, v: number, o: Options): string {
     // -0.0 prints without its sign here
     negative = v < 0;
     const abs = Math.abs(v);
-    body = (negative ? '-' : '') + (conversion === 'f' || conversion === 'F' ? fixed(abs, precision) : exponential(abs, precision, conversion));
+    body =
+      (negative ? '-' : '') +
+      (conversion === 'f' || conversion === 'F' ? fixed(abs, precision) : exponential(abs, precision, conversion));
   }
   if (!negative && o.sign) body = '+' + body;
   return pad(body, o, negative);

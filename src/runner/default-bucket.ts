@@ -27,7 +27,9 @@ export function defaultBucketId(componentId: string, configId: string): string {
         `${problem}. Set parameters.config.outputBucket (or a destination in the table's manifest), or use a short configuration id of those characters.`,
     );
   }
-  return checkBucketId(`in.c-${componentId.slice(0, MAX_CONFIG_ID_IN_BUCKET).replace(/[^A-Za-z0-9-]/g, '-')}-${configId}`);
+  return checkBucketId(
+    `in.c-${componentId.slice(0, MAX_CONFIG_ID_IN_BUCKET).replace(/[^A-Za-z0-9-]/g, '-')}-${configId}`,
+  );
 }
 
 /** The table a file without a manifest destination is loaded into: `<default bucket>.<file name without .csv>`. */

@@ -4,7 +4,14 @@ import { displayId, quoteForLog } from '../common/log-text.js';
 import { resolveInside, unsafeFileNameProblem } from '../common/safe-path.js';
 import { toPlain, type JsonObject } from '../json/index.js';
 import type { DataFolder } from '../extractor/data-folder.js';
-import { parseChangedSince, parseTableId, tableIdText, type ProjectTables, type TableDetail, type TableQuery } from '../store/tables/index.js';
+import {
+  parseChangedSince,
+  parseTableId,
+  tableIdText,
+  type ProjectTables,
+  type TableDetail,
+  type TableQuery,
+} from '../store/tables/index.js';
 
 /** One table of a row's input mapping (`storage.input.tables[i]`), checked. */
 export interface InputTable {
@@ -49,37 +56,65 @@ export function parseInputTables(storage: JsonObject, unit: string, now: Date): 
   };
   if (!Array.isArray(list)) fail('storage.input.tables', 'must be a list of tables');
   const tables = list as unknown[];
-  if (tables.length > MAX_INPUT_TABLES) fail('storage.input.tables', `lists ${tables.length} tables, more than the ${MAX_INPUT_TABLES} a row may read`);
+  if (tables.length > MAX_INPUT_TABLES)
+    fail('storage.input.tables', `lists ${tables.length} tables, more than the ${MAX_INPUT_TABLES} a row may read`);
   const destinations = new Map<string, string>();
   return tables.map((entry, i) => {
     const where = `storage.input.tables[${i}]`;
     if (!isObject(entry)) return fail(where, 'must be an object with at least "source"');
-    if (typeof entry.source !== 'string') return fail(`${where}.source`, 'must be a table id such as "in.c-shop.users"');
+    if (typeof entry.source !== 'string')
+      return fail(`${where}.source`, 'must be a table id such as "in.c-shop.users"');
     const source = tableIdText(parseTableId(entry.source, `${unit}: ${where}.source`));
     const destination = entry.destination === undefined || entry.destination === null ? source : entry.destination;
     if (typeof destination !== 'string') return fail(`${where}.destination`, 'must be a file name such as "users.csv"');
-    const problem = unsafeFileNameProblem(destination) ?? (UNSAFE_CHARACTER.test(destination) ? 'contains a control or invisible character' : null) ?? (destination.endsWith('.manifest') ? 'ends in .manifest, the name of a table\'s manifest' : null);
-    if (problem) fail(`${where}.destination ${quoteForLog(destination.slice(0, 300))}`, `${problem}; name a file in in/tables, such as "users.csv"`);
+    const problem =
+      unsafeFileNameProblem(destination) ??
+      (UNSAFE_CHARACTER.test(destination) ? 'contains a control or invisible character' : null) ??
+      (destination.endsWith('.manifest') ? "ends in .manifest, the name of a table's manifest" : null);
+    if (problem)
+      fail(
+        `${where}.destination ${quoteForLog(destination.slice(0, 300))}`,
+        `${problem}; name a file in in/tables, such as "users.csv"`,
+      );
     const other = destinations.get(destination);
-    if (other !== undefined) fail(`${where}.destination ${displayId(destination)}`, `is also the destination of ${other}; give each table its own file`);
+    if (other !== undefined)
+      fail(
+        `${where}.destination ${displayId(destination)}`,
+        `is also the destination of ${other}; give each table its own file`,
+      );
     destinations.set(destination, where);
-    return { where, source, destination, query: parseQuery(entry, where, now, fail, `${unit}, input table ${displayId(source)}`) };
+    return {
+      where,
+      source,
+      destination,
+      query: parseQuery(entry, where, now, fail, `${unit}, input table ${displayId(source)}`),
+    };
   });
 }
 
-function parseQuery(entry: Record<string, unknown>, where: string, now: Date, fail: (where: string, problem: string) => never, table: string): TableQuery {
+function parseQuery(
+  entry: Record<string, unknown>,
+  where: string,
+  now: Date,
+  fail: (where: string, problem: string) => never,
+  table: string,
+): TableQuery {
   const strings = (key: string): string[] | undefined => {
     const value = entry[key];
     if (value === undefined || value === null) return undefined;
-    if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) return fail(`${where}.${key}`, 'must be a list of strings');
+    if (!Array.isArray(value) || !value.every((v) => typeof v === 'string'))
+      return fail(`${where}.${key}`, 'must be a list of strings');
     return value;
   };
   const whereColumn = entry.where_column;
-  if (whereColumn !== undefined && whereColumn !== null && typeof whereColumn !== 'string') fail(`${where}.where_column`, 'must be a column name');
+  if (whereColumn !== undefined && whereColumn !== null && typeof whereColumn !== 'string')
+    fail(`${where}.where_column`, 'must be a column name');
   const operator = entry.where_operator ?? 'eq';
-  if (operator !== 'eq' && operator !== 'ne') fail(`${where}.where_operator`, `must be "eq" or "ne", not ${quoteForLog(String(operator).slice(0, 100))}`);
+  if (operator !== 'eq' && operator !== 'ne')
+    fail(`${where}.where_operator`, `must be "eq" or "ne", not ${quoteForLog(String(operator).slice(0, 100))}`);
   const limit = entry.limit;
-  if (limit !== undefined && limit !== null && !(Number.isInteger(limit) && (limit as number) >= 0)) fail(`${where}.limit`, 'must be a whole number of rows');
+  if (limit !== undefined && limit !== null && !(Number.isInteger(limit) && (limit as number) >= 0))
+    fail(`${where}.limit`, 'must be a whole number of rows');
   return {
     columns: strings('columns'),
     whereColumn: typeof whereColumn === 'string' && whereColumn !== '' ? whereColumn : undefined,
@@ -91,13 +126,23 @@ function parseQuery(entry: Record<string, unknown>, where: string, now: Date, fa
 }
 
 /** `table` names the row and the source table in an error of the value. */
-function changedSince(entry: Record<string, unknown>, where: string, now: Date, fail: (where: string, problem: string) => never, table: string): Date | undefined {
+function changedSince(
+  entry: Record<string, unknown>,
+  where: string,
+  now: Date,
+  fail: (where: string, problem: string) => never,
+  table: string,
+): Date | undefined {
   const value = entry.changed_since;
   if (value !== undefined && value !== null && value !== '') {
     if (value === 'adaptive') {
-      return fail(`${where}.changed_since`, 'is "adaptive", which gex does not support (it needs the last import of each table kept in the state); give a moment such as "-2 days" or 2025-01-31');
+      return fail(
+        `${where}.changed_since`,
+        'is "adaptive", which gex does not support (it needs the last import of each table kept in the state); give a moment such as "-2 days" or 2025-01-31',
+      );
     }
-    if (typeof value !== 'string' && typeof value !== 'number') return fail(`${where}.changed_since`, 'must be a moment such as "-2 days"');
+    if (typeof value !== 'string' && typeof value !== 'number')
+      return fail(`${where}.changed_since`, 'must be a moment such as "-2 days"');
     try {
       return parseChangedSince(String(value), now, `${where}.changed_since`);
     } catch (error) {
@@ -120,7 +165,12 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * Exports each input table into `in/tables/<destination>` (streamed in bounded batches, one
  * snapshot per table) with Keboola's input manifest beside it. `unit` names the row in errors.
  */
-export async function exportInputTables(tables: ProjectTables, inputs: readonly InputTable[], data: DataFolder, unit: string): Promise<ExportedTable[]> {
+export async function exportInputTables(
+  tables: ProjectTables,
+  inputs: readonly InputTable[],
+  data: DataFolder,
+  unit: string,
+): Promise<ExportedTable[]> {
   const exported: ExportedTable[] = [];
   for (const input of inputs) {
     let detail: TableDetail;
@@ -128,7 +178,11 @@ export async function exportInputTables(tables: ProjectTables, inputs: readonly 
       detail = await tables.table(input.source);
     } catch (error) {
       if (error instanceof UserError) {
-        throw new UserError('GEX_INPUT_MAPPING_INVALID', `${unit}: ${input.where}.source: table ${displayId(input.source)} does not exist in this project. Load it first (an earlier row's output), or fix the source.`, { cause: error });
+        throw new UserError(
+          'GEX_INPUT_MAPPING_INVALID',
+          `${unit}: ${input.where}.source: table ${displayId(input.source)} does not exist in this project. Load it first (an earlier row's output), or fix the source.`,
+          { cause: error },
+        );
       }
       throw error;
     }
@@ -145,7 +199,12 @@ export async function exportInputTables(tables: ProjectTables, inputs: readonly 
         await handle.write(stringify(batch, DIALECT));
       });
     } catch (error) {
-      if (error instanceof UserError) throw new UserError(error.gexCode, `${unit}: ${input.where} (table ${displayId(input.source)}): ${error.message}`, { cause: error });
+      if (error instanceof UserError)
+        throw new UserError(
+          error.gexCode,
+          `${unit}: ${input.where} (table ${displayId(input.source)}): ${error.message}`,
+          { cause: error },
+        );
       throw error;
     } finally {
       await handle.close();

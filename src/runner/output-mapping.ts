@@ -40,22 +40,45 @@ export class OutputMapping {
     const path = folder.tableFile(file);
     try {
       const manifest = await readManifest(`${path}.manifest`);
-      const needsDefault = typeof manifest === 'object' && manifest !== null && (manifest as Record<string, unknown>).destination == null;
-      const fallback = needsDefault ? defaultDestination(defaultBucketId(this.componentId, this.configId), file) : undefined;
+      const needsDefault =
+        typeof manifest === 'object' && manifest !== null && (manifest as Record<string, unknown>).destination == null;
+      const fallback = needsDefault
+        ? defaultDestination(defaultBucketId(this.componentId, this.configId), file)
+        : undefined;
       const parsed = parseLoadManifest(manifest, `${file}.manifest`, fallback);
       const result = await this.tables.load(path, manifest, fallback);
-      const table: LoadedTable = { file, tableId: result.tableId, rows: result.rowsInFile, incremental: parsed.incremental, primaryKey: [...parsed.primaryKey] };
-      const how = table.incremental ? `incremental${table.primaryKey.length > 0 ? `, key ${table.primaryKey.map(displayId).join(', ')}` : ''}` : 'full load';
+      const table: LoadedTable = {
+        file,
+        tableId: result.tableId,
+        rows: result.rowsInFile,
+        incremental: parsed.incremental,
+        primaryKey: [...parsed.primaryKey],
+      };
+      const how = table.incremental
+        ? `incremental${table.primaryKey.length > 0 ? `, key ${table.primaryKey.map(displayId).join(', ')}` : ''}`
+        : 'full load';
       logger.info(
-        { table: file, tableId: table.tableId, rows: table.rows, incremental: table.incremental, primaryKey: table.primaryKey, tableCreated: result.tableCreated, columnsAdded: result.columnsAdded },
+        {
+          table: file,
+          tableId: table.tableId,
+          rows: table.rows,
+          incremental: table.incremental,
+          primaryKey: table.primaryKey,
+          tableCreated: result.tableCreated,
+          columnsAdded: result.columnsAdded,
+        },
         `Loaded table ${displayId(table.tableId)}: ${plural(table.rows, 'row')} (${how})` +
-          (result.columnsAdded.length > 0 ? `, new ${result.columnsAdded.length === 1 ? 'column' : 'columns'} ${result.columnsAdded.slice(0, 10).map(displayId).join(', ')}${result.columnsAdded.length > 10 ? ` and ${groupThousands(result.columnsAdded.length - 10)} more` : ''}` : ''),
+          (result.columnsAdded.length > 0
+            ? `, new ${result.columnsAdded.length === 1 ? 'column' : 'columns'} ${result.columnsAdded.slice(0, 10).map(displayId).join(', ')}${result.columnsAdded.length > 10 ? ` and ${groupThousands(result.columnsAdded.length - 10)} more` : ''}`
+            : ''),
       );
       return table;
     } catch (error) {
       // the message names the file; the user's mistakes stay user errors (exit code 1)
       const message = `Cannot load out/tables/${displayText(file)} into the project: ${(error as Error).message}`;
-      throw error instanceof UserError ? new UserError(error.gexCode, message, { cause: error }) : new Error(message, { cause: error });
+      throw error instanceof UserError
+        ? new UserError(error.gexCode, message, { cause: error })
+        : new Error(message, { cause: error });
     }
   }
 }

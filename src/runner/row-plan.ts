@@ -25,7 +25,9 @@ export function planRows(configuration: Configuration, rowIds: string[]): RowPla
     const known = new Set(rows.map((r) => r.id));
     const unknown = rowIds.filter((id) => !known.has(id));
     if (unknown.length > 0) {
-      const existing = rows.length ? rows.map((r) => `${displayId(r.id)}${r.name ? ` (${displayText(r.name)})` : ''}`).join(', ') : 'none';
+      const existing = rows.length
+        ? rows.map((r) => `${displayId(r.id)}${r.name ? ` (${displayText(r.name)})` : ''}`).join(', ')
+        : 'none';
       throw new UserError(
         'GEX_ROW_NOT_FOUND',
         `Row${unknown.length > 1 ? 's' : ''} ${unknown.map(quoteForLog).join(', ')} not found in configuration ${displayId(configuration.id)}. Existing rows: ${existing}.`,
@@ -39,6 +41,8 @@ export function planRows(configuration: Configuration, rowIds: string[]): RowPla
   }
   return {
     run: rows.filter((r) => !r.isDisabled).map((row) => ({ row, forced: false })),
-    skipped: rows.filter((r) => r.isDisabled).map((row) => ({ row, reason: `disabled (run it anyway with --row-id ${displayId(row.id)})` })),
+    skipped: rows
+      .filter((r) => r.isDisabled)
+      .map((row) => ({ row, reason: `disabled (run it anyway with --row-id ${displayId(row.id)})` })),
   };
 }

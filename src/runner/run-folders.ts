@@ -69,7 +69,14 @@ export class RunFolders {
       // a link inside a row folder is removed with it, never followed: only real folders (in real
       // folders) are probed, each listed after the folder it is in
       const real = new Set([path.dirname(folder.dir)]);
-      for (const dir of [folder.dir, data.inputDir, data.inputTablesDir, data.outputDir, data.tablesDir, ...data.workDirs]) {
+      for (const dir of [
+        folder.dir,
+        data.inputDir,
+        data.inputTablesDir,
+        data.outputDir,
+        data.tablesDir,
+        ...data.workDirs,
+      ]) {
         if (!real.has(path.dirname(dir)) || !(await lstat(dir).catch(() => undefined))?.isDirectory()) continue;
         real.add(dir);
         await this.guard.proveWritable(dir, proven);
@@ -129,7 +136,10 @@ export class RunFolders {
   private assertRowFolder(folder: RunFolder): void {
     const dir = path.resolve(folder.dir);
     if (!isInside(this.rowsRoot, dir) || path.dirname(dir) !== this.rowsRoot) {
-      throw new ApplicationError('GEX_INTERNAL', `Refusing to remove ${dir}: a row folder must be directly inside ${this.rowsRoot}`);
+      throw new ApplicationError(
+        'GEX_INTERNAL',
+        `Refusing to remove ${dir}: a row folder must be directly inside ${this.rowsRoot}`,
+      );
     }
   }
 

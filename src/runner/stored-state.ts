@@ -33,7 +33,11 @@ export function redactSecrets(value: JsonValue): JsonValue {
   if (Array.isArray(value)) return value.map(redactSecrets);
   if (!isJsonObject(value)) return value;
   const out: JsonObject = new Map();
-  for (const [k, v] of value) out.set(k, k.startsWith('#') && !isJsonObject(v) && !Array.isArray(v) && v !== null ? '[hidden]' : redactSecrets(v));
+  for (const [k, v] of value)
+    out.set(
+      k,
+      k.startsWith('#') && !isJsonObject(v) && !Array.isArray(v) && v !== null ? '[hidden]' : redactSecrets(v),
+    );
   return out;
 }
 

@@ -10,12 +10,19 @@ import type { Configuration } from '../store/types.js';
 import type { ComponentConfig } from './effective-configuration.js';
 
 /** A stored configuration with its rows; one that does not exist is a user error naming the store. */
-export async function loadConfiguration(store: OpenedStore, componentId: string, configId: string): Promise<Configuration> {
+export async function loadConfiguration(
+  store: OpenedStore,
+  componentId: string,
+  configId: string,
+): Promise<Configuration> {
   try {
     return await store.store.getConfiguration(componentId, configId);
   } catch (error) {
     if (error instanceof StoreError && error.status === 404) {
-      throw new UserError('GEX_CONFIG_NOT_FOUND', `Configuration ${displayId(configId)} of component ${displayId(componentId)} not found in ${store.location}: ${displayText(error.message)}`);
+      throw new UserError(
+        'GEX_CONFIG_NOT_FOUND',
+        `Configuration ${displayId(configId)} of component ${displayId(componentId)} not found in ${store.location}: ${displayText(error.message)}`,
+      );
     }
     throw error;
   }
@@ -61,7 +68,9 @@ export async function decryptedInput(
   const authorization = await decrypt('authorization', stored.authorization, ofConfiguration);
   const state = await decrypt('state.component', componentState, ofConfiguration);
   // the registry's secrets too: config.json keeps their cipher, the component gets the plaintext
-  const plainImageParameters = await decrypt('image_parameters', imageParameters, (value) => store.decryptComponentSecrets(componentId, value));
+  const plainImageParameters = await decrypt('image_parameters', imageParameters, (value) =>
+    store.decryptComponentSecrets(componentId, value),
+  );
   for (const value of [parameters, authorization, state, plainImageParameters]) masker.addFromConfig(value);
   return { parameters, action: 'run', imageParameters: plainImageParameters, authorization, state };
 }
@@ -73,8 +82,15 @@ function notDecrypted(error: unknown, part: string, owner: string, componentId: 
       part === 'image_parameters'
         ? `Register the component ${displayId(componentId)} again in this store (gex components import), or run with the master key of the store that encrypted it (GEX_MASTER_KEY).`
         : 'Run with the master key of the store that encrypted it (GEX_MASTER_KEY), or enter the secret again in this store (gex configs edit, gex rows edit).';
-    return new UserError('GEX_SECRET_NOT_DECRYPTED', `Cannot decrypt ${displayText(`${part}.${error.keyPath}`)} of ${owner}: ${error.reason}. ${fix}`, { cause: error });
+    return new UserError(
+      'GEX_SECRET_NOT_DECRYPTED',
+      `Cannot decrypt ${displayText(`${part}.${error.keyPath}`)} of ${owner}: ${error.reason}. ${fix}`,
+      { cause: error },
+    );
   }
-  if (error instanceof UserError) return new UserError('GEX_SECRET_NOT_DECRYPTED', `Cannot decrypt the ${part} of ${owner}: ${error.message}`, { cause: error });
+  if (error instanceof UserError)
+    return new UserError('GEX_SECRET_NOT_DECRYPTED', `Cannot decrypt the ${part} of ${owner}: ${error.message}`, {
+      cause: error,
+    });
   return error;
 }

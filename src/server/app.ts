@@ -27,7 +27,12 @@ import { tokenRoutes } from './routes/tokens.js';
 import { versionRoutes } from './routes/versions.js';
 
 import { DEFAULT_BODY_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS } from './limits.js';
-import { ByteBudget, DEFAULT_PREVIEW_MAX_BYTES, DEFAULT_PREVIEW_TOTAL_BYTES, type PreviewLimits } from './table-preview.js';
+import {
+  ByteBudget,
+  DEFAULT_PREVIEW_MAX_BYTES,
+  DEFAULT_PREVIEW_TOTAL_BYTES,
+  type PreviewLimits,
+} from './table-preview.js';
 
 export { DEFAULT_BODY_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS };
 
@@ -85,7 +90,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     // a client that announces more body than it sends must not hold a connection forever
     requestTimeout,
     // node only enforces it when given at creation (not when set afterwards, as fastify does)
-    http: { requestTimeout, connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(requestTimeout / 4))) },
+    http: {
+      requestTimeout,
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(requestTimeout / 4))),
+    },
     frameworkErrors: frameworkErrorHandler(bodyLimit),
     clientErrorHandler,
   });
@@ -102,7 +110,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   const metrics = options.metrics ? new ServerMetrics() : undefined;
   metrics?.register(app);
   const log = options.logger && requestLog(options.logger);
-  observeResponses(app, [log, metrics?.observe].filter((o) => o !== undefined));
+  observeResponses(
+    app,
+    [log, metrics?.observe].filter((o) => o !== undefined),
+  );
   // for probes and load balancers: no token, outside the Storage API's paths
   healthRoute(app, backend, { onFailure: (error) => metrics?.storeError(error) });
 
@@ -117,7 +128,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   );
 
   await app.register(async (api) => {
-    const reads = options.readCache === false ? new ReadCache(async () => null) : new ReadCache(() => backend.changeMarker(), options.readCache);
+    const reads =
+      options.readCache === false
+        ? new ReadCache(async () => null)
+        : new ReadCache(() => backend.changeMarker(), options.readCache);
     api.addHook('onRequest', requireToken(backend, reads));
 
     await api.register(

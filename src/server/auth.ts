@@ -38,9 +38,19 @@ export function requireToken(backend: ServerBackend, reads: ReadCache) {
     const text = tokenOf(request);
     if (!text) throw new StoreError(401, '', 'Access token must be set');
     // unknown tokens are looked up every time: guessing must not fill the cache
-    const token = await reads.value(`token ${text}`, () => backend.authenticate(text), (found) => (found ? 512 : null));
+    const token = await reads.value(
+      `token ${text}`,
+      () => backend.authenticate(text),
+      (found) => (found ? 512 : null),
+    );
     if (!token) throw new StoreError(401, 'storage.tokenInvalid', 'Invalid access token');
-    sessions.set(request, { token, store: backend.session(token), tables: backend.tables(token), jobs: backend.jobs(token), reads });
+    sessions.set(request, {
+      token,
+      store: backend.session(token),
+      tables: backend.tables(token),
+      jobs: backend.jobs(token),
+      reads,
+    });
   };
 }
 
@@ -52,6 +62,9 @@ export function tokenIdOf(request: FastifyRequest): number | undefined {
 /** The session of an authenticated request. */
 export function sessionOf(request: FastifyRequest): Session {
   const session = sessions.get(request);
-  if (!session) throw new Error(`No token session for ${request.method} ${request.routeOptions.url ?? 'an unmatched route'}: the route is registered outside the token-protected scope`);
+  if (!session)
+    throw new Error(
+      `No token session for ${request.method} ${request.routeOptions.url ?? 'an unmatched route'}: the route is registered outside the token-protected scope`,
+    );
   return session;
 }

@@ -79,7 +79,15 @@ async function parseUntypedBody(request: FastifyRequest, bytes: Buffer): Promise
 export function registerBodyParsers(app: FastifyInstance): void {
   // fastify's own text/plain parser would hand routes a bare string: refuse it like any other type
   app.removeContentTypeParser('text/plain');
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, async (_request: FastifyRequest, body: Buffer) => parseJsonBody(bodyText(body)));
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, async (_request: FastifyRequest, body: Buffer) => parseFormBody(body));
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, async (request: FastifyRequest, body: Buffer) => parseUntypedBody(request, body));
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, async (_request: FastifyRequest, body: Buffer) =>
+    parseJsonBody(bodyText(body)),
+  );
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'buffer' },
+    async (_request: FastifyRequest, body: Buffer) => parseFormBody(body),
+  );
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, async (request: FastifyRequest, body: Buffer) =>
+    parseUntypedBody(request, body),
+  );
 }

@@ -40,11 +40,23 @@ export function toStoreError(error: unknown, bodyLimit: number): StoreError {
           'Send a smaller body (a configuration or state may be at most 4 MB).',
       );
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new StoreError(415, 'storage.unsupportedMediaType', 'The Content-Type header is not valid. Send application/json or application/x-www-form-urlencoded.');
+      return new StoreError(
+        415,
+        'storage.unsupportedMediaType',
+        'The Content-Type header is not valid. Send application/json or application/x-www-form-urlencoded.',
+      );
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new StoreError(400, 'storage.invalidRequest', 'The request body length does not match its Content-Length header.');
+      return new StoreError(
+        400,
+        'storage.invalidRequest',
+        'The request body length does not match its Content-Length header.',
+      );
     case 'FST_ERR_BAD_URL':
-      return new StoreError(400, 'storage.invalidRequest', 'The URL path is not validly percent-encoded (such as %zz). Encode each path segment with encodeURIComponent.');
+      return new StoreError(
+        400,
+        'storage.invalidRequest',
+        'The URL path is not validly percent-encoded (such as %zz). Encode each path segment with encodeURIComponent.',
+      );
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return new StoreError(
         414,
@@ -58,7 +70,11 @@ export function toStoreError(error: unknown, bodyLimit: number): StoreError {
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return new StoreError(status, 'storage.invalidRequest', fastifyError.message ?? 'Invalid request');
   }
-  return new StoreError(500, 'storage.internalError', 'Internal server error. The server log has the details under this exceptionId.');
+  return new StoreError(
+    500,
+    'storage.internalError',
+    'Internal server error. The server log has the details under this exceptionId.',
+  );
 }
 
 /** The catalogue code an answer carries: a 500 is always gex's own fault, whatever failed. */
@@ -77,7 +93,13 @@ export function sendError(reply: FastifyReply, error: StoreError, exceptionId = 
   if (error.details) {
     body.set(
       'errors',
-      error.details.map((d): JsonObject => new Map([['key', d.key], ['message', d.message]])),
+      error.details.map(
+        (d): JsonObject =>
+          new Map([
+            ['key', d.key],
+            ['message', d.message],
+          ]),
+      ),
     );
   }
   return sendJson(reply, error.status, body);
@@ -94,10 +116,21 @@ export function errorHandler(bodyLimit: number) {
     const url = loggableUrl(request.url, tokenOf(request));
     if (mapped.status === 503) {
       // the database is down or saturated: one line per request, no stack; clients retry later
-      request.log.warn({ code: answerCode(mapped) }, `${request.method} ${url} → 503 (${exceptionId}): ${mapped.message}`);
+      request.log.warn(
+        { code: answerCode(mapped) },
+        `${request.method} ${url} → 503 (${exceptionId}): ${mapped.message}`,
+      );
       void reply.header('Retry-After', String(RETRY_AFTER_SECONDS));
-    } else if (mapped.status >= 500) request.log.error({ err: error, exceptionId, code: answerCode(mapped) }, `${request.method} ${url} failed: ${(error as Error).message}`);
-    else request.log.debug({ code: answerCode(mapped) }, `${request.method} ${url} → ${mapped.status} ${mapped.code}: ${mapped.message}`);
+    } else if (mapped.status >= 500)
+      request.log.error(
+        { err: error, exceptionId, code: answerCode(mapped) },
+        `${request.method} ${url} failed: ${(error as Error).message}`,
+      );
+    else
+      request.log.debug(
+        { code: answerCode(mapped) },
+        `${request.method} ${url} → ${mapped.status} ${mapped.code}: ${mapped.message}`,
+      );
     return sendError(reply, mapped, exceptionId);
   };
 }
@@ -116,11 +149,20 @@ export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): F
   const shown = `${request.method} ${path.length > SHOWN_PATH_CHARACTERS ? `${path.slice(0, SHOWN_PATH_CHARACTERS)}…` : path}`;
   const feature = unimplementedFeature(path);
   if (feature !== null) {
-    return sendError(reply, new StoreError(501, 'notImplemented', `Not implemented in gex: ${feature} (${shown}). gex serves component configurations, Storage buckets and tables (list, detail, data-preview, delete), tokens and finished jobs.`));
+    return sendError(
+      reply,
+      new StoreError(
+        501,
+        'notImplemented',
+        `Not implemented in gex: ${feature} (${shown}). gex serves component configurations, Storage buckets and tables (list, detail, data-preview, delete), tokens and finished jobs.`,
+      ),
+    );
   }
   return sendError(
     reply,
-    StoreError.notFound(`Unknown route: ${shown}. Configurations live under /v2/storage/branch/default/components/… (or the deprecated /v2/storage/components/…), tables under /v2/storage/tables/….`),
+    StoreError.notFound(
+      `Unknown route: ${shown}. Configurations live under /v2/storage/branch/default/components/… (or the deprecated /v2/storage/components/…), tables under /v2/storage/tables/….`,
+    ),
   );
 }
 
@@ -139,14 +181,30 @@ export function frameworkErrorHandler(bodyLimit: number) {
 function clientErrorOf(error: NodeJS.ErrnoException): StoreError {
   switch (error.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return new StoreError(408, 'storage.requestTimeout', 'The request was not received in time (was its Content-Length larger than the body sent?). Send the whole request at once.');
+      return new StoreError(
+        408,
+        'storage.requestTimeout',
+        'The request was not received in time (was its Content-Length larger than the body sent?). Send the whole request at once.',
+      );
     case 'HPE_HEADER_OVERFLOW':
-      return new StoreError(431, 'storage.headersTooLarge', 'The request headers are too large. Send fewer or shorter headers.');
+      return new StoreError(
+        431,
+        'storage.headersTooLarge',
+        'The request headers are too large. Send fewer or shorter headers.',
+      );
     case 'HPE_INVALID_CONTENT_LENGTH':
     case 'HPE_UNEXPECTED_CONTENT_LENGTH':
-      return new StoreError(400, 'storage.invalidRequest', 'The Content-Length header is not valid (not a number, given twice, or together with Transfer-Encoding).');
+      return new StoreError(
+        400,
+        'storage.invalidRequest',
+        'The Content-Length header is not valid (not a number, given twice, or together with Transfer-Encoding).',
+      );
     default:
-      return new StoreError(400, 'storage.invalidRequest', `The request is not valid HTTP (${error.code ?? 'unreadable'}).`);
+      return new StoreError(
+        400,
+        'storage.invalidRequest',
+        `The request is not valid HTTP (${error.code ?? 'unreadable'}).`,
+      );
   }
 }
 
@@ -158,7 +216,13 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Duplex)
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const mapped = clientErrorOf(error);
   if (socket.writable) {
-    const body = JSON.stringify({ error: mapped.message, code: mapped.code, status: 'error', exceptionId: newExceptionId(), gexCode: answerCode(mapped) });
+    const body = JSON.stringify({
+      error: mapped.message,
+      code: mapped.code,
+      status: 'error',
+      exceptionId: newExceptionId(),
+      gexCode: answerCode(mapped),
+    });
     socket.write(
       `HTTP/1.1 ${mapped.status} ${STATUS_CODES[mapped.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );

@@ -23,7 +23,8 @@ class FormParserWorker {
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       if (this.pending.size === 1) worker.ref();
-      const ownsMemory = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
+      const ownsMemory =
+        bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
       if (ownsMemory) worker.postMessage({ id, bytes }, [bytes.buffer]);
       else worker.postMessage({ id, bytes });
     });

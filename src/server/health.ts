@@ -44,7 +44,10 @@ export function healthRoute(app: FastifyInstance, backend: ServerBackend, option
     } catch (error) {
       options.onFailure?.(error);
       request.log.warn(`Health check failed: ${(error as Error).message}`);
-      return reply.code(503).header('cache-control', 'no-store').send({ status: 'unavailable', reason: reasonOf(error, timeoutMs) });
+      return reply
+        .code(503)
+        .header('cache-control', 'no-store')
+        .send({ status: 'unavailable', reason: reasonOf(error, timeoutMs) });
     }
   });
 }

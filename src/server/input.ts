@@ -1,7 +1,13 @@
 import { decodeJson, isJsonObject, isScalar, JsonSyntaxError, type JsonObject, type JsonValue } from '../json/index.js';
 import { phpToString } from '../php/index.js';
 import { StoreError } from '../store/store-error.js';
-import type { CopyConfigurationInput, CreateConfigurationInput, CreateRowInput, UpdateConfigurationInput, UpdateRowInput } from '../store/types.js';
+import type {
+  CopyConfigurationInput,
+  CreateConfigurationInput,
+  CreateRowInput,
+  UpdateConfigurationInput,
+  UpdateRowInput,
+} from '../store/types.js';
 
 /**
  * Request bodies → store inputs, with the leniency real clients need (docs/storage-api.md#request-bodies):
@@ -21,7 +27,9 @@ function bodyObject(body: unknown): JsonObject {
   if (body === undefined || body === null) return new Map();
   if (isJsonObject(body)) return body;
   if (Array.isArray(body) && body.length === 0) return new Map();
-  throw StoreError.validation('The request body must be a JSON object (or a form) of named fields, e.g. {"name":"My configuration"}.');
+  throw StoreError.validation(
+    'The request body must be a JSON object (or a form) of named fields, e.g. {"name":"My configuration"}.',
+  );
 }
 
 function present(body: JsonObject, field: string): JsonValue | undefined {
@@ -165,7 +173,8 @@ export function stateInput(raw: unknown, target: 'configuration' | 'row'): JsonV
   const rules = STATE_ENDPOINT_RULES[target];
   const body = bodyObject(raw);
   for (const key of body.keys()) {
-    if (key !== 'state') throw StoreError.validation(`Invalid parameters - ${key}: This field was not expected.`, rules.unexpectedCode);
+    if (key !== 'state')
+      throw StoreError.validation(`Invalid parameters - ${key}: This field was not expected.`, rules.unexpectedCode);
   }
   const fail = (text: string) => StoreError.validation(rules.problem(text), rules.formatCode);
   if (!body.has('state')) throw fail('This field is missing.');
@@ -178,7 +187,8 @@ export function stateInput(raw: unknown, target: 'configuration' | 'row'): JsonV
       throw fail('This value should be valid JSON.');
     }
   }
-  if (!isJsonObject(state) && !Array.isArray(state)) throw fail('This value should be valid JSON (an object such as {} or {"key":"value"}).');
+  if (!isJsonObject(state) && !Array.isArray(state))
+    throw fail('This value should be valid JSON (an object such as {} or {"key":"value"}).');
   return state;
 }
 

@@ -85,7 +85,11 @@ export class ServerMetrics {
     });
     app.get('/metrics', async (_request, reply) => {
       const text = await this.registry.metrics();
-      return reply.code(200).header('content-type', this.registry.contentType).header('cache-control', 'no-store').send(text);
+      return reply
+        .code(200)
+        .header('content-type', this.registry.contentType)
+        .header('cache-control', 'no-store')
+        .send(text);
     });
   }
 }

@@ -45,7 +45,9 @@ export function listIncludeParam(query: Query): Set<ListInclude> {
   const unknown = values.filter((v) => !(LIST_INCLUDES as readonly string[]).includes(v));
   if (unknown.length > 0) {
     const message = `Invalid include parameters: ${unknown.map((v) => `"${v}"`).join(', ')}. Only following are allowed: ${LIST_INCLUDES.join(', ')}.`;
-    throw new StoreError(400, 'storage.components.validation', `Invalid request: include: ${message}`, [{ key: 'include', message }]);
+    throw new StoreError(400, 'storage.components.validation', `Invalid request: include: ${message}`, [
+      { key: 'include', message },
+    ]);
   }
   return new Set(values as ListInclude[]);
 }
@@ -57,10 +59,13 @@ export function listIncludeParam(query: Query): Set<ListInclude> {
 function countParam(query: Query, name: string): number | undefined {
   const value = queryValue(query, name)?.trim();
   if (value === undefined || value === '') return undefined;
-  if (!/^\d+$/.test(value)) throw StoreError.validation(`Invalid parameters - ${name}: expected a whole number ≥ 0, got "${value}".`);
+  if (!/^\d+$/.test(value))
+    throw StoreError.validation(`Invalid parameters - ${name}: expected a whole number ≥ 0, got "${value}".`);
   const count = Number(value);
   if (!Number.isSafeInteger(count)) {
-    throw StoreError.validation(`Invalid parameters - ${name}: ${value.length > 40 ? `${value.slice(0, 40)}…` : value} is too large; the largest accepted is ${Number.MAX_SAFE_INTEGER}.`);
+    throw StoreError.validation(
+      `Invalid parameters - ${name}: ${value.length > 40 ? `${value.slice(0, 40)}…` : value} is too large; the largest accepted is ${Number.MAX_SAFE_INTEGER}.`,
+    );
   }
   return count;
 }
@@ -82,7 +87,9 @@ export function versionListParams(query: Query): VersionListOptions {
 /** A version number in a path. */
 export function versionParam(text: string): number {
   if (!/^\d+$/.test(text) || Number(text) < 1 || !Number.isSafeInteger(Number(text))) {
-    throw StoreError.validation(`Invalid version "${text}" in the URL: a version is a whole number ≥ 1, as listed by …/versions.`);
+    throw StoreError.validation(
+      `Invalid version "${text}" in the URL: a version is a whole number ≥ 1, as listed by …/versions.`,
+    );
   }
   return Number(text);
 }

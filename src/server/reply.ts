@@ -8,17 +8,27 @@ import { sessionOf } from './auth.js';
  * set: the PHP client decodes JSON only when the header is exactly that (no `; charset=…`).
  */
 export function sendJson(reply: FastifyReply, status: number, value: JsonValue): FastifyReply {
-  return reply.code(status).header('content-type', 'application/json').send(Buffer.from(stringifyExact(value)));
+  return reply
+    .code(status)
+    .header('content-type', 'application/json')
+    .send(Buffer.from(stringifyExact(value)));
 }
 
 /**
  * 200 with the body of a GET that depends only on the token, the URL (and with `byHost` the Host
  * header) and the stored data: reused from the read cache while the store is unchanged.
  */
-export async function sendCachedJson(request: FastifyRequest, reply: FastifyReply, build: () => Promise<JsonValue>, options: { byHost?: boolean } = {}): Promise<FastifyReply> {
+export async function sendCachedJson(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  build: () => Promise<JsonValue>,
+  options: { byHost?: boolean } = {},
+): Promise<FastifyReply> {
   const session = sessionOf(request);
   // bodies with absolute `uri` fields depend on the Host header too
-  const key = options.byHost ? `${session.token.id} ${request.host} ${request.url}` : `${session.token.id} ${request.url}`;
+  const key = options.byHost
+    ? `${session.token.id} ${request.host} ${request.url}`
+    : `${session.token.id} ${request.url}`;
   const body = await session.reads.body(key, build);
   return reply.code(200).header('content-type', 'application/json').send(body);
 }

@@ -1,6 +1,13 @@
 import { UserError } from '../common/errors.js';
 import { StoreError } from '../store/store-error.js';
-import { BucketExists, BucketNotEmpty, BucketNotFound, checkBucketId, parseTableId, TableNotFound } from '../store/tables/index.js';
+import {
+  BucketExists,
+  BucketNotEmpty,
+  BucketNotFound,
+  checkBucketId,
+  parseTableId,
+  TableNotFound,
+} from '../store/tables/index.js';
 import type { Session } from './auth.js';
 
 /**
@@ -10,10 +17,14 @@ import type { Session } from './auth.js';
  */
 export function tableStoreError(error: unknown): unknown {
   if (error instanceof StoreError || !(error instanceof UserError)) return error;
-  if (error instanceof TableNotFound) return new StoreError(404, 'storage.tables.notFound', error.message, undefined, error.gexCode);
-  if (error instanceof BucketNotFound) return new StoreError(404, 'storage.buckets.notFound', error.message, undefined, error.gexCode);
-  if (error instanceof BucketExists) return new StoreError(400, 'storage.buckets.alreadyExists', error.message, undefined, error.gexCode);
-  if (error instanceof BucketNotEmpty) return new StoreError(400, 'storage.buckets.notEmpty', error.message, undefined, error.gexCode);
+  if (error instanceof TableNotFound)
+    return new StoreError(404, 'storage.tables.notFound', error.message, undefined, error.gexCode);
+  if (error instanceof BucketNotFound)
+    return new StoreError(404, 'storage.buckets.notFound', error.message, undefined, error.gexCode);
+  if (error instanceof BucketExists)
+    return new StoreError(400, 'storage.buckets.alreadyExists', error.message, undefined, error.gexCode);
+  if (error instanceof BucketNotEmpty)
+    return new StoreError(400, 'storage.buckets.notEmpty', error.message, undefined, error.gexCode);
   return new StoreError(400, 'storage.tables.validation', error.message, undefined, error.gexCode);
 }
 
@@ -31,7 +42,8 @@ export function pathTableId(text: string): string {
   try {
     parseTableId(text, 'The table id in the URL');
   } catch (error) {
-    if (error instanceof UserError) throw new StoreError(404, 'storage.tables.notFound', error.message, undefined, 'GEX_TABLE_NOT_FOUND');
+    if (error instanceof UserError)
+      throw new StoreError(404, 'storage.tables.notFound', error.message, undefined, 'GEX_TABLE_NOT_FOUND');
     throw error;
   }
   return text;
@@ -41,12 +53,20 @@ export function pathBucketId(text: string): string {
   try {
     return checkBucketId(text);
   } catch (error) {
-    if (error instanceof UserError) throw new StoreError(404, 'storage.buckets.notFound', `${error.message} (bucket id in the URL)`, undefined, 'GEX_BUCKET_NOT_FOUND');
+    if (error instanceof UserError)
+      throw new StoreError(
+        404,
+        'storage.buckets.notFound',
+        `${error.message} (bucket id in the URL)`,
+        undefined,
+        'GEX_BUCKET_NOT_FOUND',
+      );
     throw error;
   }
 }
 
 /** Writes need a token that may write (Keboola: 403 for a read-only token). */
 export function requireWriteAccess(session: Session): void {
-  if (session.token.readOnly) throw StoreError.accessDenied("You don't have access to the resource: the token is read-only.");
+  if (session.token.readOnly)
+    throw StoreError.accessDenied("You don't have access to the resource: the token is read-only.");
 }

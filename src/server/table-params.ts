@@ -46,14 +46,18 @@ export function previewParams(query: Query, now = new Date()): { query: TableQue
   let limit = 100;
   if (limitText !== undefined && limitText !== '') {
     if (!/^\d{1,7}$/.test(limitText) || Number(limitText) > MAX_PREVIEW_ROWS) {
-      throw invalid('limit', `expected a whole number of rows from 0 to ${MAX_PREVIEW_ROWS}, got ${shown(limitText)}. Export the table for more rows.`);
+      throw invalid(
+        'limit',
+        `expected a whole number of rows from 0 to ${MAX_PREVIEW_ROWS}, got ${shown(limitText)}. Export the table for more rows.`,
+      );
     }
     limit = Number(limitText);
   }
   const columns = listParam(query, 'columns').flatMap(commaList);
   const whereColumn = queryValue(query, 'whereColumn')?.trim() || undefined;
   const whereValues = listParam(query, 'whereValues');
-  if (whereValues.length > MAX_WHERE_VALUES) throw invalid('whereValues', `at most ${MAX_WHERE_VALUES} values, got ${whereValues.length}.`);
+  if (whereValues.length > MAX_WHERE_VALUES)
+    throw invalid('whereValues', `at most ${MAX_WHERE_VALUES} values, got ${whereValues.length}.`);
   const operatorText = queryValue(query, 'whereOperator')?.trim().toLowerCase() ?? '';
   let whereOperator: 'eq' | 'ne';
   if (operatorText === '' || operatorText === 'eq') whereOperator = 'eq';
@@ -65,13 +69,24 @@ export function previewParams(query: Query, now = new Date()): { query: TableQue
     try {
       return parseChangedSince(text, now, name);
     } catch (error) {
-      throw new StoreError(400, VALIDATION, (error as Error).message, [{ key: name, message: (error as Error).message }]);
+      throw new StoreError(400, VALIDATION, (error as Error).message, [
+        { key: name, message: (error as Error).message },
+      ]);
     }
   };
   const formatText = queryValue(query, 'format')?.trim().toLowerCase() ?? '';
-  if (formatText !== '' && formatText !== 'rfc' && formatText !== 'json') throw invalid('format', `expected rfc or json, got ${shown(formatText)}.`);
+  if (formatText !== '' && formatText !== 'rfc' && formatText !== 'json')
+    throw invalid('format', `expected rfc or json, got ${shown(formatText)}.`);
   return {
-    query: { columns, whereColumn, whereValues, whereOperator, changedSince: moment('changedSince'), changedUntil: moment('changedUntil'), limit },
+    query: {
+      columns,
+      whereColumn,
+      whereValues,
+      whereOperator,
+      changedSince: moment('changedSince'),
+      changedUntil: moment('changedUntil'),
+      limit,
+    },
     format: formatText === 'json' ? 'json' : 'rfc',
   };
 }

@@ -147,7 +147,8 @@ export async function preparePreview(request: PreviewRequest): Promise<PreparedP
         400,
         'storage.tables.previewTooLarge',
         `The data preview of table ${displayId(tableId)} would be larger than ${describeBytes(maxBytes)} (format ${format}, ${query.limit ?? 100} rows asked). ` +
-          'Ask for fewer rows (limit) or fewer columns (columns)' + (format === 'json' ? ', or use format=rfc (CSV is several times smaller for wide tables).' : '.'),
+          'Ask for fewer rows (limit) or fewer columns (columns)' +
+          (format === 'json' ? ', or use format=rfc (CSV is several times smaller for wide tables).' : '.'),
       );
     }
     if (!budget.tryTake(chunk.length)) {
@@ -166,7 +167,12 @@ export async function preparePreview(request: PreviewRequest): Promise<PreparedP
       tableId,
       query,
       async (rows, columns) => {
-        if (signal.aborted) throw new StoreError(400, 'storage.requestAborted', 'The client closed the connection before the preview was ready.');
+        if (signal.aborted)
+          throw new StoreError(
+            400,
+            'storage.requestAborted',
+            'The client closed the connection before the preview was ready.',
+          );
         if (!started) add(encoder.start(columns));
         started = true;
         add(encoder.rows(rows));

@@ -33,7 +33,12 @@ export function bucketTotals(tables: readonly TableDetail[]): Map<string, Bucket
 
 const EMPTY: BucketTotals = { rowsCount: 0, dataSizeBytes: 0, lastChangeDate: null };
 
-export function bucketToWire(request: FastifyRequest, bucket: BucketInfo, backend: string, totals: BucketTotals = EMPTY): JsonValue {
+export function bucketToWire(
+  request: FastifyRequest,
+  bucket: BucketInfo,
+  backend: string,
+  totals: BucketTotals = EMPTY,
+): JsonValue {
   const name = bucket.id.slice(bucket.stage.length + 1); // `c-<name>`
   const path = `/v2/storage/buckets/${encode(bucket.id)}`;
   return fromPlain({
@@ -87,7 +92,14 @@ export function tableToWire(request: FastifyRequest, table: TableDetail, bucket:
 /** A job gex has already finished (every gex operation runs before the request is answered). */
 export function finishedJobToWire(
   request: FastifyRequest,
-  job: { id: number; operationName: string; tableId: string | null; operationParams: Record<string, unknown>; created: string; token: { id: number; description: string } },
+  job: {
+    id: number;
+    operationName: string;
+    tableId: string | null;
+    operationParams: Record<string, unknown>;
+    created: string;
+    token: { id: number; description: string };
+  },
 ): JsonValue {
   return fromPlain({
     id: job.id,
@@ -102,6 +114,13 @@ export function finishedJobToWire(
     runId: null,
     results: null,
     creatorToken: { id: String(job.token.id), description: job.token.description },
-    metrics: { inCompressed: false, inBytes: 0, inBytesUncompressed: 0, outCompressed: false, outBytes: 0, outBytesUncompressed: 0 },
+    metrics: {
+      inCompressed: false,
+      inBytes: 0,
+      inBytesUncompressed: 0,
+      outCompressed: false,
+      outBytes: 0,
+      outBytesUncompressed: 0,
+    },
   });
 }

@@ -20,7 +20,11 @@ function bodyObject(body: unknown): JsonObject {
   if (body === undefined || body === null) return new Map();
   if (isJsonObject(body)) return body;
   if (Array.isArray(body) && body.length === 0) return new Map();
-  throw new StoreError(400, CODE, 'The request body must be a JSON object (or a form) of named fields, e.g. {"description":"ci","canManageBuckets":true}.');
+  throw new StoreError(
+    400,
+    CODE,
+    'The request body must be a JSON object (or a form) of named fields, e.g. {"description":"ci","canManageBuckets":true}.',
+  );
 }
 
 function present(body: JsonObject, key: string): JsonValue | undefined {
@@ -33,7 +37,8 @@ function flag(body: JsonObject, key: string): boolean {
   if (value === undefined) return false;
   const normalised = typeof value === 'string' ? value.trim().toLowerCase() : value;
   if (normalised === true || normalised === 1 || normalised === '1' || normalised === 'true') return true;
-  if (normalised === false || normalised === 0 || normalised === '0' || normalised === 'false' || normalised === '') return false;
+  if (normalised === false || normalised === 0 || normalised === '0' || normalised === 'false' || normalised === '')
+    return false;
   throw invalid(key, 'This value should be of type bool (true, false, 1 or 0).');
 }
 
@@ -42,7 +47,10 @@ function requireEmpty(body: JsonObject, key: string, instead: string): void {
   const value = present(body, key);
   if (value === undefined || value === '') return;
   if ((Array.isArray(value) && value.length === 0) || (isJsonObject(value) && value.size === 0)) return;
-  throw invalid(key, `gex has no ${instead}: a token may read the whole project (canManageBuckets false) or read and change it (canManageBuckets true).`);
+  throw invalid(
+    key,
+    `gex has no ${instead}: a token may read the whole project (canManageBuckets false) or read and change it (canManageBuckets true).`,
+  );
 }
 
 export interface TokenCreateInput {
@@ -56,7 +64,10 @@ export function tokenCreateInput(body: unknown): TokenCreateInput {
   if (text !== undefined && !isScalar(text)) throw invalid('description', 'This value should be of type string.');
   const description = text === undefined ? '' : phpToString(text);
   if (description.length > MAX_TOKEN_DESCRIPTION_LENGTH) {
-    throw invalid('description', `This value is too long: at most ${MAX_TOKEN_DESCRIPTION_LENGTH} characters, got ${description.length}.`);
+    throw invalid(
+      'description',
+      `This value is too long: at most ${MAX_TOKEN_DESCRIPTION_LENGTH} characters, got ${description.length}.`,
+    );
   }
   // PostgreSQL text cannot hold it; refused on every backend alike
   if (description.includes('\u0000')) throw invalid('description', 'This value contains a NUL character; remove it.');
@@ -64,7 +75,10 @@ export function tokenCreateInput(body: unknown): TokenCreateInput {
   requireEmpty(fields, 'componentAccess', 'per-component access');
   const expiresIn = present(fields, 'expiresIn');
   if (expiresIn !== undefined && expiresIn !== '') {
-    throw invalid('expiresIn', 'gex tokens do not expire. Delete the token (DELETE /v2/storage/tokens/{id}) when it is no longer needed.');
+    throw invalid(
+      'expiresIn',
+      'gex tokens do not expire. Delete the token (DELETE /v2/storage/tokens/{id}) when it is no longer needed.',
+    );
   }
   // canManageTokens (deprecated in Keboola, ignored there too) and the file, trash, branch and job
   // flags have no counterpart: the answer shows what the token can do

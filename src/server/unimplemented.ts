@@ -8,7 +8,10 @@
  */
 const UNIMPLEMENTED: ReadonlyArray<readonly [template: string, what: string]> = [
   ['files/**', 'File Storage (file uploads, downloads, lists and tags)'],
-  ['tables/*/export-async', 'asynchronous table export to File Storage (read rows with data-preview, at most 1000 at a time)'],
+  [
+    'tables/*/export-async',
+    'asynchronous table export to File Storage (read rows with data-preview, at most 1000 at a time)',
+  ],
   ['tables/*/import-async', 'table import from File Storage'],
   ['tables/*/import', 'table import'],
   ['buckets/*/tables-async', 'table creation from File Storage'],
@@ -71,7 +74,8 @@ function compile(template: string): RegExp {
       return;
     }
     const literal = segment.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
-    source += (i === 0 ? '' : '/') + literal.replaceAll('**', '\u0000').replaceAll('*', '[^/]*').replaceAll('\u0000', '.*');
+    source +=
+      (i === 0 ? '' : '/') + literal.replaceAll('**', '\u0000').replaceAll('*', '[^/]*').replaceAll('\u0000', '.*');
   });
   return new RegExp(`^${source}$`);
 }

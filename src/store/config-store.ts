@@ -43,7 +43,11 @@ export interface ConfigStore {
 
   getComponent(componentId: string): Promise<Component>;
   /** components that have at least one matching configuration, with those configurations */
-  listComponents(options?: { componentType?: string; include?: ListInclude[]; isDeleted?: boolean }): Promise<ComponentWithConfigurations[]>;
+  listComponents(options?: {
+    componentType?: string;
+    include?: ListInclude[];
+    isDeleted?: boolean;
+  }): Promise<ComponentWithConfigurations[]>;
 
   listConfigurations(componentId: string, options?: { isDeleted?: boolean }): Promise<Configuration[]>;
   createConfiguration(componentId: string, input: CreateConfigurationInput): Promise<Configuration>;
@@ -60,17 +64,35 @@ export interface ConfigStore {
    * all or nothing. Only the embedded store has it: a Storage API changes one row per call, each a
    * version of its own.
    */
-  replaceConfiguration?(componentId: string, configId: string, input: ReplaceConfigurationInput): Promise<Configuration>;
+  replaceConfiguration?(
+    componentId: string,
+    configId: string,
+    input: ReplaceConfigurationInput,
+  ): Promise<Configuration>;
   updateConfiguration(componentId: string, configId: string, input: UpdateConfigurationInput): Promise<Configuration>;
   updateConfigurationState(componentId: string, configId: string, state: JsonValue): Promise<Configuration>;
   /** first call moves to trash, second purges */
   deleteConfiguration(componentId: string, configId: string): Promise<void>;
   restoreConfiguration(componentId: string, configId: string): Promise<Configuration>;
 
-  listConfigurationVersions(componentId: string, configId: string, options?: VersionListOptions): Promise<ConfigVersionItem[]>;
+  listConfigurationVersions(
+    componentId: string,
+    configId: string,
+    options?: VersionListOptions,
+  ): Promise<ConfigVersionItem[]>;
   getConfigurationVersion(componentId: string, configId: string, version: number): Promise<ConfigVersionDetail>;
-  rollbackConfiguration(componentId: string, configId: string, version: number, changeDescription?: string): Promise<{ version: number }>;
-  copyConfiguration(componentId: string, configId: string, version: number, input: CopyConfigurationInput): Promise<Configuration>;
+  rollbackConfiguration(
+    componentId: string,
+    configId: string,
+    version: number,
+    changeDescription?: string,
+  ): Promise<{ version: number }>;
+  copyConfiguration(
+    componentId: string,
+    configId: string,
+    version: number,
+    input: CopyConfigurationInput,
+  ): Promise<Configuration>;
 
   listRows(componentId: string, configId: string): Promise<Row[]>;
   createRow(componentId: string, configId: string, input: CreateRowInput): Promise<Row>;
@@ -87,12 +109,33 @@ export interface ConfigStore {
    */
   saveStates(componentId: string, configId: string, writes: StateWrite[]): Promise<void>;
   deleteRow(componentId: string, configId: string, rowId: string, changeDescription?: string): Promise<void>;
-  listRowVersions(componentId: string, configId: string, rowId: string, options?: VersionListOptions): Promise<RowVersion[]>;
+  listRowVersions(
+    componentId: string,
+    configId: string,
+    rowId: string,
+    options?: VersionListOptions,
+  ): Promise<RowVersion[]>;
   getRowVersion(componentId: string, configId: string, rowId: string, version: number): Promise<RowVersion>;
-  rollbackRow(componentId: string, configId: string, rowId: string, version: number, changeDescription?: string): Promise<Row>;
-  copyRow(componentId: string, configId: string, rowId: string, version: number, options?: { targetConfigId?: string; changeDescription?: string }): Promise<Row>;
+  rollbackRow(
+    componentId: string,
+    configId: string,
+    rowId: string,
+    version: number,
+    changeDescription?: string,
+  ): Promise<Row>;
+  copyRow(
+    componentId: string,
+    configId: string,
+    rowId: string,
+    version: number,
+    options?: { targetConfigId?: string; changeDescription?: string },
+  ): Promise<Row>;
 
-  addMetadata(componentId: string, configId: string, metadata: Array<{ key: string; value: string }>): Promise<MetadataItem[]>;
+  addMetadata(
+    componentId: string,
+    configId: string,
+    metadata: Array<{ key: string; value: string }>,
+  ): Promise<MetadataItem[]>;
   listMetadata(componentId: string, configId: string): Promise<MetadataItem[]>;
   deleteMetadata(componentId: string, configId: string, metadataId: string): Promise<void>;
 }

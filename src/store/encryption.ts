@@ -27,7 +27,7 @@ export class SecretNotDecrypted extends UserError {
 }
 
 /** Why a cipher of the right prefix did not decrypt: what the user can do about it. */
-const WRONG_KEY = 'it was encrypted with another master key (another store\'s?), or for another project or component';
+const WRONG_KEY = "it was encrypted with another master key (another store's?), or for another project or component";
 const NOT_GEX_CIPHER = 'it is not a cipher text of gex (damaged or cut short)';
 
 /** What a cipher is bound to: its prefix, and the associated data authenticated with it. */
@@ -58,20 +58,30 @@ export class SecretCipher {
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     cipher.setAAD(Buffer.from(scope.data));
     const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return scope.prefix + Buffer.concat([Buffer.from([FORMAT_VERSION]), iv, cipher.getAuthTag(), data]).toString('base64');
+    return (
+      scope.prefix + Buffer.concat([Buffer.from([FORMAT_VERSION]), iv, cipher.getAuthTag(), data]).toString('base64')
+    );
   }
 
   decrypt(value: string, scope: CipherScope): string {
-    if (!value.startsWith(scope.prefix)) throw new UserError('GEX_SECRET_NOT_DECRYPTED', `Value is not an encrypted value of gex (expected the ${scope.prefix} prefix)`);
+    if (!value.startsWith(scope.prefix))
+      throw new UserError(
+        'GEX_SECRET_NOT_DECRYPTED',
+        `Value is not an encrypted value of gex (expected the ${scope.prefix} prefix)`,
+      );
     const raw = Buffer.from(value.slice(scope.prefix.length), 'base64');
-    if (raw.length < 29 || raw[0] !== FORMAT_VERSION) throw new UserError('GEX_SECRET_NOT_DECRYPTED', `Invalid cipher text: ${NOT_GEX_CIPHER}`);
+    if (raw.length < 29 || raw[0] !== FORMAT_VERSION)
+      throw new UserError('GEX_SECRET_NOT_DECRYPTED', `Invalid cipher text: ${NOT_GEX_CIPHER}`);
     const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(1, 13));
     decipher.setAAD(Buffer.from(scope.data));
     decipher.setAuthTag(raw.subarray(13, 29));
     try {
       return Buffer.concat([decipher.update(raw.subarray(29)), decipher.final()]).toString('utf8');
     } catch {
-      throw new UserError('GEX_SECRET_NOT_DECRYPTED', 'Cannot decrypt a secret: it was encrypted for another project or component, or with another master key');
+      throw new UserError(
+        'GEX_SECRET_NOT_DECRYPTED',
+        'Cannot decrypt a secret: it was encrypted for another project or component, or with another master key',
+      );
     }
   }
 
@@ -81,7 +91,8 @@ export class SecretCipher {
    * unchanged is recognised as a no-op.
    */
   encryptTree(value: JsonValue, scope: CipherScope, previous?: JsonValue): JsonValue {
-    if (Array.isArray(value)) return value.map((v, i) => this.encryptTree(v, scope, Array.isArray(previous) ? previous[i] : undefined));
+    if (Array.isArray(value))
+      return value.map((v, i) => this.encryptTree(v, scope, Array.isArray(previous) ? previous[i] : undefined));
     if (!isJsonObject(value)) return value;
     const out: JsonObject = new Map();
     for (const [key, v] of value) {
@@ -113,7 +124,8 @@ export class SecretCipher {
     const out: JsonObject = new Map();
     for (const [key, v] of value) {
       const where = at === '' ? key : `${at}.${key}`;
-      if (key.startsWith('#') && typeof v === 'string' && v.startsWith(scope.prefix)) out.set(key, this.decryptAt(v, scope, where));
+      if (key.startsWith('#') && typeof v === 'string' && v.startsWith(scope.prefix))
+        out.set(key, this.decryptAt(v, scope, where));
       else out.set(key, this.decryptTree(v, scope, where));
     }
     return out;
@@ -148,7 +160,11 @@ export function componentCipherScope(componentId: string): CipherScope {
  * created with mode 0600 (its folder 0700) on first use — unless `create` is false (commands that
  * only read create nothing): a missing key file is then a user error.
  */
-export async function loadMasterKey(keyFile: string, env: NodeJS.ProcessEnv = process.env, options: { create?: boolean; onCreate?: (what: string) => void } = {}): Promise<Buffer> {
+export async function loadMasterKey(
+  keyFile: string,
+  env: NodeJS.ProcessEnv = process.env,
+  options: { create?: boolean; onCreate?: (what: string) => void } = {},
+): Promise<Buffer> {
   const fromEnv = env.GEX_MASTER_KEY?.trim();
   if (fromEnv) return parseKey(fromEnv, 'GEX_MASTER_KEY');
   try {
@@ -157,7 +173,10 @@ export async function loadMasterKey(keyFile: string, env: NodeJS.ProcessEnv = pr
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
   }
   if (options.create === false) {
-    throw new UserError('GEX_MASTER_KEY_INVALID', `No master key: the key file ${keyFile} does not exist and GEX_MASTER_KEY is not set. Set GEX_MASTER_KEY (or GEX_KEY_FILE) to the store's key`);
+    throw new UserError(
+      'GEX_MASTER_KEY_INVALID',
+      `No master key: the key file ${keyFile} does not exist and GEX_MASTER_KEY is not set. Set GEX_MASTER_KEY (or GEX_KEY_FILE) to the store's key`,
+    );
   }
   const key = randomBytes(32);
   await mkdir(path.dirname(keyFile), { recursive: true, mode: 0o700 });
@@ -176,6 +195,10 @@ export async function loadMasterKey(keyFile: string, env: NodeJS.ProcessEnv = pr
 
 function parseKey(text: string, source: string): Buffer {
   const key = /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64');
-  if (key.length !== 32) throw new UserError('GEX_MASTER_KEY_INVALID', `The master key in ${source} must be 32 bytes (64 hex characters or base64)`);
+  if (key.length !== 32)
+    throw new UserError(
+      'GEX_MASTER_KEY_INVALID',
+      `The master key in ${source} must be 32 bytes (64 hex characters or base64)`,
+    );
   return key;
 }

@@ -23,9 +23,11 @@ export function readImportDocument(document: JsonValue): ImportConfigurationInpu
     throw new UserError('GEX_INPUT_INVALID', 'A configuration document is a JSON object with at least a "name"');
   }
   const rows = document.get('rows') ?? [];
-  if (!Array.isArray(rows)) throw new UserError('GEX_INPUT_INVALID', '"rows" of a configuration document must be a list of row objects');
+  if (!Array.isArray(rows))
+    throw new UserError('GEX_INPUT_INVALID', '"rows" of a configuration document must be a list of row objects');
   const order = document.get('rowsSortOrder') ?? [];
-  if (!Array.isArray(order)) throw new UserError('GEX_INPUT_INVALID', '"rowsSortOrder" of a configuration document must be a list of row ids');
+  if (!Array.isArray(order))
+    throw new UserError('GEX_INPUT_INVALID', '"rowsSortOrder" of a configuration document must be a list of row ids');
   return {
     configuration: {
       name: text(document, 'name')!,
@@ -37,7 +39,8 @@ export function readImportDocument(document: JsonValue): ImportConfigurationInpu
       changeDescription: 'Imported from a file',
     },
     rows: rows.map((row, i) => {
-      if (!isJsonObject(row)) throw new UserError('GEX_INPUT_INVALID', `rows[${i}] of the configuration document must be an object`);
+      if (!isJsonObject(row))
+        throw new UserError('GEX_INPUT_INVALID', `rows[${i}] of the configuration document must be an object`);
       return {
         rowId: text(row, 'rowId'),
         name: text(row, 'name'),
@@ -51,14 +54,26 @@ export function readImportDocument(document: JsonValue): ImportConfigurationInpu
   };
 }
 
-async function create(store: ConfigStore, componentId: string, plan: ImportConfigurationInput, onCreated: (id: string) => void): Promise<Configuration> {
-  const created = await importStep(CONFIGURATION_STEP, () => store.createConfiguration(componentId, plan.configuration));
+async function create(
+  store: ConfigStore,
+  componentId: string,
+  plan: ImportConfigurationInput,
+  onCreated: (id: string) => void,
+): Promise<Configuration> {
+  const created = await importStep(CONFIGURATION_STEP, () =>
+    store.createConfiguration(componentId, plan.configuration),
+  );
   onCreated(created.id);
   for (const [i, row] of plan.rows.entries()) {
     await importStep(rowStep(i, row.rowId), () => store.createRow(componentId, created.id, row));
   }
   if (plan.rowsSortOrder.length > 0) {
-    await importStep(ORDER_STEP, () => store.updateConfiguration(componentId, created.id, { rowsSortOrder: plan.rowsSortOrder, changeDescription: 'Imported from a file: row order' }));
+    await importStep(ORDER_STEP, () =>
+      store.updateConfiguration(componentId, created.id, {
+        rowsSortOrder: plan.rowsSortOrder,
+        changeDescription: 'Imported from a file: row order',
+      }),
+    );
   }
   return store.getConfiguration(componentId, created.id);
 }
@@ -71,7 +86,9 @@ function reason(error: unknown): string {
 function failed(error: unknown, outcome: string): Error {
   if (!(error instanceof ImportStepFailed)) return error as Error;
   const message = `Import failed at ${error.step}: ${sentence(reason(error.failure))} ${outcome}`;
-  return error.failure instanceof UserError ? new UserError(error.failure.gexCode, message, { cause: error.failure }) : new Error(message, { cause: error.failure });
+  return error.failure instanceof UserError
+    ? new UserError(error.failure.gexCode, message, { cause: error.failure })
+    : new Error(message, { cause: error.failure });
 }
 
 /**
@@ -81,7 +98,11 @@ function failed(error: unknown, outcome: string): Error {
  * so far is deleted (trash, then purge); if that fails too, the error says so and names the
  * configuration left behind.
  */
-export async function importConfiguration(store: ConfigStore, componentId: string, document: JsonValue): Promise<Configuration> {
+export async function importConfiguration(
+  store: ConfigStore,
+  componentId: string,
+  document: JsonValue,
+): Promise<Configuration> {
   const plan = readImportDocument(document);
   if (store.importConfiguration) {
     try {

@@ -81,7 +81,11 @@ export async function openConfigStore(location: string, options: OpenConfigStore
   const env = options.env ?? process.env;
   if (isRemoteStore(location)) {
     const token = options.token ?? env.KBC_TOKEN;
-    if (!token) throw new UserError('GEX_STORE_TOKEN_INVALID', `A token is needed for the Storage API at ${location}: set KBC_TOKEN or pass --token`);
+    if (!token)
+      throw new UserError(
+        'GEX_STORE_TOKEN_INVALID',
+        `A token is needed for the Storage API at ${location}: set KBC_TOKEN or pass --token`,
+      );
     const retry = retrySettingsFromEnv(options.remoteRetry ?? RUN_STORE_RETRY, env);
     const store = new HttpConfigStore({ url: location, token, logger: options.logger, retry });
     const key = env.GEX_MASTER_KEY?.trim();
@@ -122,12 +126,19 @@ export async function openConfigStore(location: string, options: OpenConfigStore
       close: async () => undefined,
     };
   }
-  const backend = await openEmbeddedStore(location, env, { mustExist: options.mustExist, builtinComponents: options.builtinComponents });
+  const backend = await openEmbeddedStore(location, env, {
+    mustExist: options.mustExist,
+    builtinComponents: options.builtinComponents,
+  });
   try {
     let store: ConfigStore;
     if (options.token) {
       const info = await backend.authenticate(options.token);
-      if (!info) throw new UserError('GEX_STORE_TOKEN_INVALID', `Invalid access token for the store ${displayLocation(location)}`);
+      if (!info)
+        throw new UserError(
+          'GEX_STORE_TOKEN_INVALID',
+          `Invalid access token for the store ${displayLocation(location)}`,
+        );
       store = backend.session(info);
     } else store = await backend.localSession(options.project);
     const { projectId } = await store.verifyToken();

@@ -8,7 +8,14 @@ import { SqliteDatabase } from './sql/sqlite-database.js';
 import { holdsStore } from './sql/store-schema.js';
 import { createSqliteStoreFile, inspectSqliteStore } from './sqlite-file.js';
 import { durabilityFromEnv } from './sql/sqlite-settings.js';
-import { checkStoreScheme, displayLocation, isPostgresStore, keyFileFor, postgresOptionsFromEnv, READ_ONLY } from './store-location.js';
+import {
+  checkStoreScheme,
+  displayLocation,
+  isPostgresStore,
+  keyFileFor,
+  postgresOptionsFromEnv,
+  READ_ONLY,
+} from './store-location.js';
 
 export { DEFAULT_STORE_FILE, displayLocation, isPostgresStore, isRemoteStore } from './store-location.js';
 
@@ -17,7 +24,8 @@ export { DEFAULT_STORE_FILE, displayLocation, isPostgresStore, isRemoteStore } f
  * The PostgreSQL driver is loaded only when needed (SQLite users do not pay its start-up time).
  */
 export async function openDatabase(location: string, env: NodeJS.ProcessEnv = process.env): Promise<Database> {
-  if (!isPostgresStore(location)) return new SqliteDatabase(path.resolve(location), { durability: durabilityFromEnv(env) });
+  if (!isPostgresStore(location))
+    return new SqliteDatabase(path.resolve(location), { durability: durabilityFromEnv(env) });
   const options = { ...postgresOptionsFromEnv(env), label: displayLocation(location) };
   const { PostgresDatabase } = await import('./sql/postgres-database.js');
   return new PostgresDatabase(location, options);
@@ -41,7 +49,11 @@ export interface OpenEmbeddedStoreOptions {
  * key file of `keyFileFor` (created on first use). A location of another kind (a folder, a file
  * that is not SQLite, an unknown URL scheme) is refused before anything is created.
  */
-export async function openEmbeddedStore(location: string, env: NodeJS.ProcessEnv = process.env, options: OpenEmbeddedStoreOptions = {}): Promise<EmbeddedBackend> {
+export async function openEmbeddedStore(
+  location: string,
+  env: NodeJS.ProcessEnv = process.env,
+  options: OpenEmbeddedStoreOptions = {},
+): Promise<EmbeddedBackend> {
   checkStoreScheme(location);
   const mustExist = options.mustExist ?? false;
   const keyFile = keyFileFor(location, env);
@@ -51,10 +63,14 @@ export async function openEmbeddedStore(location: string, env: NodeJS.ProcessEnv
     const db = await openDatabase(location, env);
     try {
       const exists = mustExist || options.onCreate ? await hasStoreSchema(db) : true;
-      if (mustExist && !exists) throw new UserError('GEX_STORE_MISSING', `No store in the PostgreSQL database ${name}: ${READ_ONLY}`);
+      if (mustExist && !exists)
+        throw new UserError('GEX_STORE_MISSING', `No store in the PostgreSQL database ${name}: ${READ_ONLY}`);
       const key = await loadMasterKey(keyFile, env, { create: !mustExist, onCreate: options.onCreate });
       if (!exists) options.onCreate?.(`a new, empty store in the PostgreSQL database ${name}`);
-      return await EmbeddedBackend.open(db, new SecretCipher(key), name, { keySource, builtinComponents: options.builtinComponents });
+      return await EmbeddedBackend.open(db, new SecretCipher(key), name, {
+        keySource,
+        builtinComponents: options.builtinComponents,
+      });
     } catch (error) {
       await db.close().catch(() => undefined);
       throw error;
@@ -69,7 +85,10 @@ export async function openEmbeddedStore(location: string, env: NodeJS.ProcessEnv
     await createSqliteStoreFile(file);
     options.onCreate?.(`a new, empty store ${file}`);
   }
-  return EmbeddedBackend.open(await openDatabase(file, env), new SecretCipher(key), file, { keySource, builtinComponents: options.builtinComponents });
+  return EmbeddedBackend.open(await openDatabase(file, env), new SecretCipher(key), file, {
+    keySource,
+    builtinComponents: options.builtinComponents,
+  });
 }
 
 /** Whether the database holds a gex store: in its schema, or where an older gex kept it (moved on open). */

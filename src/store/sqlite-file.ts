@@ -21,21 +21,30 @@ export async function inspectSqliteStore(file: string, options: { mustExist: boo
   try {
     stats = await stat(file);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new UserError('GEX_STORE_UNUSABLE', `Cannot use the store ${file}: ${(error as Error).message}`);
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new UserError('GEX_STORE_UNUSABLE', `Cannot use the store ${file}: ${(error as Error).message}`);
     if (options.mustExist) throw new UserError('GEX_STORE_MISSING', `No store at ${file}: ${READ_ONLY}`);
     const folder = path.dirname(file);
     const parent = await stat(folder).catch(() => null);
-    if (!parent?.isDirectory()) throw new UserError('GEX_STORE_UNUSABLE', `Cannot create the store ${file}: the folder ${folder} does not exist`);
+    if (!parent?.isDirectory())
+      throw new UserError('GEX_STORE_UNUSABLE', `Cannot create the store ${file}: the folder ${folder} does not exist`);
     return { exists: false };
   }
-  if (stats.isDirectory()) throw new UserError('GEX_STORE_UNUSABLE', `The store ${file} is a folder: ${EXPECTED_STORE} (e.g. ${path.join(file, 'gex-store.sqlite')})`);
-  if (!stats.isFile()) throw new UserError('GEX_STORE_UNUSABLE', `The store ${file} is not a regular file: ${EXPECTED_STORE}`);
+  if (stats.isDirectory())
+    throw new UserError(
+      'GEX_STORE_UNUSABLE',
+      `The store ${file} is a folder: ${EXPECTED_STORE} (e.g. ${path.join(file, 'gex-store.sqlite')})`,
+    );
+  if (!stats.isFile())
+    throw new UserError('GEX_STORE_UNUSABLE', `The store ${file} is not a regular file: ${EXPECTED_STORE}`);
   if (stats.size === 0) {
     // SQLite takes an empty file for a new database: fine to create, but there is no store to read yet
-    if (options.mustExist) throw new UserError('GEX_STORE_MISSING', `No store at ${file} (the file is empty): ${READ_ONLY}`);
+    if (options.mustExist)
+      throw new UserError('GEX_STORE_MISSING', `No store at ${file} (the file is empty): ${READ_ONLY}`);
     return { exists: false };
   }
-  if (!(await startsWithSqliteHeader(file))) throw new UserError('GEX_STORE_UNUSABLE', `The store ${file} is not a SQLite database: ${EXPECTED_STORE}`);
+  if (!(await startsWithSqliteHeader(file)))
+    throw new UserError('GEX_STORE_UNUSABLE', `The store ${file} is not a SQLite database: ${EXPECTED_STORE}`);
   return { exists: true };
 }
 
@@ -69,4 +78,3 @@ export async function createSqliteStoreFile(file: string): Promise<void> {
     await handle.close();
   }
 }
-

@@ -32,7 +32,8 @@ export function isPostgresStore(location: string): boolean {
 }
 
 /** What a store location may be, for messages about one that is none of them. */
-export const EXPECTED_STORE = 'expected a SQLite file path, a postgres:// (or postgresql://) URL, or the http(s):// address of a Storage API';
+export const EXPECTED_STORE =
+  'expected a SQLite file path, a postgres:// (or postgresql://) URL, or the http(s):// address of a Storage API';
 
 /** Why a command that only reads or runs found no store (only the commands that create configurations, and gex serve, create one). */
 export const READ_ONLY =
@@ -46,7 +47,11 @@ export const READ_ONLY =
 export function checkStoreScheme(location: string): void {
   if (isRemoteStore(location) || isPostgresStore(location)) return;
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(location)?.[1];
-  if (scheme) throw new UserError('GEX_STORE_UNUSABLE', `The store ${JSON.stringify(hidePassword(location))} has an unknown URL scheme "${scheme}://": ${EXPECTED_STORE}`);
+  if (scheme)
+    throw new UserError(
+      'GEX_STORE_UNUSABLE',
+      `The store ${JSON.stringify(hidePassword(location))} has an unknown URL scheme "${scheme}://": ${EXPECTED_STORE}`,
+    );
 }
 
 /** A URL without the password of its `user:password@` part. */
@@ -74,7 +79,8 @@ export function displayLocation(location: string): string {
  */
 export function keyFileFor(location: string, env: NodeJS.ProcessEnv = process.env): string {
   if (env.GEX_KEY_FILE) return path.resolve(env.GEX_KEY_FILE);
-  if (isPostgresStore(location)) return path.join(env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config'), 'gex', 'master.key');
+  if (isPostgresStore(location))
+    return path.join(env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config'), 'gex', 'master.key');
   return `${path.resolve(location)}.key`;
 }
 
@@ -91,7 +97,8 @@ export function postgresOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Po
   for (const [option, variable] of POSTGRES_ENV) {
     const text = env[variable]?.trim();
     if (!text) continue;
-    if (!/^[1-9]\d*$/.test(text)) throw new UserError('GEX_SETTING_INVALID', `${variable} must be a whole number above 0, got "${text}"`);
+    if (!/^[1-9]\d*$/.test(text))
+      throw new UserError('GEX_SETTING_INVALID', `${variable} must be a whole number above 0, got "${text}"`);
     (options as Record<string, number>)[option] = Number(text);
   }
   return options;

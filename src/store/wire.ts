@@ -38,7 +38,10 @@ export interface RowWireOptions {
   state?: boolean;
 }
 
-export function rowToWire(row: Row | VersionRow, options: RowWireOptions = { configuration: true, state: true }): JsonObject {
+export function rowToWire(
+  row: Row | VersionRow,
+  options: RowWireOptions = { configuration: true, state: true },
+): JsonObject {
   return obj([
     ['id', row.id],
     ['name', row.name],
@@ -71,7 +74,10 @@ export interface ConfigurationWireOptions {
 
 export const FULL_CONFIGURATION: ConfigurationWireOptions = { configuration: true, rows: true, state: true };
 
-export function configurationToWire(c: Configuration, options: ConfigurationWireOptions = FULL_CONFIGURATION): JsonObject {
+export function configurationToWire(
+  c: Configuration,
+  options: ConfigurationWireOptions = FULL_CONFIGURATION,
+): JsonObject {
   return obj([
     ['id', c.id],
     ['name', c.name],
@@ -84,7 +90,12 @@ export function configurationToWire(c: Configuration, options: ConfigurationWire
     ['isDeleted', c.isDeleted],
     ['configuration', options.configuration ? c.configuration : undefined],
     ['rowsSortOrder', c.rowsSortOrder],
-    ['rows', options.rows ? c.rows.map((r) => rowToWire(r, { configuration: options.configuration, state: options.state })) : undefined],
+    [
+      'rows',
+      options.rows
+        ? c.rows.map((r) => rowToWire(r, { configuration: options.configuration, state: options.state }))
+        : undefined,
+    ],
     ['state', options.state ? c.state : undefined],
     ['currentVersion', currentVersionToWire(c.currentVersion)],
   ]);
@@ -278,7 +289,12 @@ export function rowVersionFromWire(v: JsonValue): RowVersion {
 }
 
 export function metadataFromWire(v: JsonValue): MetadataItem {
-  const item: MetadataItem = { id: str(v, 'id'), key: str(v, 'key'), value: str(v, 'value'), timestamp: str(v, 'timestamp') };
+  const item: MetadataItem = {
+    id: str(v, 'id'),
+    key: str(v, 'key'),
+    value: str(v, 'value'),
+    timestamp: str(v, 'timestamp'),
+  };
   if (field(v, 'provider') !== undefined && field(v, 'provider') !== null) item.provider = str(v, 'provider');
   return item;
 }

@@ -17,7 +17,9 @@ describe('gex check --config-id and gex run --dry-run --config-id (CLI process, 
   let configId: string;
 
   before(async () => {
-    server = await startFixtureServer({ handler: (r) => (r.url.startsWith('/api/users') ? { body: [{ id: 1, name: 'a' }] } : undefined) });
+    server = await startFixtureServer({
+      handler: (r) => (r.url.startsWith('/api/users') ? { body: [{ id: 1, name: 'a' }] } : undefined),
+    });
   });
   after(() => server.close());
 
@@ -28,11 +30,28 @@ describe('gex check --config-id and gex run --dry-run --config-id (CLI process, 
     const store = await backend.localSession();
     const c = await store.createConfiguration('ex-generic-v2', {
       name: 'rows',
-      configuration: fromPlain({ parameters: { api: { baseUrl: `${server.url}/api/`, http: { headers: { 'X-Key': { attr: '#key' } } } }, config: { outputBucket: 'b', '#key': SECRET } } }),
+      configuration: fromPlain({
+        parameters: {
+          api: { baseUrl: `${server.url}/api/`, http: { headers: { 'X-Key': { attr: '#key' } } } },
+          config: { outputBucket: 'b', '#key': SECRET },
+        },
+      }),
     });
-    await store.createRow('ex-generic-v2', c.id, { rowId: 'users', name: 'Users', configuration: fromPlain({ parameters: { config: { jobs: [{ endpoint: 'users', params: { per: 5 } }] } } }) });
-    await store.createRow('ex-generic-v2', c.id, { rowId: 'typo', name: 'Typo', configuration: fromPlain({ parameters: { config: { jobs: [{ endpoint: 'users', dataFeild: 'x' }] } } }) });
-    await store.createRow('ex-generic-v2', c.id, { rowId: 'off', isDisabled: true, configuration: fromPlain({ parameters: { config: { jobs: [{ endpoint: 'missing' }] } } }) });
+    await store.createRow('ex-generic-v2', c.id, {
+      rowId: 'users',
+      name: 'Users',
+      configuration: fromPlain({ parameters: { config: { jobs: [{ endpoint: 'users', params: { per: 5 } }] } } }),
+    });
+    await store.createRow('ex-generic-v2', c.id, {
+      rowId: 'typo',
+      name: 'Typo',
+      configuration: fromPlain({ parameters: { config: { jobs: [{ endpoint: 'users', dataFeild: 'x' }] } } }),
+    });
+    await store.createRow('ex-generic-v2', c.id, {
+      rowId: 'off',
+      isDisabled: true,
+      configuration: fromPlain({ parameters: { config: { jobs: [{ endpoint: 'missing' }] } } }),
+    });
     configId = c.id;
     await backend.close();
   });
@@ -45,8 +64,14 @@ describe('gex check --config-id and gex run --dry-run --config-id (CLI process, 
     const result = await runGex(['check', '--config-id', configId, '--request'], env());
     // the disabled row's endpoint answers 404: a run would skip it, a check reports it
     assert.equal(result.code, 1, result.stderr);
-    assert.match(result.stdout, /Row 3 of 3: users Users: valid\n {2}job "users": first request\n {4}GET http:\/\/127\.0\.0\.1:\d+\/api\/users\?per=5\n {4}X-Key: \[hidden\]/);
-    assert.match(result.stdout, /Row 2 of 3: typo Typo: valid\n {2}warning: Unknown key parameters\.config\.jobs\[0\]\.dataFeild \(ignored\): did you mean "dataField"\?/);
+    assert.match(
+      result.stdout,
+      /Row 3 of 3: users Users: valid\n {2}job "users": first request\n {4}GET http:\/\/127\.0\.0\.1:\d+\/api\/users\?per=5\n {4}X-Key: \[hidden\]/,
+    );
+    assert.match(
+      result.stdout,
+      /Row 2 of 3: typo Typo: valid\n {2}warning: Unknown key parameters\.config\.jobs\[0\]\.dataFeild \(ignored\): did you mean "dataField"\?/,
+    );
     assert.match(result.stdout, /Row 1 of 3: off \(disabled\): valid[\s\S]*\[404\] Not Found[\s\S]*Row 2 of 3/);
     assert.match(result.stdout, /-> 200 OK in \d+ ms, \d+ bytes, 1 record\n {4}table b\.users: "id", "name"/);
     assert.ok(!(result.stdout + result.stderr).includes(SECRET));
@@ -55,7 +80,10 @@ describe('gex check --config-id and gex run --dry-run --config-id (CLI process, 
 
     const one = await runGex(['check', '--config-id', configId, '--row-id', 'users', '--json'], env());
     assert.equal(one.code, 0, one.stderr);
-    assert.deepEqual(JSON.parse(one.stdout).units.map((u: { rowId: string }) => u.rowId), ['users']);
+    assert.deepEqual(
+      JSON.parse(one.stdout).units.map((u: { rowId: string }) => u.rowId),
+      ['users'],
+    );
   });
 
   it('gex run --dry-run: the rows a run would run, nothing sent, nothing written', async () => {
@@ -74,11 +102,17 @@ describe('gex check --config-id and gex run --dry-run --config-id (CLI process, 
   it('an unknown row or configuration: exit 1 naming what exists; a missing store is not created', async () => {
     const row = await runGex(['check', '--config-id', configId, '--row-id', 'nope'], env());
     assert.equal(row.code, 1);
-    assert.match(row.stderr, /Row "nope" not found in configuration .*Existing rows: off, typo \(Typo\), users \(Users\)/);
+    assert.match(
+      row.stderr,
+      /Row "nope" not found in configuration .*Existing rows: off, typo \(Typo\), users \(Users\)/,
+    );
     const missing = path.join(dir, 'absent.sqlite');
     const store = await runGex(['check', '--config-id', configId, '--store', missing], env());
     assert.equal(store.code, 1);
     assert.match(store.stderr, /No store at/);
-    assert.deepEqual((await readdir(dir)).filter((f) => f.startsWith('absent')), []);
+    assert.deepEqual(
+      (await readdir(dir)).filter((f) => f.startsWith('absent')),
+      [],
+    );
   });
 });

@@ -29,10 +29,22 @@ describe('gex check and gex run --dry-run (CLI process)', () => {
         const url = new URL(request.url, 'http://x');
         if (url.pathname === '/v1/users') {
           const page = url.searchParams.get('page');
-          return { body: { data: page === '1' ? [{ id: 1, name: 'Ann', tags: ['a', 'b'] }, { id: 2, name: 'Bob', address: { city: 'Oslo' } }] : [], meta: { total: 2 } } };
+          return {
+            body: {
+              data:
+                page === '1'
+                  ? [
+                      { id: 1, name: 'Ann', tags: ['a', 'b'] },
+                      { id: 2, name: 'Bob', address: { city: 'Oslo' } },
+                    ]
+                  : [],
+              meta: { total: 2 },
+            },
+          };
         }
         // echoes what it got, secrets included: they must not reach the output
-        if (url.pathname === '/v1/echo') return { body: { items: [{ key: request.headers['x-token'], query: url.search }], token: SECRET } };
+        if (url.pathname === '/v1/echo')
+          return { body: { items: [{ key: request.headers['x-token'], query: url.search }], token: SECRET } };
         if (url.pathname === '/v1/empty') return { body: { results: { nested: [] }, count: 0, [`k-${SECRET}`]: 1 } };
         if (url.pathname === '/v1/huge') return { body: `{"data":["${'x'.repeat(HUGE_BYTES)}"]}` };
         return undefined; // 404
@@ -44,7 +56,11 @@ describe('gex check and gex run --dry-run (CLI process)', () => {
   beforeEach(async () => (tmp = await mkdtemp(path.join(os.tmpdir(), 'gex-check-test-'))));
   afterEach(() => rm(tmp, { recursive: true, force: true }));
 
-  const config = (api: Record<string, unknown> = {}, job: Record<string, unknown> = { endpoint: 'users', dataField: 'data' }, extra: Record<string, unknown> = {}) => ({
+  const config = (
+    api: Record<string, unknown> = {},
+    job: Record<string, unknown> = { endpoint: 'users', dataField: 'data' },
+    extra: Record<string, unknown> = {},
+  ) => ({
     parameters: {
       api: { baseUrl: `${server.url}/v1/`, pagination: { method: 'pagenum' }, ...api },
       config: { outputBucket: 'shop', jobs: [job], ...extra },
@@ -66,10 +82,22 @@ describe('gex check and gex run --dry-run (CLI process)', () => {
   }
 
   it('a valid configuration: exit 0, the first request printed, nothing sent', async () => {
-    const result = await check(config({}, { endpoint: 'users', dataField: 'data', params: { since: { function: 'date', args: ['Y', { time: 'currentStart' }] } } }));
+    const result = await check(
+      config(
+        {},
+        {
+          endpoint: 'users',
+          dataField: 'data',
+          params: { since: { function: 'date', args: ['Y', { time: 'currentStart' }] } },
+        },
+      ),
+    );
     assert.equal(result.code, 0, result.stderr);
     const year = new Date().getUTCFullYear();
-    assert.match(result.stdout, new RegExp(`job "users": first request\\n    GET ${server.url}/v1/users\\?since=${year}&page=1\\n`));
+    assert.match(
+      result.stdout,
+      new RegExp(`job "users": first request\\n    GET ${server.url}/v1/users\\?since=${year}&page=1\\n`),
+    );
     assert.match(result.stdout, /User-Agent: gex\//);
     assert.match(result.stdout, /^Result: OK$/m);
     assert.equal(result.sent.length, 0);
@@ -81,7 +109,10 @@ describe('gex check and gex run --dry-run (CLI process)', () => {
     assert.match(result.stdout, /-> 200 OK in \d+ ms, \d+ bytes, 2 records/);
     assert.match(result.stdout, /table shop\.users: "id", "name", "tags", "address_city"/);
     assert.match(result.stdout, /table shop\.users_tags: "data", "JSON_parentId"/);
-    assert.deepEqual(result.sent.map((r) => r.url), ['/v1/users?page=1']);
+    assert.deepEqual(
+      result.sent.map((r) => r.url),
+      ['/v1/users?page=1'],
+    );
 
     const json = await check(config(), ['--request', '--json']);
     assert.equal(json.code, 0, json.stderr);
@@ -99,7 +130,9 @@ describe('gex check and gex run --dry-run (CLI process)', () => {
   });
 
   it('--request without records: the top-level keys of the response', async () => {
-    const result = await check(config({}, { endpoint: 'empty', dataField: 'results.items' }, { '#token': SECRET }), ['--request']);
+    const result = await check(config({}, { endpoint: 'empty', dataField: 'results.items' }, { '#token': SECRET }), [
+      '--request',
+    ]);
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /0 records\n {4}no records found; top-level keys: "results", "count", "k-\[hidden\]"/);
   });
@@ -109,14 +142,20 @@ describe('gex check and gex run --dry-run (CLI process)', () => {
     (cfg.parameters.api as Record<string, unknown>).paginaton = { method: 'offset' };
     const result = await check(cfg);
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stdout, /warning: Unknown key parameters\.api\.paginaton \(ignored\): did you mean "pagination"\?/);
+    assert.match(
+      result.stdout,
+      /warning: Unknown key parameters\.api\.paginaton \(ignored\): did you mean "pagination"\?/,
+    );
     assert.match(result.stdout, /^Result: OK \(1 warning\)$/m);
   });
 
   it('an invalid configuration: exit 1 with the JSON path, also with the typo that caused it', async () => {
     const result = await check(config({ pagination: { method: 'pagenum', limit: -5 } }));
     assert.equal(result.code, 1);
-    assert.match(result.stdout, /invalid\n {2}error: Invalid configuration at parameters\.api\.pagination\.limit: got -5\. Expected the page size/);
+    assert.match(
+      result.stdout,
+      /invalid\n {2}error: Invalid configuration at parameters\.api\.pagination\.limit: got -5\. Expected the page size/,
+    );
     assert.match(result.stdout, /^Result: FAILED$/m);
 
     const typo = { parameters: { api: { baseUrl: `${server.url}/v1/` }, config: { jbos: [{ endpoint: 'users' }] } } };
@@ -132,7 +171,10 @@ describe('gex check and gex run --dry-run (CLI process)', () => {
   it('a first request answered 404: exit 1 with the status and URL', async () => {
     const result = await check(config({}, { endpoint: 'nothing-here' }), ['--request']);
     assert.equal(result.code, 1);
-    assert.match(result.stdout, /-> failed after \d+ ms: The API request failed: \[404\] Not Found \(GET http:\/\/127\.0\.0\.1:\d+\/v1\/nothing-here\?page=1\)/);
+    assert.match(
+      result.stdout,
+      /-> failed after \d+ ms: The API request failed: \[404\] Not Found \(GET http:\/\/127\.0\.0\.1:\d+\/v1\/nothing-here\?page=1\)/,
+    );
     assert.equal(result.sent.length, 1, 'no retry');
   });
 
@@ -142,12 +184,19 @@ describe('gex check and gex run --dry-run (CLI process)', () => {
       { endpoint: 'echo', dataField: 'items', params: { '#apiKey': SECRET, plain: 'visible' } },
       { '#token': SECRET },
     );
-    for (const args of [[], ['--json'], ['--request'], ['--request', '--json'], ['--request', '--log-level', 'debug']]) {
+    for (const args of [
+      [],
+      ['--json'],
+      ['--request'],
+      ['--request', '--json'],
+      ['--request', '--log-level', 'debug'],
+    ]) {
       const result = await check(cfg, args);
       assert.equal(result.code, 0, result.stderr);
       const output = result.stdout + result.stderr;
       assert.ok(!output.includes(SECRET), `no secret with ${args.join(' ')}: ${output}`);
-      for (const encoded of [encodeURIComponent(SECRET), Buffer.from(SECRET).toString('base64')]) assert.ok(!output.includes(encoded));
+      for (const encoded of [encodeURIComponent(SECRET), Buffer.from(SECRET).toString('base64')])
+        assert.ok(!output.includes(encoded));
       assert.match(output, /\[hidden\]/);
       assert.match(output, /plain=visible/);
     }
@@ -160,10 +209,15 @@ describe('gex check and gex run --dry-run (CLI process)', () => {
     url.parameters.api.baseUrl = `${server.url}/v1/\u001b[2J\r\nX-Forged: 1\u202e/`;
     const dataType = config({}, { endpoint: 'users', dataField: 'data', dataType: 'users\u001b[2J\r\nX-Forged: 1' });
     const key = config({ ['paginat\u001b[2J\r\nX-Forged: 1']: {} });
-    for (const [cfg, args] of [url, dataType, key].flatMap((c) => [[], ['--json'], ['--request']].map((a) => [c, a] as const))) {
+    for (const [cfg, args] of [url, dataType, key].flatMap((c) =>
+      [[], ['--json'], ['--request']].map((a) => [c, a] as const),
+    )) {
       const result = await check(cfg, [...args]);
       const output = result.stdout + result.stderr;
-      assert.ok(!/[\u001b\r\u202e]/.test(output), `control characters escaped with ${args.join(' ')}: ${JSON.stringify(output)}`);
+      assert.ok(
+        !/[\u001b\r\u202e]/.test(output),
+        `control characters escaped with ${args.join(' ')}: ${JSON.stringify(output)}`,
+      );
       assert.ok(!/\nX-Forged/.test(output), 'no forged line');
       if (args.includes('--json')) JSON.parse(result.stdout);
     }
@@ -178,7 +232,13 @@ describe('gex check and gex run --dry-run (CLI process)', () => {
   });
 
   it('gex run --dry-run prints the first requests, sends nothing and writes nothing (exit 0, or 1 when invalid)', async () => {
-    const dir = await makeDataDir(config({ http: { headers: { 'X-Token': { attr: '#token' } } } }, { endpoint: 'users', dataField: 'data' }, { '#token': SECRET }));
+    const dir = await makeDataDir(
+      config(
+        { http: { headers: { 'X-Token': { attr: '#token' } } } },
+        { endpoint: 'users', dataField: 'data' },
+        { '#token': SECRET },
+      ),
+    );
     try {
       const before = await listing(dir);
       const requests = server.requests.length;

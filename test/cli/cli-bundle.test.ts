@@ -11,10 +11,19 @@ async function importsOf(args: string[]): Promise<{ code: number; stderr: string
   const record = path.join(dir, 'imports.txt');
   await writeFile(record, '');
   try {
-    const child = spawn(process.execPath, ['--import', path.join(repoRoot, 'test', 'support', 'record-imports.mjs'), gexBin, ...args.map((a) => a.replace('$DIR', dir))], {
-      env: { ...process.env, GEX_RECORD_IMPORTS: record },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        path.join(repoRoot, 'test', 'support', 'record-imports.mjs'),
+        gexBin,
+        ...args.map((a) => a.replace('$DIR', dir)),
+      ],
+      {
+        env: { ...process.env, GEX_RECORD_IMPORTS: record },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
     const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? -1)));
@@ -32,15 +41,32 @@ describe('gex binary: the bundled build', () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'gex-bundle-'));
     try {
       // an invalid configuration: validated, then refused with exit 1
-      await writeFile(path.join(dataDir, 'config.json'), JSON.stringify({ parameters: { api: { baseUrl: 'http://127.0.0.1:9/' }, config: { jobs: [] } } }));
+      await writeFile(
+        path.join(dataDir, 'config.json'),
+        JSON.stringify({ parameters: { api: { baseUrl: 'http://127.0.0.1:9/' }, config: { jobs: [] } } }),
+      );
       const { code, stderr, urls } = await importsOf(['run', '--data-dir', dataDir]);
       assert.equal(code, 1, stderr);
       assert.match(stderr, /jobs/);
       const own = urls.filter((u) => u.startsWith('file:') && !u.includes('/node_modules/'));
-      assert.ok(own.some((u) => u.endsWith('/dist/bundle/main.js')), `the bundle was not loaded:\n${own.join('\n')}`);
-      assert.ok(own.some((u) => u.endsWith('/dist/bundle/parameters-validator.generated.js')), 'the precompiled validator was not loaded');
-      assert.deepEqual(own.filter((u) => u.includes('/dist/src/')), [], 'modules of the unbundled tree were loaded');
-      assert.deepEqual(urls.filter((u) => /\/node_modules\/ajv\/dist\/ajv\.js$/.test(u)), [], 'ajv was loaded to compile the schema');
+      assert.ok(
+        own.some((u) => u.endsWith('/dist/bundle/main.js')),
+        `the bundle was not loaded:\n${own.join('\n')}`,
+      );
+      assert.ok(
+        own.some((u) => u.endsWith('/dist/bundle/parameters-validator.generated.js')),
+        'the precompiled validator was not loaded',
+      );
+      assert.deepEqual(
+        own.filter((u) => u.includes('/dist/src/')),
+        [],
+        'modules of the unbundled tree were loaded',
+      );
+      assert.deepEqual(
+        urls.filter((u) => /\/node_modules\/ajv\/dist\/ajv\.js$/.test(u)),
+        [],
+        'ajv was loaded to compile the schema',
+      );
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }

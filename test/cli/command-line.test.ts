@@ -17,7 +17,10 @@ describe('gex command line: version, help examples, mistyped commands', () => {
     const r = await runGex(['rnu']);
     assert.equal(r.code, 1);
     assert.equal(r.stdout, '');
-    assert.equal(r.stderr, 'Unknown command "rnu". Did you mean "run"?\nRun "gex --help" for the list of commands (run, check, schema, serve, tokens, components, configs, rows, state, tables, jobs).\n');
+    assert.equal(
+      r.stderr,
+      'Unknown command "rnu". Did you mean "run"?\nRun "gex --help" for the list of commands (run, check, schema, serve, tokens, components, configs, rows, state, tables, jobs).\n',
+    );
 
     const options = await runGex(['--log-level', 'debug', 'srve', '--port', '1']);
     assert.equal(options.code, 1);
@@ -39,11 +42,26 @@ describe('gex command line: version, help examples, mistyped commands', () => {
   it('answers every other mistake with the message and the command to ask for help, never the whole help, exit 1', async () => {
     const cases: Array<[string[], string]> = [
       [['run', 'extra'], 'Error: Unknown argument: extra\nRun "gex run --help" for its options and examples.\n'],
-      [['configs', 'edit', 'x', '--bogus'], 'Error: Unknown argument: bogus\nRun "gex configs edit --help" for its options and examples.\n'],
-      [['configs', 'edit', 'x', '--file'], 'Error: Not enough arguments following: file\nRun "gex configs edit --help" for its options and examples.\n'],
-      [['configs', 'get'], 'Error: <id> missing: gex configs get <id>\nRun "gex configs get --help" for its options and examples.\n'],
-      [['rows', 'move', 'c'], 'Error: <row-id> missing: gex rows move <config-id> <row-id>\nRun "gex rows move --help" for its options and examples.\n'],
-      [['run', '--log-level', 'loud'], 'Error: Invalid values: Argument: log-level, Given: "loud", Choices: "debug", "info", "warn", "error", "silent"\nRun "gex run --help" for its options and examples.\n'],
+      [
+        ['configs', 'edit', 'x', '--bogus'],
+        'Error: Unknown argument: bogus\nRun "gex configs edit --help" for its options and examples.\n',
+      ],
+      [
+        ['configs', 'edit', 'x', '--file'],
+        'Error: Not enough arguments following: file\nRun "gex configs edit --help" for its options and examples.\n',
+      ],
+      [
+        ['configs', 'get'],
+        'Error: <id> missing: gex configs get <id>\nRun "gex configs get --help" for its options and examples.\n',
+      ],
+      [
+        ['rows', 'move', 'c'],
+        'Error: <row-id> missing: gex rows move <config-id> <row-id>\nRun "gex rows move --help" for its options and examples.\n',
+      ],
+      [
+        ['run', '--log-level', 'loud'],
+        'Error: Invalid values: Argument: log-level, Given: "loud", Choices: "debug", "info", "warn", "error", "silent"\nRun "gex run --help" for its options and examples.\n',
+      ],
     ];
     for (const [args, expected] of cases) {
       const r = await runGex(args);
@@ -56,11 +74,21 @@ describe('gex command line: version, help examples, mistyped commands', () => {
   it('names the actions of a command when one is missing or mistyped', async () => {
     const missing = await runGex(['rows']);
     assert.equal(missing.code, 1);
-    assert.equal(missing.stderr, 'gex rows needs an action: list, add, edit, remove, enable, disable, move.\nRun "gex rows --help" for what each does.\n');
+    assert.equal(
+      missing.stderr,
+      'gex rows needs an action: list, add, edit, remove, enable, disable, move.\nRun "gex rows --help" for what each does.\n',
+    );
     const typo = await runGex(['configs', 'lst']);
-    assert.match(typo.stderr, /^Unknown action "lst" of gex configs\. Did you mean "list"\? The actions are list, get, /);
+    assert.match(
+      typo.stderr,
+      /^Unknown action "lst" of gex configs\. Did you mean "list"\? The actions are list, get, /,
+    );
     const hostile = await runGex(['tokens', 'x\n\u001b[2Kforged']);
-    assert.equal(hostile.stderr.split('\n')[0].startsWith('Unknown action "x\\n\\u001b[2Kforged" of gex tokens.'), true, hostile.stderr);
+    assert.equal(
+      hostile.stderr.split('\n')[0].startsWith('Unknown action "x\\n\\u001b[2Kforged" of gex tokens.'),
+      true,
+      hostile.stderr,
+    );
     assert.equal(hostile.stderr.split('\n').length, 3);
   });
 

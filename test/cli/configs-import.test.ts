@@ -34,7 +34,12 @@ for (const backend of storeBackends()) {
       configuration: { parameters: { api: { baseUrl: 'http://x.example/' }, '#password': SECRET } },
       state: { component: { since: 1 } },
       rows: [
-        { rowId: 'a', name: 'A', configuration: { parameters: { config: { jobs: [{ endpoint: 'a' }] } } }, state: { component: { a: 1 } } },
+        {
+          rowId: 'a',
+          name: 'A',
+          configuration: { parameters: { config: { jobs: [{ endpoint: 'a' }] } } },
+          state: { component: { a: 1 } },
+        },
         { rowId: 'b', name: 'B', configuration: { parameters: { config: { jobs: [{ endpoint: 'b' }] } } } },
       ],
       rowsSortOrder: ['b', 'a'],
@@ -52,8 +57,14 @@ for (const backend of storeBackends()) {
       const before = await versions('shop');
       const stderr = await cli.fails(['configs', 'import', shop]);
       assert.equal(stderr.trim().split('\n').length, 1, stderr);
-      assert.match(stderr, /^Error: Import failed at creating the configuration: Configuration shop already exists\. Nothing was imported/);
-      assert.match(stderr, /--new-id gives it a new id .*--replace makes the existing configuration the imported one \(one new version/);
+      assert.match(
+        stderr,
+        /^Error: Import failed at creating the configuration: Configuration shop already exists\. Nothing was imported/,
+      );
+      assert.match(
+        stderr,
+        /--new-id gives it a new id .*--replace makes the existing configuration the imported one \(one new version/,
+      );
       assert.ok(!/\.\./.test(stderr), `no doubled period: ${stderr}`);
       assert.deepEqual(await versions('shop'), before);
       cli.assertNoSecretLeaked();
@@ -65,12 +76,18 @@ for (const backend of storeBackends()) {
       const before = await cli.ok(['configs', 'export', 'shop']);
       const drawn = await cli.json(['configs', 'import', shop, '--new-id']);
       assert.notEqual(drawn.id, 'shop');
-      assert.deepEqual(drawn.rows.map((r: { id: string }) => r.id), ['b', 'a']);
+      assert.deepEqual(
+        drawn.rows.map((r: { id: string }) => r.id),
+        ['b', 'a'],
+      );
       const named = await cli.json(['configs', 'import', '--new-id', 'shop-2', shop]);
       assert.equal(named.id, 'shop-2');
       assert.deepEqual(named.state, { component: { since: 1 } });
       assert.equal(await cli.ok(['configs', 'export', 'shop']), before);
-      assert.match(await cli.fails(['configs', 'import', shop, '--new-id', 'shop-2']), /Configuration shop-2 already exists/);
+      assert.match(
+        await cli.fails(['configs', 'import', shop, '--new-id', 'shop-2']),
+        /Configuration shop-2 already exists/,
+      );
       cli.assertNoSecretLeaked();
     });
 
@@ -87,7 +104,12 @@ for (const backend of storeBackends()) {
         configuration: { parameters: { api: { baseUrl: 'http://y.example/' }, '#password': SECRET } },
         state: { component: { since: 2 } },
         rows: [
-          { rowId: 'c', name: 'C', configuration: { parameters: { config: { jobs: [{ endpoint: 'c' }] } } }, state: { component: { c: 3 } } },
+          {
+            rowId: 'c',
+            name: 'C',
+            configuration: { parameters: { config: { jobs: [{ endpoint: 'c' }] } } },
+            state: { component: { c: 3 } },
+          },
           { rowId: 'a', name: 'A2', configuration: { parameters: { config: { jobs: [{ endpoint: 'a2' }] } } } },
           { name: 'drawn id', configuration: {} },
         ],
@@ -103,7 +125,11 @@ for (const backend of storeBackends()) {
       assert.match(replaced.configuration.parameters['#password'], /^KBC::ProjectSecure::/);
       assert.deepEqual(replaced.state, { component: { since: 2 } });
       const rows = new Map<string, any>(replaced.rows.map((r: { id: string }) => [r.id, r]));
-      assert.deepEqual([...rows.keys()].filter((id) => id === 'a' || id === 'b' || id === 'c').sort(), ['a', 'c'], 'b is gone');
+      assert.deepEqual(
+        [...rows.keys()].filter((id) => id === 'a' || id === 'b' || id === 'c').sort(),
+        ['a', 'c'],
+        'b is gone',
+      );
       assert.equal(rows.size, 3);
       assert.equal(rows.get('a').name, 'A2');
       assert.equal(rows.get('a').version, rowA.version + 1);
@@ -117,7 +143,10 @@ for (const backend of storeBackends()) {
 
       // the document exported again replaces nothing: no version
       const exported = await file('exported.json', JSON.parse(await cli.ok(['configs', 'export', 'shop'])));
-      assert.match(await cli.ok(['configs', 'import', exported, '--replace']), /^No change: configuration shop is the imported one already \(version \d+\)\.\n$/);
+      assert.match(
+        await cli.ok(['configs', 'import', exported, '--replace']),
+        /^No change: configuration shop is the imported one already \(version \d+\)\.\n$/,
+      );
       assert.equal((await versions('shop')).length, after.length);
       cli.assertNoSecretLeaked();
     });
@@ -125,7 +154,12 @@ for (const backend of storeBackends()) {
     it('--replace is all or nothing: a document the store refuses (an order naming an unknown row) changes nothing', async () => {
       await cli.ok(['configs', 'import', await file('shop.json', SHOP)]);
       const before = await cli.ok(['configs', 'export', 'shop']);
-      const broken = await file('broken.json', { ...SHOP, name: 'changed', rows: [SHOP.rows[0]], rowsSortOrder: ['a', 'b'] });
+      const broken = await file('broken.json', {
+        ...SHOP,
+        name: 'changed',
+        rows: [SHOP.rows[0]],
+        rowsSortOrder: ['a', 'b'],
+      });
       assert.match(await cli.fails(['configs', 'import', broken, '--replace']), /rowsSortOrder/);
       const twice = await file('twice.json', { ...SHOP, rows: [SHOP.rows[0], SHOP.rows[0]], rowsSortOrder: [] });
       assert.match(await cli.fails(['configs', 'import', twice, '--replace']), /the row id "a" is given twice/);
@@ -136,13 +170,29 @@ for (const backend of storeBackends()) {
       const created = await cli.json(['configs', 'import', '-', '--replace'], {}, JSON.stringify(SHOP));
       assert.equal(created.id, 'shop');
       assert.deepEqual(created.rowsSortOrder, ['b', 'a']);
-      assert.match(await cli.fails(['configs', 'import', '-', '--replace'], {}, JSON.stringify({ name: 'no id' })), /--replace replaces the configuration named by the document's "configurationId", and this document has none/);
-      assert.match(await cli.fails(['configs', 'import', '-'], {}, '{"name": '), /^Error: standard input is not valid JSON \(line 1, column 10\)/);
+      assert.match(
+        await cli.fails(['configs', 'import', '-', '--replace'], {}, JSON.stringify({ name: 'no id' })),
+        /--replace replaces the configuration named by the document's "configurationId", and this document has none/,
+      );
+      assert.match(
+        await cli.fails(['configs', 'import', '-'], {}, '{"name": '),
+        /^Error: standard input is not valid JSON \(line 1, column 10\)/,
+      );
     });
 
     it('refuses --new-id with --replace in one line, without the help text', async () => {
-      const stderr = await cli.fails(['configs', 'import', await file('shop.json', SHOP), '--new-id', 'x', '--replace']);
-      assert.equal(stderr, 'Error: Arguments new-id and replace are mutually exclusive\nRun "gex configs import --help" for its options and examples.\n');
+      const stderr = await cli.fails([
+        'configs',
+        'import',
+        await file('shop.json', SHOP),
+        '--new-id',
+        'x',
+        '--replace',
+      ]);
+      assert.equal(
+        stderr,
+        'Error: Arguments new-id and replace are mutually exclusive\nRun "gex configs import --help" for its options and examples.\n',
+      );
     });
   });
 }

@@ -1,9 +1,17 @@
 import assert from 'node:assert/strict';
-import { dataFolderOfRun, defaultDataDir, insideContainer, type DataDirChoice } from '../../src/cli/data-dir-default.js';
+import {
+  dataFolderOfRun,
+  defaultDataDir,
+  insideContainer,
+  type DataDirChoice,
+} from '../../src/cli/data-dir-default.js';
 
 describe('the default data folder', () => {
   /** A machine where exactly these paths exist. */
-  const machine = (...files: string[]) => (file: string) => files.includes(file);
+  const machine =
+    (...files: string[]) =>
+    (file: string) =>
+      files.includes(file);
   const noFiles = machine();
 
   it('tells a container by /.dockerenv or KBC_DATADIR; GEX_CONTAINER overrides the guess', () => {
@@ -29,7 +37,11 @@ describe('the default data folder', () => {
   });
 
   it('says why it chose the folder, and whether it exists', () => {
-    assert.deepEqual(defaultDataDir({}, machine('/.dockerenv', './data')), { dir: './data', source: './data exists in the working folder', exists: true });
+    assert.deepEqual(defaultDataDir({}, machine('/.dockerenv', './data')), {
+      dir: './data',
+      source: './data exists in the working folder',
+      exists: true,
+    });
     assert.deepEqual(defaultDataDir({}, machine('/.dockerenv', '/data')), {
       dir: '/data',
       source: 'there is no ./data in the working folder, and inside a container the data folder is /data',
@@ -40,22 +52,37 @@ describe('the default data folder', () => {
       source: 'there is neither ./data in the working folder nor /data (the data folder inside a container)',
       exists: false,
     });
-    assert.deepEqual(defaultDataDir({}, noFiles), { dir: './data', source: 'there is no ./data in the working folder', exists: false });
+    assert.deepEqual(defaultDataDir({}, noFiles), {
+      dir: './data',
+      source: 'there is no ./data in the working folder',
+      exists: false,
+    });
   });
 
   it('a data-folder run: the folder given as it is; a default that does not exist is a user error naming what was looked for', () => {
     assert.equal(dataFolderOfRun('/given/even/if/missing', {}, noFiles), '/given/even/if/missing');
     const heard: DataDirChoice[] = [];
-    assert.equal(dataFolderOfRun(undefined, {}, machine('/.dockerenv', './data', '/data'), (c) => heard.push(c)), './data');
+    assert.equal(
+      dataFolderOfRun(undefined, {}, machine('/.dockerenv', './data', '/data'), (c) => heard.push(c)),
+      './data',
+    );
     assert.equal(heard[0].source, './data exists in the working folder');
     assert.throws(() => dataFolderOfRun(undefined, {}, noFiles), {
       name: 'UserError',
-      message: /^No data folder: --data-dir was not given and \.\/data \(\/.*\/data\) does not exist\. Run gex in the folder that holds data\//,
+      message:
+        /^No data folder: --data-dir was not given and \.\/data \(\/.*\/data\) does not exist\. Run gex in the folder that holds data\//,
     });
     assert.throws(() => dataFolderOfRun(undefined, {}, machine('/.dockerenv')), {
-      message: /--data-dir was not given and neither \.\/data \(\/.*\/data\) nor \/data \(the data folder inside a container\) exists\./,
+      message:
+        /--data-dir was not given and neither \.\/data \(\/.*\/data\) nor \/data \(the data folder inside a container\) exists\./,
     });
-    assert.throws(() => dataFolderOfRun(undefined, { KBC_DATADIR: '/x\ny' }, noFiles), { message: /\$KBC_DATADIR names "\/x\\ny", which does not exist/ });
-    assert.deepEqual(defaultDataDir({ KBC_DATADIR: '/mnt/d' }, machine('/mnt/d')), { dir: '/mnt/d', source: '$KBC_DATADIR names it', exists: true });
+    assert.throws(() => dataFolderOfRun(undefined, { KBC_DATADIR: '/x\ny' }, noFiles), {
+      message: /\$KBC_DATADIR names "\/x\\ny", which does not exist/,
+    });
+    assert.deepEqual(defaultDataDir({ KBC_DATADIR: '/mnt/d' }, machine('/mnt/d')), {
+      dir: '/mnt/d',
+      source: '$KBC_DATADIR names it',
+      exists: true,
+    });
   });
 });

@@ -19,7 +19,9 @@ for (const backend of storeBackends()) {
     let store: FreshStore;
 
     before(async () => {
-      api = await startFixtureServer({ handler: (r) => (r.url.startsWith('/api/users') ? { body: [{ id: 1, '#pw': 'x' }] } : undefined) });
+      api = await startFixtureServer({
+        handler: (r) => (r.url.startsWith('/api/users') ? { body: [{ id: 1, '#pw': 'x' }] } : undefined),
+      });
       dir = await mkdtemp(path.join(os.tmpdir(), 'gex-embedded-cli-'));
       store = await backend.fresh();
     });
@@ -31,7 +33,10 @@ for (const backend of storeBackends()) {
 
     it('imports components and a configuration, runs it by id and saves its state', async () => {
       const env = { ...TEST_KEY, GEX_STORE: store.location };
-      await writeFile(path.join(dir, 'components.json'), JSON.stringify([{ id: 'keboola.ex-custom', type: 'extractor' }]));
+      await writeFile(
+        path.join(dir, 'components.json'),
+        JSON.stringify([{ id: 'keboola.ex-custom', type: 'extractor' }]),
+      );
       const components = await runGex(['components', 'import', path.join(dir, 'components.json')], env);
       assert.equal(components.code, 0, components.stderr);
       assert.match(components.stdout, /Registered 1 component: keboola\.ex-custom/);
@@ -39,22 +44,41 @@ for (const backend of storeBackends()) {
       const document = {
         name: 'Users',
         configuration: { parameters: { api: { baseUrl: `${api.url}/api/` }, config: { outputBucket: 'cli' } } },
-        rows: [{ rowId: 'users', name: 'Users', configuration: { parameters: { config: { jobs: [{ endpoint: 'users', params: { '#token': 'hush' } }] } } } }],
+        rows: [
+          {
+            rowId: 'users',
+            name: 'Users',
+            configuration: { parameters: { config: { jobs: [{ endpoint: 'users', params: { '#token': 'hush' } }] } } },
+          },
+        ],
       };
       await writeFile(path.join(dir, 'config.json'), JSON.stringify(document));
-      const imported = await runGex(['configs', 'import', path.join(dir, 'config.json'), '--store', store.location, '--json'], TEST_KEY);
+      const imported = await runGex(
+        ['configs', 'import', path.join(dir, 'config.json'), '--store', store.location, '--json'],
+        TEST_KEY,
+      );
       assert.equal(imported.code, 0, imported.stderr);
       const configId = (JSON.parse(imported.stdout) as { id: string }).id;
       assert.ok(!imported.stdout.includes('hush'), 'the secret is stored encrypted');
 
       const run = await runGex(['run', '--config-id', configId], { ...env, KBC_DATADIR: path.join(dir, 'data') });
       assert.equal(run.code, 0, run.stderr);
-      assert.equal(await readFile(path.join(dir, 'data/rows/users/out/tables/cli.users'), 'utf8'), '"id","pw"\n"1","x"\n');
-      assert.ok(api.requests.some((r) => r.url.includes('%23token=hush')), 'the runner decrypted the secret');
+      assert.equal(
+        await readFile(path.join(dir, 'data/rows/users/out/tables/cli.users'), 'utf8'),
+        '"id","pw"\n"1","x"\n',
+      );
+      assert.ok(
+        api.requests.some((r) => r.url.includes('%23token=hush')),
+        'the runner decrypted the secret',
+      );
 
       const shown = await runGex(['configs', 'get', configId, '--json'], env);
       assert.equal(shown.code, 0, shown.stderr);
-      const stored = JSON.parse(shown.stdout) as { version: number; changeDescription: string; rows: Array<{ state: { component?: { time?: object } } }> };
+      const stored = JSON.parse(shown.stdout) as {
+        version: number;
+        changeDescription: string;
+        rows: Array<{ state: { component?: { time?: object } } }>;
+      };
       assert.ok(stored.rows[0].state.component?.time, 'the run saved the row state into the store');
       assert.equal(stored.version, 1, 'the import is one version; saving state made none');
       assert.equal(stored.changeDescription, 'Imported from a file');

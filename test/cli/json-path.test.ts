@@ -33,7 +33,10 @@ describe('--set paths', () => {
     const root = fromPlain({ parameters: { api: { baseUrl: 'x' } } });
     const { path, value } = parseAssignment('parameters.config.jobs[0].params={"limit": 10, "f": 1.0}');
     const out = setAt(root, path, value);
-    assert.equal(stringifyExact(out), '{"parameters":{"api":{"baseUrl":"x"},"config":{"jobs":[{"params":{"limit":10,"f":1.0}}]}}}');
+    assert.equal(
+      stringifyExact(out),
+      '{"parameters":{"api":{"baseUrl":"x"},"config":{"jobs":[{"params":{"limit":10,"f":1.0}}]}}}',
+    );
     assert.equal(stringifyExact(root), '{"parameters":{"api":{"baseUrl":"x"}}}');
     assert.equal(parseAssignment('a=not json').value, 'not json');
     assert.equal(parseAssignment('a=b=c').value, 'b=c');

@@ -32,7 +32,8 @@ describe('gex run --log-format json (CLI process, SQLite store)', function () {
         const key = url.searchParams.get('key');
         if (url.pathname === '/api/users') {
           // the first request is refused once (retried at once: Retry-After 0), echoing the key
-          if (flaky++ === 0) return { status: 503, headers: { 'Retry-After': '0' }, body: { error: `busy, key ${key}` } };
+          if (flaky++ === 0)
+            return { status: 503, headers: { 'Retry-After': '0' }, body: { error: `busy, key ${key}` } };
           return { body: { items: url.searchParams.get('page') === '1' ? [{ id: 1 }, { id: 2 }] : [] } };
         }
         if (url.pathname === '/api/orders') return { status: 401, body: { error: `invalid key ${key}` } };
@@ -51,11 +52,26 @@ describe('gex run --log-format json (CLI process, SQLite store)', function () {
       const store = await backend.localSession();
       const c = await store.createConfiguration('ex-generic-v2', {
         name: 'json logs',
-        configuration: fromPlain({ parameters: { api: { baseUrl: `${server.url}/api/`, pagination: { method: 'pagenum' } }, config: { outputBucket: 'b', '#key': SECRET } } }),
+        configuration: fromPlain({
+          parameters: {
+            api: { baseUrl: `${server.url}/api/`, pagination: { method: 'pagenum' } },
+            config: { outputBucket: 'b', '#key': SECRET },
+          },
+        }),
       });
-      const job = (endpoint: string) => ({ parameters: { config: { jobs: [{ endpoint, dataField: 'items', params: { key: { attr: '#key' } } }] } } });
-      await store.createRow('ex-generic-v2', c.id, { rowId: 'a-users', name: 'Users', configuration: fromPlain(job('users')) });
-      await store.createRow('ex-generic-v2', c.id, { rowId: 'b-orders', name: 'Orders', configuration: fromPlain(job('orders')) });
+      const job = (endpoint: string) => ({
+        parameters: { config: { jobs: [{ endpoint, dataField: 'items', params: { key: { attr: '#key' } } }] } },
+      });
+      await store.createRow('ex-generic-v2', c.id, {
+        rowId: 'a-users',
+        name: 'Users',
+        configuration: fromPlain(job('users')),
+      });
+      await store.createRow('ex-generic-v2', c.id, {
+        rowId: 'b-orders',
+        name: 'Orders',
+        configuration: fromPlain(job('orders')),
+      });
       configId = c.id;
     } finally {
       await backend.close();
@@ -85,29 +101,61 @@ describe('gex run --log-format json (CLI process, SQLite store)', function () {
           assert.fail(`not a JSON line: ${l}`);
         }
       });
-    const find = (pattern: RegExp): Line => lines.find((l) => pattern.test(l.msg)) ?? assert.fail(`no line ${pattern}: ${result.stdout}${result.stderr}`);
+    const find = (pattern: RegExp): Line =>
+      lines.find((l) => pattern.test(l.msg)) ?? assert.fail(`no line ${pattern}: ${result.stdout}${result.stderr}`);
 
     const running = find(/^Running row 1 of 2/);
-    assert.deepEqual(pick(running, ['componentId', 'configId', 'rowId', 'folder']), { componentId: 'ex-generic-v2', configId, rowId: 'a-users', folder: 'rows/a-users' });
+    assert.deepEqual(pick(running, ['componentId', 'configId', 'rowId', 'folder']), {
+      componentId: 'ex-generic-v2',
+      configId,
+      rowId: 'a-users',
+      folder: 'rows/a-users',
+    });
 
     const retry = find(/retry 1 of/);
     assert.equal(retry.level, 'warn');
-    assert.deepEqual(pick(retry, ['configId', 'rowId', 'job', 'status', 'attempt', 'method']), { configId, rowId: 'a-users', job: 'users', status: 503, attempt: 1, method: 'GET' });
+    assert.deepEqual(pick(retry, ['configId', 'rowId', 'job', 'status', 'attempt', 'method']), {
+      configId,
+      rowId: 'a-users',
+      job: 'users',
+      status: 503,
+      attempt: 1,
+      method: 'GET',
+    });
     assert.match(String(retry.url), /key=\[hidden\]/, 'the secret in the URL field is hidden');
 
     const page = find(/^Job 'users' page 1:/);
-    assert.deepEqual(pick(page, ['rowId', 'job', 'endpoint', 'page', 'records', 'status']), { rowId: 'a-users', job: 'users', endpoint: 'users', page: 1, records: 2, status: 200 });
+    assert.deepEqual(pick(page, ['rowId', 'job', 'endpoint', 'page', 'records', 'status']), {
+      rowId: 'a-users',
+      job: 'users',
+      endpoint: 'users',
+      page: 1,
+      records: 2,
+      status: 200,
+    });
     assert.equal(typeof page.durationMs, 'number');
 
     const table = find(/^Wrote table b\.users/);
     assert.deepEqual(pick(table, ['rowId', 'table', 'rows']), { rowId: 'a-users', table: 'b.users', rows: 2 });
 
     const finished = find(/^Finished row 1 of 2/);
-    assert.deepEqual(pick(finished, ['rowId', 'status', 'records', 'tables', 'requests']), { rowId: 'a-users', status: 'success', records: 2, tables: 1, requests: 3 });
+    assert.deepEqual(pick(finished, ['rowId', 'status', 'records', 'tables', 'requests']), {
+      rowId: 'a-users',
+      status: 'success',
+      records: 2,
+      tables: 1,
+      requests: 3,
+    });
     assert.equal(typeof finished.durationMs, 'number');
 
     const failed = find(/^Failed row 2 of 2/);
-    assert.deepEqual(pick(failed, ['level', 'rowId', 'status', 'errorKind', 'code']), { level: 'error', rowId: 'b-orders', status: 'failed', errorKind: 'user', code: 'GEX_API_REQUEST_FAILED' });
+    assert.deepEqual(pick(failed, ['level', 'rowId', 'status', 'errorKind', 'code']), {
+      level: 'error',
+      rowId: 'b-orders',
+      status: 'failed',
+      errorKind: 'user',
+      code: 'GEX_API_REQUEST_FAILED',
+    });
 
     const error = lines.at(-1)!;
     assert.equal(error.errorKind, 'user');
@@ -122,7 +170,8 @@ describe('gex run --log-format json (CLI process, SQLite store)', function () {
     assert.match(error.msg, /invalid key \[hidden\]/, 'the secret the API echoed into the error is hidden');
 
     const all = `${result.stdout}${result.stderr}`;
-    for (const form of [SECRET, JSON.stringify(SECRET).slice(1, -1), encodeURIComponent(SECRET), 's3cr3t']) assert.ok(!all.includes(form), `the secret leaked as ${form}`);
+    for (const form of [SECRET, JSON.stringify(SECRET).slice(1, -1), encodeURIComponent(SECRET), 's3cr3t'])
+      assert.ok(!all.includes(form), `the secret leaked as ${form}`);
   });
 
   it('keeps the text format as it was: sentences, no structured fields', async () => {
@@ -144,7 +193,9 @@ describe('gex run --log-file (CLI process)', function () {
   before(async () => {
     server = await startFixtureServer({
       handler: (r) =>
-        r.url.startsWith('/users') ? { body: { items: [{ id: 1 }] } } : { status: 401, body: { error: `bad key in ${r.url}` } },
+        r.url.startsWith('/users')
+          ? { body: { items: [{ id: 1 }] } }
+          : { status: 401, body: { error: `bad key in ${r.url}` } },
     });
   });
   after(() => server.close());
@@ -154,7 +205,10 @@ describe('gex run --log-file (CLI process)', function () {
     const { mkdir, writeFile } = await import('node:fs/promises');
     await mkdir(path.join(dir, 'data'));
     const params = { key: { attr: '#key' } };
-    const jobs = [{ endpoint: 'users', params }, { endpoint: 'orders', params }];
+    const jobs = [
+      { endpoint: 'users', params },
+      { endpoint: 'orders', params },
+    ];
     const parameters = { api: { baseUrl: `${server.url}/` }, config: { '#key': SECRET, jobs } };
     await writeFile(path.join(dir, 'data', 'config.json'), JSON.stringify({ parameters }));
   });
@@ -180,7 +234,7 @@ describe('gex run --log-file (CLI process)', function () {
     }
   });
 
-  it('refuses a log file in the data folder\'s out/ before doing anything (exit 1)', async () => {
+  it("refuses a log file in the data folder's out/ before doing anything (exit 1)", async () => {
     const { readdir } = await import('node:fs/promises');
     const logFile = path.join(dir, 'data', 'out', 'run.log');
     const result = await runGex(['run', '--data-dir', path.join(dir, 'data'), '--log-file', logFile]);

@@ -15,7 +15,10 @@ describe('gex run: the progress line on a real terminal (pseudo-terminal via scr
   let dir: string;
 
   before(function () {
-    assert.doesNotThrow(() => execFileSync('script', ['--version']), 'util-linux script is needed for the terminal tests');
+    assert.doesNotThrow(
+      () => execFileSync('script', ['--version']),
+      'util-linux script is needed for the terminal tests',
+    );
   });
 
   beforeEach(async () => {
@@ -44,7 +47,10 @@ describe('gex run: the progress line on a real terminal (pseudo-terminal via scr
     // every draw is cleared before a log line is printed over it, and nothing is drawn after the last line
     const lines = output.split('\r\n').filter((l) => l !== '');
     const last = lines.at(-1)!;
-    assert.match(last, /INFO {2}Extraction finished: 1 table, 2 records, 3 requests in [\d,]+\.\d s\. Tables are in .*\/out\/tables$/);
+    assert.match(
+      last,
+      /INFO {2}Extraction finished: 1 table, 2 records, 3 requests in [\d,]+\.\d s\. Tables are in .*\/out\/tables$/,
+    );
     assert.ok(!last.includes('\x1b') && !last.includes('\r'), JSON.stringify(last));
     assert.match(output, /INFO {2}Wrote table b\.users: 2 rows\r\n/);
     const lastDraw = output.lastIndexOf('\r\x1b[K[');

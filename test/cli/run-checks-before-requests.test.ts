@@ -53,7 +53,9 @@ describe('gex run: problems found before the first request (CLI process)', funct
   let dataDir: string;
 
   before(async () => {
-    server = await startFixtureServer({ handler: (r) => (r.url.startsWith('/api/') ? { body: [{ id: 1 }] } : undefined) });
+    server = await startFixtureServer({
+      handler: (r) => (r.url.startsWith('/api/') ? { body: [{ id: 1 }] } : undefined),
+    });
   });
   after(() => server.close());
 
@@ -66,7 +68,8 @@ describe('gex run: problems found before the first request (CLI process)', funct
   });
   afterEach(async () => {
     // a locked folder of this user is unlocked first, so that it can be removed
-    for (const entry of await readdir(dir, { recursive: true }).catch(() => [])) await chmod(path.join(dir, entry), 0o755).catch(() => undefined);
+    for (const entry of await readdir(dir, { recursive: true }).catch(() => []))
+      await chmod(path.join(dir, entry), 0o755).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -75,8 +78,13 @@ describe('gex run: problems found before the first request (CLI process)', funct
     const backend = await openEmbeddedStore(path.join(dir, 'other.sqlite'), OTHER_KEY);
     try {
       const store = await backend.localSession();
-      const c = await store.createConfiguration(C, { name: 'other', configuration: fromPlain({ parameters: { '#token': OTHER_SECRET } }) });
-      const stored = toPlain((await store.getConfiguration(C, c.id)).configuration) as { parameters: { '#token': string } };
+      const c = await store.createConfiguration(C, {
+        name: 'other',
+        configuration: fromPlain({ parameters: { '#token': OTHER_SECRET } }),
+      });
+      const stored = toPlain((await store.getConfiguration(C, c.id)).configuration) as {
+        parameters: { '#token': string };
+      };
       assert.match(stored.parameters['#token'], /^KBC::ProjectSecure::/);
       return stored.parameters['#token'];
     } finally {
@@ -89,16 +97,25 @@ describe('gex run: problems found before the first request (CLI process)', funct
     const backend = await openEmbeddedStore(storeFile, KEY);
     try {
       const store = await backend.localSession();
-      const root = fromPlain({ parameters: { api: { baseUrl: `${server.url}/api/` }, config: { outputBucket: 'b', '#token': 'this-store-secret' } } });
+      const root = fromPlain({
+        parameters: {
+          api: { baseUrl: `${server.url}/api/` },
+          config: { outputBucket: 'b', '#token': 'this-store-secret' },
+        },
+      });
       await store.createConfiguration(C, { name: 'shop', configurationId: 'shop', configuration: root });
-      await store.createRow(C, 'shop', { rowId: 'a-users', configuration: fromPlain({ parameters: { config: { jobs: [{ endpoint: 'users' }] } } }) });
+      await store.createRow(C, 'shop', {
+        rowId: 'a-users',
+        configuration: fromPlain({ parameters: { config: { jobs: [{ endpoint: 'users' }] } } }),
+      });
       await store.createRow(C, 'shop', { rowId: 'b-orders', configuration: fromPlain(orders) });
     } finally {
       await backend.close();
     }
   }
 
-  const run = (...more: string[]) => runGex(['run', '--config-id', 'shop', '--store', storeFile, '--data-dir', dataDir, ...more], KEY, runAs);
+  const run = (...more: string[]) =>
+    runGex(['run', '--config-id', 'shop', '--store', storeFile, '--data-dir', dataDir, ...more], KEY, runAs);
 
   describe('a # value that does not decrypt', () => {
     it("another store's cipher in the second row: exit 1 naming the row and the key before the first row sends anything", async () => {
@@ -113,18 +130,35 @@ describe('gex run: problems found before the first request (CLI process)', funct
       );
       assert.equal(server.requests.length, 0, 'the first row sent no request');
       const output = result.stdout + result.stderr;
-      for (const value of [OTHER_SECRET, cipher, 'this-store-secret']) assert.ok(!output.includes(value), 'no value is printed');
-      const summary = JSON.parse(await readFile(summaryFile, 'utf8')) as { status: string; rows: Array<{ id: string; status: string; reason?: string }> };
+      for (const value of [OTHER_SECRET, cipher, 'this-store-secret'])
+        assert.ok(!output.includes(value), 'no value is printed');
+      const summary = JSON.parse(await readFile(summaryFile, 'utf8')) as {
+        status: string;
+        rows: Array<{ id: string; status: string; reason?: string }>;
+      };
       assert.equal(summary.status, 'error');
-      assert.deepEqual(summary.rows.map((r) => [r.id, r.status]), [['a-users', 'not run'], ['b-orders', 'not run']]);
+      assert.deepEqual(
+        summary.rows.map((r) => [r.id, r.status]),
+        [
+          ['a-users', 'not run'],
+          ['b-orders', 'not run'],
+        ],
+      );
       assert.match(summary.rows[1].reason ?? '', /Cannot decrypt parameters\.config\.#token of row b-orders/);
     });
 
     it('a value that is not a cipher of gex, deep in a list: named by its whole key path', async () => {
-      await storeRows({ parameters: { config: { jobs: [{ endpoint: 'orders', params: { '#key': 'KBC::ProjectSecure::bm90IGEgY2lwaGVy' } }] } } });
+      await storeRows({
+        parameters: {
+          config: { jobs: [{ endpoint: 'orders', params: { '#key': 'KBC::ProjectSecure::bm90IGEgY2lwaGVy' } }] },
+        },
+      });
       await handOver(dir);
       const result = await run();
-      assertUserError(result, /Cannot decrypt parameters\.config\.jobs\[0\]\.params\.#key of row b-orders: it is not a cipher text of gex \(damaged or cut short\)/);
+      assertUserError(
+        result,
+        /Cannot decrypt parameters\.config\.jobs\[0\]\.params\.#key of row b-orders: it is not a cipher text of gex \(damaged or cut short\)/,
+      );
       assert.equal(server.requests.length, 0);
     });
   });
@@ -138,7 +172,12 @@ describe('gex run: problems found before the first request (CLI process)', funct
       await handOver(dir);
       await lockFolder(tables);
       const result = await run();
-      assertUserError(result, new RegExp(`Cannot write in the folder ${tables} \\(permission denied, EACCES\\)\\. Make it writable for the user gex runs as \\(uid \\d+\\), or point --data-dir at another folder`));
+      assertUserError(
+        result,
+        new RegExp(
+          `Cannot write in the folder ${tables} \\(permission denied, EACCES\\)\\. Make it writable for the user gex runs as \\(uid \\d+\\), or point --data-dir at another folder`,
+        ),
+      );
       assert.equal(server.requests.length, 0);
     });
 
@@ -148,36 +187,65 @@ describe('gex run: problems found before the first request (CLI process)', funct
       await handOver(dir);
       await lockFolder(path.join(dataDir, 'rows'));
       const result = await run();
-      assertUserError(result, new RegExp(`Cannot write in the folder ${path.join(dataDir, 'rows')} \\(permission denied, EACCES\\)`));
+      assertUserError(
+        result,
+        new RegExp(`Cannot write in the folder ${path.join(dataDir, 'rows')} \\(permission denied, EACCES\\)`),
+      );
       assert.equal(server.requests.length, 0);
     });
 
     it('--data-dir: out/tables of an earlier run that cannot be written fails before the first request, naming it', async () => {
       await mkdir(path.join(dataDir, 'out', 'tables'), { recursive: true });
-      await writeFile(path.join(dataDir, 'config.json'), JSON.stringify({ parameters: { api: { baseUrl: `${server.url}/api/` }, config: { jobs: [{ endpoint: 'users' }] } } }));
+      await writeFile(
+        path.join(dataDir, 'config.json'),
+        JSON.stringify({
+          parameters: { api: { baseUrl: `${server.url}/api/` }, config: { jobs: [{ endpoint: 'users' }] } },
+        }),
+      );
       await handOver(dir);
       await lockFolder(path.join(dataDir, 'out', 'tables'));
       const result = await runGex(['run', '--data-dir', dataDir], {}, runAs);
-      assertUserError(result, new RegExp(`Cannot write in the folder ${path.join(dataDir, 'out', 'tables')} \\(permission denied, EACCES\\)`));
+      assertUserError(
+        result,
+        new RegExp(`Cannot write in the folder ${path.join(dataDir, 'out', 'tables')} \\(permission denied, EACCES\\)`),
+      );
       assert.equal(server.requests.length, 0);
     });
 
     it('--data-dir: a data folder gex cannot write at all fails at its run lock, naming it', async () => {
       await mkdir(dataDir);
-      await writeFile(path.join(dataDir, 'config.json'), JSON.stringify({ parameters: { api: { baseUrl: `${server.url}/api/` }, config: { jobs: [{ endpoint: 'users' }] } } }));
+      await writeFile(
+        path.join(dataDir, 'config.json'),
+        JSON.stringify({
+          parameters: { api: { baseUrl: `${server.url}/api/` }, config: { jobs: [{ endpoint: 'users' }] } },
+        }),
+      );
       await handOver(dir);
       await lockFolder(dataDir);
       const result = await runGex(['run', '--data-dir', dataDir], {}, runAs);
-      assertUserError(result, new RegExp(`Cannot create the run lock ${path.join(dataDir, '.gex-run.lock')} \\(permission denied, EACCES\\)`));
+      assertUserError(
+        result,
+        new RegExp(`Cannot create the run lock ${path.join(dataDir, '.gex-run.lock')} \\(permission denied, EACCES\\)`),
+      );
       assert.equal(server.requests.length, 0);
     });
 
     it('--data-dir: a file where out/ must be a folder fails before the first request, naming it', async () => {
       await mkdir(dataDir);
-      await writeFile(path.join(dataDir, 'config.json'), JSON.stringify({ parameters: { api: { baseUrl: `${server.url}/api/` }, config: { jobs: [{ endpoint: 'users' }] } } }));
+      await writeFile(
+        path.join(dataDir, 'config.json'),
+        JSON.stringify({
+          parameters: { api: { baseUrl: `${server.url}/api/` }, config: { jobs: [{ endpoint: 'users' }] } },
+        }),
+      );
       await writeFile(path.join(dataDir, 'out'), 'a file');
       const result = await runGex(['run', '--data-dir', dataDir]);
-      assertUserError(result, new RegExp(`Cannot use ${path.join(dataDir, 'out')} in the data folder: gex needs a folder there and it is a file`));
+      assertUserError(
+        result,
+        new RegExp(
+          `Cannot use ${path.join(dataDir, 'out')} in the data folder: gex needs a folder there and it is a file`,
+        ),
+      );
       assert.equal(server.requests.length, 0);
     });
   });

@@ -13,8 +13,10 @@ describe('gex run (CLI process)', () => {
     server = await startFixtureServer({
       handler: (request) => {
         const url = new URL(request.url, 'http://x');
-        if (url.pathname === '/users') return { body: { users: url.searchParams.get('page') === '1' ? [{ id: 1 }, { id: 2 }] : [] } };
-        if (url.pathname === '/echo') return { status: 401, body: { error: `bad key ${url.searchParams.get('#apiKey')}` } };
+        if (url.pathname === '/users')
+          return { body: { users: url.searchParams.get('page') === '1' ? [{ id: 1 }, { id: 2 }] : [] } };
+        if (url.pathname === '/echo')
+          return { status: 401, body: { error: `bad key ${url.searchParams.get('#apiKey')}` } };
         return undefined;
       },
     });
@@ -34,8 +36,14 @@ describe('gex run (CLI process)', () => {
       const result = await runGex(['run', '--data-dir', dir]);
       assert.equal(result.code, 0, result.stderr);
       assert.equal(await readFile(path.join(dir, 'out/tables/cli.users'), 'utf8'), '"id"\n"1"\n"2"\n');
-      assert.equal(await readFile(path.join(dir, 'out/tables/cli.users.manifest'), 'utf8'), '{"destination":"in.c-cli.users","incremental":false}');
-      assert.match(await readFile(path.join(dir, 'out/state.json'), 'utf8'), /^\{"time":\{"previousStart":\d+\},"json_parser\.struct":/);
+      assert.equal(
+        await readFile(path.join(dir, 'out/tables/cli.users.manifest'), 'utf8'),
+        '{"destination":"in.c-cli.users","incremental":false}',
+      );
+      assert.match(
+        await readFile(path.join(dir, 'out/state.json'), 'utf8'),
+        /^\{"time":\{"previousStart":\d+\},"json_parser\.struct":/,
+      );
       assert.match(result.stdout, /Job 'users' finished: 2 pages, 2 records; stopped: empty page \(no limit is set\)/);
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -54,11 +62,19 @@ describe('gex run (CLI process)', () => {
   });
 
   it('exits 1 on an invalid configuration, naming the path and the fix', async () => {
-    const dir = await makeDataDir({ parameters: { api: { baseUrl: `${server.url}/`, pagination: { method: 'pagenum', limit: -5 } }, config: { jobs: [{ endpoint: 'users' }] } } });
+    const dir = await makeDataDir({
+      parameters: {
+        api: { baseUrl: `${server.url}/`, pagination: { method: 'pagenum', limit: -5 } },
+        config: { jobs: [{ endpoint: 'users' }] },
+      },
+    });
     try {
       const result = await runGex(['run', '--data-dir', dir]);
       assert.equal(result.code, 1);
-      assert.match(result.stderr, /Invalid configuration at parameters\.api\.pagination\.limit: got -5\. Expected the page size: a non-negative integer/);
+      assert.match(
+        result.stderr,
+        /Invalid configuration at parameters\.api\.pagination\.limit: got -5\. Expected the page size: a non-negative integer/,
+      );
       await assert.rejects(readFile(path.join(dir, 'out/state.json')), /ENOENT/);
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -76,7 +92,10 @@ describe('gex run (CLI process)', () => {
     try {
       const result = await runGex(['run', '--data-dir', dir, '--log-level', 'debug']);
       assert.equal(result.code, 1);
-      assert.match(result.stderr, /The API request failed: \[401\] Unauthorized \(GET http:\/\/127\.0\.0\.1:\d+\/echo\?%23apiKey=\[hidden\]&page=1\)/);
+      assert.match(
+        result.stderr,
+        /The API request failed: \[401\] Unauthorized \(GET http:\/\/127\.0\.0\.1:\d+\/echo\?%23apiKey=\[hidden\]&page=1\)/,
+      );
       assert.match(result.stderr, /bad key \[hidden\]/);
       const all = result.stdout + result.stderr;
       assert.ok(!all.includes(secret), 'the secret must not appear in any output');
@@ -105,7 +124,10 @@ describe('gex run (CLI process)', () => {
       await mkdir(path.join(dir, 'out'), { recursive: true });
       const result = await runGex(['run', '--data-dir', dir, '--log-format', 'json']);
       assert.equal(result.code, 0);
-      const lines = result.stdout.trim().split('\n').map((l) => JSON.parse(l) as { level: string; msg: string });
+      const lines = result.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { level: string; msg: string });
       assert.ok(lines.every((l) => l.level === 'info' && typeof l.msg === 'string'));
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -131,7 +153,10 @@ describe('image_parameters.allowed_hosts', () => {
       }
     };
     try {
-      await assert.rejects(run([{ host: 'example.com' }]), /URL "http:\/\/127\.0\.0\.1:\d+\/api\/users" is not in the allowed hosts whitelist/);
+      await assert.rejects(
+        run([{ host: 'example.com' }]),
+        /URL "http:\/\/127\.0\.0\.1:\d+\/api\/users" is not in the allowed hosts whitelist/,
+      );
       await assert.rejects(run([{ host: '127.0.0.1', endpoint: 'other' }]), /not in the allowed hosts whitelist/);
       assert.equal(server.requests.length, 0);
       const result = await run([{ host: '127.0.0.1', scheme: 'http', port: String(server.port), endpoint: 'api' }]);

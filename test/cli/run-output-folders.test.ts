@@ -44,16 +44,25 @@ describe('gex run: where the tables go (CLI process)', function () {
   });
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
-  const parameters = (...endpoints: string[]) => ({ api: { baseUrl: `${server.url}/api/` }, config: { outputBucket: 'b', jobs: endpoints.map((endpoint) => ({ endpoint })) } });
+  const parameters = (...endpoints: string[]) => ({
+    api: { baseUrl: `${server.url}/api/` },
+    config: { outputBucket: 'b', jobs: endpoints.map((endpoint) => ({ endpoint })) },
+  });
 
   async function storeConfiguration(storeFile: string, rowIds: string[]): Promise<string> {
     const backend = await openEmbeddedStore(storeFile, { GEX_MASTER_KEY: KEY });
     let configId: string;
     try {
       const store = await backend.localSession();
-      const c = await store.createConfiguration(C, { name: 'where', configuration: fromPlain({ parameters: parameters() }) });
+      const c = await store.createConfiguration(C, {
+        name: 'where',
+        configuration: fromPlain({ parameters: parameters() }),
+      });
       for (const [i, rowId] of rowIds.entries()) {
-        await store.createRow(C, c.id, { rowId: creatableRowId(rowId, i), configuration: fromPlain({ parameters: { config: { jobs: [{ endpoint: i === 0 ? 'users' : 'orders' }] } } }) });
+        await store.createRow(C, c.id, {
+          rowId: creatableRowId(rowId, i),
+          configuration: fromPlain({ parameters: { config: { jobs: [{ endpoint: i === 0 ? 'users' : 'orders' }] } } }),
+        });
       }
       configId = c.id;
     } finally {
@@ -73,30 +82,61 @@ describe('gex run: where the tables go (CLI process)', function () {
       const storeFile = path.join(dir, 'store.sqlite');
       const configId = await storeConfiguration(storeFile, ['users', HOSTILE_ID]);
       const dataDir = path.join(dir, 'data');
-      const result = await runGex(['run', '--config-id', configId, '--store', storeFile, '--data-dir', dataDir], { GEX_MASTER_KEY: KEY });
+      const result = await runGex(['run', '--config-id', configId, '--store', storeFile, '--data-dir', dataDir], {
+        GEX_MASTER_KEY: KEY,
+      });
       assert.equal(result.code, 0, result.stderr);
       const lines = result.stdout.split('\n');
       const at = lines.findIndex((l) => l.endsWith(`INFO  Tables are in ${dataDir}:`));
       assert.ok(at >= 0, result.stdout);
-      assert.match(lines[at + 1], /INFO {4}row users → rows\/users\/out\/tables: b\.users \(1,234 rows → in\.c-b\.users\)$/);
-      assert.match(lines[at + 2], /INFO {4}row "x\\n12:00:00\.000 INFO {4}row users → \/etc: \\u001b\[31mforged" → rows\/x%0A12%3A.*\/out\/tables: b\.orders \(1 row → in\.c-b\.orders\)$/);
+      assert.match(
+        lines[at + 1],
+        /INFO {4}row users → rows\/users\/out\/tables: b\.users \(1,234 rows → in\.c-b\.users\)$/,
+      );
+      assert.match(
+        lines[at + 2],
+        /INFO {4}row "x\\n12:00:00\.000 INFO {4}row users → \/etc: \\u001b\[31mforged" → rows\/x%0A12%3A.*\/out\/tables: b\.orders \(1 row → in\.c-b\.orders\)$/,
+      );
       assert.ok(!result.stdout.includes('\u001b'), 'no escape sequence reaches the terminal');
-      assert.ok(!lines.some((l) => l.startsWith('12:00:00.000 INFO    row users → /etc')), 'the forged line stays inside the quoted id');
+      assert.ok(
+        !lines.some((l) => l.startsWith('12:00:00.000 INFO    row users → /etc')),
+        'the forged line stays inside the quoted id',
+      );
       assert.equal(lines.slice(at + 3).join(''), '', 'the report is the end of the output');
     });
 
     it('carries the report as fields in JSON lines', async () => {
       const storeFile = path.join(dir, 'store.sqlite');
       const configId = await storeConfiguration(storeFile, ['users', HOSTILE_ID]);
-      const result = await runGex(['run', '--config-id', configId, '--store', storeFile, '--data-dir', path.join(dir, 'data'), '--log-format', 'json'], { GEX_MASTER_KEY: KEY });
+      const result = await runGex(
+        [
+          'run',
+          '--config-id',
+          configId,
+          '--store',
+          storeFile,
+          '--data-dir',
+          path.join(dir, 'data'),
+          '--log-format',
+          'json',
+        ],
+        { GEX_MASTER_KEY: KEY },
+      );
       assert.equal(result.code, 0, result.stderr);
-      const lines = result.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      const lines = result.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       const rows = lines.filter((l) => Array.isArray(l.tables));
       assert.deepEqual(
         rows.map((l) => [l.rowId, l.folder, l.tables]),
         [
           ['users', 'rows/users', [{ file: 'b.users', rows: 1234, tableId: 'in.c-b.users' }]],
-          [HOSTILE_ID, `rows/${encodeURIComponent(HOSTILE_ID).replace(/[.!'()*~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`, [{ file: 'b.orders', rows: 1, tableId: 'in.c-b.orders' }]],
+          [
+            HOSTILE_ID,
+            `rows/${encodeURIComponent(HOSTILE_ID).replace(/[.!'()*~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`,
+            [{ file: 'b.orders', rows: 1, tableId: 'in.c-b.orders' }],
+          ],
         ],
       );
     });
@@ -113,7 +153,10 @@ describe('gex run: where the tables go (CLI process)', function () {
     it('outside a container, a missing ./data is exit 1 saying what was looked for and how to point elsewhere', async () => {
       const result = await runGex(['run'], { GEX_CONTAINER: '0', KBC_DATADIR: undefined }, { cwd: dir });
       assert.equal(result.code, 1, result.stderr);
-      assert.match(result.stderr, /No data folder: --data-dir was not given and \.\/data \(.*gex-output-folders-.*\/data\) does not exist\./);
+      assert.match(
+        result.stderr,
+        /No data folder: --data-dir was not given and \.\/data \(.*gex-output-folders-.*\/data\) does not exist\./,
+      );
       assert.match(result.stderr, /point --data-dir \(or \$KBC_DATADIR\) at a folder with config\.json/);
       assert.ok(!existsSync(path.join(dir, 'data')), 'nothing was created');
     });
@@ -123,13 +166,25 @@ describe('gex run: where the tables go (CLI process)', function () {
       const container = { GEX_CONTAINER: '1', KBC_DATADIR: undefined };
       const result = await runGex(['run'], container, { cwd: dir });
       assert.equal(result.code, 0, result.stderr);
-      assert.match(result.stdout, new RegExp(`Data folder \\./data \\(${escape(path.join(dir, 'data'))}\\): --data-dir was not given and \\./data exists in the working folder`));
+      assert.match(
+        result.stdout,
+        new RegExp(
+          `Data folder \\./data \\(${escape(path.join(dir, 'data'))}\\): --data-dir was not given and \\./data exists in the working folder`,
+        ),
+      );
       assert.equal(await readFile(path.join(dir, 'data/out/tables/b.orders'), 'utf8'), '"id"\n"1"\n');
       const storeFile = path.join(dir, 'store.sqlite');
       const configId = await storeConfiguration(storeFile, ['users']);
-      const stored = await runGex(['run', '--config-id', configId, '--store', storeFile], { ...container, GEX_MASTER_KEY: KEY }, { cwd: dir });
+      const stored = await runGex(
+        ['run', '--config-id', configId, '--store', storeFile],
+        { ...container, GEX_MASTER_KEY: KEY },
+        { cwd: dir },
+      );
       assert.equal(stored.code, 0, stored.stderr);
-      assert.match(stored.stdout, /Data folder \.\/data \(.*\): --data-dir was not given and \.\/data exists in the working folder/);
+      assert.match(
+        stored.stdout,
+        /Data folder \.\/data \(.*\): --data-dir was not given and \.\/data exists in the working folder/,
+      );
       assert.ok(existsSync(path.join(dir, 'data/rows/users/out/tables/b.users')));
     });
 
@@ -141,12 +196,22 @@ describe('gex run: where the tables go (CLI process)', function () {
       const container = { GEX_CONTAINER: '1', KBC_DATADIR: undefined };
       const result = await runGex(['run'], container, { cwd: dir });
       assert.equal(result.code, 1, result.stderr);
-      assert.match(result.stderr, /No data folder: --data-dir was not given and neither \.\/data \(.*\/data\) nor \/data \(the data folder inside a container\) exists\./);
+      assert.match(
+        result.stderr,
+        /No data folder: --data-dir was not given and neither \.\/data \(.*\/data\) nor \/data \(the data folder inside a container\) exists\./,
+      );
       const storeFile = path.join(dir, 'store.sqlite');
       const configId = await storeConfiguration(storeFile, ['users']);
-      const stored = await runGex(['run', '--config-id', configId, '--store', storeFile], { ...container, GEX_MASTER_KEY: KEY }, { cwd: dir });
+      const stored = await runGex(
+        ['run', '--config-id', configId, '--store', storeFile],
+        { ...container, GEX_MASTER_KEY: KEY },
+        { cwd: dir },
+      );
       assert.equal(stored.code, 0, stored.stderr);
-      assert.match(stored.stdout, /Data folder \.\/data \(.*\): --data-dir was not given and there is neither \.\/data in the working folder nor \/data \(the data folder inside a container\); gex creates it/);
+      assert.match(
+        stored.stdout,
+        /Data folder \.\/data \(.*\): --data-dir was not given and there is neither \.\/data in the working folder nor \/data \(the data folder inside a container\); gex creates it/,
+      );
       assert.ok(existsSync(path.join(dir, 'data/rows/users/out/tables/b.users')));
       assert.ok(!existsSync('/data'), 'no /data was created at the root');
     });
@@ -154,10 +219,17 @@ describe('gex run: where the tables go (CLI process)', function () {
     it('outside a container, a --config-id run without --data-dir writes below ./data', async () => {
       const storeFile = path.join(dir, 'store.sqlite');
       const configId = await storeConfiguration(storeFile, ['users']);
-      const result = await runGex(['run', '--config-id', configId, '--store', storeFile], { GEX_MASTER_KEY: KEY, GEX_CONTAINER: '0', KBC_DATADIR: undefined }, { cwd: dir });
+      const result = await runGex(
+        ['run', '--config-id', configId, '--store', storeFile],
+        { GEX_MASTER_KEY: KEY, GEX_CONTAINER: '0', KBC_DATADIR: undefined },
+        { cwd: dir },
+      );
       assert.equal(result.code, 0, result.stderr);
       assert.ok(existsSync(path.join(dir, 'data/rows/users/out/tables/b.users')));
-      assert.match(result.stdout, new RegExp(`Tables are in ${path.join(dir, 'data').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:`));
+      assert.match(
+        result.stdout,
+        new RegExp(`Tables are in ${path.join(dir, 'data').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:`),
+      );
     });
   });
 
@@ -167,7 +239,12 @@ describe('gex run: where the tables go (CLI process)', function () {
       await writeDataFolder(dataDir, 'users', 'orders');
       assert.equal((await runGex(['run', '--data-dir', dataDir])).code, 0);
       const tables = path.join(dataDir, 'out/tables');
-      assert.deepEqual((await readdir(tables)).sort(), ['b.orders', 'b.orders.manifest', 'b.users', 'b.users.manifest']);
+      assert.deepEqual((await readdir(tables)).sort(), [
+        'b.orders',
+        'b.orders.manifest',
+        'b.users',
+        'b.users.manifest',
+      ]);
       await writeFile(path.join(tables, 'mine.csv'), 'a user file\n');
 
       await writeDataFolder(dataDir, 'users');
@@ -194,7 +271,10 @@ describe('gex run: where the tables go (CLI process)', function () {
       await symlink(victimDir, path.join(tables, 'linked'));
       const record = path.join(dataDir, '.gex-tables.json');
       const recorded = JSON.parse(await readFile(record, 'utf8')) as { files: string[] };
-      await writeFile(record, JSON.stringify({ files: [...recorded.files, '../../victim.txt', victim, 'linked', 'linked/b.users', '..'] }));
+      await writeFile(
+        record,
+        JSON.stringify({ files: [...recorded.files, '../../victim.txt', victim, 'linked', 'linked/b.users', '..'] }),
+      );
 
       await writeDataFolder(dataDir, 'users');
       const result = await runGex(['run', '--data-dir', dataDir]);

@@ -34,7 +34,9 @@ describe('gex run: a symbolic link planted in the data folder (CLI process)', fu
   let outside: Outside;
 
   before(async () => {
-    server = await startFixtureServer({ handler: (r) => (r.url.startsWith('/api/') ? { body: [{ id: 1 }] } : undefined) });
+    server = await startFixtureServer({
+      handler: (r) => (r.url.startsWith('/api/') ? { body: [{ id: 1 }] } : undefined),
+    });
   });
   after(() => server.close());
 
@@ -45,7 +47,12 @@ describe('gex run: a symbolic link planted in the data folder (CLI process)', fu
     const backend = await openEmbeddedStore(storeFile, KEY);
     try {
       const store = await backend.localSession();
-      const root = fromPlain({ parameters: { api: { baseUrl: `${server.url}/api/` }, config: { outputBucket: 'b', jobs: [{ endpoint: 'users' }] } } });
+      const root = fromPlain({
+        parameters: {
+          api: { baseUrl: `${server.url}/api/` },
+          config: { outputBucket: 'b', jobs: [{ endpoint: 'users' }] },
+        },
+      });
       await store.createConfiguration(C, { name: 'rows', configurationId: 'rows', configuration: root });
       await store.createRow(C, 'rows', { rowId: 'users', configuration: fromPlain({}) });
       await store.createConfiguration(C, { name: 'no rows', configurationId: 'plain', configuration: root });
@@ -57,7 +64,8 @@ describe('gex run: a symbolic link planted in the data folder (CLI process)', fu
   });
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
-  const runConfig = (configId: string, dataDir: string, ...more: string[]) => runGex(['run', '--config-id', configId, '--store', storeFile, '--data-dir', dataDir, ...more], KEY);
+  const runConfig = (configId: string, dataDir: string, ...more: string[]) =>
+    runGex(['run', '--config-id', configId, '--store', storeFile, '--data-dir', dataDir, ...more], KEY);
 
   const cases: Array<{ configId: string; planted: string; kind: PlantedLink }> = [
     { configId: 'rows', planted: 'rows', kind: 'dir' },
@@ -94,7 +102,10 @@ describe('gex run: a symbolic link planted in the data folder (CLI process)', fu
     const before = await outside.snapshot();
     const result = await runConfig('rows', dataDir);
     assert.equal(result.code, 1, result.stderr);
-    assert.match(result.stderr, /The lock file .*\/data\/\.gex-run\.lock is a symbolic link, which gex neither reads nor removes/);
+    assert.match(
+      result.stderr,
+      /The lock file .*\/data\/\.gex-run\.lock is a symbolic link, which gex neither reads nor removes/,
+    );
     assert.doesNotMatch(result.stdout + result.stderr, /secret-host-name/, 'the file the link points to is not read');
     assert.deepEqual(await outside.snapshot(), before);
     assert.equal(server.requests.length, 0);
@@ -108,18 +119,38 @@ describe('gex run: a symbolic link planted in the data folder (CLI process)', fu
     const before = await outside.snapshot();
     const result = await runConfig('rows', dataDir, '--summary', summary);
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stdout + result.stderr, /Cannot write the summary to .*summary\.json: Refusing to use .*summary\.json: it is a symbolic link/);
+    assert.match(
+      result.stdout + result.stderr,
+      /Cannot write the summary to .*summary\.json: Refusing to use .*summary\.json: it is a symbolic link/,
+    );
     assert.deepEqual(await outside.snapshot(), before);
   });
 
   it('--data-dir: every path of the data folder planted as a link is refused or replaced, never followed', async () => {
     const template = path.join(dir, 'template');
     await mkdir(template);
-    await writeFile(path.join(template, 'config.json'), JSON.stringify({ parameters: { api: { baseUrl: `${server.url}/api/` }, config: { outputBucket: 'b', jobs: [{ endpoint: 'users' }] } } }));
+    await writeFile(
+      path.join(template, 'config.json'),
+      JSON.stringify({
+        parameters: {
+          api: { baseUrl: `${server.url}/api/` },
+          config: { outputBucket: 'b', jobs: [{ endpoint: 'users' }] },
+        },
+      }),
+    );
     assert.equal((await runGex(['run', '--data-dir', template])).code, 0);
-    const written = (await readdir(template, { recursive: true })).map((p) => p.split(path.sep).join('/')).filter((p) => p !== 'config.json');
+    const written = (await readdir(template, { recursive: true }))
+      .map((p) => p.split(path.sep).join('/'))
+      .filter((p) => p !== 'config.json');
     // what a data-folder run writes: out, out/state.json, out/tables and its tables, its record
-    assert.deepEqual(written.sort(), ['.gex-tables.json', 'out', 'out/state.json', 'out/tables', 'out/tables/b.users', 'out/tables/b.users.manifest']);
+    assert.deepEqual(written.sort(), [
+      '.gex-tables.json',
+      'out',
+      'out/state.json',
+      'out/tables',
+      'out/tables/b.users',
+      'out/tables/b.users.manifest',
+    ]);
     // gex's work folders in out/tables exist only during a run: planted too
     for (const planted of [...written, 'out/tables/.gex-staging', 'out/tables/.gex-parts']) {
       for (const kind of ['dir', 'file', 'dangling'] as PlantedLink[]) {

@@ -44,13 +44,19 @@ describe('gex run: stop signals (real processes and signals)', function () {
   // the record queue (spool) lives in TMPDIR: a folder of the test's own shows what is left behind
   const env = () => ({ ...KEY, TMPDIR: tmp, GEX_STORE: store, KBC_DATADIR: path.join(dir, 'data') });
 
-  for (const [signal, code] of [['SIGTERM', 143], ['SIGINT', 130]] as const) {
+  for (const [signal, code] of [
+    ['SIGTERM', 143],
+    ['SIGINT', 130],
+  ] as const) {
     it(`${signal} during a request stops a --config-id run: exit ${code}, summary "cancelled", no state saved, no table, no staging/spool/lock left`, async () => {
       const before = await rowStates(store, KEY, configId);
       const run = startGex(['run', '--config-id', configId, '--summary', path.join(dir, 'summary.json')], env());
       // pages 1 and 2 are parsed into the spool; page 3 is in flight and the API never answers it
       await api.requested(3);
-      assert.ok(filesUnder(tmp).some((f) => f.startsWith('gex-spool-')), 'the run has a spool while it runs');
+      assert.ok(
+        filesUnder(tmp).some((f) => f.startsWith('gex-spool-')),
+        'the run has a spool while it runs',
+      );
       const sent = Date.now();
       run.child.kill(signal);
       const exit = await run.exited;
@@ -63,10 +69,17 @@ describe('gex run: stop signals (real processes and signals)', function () {
       assert.equal(summary.status, 'cancelled');
       assert.equal(summary.stateSaved, false);
       assert.equal(summary.error, undefined);
-      assert.deepEqual(summary.rows.map((r: { id: string; status: string }) => [r.id, r.status]), [['users', 'cancelled']]);
+      assert.deepEqual(
+        summary.rows.map((r: { id: string; status: string }) => [r.id, r.status]),
+        [['users', 'cancelled']],
+      );
       assert.deepEqual(await rowStates(store, KEY, configId), before);
       const data = path.join(dir, 'data');
-      assert.deepEqual(filesUnder(path.join(data, 'rows', 'users', 'out')), [], 'no table, manifest, staging file or state');
+      assert.deepEqual(
+        filesUnder(path.join(data, 'rows', 'users', 'out')),
+        [],
+        'no table, manifest, staging file or state',
+      );
       assert.deepEqual(filesUnder(tmp), [], 'no spool left');
       assert.equal(existsSync(path.join(data, '.gex-run.lock')), false, 'data folder lock released');
       assert.deepEqual(filesUnder(`${store}.run-locks`), [], 'configuration lock released');
@@ -96,7 +109,15 @@ describe('gex run: stop signals (real processes and signals)', function () {
     const held = await startFixtureServer({
       handler: async (request) => {
         const url = new URL(request.url, 'http://x');
-        if (url.pathname === '/api/parents') return { body: { items: Number(url.searchParams.get('page') ?? 1) === 1 ? Array.from({ length: 20 }, (_, i) => ({ id: i + 1 })) : [] } };
+        if (url.pathname === '/api/parents')
+          return {
+            body: {
+              items:
+                Number(url.searchParams.get('page') ?? 1) === 1
+                  ? Array.from({ length: 20 }, (_, i) => ({ id: i + 1 }))
+                  : [],
+            },
+          };
         arrived++;
         notify();
         await never;
@@ -106,8 +127,17 @@ describe('gex run: stop signals (real processes and signals)', function () {
     try {
       const data = path.join(dir, 'children');
       await mkdir(data);
-      const child = { endpoint: 'parents/{id}', dataType: 'detail', dataField: '.', placeholders: { id: 'id' }, concurrency: 8 };
-      const parameters = { api: { baseUrl: `${held.url}/api/`, pagination: { method: 'pagenum' } }, config: { outputBucket: 'b', jobs: [{ endpoint: 'parents', dataField: 'items', children: [child] }] } };
+      const child = {
+        endpoint: 'parents/{id}',
+        dataType: 'detail',
+        dataField: '.',
+        placeholders: { id: 'id' },
+        concurrency: 8,
+      };
+      const parameters = {
+        api: { baseUrl: `${held.url}/api/`, pagination: { method: 'pagenum' } },
+        config: { outputBucket: 'b', jobs: [{ endpoint: 'parents', dataField: 'items', children: [child] }] },
+      };
       await writeFile(path.join(data, 'config.json'), JSON.stringify({ parameters }));
       const run = startGex(['run', '--data-dir', data], { TMPDIR: tmp });
       await eight;
@@ -129,7 +159,10 @@ describe('gex run: stop signals (real processes and signals)', function () {
     await api.requested(3);
     api.release();
     assert.equal((await run.exited).code, 0, run.output());
-    assert.deepEqual(filesUnder(path.join(dir, 'data', 'rows', 'users', 'out', 'tables')).sort(), ['b.users', 'b.users.manifest']);
+    assert.deepEqual(filesUnder(path.join(dir, 'data', 'rows', 'users', 'out', 'tables')).sort(), [
+      'b.users',
+      'b.users.manifest',
+    ]);
     const state = (await rowStates(store, KEY, configId)).users as { component: { time: { previousStart: number } } };
     assert.equal(typeof state.component.time.previousStart, 'number');
   });
@@ -151,7 +184,7 @@ describe('gex run: stop signals (real processes and signals)', function () {
 });
 
 describe('stop signals: a second signal during the cleanup exits at once', () => {
-  it('exits 143 on the second SIGTERM while the first one\'s cleanup still runs', async () => {
+  it("exits 143 on the second SIGTERM while the first one's cleanup still runs", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-second-signal-'));
     try {
       // a command whose cleanup takes a minute
@@ -166,7 +199,8 @@ describe('stop signals: a second signal during the cleanup exits at once', () =>
       );
       const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'] });
       let out = '';
-      const seen = (text: string) => new Promise<void>((resolve) => child.stdout.on('data', (d) => ((out += d), out.includes(text) && resolve())));
+      const seen = (text: string) =>
+        new Promise<void>((resolve) => child.stdout.on('data', (d) => ((out += d), out.includes(text) && resolve())));
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
       await seen('ready');
       child.kill('SIGTERM');
@@ -191,13 +225,20 @@ describe('a closed stdout (| head -1) never crashes a command', function () {
     const backend = await openEmbeddedStore(store, KEY);
     const session = await backend.localSession();
     // far more output than a pipe buffers (64 KiB), so writes go on after head has gone
-    for (let i = 0; i < 200; i++) await session.createConfiguration('ex-generic-v2', { name: `config ${i} ${'x'.repeat(500)}`, configuration: fromPlain({}) });
+    for (let i = 0; i < 200; i++)
+      await session.createConfiguration('ex-generic-v2', {
+        name: `config ${i} ${'x'.repeat(500)}`,
+        configuration: fromPlain({}),
+      });
     await backend.close();
   });
   after(() => rm(dir, { recursive: true, force: true }));
 
   /** Runs `gex ARGS | head -1` in bash: gex's exit code, its stderr and what head printed. */
-  function throughHead(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stderr: string; head: string }> {
+  function throughHead(
+    args: string[],
+    env: NodeJS.ProcessEnv,
+  ): Promise<{ code: number; stderr: string; head: string }> {
     const quoted = [process.execPath, gexBin, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
     const child = spawn('bash', ['-c', `${quoted} 2>"$ERR" | head -1; exit "\${PIPESTATUS[0]}"`], {
       env: { ...process.env, ...KEY, ...env, ERR: path.join(dir, 'stderr.txt') },
@@ -207,7 +248,10 @@ describe('a closed stdout (| head -1) never crashes a command', function () {
     child.stdout.on('data', (d) => (head += d));
     return new Promise((resolve, reject) =>
       child.on('close', (code) => {
-        readFile(path.join(dir, 'stderr.txt'), 'utf8').then((stderr) => resolve({ code: code ?? -1, head, stderr }), reject);
+        readFile(path.join(dir, 'stderr.txt'), 'utf8').then(
+          (stderr) => resolve({ code: code ?? -1, head, stderr }),
+          reject,
+        );
       }),
     );
   }

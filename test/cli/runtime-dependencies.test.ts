@@ -34,10 +34,17 @@ function specifiers(source: string): string[] {
 
 /** The package a bare specifier names (`csv-parse/sync` → csv-parse, `@smithy/hash-node/x` → @smithy/hash-node), or null. */
 function packageOf(specifier: string): string | null {
-  if (specifier.startsWith('.') || specifier.startsWith('/') || specifier.startsWith('node:') || builtinModules.includes(specifier.split('/')[0])) return null;
+  if (
+    specifier.startsWith('.') ||
+    specifier.startsWith('/') ||
+    specifier.startsWith('node:') ||
+    builtinModules.includes(specifier.split('/')[0])
+  )
+    return null;
   const parts = specifier.split('/');
   const name = specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
-  if (!/^(?:@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*$/.test(name)) throw new Error(`not a package name: ${JSON.stringify(specifier)} (the scan is wrong)`);
+  if (!/^(?:@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*$/.test(name))
+    throw new Error(`not a package name: ${JSON.stringify(specifier)} (the scan is wrong)`);
   return name;
 }
 
@@ -65,27 +72,61 @@ describe('runtime dependencies of the compiled product code', () => {
 
   it('finds imports of every kind in compiled code', () => {
     assert.deepEqual(
-      specifiers(`import { a } from 'x';\nimport {\n  b,\n} from 'multi';\nimport 'side';\nexport * from "re";\nconst m = await import('lazy/sub');\nconst r = require('cjs/deep.js');\nsay(\`taken from '\${where}'\`);`),
+      specifiers(
+        `import { a } from 'x';\nimport {\n  b,\n} from 'multi';\nimport 'side';\nexport * from "re";\nconst m = await import('lazy/sub');\nconst r = require('cjs/deep.js');\nsay(\`taken from '\${where}'\`);`,
+      ),
       ['x', 'multi', 're', 'side', 'lazy/sub', 'cjs/deep.js'],
     );
-    assert.deepEqual(['csv-parse/sync', '@smithy/hash-node', 'node:fs', 'fs/promises', './local.js'].map(packageOf), ['csv-parse', '@smithy/hash-node', null, null, null]);
+    assert.deepEqual(['csv-parse/sync', '@smithy/hash-node', 'node:fs', 'fs/promises', './local.js'].map(packageOf), [
+      'csv-parse',
+      '@smithy/hash-node',
+      null,
+      null,
+      null,
+    ]);
     assert.ok(used.size > 5, 'the scan found the product code imports');
   });
 
   it('loads no package at run time that is not a dependency (a dev dependency is missing from a production install)', () => {
-    const missing = [...used].filter(([name]) => !(name in pkg.dependencies)).map(([name, files]) => `${name} (${[...new Set(files)].join(', ')})`);
-    assert.deepEqual(missing, [], `imported at run time but not in "dependencies" of package.json: ${missing.join('; ')}`);
+    const missing = [...used]
+      .filter(([name]) => !(name in pkg.dependencies))
+      .map(([name, files]) => `${name} (${[...new Set(files)].join(', ')})`);
+    assert.deepEqual(
+      missing,
+      [],
+      `imported at run time but not in "dependencies" of package.json: ${missing.join('; ')}`,
+    );
   });
 
   it('has no dependency that product code never loads', () => {
-    assert.deepEqual(Object.keys(pkg.dependencies).filter((name) => !used.has(name)), []);
+    assert.deepEqual(
+      Object.keys(pkg.dependencies).filter((name) => !used.has(name)),
+      [],
+    );
   });
 
   it('says in the README why each dependency is there', async () => {
     const readme = await readFile(path.join(repoRoot, 'README.md'), 'utf8');
     const table = readme.slice(readme.indexOf('## Dependencies and why'));
-    const named = new Set(table.split('\n').filter((line) => line.startsWith('| ')).flatMap((line) => line.split('|')[1].replace(/\(dev\)/g, '').split(',').map((n) => n.trim())));
-    const all = [...Object.keys(pkg.dependencies), ...Object.keys(pkg.devDependencies).filter((n) => !n.startsWith('@types/'))];
-    assert.deepEqual(all.filter((name) => !named.has(name)), []);
+    const named = new Set(
+      table
+        .split('\n')
+        .filter((line) => line.startsWith('| '))
+        .flatMap((line) =>
+          line
+            .split('|')[1]
+            .replace(/\(dev\)/g, '')
+            .split(',')
+            .map((n) => n.trim()),
+        ),
+    );
+    const all = [
+      ...Object.keys(pkg.dependencies),
+      ...Object.keys(pkg.devDependencies).filter((n) => !n.startsWith('@types/')),
+    ];
+    assert.deepEqual(
+      all.filter((name) => !named.has(name)),
+      [],
+    );
   });
 });

@@ -20,7 +20,9 @@ describe('gex schema (CLI process) and schema/gex-config.schema.json', () => {
     assert.equal(result.code, 0, result.stderr);
     printed = result.stdout;
     // deprecationMessage is an editor annotation (VS Code warns on unknown keys with it)
-    validate = new Ajv({ allErrors: true, allowUnionTypes: true, strictTypes: false }).addKeyword('deprecationMessage').compile(JSON.parse(printed));
+    validate = new Ajv({ allErrors: true, allowUnionTypes: true, strictTypes: false })
+      .addKeyword('deprecationMessage')
+      .compile(JSON.parse(printed));
   });
 
   it('the committed file is exactly what gex schema prints (regenerate: gex schema > schema/gex-config.schema.json)', async () => {
@@ -31,7 +33,9 @@ describe('gex schema (CLI process) and schema/gex-config.schema.json', () => {
   it('every example configuration under fixtures/ validates: config.json, and each row of a stored configuration merged with its root', async () => {
     const config = JSON.parse(await readFile(path.join(repoRoot, 'fixtures', 'bookshop', 'config.json'), 'utf8'));
     assert.ok(validate(config), JSON.stringify(validate.errors));
-    const stored = JSON.parse(await readFile(path.join(repoRoot, 'fixtures', 'bookshop', 'stored-configuration.json'), 'utf8')) as StoredFixture;
+    const stored = JSON.parse(
+      await readFile(path.join(repoRoot, 'fixtures', 'bookshop', 'stored-configuration.json'), 'utf8'),
+    ) as StoredFixture;
     assert.equal(stored.rows.length, 3);
     for (const row of stored.rows) {
       const merged = toPlain(mergeRowConfiguration(fromPlain(stored.configuration), fromPlain(row.configuration)));
@@ -40,9 +44,16 @@ describe('gex schema (CLI process) and schema/gex-config.schema.json', () => {
   });
 
   it('unknown keys stay valid (GE ignores them) while a wrong value is invalid', () => {
-    const base = { api: { baseUrl: 'https://api.example.com/', paginaton: {} }, config: { jobs: [{ endpoint: 'a', dataFeild: 'x' }], anyAttribute: 1 } };
+    const base = {
+      api: { baseUrl: 'https://api.example.com/', paginaton: {} },
+      config: { jobs: [{ endpoint: 'a', dataFeild: 'x' }], anyAttribute: 1 },
+    };
     assert.ok(validate({ parameters: base }), JSON.stringify(validate.errors));
-    assert.ok(!validate({ parameters: { ...base, api: { baseUrl: 'https://api.example.com/', pagination: { method: 'pages' } } } }));
+    assert.ok(
+      !validate({
+        parameters: { ...base, api: { baseUrl: 'https://api.example.com/', pagination: { method: 'pages' } } },
+      }),
+    );
     assert.equal(validate.errors?.[0].instancePath, '/parameters/api/pagination/method');
   });
 
@@ -66,8 +77,20 @@ describe('gex schema (CLI process) and schema/gex-config.schema.json', () => {
     walk(schema.definitions.job, 'job');
     assert.deepEqual(missing, []);
     assert.ok(marked > 10, `objects with closed keys are marked (${marked})`);
-    assert.equal(schema.definitions.parameters.properties.config.additionalProperties, undefined, 'config keys may be attributes');
-    assert.ok(schema.definitions.parameters.properties.api.properties.pagination.properties.method.enum.includes('response.url'));
-    assert.ok(schema.definitions.parameters.properties.api.properties.authentication.properties.type.enum.includes('oauth20.login'));
+    assert.equal(
+      schema.definitions.parameters.properties.config.additionalProperties,
+      undefined,
+      'config keys may be attributes',
+    );
+    assert.ok(
+      schema.definitions.parameters.properties.api.properties.pagination.properties.method.enum.includes(
+        'response.url',
+      ),
+    );
+    assert.ok(
+      schema.definitions.parameters.properties.api.properties.authentication.properties.type.enum.includes(
+        'oauth20.login',
+      ),
+    );
   });
 });

@@ -37,9 +37,14 @@ describe('gex serve + tokens + components + configs + run against the HTTP store
     assert.equal(token.code, 0, token.stderr);
     const secret = token.stdout.trim();
     assert.match(secret, /^\d+-\d+-[\w-]{40}$/);
-    const readOnly = (await runGex(['tokens', 'create', '--description', 'viewer', '--read-only', '--store', store], key)).stdout.trim();
+    const readOnly = (
+      await runGex(['tokens', 'create', '--description', 'viewer', '--read-only', '--store', store], key)
+    ).stdout.trim();
 
-    await writeFile(path.join(dir, 'components.json'), JSON.stringify([{ id: 'keboola.ex-custom', type: 'extractor', name: 'Custom' }]));
+    await writeFile(
+      path.join(dir, 'components.json'),
+      JSON.stringify([{ id: 'keboola.ex-custom', type: 'extractor', name: 'Custom' }]),
+    );
     const imported = await runGex(['components', 'import', path.join(dir, 'components.json'), '--store', store], key);
     assert.equal(imported.code, 0, imported.stderr);
     assert.match(imported.stdout, /Registered 1 component: keboola\.ex-custom/);
@@ -49,20 +54,39 @@ describe('gex serve + tokens + components + configs + run against the HTTP store
       const url = served.url;
       const document = {
         name: 'Users',
-        configuration: { parameters: { api: { baseUrl: `${api.url}/v1/`, pagination: { method: 'pagenum' } }, config: { outputBucket: 'e2e' } } },
+        configuration: {
+          parameters: {
+            api: { baseUrl: `${api.url}/v1/`, pagination: { method: 'pagenum' } },
+            config: { outputBucket: 'e2e' },
+          },
+        },
         rows: [
-          { rowId: 'users', name: 'Users', configuration: { parameters: { config: { jobs: [{ endpoint: 'users', dataField: 'data', params: { '#key': 'top-secret' } }] } } } },
+          {
+            rowId: 'users',
+            name: 'Users',
+            configuration: {
+              parameters: {
+                config: { jobs: [{ endpoint: 'users', dataField: 'data', params: { '#key': 'top-secret' } }] },
+              },
+            },
+          },
           { rowId: 'off', isDisabled: true, configuration: {} },
         ],
       };
       await writeFile(path.join(dir, 'config.json'), JSON.stringify(document));
       const remote = { ...key, KBC_TOKEN: secret };
-      const created = await runGex(['configs', 'import', path.join(dir, 'config.json'), '--store', url, '--json'], remote);
+      const created = await runGex(
+        ['configs', 'import', path.join(dir, 'config.json'), '--store', url, '--json'],
+        remote,
+      );
       assert.equal(created.code, 0, created.stderr);
       const configId = (JSON.parse(created.stdout) as { id: string }).id;
       assert.ok(!created.stdout.includes('top-secret'), 'the server encrypted the secret');
 
-      const denied = await runGex(['configs', 'state-reset', configId, '--store', url], { ...key, KBC_TOKEN: readOnly });
+      const denied = await runGex(['configs', 'state-reset', configId, '--store', url], {
+        ...key,
+        KBC_TOKEN: readOnly,
+      });
       assert.equal(denied.code, 1);
       assert.match(denied.stderr, /don't have access/);
 
@@ -74,15 +98,26 @@ describe('gex serve + tokens + components + configs + run against the HTTP store
       });
       assert.equal(run.code, 0, run.stderr + run.stdout);
       assert.ok(!(run.stdout + run.stderr).includes('top-secret'));
-      assert.equal(await readFile(path.join(dir, 'data/rows/users/out/tables/e2e.users'), 'utf8'), '"id","x"\n"1","1"\n"2","1"\n');
-      assert.ok(api.requests.some((r) => r.url.includes('%23key=top-secret')), 'the API received the decrypted secret');
+      assert.equal(
+        await readFile(path.join(dir, 'data/rows/users/out/tables/e2e.users'), 'utf8'),
+        '"id","x"\n"1","1"\n"2","1"\n',
+      );
+      assert.ok(
+        api.requests.some((r) => r.url.includes('%23key=top-secret')),
+        'the API received the decrypted secret',
+      );
 
       const versions = await runGex(['configs', 'versions', configId, '--store', url], remote);
       assert.match(versions.stdout, /^3\t.*\tRow off added\n2\t.*\tRow users added\n1\t.*\tImported from a file\n$/);
 
       const shown = await runGex(['configs', 'get', configId, '--store', url, '--json'], remote);
-      const saved = JSON.parse(shown.stdout) as { rows: Array<{ id: string; state: { component?: { time?: { previousStart: number } } } }> };
-      assert.ok(saved.rows.find((r) => r.id === 'users')!.state.component!.time!.previousStart > 0, 'state saved through the API');
+      const saved = JSON.parse(shown.stdout) as {
+        rows: Array<{ id: string; state: { component?: { time?: { previousStart: number } } } }>;
+      };
+      assert.ok(
+        saved.rows.find((r) => r.id === 'users')!.state.component!.time!.previousStart > 0,
+        'state saved through the API',
+      );
 
       const reset = await runGex(['configs', 'state-reset', configId, '--row-id', 'users', '--store', url], remote);
       assert.equal(reset.code, 0, reset.stderr);

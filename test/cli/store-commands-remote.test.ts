@@ -20,24 +20,75 @@ describe('gex configs, rows and state commands on a Storage API (KBC_URL, KBC_TO
   beforeEach(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'gex-remote-cli-'));
     // GEX_STORE names a file that must not be used: KBC_URL wins
-    cli = new StoreCli({ ...TEST_KEY, GEX_STORE: path.join(dir, 'unused.sqlite'), KBC_URL: server().baseUrl, KBC_TOKEN: server().token, EDITOR: '', VISUAL: '' });
+    cli = new StoreCli({
+      ...TEST_KEY,
+      GEX_STORE: path.join(dir, 'unused.sqlite'),
+      KBC_URL: server().baseUrl,
+      KBC_TOKEN: server().token,
+      EDITOR: '',
+      VISUAL: '',
+    });
   });
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
   it('creates, edits as one version, manages rows and state, exports and re-imports', async () => {
-    const created = await cli.json(['configs', 'create', '--name', 'remote', '--config-id', 'r1', '--set', 'parameters.api.baseUrl=http://x/', '--set', `parameters.#password=${SECRET}`]);
+    const created = await cli.json([
+      'configs',
+      'create',
+      '--name',
+      'remote',
+      '--config-id',
+      'r1',
+      '--set',
+      'parameters.api.baseUrl=http://x/',
+      '--set',
+      `parameters.#password=${SECRET}`,
+    ]);
     assert.equal(created.id, 'r1');
     assert.match(created.configuration.parameters['#password'], /^KBC::ProjectSecure::/);
-    assert.match(await cli.ok(['configs', 'edit', 'r1', '--set', 'parameters.api.baseUrl=http://y/', '--set', 'parameters.config.outputBucket=b']), /now version 2 \(changed: parameters\.api\.baseUrl, parameters\.config\)/);
+    assert.match(
+      await cli.ok([
+        'configs',
+        'edit',
+        'r1',
+        '--set',
+        'parameters.api.baseUrl=http://y/',
+        '--set',
+        'parameters.config.outputBucket=b',
+      ]),
+      /now version 2 \(changed: parameters\.api\.baseUrl, parameters\.config\)/,
+    );
 
-    await cli.ok(['rows', 'add', 'r1', '--row-id', '../../x', '--name', 'odd\nrow', '--set', 'parameters.config.jobs[0].endpoint=users']);
+    await cli.ok([
+      'rows',
+      'add',
+      'r1',
+      '--row-id',
+      '../../x',
+      '--name',
+      'odd\nrow',
+      '--set',
+      'parameters.config.jobs[0].endpoint=users',
+    ]);
     await cli.ok(['rows', 'add', 'r1', '--row-id', 'second']);
-    assert.deepEqual((await cli.json(['rows', 'move', 'r1', 'second', '--first'])).rowsSortOrder, ['second', '../../x']);
+    assert.deepEqual((await cli.json(['rows', 'move', 'r1', 'second', '--first'])).rowsSortOrder, [
+      'second',
+      '../../x',
+    ]);
     await cli.ok(['rows', 'disable', 'r1', '--row-id', 'second,../../x']);
-    assert.deepEqual((await cli.json(['rows', 'list', 'r1'])).map((r: { isDisabled: boolean }) => r.isDisabled), [true, true]);
-    assert.match(await cli.ok(['rows', 'edit', 'r1', '--row-id', '../../x', '--set', 'parameters.config.jobs[0].endpoint=orders']), /is now version 3/);
+    assert.deepEqual(
+      (await cli.json(['rows', 'list', 'r1'])).map((r: { isDisabled: boolean }) => r.isDisabled),
+      [true, true],
+    );
+    assert.match(
+      await cli.ok(['rows', 'edit', 'r1', '--row-id', '../../x', '--set', 'parameters.config.jobs[0].endpoint=orders']),
+      /is now version 3/,
+    );
     assert.deepEqual(JSON.parse(await cli.ok(['state', 'show', 'r1', '--row-id', '../../x'])), {});
-    assert.match(await cli.ok(['state', 'reset', 'r1', '--row-id', 'second,../../x']), /State of rows second, \.\.\/\.\.\/x of configuration r1 reset to \{\}/);
+    assert.match(
+      await cli.ok(['state', 'reset', 'r1', '--row-id', 'second,../../x']),
+      /State of rows second, \.\.\/\.\.\/x of configuration r1 reset to \{\}/,
+    );
 
     const exported = await cli.ok(['configs', 'export', 'r1']);
     assert.ok(!exported.includes(SECRET));
@@ -46,18 +97,31 @@ describe('gex configs, rows and state commands on a Storage API (KBC_URL, KBC_TO
     const file = path.join(dir, 'r1.json');
     await writeFile(file, exported);
     await cli.ok(['configs', 'import', file]);
-    assert.equal(await cli.ok(['configs', 'export', 'r1']), exported, 'export → import → export round-trips through the Storage API');
+    assert.equal(
+      await cli.ok(['configs', 'export', 'r1']),
+      exported,
+      'export → import → export round-trips through the Storage API',
+    );
 
     const missing = await cli.fails(['configs', 'get', 'nope']);
-    assert.ok(missing.includes(`(looked for configuration nope of component ex-generic-v2 in the store ${server().baseUrl})`), missing);
+    assert.ok(
+      missing.includes(`(looked for configuration nope of component ex-generic-v2 in the store ${server().baseUrl})`),
+      missing,
+    );
     cli.assertNoSecretLeaked();
   });
 
   it('undoes a failed import: the configuration created before the failing row is deleted and purged', async () => {
     const file = path.join(dir, 'broken.json');
-    await writeFile(file, JSON.stringify({ name: 'half', configurationId: 'half', rows: [{ rowId: 'a' }, { rowId: 'b' }, { rowId: 'a' }] }));
+    await writeFile(
+      file,
+      JSON.stringify({ name: 'half', configurationId: 'half', rows: [{ rowId: 'a' }, { rowId: 'b' }, { rowId: 'a' }] }),
+    );
     const stderr = await cli.fails(['configs', 'import', file]);
-    assert.match(stderr, /Import failed at rows\[2\] \(id a\): .*The configuration half created so far was removed again \(deleted and purged\)/);
+    assert.match(
+      stderr,
+      /Import failed at rows\[2\] \(id a\): .*The configuration half created so far was removed again \(deleted and purged\)/,
+    );
     const all = [...(await cli.json(['configs', 'list'])), ...(await cli.json(['configs', 'list', '--deleted']))];
     assert.ok(!all.some((c: { id: string }) => c.id === 'half'), 'nothing of the failed import is left');
   });
@@ -66,11 +130,17 @@ describe('gex configs, rows and state commands on a Storage API (KBC_URL, KBC_TO
     const file = path.join(dir, 'shop.json');
     await writeFile(file, JSON.stringify({ name: 'shop', configurationId: 'shop', rows: [{ rowId: 'a' }] }));
     await cli.ok(['configs', 'import', file]);
-    assert.match(await cli.fails(['configs', 'import', file]), /Configuration shop already exists\. Nothing was imported\. To import it anyway: --new-id/);
+    assert.match(
+      await cli.fails(['configs', 'import', file]),
+      /Configuration shop already exists\. Nothing was imported\. To import it anyway: --new-id/,
+    );
     assert.notEqual((await cli.json(['configs', 'import', file, '--new-id'])).id, 'shop');
     const versions = await cli.json(['configs', 'versions', 'shop']);
     const stderr = await cli.fails(['configs', 'import', file, '--replace']);
-    assert.match(stderr, /^Error: --replace needs the embedded store \(SQLite or PostgreSQL\): a Storage API changes one row per call/);
+    assert.match(
+      stderr,
+      /^Error: --replace needs the embedded store \(SQLite or PostgreSQL\): a Storage API changes one row per call/,
+    );
     assert.deepEqual(await cli.json(['configs', 'versions', 'shop']), versions, 'nothing changed');
   });
 

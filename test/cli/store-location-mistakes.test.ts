@@ -15,7 +15,11 @@ async function listing(dir: string): Promise<string[]> {
 /** `gex` as a process started in `cwd`: relative store paths (`htp://x` is one) land there. */
 function runGexIn(cwd: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [gexBin, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [gexBin, ...args], {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
@@ -66,10 +70,16 @@ describe('--store mistakes (gex processes)', function () {
       const before = await listing(dir);
       for (const store of ['new.sqlite', path.join('sub', 'deeper', 'new.sqlite')]) {
         // a run's data folder is elsewhere: what matters here is the store's folder
-        const result = await runGex([...command, '--store', path.join(dir, store)], { ...noKey, KBC_DATADIR: path.join(os.tmpdir(), 'gex-no-such-data-folder') });
+        const result = await runGex([...command, '--store', path.join(dir, store)], {
+          ...noKey,
+          KBC_DATADIR: path.join(os.tmpdir(), 'gex-no-such-data-folder'),
+        });
         assert.equal(result.code, 1, result.stderr);
         assert.ok(result.stderr.includes(`No store at ${path.join(dir, store)}`), result.stderr);
-        assert.match(result.stderr, /only reads or runs, so it creates no store\. Check --store \(\$KBC_URL, \$GEX_STORE\), or create the store with "gex configs import FILE"/);
+        assert.match(
+          result.stderr,
+          /only reads or runs, so it creates no store\. Check --store \(\$KBC_URL, \$GEX_STORE\), or create the store with "gex configs import FILE"/,
+        );
       }
       assert.deepEqual(await listing(dir), before, 'no store, -wal, folder or key file was created');
     });
@@ -79,7 +89,10 @@ describe('--store mistakes (gex processes)', function () {
     const store = path.join(dir, 'gex-store.sqlite');
     assert.equal((await runGex(['tokens', 'create', '--description', 'x', '--store', store], noKey)).code, 0);
     const before = await listing(dir);
-    const result = await runGex(['run', '--config-id', '1', '--store', path.join(dir, 'gex-stor.sqlite'), '--data-dir', path.join(dir, 'data')], noKey);
+    const result = await runGex(
+      ['run', '--config-id', '1', '--store', path.join(dir, 'gex-stor.sqlite'), '--data-dir', path.join(dir, 'data')],
+      noKey,
+    );
     assert.equal(result.code, 1, result.stderr);
     assert.ok(result.stderr.includes(`No store at ${path.join(dir, 'gex-stor.sqlite')}`), result.stderr);
     assert.deepEqual(await listing(dir), before, 'no store, -wal, key file, lock or data folder was created');
@@ -92,16 +105,26 @@ describe('--store mistakes (gex processes)', function () {
     const before = await listing(dir);
     const result = await runGex(['configs', 'list', '--store', store], noKey);
     assert.equal(result.code, 1);
-    assert.match(result.stderr, /No master key: the key file .*s\.sqlite\.key does not exist and GEX_MASTER_KEY is not set/);
+    assert.match(
+      result.stderr,
+      /No master key: the key file .*s\.sqlite\.key does not exist and GEX_MASTER_KEY is not set/,
+    );
     assert.deepEqual(await listing(dir), before);
   });
 
   it('--store naming a folder is exit 1 saying a SQLite file path was expected (and creates no key file)', async () => {
     await mkdir(path.join(dir, 'folder'));
-    for (const command of [['configs', 'list'], ['configs', 'import', path.join(dir, 'none.json')], ['tokens', 'create', '--description', 'x']]) {
+    for (const command of [
+      ['configs', 'list'],
+      ['configs', 'import', path.join(dir, 'none.json')],
+      ['tokens', 'create', '--description', 'x'],
+    ]) {
       const result = await runGex([...command, '--store', path.join(dir, 'folder')], noKey);
       assert.equal(result.code, 1, result.stderr);
-      assert.match(result.stderr, /The store .*folder is a folder: expected a SQLite file path, a postgres:\/\/ \(or postgresql:\/\/\) URL, or the http\(s\):\/\/ address of a Storage API/);
+      assert.match(
+        result.stderr,
+        /The store .*folder is a folder: expected a SQLite file path, a postgres:\/\/ \(or postgresql:\/\/\) URL, or the http\(s\):\/\/ address of a Storage API/,
+      );
     }
     assert.deepEqual(await listing(dir), ['folder/']);
   });
@@ -109,7 +132,10 @@ describe('--store mistakes (gex processes)', function () {
   it('--store naming a text file is exit 1 saying it is not a SQLite database, and leaves the file alone', async () => {
     const text = path.join(dir, 'notes.txt');
     await writeFile(text, 'my notes\n');
-    for (const command of [['configs', 'list'], ['tokens', 'create', '--description', 'x']]) {
+    for (const command of [
+      ['configs', 'list'],
+      ['tokens', 'create', '--description', 'x'],
+    ]) {
       const result = await runGex([...command, '--store', text], noKey);
       assert.equal(result.code, 1, result.stderr);
       assert.match(result.stderr, /The store .*notes\.txt is not a SQLite database: expected a SQLite file path/);
@@ -119,25 +145,44 @@ describe('--store mistakes (gex processes)', function () {
   });
 
   it('--store with an unknown URL scheme is exit 1 naming the scheme (password hidden), for every command', async () => {
-    const commands = [['configs', 'list'], ['tokens', 'create', '--description', 'x'], ['serve', '--port', '0'], ['run', '--config-id', '1']];
+    const commands = [
+      ['configs', 'list'],
+      ['tokens', 'create', '--description', 'x'],
+      ['serve', '--port', '0'],
+      ['run', '--config-id', '1'],
+    ];
     for (const store of ['htp://x', 'mysql://user:hunter2@db/gex']) {
       for (const command of commands) {
-        const { code, output } = await runGexIn(dir, [...command, '--store', store], { ...noKey, KBC_DATADIR: path.join(dir, 'data') });
+        const { code, output } = await runGexIn(dir, [...command, '--store', store], {
+          ...noKey,
+          KBC_DATADIR: path.join(dir, 'data'),
+        });
         assert.equal(code, 1, output);
-        assert.match(output, /has an unknown URL scheme "(htp|mysql):\/\/": expected a SQLite file path, a postgres:\/\/ \(or postgresql:\/\/\) URL, or the http\(s\):\/\/ address of a Storage API/);
+        assert.match(
+          output,
+          /has an unknown URL scheme "(htp|mysql):\/\/": expected a SQLite file path, a postgres:\/\/ \(or postgresql:\/\/\) URL, or the http\(s\):\/\/ address of a Storage API/,
+        );
         assert.ok(!output.includes('hunter2'), 'the password is not printed');
       }
     }
-    assert.deepEqual(await listing(dir), [], 'no store named after the URL (./htp:/x) was created in the working folder');
+    assert.deepEqual(
+      await listing(dir),
+      [],
+      'no store named after the URL (./htp:/x) was created in the working folder',
+    );
   });
 
   it('a new store file, its -wal and -shm and its key file are created 0600 under umask 000', async () => {
     const store = path.join(dir, 'new.sqlite');
     // `gex serve` keeps the database open, so the -wal and -shm files can be seen
-    const child = spawn('/bin/sh', ['-c', `umask 000 && exec "${process.execPath}" "${gexBin}" serve --port 0 --store "${store}"`], {
-      env: { ...process.env, ...noKey },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      '/bin/sh',
+      ['-c', `umask 000 && exec "${process.execPath}" "${gexBin}" serve --port 0 --store "${store}"`],
+      {
+        env: { ...process.env, ...noKey },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     try {
       let output = '';
       await new Promise<void>((resolve, reject) => {
@@ -149,7 +194,8 @@ describe('--store mistakes (gex processes)', function () {
         child.stderr.on('data', onData);
         child.on('exit', (code) => reject(new Error(`gex serve exited with ${code}: ${output}`)));
       });
-      for (const file of [store, `${store}-wal`, `${store}-shm`, `${store}.key`]) assert.equal((await mode(file)).toString(8), '600', file);
+      for (const file of [store, `${store}-wal`, `${store}-shm`, `${store}.key`])
+        assert.equal((await mode(file)).toString(8), '600', file);
       // gex serve creates the store it is named, and says so: a mistyped path shows at start
       assert.ok(output.includes(`Created a new master key file ${store}.key`), output);
       assert.ok(output.includes(`Created a new, empty store ${store}`), output);
@@ -162,10 +208,14 @@ describe('--store mistakes (gex processes)', function () {
   it('a store created by a CLI command under umask 000 is 0600, and a later read works', async () => {
     const store = path.join(dir, 'cli.sqlite');
     const created = await new Promise<number>((resolve) => {
-      const child = spawn('/bin/sh', ['-c', `umask 000 && exec "${process.execPath}" "${gexBin}" tokens create --description x --store "${store}"`], {
-        env: { ...process.env, ...noKey },
-        stdio: 'ignore',
-      });
+      const child = spawn(
+        '/bin/sh',
+        ['-c', `umask 000 && exec "${process.execPath}" "${gexBin}" tokens create --description x --store "${store}"`],
+        {
+          env: { ...process.env, ...noKey },
+          stdio: 'ignore',
+        },
+      );
       child.on('exit', (code) => resolve(code ?? -1));
     });
     assert.equal(created, 0);
@@ -181,12 +231,21 @@ describe('--store mistakes (gex processes)', function () {
     it('configs list and run on a PostgreSQL database without a store exit 1 with "no store" and create no tables', async () => {
       const fresh = await postgres.fresh();
       try {
-        const run = await runGex(['run', '--config-id', '1', '--store', fresh.location, '--data-dir', path.join(dir, 'data')], TEST_KEY);
+        const run = await runGex(
+          ['run', '--config-id', '1', '--store', fresh.location, '--data-dir', path.join(dir, 'data')],
+          TEST_KEY,
+        );
         assert.equal(run.code, 1, run.stderr);
-        assert.match(run.stderr, /No store in the PostgreSQL database .*: this command only reads or runs, so it creates no store/);
+        assert.match(
+          run.stderr,
+          /No store in the PostgreSQL database .*: this command only reads or runs, so it creates no store/,
+        );
         const result = await runGex(['configs', 'list', '--store', fresh.location], TEST_KEY);
         assert.equal(result.code, 1, result.stderr);
-        assert.match(result.stderr, /No store in the PostgreSQL database .*: this command only reads or runs, so it creates no store/);
+        assert.match(
+          result.stderr,
+          /No store in the PostgreSQL database .*: this command only reads or runs, so it creates no store/,
+        );
         const schema = new URL(fresh.location).searchParams.get('options')!.replace('-c search_path=', '');
         const tables = await withPostgresClient(process.env[POSTGRES_VARIABLE]!, (c) =>
           c.query('SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = $1', [schema]),

@@ -34,15 +34,46 @@ describeEachBackend('gex tables against gex serve', (backend) => {
 
   it('lists, shows, previews with filters and exports what the server holds', async () => {
     const list = await cli.json(['tables', 'list']);
-    assert.deepEqual(list.map((t: { id: string; rowsCount: number; primaryKey: string[] }) => [t.id, t.rowsCount, t.primaryKey]), [['in.c-shop.users', 3, ['id']]]);
+    assert.deepEqual(
+      list.map((t: { id: string; rowsCount: number; primaryKey: string[] }) => [t.id, t.rowsCount, t.primaryKey]),
+      [['in.c-shop.users', 3, ['id']]],
+    );
     const shown = await cli.json(['tables', 'show', 'in.c-shop.users']);
     assert.deepEqual(shown.columns, ['id', 'name', 'country']);
-    const preview = await cli.json(['tables', 'preview', 'in.c-shop.users', '--columns', 'name', '--where-column', 'country', '--where-values', 'CZ,SK']);
+    const preview = await cli.json([
+      'tables',
+      'preview',
+      'in.c-shop.users',
+      '--columns',
+      'name',
+      '--where-column',
+      'country',
+      '--where-values',
+      'CZ,SK',
+    ]);
     assert.deepEqual(preview, { columns: ['name'], rows: [['Ann'], ['Bob "B"']] });
-    const changed = await cli.json(['tables', 'preview', 'in.c-shop.users', '--where-column', 'country', '--where-values', 'CZ', '--where-operator', 'ne', '--changed-since', '-1 days']);
-    assert.deepEqual(changed.rows.map((r: string[]) => r[0]), ['2', '3']);
+    const changed = await cli.json([
+      'tables',
+      'preview',
+      'in.c-shop.users',
+      '--where-column',
+      'country',
+      '--where-values',
+      'CZ',
+      '--where-operator',
+      'ne',
+      '--changed-since',
+      '-1 days',
+    ]);
+    assert.deepEqual(
+      changed.rows.map((r: string[]) => r[0]),
+      ['2', '3'],
+    );
     await cli.ok(['tables', 'export', 'in.c-shop.users', '--output', 'out.csv']);
-    assert.equal(await readFile(path.join(dir, 'out.csv'), 'utf8'), '"id","name","country"\n"1","Ann","CZ"\n"2","Bob ""B""","SK"\n"3","line\nbreak","DE"\n');
+    assert.equal(
+      await readFile(path.join(dir, 'out.csv'), 'utf8'),
+      '"id","name","country"\n"1","Ann","CZ"\n"2","Bob ""B""","SK"\n"3","line\nbreak","DE"\n',
+    );
     const manifest = JSON.parse(await readFile(path.join(dir, 'out.csv.manifest'), 'utf8'));
     assert.deepEqual([manifest.id, manifest.primary_key, manifest.rows_count], ['in.c-shop.users', ['id'], 3]);
   });

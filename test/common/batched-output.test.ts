@@ -10,7 +10,12 @@ function recorder(name: string, writes: string[]): NodeJS.WritableStream {
 describe('common: batched log output', () => {
   it('writes the lines of a burst in one write, and pending lines before an error line on stderr', () => {
     const writes: string[] = [];
-    const logger = createLogger({ stdout: recorder('out', writes), stderr: recorder('err', writes), batchStdout: true, format: 'json' });
+    const logger = createLogger({
+      stdout: recorder('out', writes),
+      stderr: recorder('err', writes),
+      batchStdout: true,
+      format: 'json',
+    });
     logger.info('one');
     logger.info('two');
     logger.info('three');
@@ -18,7 +23,11 @@ describe('common: batched log output', () => {
     logger.error('boom');
     assert.equal(writes.length, 2);
     assert.deepEqual(
-      writes[0].slice(4).trimEnd().split('\n').map((l) => (JSON.parse(l) as { msg: string }).msg),
+      writes[0]
+        .slice(4)
+        .trimEnd()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { msg: string }).msg),
       ['one', 'two', 'three'],
     );
     assert.match(writes[1], /^err:.*"boom"/);

@@ -9,8 +9,17 @@ import { ttySink as sink } from '../support/tty-sink.js';
 describe('secret masking', () => {
   it('hides # values in raw, JSON-escaped, URL-encoded and base64 forms', () => {
     const masker = new SecretMasker();
-    masker.addFromConfig(fromPlain({ api: { '#token': 'a"b c/d' }, nested: [{ '#list': ['x1y2z3'] }], plain: 'visible' }));
-    const text = ['a"b c/d', JSON.stringify('a"b c/d'), encodeURIComponent('a"b c/d'), Buffer.from('a"b c/d').toString('base64'), 'x1y2z3', 'visible'].join(' | ');
+    masker.addFromConfig(
+      fromPlain({ api: { '#token': 'a"b c/d' }, nested: [{ '#list': ['x1y2z3'] }], plain: 'visible' }),
+    );
+    const text = [
+      'a"b c/d',
+      JSON.stringify('a"b c/d'),
+      encodeURIComponent('a"b c/d'),
+      Buffer.from('a"b c/d').toString('base64'),
+      'x1y2z3',
+      'visible',
+    ].join(' | ');
     assert.equal(masker.mask(text), '[hidden] | "[hidden]" | [hidden] | [hidden] | [hidden] | visible');
   });
 
@@ -34,7 +43,9 @@ describe('secret masking of errors', () => {
     const masker = new SecretMasker();
     masker.add('s3cr3t/"é');
     const logger = createLogger({ masker, stdout: out.stream, stderr: err.stream });
-    const error = new Error(`could not parse ${phpJsonEncode(fromPlain({ key: 's3cr3t/"é' }))} from s3cr3t%2F%22%c3%a9`);
+    const error = new Error(
+      `could not parse ${phpJsonEncode(fromPlain({ key: 's3cr3t/"é' }))} from s3cr3t%2F%22%c3%a9`,
+    );
     logger.error({ err: error }, `Application error: ${error.message}`);
     assert.match(err.text(), /Application error: could not parse/);
     assert.match(err.text(), /\n {4}at /, 'the stack is there');
@@ -47,9 +58,18 @@ describe('secret masking of errors', () => {
     const { startFixtureServer } = await import('../../src/fixture-server/fixture-server.js');
     const server = await startFixtureServer({ handler: (r) => ({ status: 401, body: { echo: r.url } }) });
     try {
-      const parameters = fromPlain({ api: { baseUrl: `${server.url}/` }, config: { '#key': 'k3y/é', jobs: [{ endpoint: 'x', params: { key: { attr: '#key' } } }] } });
+      const parameters = fromPlain({
+        api: { baseUrl: `${server.url}/` },
+        config: { '#key': 'k3y/é', jobs: [{ endpoint: 'x', params: { key: { attr: '#key' } } }] },
+      });
       const error = await extract(
-        { parameters: parameters as never, action: 'run', imageParameters: new Map(), authorization: new Map(), state: new Map() },
+        {
+          parameters: parameters as never,
+          action: 'run',
+          imageParameters: new Map(),
+          authorization: new Map(),
+          state: new Map(),
+        },
         { dataDir: await (await import('node:fs/promises')).mkdtemp('/tmp/gex-extract-'), logger: silentLogger() },
       ).then(
         () => assert.fail('the API refused'),
@@ -87,14 +107,32 @@ describe('log formats and structured fields', () => {
   it('writes JSON lines with the fields of child loggers and calls; the text format leaves gex fields out', () => {
     const json = sink();
     const text = sink();
-    for (const [format, out] of [['json', json], ['text', text]] as const) {
+    for (const [format, out] of [
+      ['json', json],
+      ['text', text],
+    ] as const) {
       const logger = createLogger({ format, stdout: out.stream, stderr: out.stream });
       const row = logger.child({ configId: '12', rowId: 'a\nb' });
       row.info({ table: 'b.users', rows: 12345 }, 'Wrote table b.users: 12,345 rows');
       logger.info({ other: 'x' }, 'kept');
     }
-    const lines = json.text().trimEnd().split('\n').map((l) => JSON.parse(l));
-    assert.deepEqual({ ...lines[0], time: undefined }, { level: 'info', time: undefined, configId: '12', rowId: 'a\nb', table: 'b.users', rows: 12345, msg: 'Wrote table b.users: 12,345 rows' });
+    const lines = json
+      .text()
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(
+      { ...lines[0], time: undefined },
+      {
+        level: 'info',
+        time: undefined,
+        configId: '12',
+        rowId: 'a\nb',
+        table: 'b.users',
+        rows: 12345,
+        msg: 'Wrote table b.users: 12,345 rows',
+      },
+    );
     assert.match(text.text(), /INFO {2}Wrote table b\.users: 12,345 rows\n.*INFO {2}kept other=x\n$/);
   });
 
@@ -103,7 +141,9 @@ describe('log formats and structured fields', () => {
     const masker = new SecretMasker();
     masker.add('tok"en\\1');
     const logger = createLogger({ format: 'json', masker, stdout: out.stream, stderr: out.stream });
-    logger.child({ url: 'https://api/x?key=tok%22en%5C1' }).error({ 'tok"en\\1': 'key', nested: { list: ['tok"en\\1'] }, errorKind: 'user' }, 'API said: bad key tok"en\\1');
+    logger
+      .child({ url: 'https://api/x?key=tok%22en%5C1' })
+      .error({ 'tok"en\\1': 'key', nested: { list: ['tok"en\\1'] }, errorKind: 'user' }, 'API said: bad key tok"en\\1');
     const line = out.text();
     assert.ok(!line.includes('tok'), line);
     const record = JSON.parse(line);
@@ -169,7 +209,10 @@ describe('one log writer: masking without a round trip', () => {
       assert.match(err, /failed: refused \[hidden\]/);
       assert.match(out, /WARN|"warn"/, 'an error given alone is a warning line on stdout');
       if (format === 'json') {
-        const [info, warning] = out.trimEnd().split('\n').map((line) => JSON.parse(line));
+        const [info, warning] = out
+          .trimEnd()
+          .split('\n')
+          .map((line) => JSON.parse(line));
         assert.deepEqual(info.deep, { list: [{ value: '[hidden]' }] });
         assert.equal(info.endpoint, 'users?key=[hidden]');
         assert.equal(warning.err.code, 'E_BAD');

@@ -5,7 +5,10 @@ describe('calculateRetryDelay (the one retry rule of the HTTP client and the rem
   const base = { retryable: true, maxRetries: 3, backoffBaseMs: 1000 };
 
   it('doubles the backoff from the base, up to maxRetries retries', () => {
-    assert.deepEqual([1, 2, 3].map((attempt) => calculateRetryDelay({ ...base, attempt })?.ms), [1000, 2000, 4000]);
+    assert.deepEqual(
+      [1, 2, 3].map((attempt) => calculateRetryDelay({ ...base, attempt })?.ms),
+      [1000, 2000, 4000],
+    );
     assert.equal(calculateRetryDelay({ ...base, attempt: 4 }), null);
   });
 
@@ -21,6 +24,9 @@ describe('calculateRetryDelay (the one retry rule of the HTTP client and the rem
 
   it('gives up when the wait leaves no room for another attempt within the budget', () => {
     assert.equal(calculateRetryDelay({ ...base, attempt: 2, remainingMs: 2400, minAttemptMs: 500 }), null);
-    assert.deepEqual(calculateRetryDelay({ ...base, attempt: 2, remainingMs: 2500, minAttemptMs: 500 }), { ms: 2000, source: 'backoff' });
+    assert.deepEqual(calculateRetryDelay({ ...base, attempt: 2, remainingMs: 2500, minAttemptMs: 500 }), {
+      ms: 2000,
+      source: 'backoff',
+    });
   });
 });

@@ -1,10 +1,30 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { decodePathSegment, encodePathSegment, isInside, NAME_MAX_BYTES, resolveInside, unsafeFileNameProblem } from '../../src/common/safe-path.js';
+import {
+  decodePathSegment,
+  encodePathSegment,
+  isInside,
+  NAME_MAX_BYTES,
+  resolveInside,
+  unsafeFileNameProblem,
+} from '../../src/common/safe-path.js';
 
 describe('safe paths', () => {
   describe('encodePathSegment', () => {
-    const hostile = ['..', '.', '../../victim', 'a/out/tables', 'a%2Fout%2Ftables', '/etc/passwd', 'C:\\x', 'nul\u0000byte', '', '~', 'ž😀', ' '];
+    const hostile = [
+      '..',
+      '.',
+      '../../victim',
+      'a/out/tables',
+      'a%2Fout%2Ftables',
+      '/etc/passwd',
+      'C:\\x',
+      'nul\u0000byte',
+      '',
+      '~',
+      'ž😀',
+      ' ',
+    ];
     for (const id of hostile) {
       it(`keeps ${JSON.stringify(id)} one segment inside its parent`, () => {
         const segment = encodePathSegment(id);
@@ -21,7 +41,16 @@ describe('safe paths', () => {
     });
 
     it('gives different ids different segments (the encoding of one is never another id)', () => {
-      const ids = [...hostile, '%2E%2E', '%', '~empty', 'a'.repeat(500), `${'a'.repeat(500)}b`, 'x'.repeat(160), 'x'.repeat(161)];
+      const ids = [
+        ...hostile,
+        '%2E%2E',
+        '%',
+        '~empty',
+        'a'.repeat(500),
+        `${'a'.repeat(500)}b`,
+        'x'.repeat(160),
+        'x'.repeat(161),
+      ];
       const segments = ids.map(encodePathSegment);
       assert.equal(new Set(segments).size, ids.length);
     });
@@ -42,7 +71,8 @@ describe('safe paths', () => {
       assert.equal(resolveInside('/data', 'rows', '..foo'), '/data/rows/..foo');
     });
     for (const escape of [['..'], ['../x'], ['a', '../../x'], ['/etc/passwd'], ['x\u0000y']]) {
-      it(`refuses ${JSON.stringify(escape)}`, () => assert.throws(() => resolveInside('/data/out/tables', ...escape), /Refusing/));
+      it(`refuses ${JSON.stringify(escape)}`, () =>
+        assert.throws(() => resolveInside('/data/out/tables', ...escape), /Refusing/));
     }
     it('isInside tells a sibling with a common prefix from a child', () => {
       assert.equal(isInside('/data/rows', '/data/rows/a'), true);
@@ -63,6 +93,8 @@ describe('safe paths', () => {
       ['..', /folder/],
       ['é'.repeat(200), /400 bytes.*255/],
     ];
-    for (const [name, problem] of cases) it(`refuses ${JSON.stringify(name.slice(0, 12))}`, () => assert.match(unsafeFileNameProblem(name) ?? '', problem));
+    for (const [name, problem] of cases)
+      it(`refuses ${JSON.stringify(name.slice(0, 12))}`, () =>
+        assert.match(unsafeFileNameProblem(name) ?? '', problem));
   });
 });

@@ -3,7 +3,15 @@ import { SecretMasker } from '../../src/common/secret-masker.js';
 import { buildHttpRequest } from '../../src/extractor/http/request-builder.js';
 import { bodySnippet } from '../../src/extractor/response/decode-response.js';
 import { fromPlain, type JsonObject } from '../../src/json/index.js';
-import { guzzleQueryBuild, phpHttpBuildQuery, phpJsonEncode, phpRawUrlencode, phpStringFromBytes, phpUrlencode, resolveGuzzleUrl } from '../../src/php/index.js';
+import {
+  guzzleQueryBuild,
+  phpHttpBuildQuery,
+  phpJsonEncode,
+  phpRawUrlencode,
+  phpStringFromBytes,
+  phpUrlencode,
+  resolveGuzzleUrl,
+} from '../../src/php/index.js';
 import type { ApiSettings } from '../../src/extractor/config/api-settings.js';
 import { assertNoSecret, secretForms } from '../support/secret-forms.js';
 
@@ -21,7 +29,13 @@ function assertHidden(m: SecretMasker, form: string): void {
   assert.equal(m.mask(`before ${form} after`), 'before [hidden] after', `form ${JSON.stringify(form)}`);
 }
 
-const api = (): ApiSettings => ({ baseUrl: 'https://api.test/v1/', defaultParams: new Map(), defaultHeaders: new Map(), clientHeaders: new Map() }) as unknown as ApiSettings;
+const api = (): ApiSettings =>
+  ({
+    baseUrl: 'https://api.test/v1/',
+    defaultParams: new Map(),
+    defaultHeaders: new Map(),
+    clientHeaders: new Map(),
+  }) as unknown as ApiSettings;
 
 describe('secret masker: one test per encoding', () => {
   it('a header secret echoed by an API that reads its UTF-8 bytes as Latin-1', () => {
@@ -40,7 +54,7 @@ describe('secret masker: one test per encoding', () => {
   const one = new Map([['k', SECRET]]);
 
   it('raw', () => assertHidden(m, SECRET));
-  it('PHP urlencode (! * \' ( ) ~ encoded, space as +)', () => {
+  it("PHP urlencode (! * ' ( ) ~ encoded, space as +)", () => {
     assert.match(phpUrlencode(SECRET), /%21\+%2A%27%28%29%7E/);
     assertHidden(m, phpUrlencode(SECRET));
   });
@@ -62,8 +76,20 @@ describe('secret masker: one test per encoding', () => {
     assertHidden(m, new URLSearchParams([['k', SECRET]]).toString().slice(2));
   });
   it('lower-case hex in percent-encodings and \\u escapes', () => {
-    assertHidden(m, phpRawUrlencode(SECRET).toLowerCase().replace(/zq7kx9wm/, 'Zq7Kx9Wm').replace(/yt5pq2lr/, 'Yt5Pq2Lr').replace(/sp%5cace/, 'sp%5cace'));
-    assertHidden(m, phpJsonEncode(SECRET).slice(1, -1).replace(/\\u[0-9a-f]{4}/g, (e) => e.toUpperCase().replace('\\U', '\\u')));
+    assertHidden(
+      m,
+      phpRawUrlencode(SECRET)
+        .toLowerCase()
+        .replace(/zq7kx9wm/, 'Zq7Kx9Wm')
+        .replace(/yt5pq2lr/, 'Yt5Pq2Lr')
+        .replace(/sp%5cace/, 'sp%5cace'),
+    );
+    assertHidden(
+      m,
+      phpJsonEncode(SECRET)
+        .slice(1, -1)
+        .replace(/\\u[0-9a-f]{4}/g, (e) => e.toUpperCase().replace('\\U', '\\u')),
+    );
   });
   it('base64 of the secret alone', () => assertHidden(m, Buffer.from(SECRET).toString('base64')));
   it('base64 of a composite holding the secret (Basic user:password), at every byte alignment', () => {
@@ -100,7 +126,11 @@ describe('secret masker: one test per encoding', () => {
   it('requests gex builds: GET query, JSON body, form body, headers', () => {
     const params = fromPlain({ q: SECRET, n: 1 }) as JsonObject;
     for (const method of ['GET', 'POST', 'FORM'] as const) {
-      const request = buildHttpRequest({ endpoint: 'items', params, method }, fromPlain({ 'X-Key': SECRET }) as JsonObject, api());
+      const request = buildHttpRequest(
+        { endpoint: 'items', params, method },
+        fromPlain({ 'X-Key': SECRET }) as JsonObject,
+        api(),
+      );
       assertNoSecret(m.mask(JSON.stringify(request)), SECRET, MARKERS, `${method} request`);
     }
   });
@@ -113,7 +143,12 @@ describe('secret masker: behaviour', () => {
 
   it('keeps # values of a state (the store encrypts them) and hides secrets in other values and keys', () => {
     const m = masker('t0k3n-value');
-    const state = fromPlain({ '#token': 't0k3n-value', response: 'echo t0k3n-value', ['t0k3n-value']: 1, list: ['t0k3n-value'] });
+    const state = fromPlain({
+      '#token': 't0k3n-value',
+      response: 'echo t0k3n-value',
+      ['t0k3n-value']: 1,
+      list: ['t0k3n-value'],
+    });
     assert.deepEqual(Object.fromEntries(m.maskValues(state) as JsonObject), {
       '#token': 't0k3n-value',
       response: 'echo [hidden]',

@@ -4,7 +4,8 @@ import { formatClockTime, formatDuration, groupThousands, plural, sentence } fro
 
 describe('text helpers', () => {
   it('groups thousands like toLocaleString("en") does for counts', () => {
-    for (const n of [0, 7, 999, 1000, 12345, 1234567, -1234, 1001001]) assert.equal(groupThousands(n), n.toLocaleString('en'));
+    for (const n of [0, 7, 999, 1000, 12345, 1234567, -1234, 1001001])
+      assert.equal(groupThousands(n), n.toLocaleString('en'));
     assert.equal(groupThousands(1234.5678), '1,234.5678');
   });
 
@@ -27,7 +28,14 @@ describe('text helpers', () => {
   });
 
   it('says spans and clock times the way a person reads them', () => {
-    assert.deepEqual([800, 45_000, 60_000, 1_023_000, 3_600_000, 7_500_000].map(formatDuration), ['800 ms', '45 s', '1 min', '17 min 3 s', '1 h', '2 h 5 min']);
+    assert.deepEqual([800, 45_000, 60_000, 1_023_000, 3_600_000, 7_500_000].map(formatDuration), [
+      '800 ms',
+      '45 s',
+      '1 min',
+      '17 min 3 s',
+      '1 h',
+      '2 h 5 min',
+    ]);
     const now = new Date(2026, 10, 21, 12, 0, 0).getTime();
     assert.equal(formatClockTime(now + 1_023_000, now), '12:17:03');
     assert.equal(formatClockTime(now + 13 * 3_600_000, now), '2026-11-22 01:00:00');

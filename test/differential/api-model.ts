@@ -28,7 +28,8 @@ const JSON_TYPE = { 'Content-Type': 'application/json' };
 export function answer(model: ApiModel, request: ApiRequest, index: number, origin: string): ApiAnswer {
   if (index >= REQUEST_BUDGET) return json(400, { error: 'request budget of the differential API exhausted' });
   const path = request.target.split('?')[0];
-  if (/(^|\/)login(\/|$)/.test(path) && model.login !== undefined) return { status: 200, body: toJsonText(model.login), headers: JSON_TYPE };
+  if (/(^|\/)login(\/|$)/.test(path) && model.login !== undefined)
+    return { status: 200, body: toJsonText(model.login), headers: JSON_TYPE };
   const params = requestParams(request);
   const collection = model.collections[collectionIndex(path, model.collections.length)];
   const { start, size } = pageWindow(model, collection, params);
@@ -37,7 +38,13 @@ export function answer(model: ApiModel, request: ApiRequest, index: number, orig
   }
   const records = collection.records.slice(start, start + size);
   const more = start + size < collection.records.length;
-  return { status: 200, body: toJsonText(envelope(collection.envelope, records, more, start + size, collection.records.length, path, origin)), headers: JSON_TYPE };
+  return {
+    status: 200,
+    body: toJsonText(
+      envelope(collection.envelope, records, more, start + size, collection.records.length, path, origin),
+    ),
+    headers: JSON_TYPE,
+  };
 }
 
 function json(status: number, value: JsonText): ApiAnswer {
@@ -82,7 +89,11 @@ function toInt(text: string | undefined, fallback: number): number {
   return Number.isFinite(n) ? n : fallback;
 }
 
-function pageWindow(model: ApiModel, collection: Collection, params: Map<string, string>): { start: number; size: number } {
+function pageWindow(
+  model: ApiModel,
+  collection: Collection,
+  params: Map<string, string>,
+): { start: number; size: number } {
   const { paging } = model;
   const requested = toInt(params.get(paging.limitParam), 0);
   const size = requested > 0 ? Math.min(requested, 50) : collection.pageSize;
@@ -120,16 +131,28 @@ function idOf(record: JsonText): unknown {
   return isNumberLiteral(id) ? id.$number : id;
 }
 
-function envelope(shape: Envelope, records: JsonText[], more: boolean, next: number, total: number, path: string, origin: string): JsonText {
+function envelope(
+  shape: Envelope,
+  records: JsonText[],
+  more: boolean,
+  next: number,
+  total: number,
+  path: string,
+  origin: string,
+): JsonText {
   if (shape.dataPath === null) return records;
   const top: [string, JsonText][] = [];
   if (shape.flag && (more || !shape.flag.omitAtEnd)) {
-    top.push([shape.flag.key, shape.flag.style === 'bool' ? more : shape.flag.style === 'int' ? (more ? 1 : 0) : more ? 'true' : 'false']);
+    top.push([
+      shape.flag.key,
+      shape.flag.style === 'bool' ? more : shape.flag.style === 'int' ? (more ? 1 : 0) : more ? 'true' : 'false',
+    ]);
   }
   if (shape.next) {
     const url = nextUrl(shape.next.form, path, next, origin);
     if (more) setAt(top, shape.next.key, url);
-    else if (shape.next.atEnd !== 'missing') setAt(top, shape.next.key, { null: null, empty: '', false: false }[shape.next.atEnd]);
+    else if (shape.next.atEnd !== 'missing')
+      setAt(top, shape.next.key, { null: null, empty: '', false: false }[shape.next.atEnd]);
   }
   if (shape.token) {
     if (more) setAt(top, shape.token.key, `t${next}`);
@@ -141,7 +164,12 @@ function envelope(shape: Envelope, records: JsonText[], more: boolean, next: num
   return ordered(top);
 }
 
-function nextUrl(form: 'absolute' | 'relative' | 'rooted' | 'query', path: string, next: number, origin: string): string {
+function nextUrl(
+  form: 'absolute' | 'relative' | 'rooted' | 'query',
+  path: string,
+  next: number,
+  origin: string,
+): string {
   const last = path.split('/').pop() ?? '';
   switch (form) {
     case 'absolute':

@@ -30,7 +30,11 @@ export interface Envelope {
   /** a boolean-ish "more pages" flag at the top level */
   flag?: { key: string; style: 'bool' | 'int' | 'string'; omitAtEnd: boolean };
   /** the next page's URL at `key` */
-  next?: { key: string[]; form: 'absolute' | 'relative' | 'rooted' | 'query'; atEnd: 'null' | 'missing' | 'empty' | 'false' };
+  next?: {
+    key: string[];
+    form: 'absolute' | 'relative' | 'rooted' | 'query';
+    atEnd: 'null' | 'missing' | 'empty' | 'false';
+  };
   /** the next page's token at `key` (response.param) */
   token?: { key: string[]; atEnd: 'null' | 'missing' | 'empty' };
   /** the total number of records at `key` */

@@ -35,15 +35,30 @@ export const UNREPRODUCIBLE_EXAMPLES: Record<string, string> = {
 const argv = await yargs(hideBin(process.argv))
   .option('seed', { type: 'number', default: 1, describe: 'the first case seed (case i uses seed + i)' })
   .option('cases', { type: 'number', default: 100 })
-  .option('parallel', { type: 'number', default: Math.max(1, os.availableParallelism()), describe: 'cases at the same time' })
+  .option('parallel', {
+    type: 'number',
+    default: Math.max(1, os.availableParallelism()),
+    describe: 'cases at the same time',
+  })
   .option('shrink-runs', { type: 'number', default: 60, describe: 'the most runs spent shrinking one difference' })
   .option('timeout', { type: 'number', default: 60, describe: 'seconds per engine run' })
   .option('examples', { type: 'string', describe: 'also run every example folder of this GE examples root' })
   .option('only-examples', { type: 'boolean', default: false })
   .option('show', { type: 'number', describe: 'print the data folder and API of a seed and exit' })
-  .option('keep', { type: 'string', describe: 'run in this folder and keep the data folders (for one seed: slot-0/ge, slot-0/gex)' })
-  .option('save', { type: 'string', describe: 'save each shrunk difference with the reference\'s result here, as a regression case for test/differential/regressions' })
-  .option('record', { type: 'string', describe: 'save every case of the seed range with the reference\'s result here (no comparison), e.g. to freeze a fixed case as a regression' })
+  .option('keep', {
+    type: 'string',
+    describe: 'run in this folder and keep the data folders (for one seed: slot-0/ge, slot-0/gex)',
+  })
+  .option('save', {
+    type: 'string',
+    describe:
+      "save each shrunk difference with the reference's result here, as a regression case for test/differential/regressions",
+  })
+  .option('record', {
+    type: 'string',
+    describe:
+      "save every case of the seed range with the reference's result here (no comparison), e.g. to freeze a fixed case as a regression",
+  })
   .option('report', { type: 'string', describe: 'write every case report as JSON to this file' })
   .strict()
   .parse();
@@ -55,7 +70,9 @@ if (argv.show !== undefined) {
 
 const command = referenceCommand();
 if (!command) {
-  console.error(`SKIPPED: the differential test needs the reference Generic Extractor; set ${GE_REFERENCE_VARIABLE} to a command that runs it on a data folder.`);
+  console.error(
+    `SKIPPED: the differential test needs the reference Generic Extractor; set ${GE_REFERENCE_VARIABLE} to a command that runs it on a data folder.`,
+  );
   process.exit(2);
 }
 const reference = referenceEngine(command);
@@ -78,7 +95,13 @@ if (argv.examples) {
       console.log(`example ${example.name}: skipped (${why})`);
       continue;
     }
-    const [ge, ours] = await runOnEngines(await exampleFolder(example), play, [reference, gex], path.join(workDir, 'example'), timeoutMs);
+    const [ge, ours] = await runOnEngines(
+      await exampleFolder(example),
+      play,
+      [reference, gex],
+      path.join(workDir, 'example'),
+      timeoutMs,
+    );
     const differences = compareSides(ge, ours);
     const deviation = explainingDeviation(ge, ours, differences);
     json.push({ example: example.name, differences, deviation: deviation?.id });
@@ -86,10 +109,14 @@ if (argv.examples) {
     else if (deviation) console.log(`example ${example.name}: listed deviation ${deviation.id}`);
     else {
       failed++;
-      console.log(`example ${example.name}: DIFFERENT\n${differences.map((d) => d.detail).join('\n')}\n--- GE log\n${logTail(ge.log)}\n--- gex log\n${logTail(ours.log)}`);
+      console.log(
+        `example ${example.name}: DIFFERENT\n${differences.map((d) => d.detail).join('\n')}\n--- GE log\n${logTail(ge.log)}\n--- gex log\n${logTail(ours.log)}`,
+      );
     }
   }
-  console.log(`examples: ${examples.length} (${same} same, ${skipped} skipped as unreproducible, ${examples.length - same - skipped - failed} listed deviations, ${failed} different)`);
+  console.log(
+    `examples: ${examples.length} (${same} same, ${skipped} skipped as unreproducible, ${examples.length - same - skipped - failed} listed deviations, ${failed} different)`,
+  );
 }
 
 if (argv.record) {
@@ -97,7 +124,9 @@ if (argv.record) {
     const c = caseOfSeed(seed);
     const [ge] = await runCase(c, [reference], path.join(workDir, 'record'), timeoutMs);
     await saveRegression(argv.record, seed, c, ge);
-    console.log(`recorded seed ${seed}: GE exit ${ge.code}, ${ge.requests.length} requests, ${ge.outputs.size} output files`);
+    console.log(
+      `recorded seed ${seed}: GE exit ${ge.code}, ${ge.requests.length} requests, ${ge.outputs.size} output files`,
+    );
   }
 } else if (!argv['only-examples']) {
   const started = Date.now();
@@ -114,14 +143,26 @@ if (argv.record) {
     onCase: (report, done) => {
       if (report.outcome === 'different') {
         const shrunk = report.shrunk!;
-        console.log(`${describeCase(report.seed, shrunk.case, shrunk.differences, shrunk.logs)}\n(shrunk in ${shrunk.runs} runs)\n`);
+        console.log(
+          `${describeCase(report.seed, shrunk.case, shrunk.differences, shrunk.logs)}\n(shrunk in ${shrunk.runs} runs)\n`,
+        );
         if (argv.save) void saveRegression(argv.save, report.seed, shrunk.case, shrunk.reference);
       }
-      if (done % 25 === 0 || done === argv.cases) console.error(`… ${done}/${argv.cases} cases in ${Math.round((Date.now() - started) / 1000)} s`);
+      if (done % 25 === 0 || done === argv.cases)
+        console.error(`… ${done}/${argv.cases} cases in ${Math.round((Date.now() - started) / 1000)} s`);
     },
   });
   failed += reports.filter((r) => r.outcome === 'different').length;
-  json.push(...reports.map((r) => ({ ...r, shrunk: r.shrunk && { ...r.shrunk, reference: undefined, files: Object.fromEntries(dataFolderFiles(r.shrunk.case, 'http://127.0.0.1:PORT')) } })));
+  json.push(
+    ...reports.map((r) => ({
+      ...r,
+      shrunk: r.shrunk && {
+        ...r.shrunk,
+        reference: undefined,
+        files: Object.fromEntries(dataFolderFiles(r.shrunk.case, 'http://127.0.0.1:PORT')),
+      },
+    })),
+  );
   console.log(summarize(reports));
 }
 if (argv.report) await writeFile(argv.report, JSON.stringify(json, null, 2));

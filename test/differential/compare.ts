@@ -45,7 +45,11 @@ export function compareSides(reference: SideResult, gex: SideResult, order: Requ
   const differences: Difference[] = [];
   if (reference.code !== gex.code || reference.timedOut !== gex.timedOut) {
     const error = errorShape(gex.log) ?? errorShape(reference.log);
-    differences.push({ kind: 'exit', where: `exit ${reference.code}→${gex.code}${error ? `: ${error}` : ''}`, detail: `exit code ${reference.code}${reference.timedOut ? ' (timed out)' : ''} vs gex ${gex.code}${gex.timedOut ? ' (timed out)' : ''}` });
+    differences.push({
+      kind: 'exit',
+      where: `exit ${reference.code}→${gex.code}${error ? `: ${error}` : ''}`,
+      detail: `exit code ${reference.code}${reference.timedOut ? ' (timed out)' : ''} vs gex ${gex.code}${gex.timedOut ? ' (timed out)' : ''}`,
+    });
   }
   if (order === 'set') differences.push(...requestSetDifferences(reference, gex));
   else differences.push(...requestSequenceDifferences(reference, gex));
@@ -61,11 +65,17 @@ function requestSetDifferences(reference: SideResult, gex: SideResult): Differen
   for (const r of ours) left.set(r, (left.get(r) ?? 0) + 1);
   for (const r of theirs) {
     const n = left.get(r) ?? 0;
-    if (n === 0) return [{ kind: 'requests', where: 'request missing', detail: `a request GE sent that gex did not:\n  GE:  ${r}` }];
+    if (n === 0)
+      return [
+        { kind: 'requests', where: 'request missing', detail: `a request GE sent that gex did not:\n  GE:  ${r}` },
+      ];
     left.set(r, n - 1);
   }
   const extra = [...left].find(([, n]) => n > 0);
-  if (extra && !failed) return [{ kind: 'requests', where: 'request extra', detail: `a request gex sent that GE did not:\n  gex: ${extra[0]}` }];
+  if (extra && !failed)
+    return [
+      { kind: 'requests', where: 'request extra', detail: `a request gex sent that GE did not:\n  gex: ${extra[0]}` },
+    ];
   return [];
 }
 
@@ -78,7 +88,11 @@ function requestSequenceDifferences(reference: SideResult, gex: SideResult): Dif
     const left = a ? describeRequest(a) : '(none)';
     const right = b ? describeRequest(b) : '(none)';
     if (left !== right) {
-      differences.push({ kind: 'requests', where: `request ${!a ? 'extra' : !b ? 'missing' : requestPart(a, b)}`, detail: `request #${i + 1}:\n  GE:  ${left}\n  gex: ${right}` });
+      differences.push({
+        kind: 'requests',
+        where: `request ${!a ? 'extra' : !b ? 'missing' : requestPart(a, b)}`,
+        detail: `request #${i + 1}:\n  GE:  ${left}\n  gex: ${right}`,
+      });
       break;
     }
   }
@@ -93,7 +107,11 @@ function appendOutputDifferences(reference: SideResult, gex: SideResult, differe
       const b = normalizedOutput(name, gex.outputs.get(name));
       if (a && b && a.equals(b)) continue;
       const where = `output ${name.endsWith('.manifest') ? 'manifest' : name === 'state.json' ? 'state' : 'table'}${!a ? ' extra' : !b ? ' missing' : ''}`;
-      differences.push({ kind: 'output', where, detail: `out/${name}:\n  GE:  ${a ? show(a) : '(no file)'}\n  gex: ${b ? show(b) : '(no file)'}` });
+      differences.push({
+        kind: 'output',
+        where,
+        detail: `out/${name}:\n  GE:  ${a ? show(a) : '(no file)'}\n  gex: ${b ? show(b) : '(no file)'}`,
+      });
     }
   }
 }

@@ -31,7 +31,13 @@ export interface CaseReport {
   deviation?: string;
   differences: Difference[];
   /** the smallest case found that still shows the first difference */
-  shrunk?: { case: DiffCase; differences: Difference[]; runs: number; logs: { ge: string; gex: string }; reference: SideResult };
+  shrunk?: {
+    case: DiffCase;
+    differences: Difference[];
+    runs: number;
+    logs: { ge: string; gex: string };
+    reference: SideResult;
+  };
 }
 
 /** Generates `cases` cases from consecutive seeds and runs each on both engines. */
@@ -63,7 +69,11 @@ export function caseOfSeed(seed: number): DiffCase {
  * shows a difference with the same signature, until the shrink budget is spent (then every further
  * candidate "passes", which ends shrinking with the smallest case found).
  */
-export async function runOneCase(seed: number, options: Omit<DifferentialOptions, 'seed' | 'cases' | 'parallel'>, workDir: string): Promise<CaseReport> {
+export async function runOneCase(
+  seed: number,
+  options: Omit<DifferentialOptions, 'seed' | 'cases' | 'parallel'>,
+  workDir: string,
+): Promise<CaseReport> {
   let report: CaseReport | undefined;
   let wanted: string | null = null;
   let shrinkRuns = 0;
@@ -93,6 +103,12 @@ export async function runOneCase(seed: number, options: Omit<DifferentialOptions
   return report!;
 }
 
-function shrunkOf(c: DiffCase, differences: Difference[], runs: number, reference: SideResult, gex: SideResult): NonNullable<CaseReport['shrunk']> {
+function shrunkOf(
+  c: DiffCase,
+  differences: Difference[],
+  runs: number,
+  reference: SideResult,
+  gex: SideResult,
+): NonNullable<CaseReport['shrunk']> {
   return { case: c, differences, runs, logs: { ge: logTail(reference.log), gex: logTail(gex.log) }, reference };
 }

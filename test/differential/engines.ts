@@ -32,13 +32,21 @@ export function referenceEngine(command: string): Engine {
 
 /** gex as users run it: the built CLI on the data folder. */
 export function gexEngine(): Engine {
-  return { name: 'gex', run: (dataDir, timeoutMs) => runProcess(process.execPath, [path.join(root, 'bin', 'gex.js'), 'run', '--data-dir', dataDir], timeoutMs) };
+  return {
+    name: 'gex',
+    run: (dataDir, timeoutMs) =>
+      runProcess(process.execPath, [path.join(root, 'bin', 'gex.js'), 'run', '--data-dir', dataDir], timeoutMs),
+  };
 }
 
 function runProcess(command: string, args: string[], timeoutMs: number): Promise<EngineRun> {
   return new Promise((resolve) => {
     // detached: a timeout kills the whole process group (run.sh execs PHP, but be sure)
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' } });
+    const child = spawn(command, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+      env: { ...process.env, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' },
+    });
     let log = '';
     const keep = (chunk: Buffer) => {
       log = (log + chunk.toString('utf8')).slice(-200_000);

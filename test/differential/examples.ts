@@ -25,7 +25,10 @@ export interface ExampleFolder {
 
 /** The examples of a root: folders holding config.json, in name order. */
 export async function listExamples(root: string): Promise<ExampleFolder[]> {
-  const names = (await readdir(root, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const names = (await readdir(root, { withFileTypes: true }))
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
   const found: ExampleFolder[] = [];
   for (const name of names) {
     if (await exists(path.join(root, name, 'config.json'))) found.push({ name, dir: path.join(root, name) });
@@ -68,7 +71,8 @@ export async function loadRecordings(root: string): Promise<Exchange[]> {
           request: await readFile(full, 'utf8'),
           requestHeaders: headerLines(await optional(`${base}.requestHeaders`)),
           status: Number.parseInt((await optional(`${base}.responseCode`)).trim(), 10) || 200,
-          responseHeaders: Object.keys(responseHeaders).length > 0 ? responseHeaders : { 'Content-Type': 'application/json' },
+          responseHeaders:
+            Object.keys(responseHeaders).length > 0 ? responseHeaders : { 'Content-Type': 'application/json' },
           body: await readFile(`${base}.response`).catch(() => Buffer.alloc(0)),
         });
       }
@@ -83,9 +87,18 @@ export function replay(exchanges: Exchange[]): ApiPlayer {
   return (request: ApiRequest & { headers?: [string, string][] }): ApiAnswer => {
     const id = `${request.method} ${request.target}\r\n\r\n${request.body}`.trim();
     const match = exchanges.find(
-      (ex) => ex.request === id && ex.requestHeaders.every(([name, value]) => request.headers?.some(([n, v]) => n === name && (value === '*' || v === value))),
+      (ex) =>
+        ex.request === id &&
+        ex.requestHeaders.every(([name, value]) =>
+          request.headers?.some(([n, v]) => n === name && (value === '*' || v === value)),
+        ),
     );
-    if (!match) return { status: 404, body: JSON.stringify({ message: `Unknown request ${id}` }), headers: { 'Content-Type': 'application/json' } };
+    if (!match)
+      return {
+        status: 404,
+        body: JSON.stringify({ message: `Unknown request ${id}` }),
+        headers: { 'Content-Type': 'application/json' },
+      };
     return { status: match.status, body: match.body, headers: match.responseHeaders };
   };
 }
@@ -96,8 +109,13 @@ export function replay(exchanges: Exchange[]): ApiPlayer {
  */
 export function pointAtServer(config: string, origin: string): string {
   const { hostname, port } = new URL(origin);
-  let text = config.replace(/http:\/\/mock-server(:80)?\//g, `${origin}/`).replace(/"mock-server:80"/g, `"${hostname}:${port}"`);
-  if (/"address":\s*"mock-server"/.test(text)) text = text.replace(/"address":\s*"mock-server"/g, `"address": "${hostname}"`).replace(/"port":\s*"80"/g, `"port": "${port}"`);
+  let text = config
+    .replace(/http:\/\/mock-server(:80)?\//g, `${origin}/`)
+    .replace(/"mock-server:80"/g, `"${hostname}:${port}"`);
+  if (/"address":\s*"mock-server"/.test(text))
+    text = text
+      .replace(/"address":\s*"mock-server"/g, `"address": "${hostname}"`)
+      .replace(/"port":\s*"80"/g, `"port": "${port}"`);
   return text;
 }
 

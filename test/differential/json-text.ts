@@ -6,14 +6,7 @@
  * (an object whose keys keep their order).
  */
 export type JsonText =
-  | null
-  | boolean
-  | number
-  | string
-  | NumberLiteral
-  | OrderedObject
-  | JsonText[]
-  | { [key: string]: JsonText };
+  null | boolean | number | string | NumberLiteral | OrderedObject | JsonText[] | { [key: string]: JsonText };
 
 export interface NumberLiteral {
   $number: string;
@@ -37,7 +30,8 @@ export function isOrderedObject(value: unknown): value is OrderedObject {
 /** The entries of an object value (plain or ordered), or undefined for anything else. */
 export function entriesOf(value: JsonText | undefined): [string, JsonText][] | undefined {
   if (isOrderedObject(value)) return value.$entries;
-  if (typeof value === 'object' && value !== null && !Array.isArray(value) && !isNumberLiteral(value)) return Object.entries(value);
+  if (typeof value === 'object' && value !== null && !Array.isArray(value) && !isNumberLiteral(value))
+    return Object.entries(value);
   return undefined;
 }
 

@@ -21,14 +21,24 @@ export async function saveRegression(dir: string, seed: number, c: DiffCase, ref
   const saved: RegressionCase = {
     seed,
     case: c,
-    reference: { code: reference.code, log: logTail(reference.log, 20), requests: reference.requests, outputs: Object.fromEntries([...reference.outputs].map(([name, bytes]) => [name, bytes.toString('base64')])) },
+    reference: {
+      code: reference.code,
+      log: logTail(reference.log, 20),
+      requests: reference.requests,
+      outputs: Object.fromEntries([...reference.outputs].map(([name, bytes]) => [name, bytes.toString('base64')])),
+    },
   };
   await writeFile(path.join(dir, `seed-${seed}.json`), `${JSON.stringify(saved, null, 1)}\n`);
 }
 
 export async function loadRegressions(dir: string): Promise<Array<{ file: string; saved: RegressionCase }>> {
   const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith('.json')).sort();
-  return Promise.all(files.map(async (file) => ({ file, saved: JSON.parse(await readFile(path.join(dir, file), 'utf8')) as RegressionCase })));
+  return Promise.all(
+    files.map(async (file) => ({
+      file,
+      saved: JSON.parse(await readFile(path.join(dir, file), 'utf8')) as RegressionCase,
+    })),
+  );
 }
 
 /** The recorded reference run as a SideResult, to compare with gex's run. */
@@ -39,6 +49,8 @@ export function referenceSide(saved: RegressionCase): SideResult {
     timedOut: false,
     log: saved.reference.log,
     requests: saved.reference.requests,
-    outputs: new Map(Object.entries(saved.reference.outputs).map(([name, base64]) => [name, Buffer.from(base64, 'base64')])),
+    outputs: new Map(
+      Object.entries(saved.reference.outputs).map(([name, base64]) => [name, Buffer.from(base64, 'base64')]),
+    ),
   };
 }

@@ -10,10 +10,18 @@ import { loadRegressions, referenceSide } from './regression-case.js';
 import { runCase } from './run-case.js';
 
 /** Cases the differential tester found, with GE's recorded result: gex alone must match each. */
-const folder = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'test', 'differential', 'regressions');
+const folder = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  '..',
+  'test',
+  'differential',
+  'regressions',
+);
 const regressions = await loadRegressions(folder);
 
-describe('differential regressions: shrunk cases with the reference GE\'s recorded result', function () {
+describe("differential regressions: shrunk cases with the reference GE's recorded result", function () {
   this.timeout(60_000);
   let workDir: string;
   before(async () => {

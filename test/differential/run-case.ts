@@ -33,11 +33,21 @@ export function dataFolderFiles(c: DiffCase, baseUrl: string): Map<string, strin
 }
 
 /** The API side of a run: the answer to the `index`-th request of a run, given the server's origin. */
-export type ApiPlayer = (request: ApiRequest & { headers?: [string, string][] }, index: number, origin: string) => ApiAnswer;
+export type ApiPlayer = (
+  request: ApiRequest & { headers?: [string, string][] },
+  index: number,
+  origin: string,
+) => ApiAnswer;
 
 /** Runs a generated case: its data folder against its API model. */
 export function runCase(c: DiffCase, engines: Engine[], workDir: string, timeoutMs: number): Promise<SideResult[]> {
-  return runOnEngines((origin) => dataFolderFiles(c, origin), (request, index, origin) => answer(c.api, request, index, origin), engines, workDir, timeoutMs);
+  return runOnEngines(
+    (origin) => dataFolderFiles(c, origin),
+    (request, index, origin) => answer(c.api, request, index, origin),
+    engines,
+    workDir,
+    timeoutMs,
+  );
 }
 
 /**
@@ -59,9 +69,20 @@ export async function runOnEngines(
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('latin1');
       const headers: [string, string][] = [];
-      for (let i = 0; i < req.rawHeaders.length; i += 2) headers.push([req.rawHeaders[i].toLowerCase(), req.rawHeaders[i + 1]]);
+      for (let i = 0; i < req.rawHeaders.length; i += 2)
+        headers.push([req.rawHeaders[i].toLowerCase(), req.rawHeaders[i + 1]]);
       const request: SentRequest = { method: req.method ?? '', target: req.url ?? '', headers, body };
-      const reply = play({ method: request.method, target: request.target, body: Buffer.from(body, 'latin1').toString('utf8'), contentType: req.headers['content-type'], headers }, log.length, origin);
+      const reply = play(
+        {
+          method: request.method,
+          target: request.target,
+          body: Buffer.from(body, 'latin1').toString('utf8'),
+          contentType: req.headers['content-type'],
+          headers,
+        },
+        log.length,
+        origin,
+      );
       log.push(request);
       res.writeHead(reply.status, reply.headers);
       res.end(reply.body);
@@ -82,7 +103,14 @@ export async function runOnEngines(
       const run = await engine.run(dataDir, timeoutMs);
       // beside the data folder, for a closer look at a kept case (--keep)
       await writeFile(`${dataDir}.log`, run.log);
-      results.push({ engine: engine.name, code: run.code, timedOut: run.timedOut, log: run.log, requests: log, outputs: await readOutputs(path.join(dataDir, 'out')) });
+      results.push({
+        engine: engine.name,
+        code: run.code,
+        timedOut: run.timedOut,
+        log: run.log,
+        requests: log,
+        outputs: await readOutputs(path.join(dataDir, 'out')),
+      });
     }
     return results;
   } finally {

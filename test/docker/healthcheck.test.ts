@@ -42,7 +42,11 @@ async function stop(pid1: GexProcess, signal: NodeJS.Signals): Promise<void> {
 async function healthcheck(pid1: GexProcess, cmd: string[]): Promise<number> {
   const inner = innerPid(pid1);
   const [program, ...args] = cmd;
-  const child = spawn('nsenter', ['--target', String(inner), '--pid', '--mount', program === 'node' ? process.execPath : program, ...args], { stdio: 'ignore' });
+  const child = spawn(
+    'nsenter',
+    ['--target', String(inner), '--pid', '--mount', program === 'node' ? process.execPath : program, ...args],
+    { stdio: 'ignore' },
+  );
   return new Promise((resolve) => child.on('close', (code) => resolve(code ?? -1)));
 }
 
@@ -64,7 +68,16 @@ describe('container image: the HEALTHCHECK (run as in a container: PID 1 in its 
   for (const portArgs of [(p: number) => ['--port', String(p)], (p: number) => [`--port=${p}`]]) {
     it(`is healthy while gex serve ${portArgs(0)[0].replace(/=0$/, '=N')} answers /health`, async () => {
       const port = await freePort();
-      const serve = asPid1([process.execPath, gexBin, '--log-level', 'debug', 'serve', ...portArgs(port), '--store', path.join(dir, `s${port}.sqlite`)]);
+      const serve = asPid1([
+        process.execPath,
+        gexBin,
+        '--log-level',
+        'debug',
+        'serve',
+        ...portArgs(port),
+        '--store',
+        path.join(dir, `s${port}.sqlite`),
+      ]);
       try {
         await serve.waitFor(/listening on http/);
         assert.equal(await healthcheck(serve, cmd), 0);
@@ -95,7 +108,10 @@ describe('container image: the HEALTHCHECK (run as in a container: PID 1 in its 
   });
 
   it('is healthy for every other command (gex run is a job, not a server), also under docker run --init', async () => {
-    for (const line of [['/usr/local/bin/gex', 'run', '--row-id', 'serve'], ['/sbin/docker-init', '--', 'gex', '--log-level', 'debug', 'run']]) {
+    for (const line of [
+      ['/usr/local/bin/gex', 'run', '--row-id', 'serve'],
+      ['/sbin/docker-init', '--', 'gex', '--log-level', 'debug', 'run'],
+    ]) {
       const pid1 = asPid1([process.execPath, '-e', `console.log('ready');setInterval(()=>{},1e9)`, ...line]);
       try {
         await pid1.waitFor(/ready/);
@@ -109,11 +125,28 @@ describe('container image: the HEALTHCHECK (run as in a container: PID 1 in its 
   it('labels the image (OCI) with the version of package.json and keeps data, stores and keys out of the build context', async () => {
     const { version } = JSON.parse(await readFile(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string };
     const runtime = (await readDockerfile(path.join(repoRoot, 'Dockerfile')))[1];
-    assert.ok(runtime.instructions.some((i) => i.keyword === 'ARG' && i.args === `VERSION=${version}`), 'ARG VERSION is package.json version');
-    const labels = runtime.instructions.filter((i) => i.keyword === 'LABEL').map((i) => i.args).join(' ');
-    for (const key of ['title', 'description', 'version', 'licenses']) assert.match(labels, new RegExp(`org\\.opencontainers\\.image\\.${key}="[^"]+"`));
+    assert.ok(
+      runtime.instructions.some((i) => i.keyword === 'ARG' && i.args === `VERSION=${version}`),
+      'ARG VERSION is package.json version',
+    );
+    const labels = runtime.instructions
+      .filter((i) => i.keyword === 'LABEL')
+      .map((i) => i.args)
+      .join(' ');
+    for (const key of ['title', 'description', 'version', 'licenses'])
+      assert.match(labels, new RegExp(`org\\.opencontainers\\.image\\.${key}="[^"]+"`));
     const ignore = (await readFile(path.join(repoRoot, '.dockerignore'), 'utf8')).split('\n').map((l) => l.trim());
-    for (const pattern of ['.git', 'node_modules', 'dist', 'data', '**/.gex', '**/*.sqlite', '**/*.sqlite-*', '**/*.sqlite.key', '**/*.key']) {
+    for (const pattern of [
+      '.git',
+      'node_modules',
+      'dist',
+      'data',
+      '**/.gex',
+      '**/*.sqlite',
+      '**/*.sqlite-*',
+      '**/*.sqlite.key',
+      '**/*.key',
+    ]) {
       assert.ok(ignore.includes(pattern), `.dockerignore lists ${pattern}`);
     }
   });

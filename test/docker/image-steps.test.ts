@@ -16,7 +16,11 @@ import { readDockerfile, type Stage } from './dockerfile.js';
  */
 function sh(command: string, cwd: string, env: NodeJS.ProcessEnv = {}): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn('/bin/sh', ['-c', command], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('/bin/sh', ['-c', command], {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
@@ -44,7 +48,10 @@ describe('container image: Dockerfile build and start steps replayed on the host
     assert.deepEqual(runtime.instructions.find((i) => i.keyword === 'ENTRYPOINT')?.json, ['gex']);
     assert.deepEqual(runtime.instructions.find((i) => i.keyword === 'CMD')?.json, ['run']);
     assert.match(runtime.instructions.find((i) => i.keyword === 'ENV')!.args, /KBC_DATADIR=\/data/);
-    assert.ok(!runtime.instructions.some((i) => i.keyword === 'RUN' && /npm (ci|install)(?!.*--omit=dev)/.test(i.args)), 'no dev install in the runtime image');
+    assert.ok(
+      !runtime.instructions.some((i) => i.keyword === 'RUN' && /npm (ci|install)(?!.*--omit=dev)/.test(i.args)),
+      'no dev install in the runtime image',
+    );
   });
 
   it('builds, keeps production dependencies only, and the started image extracts a data folder', async () => {
@@ -57,13 +64,20 @@ describe('container image: Dockerfile build and start steps replayed on the host
     await mkdir(buildDir, { recursive: true });
     await mkdir(app, { recursive: true });
     await mkdir(binDir, { recursive: true });
-    const mapPaths = (s: string) => s.replace(/\/usr\/local\/bin/g, binDir).replace(/(?<![\w/])\/app(?=[/\s]|$)/g, app).replace(/(?<![\w/])\/data(?=[/\s]|$)/g, data);
+    const mapPaths = (s: string) =>
+      s
+        .replace(/\/usr\/local\/bin/g, binDir)
+        .replace(/(?<![\w/])\/app(?=[/\s]|$)/g, app)
+        .replace(/(?<![\w/])\/data(?=[/\s]|$)/g, data);
 
     for (const step of build.instructions) {
       if (step.keyword === 'COPY') {
         const parts = step.args.split(/\s+/);
         const dest = parts.pop()!;
-        for (const src of parts) await cp(path.join(repoRoot, src), path.join(buildDir, dest === './' ? path.basename(src) : dest), { recursive: true });
+        for (const src of parts)
+          await cp(path.join(repoRoot, src), path.join(buildDir, dest === './' ? path.basename(src) : dest), {
+            recursive: true,
+          });
       } else if (step.keyword === 'RUN') {
         const r = await sh(step.args, buildDir);
         assert.equal(r.code, 0, `RUN ${step.args} failed:\n${r.output.slice(-3000)}`);
@@ -71,10 +85,15 @@ describe('container image: Dockerfile build and start steps replayed on the host
     }
     const env: NodeJS.ProcessEnv = {};
     for (const step of runtime.instructions) {
-      if (step.keyword === 'ENV') for (const pair of step.args.split(/\s+/)) env[pair.split('=')[0]] = mapPaths(pair.split('=').slice(1).join('='));
+      if (step.keyword === 'ENV')
+        for (const pair of step.args.split(/\s+/))
+          env[pair.split('=')[0]] = mapPaths(pair.split('=').slice(1).join('='));
       else if (step.keyword === 'COPY') {
         const m = /^--from=(\S+)\s+(\S+)\s+(\S+)$/.exec(step.args);
-        if (m) await cp(path.join(buildDir, path.relative('/app', m[2])), path.join(app, path.relative('./', m[3])), { recursive: true });
+        if (m)
+          await cp(path.join(buildDir, path.relative('/app', m[2])), path.join(app, path.relative('./', m[3])), {
+            recursive: true,
+          });
         else {
           const [src, dest] = step.args.split(/\s+/);
           await cp(path.join(repoRoot, src), path.join(app, dest), { recursive: true });
@@ -86,20 +105,35 @@ describe('container image: Dockerfile build and start steps replayed on the host
         assert.equal(r.code, 0, `RUN ${command} failed:\n${r.output}`);
       }
     }
-    const pkg = JSON.parse(await readFile(path.join(app, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
+    const pkg = JSON.parse(await readFile(path.join(app, 'package.json'), 'utf8')) as {
+      devDependencies: Record<string, string>;
+    };
     for (const dev of Object.keys(pkg.devDependencies)) {
-      await assert.rejects(readFile(path.join(app, 'node_modules', dev, 'package.json')), `dev dependency ${dev} must not be in the image`);
+      await assert.rejects(
+        readFile(path.join(app, 'node_modules', dev, 'package.json')),
+        `dev dependency ${dev} must not be in the image`,
+      );
     }
 
-    const server = await startFixtureServer({ handler: (r) => (r.url.startsWith('/v1/things') ? { body: { items: [{ id: 1, name: 'a' }] } } : undefined) });
+    const server = await startFixtureServer({
+      handler: (r) => (r.url.startsWith('/v1/things') ? { body: { items: [{ id: 1, name: 'a' }] } } : undefined),
+    });
     try {
       await writeFile(
         path.join(data, 'config.json'),
-        JSON.stringify({ parameters: { api: { baseUrl: `${server.url}/v1/` }, config: { outputBucket: 'img', jobs: [{ endpoint: 'things', dataField: 'items' }] } } }),
+        JSON.stringify({
+          parameters: {
+            api: { baseUrl: `${server.url}/v1/` },
+            config: { outputBucket: 'img', jobs: [{ endpoint: 'things', dataField: 'items' }] },
+          },
+        }),
       );
       const entrypoint = runtime.instructions.find((i) => i.keyword === 'ENTRYPOINT')!.json!;
       const cmd = runtime.instructions.find((i) => i.keyword === 'CMD')!.json!;
-      const started = await sh([path.join(binDir, entrypoint[0]), ...entrypoint.slice(1), ...cmd].join(' '), scratch, { ...env, PATH: `${binDir}:${process.env.PATH}` });
+      const started = await sh([path.join(binDir, entrypoint[0]), ...entrypoint.slice(1), ...cmd].join(' '), scratch, {
+        ...env,
+        PATH: `${binDir}:${process.env.PATH}`,
+      });
       assert.equal(started.code, 0, started.output);
       assert.equal(await readFile(path.join(data, 'out', 'tables', 'img.things'), 'utf8'), '"id","name"\n"1","a"\n');
     } finally {

@@ -6,7 +6,9 @@ import { repoRoot } from '../support/cli.js';
 import { anchorsOf, brokenLinks, githubSlug, linksOf, withoutCodeSpans } from './markdown-links.js';
 
 const docsFolder = path.join(repoRoot, 'docs');
-const docPages = readdirSync(docsFolder).filter((name) => name.endsWith('.md')).sort();
+const docPages = readdirSync(docsFolder)
+  .filter((name) => name.endsWith('.md'))
+  .sort();
 const readme = path.join(repoRoot, 'README.md');
 
 describe('documentation links', () => {
@@ -20,12 +22,15 @@ describe('documentation links', () => {
     });
 
     it('numbers repeated headings and ignores headings inside fenced code', () => {
-      const anchors = anchorsOf('# Output\n\n```sh\n# not a heading\n```\n\n## Output\n### Output ###\n<a id="kept"></a>\n');
+      const anchors = anchorsOf(
+        '# Output\n\n```sh\n# not a heading\n```\n\n## Output\n### Output ###\n<a id="kept"></a>\n',
+      );
       assert.deepEqual([...anchors].sort(), ['kept', 'output', 'output-1', 'output-2']);
     });
 
     it('finds links outside code only, with their lines', () => {
-      const text = 'See [a](a.md#x) and `[b](b.md)`.\n\n```\n[c](c.md)\n```\n[d]: <d.md>\n![e](img/e.png "title") [f\ng](#h)\n';
+      const text =
+        'See [a](a.md#x) and `[b](b.md)`.\n\n```\n[c](c.md)\n```\n[d]: <d.md>\n![e](img/e.png "title") [f\ng](#h)\n';
       assert.deepEqual(linksOf(text), [
         { target: 'a.md#x', line: 1 },
         { target: 'img/e.png', line: 7 },
@@ -68,13 +73,18 @@ describe('documentation links', () => {
   });
 
   it('resolves every relative link and anchor in README.md and docs/*.md', () => {
-    const problems = [readme, ...docPages.map((name) => path.join(docsFolder, name))].flatMap((file) => brokenLinks(file, repoRoot));
+    const problems = [readme, ...docPages.map((name) => path.join(docsFolder, name))].flatMap((file) =>
+      brokenLinks(file, repoRoot),
+    );
     assert.deepEqual(problems, []);
   });
 
   it('lists every docs page in the README', () => {
     const linked = new Set(linksOf(readFileSync(readme, 'utf8')).map((link) => link.target.split('#')[0]));
-    assert.deepEqual(docPages.filter((name) => !linked.has(`docs/${name}`)), []);
+    assert.deepEqual(
+      docPages.filter((name) => !linked.has(`docs/${name}`)),
+      [],
+    );
   });
 
   it('keeps the README a guide a newcomer reads to the end (the reference lives in docs/)', () => {

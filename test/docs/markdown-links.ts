@@ -25,7 +25,8 @@ export function withoutFencedCode(text: string): string {
         fence = marker;
         return '';
       }
-      if (marker !== undefined && marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker) fence = null;
+      if (marker !== undefined && marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker)
+        fence = null;
       return '';
     })
     .join('\n');
@@ -145,7 +146,8 @@ export function brokenLinks(file: string, root: string): string[] {
       problems.push(`${where(link)}: an anchor into a file that is not Markdown`);
       continue;
     }
-    if (!anchorsOf(readFileSync(targetFile, 'utf8')).has(anchor)) problems.push(`${where(link)}: no heading with the anchor #${anchor}`);
+    if (!anchorsOf(readFileSync(targetFile, 'utf8')).has(anchor))
+      problems.push(`${where(link)}: no heading with the anchor #${anchor}`);
   }
   return problems;
 }

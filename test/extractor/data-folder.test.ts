@@ -40,7 +40,9 @@ describe('data folder: what the runner writes is what the extractor reads', () =
 
   it('writeInput → read gives back parameters, image parameters, authorization, action and state', async () => {
     const folder = new DataFolder(dir);
-    const config = decodeJson('{"storage":{},"parameters":{"api":{"baseUrl":"http://x/"},"n":1.0},"image_parameters":{"a":1},"authorization":{"oauth_api":{}},"action":"run"}') as JsonObject;
+    const config = decodeJson(
+      '{"storage":{},"parameters":{"api":{"baseUrl":"http://x/"},"n":1.0},"image_parameters":{"a":1},"authorization":{"oauth_api":{}},"action":"run"}',
+    ) as JsonObject;
     const state = decodeJson('{"time":{"previousStart":5},"big":9007199254740993}') as JsonObject;
     await folder.writeInput(config, state);
     const input = await folder.read();
@@ -54,7 +56,10 @@ describe('data folder: what the runner writes is what the extractor reads', () =
   it('writes out/state.json as GE does (an empty object as [])', async () => {
     const folder = new DataFolder(dir);
     await folder.writeOutputState(decodeJson('{"time":{"previousStart":1},"empty":{},"s":"é/"}') as JsonObject);
-    assert.equal(await readFile(path.join(dir, 'out', 'state.json'), 'utf8'), '{"time":{"previousStart":1},"empty":[],"s":"\\u00e9\\/"}');
+    assert.equal(
+      await readFile(path.join(dir, 'out', 'state.json'), 'utf8'),
+      '{"time":{"previousStart":1},"empty":[],"s":"\\u00e9\\/"}',
+    );
   });
 
   it('keeps every path inside the folder: a table name cannot leave out/tables', () => {

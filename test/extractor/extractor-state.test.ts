@@ -15,21 +15,32 @@ describe('extractor state', () => {
 
   it('reads the input structure with its version, null when the input has none', () => {
     assert.equal(new ExtractorState(state('{}'), 1).inputStruct(), undefined);
-    const versioned = new ExtractorState(state('{"json_parser.struct":{"a":1},"json_parser.structVersion":2.0}'), 1).inputStruct();
+    const versioned = new ExtractorState(
+      state('{"json_parser.struct":{"a":1},"json_parser.structVersion":2.0}'),
+      1,
+    ).inputStruct();
     assert.equal(stringifyExact(versioned!.struct), '{"a":1}');
     assert.equal(stringifyExact(versioned!.version), '2.0');
     assert.equal(new ExtractorState(state('{"json_parser.struct":{"a":1}}'), 1).inputStruct()!.version, null);
   });
 
   it('leaves the input keys in order, previousStart updated, currentStart dropped, the structure set once', () => {
-    const input = state('{"custom":{"a":1},"json_parser.struct":{"old":1},"time":{"previousStart":5,"currentStart":6}}');
+    const input = state(
+      '{"custom":{"a":1},"json_parser.struct":{"old":1},"time":{"previousStart":5,"currentStart":6}}',
+    );
     const out = new ExtractorState(input, 7).output(new StructState(decodeJson('{"old":1,"new":2}'), 3));
-    assert.equal(stateFileText(out), '{"custom":{"a":1},"json_parser.struct":{"old":1,"new":2},"time":{"previousStart":7},"json_parser.structVersion":3}');
+    assert.equal(
+      stateFileText(out),
+      '{"custom":{"a":1},"json_parser.struct":{"old":1,"new":2},"time":{"previousStart":7},"json_parser.structVersion":3}',
+    );
   });
 
   it('keeps the input parser keys when no structure was learned (mappings)', () => {
     const input = state('{"json_parser.struct":{"x":1},"json_parser.structVersion":3}');
-    assert.equal(stateFileText(new ExtractorState(input, 2).output(undefined)), '{"json_parser.struct":{"x":1},"json_parser.structVersion":3,"time":{"previousStart":2}}');
+    assert.equal(
+      stateFileText(new ExtractorState(input, 2).output(undefined)),
+      '{"json_parser.struct":{"x":1},"json_parser.structVersion":3,"time":{"previousStart":2}}',
+    );
   });
 
   it('returns the state as its file reads back, and writing that again gives the same bytes', () => {
@@ -47,7 +58,9 @@ describe('extractor state', () => {
   });
 
   it('masks secrets an API echoed into the state before encoding', () => {
-    const out = new ExtractorState(state('{"token":"s3cr3t"}'), 1).output(undefined, (value) => decodeJson(JSON.stringify(JSON.parse(stringifyExact(value))).replaceAll('s3cr3t', '[hidden]')));
+    const out = new ExtractorState(state('{"token":"s3cr3t"}'), 1).output(undefined, (value) =>
+      decodeJson(JSON.stringify(JSON.parse(stringifyExact(value))).replaceAll('s3cr3t', '[hidden]')),
+    );
     assert.equal(stateFileText(out), '{"token":"[hidden]","time":{"previousStart":1}}');
   });
 });

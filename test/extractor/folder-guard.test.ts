@@ -77,9 +77,15 @@ describe('FolderGuard: no write below the data folder passes through a symbolic 
 
   it('refuses a file where a folder is needed and a folder where a file is, naming it', async () => {
     await writeFile(path.join(data, 'a'), 'a file');
-    await assert.rejects(guard.mkdir(path.join(data, 'a', 'b')), /Cannot use .*\/data\/a in the data folder: gex needs a folder there and it is a file/);
+    await assert.rejects(
+      guard.mkdir(path.join(data, 'a', 'b')),
+      /Cannot use .*\/data\/a in the data folder: gex needs a folder there and it is a file/,
+    );
     await mkdir(path.join(data, 'state.json'));
-    await assert.rejects(guard.writeFile(path.join(data, 'state.json'), 'x'), /gex needs a file there and it is a folder/);
+    await assert.rejects(
+      guard.writeFile(path.join(data, 'state.json'), 'x'),
+      /gex needs a file there and it is a folder/,
+    );
   });
 
   it('writeFile replaces the file whole, leaving no temporary file; createFile starts a new, empty one', async () => {
@@ -119,7 +125,10 @@ describe('FolderGuard: no write below the data folder passes through a symbolic 
     try {
       await assert.rejects(guard.proveWritable(locked), (e: Error) => {
         assert.ok(e instanceof DataFolderNotWritable);
-        assert.match(e.message, /Cannot write in the folder .*\/data\/out \(permission denied, EACCES\)\. Make it writable for the user gex runs as/);
+        assert.match(
+          e.message,
+          /Cannot write in the folder .*\/data\/out \(permission denied, EACCES\)\. Make it writable for the user gex runs as/,
+        );
         return true;
       });
     } finally {

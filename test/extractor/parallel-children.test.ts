@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startFixtureServer, type FixtureServer, type RecordedRequest } from '../../src/fixture-server/fixture-server.js';
+import {
+  startFixtureServer,
+  type FixtureServer,
+  type RecordedRequest,
+} from '../../src/fixture-server/fixture-server.js';
 import { stateFileText } from '../../src/extractor/extractor-state.js';
 import { runExtraction, type ExtractionRun } from '../support/extraction.js';
 import { InFlight } from '../support/in-flight.js';
@@ -27,7 +31,14 @@ describe('parallel child jobs', function () {
 
   const PARENTS = 23;
   const latencyOf = (url: string) => createHash('md5').update(url).digest()[0] % 12;
-  const family = (path: string) => (path.startsWith('/parents/') ? (path.includes('/tags/') ? 'tags' : 'items') : path.startsWith('/notes/') ? 'notes' : 'parents');
+  const family = (path: string) =>
+    path.startsWith('/parents/')
+      ? path.includes('/tags/')
+        ? 'tags'
+        : 'items'
+      : path.startsWith('/notes/')
+        ? 'notes'
+        : 'parents';
 
   function page<T>(all: T[], url: URL, extra: (shown: T[], offset: number) => Record<string, unknown> = () => ({})) {
     const limit = Number(url.searchParams.get('limit') ?? 10);
@@ -41,19 +52,37 @@ describe('parallel child jobs', function () {
     const path = url.pathname;
     if (failOn !== undefined && path === failOn) return { status: 404, body: { error: 'gone' } };
     if (path === '/parents') {
-      const all = Array.from({ length: PARENTS }, (_, i) => ({ id: i + 1, kind: i % 3 === 0 ? 'admin' : 'user', tags: i % 4 === 0 ? ['a', 'b'] : ['c'], owner: { n: i % 5 } }));
+      const all = Array.from({ length: PARENTS }, (_, i) => ({
+        id: i + 1,
+        kind: i % 3 === 0 ? 'admin' : 'user',
+        tags: i % 4 === 0 ? ['a', 'b'] : ['c'],
+        owner: { n: i % 5 },
+      }));
       return { body: page(all, url) };
     }
     let m = /^\/parents\/(\d+)\/items$/.exec(path);
     if (m) {
       const id = Number(m[1]);
-      const all = Array.from({ length: id % 13 }, (_, n) => ({ key: `${id}-${n}`, n, nested: { deep: [{ v: id }, { v: n }] } }));
+      const all = Array.from({ length: id % 13 }, (_, n) => ({
+        key: `${id}-${n}`,
+        n,
+        nested: { deep: [{ v: id }, { v: n }] },
+      }));
       // every fifth parent's API ignores the page number: the second page repeats the first
       if (id % 5 === 0) url.searchParams.set('page', '1');
       return { body: page(all, url) };
     }
     m = /^\/parents\/(\d+)\/tags\/(\w+)$/.exec(path);
-    if (m) return { body: page([{ tag: m[2], of: Number(m[1]) }, { tag: `${m[2]}2`, of: Number(m[1]) }], url) };
+    if (m)
+      return {
+        body: page(
+          [
+            { tag: m[2], of: Number(m[1]) },
+            { tag: `${m[2]}2`, of: Number(m[1]) },
+          ],
+          url,
+        ),
+      };
     m = /^\/notes\/([\w-]+)$/.exec(path);
     if (m) return { body: page([{ note: `note of ${m[1]}` }], url) };
     return undefined;
@@ -106,11 +135,32 @@ describe('parallel child jobs', function () {
 
   function parameters(shape: Shape, concurrency?: number) {
     const notes = { endpoint: 'notes/{key}', dataType: 'notes', dataField: 'items', placeholders: { key: 'key' } };
-    const child = { endpoint: 'parents/{id}/items', dataType: 'items', dataField: 'items', placeholders: { id: 'id' }, ...(concurrency ? { concurrency } : {}), ...shape.child, ...(shape.notes ? { children: [notes] } : {}) };
-    const tags = { endpoint: 'parents/{pid}/tags/{tag}', dataType: 'tags', dataField: 'items', placeholders: { pid: 'id', tag: 'tags' }, ...(concurrency ? { concurrency } : {}) };
+    const child = {
+      endpoint: 'parents/{id}/items',
+      dataType: 'items',
+      dataField: 'items',
+      placeholders: { id: 'id' },
+      ...(concurrency ? { concurrency } : {}),
+      ...shape.child,
+      ...(shape.notes ? { children: [notes] } : {}),
+    };
+    const tags = {
+      endpoint: 'parents/{pid}/tags/{tag}',
+      dataType: 'tags',
+      dataField: 'items',
+      placeholders: { pid: 'id', tag: 'tags' },
+      ...(concurrency ? { concurrency } : {}),
+    };
     return {
-      api: { baseUrl: `${server.url}/`, pagination: { method: 'pagenum', limit: 10, ...shape.pagination }, retryConfig: { backoffBase: 0.01 } },
-      config: { outputBucket: 'pc', jobs: [{ endpoint: 'parents', dataField: 'items', children: shape.tags ? [child, tags] : [child] }] },
+      api: {
+        baseUrl: `${server.url}/`,
+        pagination: { method: 'pagenum', limit: 10, ...shape.pagination },
+        retryConfig: { backoffBase: 0.01 },
+      },
+      config: {
+        outputBucket: 'pc',
+        jobs: [{ endpoint: 'parents', dataField: 'items', children: shape.tags ? [child, tags] : [child] }],
+      },
     };
   }
 
@@ -121,14 +171,18 @@ describe('parallel child jobs', function () {
       .filter((line) => / (INFO|WARN) |DEBUG Job '[^']*'(: | finished: )/.test(line) && !/Retrying|retry/i.test(line))
       .map((line) => line.replace(/^\S+\s+/, '').replace(/requests took [\d.]+ s$/, 'requests took … s'));
 
-  async function sequentialAndParallel(shape: Shape, concurrency = 8): Promise<{ sequential: ExtractionRun; parallel: ExtractionRun }> {
+  async function sequentialAndParallel(
+    shape: Shape,
+    concurrency = 8,
+  ): Promise<{ sequential: ExtractionRun; parallel: ExtractionRun }> {
     const sequential = await runExtraction(parameters(shape));
     assert.equal(flight.max, 1, 'the sequential run sent one request at a time');
     const sequentialRequests = [...served].sort();
     reset();
     const parallel = await runExtraction(parameters(shape, concurrency));
     assert.ok(flight.max > 1, `requests overlapped (${flight.max} at once)`);
-    for (const [name, counter] of peak) assert.ok(counter.max <= concurrency, `${name}: ${counter.max} at once, more than ${concurrency}`);
+    for (const [name, counter] of peak)
+      assert.ok(counter.max <= concurrency, `${name}: ${counter.max} at once, more than ${concurrency}`);
     assert.deepEqual([...parallel.files.keys()], [...sequential.files.keys()]);
     for (const [file, content] of sequential.files) assert.equal(parallel.files.get(file), content, `${file} differs`);
     assert.equal(stateFileText(parallel.result.state), stateFileText(sequential.result.state));
@@ -151,7 +205,17 @@ describe('parallel child jobs', function () {
   it('recursionFilter: only the records it admits get child runs', async () => {
     const { parallel } = await sequentialAndParallel({ child: { recursionFilter: 'kind==admin' }, notes: true });
     // admins are parents 1, 4, 7, …, 22; parent 13 has no items
-    assert.equal(new Set(parallel.files.get('pc.items')!.split('\n').slice(1, -1).map((l) => l.split(',').at(-1))).size, 7, 'items of 7 admins');
+    assert.equal(
+      new Set(
+        parallel.files
+          .get('pc.items')!
+          .split('\n')
+          .slice(1, -1)
+          .map((l) => l.split(',').at(-1)),
+      ).size,
+      7,
+      'items of 7 admins',
+    );
   });
 
   for (const [name, stop] of [
@@ -175,7 +239,7 @@ describe('parallel child jobs', function () {
     assert.ok(throttled > 0, 'the server throttled some requests');
   });
 
-  it('a failing child request fails the run with the sequential run\'s error, cancelling what was fetched ahead', async () => {
+  it("a failing child request fails the run with the sequential run's error, cancelling what was fetched ahead", async () => {
     failOn = '/parents/7/items';
     const errorOf = async (concurrency?: number) => {
       await assert.rejects(runExtraction(parameters({ notes: true }, concurrency)), (error: Error) => {

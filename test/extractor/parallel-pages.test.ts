@@ -28,10 +28,13 @@ describe('parallel page fetching', () => {
           await sleep(15);
           const url = new URL(r.url, 'http://x');
           const limit = Number(url.searchParams.get('limit') ?? 10);
-          const offset = url.searchParams.has('offset') ? Number(url.searchParams.get('offset')) : (Number(url.searchParams.get('page') ?? 1) - 1) * limit;
+          const offset = url.searchParams.has('offset')
+            ? Number(url.searchParams.get('offset'))
+            : (Number(url.searchParams.get('page') ?? 1) - 1) * limit;
           if (url.pathname === '/items') {
             const items = [];
-            for (let i = offset; i < Math.min(TOTAL, offset + limit); i++) items.push({ id: i, tags: i % 3 ? ['a', `t${i % 4}`] : [], owner: { n: i % 7, v: i / 8 } });
+            for (let i = offset; i < Math.min(TOTAL, offset + limit); i++)
+              items.push({ id: i, tags: i % 3 ? ['a', `t${i % 4}`] : [], owner: { n: i % 7, v: i / 8 } });
             return { body: { items } };
           }
           const detail = /^\/items\/(\d+)$/.exec(url.pathname);
@@ -81,15 +84,33 @@ describe('parallel page fetching', () => {
   }
 
   it('children run in page order with the same output', async () => {
-    const job = { children: [{ endpoint: 'items/{id}', dataType: 'detail', dataField: '.', placeholders: { id: 'id' }, recursionFilter: 'id<25' }] };
+    const job = {
+      children: [
+        {
+          endpoint: 'items/{id}',
+          dataType: 'detail',
+          dataField: '.',
+          placeholders: { id: 'id' },
+          recursionFilter: 'id<25',
+        },
+      ],
+    };
     const sequential = await runExtraction(parameters({ method: 'pagenum', limit: 10, forceStop: { pages: 1 } }, job));
-    const parallel = await runExtraction(parameters({ method: 'pagenum', limit: 10, forceStop: { pages: 1 }, concurrency: 6 }, job));
+    const parallel = await runExtraction(
+      parameters({ method: 'pagenum', limit: 10, forceStop: { pages: 1 }, concurrency: 6 }, job),
+    );
     sameOutput(sequential, parallel);
   });
 
   it('a page cap stays absolute: nothing is requested beyond forceStop.pages', async () => {
-    const run = await runExtraction(parameters({ method: 'pagenum', limit: 10, concurrency: 8, forceStop: { pages: 3 } }));
-    assert.deepEqual(server.requests.map((r) => r.url).sort(), ['/items?page=1&limit=10', '/items?page=2&limit=10', '/items?page=3&limit=10']);
+    const run = await runExtraction(
+      parameters({ method: 'pagenum', limit: 10, concurrency: 8, forceStop: { pages: 3 } }),
+    );
+    assert.deepEqual(server.requests.map((r) => r.url).sort(), [
+      '/items?page=1&limit=10',
+      '/items?page=2&limit=10',
+      '/items?page=3&limit=10',
+    ]);
     assert.equal(run.files.get('p.items')!.split('\n').length - 2, 30);
   });
 

@@ -21,7 +21,9 @@ describe('PreviousTables: the tables of the run before, removed on a rerun', () 
     const log = captureLogger();
     for (const name of ['b.users', 'b.users.manifest', 'other.csv']) await writeFile(folder.tableFile(name), 'x');
     await new PreviousTables(folder, log.logger).record(['b.users']);
-    assert.deepEqual(JSON.parse(await readFile(path.join(folder.dir, '.gex-tables.json'), 'utf8')), { files: ['b.users', 'b.users.manifest'] });
+    assert.deepEqual(JSON.parse(await readFile(path.join(folder.dir, '.gex-tables.json'), 'utf8')), {
+      files: ['b.users', 'b.users.manifest'],
+    });
     assert.deepEqual(await new PreviousTables(folder, log.logger).remove(), ['b.users', 'b.users.manifest']);
     assert.deepEqual(await readdir(folder.tablesDir), ['other.csv']);
   });
@@ -49,7 +51,10 @@ describe('PreviousTables: the tables of the run before, removed on a rerun', () 
     }
     await writeFile(folder.tableFile('ok'), 'x');
     await mkdir(folder.tableFile('.gex-staging'));
-    await writeFile(record, JSON.stringify({ files: ['../config.json', '/etc/passwd', '', '.', '..', 'a\u0000b', '.gex-staging', 42, 'ok'] }));
+    await writeFile(
+      record,
+      JSON.stringify({ files: ['../config.json', '/etc/passwd', '', '.', '..', 'a\u0000b', '.gex-staging', 42, 'ok'] }),
+    );
     await writeFile(path.join(folder.dir, 'config.json'), '{}');
     assert.deepEqual(await new PreviousTables(folder, log.logger).remove(), ['ok']);
     assert.equal(await readFile(path.join(folder.dir, 'config.json'), 'utf8'), '{}');

@@ -39,7 +39,13 @@ describe('proactive rate limit (api.http.maxRequestsPerSecond), real server', ()
 
   const parameters = (http: Record<string, unknown>) => ({
     api: { baseUrl: `${server.url}/`, pagination: { method: 'pagenum', limit: 10, concurrency: 4 }, http },
-    config: { outputBucket: 'r', jobs: [{ endpoint: 'items', dataField: 'items' }, { endpoint: 'status', dataType: 'status' }] },
+    config: {
+      outputBucket: 'r',
+      jobs: [
+        { endpoint: 'items', dataField: 'items' },
+        { endpoint: 'status', dataType: 'status' },
+      ],
+    },
   });
 
   it('never exceeds 10 requests per second with 4 pages in flight, across jobs, and writes the same tables', async () => {
@@ -55,7 +61,10 @@ describe('proactive rate limit (api.http.maxRequestsPerSecond), real server', ()
     assert.ok(Math.min(...gaps) >= 80, `gaps ${gaps.map((g) => g.toFixed(0)).join(', ')} ms`);
     const span = times[times.length - 1] - times[0];
     assert.ok(span >= (times.length - 1) * 100 - 20, `${times.length} requests in ${span.toFixed(0)} ms`);
-    assert.ok(freeSpan < span / 2, `without the limit the run is faster (${freeSpan.toFixed(0)} ms vs ${span.toFixed(0)} ms)`);
+    assert.ok(
+      freeSpan < span / 2,
+      `without the limit the run is faster (${freeSpan.toFixed(0)} ms vs ${span.toFixed(0)} ms)`,
+    );
     assert.deepEqual([...limited.files.keys()], [...free.files.keys()]);
     for (const [file, content] of free.files) assert.equal(limited.files.get(file), content, `${file} differs`);
     assert.equal(stateFileText(limited.result.state), stateFileText(free.result.state));

@@ -10,7 +10,10 @@ describe('progress text', () => {
   });
 
   it('says "1 page, 1 record" and shows no rate before any time has passed', () => {
-    assert.equal(formatProgress({ job: 'u', elapsedMs: 0, pages: 1, records: 1 }), '[0:00] u: 1 page, 1 record, 0 records/s');
+    assert.equal(
+      formatProgress({ job: 'u', elapsedMs: 0, pages: 1, records: 1 }),
+      '[0:00] u: 1 page, 1 record, 0 records/s',
+    );
   });
 
   it('shows an ETA only when the total is known', () => {
@@ -21,14 +24,16 @@ describe('progress text', () => {
     const text = formatProgress({ job: 'users', elapsedMs: 10_000, pages: 10, records: 1_000, expectedRecords: 7_000 });
     assert.equal(text, '[0:10] users: 10 pages, 1,000 records, 100 records/s, ETA 1:00');
   });
-
 });
 
 describe('RunProgress (injected clock)', () => {
   it('counts pages and records of every job and draws the live line', () => {
     const out = terminal();
     const clock = manualClock();
-    const progress = new RunProgress(new ProgressLine(out.stream, { minIntervalMs: 0, now: clock.now }), { now: clock.now, tickMs: 0 });
+    const progress = new RunProgress(new ProgressLine(out.stream, { minIntervalMs: 0, now: clock.now }), {
+      now: clock.now,
+      tickMs: 0,
+    });
     clock.advance(2_000);
     progress.page('users', 1_000);
     clock.advance(2_000);
@@ -47,7 +52,10 @@ describe('RunProgress (injected clock)', () => {
   it('shows a hostile job label as one safe token (no escape sequence reaches the terminal)', () => {
     const out = terminal();
     const clock = manualClock();
-    const progress = new RunProgress(new ProgressLine(out.stream, { minIntervalMs: 0, now: clock.now }), { now: clock.now, tickMs: 0 });
+    const progress = new RunProgress(new ProgressLine(out.stream, { minIntervalMs: 0, now: clock.now }), {
+      now: clock.now,
+      tickMs: 0,
+    });
     progress.page('users\x1b[2J\rfake', 1);
     progress.done();
     assert.ok(!out.chunks[0].slice('\r\x1b[K'.length).includes('\x1b'), JSON.stringify(out.chunks[0]));

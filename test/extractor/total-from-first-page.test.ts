@@ -32,11 +32,25 @@ describe('total from the first page (totalPath, totalPagesPath) against a real s
           const url = new URL(r.url, 'http://x');
           if (url.pathname !== '/items') return undefined;
           const limit = Number(url.searchParams.get('limit') ?? 10);
-          const offset = url.searchParams.has('offset') ? Number(url.searchParams.get('offset')) : (Number(url.searchParams.get('page') ?? 1) - 1) * limit;
+          const offset = url.searchParams.has('offset')
+            ? Number(url.searchParams.get('offset'))
+            : (Number(url.searchParams.get('page') ?? 1) - 1) * limit;
           const items = [];
-          for (let i = offset; i < Math.min(RECORDS, offset + limit); i++) items.push({ id: i, name: `n${i}`, tags: i % 3 ? ['a'] : [] });
+          for (let i = offset; i < Math.min(RECORDS, offset + limit); i++)
+            items.push({ id: i, name: `n${i}`, tags: i % 3 ? ['a'] : [] });
           // only the first page carries the totals, as many APIs do
-          return { body: offset === 0 ? { meta: { total: reported, pages: typeof reported === 'number' ? Math.ceil(reported / limit) : reported }, items } : { items } };
+          return {
+            body:
+              offset === 0
+                ? {
+                    meta: {
+                      total: reported,
+                      pages: typeof reported === 'number' ? Math.ceil(reported / limit) : reported,
+                    },
+                    items,
+                  }
+                : { items },
+          };
         }),
     });
   });
@@ -53,7 +67,8 @@ describe('total from the first page (totalPath, totalPagesPath) against a real s
   });
   const requested = () => server.requests.map((r) => r.url).sort();
   const pageUrls = (count: number) => Array.from({ length: count }, (_, i) => `/items?page=${i + 1}&limit=10`).sort();
-  const offsetUrls = (count: number) => Array.from({ length: count }, (_, i) => `/items?limit=10&offset=${i * 10}`).sort();
+  const offsetUrls = (count: number) =>
+    Array.from({ length: count }, (_, i) => `/items?limit=10&offset=${i * 10}`).sort();
 
   function sameOutput(a: ExtractionRun, b: ExtractionRun): void {
     assert.deepEqual([...b.files.keys()], [...a.files.keys()]);
@@ -66,12 +81,20 @@ describe('total from the first page (totalPath, totalPagesPath) against a real s
     assert.deepEqual(requested(), [...pageUrls(11)], 'without a total the empty page 11 ends the job');
     assert.equal(sequential.result.jobs[0].stoppedBy, 'underflow');
     server.requests.length = 0;
-    const parallel = await runExtraction(parameters({ method: 'pagenum', limit: 10, totalPath: 'meta.total', concurrency: 4 }));
+    const parallel = await runExtraction(
+      parameters({ method: 'pagenum', limit: 10, totalPath: 'meta.total', concurrency: 4 }),
+    );
     assert.deepEqual(requested(), pageUrls(10), 'each page once, none past the last');
     assert.ok(flight.max > 1 && flight.max <= 4, `requests overlapped, at most 4 (${flight.max})`);
     sameOutput(sequential, parallel);
     assert.deepEqual(parallel.result.jobs, [
-      { job: 'items', pages: 10, records: 100, stopReason: 'total: page 10 was the last (100 records at meta.total, 10 per page)', stoppedBy: 'total' },
+      {
+        job: 'items',
+        pages: 10,
+        records: 100,
+        stopReason: 'total: page 10 was the last (100 records at meta.total, 10 per page)',
+        stoppedBy: 'total',
+      },
     ]);
     assert.match(parallel.logs, /Job 'items': GET items, pagenum \(page=1\.\., limit=10, records at meta\.total\)/);
     assert.match(parallel.logs, /Job 'items' finished: 10 pages, 100 records; stopped: total: page 10 was the last/);
@@ -80,7 +103,9 @@ describe('total from the first page (totalPath, totalPagesPath) against a real s
   it('offset + totalPagesPath, 4 in flight: exactly offsets 0–90', async () => {
     const sequential = await runExtraction(parameters({ method: 'offset', limit: 10 }));
     server.requests.length = 0;
-    const parallel = await runExtraction(parameters({ method: 'offset', limit: 10, totalPagesPath: 'meta.pages', concurrency: 4 }));
+    const parallel = await runExtraction(
+      parameters({ method: 'offset', limit: 10, totalPagesPath: 'meta.pages', concurrency: 4 }),
+    );
     assert.deepEqual(requested(), offsetUrls(10));
     sameOutput(sequential, parallel);
     assert.equal(parallel.result.jobs[0].stoppedBy, 'total');
@@ -88,7 +113,9 @@ describe('total from the first page (totalPath, totalPagesPath) against a real s
 
   it('a total that is no multiple of the limit (95): page 10 is its last', async () => {
     reported = 95;
-    const run = await runExtraction(parameters({ method: 'pagenum', limit: 10, totalPath: 'meta.total', concurrency: 4 }));
+    const run = await runExtraction(
+      parameters({ method: 'pagenum', limit: 10, totalPath: 'meta.total', concurrency: 4 }),
+    );
     // the server really has 100 records: page 10 is full, the total ends the job there all the same
     assert.deepEqual(requested(), pageUrls(10));
     assert.equal(run.result.jobs[0].stoppedBy, 'total');
@@ -98,7 +125,9 @@ describe('total from the first page (totalPath, totalPagesPath) against a real s
     const sequential = await runExtraction(parameters({ method: 'pagenum', limit: 10 }));
     reported = 200;
     server.requests.length = 0;
-    const run = await runExtraction(parameters({ method: 'pagenum', limit: 10, totalPath: 'meta.total', concurrency: 4 }));
+    const run = await runExtraction(
+      parameters({ method: 'pagenum', limit: 10, totalPath: 'meta.total', concurrency: 4 }),
+    );
     sameOutput(sequential, run);
     assert.equal(run.result.jobs[0].stoppedBy, 'underflow');
     assert.equal(run.result.jobs[0].pages, 11);
@@ -108,16 +137,23 @@ describe('total from the first page (totalPath, totalPagesPath) against a real s
 
   it('a total smaller than the data ends the job at it: the API is believed', async () => {
     reported = 30;
-    const run = await runExtraction(parameters({ method: 'offset', limit: 10, totalPath: 'meta.total', concurrency: 4 }));
+    const run = await runExtraction(
+      parameters({ method: 'offset', limit: 10, totalPath: 'meta.total', concurrency: 4 }),
+    );
     assert.deepEqual(requested(), offsetUrls(3));
     assert.equal(run.files.get('p.items')!.split('\n').length - 2, 30);
   });
 
   it('forceStop.pages stays absolute with a known total and 4 in flight', async () => {
-    const run = await runExtraction(parameters({ method: 'pagenum', limit: 10, totalPath: 'meta.total', concurrency: 4, forceStop: { pages: 3 } }));
+    const run = await runExtraction(
+      parameters({ method: 'pagenum', limit: 10, totalPath: 'meta.total', concurrency: 4, forceStop: { pages: 3 } }),
+    );
     assert.deepEqual(requested(), pageUrls(3));
     assert.equal(run.result.jobs[0].stoppedBy, 'forceStop.pages');
-    assert.match(run.logs, /Job 'items' finished: 3 pages, 30 records; stopped by cap forceStop\.pages \(forceStop: 3 pages reached\)/);
+    assert.match(
+      run.logs,
+      /Job 'items' finished: 3 pages, 30 records; stopped by cap forceStop\.pages \(forceStop: 3 pages reached\)/,
+    );
   });
 
   for (const [name, value] of [
@@ -132,7 +168,9 @@ describe('total from the first page (totalPath, totalPagesPath) against a real s
       const plain = await runExtraction(parameters({ method: 'pagenum', limit: 10 }));
       server.requests.length = 0;
       flight.max = 0;
-      const run = await runExtraction(parameters({ method: 'pagenum', limit: 10, totalPath: 'meta.total', concurrency: 4 }));
+      const run = await runExtraction(
+        parameters({ method: 'pagenum', limit: 10, totalPath: 'meta.total', concurrency: 4 }),
+      );
       sameOutput(plain, run);
       assert.equal(run.result.jobs[0].stoppedBy, 'underflow');
       assert.equal(run.logs.match(/WARN .*parameters\.api\.pagination\.totalPath meta\.total/g)?.length, 1, run.logs);
@@ -154,7 +192,10 @@ describe('total from the first page (totalPath, totalPagesPath) against a real s
       runExtraction(parameters({ method: 'offset', limit: 10, totalPath: 'a', totalPagesPath: 'b' })),
       /Invalid configuration at parameters\.api\.pagination: has both 'totalPath' and 'totalPagesPath'/,
     );
-    await assert.rejects(runExtraction(parameters({ method: 'cursor', idKey: 'id', param: 'since', totalPath: 'a' })), /totalPath: works with pagenum and offset only/);
+    await assert.rejects(
+      runExtraction(parameters({ method: 'cursor', idKey: 'id', param: 'since', totalPath: 'a' })),
+      /totalPath: works with pagenum and offset only/,
+    );
     assert.deepEqual(server.requests, []);
   });
 
@@ -173,20 +214,36 @@ describe('total from the first page (totalPath, totalPagesPath) against a real s
       const dataDir = await makeDataDir({ parameters: parameters(pagination) });
       try {
         const input = await new DataFolder(dataDir).read();
-        await extract(input, { dataDir, logger: captureLogger().logger, progressLine: new ProgressLine(stream, { minIntervalMs: 0 }) });
+        await extract(input, {
+          dataDir,
+          logger: captureLogger().logger,
+          progressLine: new ProgressLine(stream, { minIntervalMs: 0 }),
+        });
       } finally {
         await rm(dataDir, { recursive: true, force: true });
       }
       return text;
     };
-    assert.match(await drawn({ method: 'pagenum', limit: 10, totalPath: 'meta.total' }), /items: 1 page, 10 records, [\d,]+ records\/s, ETA \d+:\d\d/);
+    assert.match(
+      await drawn({ method: 'pagenum', limit: 10, totalPath: 'meta.total' }),
+      /items: 1 page, 10 records, [\d,]+ records\/s, ETA \d+:\d\d/,
+    );
     assert.doesNotMatch(await drawn({ method: 'pagenum', limit: 10 }), /ETA/);
   });
 
   it('gex run --summary: each job with its pages, records and stoppedBy (a cap and a natural end)', async () => {
     const dir = await makeDataDir({
       parameters: {
-        api: { baseUrl: `${server.url}/`, pagination: { method: 'pagenum', limit: 10, totalPath: 'meta.total', concurrency: 4, forceStop: { pages: 2 } } },
+        api: {
+          baseUrl: `${server.url}/`,
+          pagination: {
+            method: 'pagenum',
+            limit: 10,
+            totalPath: 'meta.total',
+            concurrency: 4,
+            forceStop: { pages: 2 },
+          },
+        },
         config: {
           outputBucket: 'p',
           jobs: [

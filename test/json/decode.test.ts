@@ -9,7 +9,13 @@ describe('json: decoding', () => {
 
   it('keeps the first position and the last value of a duplicate key', () => {
     const v = decodeJson('{"a":1,"b":2,"a":3}') as Map<string, unknown>;
-    assert.deepEqual([...v.entries()], [['a', 3], ['b', 2]]);
+    assert.deepEqual(
+      [...v.entries()],
+      [
+        ['a', 3],
+        ['b', 2],
+      ],
+    );
   });
 
   it('distinguishes integers from floats and keeps int64 exactly', () => {

@@ -48,22 +48,38 @@ describe('gex package: npm pack, install from the tarball into a temporary prefi
     assert.ok(listing.includes('package/README.md') && listing.includes('package/LICENSE'));
     // the README's links into docs/ resolve in an installed package too
     assert.ok(listing.includes('package/docs/cli.md'));
-    assert.deepEqual(listing.filter((f) => /^package\/(src|test|bench|fixtures|dist\/src|dist\/test)\//.test(f) || /\.sqlite|\.key$/.test(f)), []);
+    assert.deepEqual(
+      listing.filter(
+        (f) => /^package\/(src|test|bench|fixtures|dist\/src|dist\/test)\//.test(f) || /\.sqlite|\.key$/.test(f),
+      ),
+      [],
+    );
 
     const prefix = path.join(dir, 'prefix');
-    await exec('npm', ['install', '--global', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', tarball], { cwd: dir });
+    await exec(
+      'npm',
+      ['install', '--global', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', tarball],
+      { cwd: dir },
+    );
     const gex = path.join(prefix, 'bin', 'gex');
 
     for (const flag of ['--version', '-V']) assert.equal((await exec(gex, [flag])).stdout, `${pkg.version}\n`);
 
     // a data-folder run of the installed command, against a local API
-    const server = await startFixtureServer({ handler: (r) => (r.url.startsWith('/v1/things') ? { body: { items: [{ id: 1, name: 'a' }] } } : undefined) });
+    const server = await startFixtureServer({
+      handler: (r) => (r.url.startsWith('/v1/things') ? { body: { items: [{ id: 1, name: 'a' }] } } : undefined),
+    });
     try {
       const data = path.join(dir, 'data');
       await mkdir(data);
       await writeFile(
         path.join(data, 'config.json'),
-        JSON.stringify({ parameters: { api: { baseUrl: `${server.url}/v1/` }, config: { outputBucket: 'pkg', jobs: [{ endpoint: 'things', dataField: 'items' }] } } }),
+        JSON.stringify({
+          parameters: {
+            api: { baseUrl: `${server.url}/v1/` },
+            config: { outputBucket: 'pkg', jobs: [{ endpoint: 'things', dataField: 'items' }] },
+          },
+        }),
       );
       await exec(gex, ['run', '--data-dir', data], { cwd: dir });
       assert.equal(await readFile(path.join(data, 'out', 'tables', 'pkg.things'), 'utf8'), '"id","name"\n"1","a"\n');
@@ -71,7 +87,11 @@ describe('gex package: npm pack, install from the tarball into a temporary prefi
       await server.close();
     }
     // the native SQLite addon works in the installed package
-    const created = await exec(gex, ['tokens', 'create', '--description', 'installed', '--store', path.join(dir, 'store.sqlite')], { cwd: dir });
+    const created = await exec(
+      gex,
+      ['tokens', 'create', '--description', 'installed', '--store', path.join(dir, 'store.sqlite')],
+      { cwd: dir },
+    );
     assert.match(created.stdout, /^\d+-\d+-[\w-]{40}\n$/);
     assert.ok((await readdir(dir)).includes('store.sqlite'));
   });

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { decodeJson, JsonFloat } from '../../src/json/index.js';
-import { isNumericString, phpFilterValidateInt, phpGettype, phpIntCast, phpIsNumeric, phpLeadingNumber } from '../../src/php/index.js';
+import {
+  isNumericString,
+  phpFilterValidateInt,
+  phpGettype,
+  phpIntCast,
+  phpIsNumeric,
+  phpLeadingNumber,
+} from '../../src/php/index.js';
 
 // Expected values are PHP 7.4.33's (GE's runtime).
 describe('php: casts and tests of values', () => {
@@ -27,7 +34,8 @@ describe('php: casts and tests of values', () => {
     assert.equal(phpFilterValidateInt(true), 1);
     assert.equal(phpFilterValidateInt(5), 5);
     assert.equal(phpFilterValidateInt(new JsonFloat(5)), 5);
-    for (const v of ['05', '1.0', 'abc', false, new JsonFloat(5.5), null]) assert.equal(phpFilterValidateInt(v), false, String(v));
+    for (const v of ['05', '1.0', 'abc', false, new JsonFloat(5.5), null])
+      assert.equal(phpFilterValidateInt(v), false, String(v));
   });
 
   it('the leading number of a string and the (int) cast', () => {

@@ -52,24 +52,34 @@ describe('php: float rendering', () => {
   it('takes its shortcut only where the general algorithm agrees', () => {
     // a fixed-seed generator: values of every magnitude, short and long digit strings
     let seed = 42;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (let i = 0; i < 50_000; i++) {
       const magnitude = 10 ** Math.floor(random() * 30 - 10);
       const digits = 1 + Math.floor(random() * 17);
       const value = (random() < 0.5 ? -1 : 1) * Number((random() * magnitude).toPrecision(digits));
       if (value === 0) continue;
-      for (const precision of [14, 17]) assert.equal(formatFloat(value, precision, 'E'), roundedFloat(value, precision, 'E'), `${value} at ${precision}`);
+      for (const precision of [14, 17])
+        assert.equal(
+          formatFloat(value, precision, 'E'),
+          roundedFloat(value, precision, 'E'),
+          `${value} at ${precision}`,
+        );
     }
   });
 
   it('takes its shortcut at 17 digits only for exact decimals (prices, halves, quarters, …)', () => {
     let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (let i = 0; i < 50_000; i++) {
       // dyadic values (exact short decimals) next to their decimal neighbours (inexact)
       const value = Math.floor(random() * 2 ** 40) / 2 ** Math.floor(random() * 30) - (random() < 0.5 ? 0 : 0.01);
       if (value === 0) continue;
-      for (const precision of [16, 17]) assert.equal(formatFloat(value, precision, 'E'), roundedFloat(value, precision, 'E'), `${value} at ${precision}`);
+      for (const precision of [16, 17])
+        assert.equal(
+          formatFloat(value, precision, 'E'),
+          roundedFloat(value, precision, 'E'),
+          `${value} at ${precision}`,
+        );
     }
     assert.equal(formatFloat(12.25, 17, 'E'), '12.25');
     assert.equal(formatFloat(0.1, 17, 'E'), '0.10000000000000001');

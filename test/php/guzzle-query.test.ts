@@ -4,19 +4,25 @@ import { guzzleQueryBuild, guzzleQueryParse } from '../../src/php/index.js';
 
 describe('Guzzle Query::parse / Query::build (psr7 1.8)', () => {
   it('parse: splits on & and the first =, decodes + as space and %XX', () => {
-    assert.deepEqual([...guzzleQueryParse('a=1&b=x+y%20z&c=d=e&e%5B0%5D=%7E')], [
-      ['a', '1'],
-      ['b', 'x y z'],
-      ['c', 'd=e'],
-      ['e[0]', '~'],
-    ]);
+    assert.deepEqual(
+      [...guzzleQueryParse('a=1&b=x+y%20z&c=d=e&e%5B0%5D=%7E')],
+      [
+        ['a', '1'],
+        ['b', 'x y z'],
+        ['c', 'd=e'],
+        ['e[0]', '~'],
+      ],
+    );
   });
 
   it('parse: a key without = is null, a repeated key collects a list', () => {
-    assert.deepEqual([...guzzleQueryParse('flag&k=1&k=2&k')], [
-      ['flag', null],
-      ['k', ['1', '2', null]],
-    ]);
+    assert.deepEqual(
+      [...guzzleQueryParse('flag&k=1&k=2&k')],
+      [
+        ['flag', null],
+        ['k', ['1', '2', null]],
+      ],
+    );
   });
 
   it('parse: PHP isset quirk — a key first seen without a value is replaced, not listed', () => {

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { decodeJson } from '../../src/json/index.js';
-import { phpCompareStrings, phpGreaterOrEqual, phpLooseEqualsString, phpLooseEqualStrings } from '../../src/php/index.js';
+import {
+  phpCompareStrings,
+  phpGreaterOrEqual,
+  phpLooseEqualsString,
+  phpLooseEqualStrings,
+} from '../../src/php/index.js';
 
 // Expected values are PHP 7.4.33's (GE's runtime).
 describe('php: loose comparison', () => {
@@ -11,7 +16,7 @@ describe('php: loose comparison', () => {
     assert.equal(phpLooseEqualStrings('abc', 'ABC'), false);
   });
 
-  it('== of a string against a boolean uses the string\'s truthiness', () => {
+  it("== of a string against a boolean uses the string's truthiness", () => {
     assert.equal(phpLooseEqualsString(false, '0'), true);
     assert.equal(phpLooseEqualsString(false, ''), true);
     assert.equal(phpLooseEqualsString(false, 'a'), false);
@@ -28,8 +33,16 @@ describe('php: loose comparison', () => {
   });
 
   it('$int >= $value for any JSON value', () => {
-    const values = decodeJson('[null, true, false, 3, "3", "3abc", "abc", " 2", [], [1], 2.5, {"a":1}]') as Parameters<typeof phpGreaterOrEqual>[1][];
-    assert.deepEqual(values.map((v) => phpGreaterOrEqual(3, v)), [true, true, true, true, true, true, true, true, false, false, true, true]);
-    assert.deepEqual(values.map((v) => phpGreaterOrEqual(0, v)), [true, false, true, false, false, false, true, false, false, false, false, false]);
+    const values = decodeJson('[null, true, false, 3, "3", "3abc", "abc", " 2", [], [1], 2.5, {"a":1}]') as Parameters<
+      typeof phpGreaterOrEqual
+    >[1][];
+    assert.deepEqual(
+      values.map((v) => phpGreaterOrEqual(3, v)),
+      [true, true, true, true, true, true, true, true, false, false, true, true],
+    );
+    assert.deepEqual(
+      values.map((v) => phpGreaterOrEqual(0, v)),
+      [true, false, true, false, false, false, true, false, false, false, false, false],
+    );
   });
 });

@@ -21,7 +21,10 @@ describe('php: parse_url', () => {
     ['//h/x', { host: 'h', path: '/x' }],
     ['c1?x=1:80', { path: 'c1', query: 'x=1:80' }],
     ['a\nb:1/c', { host: 'a_b', port: 1, path: '/c' }],
-    ['https://u:p@Host:8080/a?b#c', { scheme: 'https', host: 'Host', port: 8080, user: 'u', pass: 'p', path: '/a', query: 'b', fragment: 'c' }],
+    [
+      'https://u:p@Host:8080/a?b#c',
+      { scheme: 'https', host: 'Host', port: 8080, user: 'u', pass: 'p', path: '/a', query: 'b', fragment: 'c' },
+    ],
     ['users?', { path: 'users' }],
     ['h:0/x', { host: 'h', port: 0, path: '/x' }],
     ['//h:8a', { host: 'h', port: 8 }],
@@ -37,20 +40,64 @@ describe('php: parse_url', () => {
 
     before(function () {
       if (!php || !existsSync(php)) {
-        console.warn('\n  !!! SKIPPED parse_url against PHP: GE_REFERENCE does not name the reference GE folder with its php binary\n');
+        console.warn(
+          '\n  !!! SKIPPED parse_url against PHP: GE_REFERENCE does not name the reference GE folder with its php binary\n',
+        );
         this.skip();
       }
     });
 
-    it('gives PHP\'s components (or false) for 3,000 strings of URL delimiters, digits, control and non-ASCII characters', () => {
-      const piece = fc.constantFrom(':', '/', '//', '?', '#', '@', '[', ']', 'a', 'B', '1', '80', '99999', '0', 'http', 'file', '+', '.', '-', ' ', '\n', '\x00', '\x7f', '\x1f', 'ü', '€', '%', '\t');
-      const urls = fc.sample(fc.array(piece, { maxLength: 9 }).map((parts) => parts.join('')), { numRuns: 3000, seed: 23 });
-      const script = '$r=[];foreach(json_decode(stream_get_contents(STDIN)) as $u){$r[]=parse_url($u);}echo json_encode($r);';
-      const run = spawnSync(php, ['-r', script], { input: JSON.stringify(urls), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    it("gives PHP's components (or false) for 3,000 strings of URL delimiters, digits, control and non-ASCII characters", () => {
+      const piece = fc.constantFrom(
+        ':',
+        '/',
+        '//',
+        '?',
+        '#',
+        '@',
+        '[',
+        ']',
+        'a',
+        'B',
+        '1',
+        '80',
+        '99999',
+        '0',
+        'http',
+        'file',
+        '+',
+        '.',
+        '-',
+        ' ',
+        '\n',
+        '\x00',
+        '\x7f',
+        '\x1f',
+        'ü',
+        '€',
+        '%',
+        '\t',
+      );
+      const urls = fc.sample(
+        fc.array(piece, { maxLength: 9 }).map((parts) => parts.join('')),
+        { numRuns: 3000, seed: 23 },
+      );
+      const script =
+        '$r=[];foreach(json_decode(stream_get_contents(STDIN)) as $u){$r[]=parse_url($u);}echo json_encode($r);';
+      const run = spawnSync(php, ['-r', script], {
+        input: JSON.stringify(urls),
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+      });
       assert.equal(run.status, 0, run.stderr);
       const expected = JSON.parse(run.stdout) as unknown[];
-      const wrong = urls.filter((url, i) => JSON.stringify(sortKeys(phpParseUrl(url))) !== JSON.stringify(sortKeys(expected[i])));
-      assert.deepEqual(wrong.slice(0, 12).map((url) => [url, phpParseUrl(url), expected[urls.indexOf(url)]]), []);
+      const wrong = urls.filter(
+        (url, i) => JSON.stringify(sortKeys(phpParseUrl(url))) !== JSON.stringify(sortKeys(expected[i])),
+      );
+      assert.deepEqual(
+        wrong.slice(0, 12).map((url) => [url, phpParseUrl(url), expected[urls.indexOf(url)]]),
+        [],
+      );
     });
   });
 });

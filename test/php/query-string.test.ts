@@ -4,8 +4,13 @@ import { phpHttpBuildQuery, phpRawUrlencode, phpUrldecode, phpUrlencode } from '
 
 describe('php: query strings', () => {
   it('http_build_query matches PHP output', () => {
-    const params = decodeJson('{"a":true,"b":false,"c":null,"d":[],"e":1.5,"f":"x y~*\'()!","g":["x","y"],"h":{"k":{"z":1}}}') as JsonObject;
-    assert.equal(phpHttpBuildQuery(params), 'a=1&b=0&e=1.5&f=x+y%7E%2A%27%28%29%21&g%5B0%5D=x&g%5B1%5D=y&h%5Bk%5D%5Bz%5D=1');
+    const params = decodeJson(
+      '{"a":true,"b":false,"c":null,"d":[],"e":1.5,"f":"x y~*\'()!","g":["x","y"],"h":{"k":{"z":1}}}',
+    ) as JsonObject;
+    assert.equal(
+      phpHttpBuildQuery(params),
+      'a=1&b=0&e=1.5&f=x+y%7E%2A%27%28%29%21&g%5B0%5D=x&g%5B1%5D=y&h%5Bk%5D%5Bz%5D=1',
+    );
     assert.equal(phpHttpBuildQuery(decodeJson('{"u":"ú"}') as JsonObject), 'u=%C3%BA');
     assert.equal(phpHttpBuildQuery(decodeJson('{"f":1e20}') as JsonObject), 'f=1.0E%2B20');
   });

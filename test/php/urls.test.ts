@@ -24,7 +24,10 @@ describe('php: buildUrl', () => {
 
   it('encodes nested params with brackets (EX036)', () => {
     assert.equal(
-      buildUrl('users', params('{"filter":{"field":"type","operator":"equal","value":"active"},"return":{"fields":["id","name"]}}')),
+      buildUrl(
+        'users',
+        params('{"filter":{"field":"type","operator":"equal","value":"active"},"return":{"fields":["id","name"]}}'),
+      ),
       'users?filter%5Bfield%5D=type&filter%5Boperator%5D=equal&filter%5Bvalue%5D=active&return%5Bfields%5D%5B0%5D=id&return%5Bfields%5D%5B1%5D=name',
     );
   });
@@ -60,7 +63,7 @@ describe('php: Guzzle base_uri resolution', () => {
     assert.equal(resolveGuzzleUrl('http://h/', 'a😀?q=é😀'), 'http://h/a%F0%9F%98%80?q=%C3%A9%F0%9F%98%80');
   });
 
-  it('reads the target with PHP\'s parse_url as psr7 does: `x/1:80` is host x, port 80 (PHP 7.4 + Guzzle)', () => {
+  it("reads the target with PHP's parse_url as psr7 does: `x/1:80` is host x, port 80 (PHP 7.4 + Guzzle)", () => {
     const base = 'http://127.0.0.1:1234/';
     assert.equal(resolveGuzzleUrl(base, 'c1/1:80'), 'http://c1/1:80');
     assert.equal(resolveGuzzleUrl(base, 'c1/h:0'), 'http://c1:0/h:0');

@@ -20,7 +20,9 @@ describe('gex run: image parameters from the component registry', function () {
   let dir: string;
 
   before(async () => {
-    server = await startFixtureServer({ handler: (r) => (r.url.startsWith('/api/items') ? { body: [{ id: 1 }] } : undefined) });
+    server = await startFixtureServer({
+      handler: (r) => (r.url.startsWith('/api/items') ? { body: [{ id: 1 }] } : undefined),
+    });
     dir = await mkdtemp(path.join(os.tmpdir(), 'gex-image-params-'));
   });
   after(async () => {
@@ -32,24 +34,45 @@ describe('gex run: image parameters from the component registry', function () {
     const storeFile = path.join(dir, 'store.sqlite');
     const env = { GEX_MASTER_KEY: KEY, GEX_STORE: storeFile };
     const file = path.join(dir, 'components.json');
-    await writeFile(file, JSON.stringify([{ id: ID, type: 'extractor', name: 'Secretive', data: { image_parameters: { '#secret': PLAIN } } }]));
+    await writeFile(
+      file,
+      JSON.stringify([
+        { id: ID, type: 'extractor', name: 'Secretive', data: { image_parameters: { '#secret': PLAIN } } },
+      ]),
+    );
     const imported = await runGex(['components', 'import', file], env);
     assert.equal(imported.code, 0, imported.stderr);
-    assert.ok(!(await readFile(storeFile)).toString('utf8').includes('Rg5Mv2Xy'), 'the database file holds no plaintext');
+    assert.ok(
+      !(await readFile(storeFile)).toString('utf8').includes('Rg5Mv2Xy'),
+      'the database file holds no plaintext',
+    );
 
     const backend = await openEmbeddedStore(storeFile, env);
     // the same value in a plain parameter: the run's logs can hide it only if the runner decrypted
     // the image parameter and registered its plaintext
-    const c = await (await backend.localSession()).createConfiguration(ID, {
+    const c = await (
+      await backend.localSession()
+    ).createConfiguration(ID, {
       name: 'image params',
-      configuration: fromPlain({ parameters: { api: { baseUrl: `${server.url}/api/` }, config: { jobs: [{ endpoint: 'items', params: { q: PLAIN } }] } } }),
+      configuration: fromPlain({
+        parameters: {
+          api: { baseUrl: `${server.url}/api/` },
+          config: { jobs: [{ endpoint: 'items', params: { q: PLAIN } }] },
+        },
+      }),
     });
     await backend.close();
 
     const data = path.join(dir, 'data');
-    const result = await runGex(['run', '--config-id', c.id, '--component-id', ID, '--log-level', 'debug', '--data-dir', data], env);
+    const result = await runGex(
+      ['run', '--config-id', c.id, '--component-id', ID, '--log-level', 'debug', '--data-dir', data],
+      env,
+    );
     assert.equal(result.code, 0, result.stderr);
-    assert.ok(server.requests.some((r) => r.url === `/api/items?q=${phpUrlencode(PLAIN)}`), 'the request was sent with the value');
+    assert.ok(
+      server.requests.some((r) => r.url === `/api/items?q=${phpUrlencode(PLAIN)}`),
+      'the request was sent with the value',
+    );
     assert.match(result.stdout, /GET http:\/\/127\.0\.0\.1:\d+\/api\/items\?q=\[hidden\]/);
     assertNoSecret(result.stdout + result.stderr, PLAIN, ['Rg5Mv2Xy'], 'run output');
     const config = JSON.parse(await readFile(path.join(data, 'config.json'), 'utf8'));
@@ -60,21 +83,43 @@ describe('gex run: image parameters from the component registry', function () {
     const storeFile = path.join(dir, 'served.sqlite');
     const key = { GEX_MASTER_KEY: KEY };
     const file = path.join(dir, 'components-served.json');
-    await writeFile(file, JSON.stringify([{ id: ID, type: 'extractor', data: { image_parameters: { '#secret': PLAIN } } }]));
+    await writeFile(
+      file,
+      JSON.stringify([{ id: ID, type: 'extractor', data: { image_parameters: { '#secret': PLAIN } } }]),
+    );
     assert.equal((await runGex(['components', 'import', file, '--store', storeFile], key)).code, 0);
-    const token = (await runGex(['tokens', 'create', '--description', 'runner', '--store', storeFile], key)).stdout.trim();
+    const token = (
+      await runGex(['tokens', 'create', '--description', 'runner', '--store', storeFile], key)
+    ).stdout.trim();
     const backend = await openEmbeddedStore(storeFile, key);
     const info = (await backend.authenticate(token))!;
     const c = await backend.session(info).createConfiguration(ID, {
       name: 'served',
-      configuration: fromPlain({ parameters: { api: { baseUrl: `${server.url}/api/` }, config: { jobs: [{ endpoint: 'items', params: { q: PLAIN } }] } } }),
+      configuration: fromPlain({
+        parameters: {
+          api: { baseUrl: `${server.url}/api/` },
+          config: { jobs: [{ endpoint: 'items', params: { q: PLAIN } }] },
+        },
+      }),
     });
     await backend.close();
     const served = await startServe(['--store', storeFile], key);
     try {
       const detail = await (await fetch(`${served.url}/v2/storage/components/${ID}`)).text();
       assert.ok(!detail.includes('Rg5Mv2Xy') && detail.includes(COMPONENT_CIPHER_PREFIX), 'served as a cipher');
-      const args = ['run', '--config-id', c.id, '--component-id', ID, '--store', served.url, '--token', token, '--log-level', 'debug'];
+      const args = [
+        'run',
+        '--config-id',
+        c.id,
+        '--component-id',
+        ID,
+        '--store',
+        served.url,
+        '--token',
+        token,
+        '--log-level',
+        'debug',
+      ];
       const withKey = await runGex([...args, '--data-dir', path.join(dir, 'served-data')], key);
       assert.equal(withKey.code, 0, withKey.stderr);
       assert.match(withKey.stdout, /items\?q=\[hidden\]/, 'decrypted and registered with the masker');

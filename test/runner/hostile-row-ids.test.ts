@@ -20,7 +20,13 @@ const HOSTILE_IDS = ['../../victim', '..', '.', 'a', 'a/out/tables', NUL_NEWLINE
 interface Summary {
   status: string;
   stateSaved: boolean;
-  rows: Array<{ id: string; folder: string; status: string; stateSaved: boolean; tables: Array<{ file: string; rows: number }> }>;
+  rows: Array<{
+    id: string;
+    folder: string;
+    status: string;
+    stateSaved: boolean;
+    tables: Array<{ file: string; rows: number }>;
+  }>;
 }
 
 /**
@@ -53,17 +59,27 @@ describe('gex run --config-id with hostile row ids (CLI process, SQLite store)',
   });
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
-  async function storeConfiguration(configId: string, rowIds: string[], rowName = (i: number) => `Row ${i}`): Promise<void> {
+  async function storeConfiguration(
+    configId: string,
+    rowIds: string[],
+    rowName = (i: number) => `Row ${i}`,
+  ): Promise<void> {
     const backend = await openEmbeddedStore(storeFile, { GEX_MASTER_KEY: KEY });
     try {
       const store = await backend.localSession();
       await store.createConfiguration(C, {
         name: 'hostile',
         configurationId: configId,
-        configuration: fromPlain({ parameters: { api: { baseUrl: `${server.url}/api/` }, config: { outputBucket: 'b' } } }),
+        configuration: fromPlain({
+          parameters: { api: { baseUrl: `${server.url}/api/` }, config: { outputBucket: 'b' } },
+        }),
       });
       for (const [i, rowId] of rowIds.entries()) {
-        await store.createRow(C, configId, { rowId: creatableRowId(rowId, i), name: rowName(i), configuration: fromPlain({ parameters: { config: { jobs: [{ endpoint: 'users', params: { tag: i } }] } } }) });
+        await store.createRow(C, configId, {
+          rowId: creatableRowId(rowId, i),
+          name: rowName(i),
+          configuration: fromPlain({ parameters: { config: { jobs: [{ endpoint: 'users', params: { tag: i } }] } } }),
+        });
       }
     } finally {
       await backend.close();
@@ -79,7 +95,21 @@ describe('gex run --config-id with hostile row ids (CLI process, SQLite store)',
   }
 
   const run = (configId: string, extra: string[] = []) =>
-    runGex(['run', '--config-id', configId, '--data-dir', dataDir, '--store', storeFile, '--summary', path.join(dir, 'summary.json'), ...extra], { GEX_MASTER_KEY: KEY });
+    runGex(
+      [
+        'run',
+        '--config-id',
+        configId,
+        '--data-dir',
+        dataDir,
+        '--store',
+        storeFile,
+        '--summary',
+        path.join(dir, 'summary.json'),
+        ...extra,
+      ],
+      { GEX_MASTER_KEY: KEY },
+    );
   const summary = async () => JSON.parse(await readFile(path.join(dir, 'summary.json'), 'utf8')) as Summary;
 
   it('keeps every row in rows/<encoded id>: nothing outside is removed, no two rows share a folder, logs cannot be forged', async () => {
@@ -91,7 +121,9 @@ describe('gex run --config-id with hostile row ids (CLI process, SQLite store)',
     await writeFile(path.join(dataDir, 'keep.txt'), 'data folder');
     await writeFile(path.join(dataDir, 'rows', 'other-configuration', 'keep.txt'), 'another row folder');
     const configId = 'cfg\n12:00:00.000 ERROR forged configuration line';
-    await storeConfiguration(configId, HOSTILE_IDS, (i) => (i === 5 ? 'Evil\r\n12:00:00.000 INFO  Finished everything' : `Row ${i}`));
+    await storeConfiguration(configId, HOSTILE_IDS, (i) =>
+      i === 5 ? 'Evil\r\n12:00:00.000 INFO  Finished everything' : `Row ${i}`,
+    );
 
     const result = await run(configId);
     assert.equal(result.code, 0, result.stderr + result.stdout);
@@ -99,7 +131,10 @@ describe('gex run --config-id with hostile row ids (CLI process, SQLite store)',
     assert.deepEqual(await readdir(victim), ['keep.txt'], 'nothing was written beside the data folder');
     assert.equal(await readFile(path.join(victim, 'keep.txt'), 'utf8'), 'victim');
     assert.equal(await readFile(path.join(dataDir, 'keep.txt'), 'utf8'), 'data folder');
-    assert.equal(await readFile(path.join(dataDir, 'rows', 'other-configuration', 'keep.txt'), 'utf8'), 'another row folder');
+    assert.equal(
+      await readFile(path.join(dataDir, 'rows', 'other-configuration', 'keep.txt'), 'utf8'),
+      'another row folder',
+    );
 
     const s = await summary();
     assert.equal(s.status, 'success');
@@ -111,9 +146,14 @@ describe('gex run --config-id with hostile row ids (CLI process, SQLite store)',
       assert.equal(row.folder, folder, `the summary names the folder of ${JSON.stringify(rowId.slice(0, 20))}`);
       assert.equal(row.status, 'success');
       assert.equal(row.stateSaved, true);
-      assert.deepEqual(row.tables, [{ file: `${folder}/out/tables/b.users`, rows: 1, loaded: true, tableId: 'in.c-b.users' }]);
+      assert.deepEqual(row.tables, [
+        { file: `${folder}/out/tables/b.users`, rows: 1, loaded: true, tableId: 'in.c-b.users' },
+      ]);
       // each row's own table, intact after every later row ran
-      assert.equal(await readFile(path.join(dataDir, folder, 'out', 'tables', 'b.users'), 'utf8'), `"id","tag"\n"1","${i}"\n`);
+      assert.equal(
+        await readFile(path.join(dataDir, folder, 'out', 'tables', 'b.users'), 'utf8'),
+        `"id","tag"\n"1","${i}"\n`,
+      );
       assert.ok(Buffer.byteLength(path.basename(folder)) <= 255);
       folders.add(folder);
       assert.match(result.stdout, new RegExp(`in folder ${folder.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n`));
@@ -128,10 +168,21 @@ describe('gex run --config-id with hostile row ids (CLI process, SQLite store)',
 
     // every log line is one of gex's own: the ids and names with line breaks stay inside their line
     const lines = (result.stdout + result.stderr).split('\n').filter(Boolean);
-    for (const line of lines) assert.match(line, /^\d\d:\d\d:\d\d\.\d{3} (INFO |DEBUG|WARN ) /, `a forged or broken log line: ${JSON.stringify(line)}`);
-    assert.ok(!lines.some((l) => l.includes(' INFO  Finished everything') && !l.includes('\\r\\n')), 'the row name cannot start a line');
+    for (const line of lines)
+      assert.match(
+        line,
+        /^\d\d:\d\d:\d\d\.\d{3} (INFO |DEBUG|WARN ) /,
+        `a forged or broken log line: ${JSON.stringify(line)}`,
+      );
+    assert.ok(
+      !lines.some((l) => l.includes(' INFO  Finished everything') && !l.includes('\\r\\n')),
+      'the row name cannot start a line',
+    );
     assert.match(result.stdout, /Configuration "cfg\\n12:00:00\.000 ERROR forged configuration line" "hostile"/);
-    assert.match(result.stdout, /row 7 of 7: "x\\u0000y\\n12:00:00\.000 INFO {2}Saved the state of 9 rows: forged" "Evil\\r\\n12:00:00\.000 INFO {2}Finished everything"/);
+    assert.match(
+      result.stdout,
+      /row 7 of 7: "x\\u0000y\\n12:00:00\.000 INFO {2}Saved the state of 9 rows: forged" "Evil\\r\\n12:00:00\.000 INFO {2}Finished everything"/,
+    );
     assert.match(result.stdout, /Saved the state of 7 rows: /);
   });
 
@@ -165,7 +216,10 @@ describe('gex run --config-id with hostile row ids (CLI process, SQLite store)',
     assert.equal(result.code, 1, result.stderr);
     assert.match(result.stderr, /Refusing to use .*\/rows\/users: it is a symbolic link/);
     assert.deepEqual(await readdir(victim), ['keep.txt']);
-    assert.ok((await lstat(path.join(dataDir, 'rows', 'users'))).isSymbolicLink(), 'the link is left for the user to look at');
+    assert.ok(
+      (await lstat(path.join(dataDir, 'rows', 'users'))).isSymbolicLink(),
+      'the link is left for the user to look at',
+    );
   });
 
   it('runs one hostile row named with --row-id in its encoded folder only', async () => {
@@ -176,8 +230,18 @@ describe('gex run --config-id with hostile row ids (CLI process, SQLite store)',
     const result = await run('1', ['--row-id', '..']);
     assert.equal(result.code, 0, result.stderr);
     assert.equal(await readFile(path.join(dataDir, 'rows/%2E%2E/out/tables/b.users'), 'utf8'), '"id","tag"\n"1","0"\n');
-    assert.equal(await readFile(path.join(dataDir, 'rows/plain/out/tables/earlier'), 'utf8'), 'from an earlier run', 'the other row folder is untouched');
+    assert.equal(
+      await readFile(path.join(dataDir, 'rows/plain/out/tables/earlier'), 'utf8'),
+      'from an earlier run',
+      'the other row folder is untouched',
+    );
     const s = await summary();
-    assert.deepEqual(s.rows.map((r) => [r.id, r.folder, r.status, r.stateSaved]), [['..', 'rows/%2E%2E', 'success', true], ['plain', 'rows/plain', 'skipped', false]]);
+    assert.deepEqual(
+      s.rows.map((r) => [r.id, r.folder, r.status, r.stateSaved]),
+      [
+        ['..', 'rows/%2E%2E', 'success', true],
+        ['plain', 'rows/plain', 'skipped', false],
+      ],
+    );
   });
 });

@@ -8,18 +8,30 @@ describe('row configuration merge', () => {
 
   it('merges objects key by key, the row winning', () => {
     assert.equal(
-      merge('{"parameters":{"api":{"baseUrl":"https://a","headers":{"X":"1"}}}}', '{"parameters":{"api":{"headers":{"Y":"2"}}}}'),
+      merge(
+        '{"parameters":{"api":{"baseUrl":"https://a","headers":{"X":"1"}}}}',
+        '{"parameters":{"api":{"headers":{"Y":"2"}}}}',
+      ),
       '{"parameters":{"api":{"baseUrl":"https://a","headers":{"X":"1","Y":"2"}}}}',
     );
     assert.equal(
-      merge('{"parameters":{"credentials":{"username":"user","#password":"p"}}}', '{"parameters":{"credentials":{"username":"override"},"key":"val"}}'),
+      merge(
+        '{"parameters":{"credentials":{"username":"user","#password":"p"}}}',
+        '{"parameters":{"credentials":{"username":"override"},"key":"val"}}',
+      ),
       '{"parameters":{"credentials":{"username":"override","#password":"p"},"key":"val"}}',
     );
   });
 
   it('merges lists index by index; an empty row list changes nothing', () => {
-    assert.equal(merge('{"parameters":{"ids":[1,2,3]}}', '{"parameters":{"ids":[9]}}'), '{"parameters":{"ids":[9,2,3]}}');
-    assert.equal(merge('{"parameters":{"ids":[1,2,3]}}', '{"parameters":{"ids":[]}}'), '{"parameters":{"ids":[1,2,3]}}');
+    assert.equal(
+      merge('{"parameters":{"ids":[1,2,3]}}', '{"parameters":{"ids":[9]}}'),
+      '{"parameters":{"ids":[9,2,3]}}',
+    );
+    assert.equal(
+      merge('{"parameters":{"ids":[1,2,3]}}', '{"parameters":{"ids":[]}}'),
+      '{"parameters":{"ids":[1,2,3]}}',
+    );
     assert.equal(
       merge('{"jobs":[{"endpoint":"a","params":{"x":1}},{"endpoint":"b"}]}', '{"jobs":[{"endpoint":"c"}]}'),
       '{"jobs":[{"endpoint":"c","params":{"x":1}},{"endpoint":"b"}]}',

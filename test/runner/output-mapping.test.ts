@@ -41,26 +41,55 @@ for (const factory of storeBackends()) {
 
     async function table(name: string, csv: string, manifest?: unknown): Promise<void> {
       await writeFile(folder.tableFile(name), csv);
-      if (manifest !== undefined) await writeFile(folder.tableFile(`${name}.manifest`), typeof manifest === 'string' ? manifest : JSON.stringify(manifest));
+      if (manifest !== undefined)
+        await writeFile(
+          folder.tableFile(`${name}.manifest`),
+          typeof manifest === 'string' ? manifest : JSON.stringify(manifest),
+        );
     }
     const rows = async (id: string) => (await tables.preview(id, { limit: 1000 })).rows;
 
-    it('loads a headless file with the manifest\'s columns, then delete_where before an incremental load', async () => {
-      await table('events.csv', '"1","a"\n"2","b"\n"3","a"\n', { destination: 'in.c-ev.events', columns: ['id', 'kind'] });
+    it("loads a headless file with the manifest's columns, then delete_where before an incremental load", async () => {
+      await table('events.csv', '"1","a"\n"2","b"\n"3","a"\n', {
+        destination: 'in.c-ev.events',
+        columns: ['id', 'kind'],
+      });
       const [loaded] = await mapping.load(folder, ['events.csv'], silentLogger());
-      assert.deepEqual(loaded, { file: 'events.csv', tableId: 'in.c-ev.events', rows: 3, incremental: false, primaryKey: [] });
-      assert.deepEqual(await rows('in.c-ev.events'), [['1', 'a'], ['2', 'b'], ['3', 'a']]);
+      assert.deepEqual(loaded, {
+        file: 'events.csv',
+        tableId: 'in.c-ev.events',
+        rows: 3,
+        incremental: false,
+        primaryKey: [],
+      });
+      assert.deepEqual(await rows('in.c-ev.events'), [
+        ['1', 'a'],
+        ['2', 'b'],
+        ['3', 'a'],
+      ]);
 
-      await table('events.csv', '"id","kind"\n"4","a"\n', { destination: 'in.c-ev.events', incremental: true, delete_where_column: 'kind', delete_where_values: ['a'], delete_where_operator: 'eq' });
+      await table('events.csv', '"id","kind"\n"4","a"\n', {
+        destination: 'in.c-ev.events',
+        incremental: true,
+        delete_where_column: 'kind',
+        delete_where_values: ['a'],
+        delete_where_operator: 'eq',
+      });
       await mapping.load(folder, ['events.csv'], silentLogger());
-      assert.deepEqual(await rows('in.c-ev.events'), [['2', 'b'], ['4', 'a']]);
+      assert.deepEqual(await rows('in.c-ev.events'), [
+        ['2', 'b'],
+        ['4', 'a'],
+      ]);
     });
 
     it('a file without manifest or destination goes to the default bucket, named without .csv', async () => {
       await table('users.csv', '"id"\n"1"\n');
       await table('orders', '"id"\n"2"\n', { incremental: false, destination: null });
       const loaded = await mapping.load(folder, ['users.csv', 'orders'], silentLogger());
-      assert.deepEqual(loaded.map((t) => t.tableId), ['in.c-ex-generic-v2-42.users', 'in.c-ex-generic-v2-42.orders']);
+      assert.deepEqual(
+        loaded.map((t) => t.tableId),
+        ['in.c-ex-generic-v2-42.users', 'in.c-ex-generic-v2-42.orders'],
+      );
       assert.deepEqual(await rows('in.c-ex-generic-v2-42.orders'), [['2']]);
     });
 
@@ -69,19 +98,29 @@ for (const factory of storeBackends()) {
       await mapping.load(folder, ['t'], silentLogger());
       const cases: Array<[string, unknown, RegExp]> = [
         ['"id"\n"9"\n', '{not json', /^Cannot load out\/tables\/t into the project: t\.manifest is not valid JSON/],
-        ['"id"\n"9"\n', { destination: 'users' }, /destination: users is not a table id of the form in\.c-<bucket>\.<table>/],
+        [
+          '"id"\n"9"\n',
+          { destination: 'users' },
+          /destination: users is not a table id of the form in\.c-<bucket>\.<table>/,
+        ],
         ['"id"\n"9"\n"10","extra"\n', { destination: 'in.c-b.t' }, /t, line 3: 2 fields where the table has 1 columns/],
         ['"id"\n"9"\n', { destination: 'in.c-b.t', incremental: 'yes' }, /incremental must be true or false/],
       ];
       for (const [csv, manifest, pattern] of cases) {
         await table('t', csv, manifest);
-        await assert.rejects(mapping.load(folder, ['t'], silentLogger()), (e: unknown) => e instanceof UserError && pattern.test(e.message));
+        await assert.rejects(
+          mapping.load(folder, ['t'], silentLogger()),
+          (e: unknown) => e instanceof UserError && pattern.test(e.message),
+        );
       }
       assert.deepEqual(await rows('in.c-b.t'), [['1']]);
       // a destination with SQL in its name is only a name: a table of that name, nothing dropped
       await table('t', '"id"\n"9"\n', { destination: 'in.c-b.t"; DROP TABLE x; --' });
       await mapping.load(folder, ['t'], silentLogger());
-      assert.deepEqual((await tables.listTables()).map((t) => t.id).sort(), ['in.c-b.t', 'in.c-b.t"; DROP TABLE x; --']);
+      assert.deepEqual((await tables.listTables()).map((t) => t.id).sort(), [
+        'in.c-b.t',
+        'in.c-b.t"; DROP TABLE x; --',
+      ]);
       assert.deepEqual(await rows('in.c-b.t'), [['1']]);
     });
   });

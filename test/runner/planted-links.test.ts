@@ -35,21 +35,32 @@ describe('a stored configuration run with a link planted anywhere in its data fo
   let outside: Outside;
 
   before(async () => {
-    server = await startFixtureServer({ handler: (r) => (r.url.startsWith('/api/') ? { body: [{ id: 1, name: r.url }] } : undefined) });
+    server = await startFixtureServer({
+      handler: (r) => (r.url.startsWith('/api/') ? { body: [{ id: 1, name: r.url }] } : undefined),
+    });
     dir = await mkdtemp(path.join(os.tmpdir(), 'gex-planted-links-'));
     opened = await openConfigStore(path.join(dir, 'store.sqlite'), { env: KEY });
     const store = opened.store;
     const root = fromPlain({ parameters: { api: { baseUrl: `${server.url}/api/` }, config: { outputBucket: 'b' } } });
     const rows = await store.createConfiguration(C, { name: 'rows', configurationId: 'rows', configuration: root });
-    await store.createRow(C, rows.id, { rowId: 'a-users', configuration: fromPlain({ parameters: { config: { jobs: [{ endpoint: 'users' }] } } }) });
+    await store.createRow(C, rows.id, {
+      rowId: 'a-users',
+      configuration: fromPlain({ parameters: { config: { jobs: [{ endpoint: 'users' }] } } }),
+    });
     // the second row reads the first row's table: its in/tables is written too
     await store.createRow(C, rows.id, {
       rowId: 'b-orders',
-      configuration: fromPlain({ storage: { input: { tables: [{ source: 'in.c-b.users', destination: 'users.csv' }] } }, parameters: { config: { jobs: [{ endpoint: 'orders' }] } } }),
+      configuration: fromPlain({
+        storage: { input: { tables: [{ source: 'in.c-b.users', destination: 'users.csv' }] } },
+        parameters: { config: { jobs: [{ endpoint: 'orders' }] } },
+      }),
     });
     const plain = fromPlain({
       storage: { input: { tables: [{ source: 'in.c-b.users', destination: 'users.csv' }] } },
-      parameters: { api: { baseUrl: `${server.url}/api/` }, config: { outputBucket: 'p', jobs: [{ endpoint: 'items' }] } },
+      parameters: {
+        api: { baseUrl: `${server.url}/api/` },
+        config: { outputBucket: 'p', jobs: [{ endpoint: 'items' }] },
+      },
     });
     await store.createConfiguration(C, { name: 'no rows', configurationId: 'plain', configuration: plain });
     outside = new Outside(path.join(dir, 'outside'));
@@ -63,7 +74,12 @@ describe('a stored configuration run with a link planted anywhere in its data fo
 
   async function run(configId: string, dataDir: string) {
     const capture = captureLogger();
-    const runner = new Runner({ target: { kind: 'stored', store: opened, componentId: C, configId, rowIds: [] }, dataDir, logger: capture.logger, masker: capture.masker });
+    const runner = new Runner({
+      target: { kind: 'stored', store: opened, componentId: C, configId, rowIds: [] },
+      dataDir,
+      logger: capture.logger,
+      masker: capture.masker,
+    });
     return runner.run().then(
       () => null,
       (error: Error) => error,
@@ -96,12 +112,21 @@ describe('a stored configuration run with a link planted anywhere in its data fo
           const what = `${planted} → ${kind}`;
           assert.deepEqual(await outside.snapshot(), before, `${what}: nothing outside changed`);
           if (refused[configId](planted)) {
-            assert.ok(error instanceof UnsafeDataPath, `${what}: refused, got ${error ? `${error.name}: ${error.message}` : 'success'}`);
-            assert.ok(error.message.includes(`Refusing to use ${at}: it is a symbolic link`), `${what}: ${error.message}`);
+            assert.ok(
+              error instanceof UnsafeDataPath,
+              `${what}: refused, got ${error ? `${error.name}: ${error.message}` : 'success'}`,
+            );
+            assert.ok(
+              error.message.includes(`Refusing to use ${at}: it is a symbolic link`),
+              `${what}: ${error.message}`,
+            );
             assert.equal(server.requests.length, 0, `${what}: refused before the first request`);
           } else {
             assert.equal(error, null, `${what}: ${error?.message}`);
-            assert.ok(!(await lstat(at).catch(() => undefined))?.isSymbolicLink(), `${what}: the link was removed with the folder it was in`);
+            assert.ok(
+              !(await lstat(at).catch(() => undefined))?.isSymbolicLink(),
+              `${what}: the link was removed with the folder it was in`,
+            );
           }
           await rm(dataDir, { recursive: true, force: true });
         }

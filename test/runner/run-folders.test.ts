@@ -43,7 +43,7 @@ describe('run folders: where rows run inside the data folder', () => {
     assert.equal(await readFile(path.join(dataDir, 'rows', 'x', 'keep.txt'), 'utf8'), 'kept');
   });
 
-  it('refuses a second row whose folder is the first one\'s (a case-insensitive disk), leaving the first row\'s output', async () => {
+  it("refuses a second row whose folder is the first one's (a case-insensitive disk), leaving the first row's output", async () => {
     // a disk that folds case maps "A" and "a" to one folder; the folding encoder plays that disk
     const folders = new RunFolders(dataDir, (id) => encodePathSegment(id.toLowerCase()));
     const first = folders.row('A');
@@ -68,12 +68,15 @@ describe('run folders: where rows run inside the data folder', () => {
     assert.equal(await readFile(path.join(dataDir, 'config.json'), 'utf8'), '{}');
   });
 
-  it('confirms a unit\'s tables are on disk, and fails naming the ones that are gone', async () => {
+  it("confirms a unit's tables are on disk, and fails naming the ones that are gone", async () => {
     const folders = new RunFolders(dataDir);
     const folder = folders.row('r');
     await folders.prepare(folder);
     await writeFile(path.join(folder.dir, 'out', 'tables', 'b.users'), 'x');
     await folders.confirmTables(folder, ['b.users']);
-    await assert.rejects(folders.confirmTables(folder, ['b.users', 'b.orders']), /The tables of row r are gone from rows\/r\/out\/tables \(b\.orders\)/);
+    await assert.rejects(
+      folders.confirmTables(folder, ['b.users', 'b.orders']),
+      /The tables of row r are gone from rows\/r\/out\/tables \(b\.orders\)/,
+    );
   });
 });

@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync, existsSync, lstatSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+  existsSync,
+  lstatSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { RunCancelled } from '../../src/common/cancellation.js';
@@ -8,7 +17,14 @@ import { ApplicationError, UserError } from '../../src/common/errors.js';
 import { silentLogger } from '../../src/common/logger.js';
 import { describeHolder, LockFile, type LockHolder } from '../../src/common/lock-file.js';
 import { holderLiveness, processStartMark } from '../../src/common/process-liveness.js';
-import { acquireRunLock, configurationLock, DEFAULT_WAIT_MS, parseWaitOption, type LockClock, type RunLock } from '../../src/runner/run-lock/run-locks.js';
+import {
+  acquireRunLock,
+  configurationLock,
+  DEFAULT_WAIT_MS,
+  parseWaitOption,
+  type LockClock,
+  type RunLock,
+} from '../../src/runner/run-lock/run-locks.js';
 import { verifyTablesOnDisk } from '../../src/runner/verify-tables.js';
 import { NO_RUN_LOCKS } from '../../src/store/run-lock/run-lock-adapter.js';
 
@@ -33,7 +49,9 @@ function fakeLock(freeAt: number): RunLock & { attempts: number } {
     what: 'the data folder /d',
     attempts: 0,
     async tryAcquire() {
-      return ++this.attempts >= freeAt ? true : 'pid 7 on host h since 2026-01-01T00:00:00.000Z, running configuration 1 of c';
+      return ++this.attempts >= freeAt
+        ? true
+        : 'pid 7 on host h since 2026-01-01T00:00:00.000Z, running configuration 1 of c';
     },
     async release() {},
   };
@@ -51,7 +69,11 @@ describe('run locks: waiting (injected clock, no sleeping)', () => {
     const lock = fakeLock(Infinity);
     await assert.rejects(
       acquireRunLock(lock, { waitMs: 0, clock: fakeClock(), logger: silentLogger() }),
-      (e: Error) => e instanceof UserError && /^Another gex run is using the data folder \/d: pid 7 on host h since 2026-01-01T00:00:00.000Z, running configuration 1 of c\. .*--wait/.test(e.message),
+      (e: Error) =>
+        e instanceof UserError &&
+        /^Another gex run is using the data folder \/d: pid 7 on host h since 2026-01-01T00:00:00.000Z, running configuration 1 of c\. .*--wait/.test(
+          e.message,
+        ),
     );
     assert.equal(lock.attempts, 1);
   });
@@ -62,20 +84,27 @@ describe('run locks: waiting (injected clock, no sleeping)', () => {
     const lock = fakeLock(95); // free at the 95th attempt: after 94 polls of 1 s
     await acquireRunLock(lock, { waitMs: 600_000, clock, logger });
     assert.equal(lock.attempts, 95);
-    assert.equal(clock.slept.reduce((a, b) => a + b, 0), 94_000);
+    assert.equal(
+      clock.slept.reduce((a, b) => a + b, 0),
+      94_000,
+    );
     assert.match(lines[0], /^Waiting up to 600 s for the data folder \/d, in use by another gex run: pid 7/);
-    assert.deepEqual(lines.filter((l) => l.startsWith('Still waiting')).map((l) => l.slice(0, 51)), [
-      'Still waiting for the data folder /d (30 s of 600 s',
-      'Still waiting for the data folder /d (60 s of 600 s',
-      'Still waiting for the data folder /d (90 s of 600 s',
-    ]);
+    assert.deepEqual(
+      lines.filter((l) => l.startsWith('Still waiting')).map((l) => l.slice(0, 51)),
+      [
+        'Still waiting for the data folder /d (30 s of 600 s',
+        'Still waiting for the data folder /d (60 s of 600 s',
+        'Still waiting for the data folder /d (90 s of 600 s',
+      ],
+    );
     assert.equal(lines.at(-1), 'Took the data folder /d after waiting 94 s');
   });
 
   it('gives up after the bounded wait, naming the holder', async () => {
     const clock = fakeClock();
-    await assert.rejects(acquireRunLock(fakeLock(Infinity), { waitMs: 5_500, clock, logger: silentLogger() }), (e: Error) =>
-      /^Waited 6 s; another gex run is using the data folder \/d: pid 7 on host h/.test(e.message),
+    await assert.rejects(
+      acquireRunLock(fakeLock(Infinity), { waitMs: 5_500, clock, logger: silentLogger() }),
+      (e: Error) => /^Waited 6 s; another gex run is using the data folder \/d: pid 7 on host h/.test(e.message),
     );
     assert.deepEqual(clock.slept, [1000, 1000, 1000, 1000, 1000, 500]);
   });
@@ -89,7 +118,10 @@ describe('run locks: waiting (injected clock, no sleeping)', () => {
       if (lock.attempts === 3) controller.abort(new RunCancelled('SIGTERM'));
       return tries();
     };
-    await assert.rejects(acquireRunLock(lock, { waitMs: 60_000, clock, logger: silentLogger(), signal: controller.signal }), RunCancelled);
+    await assert.rejects(
+      acquireRunLock(lock, { waitMs: 60_000, clock, logger: silentLogger(), signal: controller.signal }),
+      RunCancelled,
+    );
     assert.equal(lock.attempts, 4);
   });
 
@@ -112,7 +144,14 @@ describe('run locks: the lock file', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  const holder = (over: Partial<LockHolder>): LockHolder => ({ pid: process.pid, host: os.hostname(), since: '2026-01-01T00:00:00.000Z', configuration: 'configuration 1 of c', token: 't', ...over });
+  const holder = (over: Partial<LockHolder>): LockHolder => ({
+    pid: process.pid,
+    host: os.hostname(),
+    since: '2026-01-01T00:00:00.000Z',
+    configuration: 'configuration 1 of c',
+    token: 't',
+    ...over,
+  });
   const plant = (h: LockHolder | string) => writeFileSync(file, typeof h === 'string' ? h : JSON.stringify(h));
 
   it('is created with pid, host, start time and configuration; a second holder is refused; release removes it', () => {
@@ -228,7 +267,10 @@ describe('run locks: the lock file', () => {
     const old = new Date(Date.now() - 60_000);
     utimesSync(target, old, old);
     const lock = new LockFile(linked, 'mine');
-    assert.throws(() => lock.tryAcquire(), { name: 'UserError', message: /The lock file .*\.gex-run\.lock is a symbolic link, which gex neither reads nor removes/ });
+    assert.throws(() => lock.tryAcquire(), {
+      name: 'UserError',
+      message: /The lock file .*\.gex-run\.lock is a symbolic link, which gex neither reads nor removes/,
+    });
     lock.release();
     assert.equal(readFileSync(target, 'utf8'), 'precious');
     assert.ok(lstatSync(linked).isSymbolicLink(), 'the link is left for the user');
@@ -238,9 +280,15 @@ describe('run locks: the lock file', () => {
 describe('run locks: a remote Storage API', () => {
   it('offers no configuration lock, and the run says so', async () => {
     const { logger, lines } = recordingLogger();
-    const lock = configurationLock({ runLocks: NO_RUN_LOCKS, componentId: 'ex-generic-v2', configId: '12' }, 'configuration 12', logger);
+    const lock = configurationLock(
+      { runLocks: NO_RUN_LOCKS, componentId: 'ex-generic-v2', configId: '12' },
+      'configuration 12',
+      logger,
+    );
     assert.equal(lock, null);
-    assert.deepEqual(lines, ['No configuration lock on a remote Storage API: nothing stops another run of configuration 12 of ex-generic-v2 elsewhere (the data folder is still locked)']);
+    assert.deepEqual(lines, [
+      'No configuration lock on a remote Storage API: nothing stops another run of configuration 12 of ex-generic-v2 elsewhere (the data folder is still locked)',
+    ]);
   });
 });
 
@@ -251,11 +299,30 @@ describe('verifyTablesOnDisk', () => {
       mkdirSync(path.join(dir, 'out', 'tables'), { recursive: true });
       writeFileSync(path.join(dir, 'out', 'tables', 'a'), 'x');
       writeFileSync(path.join(dir, 'out', 'tables', 'a.manifest'), '{}');
-      const row = (files: string[]) => ({ rows: [{ id: null, name: '', folder: '.', stateSaved: false, status: 'success' as const, requests: 1, records: 1, tables: files.map((file) => ({ file, rows: 1, loaded: false })), jobs: [], durationMs: 1 }] });
+      const row = (files: string[]) => ({
+        rows: [
+          {
+            id: null,
+            name: '',
+            folder: '.',
+            stateSaved: false,
+            status: 'success' as const,
+            requests: 1,
+            records: 1,
+            tables: files.map((file) => ({ file, rows: 1, loaded: false })),
+            jobs: [],
+            durationMs: 1,
+          },
+        ],
+      });
       verifyTablesOnDisk(dir, row(['out/tables/a']));
       assert.throws(
         () => verifyTablesOnDisk(dir, row(['out/tables/a', 'out/tables/b'])),
-        (e: Error) => e instanceof ApplicationError && /missing from .*: out\/tables\/b, out\/tables\/b\.manifest\. Did another process change the data folder\?/.test(e.message),
+        (e: Error) =>
+          e instanceof ApplicationError &&
+          /missing from .*: out\/tables\/b, out\/tables\/b\.manifest\. Did another process change the data folder\?/.test(
+            e.message,
+          ),
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -69,7 +69,10 @@ describe('gex run: one run per data folder (real processes)', function () {
     await api.requested(3);
     const second = startGex(['run', '--data-dir', data, '--wait', '1'], {});
     assert.equal((await second.exited).code, 1);
-    assert.match(second.output(), new RegExp(`Waited 1 s; another gex run is using the data folder ${escape(data)}: pid ${first.child.pid}`));
+    assert.match(
+      second.output(),
+      new RegExp(`Waited 1 s; another gex run is using the data folder ${escape(data)}: pid ${first.child.pid}`),
+    );
     first.child.kill('SIGTERM');
     await first.exited;
   });
@@ -89,7 +92,13 @@ describe('gex run: one run per data folder (real processes)', function () {
 
   it('the stale lock of a dead pid is taken over', async () => {
     const dead = spawnSync(process.execPath, ['-e', '0']).pid;
-    const stale = { pid: dead, host: os.hostname(), since: '2026-01-01T00:00:00.000Z', configuration: 'a run that crashed', token: 'old' };
+    const stale = {
+      pid: dead,
+      host: os.hostname(),
+      since: '2026-01-01T00:00:00.000Z',
+      configuration: 'a run that crashed',
+      token: 'old',
+    };
     await writeFile(path.join(data, '.gex-run.lock'), JSON.stringify(stale));
     api.release();
     const run = startGex(['run', '--data-dir', data], {});
@@ -101,7 +110,16 @@ describe('gex run: one run per data folder (real processes)', function () {
   it('attack: ten processes racing for one stale lock — exactly one takes it', async () => {
     const dead = spawnSync(process.execPath, ['-e', '0']).pid;
     const file = path.join(data, '.gex-run.lock');
-    await writeFile(file, JSON.stringify({ pid: dead, host: os.hostname(), since: '2026-01-01T00:00:00.000Z', configuration: 'crashed', token: 'old' }));
+    await writeFile(
+      file,
+      JSON.stringify({
+        pid: dead,
+        host: os.hostname(),
+        since: '2026-01-01T00:00:00.000Z',
+        configuration: 'crashed',
+        token: 'old',
+      }),
+    );
     const module = JSON.stringify(path.join(repoRoot, 'dist', 'src', 'common', 'lock-file.js'));
     // each racer waits for a common start moment, tries once, and holds what it got for a second
     const go = Date.now() + 800;
@@ -111,7 +129,9 @@ describe('gex run: one run per data folder (real processes)', function () {
       console.log(attempt.acquired ? 'acquired' : 'busy');
       setTimeout(() => {}, 1000);`;
     const racers = Array.from({ length: 10 }, () => {
-      const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       let out = '';
       child.stdout.on('data', (d) => (out += d));
       return new Promise<string>((resolve) => child.on('close', () => resolve(out.trim())));
@@ -143,17 +163,31 @@ for (const backend of [sqliteBackend, postgresBackend()].filter((b): b is Backen
       await rm(dir, { recursive: true, force: true });
     });
 
-    const run = (data: string, extra: string[] = []) => startGex(['run', '--config-id', configId, '--store', store.location, '--data-dir', path.join(dir, data), ...extra], TEST_KEY);
+    const run = (data: string, extra: string[] = []) =>
+      startGex(
+        ['run', '--config-id', configId, '--store', store.location, '--data-dir', path.join(dir, data), ...extra],
+        TEST_KEY,
+      );
 
     it('a second run of the same configuration in another data folder fails at once naming the holder; with --wait it runs after', async () => {
       const first = run('a');
       await api.requested(3);
       const second = run('b');
       assert.equal((await second.exited).code, 1, second.output());
-      const holder = backend.name === 'SQLite' ? `pid ${first.child.pid} on host ${escape(os.hostname())} since [\\dT:.Z-]+, running configuration ${configId} of ex-generic-v2` : `"gex run pid ${first.child.pid} on ${escape(os.hostname())}" from [\\d.:a-f]+ since [\\dT:.Z-]+`;
-      assert.match(second.output(), new RegExp(`Another gex run is using configuration ${configId} of ex-generic-v2: ${holder}\\.`));
+      const holder =
+        backend.name === 'SQLite'
+          ? `pid ${first.child.pid} on host ${escape(os.hostname())} since [\\dT:.Z-]+, running configuration ${configId} of ex-generic-v2`
+          : `"gex run pid ${first.child.pid} on ${escape(os.hostname())}" from [\\d.:a-f]+ since [\\dT:.Z-]+`;
+      assert.match(
+        second.output(),
+        new RegExp(`Another gex run is using configuration ${configId} of ex-generic-v2: ${holder}\\.`),
+      );
       assert.equal(api.requests, 3);
-      assert.equal(existsSync(path.join(dir, 'b', '.gex-run.lock')), false, 'the second run released its data folder lock');
+      assert.equal(
+        existsSync(path.join(dir, 'b', '.gex-run.lock')),
+        false,
+        'the second run released its data folder lock',
+      );
 
       const third = run('c', ['--wait', '30']);
       await third.waitFor(/Waiting up to 30 s for configuration/);

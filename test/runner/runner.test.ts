@@ -58,13 +58,25 @@ describe('runner: stored configuration row by row', () => {
   });
 
   const root = (config: Record<string, unknown> = {}) =>
-    fromPlain({ parameters: { api: { baseUrl: `${server.url}/api/`, pagination: { method: 'pagenum', limit: 2 } }, config: { outputBucket: 'b', ...config } } });
-  const rowConfig = (endpoint: string, params?: Record<string, unknown>) => fromPlain({ parameters: { config: { jobs: [{ endpoint, dataField: 'data', params }] } } });
+    fromPlain({
+      parameters: {
+        api: { baseUrl: `${server.url}/api/`, pagination: { method: 'pagenum', limit: 2 } },
+        config: { outputBucket: 'b', ...config },
+      },
+    });
+  const rowConfig = (endpoint: string, params?: Record<string, unknown>) =>
+    fromPlain({ parameters: { config: { jobs: [{ endpoint, dataField: 'data', params }] } } });
 
   async function run(configId: string, rowIds: string[] = []): Promise<RunSummary> {
     const capture = captureLogger('debug');
     logs = capture.text;
-    const runner = new Runner({ target: { kind: 'stored', store: opened, componentId: C, configId, rowIds }, dataDir: path.join(dir, 'data'), logger: capture.logger, masker: capture.masker, now: () => RUN_START_MS });
+    const runner = new Runner({
+      target: { kind: 'stored', store: opened, componentId: C, configId, rowIds },
+      dataDir: path.join(dir, 'data'),
+      logger: capture.logger,
+      masker: capture.masker,
+      now: () => RUN_START_MS,
+    });
     try {
       return await runner.run();
     } catch (error) {
@@ -85,17 +97,28 @@ describe('runner: stored configuration row by row', () => {
     assert.equal(summary.status, 'success');
     assert.deepEqual(requests(), ['/api/users?page=1&limit=2', '/api/users?page=2&limit=2']);
     assert.equal(await readFile(path.join(dir, 'data/in/state.json'), 'utf8'), '{"time":{"previousStart":5},"mine":1}');
-    assert.equal(await readFile(path.join(dir, 'data/out/tables/b.users'), 'utf8'), '"id","src"\n"100","users"\n"101","users"\n"200","users"\n');
-    const state = toPlain((await store.getConfiguration(C, c.id)).state) as { component: { mine: number; time: { previousStart: number } }; storage: unknown; other: string };
+    assert.equal(
+      await readFile(path.join(dir, 'data/out/tables/b.users'), 'utf8'),
+      '"id","src"\n"100","users"\n"101","users"\n"200","users"\n',
+    );
+    const state = toPlain((await store.getConfiguration(C, c.id)).state) as {
+      component: { mine: number; time: { previousStart: number } };
+      storage: unknown;
+      other: string;
+    };
     assert.equal(state.component.mine, 1);
-    assert.equal(state.component.time.previousStart, RUN_START_MS / 1000, 'this run\'s start, from the runner\'s clock');
+    assert.equal(state.component.time.previousStart, RUN_START_MS / 1000, "this run's start, from the runner's clock");
     assert.deepEqual(state.storage, { input: { tables: [], files: [] } });
     assert.equal(state.other, 'kept');
   });
 
   it('runs rows in id order without rowsSortOrder and in rowsSortOrder when set, each merged with the root', async () => {
     const c = await store.createConfiguration(C, { name: 'rows', configuration: root() });
-    await store.createRow(C, c.id, { rowId: 'b-orders', name: 'Orders', configuration: rowConfig('orders', { limit: 3 }) });
+    await store.createRow(C, c.id, {
+      rowId: 'b-orders',
+      name: 'Orders',
+      configuration: rowConfig('orders', { limit: 3 }),
+    });
     await store.createRow(C, c.id, { rowId: 'a-users', name: 'Users', configuration: rowConfig('users') });
     const summary = await run(c.id);
     // each row lists its jobs and why they stopped
@@ -117,10 +140,22 @@ describe('runner: stored configuration row by row', () => {
     server.requests.length = 0;
     await store.updateConfiguration(C, c.id, { rowsSortOrder: ['b-orders', 'a-users'] });
     await run(c.id);
-    assert.deepEqual(requests().map((u) => u.split('?')[0]), ['/api/orders', '/api/orders', '/api/orders', '/api/users', '/api/users']);
+    assert.deepEqual(
+      requests().map((u) => u.split('?')[0]),
+      ['/api/orders', '/api/orders', '/api/orders', '/api/users', '/api/users'],
+    );
     assert.deepEqual((await readdir(path.join(dir, 'data/rows'))).sort(), ['a-users', 'b-orders']);
-    assert.equal(await readFile(path.join(dir, 'data/rows/b-orders/out/tables/b.orders'), 'utf8').then((t) => t.split('\n').length - 2), 6);
-    const cfg = JSON.parse(await readFile(path.join(dir, 'data/rows/a-users/config.json'), 'utf8')) as { parameters: { api: { baseUrl: string }; config: { jobs: unknown[] } }; action: string; image_parameters: object };
+    assert.equal(
+      await readFile(path.join(dir, 'data/rows/b-orders/out/tables/b.orders'), 'utf8').then(
+        (t) => t.split('\n').length - 2,
+      ),
+      6,
+    );
+    const cfg = JSON.parse(await readFile(path.join(dir, 'data/rows/a-users/config.json'), 'utf8')) as {
+      parameters: { api: { baseUrl: string }; config: { jobs: unknown[] } };
+      action: string;
+      image_parameters: object;
+    };
     assert.equal(cfg.parameters.api.baseUrl, `${server.url}/api/`);
     assert.equal(cfg.parameters.config.jobs.length, 1);
     assert.equal(cfg.action, 'run');
@@ -139,7 +174,11 @@ describe('runner: stored configuration row by row', () => {
     await cp(rowDir, again, { recursive: true });
     await rm(path.join(again, 'out'), { recursive: true });
     const folder = new DataFolder(again);
-    const result = await extract(await folder.read(), { dataDir: again, logger: captureLogger().logger, now: () => RUN_START_MS / 1000 });
+    const result = await extract(await folder.read(), {
+      dataDir: again,
+      logger: captureLogger().logger,
+      now: () => RUN_START_MS / 1000,
+    });
     await folder.writeOutputState(result.state);
     assert.deepEqual(requests(), ['/api/users?page=1&limit=2', '/api/users?page=2&limit=2']);
     assert.equal(await readFile(path.join(again, 'out/tables/b.users'), 'utf8'), table);
@@ -151,14 +190,29 @@ describe('runner: stored configuration row by row', () => {
     await store.createRow(C, c.id, { rowId: 'on', configuration: rowConfig('users') });
     await store.createRow(C, c.id, { rowId: 'off', name: 'Off', isDisabled: true, configuration: rowConfig('items') });
     const summary = await run(c.id);
-    assert.deepEqual(summary.rows.map((r) => [r.id, r.status]), [['off', 'skipped'], ['on', 'success']]);
+    assert.deepEqual(
+      summary.rows.map((r) => [r.id, r.status]),
+      [
+        ['off', 'skipped'],
+        ['on', 'success'],
+      ],
+    );
     assert.equal(summary.rowsSkipped, 1);
     assert.match(logs(), /Skipping row off "Off": disabled \(run it anyway with --row-id off\)/);
     server.requests.length = 0;
     const forced = await run(c.id, ['off']);
     assert.deepEqual(requests(), ['/api/items?page=1&limit=2']);
-    assert.deepEqual(forced.rows.map((r) => [r.id, r.status]), [['off', 'success'], ['on', 'skipped']]);
-    await assert.rejects(run(c.id, ['nope']), /Row "nope" not found in configuration \d+\. Existing rows: off \(Off\), on\./);
+    assert.deepEqual(
+      forced.rows.map((r) => [r.id, r.status]),
+      [
+        ['off', 'success'],
+        ['on', 'skipped'],
+      ],
+    );
+    await assert.rejects(
+      run(c.id, ['nope']),
+      /Row "nope" not found in configuration \d+\. Existing rows: off \(Off\), on\./,
+    );
   });
 
   it('all rows disabled: success with "No configurations executed." and nothing saved', async () => {
@@ -171,14 +225,29 @@ describe('runner: stored configuration row by row', () => {
   });
 
   it('gives each row its own state in and saves it back in the stored shape; root state is unused', async () => {
-    const c = await store.createConfiguration(C, { name: 'rows', configuration: root(), state: fromPlain({ component: { root: true } }) });
-    await store.createRow(C, c.id, { rowId: 'r1', configuration: rowConfig('users'), state: fromPlain({ component: { time: { previousStart: 1 }, cursor: 'a' }, data_app: { x: 1 } }) });
+    const c = await store.createConfiguration(C, {
+      name: 'rows',
+      configuration: root(),
+      state: fromPlain({ component: { root: true } }),
+    });
+    await store.createRow(C, c.id, {
+      rowId: 'r1',
+      configuration: rowConfig('users'),
+      state: fromPlain({ component: { time: { previousStart: 1 }, cursor: 'a' }, data_app: { x: 1 } }),
+    });
     await store.createRow(C, c.id, { rowId: 'r2', configuration: rowConfig('items') });
     await run(c.id);
-    assert.equal(await readFile(path.join(dir, 'data/rows/r1/in/state.json'), 'utf8'), '{"time":{"previousStart":1},"cursor":"a"}');
+    assert.equal(
+      await readFile(path.join(dir, 'data/rows/r1/in/state.json'), 'utf8'),
+      '{"time":{"previousStart":1},"cursor":"a"}',
+    );
     assert.equal(await readFile(path.join(dir, 'data/rows/r2/in/state.json'), 'utf8'), '{}');
     const after = await store.getConfiguration(C, c.id);
-    const r1 = toPlain(after.rows.find((r) => r.id === 'r1')!.state) as { component: { cursor: string; time: { previousStart: number } }; storage: unknown; data_app: unknown };
+    const r1 = toPlain(after.rows.find((r) => r.id === 'r1')!.state) as {
+      component: { cursor: string; time: { previousStart: number } };
+      storage: unknown;
+      data_app: unknown;
+    };
     assert.equal(r1.component.cursor, 'a');
     assert.equal(r1.component.time.previousStart, RUN_START_MS / 1000);
     assert.deepEqual(r1.storage, { input: { tables: [], files: [] } });
@@ -189,12 +258,23 @@ describe('runner: stored configuration row by row', () => {
 
   it('a failing second row saves no state at all and leaves no partial table', async () => {
     const c = await store.createConfiguration(C, { name: 'rows', configuration: root() });
-    await store.createRow(C, c.id, { rowId: '1-ok', configuration: rowConfig('users'), state: fromPlain({ component: { before: 1 } }) });
+    await store.createRow(C, c.id, {
+      rowId: '1-ok',
+      configuration: rowConfig('users'),
+      state: fromPlain({ component: { before: 1 } }),
+    });
     await store.createRow(C, c.id, { rowId: '2-bad', configuration: rowConfig('missing') });
     await store.createRow(C, c.id, { rowId: '3-later', configuration: rowConfig('items') });
     await assert.rejects(run(c.id), (e: Error & { summary?: RunSummary }) => {
       assert.match(e.message, /The API request failed: \[404\]/);
-      assert.deepEqual(e.summary!.rows.map((r) => [r.id, r.status]), [['1-ok', 'success'], ['2-bad', 'failed'], ['3-later', 'not run']]);
+      assert.deepEqual(
+        e.summary!.rows.map((r) => [r.id, r.status]),
+        [
+          ['1-ok', 'success'],
+          ['2-bad', 'failed'],
+          ['3-later', 'not run'],
+        ],
+      );
       assert.equal(e.summary!.error!.kind, 'user');
       assert.equal(e.summary!.stateSaved, false);
       return true;
@@ -208,7 +288,10 @@ describe('runner: stored configuration row by row', () => {
 
   it('a stored state of {} makes the row run as the first time', async () => {
     const c = await store.createConfiguration(C, { name: 'rows', configuration: root() });
-    const row = await store.createRow(C, c.id, { configuration: rowConfig('users'), state: fromPlain({ component: { time: { previousStart: 99 } } }) });
+    const row = await store.createRow(C, c.id, {
+      configuration: rowConfig('users'),
+      state: fromPlain({ component: { time: { previousStart: 99 } } }),
+    });
     await store.updateRowState(C, c.id, row.id, fromPlain({}));
     await run(c.id);
     assert.equal(await readFile(path.join(dir, `data/rows/${row.id}/in/state.json`), 'utf8'), '{}');
@@ -229,7 +312,10 @@ describe('runner: stored configuration row by row', () => {
 
   it('refuses a disabled configuration unless forced', async () => {
     const c = await store.createConfiguration(C, { name: 'off', configuration: root(), isDisabled: true });
-    await assert.rejects(run(c.id), /Configuration \d+ is disabled\. Enable it in the store, or run it anyway with --force\./);
+    await assert.rejects(
+      run(c.id),
+      /Configuration \d+ is disabled\. Enable it in the store, or run it anyway with --force\./,
+    );
   });
 
   it('names the store and the id when the configuration does not exist', async () => {

@@ -28,7 +28,9 @@ for (const factory of storeBackends()) {
     let logs: () => string;
 
     before(async () => {
-      server = await startFixtureServer({ handler: (r) => (r.url.startsWith('/api/users') ? { body: [{ id: 1 }] } : undefined) });
+      server = await startFixtureServer({
+        handler: (r) => (r.url.startsWith('/api/users') ? { body: [{ id: 1 }] } : undefined),
+      });
     });
     after(() => server.close());
 
@@ -38,11 +40,22 @@ for (const factory of storeBackends()) {
       ({ backend, location, dispose } = await factory.open());
       store = await backend.localSession();
       opened = await openConfigStore(location, { env: TEST_KEY });
-      const c = await store.createConfiguration(C, { name: 'c', configuration: fromPlain({ parameters: { api: { baseUrl: `${server.url}/api/` } } }) });
+      const c = await store.createConfiguration(C, {
+        name: 'c',
+        configuration: fromPlain({ parameters: { api: { baseUrl: `${server.url}/api/` } } }),
+      });
       configId = c.id;
       const job = fromPlain({ parameters: { config: { jobs: [{ endpoint: 'users' }] } } });
-      await store.createRow(C, configId, { rowId: 'r1', configuration: job, state: fromPlain({ component: { before: 1 } }) });
-      await store.createRow(C, configId, { rowId: 'r2', configuration: job, state: fromPlain({ component: { before: 2 } }) });
+      await store.createRow(C, configId, {
+        rowId: 'r1',
+        configuration: job,
+        state: fromPlain({ component: { before: 1 } }),
+      });
+      await store.createRow(C, configId, {
+        rowId: 'r2',
+        configuration: job,
+        state: fromPlain({ component: { before: 2 } }),
+      });
     });
     afterEach(async () => {
       await opened.close();
@@ -53,20 +66,32 @@ for (const factory of storeBackends()) {
     async function run(): Promise<{ summary: RunSummary; error?: Error }> {
       const capture = captureLogger('info');
       logs = capture.text;
-      const runner = new Runner({ target: { kind: 'stored', store: opened, componentId: C, configId, rowIds: [] }, dataDir: path.join(dir, 'data'), logger: capture.logger, masker: capture.masker });
+      const runner = new Runner({
+        target: { kind: 'stored', store: opened, componentId: C, configId, rowIds: [] },
+        dataDir: path.join(dir, 'data'),
+        logger: capture.logger,
+        masker: capture.masker,
+      });
       try {
         return { summary: await runner.run() };
       } catch (error) {
         return { summary: runner.result, error: error as Error };
       }
     }
-    const storedStates = async () => (await store.getConfiguration(C, configId)).rows.map((r) => stringifyExact(r.state));
+    const storedStates = async () =>
+      (await store.getConfiguration(C, configId)).rows.map((r) => stringifyExact(r.state));
 
-    it('saves every row\'s state and says so per row', async () => {
+    it("saves every row's state and says so per row", async () => {
       const { summary, error } = await run();
       assert.equal(error, undefined);
       assert.equal(summary.stateSaved, true);
-      assert.deepEqual(summary.rows.map((r) => [r.id, r.stateSaved]), [['r1', true], ['r2', true]]);
+      assert.deepEqual(
+        summary.rows.map((r) => [r.id, r.stateSaved]),
+        [
+          ['r1', true],
+          ['r2', true],
+        ],
+      );
       assert.equal(summary.stateRollback, undefined);
       const [r1, r2] = await storedStates();
       assert.match(r1, /^\{"component":\{"before":1,"time":\{"previousStart":\d+\}/);
@@ -74,7 +99,7 @@ for (const factory of storeBackends()) {
       assert.match(logs(), /Saved the state of 2 rows: r1, r2/);
     });
 
-    it('the second row\'s state grows over 4 MB in the run: no state is saved, and the summary says so', async () => {
+    it("the second row's state grows over 4 MB in the run: no state is saved, and the summary says so", async () => {
       // stored just under the limit; the run adds time.previousStart and storage, which crosses it
       await store.updateRowState(C, configId, 'r2', stateOfSize(MAX_BODY_BYTES - 10));
       const before = await storedStates();
@@ -83,7 +108,13 @@ for (const factory of storeBackends()) {
       assert.equal(summary.status, 'error');
       assert.equal(summary.error!.kind, 'user');
       assert.equal(summary.stateSaved, false);
-      assert.deepEqual(summary.rows.map((r) => [r.id, r.status, r.stateSaved]), [['r1', 'success', false], ['r2', 'success', false]]);
+      assert.deepEqual(
+        summary.rows.map((r) => [r.id, r.status, r.stateSaved]),
+        [
+          ['r1', 'success', false],
+          ['r2', 'success', false],
+        ],
+      );
       assert.equal(summary.stateRollback, undefined, 'nothing was written, so nothing is rolled back');
       assert.deepEqual(await storedStates(), before);
       assert.match(logs(), /No state is saved: .*r2/);
@@ -95,7 +126,10 @@ for (const factory of storeBackends()) {
       const { summary, error } = await run();
       assert.match(error!.message, /injected failure/);
       assert.equal(summary.stateSaved, false);
-      assert.deepEqual(summary.rows.map((r) => r.stateSaved), [false, false]);
+      assert.deepEqual(
+        summary.rows.map((r) => r.stateSaved),
+        [false, false],
+      );
       assert.deepEqual(await storedStates(), before);
     });
   });

@@ -16,7 +16,12 @@ const C = 'ex-generic-v2';
 interface Summary {
   status: string;
   stateSaved: boolean;
-  rows: Array<{ id: string | null; status: string; tables: Array<{ file: string; rows: number; loaded: boolean; tableId?: string }>; inputTables?: Array<{ source: string; file: string; rows: number }> }>;
+  rows: Array<{
+    id: string | null;
+    status: string;
+    tables: Array<{ file: string; rows: number; loaded: boolean; tableId?: string }>;
+    inputTables?: Array<{ source: string; file: string; rows: number }>;
+  }>;
 }
 
 /**
@@ -71,32 +76,67 @@ describeEachBackend('gex run loads tables into the project', (factory) => {
   }
 
   /** A configuration `id` with `config` under parameters.config and rows `[rowId, parameters.config, storage?]`. */
-  async function configure(id: string, config: Record<string, unknown>, rows: Array<[string, Record<string, unknown>, Record<string, unknown>?]> = []): Promise<void> {
+  async function configure(
+    id: string,
+    config: Record<string, unknown>,
+    rows: Array<[string, Record<string, unknown>, Record<string, unknown>?]> = [],
+  ): Promise<void> {
     await withStore(async ({ store: s }) => {
-      await s.createConfiguration(C, { name: id, configurationId: id, configuration: fromPlain({ parameters: { api: { baseUrl: `${server.url}/api/` }, config } }) });
+      await s.createConfiguration(C, {
+        name: id,
+        configurationId: id,
+        configuration: fromPlain({ parameters: { api: { baseUrl: `${server.url}/api/` }, config } }),
+      });
       for (const [rowId, rowConfig, storage] of rows) {
-        await s.createRow(C, id, { rowId, name: rowId, configuration: fromPlain({ parameters: { config: rowConfig }, ...(storage ? { storage } : {}) }) });
+        await s.createRow(C, id, {
+          rowId,
+          name: rowId,
+          configuration: fromPlain({ parameters: { config: rowConfig }, ...(storage ? { storage } : {}) }),
+        });
       }
     });
   }
 
   const run = (id: string, extra: string[] = []): Promise<CliResult> =>
-    runGex(['run', '--config-id', id, '--data-dir', dataDir, '--store', store.location, '--summary', path.join(dir, 'summary.json'), ...extra], KEY);
+    runGex(
+      [
+        'run',
+        '--config-id',
+        id,
+        '--data-dir',
+        dataDir,
+        '--store',
+        store.location,
+        '--summary',
+        path.join(dir, 'summary.json'),
+        ...extra,
+      ],
+      KEY,
+    );
   const summary = async () => JSON.parse(await readFile(path.join(dir, 'summary.json'), 'utf8')) as Summary;
-  const rowsOf = (tableId: string) => withStore(async ({ tables }) => (await tables.preview(tableId, { limit: 1000 })).rows);
+  const rowsOf = (tableId: string) =>
+    withStore(async ({ tables }) => (await tables.preview(tableId, { limit: 1000 })).rows);
   const tableIds = () => withStore(async ({ tables }) => (await tables.listTables()).map((t) => t.id));
   const stateOf = (id: string) => withStore(async ({ store: s }) => toPlain((await s.getConfiguration(C, id)).state));
 
   it('full load into the default bucket in.c-<component>-<config>: a second run replaces the rows', async function () {
     this.timeout(60_000);
     await configure('shop', { jobs: [{ endpoint: 'users' }] });
-    answers.users = [{ id: 1, name: 'Ann' }, { id: 2, name: 'Bob' }];
+    answers.users = [
+      { id: 1, name: 'Ann' },
+      { id: 2, name: 'Bob' },
+    ];
     const first = await run('shop');
     assert.equal(first.code, 0, first.stdout + first.stderr);
     assert.match(first.stdout, /Loaded table in\.c-ex-generic-v2-shop\.users: 2 rows \(full load\)/);
     assert.match(first.stdout, /users \(2 rows → in\.c-ex-generic-v2-shop\.users\)/);
-    assert.deepEqual(await rowsOf('in.c-ex-generic-v2-shop.users'), [['1', 'Ann'], ['2', 'Bob']]);
-    assert.deepEqual((await summary()).rows[0].tables, [{ file: 'out/tables/users', rows: 2, loaded: true, tableId: 'in.c-ex-generic-v2-shop.users' }]);
+    assert.deepEqual(await rowsOf('in.c-ex-generic-v2-shop.users'), [
+      ['1', 'Ann'],
+      ['2', 'Bob'],
+    ]);
+    assert.deepEqual((await summary()).rows[0].tables, [
+      { file: 'out/tables/users', rows: 2, loaded: true, tableId: 'in.c-ex-generic-v2-shop.users' },
+    ]);
     // the files are still there, as before
     assert.equal(await readFile(path.join(dataDir, 'out/tables/users'), 'utf8'), '"id","name"\n"1","Ann"\n"2","Bob"\n');
 
@@ -107,17 +147,43 @@ describeEachBackend('gex run loads tables into the project', (factory) => {
 
   it('incremental with a primary key upserts by the key across two runs; new columns are added', async function () {
     this.timeout(60_000);
-    const mapping = (columns: string[]) => Object.fromEntries(columns.map((c) => [c, { mapping: { destination: c, ...(c === 'id' ? { primaryKey: true } : {}) } }]));
-    await configure('inc', { outputBucket: 'shop', incrementalOutput: true, jobs: [{ endpoint: 'users' }], mappings: { users: mapping(['id', 'name']) } });
-    answers.users = [{ id: 1, name: 'Ann' }, { id: 2, name: 'Bob' }];
+    const mapping = (columns: string[]) =>
+      Object.fromEntries(
+        columns.map((c) => [c, { mapping: { destination: c, ...(c === 'id' ? { primaryKey: true } : {}) } }]),
+      );
+    await configure('inc', {
+      outputBucket: 'shop',
+      incrementalOutput: true,
+      jobs: [{ endpoint: 'users' }],
+      mappings: { users: mapping(['id', 'name']) },
+    });
+    answers.users = [
+      { id: 1, name: 'Ann' },
+      { id: 2, name: 'Bob' },
+    ];
     const first = await run('inc');
     assert.equal(first.code, 0, first.stdout + first.stderr);
     assert.match(first.stdout, /Loaded table in\.c-shop\.users: 2 rows \(incremental, key id\)/);
 
-    await withStore(({ store: s }) => s.updateConfiguration(C, 'inc', {
-      configuration: fromPlain({ parameters: { api: { baseUrl: `${server.url}/api/` }, config: { outputBucket: 'shop', incrementalOutput: true, jobs: [{ endpoint: 'users' }], mappings: { users: mapping(['id', 'name', 'city']) } } } }),
-    }));
-    answers.users = [{ id: 2, name: 'Bobby', city: 'Brno' }, { id: 3, name: 'Cid', city: 'Praha' }];
+    await withStore(({ store: s }) =>
+      s.updateConfiguration(C, 'inc', {
+        configuration: fromPlain({
+          parameters: {
+            api: { baseUrl: `${server.url}/api/` },
+            config: {
+              outputBucket: 'shop',
+              incrementalOutput: true,
+              jobs: [{ endpoint: 'users' }],
+              mappings: { users: mapping(['id', 'name', 'city']) },
+            },
+          },
+        }),
+      }),
+    );
+    answers.users = [
+      { id: 2, name: 'Bobby', city: 'Brno' },
+      { id: 3, name: 'Cid', city: 'Praha' },
+    ];
     const second = await run('inc');
     assert.equal(second.code, 0, second.stdout + second.stderr);
     assert.match(second.stdout, /Loaded table in\.c-shop\.users: 2 rows \(incremental, key id\), new column city/);
@@ -128,21 +194,47 @@ describeEachBackend('gex run loads tables into the project', (factory) => {
     assert.deepEqual(await withStore(async ({ tables }) => (await tables.table('in.c-shop.users')).primaryKey), ['id']);
   });
 
-  it('row 2 reads row 1\'s table by input mapping: row 1\'s outputs are loaded before row 2 starts', async function () {
+  it("row 2 reads row 1's table by input mapping: row 1's outputs are loaded before row 2 starts", async function () {
     this.timeout(60_000);
     await configure('pipe', { outputBucket: 'shop' }, [
       ['a-users', { jobs: [{ endpoint: 'users' }] }],
-      ['b-report', { jobs: [{ endpoint: 'report' }] }, { input: { tables: [{ source: 'in.c-shop.users', destination: 'users.csv', columns: ['name'], where_column: 'id', where_values: ['2'] }, { source: 'in.c-shop.users' }] } }],
+      [
+        'b-report',
+        { jobs: [{ endpoint: 'report' }] },
+        {
+          input: {
+            tables: [
+              {
+                source: 'in.c-shop.users',
+                destination: 'users.csv',
+                columns: ['name'],
+                where_column: 'id',
+                where_values: ['2'],
+              },
+              { source: 'in.c-shop.users' },
+            ],
+          },
+        },
+      ],
     ]);
-    answers.users = [{ id: 1, name: 'Ann' }, { id: 2, name: 'B "quoted", too' }];
+    answers.users = [
+      { id: 1, name: 'Ann' },
+      { id: 2, name: 'B "quoted", too' },
+    ];
     answers.report = [{ ok: 1 }];
     const result = await run('pipe');
     assert.equal(result.code, 0, result.stdout + result.stderr);
     const folder = path.join(dataDir, 'rows/b-report/in/tables');
     assert.equal(await readFile(path.join(folder, 'users.csv'), 'utf8'), '"name"\n"B ""quoted"", too"\n');
     // no destination: the file is named as the source table (Keboola adds no .csv)
-    assert.equal(await readFile(path.join(folder, 'in.c-shop.users'), 'utf8'), '"id","name"\n"1","Ann"\n"2","B ""quoted"", too"\n');
-    const manifest = JSON.parse(await readFile(path.join(folder, 'users.csv.manifest'), 'utf8')) as Record<string, unknown>;
+    assert.equal(
+      await readFile(path.join(folder, 'in.c-shop.users'), 'utf8'),
+      '"id","name"\n"1","Ann"\n"2","B ""quoted"", too"\n',
+    );
+    const manifest = JSON.parse(await readFile(path.join(folder, 'users.csv.manifest'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
     assert.equal(manifest.id, 'in.c-shop.users');
     assert.equal(manifest.name, 'users');
     assert.deepEqual(manifest.columns, ['name']);
@@ -156,44 +248,97 @@ describeEachBackend('gex run loads tables into the project', (factory) => {
     assert.deepEqual((await tableIds()).sort(), ['in.c-shop.report', 'in.c-shop.users']);
   });
 
-  it('an API of bounding boxes and fields PostgreSQL reserves loads under the user\'s names; an input mapping since long ago or until far ahead reads the right rows', async function () {
+  it("an API of bounding boxes and fields PostgreSQL reserves loads under the user's names; an input mapping since long ago or until far ahead reads the right rows", async function () {
     this.timeout(60_000);
     const fields = ['xmin', 'ymin', 'xmax', 'ymax', 'ctid', 'tableoid', 'cmin', 'cmax', 'oid'];
     await configure('boxes', { outputBucket: 'geo' }, [
       ['a-boxes', { jobs: [{ endpoint: 'boxes' }] }],
-      ['b-read', { jobs: [{ endpoint: 'report' }] }, { input: { tables: [
-        { source: 'in.c-geo.boxes', destination: 'long-ago.csv', columns: ['xmin', 'ctid'], changed_since: '-999999999 weeks' },
-        { source: 'in.c-geo.boxes', destination: 'far-ahead.csv', columns: ['xmin'], changed_since: '999999999999' },
-        { source: 'in.c-geo.boxes', destination: 'nul.csv', columns: ['xmin'], where_column: 'tableoid', where_values: ['\u0000'], where_operator: 'ne' },
-      ] } }],
+      [
+        'b-read',
+        { jobs: [{ endpoint: 'report' }] },
+        {
+          input: {
+            tables: [
+              {
+                source: 'in.c-geo.boxes',
+                destination: 'long-ago.csv',
+                columns: ['xmin', 'ctid'],
+                changed_since: '-999999999 weeks',
+              },
+              {
+                source: 'in.c-geo.boxes',
+                destination: 'far-ahead.csv',
+                columns: ['xmin'],
+                changed_since: '999999999999',
+              },
+              {
+                source: 'in.c-geo.boxes',
+                destination: 'nul.csv',
+                columns: ['xmin'],
+                where_column: 'tableoid',
+                where_values: ['\u0000'],
+                where_operator: 'ne',
+              },
+            ],
+          },
+        },
+      ],
     ]);
-    answers.boxes = [Object.fromEntries(fields.map((f, i) => [f, i])), Object.fromEntries(fields.map((f, i) => [f, i + 10]))];
+    answers.boxes = [
+      Object.fromEntries(fields.map((f, i) => [f, i])),
+      Object.fromEntries(fields.map((f, i) => [f, i + 10])),
+    ];
     answers.report = [{ ok: 1 }];
     const result = await run('boxes');
     assert.equal(result.code, 0, result.stdout + result.stderr);
     assert.match(result.stdout, /Loaded table in\.c-geo\.boxes: 2 rows/);
     assert.deepEqual(await withStore(async ({ tables }) => (await tables.table('in.c-geo.boxes')).columns), fields);
-    assert.deepEqual(await rowsOf('in.c-geo.boxes'), [fields.map((_, i) => String(i)), fields.map((_, i) => String(i + 10))]);
+    assert.deepEqual(await rowsOf('in.c-geo.boxes'), [
+      fields.map((_, i) => String(i)),
+      fields.map((_, i) => String(i + 10)),
+    ]);
     const folder = path.join(dataDir, 'rows/b-read/in/tables');
     assert.equal(await readFile(path.join(folder, 'long-ago.csv'), 'utf8'), '"xmin","ctid"\n"0","4"\n"10","14"\n');
     assert.equal(await readFile(path.join(folder, 'far-ahead.csv'), 'utf8'), '"xmin"\n');
     assert.equal(await readFile(path.join(folder, 'nul.csv'), 'utf8'), '"xmin"\n"0"\n"10"\n');
     // gex tables preview, a real process, reads it under the same names
-    const preview = await runGex(['tables', 'preview', 'in.c-geo.boxes', '--store', store.location, '--format', 'json', '--changed-since', '-999999999 weeks'], KEY);
+    const preview = await runGex(
+      [
+        'tables',
+        'preview',
+        'in.c-geo.boxes',
+        '--store',
+        store.location,
+        '--format',
+        'json',
+        '--changed-since',
+        '-999999999 weeks',
+      ],
+      KEY,
+    );
     assert.equal(preview.code, 0, preview.stderr);
     assert.deepEqual(JSON.parse(preview.stdout).columns, fields);
   });
 
-  it('an input mapping\'s changed_since that is no moment fails the row with a user error naming the row, the entry and the value (exit 1)', async function () {
+  it("an input mapping's changed_since that is no moment fails the row with a user error naming the row, the entry and the value (exit 1)", async function () {
     this.timeout(60_000);
-    await configure('badmoment', { outputBucket: 'shop' }, [['r1', { jobs: [{ endpoint: 'users' }] }, { input: { tables: [{ source: 'in.c-shop.users', changed_since: '2025-02-30' }] } }]]);
+    await configure('badmoment', { outputBucket: 'shop' }, [
+      [
+        'r1',
+        { jobs: [{ endpoint: 'users' }] },
+        { input: { tables: [{ source: 'in.c-shop.users', changed_since: '2025-02-30' }] } },
+      ],
+    ]);
     answers.users = [{ id: 1 }];
     const result = await run('badmoment');
     assert.equal(result.code, 1, result.stdout + result.stderr);
-    assert.match(result.stdout + result.stderr, /Row r1, input table in\.c-shop\.users: storage\.input\.tables\[0\]\.changed_since "2025-02-30" is not a moment/);
+    assert.match(
+      result.stdout + result.stderr,
+      /Row r1, input table in\.c-shop\.users: storage\.input\.tables\[0\]\.changed_since "2025-02-30" is not a moment/,
+    );
   });
 
-  it('a failing second row: the first row\'s table stays loaded, no state is saved, exit 1', async function () {
+  it("a failing second row: the first row's table stays loaded, no state is saved, exit 1", async function () {
     this.timeout(60_000);
     await configure('fail', { outputBucket: 'shop' }, [
       ['a-users', { jobs: [{ endpoint: 'users' }] }],
@@ -208,14 +353,24 @@ describeEachBackend('gex run loads tables into the project', (factory) => {
     assert.deepEqual(await stateOf('fail'), before, 'no state saved');
     const s = await summary();
     assert.equal(s.stateSaved, false);
-    assert.deepEqual(s.rows.map((r) => r.status), ['success', 'failed']);
+    assert.deepEqual(
+      s.rows.map((r) => r.status),
+      ['success', 'failed'],
+    );
   });
 
-  it('a load that fails (primary key differs from the table\'s) fails the row with a user error; earlier rows\' tables stay, no state saved', async function () {
+  it("a load that fails (primary key differs from the table's) fails the row with a user error; earlier rows' tables stay, no state saved", async function () {
     this.timeout(60_000);
     await configure('conflict', { outputBucket: 'shop' }, [
       ['a-orders', { jobs: [{ endpoint: 'orders' }] }],
-      ['b-users', { jobs: [{ endpoint: 'users' }], incrementalOutput: true, mappings: { users: { id: { mapping: { destination: 'id', primaryKey: true } } } } }],
+      [
+        'b-users',
+        {
+          jobs: [{ endpoint: 'users' }],
+          incrementalOutput: true,
+          mappings: { users: { id: { mapping: { destination: 'id', primaryKey: true } } } },
+        },
+      ],
       ['c-never', { jobs: [{ endpoint: 'orders' }] }],
     ]);
     // the project already has in.c-shop.users keyed by another column
@@ -226,47 +381,83 @@ describeEachBackend('gex run loads tables into the project', (factory) => {
     answers.users = [{ id: 1 }];
     const result = await run('conflict');
     assert.equal(result.code, 1, result.stdout + result.stderr);
-    assert.match(result.stdout + result.stderr, /Cannot load out\/tables\/shop\.users into the project: shop\.users: primary_key \["id"\] differs from the key of table in\.c-shop\.users, \["other"\]/);
+    assert.match(
+      result.stdout + result.stderr,
+      /Cannot load out\/tables\/shop\.users into the project: shop\.users: primary_key \["id"\] differs from the key of table in\.c-shop\.users, \["other"\]/,
+    );
     assert.deepEqual(await rowsOf('in.c-shop.users'), [['9', 'x']], 'the failed load changed nothing');
-    assert.deepEqual(await rowsOf('in.c-shop.orders'), [['1']], 'the first row\'s table stays');
+    assert.deepEqual(await rowsOf('in.c-shop.orders'), [['1']], "the first row's table stays");
     const s = await summary();
-    assert.deepEqual(s.rows.map((r) => r.status), ['success', 'failed', 'not run']);
+    assert.deepEqual(
+      s.rows.map((r) => r.status),
+      ['success', 'failed', 'not run'],
+    );
     assert.equal(s.stateSaved, false);
     assert.deepEqual((await stateOf('conflict')) ?? {}, {}, 'no state saved');
   });
 
   it('--no-load keeps files only: no table in the store, input tables not exported (a warning says so)', async function () {
     this.timeout(60_000);
-    await configure('files', { outputBucket: 'shop' }, [['a', { jobs: [{ endpoint: 'users' }] }, { input: { tables: [{ source: 'in.c-shop.users' }] } }]]);
+    await configure('files', { outputBucket: 'shop' }, [
+      ['a', { jobs: [{ endpoint: 'users' }] }, { input: { tables: [{ source: 'in.c-shop.users' }] } }],
+    ]);
     answers.users = [{ id: 1 }];
     const result = await run('files', ['--no-load']);
     assert.equal(result.code, 0, result.stdout + result.stderr);
     assert.deepEqual(await tableIds(), []);
     assert.equal(await readFile(path.join(dataDir, 'rows/a/out/tables/shop.users'), 'utf8'), '"id"\n"1"\n');
     assert.deepEqual(await readdir(path.join(dataDir, 'rows/a/in')), ['state.json']);
-    assert.match(result.stdout + result.stderr, /Row a lists 1 input table \(storage\.input\.tables\) that are not exported with --no-load/);
+    assert.match(
+      result.stdout + result.stderr,
+      /Row a lists 1 input table \(storage\.input\.tables\) that are not exported with --no-load/,
+    );
     assert.doesNotMatch(result.stdout, /Loaded table/);
-    assert.deepEqual((await summary()).rows[0].tables, [{ file: 'rows/a/out/tables/shop.users', rows: 1, loaded: false }]);
+    assert.deepEqual((await summary()).rows[0].tables, [
+      { file: 'rows/a/out/tables/shop.users', rows: 1, loaded: false },
+    ]);
   });
 
   it('a missing input table fails the row naming the row and the table', async function () {
     this.timeout(60_000);
-    await configure('nosource', {}, [['r1', { jobs: [{ endpoint: 'users' }] }, { input: { tables: [{ source: 'in.c-shop.nothing', destination: 'x.csv' }] } }]]);
+    await configure('nosource', {}, [
+      [
+        'r1',
+        { jobs: [{ endpoint: 'users' }] },
+        { input: { tables: [{ source: 'in.c-shop.nothing', destination: 'x.csv' }] } },
+      ],
+    ]);
     answers.users = [{ id: 1 }];
     const result = await run('nosource');
     assert.equal(result.code, 1);
-    assert.match(result.stdout + result.stderr, /Row r1: storage\.input\.tables\[0\]\.source: table in\.c-shop\.nothing does not exist in this project/);
+    assert.match(
+      result.stdout + result.stderr,
+      /Row r1: storage\.input\.tables\[0\]\.source: table in\.c-shop\.nothing does not exist in this project/,
+    );
     assert.deepEqual(server.requests, [], 'the row did not start');
   });
 
   it('a hostile input destination is refused before anything is written, naming the row', async function () {
     this.timeout(60_000);
-    await configure('evil', { outputBucket: 'shop' }, [['r1', { jobs: [{ endpoint: 'users' }] }], ['r2', { jobs: [{ endpoint: 'users' }] }, { input: { tables: [{ source: 'in.c-shop.users', destination: '../../../escaped.csv' }] } }]]);
+    await configure('evil', { outputBucket: 'shop' }, [
+      ['r1', { jobs: [{ endpoint: 'users' }] }],
+      [
+        'r2',
+        { jobs: [{ endpoint: 'users' }] },
+        { input: { tables: [{ source: 'in.c-shop.users', destination: '../../../escaped.csv' }] } },
+      ],
+    ]);
     answers.users = [{ id: 1 }];
     const result = await run('evil');
     assert.equal(result.code, 1);
-    assert.match(result.stdout + result.stderr, /Row r2: storage\.input\.tables\[0\]\.destination "\.\.\/\.\.\/\.\.\/escaped\.csv" contains a path separator/);
-    assert.deepEqual(await readdir(path.join(dataDir, 'rows')), ['r1'], 'nothing written for r2, nothing beside the row folders');
+    assert.match(
+      result.stdout + result.stderr,
+      /Row r2: storage\.input\.tables\[0\]\.destination "\.\.\/\.\.\/\.\.\/escaped\.csv" contains a path separator/,
+    );
+    assert.deepEqual(
+      await readdir(path.join(dataDir, 'rows')),
+      ['r1'],
+      'nothing written for r2, nothing beside the row folders',
+    );
     const r2 = (await summary()).rows[1] as { status: string; reason?: string };
     assert.equal(r2.status, 'failed');
     assert.match(r2.reason ?? '', /^Row r2: storage\.input\.tables\[0\]\.destination/);
@@ -279,7 +470,10 @@ describeEachBackend('gex run loads tables into the project', (factory) => {
     answers.users = [{ id: 1 }];
     const result = await run('a.b/../c');
     assert.equal(result.code, 1, result.stdout + result.stderr);
-    assert.match(result.stdout + result.stderr, /Cannot load out\/tables\/users into the project: The default bucket in\.c-<component>-<configuration id> cannot be made from configuration id a\.b\/\.\.\/c: a bucket name holds only letters, digits, "-" and "_"\. Set parameters\.config\.outputBucket/);
+    assert.match(
+      result.stdout + result.stderr,
+      /Cannot load out\/tables\/users into the project: The default bucket in\.c-<component>-<configuration id> cannot be made from configuration id a\.b\/\.\.\/c: a bucket name holds only letters, digits, "-" and "_"\. Set parameters\.config\.outputBucket/,
+    );
     assert.deepEqual(await tableIds(), []);
   });
 });
@@ -302,10 +496,36 @@ describe('gex run against a remote Storage API keeps files only', function () {
   });
 
   it('runs, writes the files and logs one line saying tables were not loaded', async () => {
-    const config = await api.createConfig({ name: 'remote', configuration: { parameters: { api: { baseUrl: `${server.url}/api/` }, config: { outputBucket: 'shop', jobs: [{ endpoint: 'users' }] } } } });
-    const result = await runGex(['run', '--config-id', String(config.id), '--data-dir', path.join(dir, 'data'), '--store', api.baseUrl, '--token', api.token, '--summary', path.join(dir, 'summary.json')], {});
+    const config = await api.createConfig({
+      name: 'remote',
+      configuration: {
+        parameters: {
+          api: { baseUrl: `${server.url}/api/` },
+          config: { outputBucket: 'shop', jobs: [{ endpoint: 'users' }] },
+        },
+      },
+    });
+    const result = await runGex(
+      [
+        'run',
+        '--config-id',
+        String(config.id),
+        '--data-dir',
+        path.join(dir, 'data'),
+        '--store',
+        api.baseUrl,
+        '--token',
+        api.token,
+        '--summary',
+        path.join(dir, 'summary.json'),
+      ],
+      {},
+    );
     assert.equal(result.code, 0, result.stdout + result.stderr);
-    assert.match(result.stdout, /Tables are not loaded into Storage tables: the store is a remote Storage API \(gex loads only into the embedded store\); they stay files in the data folder/);
+    assert.match(
+      result.stdout,
+      /Tables are not loaded into Storage tables: the store is a remote Storage API \(gex loads only into the embedded store\); they stay files in the data folder/,
+    );
     assert.equal(await readFile(path.join(dir, 'data/out/tables/shop.users'), 'utf8'), '"id"\n"1"\n');
     const summary = JSON.parse(await readFile(path.join(dir, 'summary.json'), 'utf8')) as Summary;
     assert.deepEqual(summary.rows[0].tables, [{ file: 'out/tables/shop.users', rows: 1, loaded: false }]);

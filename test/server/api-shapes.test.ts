@@ -1,14 +1,46 @@
 import assert from 'node:assert/strict';
 import { fromPlain } from '../../src/json/index.js';
 import { COMPONENT_CIPHER_PREFIX } from '../../src/store/encryption.js';
-import { BRANCH, COMPONENT, configsPath, DEPRECATED, describeEachBackend, TestServer, type Json } from '../support/storage-api-server.js';
+import {
+  BRANCH,
+  COMPONENT,
+  configsPath,
+  DEPRECATED,
+  describeEachBackend,
+  TestServer,
+  type Json,
+} from '../support/storage-api-server.js';
 
 /** Keboola's component keys in Keboola's order (docs/storage-api.md#resources, the PHP client's `Component` type). */
 const COMPONENT_KEYS = [
-  'id', 'type', 'name', 'description', 'longDescription', 'version', 'complexity', 'categories', 'hasUI', 'hasRun',
-  'ico32', 'ico64', 'ico128', 'data', 'flags', 'configurationSchema', 'configurationRowSchema', 'emptyConfiguration',
-  'emptyConfigurationRow', 'createConfigurationRowSchema', 'uiOptions', 'configurationDescription', 'features', 'expiredOn',
-  'dataTypesConfiguration', 'processorConfiguration', 'uri', 'documentationUrl',
+  'id',
+  'type',
+  'name',
+  'description',
+  'longDescription',
+  'version',
+  'complexity',
+  'categories',
+  'hasUI',
+  'hasRun',
+  'ico32',
+  'ico64',
+  'ico128',
+  'data',
+  'flags',
+  'configurationSchema',
+  'configurationRowSchema',
+  'emptyConfiguration',
+  'emptyConfigurationRow',
+  'createConfigurationRowSchema',
+  'uiOptions',
+  'configurationDescription',
+  'features',
+  'expiredOn',
+  'dataTypesConfiguration',
+  'processorConfiguration',
+  'uri',
+  'documentationUrl',
 ];
 
 /** `keboola.wr-db` as the harness imports it (id, type, name, description), filled with Keboola's defaults. */
@@ -112,13 +144,22 @@ describeEachBackend("server: Keboola's response shapes", (backend) => {
     it("fill what an imported component lacks with Keboola's defaults", async () => {
       const detail = await server.get(`${DEPRECATED}/components/keboola.wr-db`, { token: null });
       assert.deepEqual(detail.body, WR_DB);
-      for (const form of ['"data":{}', '"configurationSchema":{}', '"dataTypesConfiguration":{}', '"processorConfiguration":{}', '"categories":[]']) {
+      for (const form of [
+        '"data":{}',
+        '"configurationSchema":{}',
+        '"dataTypesConfiguration":{}',
+        '"processorConfiguration":{}',
+        '"categories":[]',
+      ]) {
         assert.ok(detail.text.includes(form), `${form} (objects stay objects, lists stay lists)`);
       }
       const list = await server.get(`${BRANCH}/components`);
       const { configurations, ...listed } = list.body.find((c: Json) => c.id === 'keboola.wr-db');
       assert.deepEqual(listed, WR_DB);
-      assert.deepEqual(configurations.map((c: Json) => c.name), ['uses wr-db']);
+      assert.deepEqual(
+        configurations.map((c: Json) => c.name),
+        ['uses wr-db'],
+      );
     });
 
     it('keep every value an imported component gives, its extra keys included', async () => {
@@ -129,9 +170,13 @@ describeEachBackend("server: Keboola's response shapes", (backend) => {
       assert.deepEqual(body.emptyConfiguration, {});
     });
 
-    it('keep the components\' # values as ciphers in every response', async () => {
+    it("keep the components' # values as ciphers in every response", async () => {
       const everywhere = await componentsEverywhere();
-      assert.equal(everywhere.filter(([, components]) => components.some((c) => c.id === RICH_ID)).length, 5, 'index, two lists, two details');
+      assert.equal(
+        everywhere.filter(([, components]) => components.some((c) => c.id === RICH_ID)).length,
+        5,
+        'index, two lists, two details',
+      );
       for (const [label, components] of everywhere) {
         const rich = components.find((c) => c.id === RICH_ID);
         if (!rich) continue;
@@ -157,13 +202,19 @@ describeEachBackend("server: Keboola's response shapes", (backend) => {
   describe('API index', () => {
     it("has Keboola's urlTemplates keys", async () => {
       const { body } = await server.get(DEPRECATED, { token: null });
-      assert.deepEqual(body.urlTemplates, { orchestrationJob: '/admin/projects/{projectId}/orchestrations/{orchestrationId}/jobs/{jobId}' });
+      assert.deepEqual(body.urlTemplates, {
+        orchestrationJob: '/admin/projects/{projectId}/orchestrations/{orchestrationId}/jobs/{jobId}',
+      });
     });
 
     it('exclude=componentDetails keeps exactly the summary keys, now that every component has them', async () => {
       const { body } = await server.get(`${DEPRECATED}?exclude=componentDetails`, { token: null });
       for (const c of body.components) {
-        assert.deepEqual(Object.keys(c), ['id', 'type', 'name', 'description', 'categories', 'ico64', 'ico128', 'flags', 'features'], c.id);
+        assert.deepEqual(
+          Object.keys(c),
+          ['id', 'type', 'name', 'description', 'categories', 'ico64', 'ico128', 'flags', 'features'],
+          c.id,
+        );
       }
       const rich = body.components.find((c: Json) => c.id === RICH_ID);
       assert.deepEqual(rich.categories, ['API']);
@@ -177,15 +228,37 @@ describeEachBackend("server: Keboola's response shapes", (backend) => {
       for (const [label, request] of [
         ['deprecated', server.get(`${DEPRECATED}/tokens/verify`, { token: mine })],
         ['branch', server.get(`${BRANCH}/tokens/verify`, { token: mine })],
-        ['bearer', server.get(`${DEPRECATED}/tokens/verify`, { token: null, headers: { authorization: `Bearer ${mine}` } })],
+        [
+          'bearer',
+          server.get(`${DEPRECATED}/tokens/verify`, { token: null, headers: { authorization: `Bearer ${mine}` } }),
+        ],
       ] as const) {
         const res = await request;
         assert.equal(res.status, 200, label);
-        assert.deepEqual(Object.keys(res.body), [
-          'id', 'created', 'refreshed', 'description', 'uri', 'token', 'isMasterToken', 'canManageBuckets', 'canManageTokens',
-          'canReadAllFileUploads', 'canPurgeTrash', 'expires', 'isExpired', 'isDisabled', 'bucketPermissions', 'componentAccess',
-          'organization', 'owner',
-        ], label);
+        assert.deepEqual(
+          Object.keys(res.body),
+          [
+            'id',
+            'created',
+            'refreshed',
+            'description',
+            'uri',
+            'token',
+            'isMasterToken',
+            'canManageBuckets',
+            'canManageTokens',
+            'canReadAllFileUploads',
+            'canPurgeTrash',
+            'expires',
+            'isExpired',
+            'isDisabled',
+            'bucketPermissions',
+            'componentAccess',
+            'organization',
+            'owner',
+          ],
+          label,
+        );
         assert.equal(res.body.token, mine, label);
         assert.equal(res.body.description, 'mine');
         assert.equal(res.body.refreshed, res.body.created);
@@ -201,7 +274,8 @@ describeEachBackend("server: Keboola's response shapes", (backend) => {
       for (const token of all) {
         const res = await server.get(`${DEPRECATED}/tokens/verify`, { token });
         assert.equal(res.body.token, token);
-        for (const foreign of all.filter((t) => t !== token)) assert.equal(res.text.includes(foreign), false, 'another token leaked');
+        for (const foreign of all.filter((t) => t !== token))
+          assert.equal(res.text.includes(foreign), false, 'another token leaked');
       }
     });
 
@@ -215,13 +289,21 @@ describeEachBackend("server: Keboola's response shapes", (backend) => {
 
     it('repeats only a plain Host header in uri: a hostile one leaves the path alone', async () => {
       for (const host of ['evil.test/"><script>', 'user@evil.test', 'evil.test\\x', 'a b']) {
-        const res = await server.app.inject({ method: 'GET', url: '/v2/storage/tokens/verify', headers: { host, 'x-storageapi-token': server.token } });
+        const res = await server.app.inject({
+          method: 'GET',
+          url: '/v2/storage/tokens/verify',
+          headers: { host, 'x-storageapi-token': server.token },
+        });
         assert.equal(res.statusCode, 200, host);
         const body = JSON.parse(res.body);
         assert.match(body.uri, /^\/v2\/storage\/tokens\/\d+$/, host);
         assert.equal(res.body.includes('evil'), false, host);
       }
-      const plain = await server.app.inject({ method: 'GET', url: '/v2/storage/tokens/verify', headers: { host: 'gex.example.test:8080', 'x-storageapi-token': server.token } });
+      const plain = await server.app.inject({
+        method: 'GET',
+        url: '/v2/storage/tokens/verify',
+        headers: { host: 'gex.example.test:8080', 'x-storageapi-token': server.token },
+      });
       assert.match(JSON.parse(plain.body).uri, /^http:\/\/gex\.example\.test:8080\/v2\/storage\/tokens\/\d+$/);
     });
   });
@@ -230,7 +312,10 @@ describeEachBackend("server: Keboola's response shapes", (backend) => {
     it("adding metadata gets Keboola's role message, 403 accessDenied, and stores nothing", async () => {
       const config = await server.createConfig({ name: 'metadata guarded' });
       const reader = await server.createToken({ readOnly: true, description: 'metadata reader' });
-      for (const options of [{ json: { metadata: [{ key: 'KBC.x', value: 'y' }] } }, { form: 'metadata[0][key]=KBC.x&metadata[0][value]=y' }]) {
+      for (const options of [
+        { json: { metadata: [{ key: 'KBC.x', value: 'y' }] } },
+        { form: 'metadata[0][key]=KBC.x&metadata[0][value]=y' },
+      ]) {
         const res = await server.post(configsPath(config.id, 'metadata'), { token: reader, ...options });
         assert.equal(res.status, 403, res.text);
         assert.equal(res.body.code, 'accessDenied');

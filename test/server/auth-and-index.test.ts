@@ -1,5 +1,12 @@
 import assert from 'node:assert/strict';
-import { BRANCH, COMPONENT, configsPath, DEPRECATED, describeEachBackend, useTestServer } from '../support/storage-api-server.js';
+import {
+  BRANCH,
+  COMPONENT,
+  configsPath,
+  DEPRECATED,
+  describeEachBackend,
+  useTestServer,
+} from '../support/storage-api-server.js';
 
 describeEachBackend('server: tokens, index, branches, routing', (backend) => {
   const server = useTestServer({ backend });
@@ -32,12 +39,21 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
 
     it('accepts the header in any letter case and Authorization: Bearer', async () => {
       for (const name of ['x-storageapi-token', 'X-StorageAPI-Token']) {
-        const res = await server().get(`${DEPRECATED}/tokens/verify`, { token: null, headers: { [name]: server().token } });
+        const res = await server().get(`${DEPRECATED}/tokens/verify`, {
+          token: null,
+          headers: { [name]: server().token },
+        });
         assert.equal(res.status, 200, name);
       }
-      const bearer = await server().get(`${DEPRECATED}/tokens/verify`, { token: null, headers: { authorization: `Bearer ${server().token}` } });
+      const bearer = await server().get(`${DEPRECATED}/tokens/verify`, {
+        token: null,
+        headers: { authorization: `Bearer ${server().token}` },
+      });
       assert.equal(bearer.status, 200);
-      const wrongBearer = await server().get(`${DEPRECATED}/tokens/verify`, { token: null, headers: { authorization: 'Bearer nope' } });
+      const wrongBearer = await server().get(`${DEPRECATED}/tokens/verify`, {
+        token: null,
+        headers: { authorization: 'Bearer nope' },
+      });
       assert.equal(wrongBearer.status, 401);
       assert.equal(wrongBearer.body.code, 'storage.tokenInvalid');
     });
@@ -77,7 +93,7 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
   });
 
   describe('API index', () => {
-    it('is public, as Keboola\'s: no token needed, and an unknown one does not matter', async () => {
+    it("is public, as Keboola's: no token needed, and an unknown one does not matter", async () => {
       const res = await server().get('/v2/storage', { token: null });
       assert.equal(res.status, 200);
       assert.equal(res.body.api, 'storage');
@@ -86,11 +102,19 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
     });
 
     it('lists components inside a project only with a token', async () => {
-      for (const url of ['/v2/storage/components', '/v2/storage/branch/default/components', '/v2/storage/branch/default/components/ex-generic-v2']) {
+      for (const url of [
+        '/v2/storage/components',
+        '/v2/storage/branch/default/components',
+        '/v2/storage/branch/default/components/ex-generic-v2',
+      ]) {
         assert.equal((await server().get(url, { token: null })).status, 401, url);
         assert.equal((await server().get(url, { token: 'no-such-token' })).status, 401, url);
       }
-      assert.equal((await server().get('/v2/storage/components/ex-generic-v2', { token: null })).status, 200, 'the public detail');
+      assert.equal(
+        (await server().get('/v2/storage/components/ex-generic-v2', { token: null })).status,
+        200,
+        'the public detail',
+      );
     });
 
     it('lists the API, its revision and every registered component', async () => {
@@ -107,7 +131,9 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
         assert.equal(res.body.services[0].id, 'queue');
         assert.match(res.body.services[0].url, /^http:\/\/(127\.0\.0\.1|localhost):\d+$/);
         assert.deepEqual(res.body.features, []);
-        assert.deepEqual(res.body.urlTemplates, { orchestrationJob: '/admin/projects/{projectId}/orchestrations/{orchestrationId}/jobs/{jobId}' });
+        assert.deepEqual(res.body.urlTemplates, {
+          orchestrationJob: '/admin/projects/{projectId}/orchestrations/{orchestrationId}/jobs/{jobId}',
+        });
         const ids = res.body.components.map((c: { id: string }) => c.id).sort();
         assert.deepEqual(ids, [COMPONENT, 'keboola.wr-db']);
         const gex = res.body.components.find((c: { id: string }) => c.id === COMPONENT);
@@ -257,7 +283,12 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
         assert.equal(res.body.code, 'accessDenied');
         // Keboola still words the metadata refusal with its older role message
         const metadataAdd = method === 'POST' && url.endsWith('/metadata');
-        assert.match(res.body.error, metadataAdd ? /^Configuration manipulation is restricted for your user role$/ : /You don't have access to the resource/);
+        assert.match(
+          res.body.error,
+          metadataAdd
+            ? /^Configuration manipulation is restricted for your user role$/
+            : /You don't have access to the resource/,
+        );
       }
       const after = await server().get(configsPath(config.id));
       assert.equal(after.body.version, 2, 'nothing changed: create + row only');
@@ -266,7 +297,7 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
   });
 
   describe('projects are isolated', () => {
-    it("a token of another project sees none of the configurations and gets 404 for their ids", async () => {
+    it('a token of another project sees none of the configurations and gets 404 for their ids', async () => {
       const config = await server().createConfig({ name: 'Alpha secret config' });
       await server().createRow(config.id, { name: 'alpha row' });
       const beta = await server().createToken({ project: 'beta' });
@@ -286,7 +317,10 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
       assert.equal(del.status, 404);
 
       // beta may use the same id for its own configuration without touching alpha's
-      const own = await server().post(configsPath(), { token: beta, json: { name: 'Beta', configurationId: config.id } });
+      const own = await server().post(configsPath(), {
+        token: beta,
+        json: { name: 'Beta', configurationId: config.id },
+      });
       assert.equal(own.status, 201);
       const alpha = await server().get(configsPath(config.id));
       assert.equal(alpha.body.name, 'Alpha secret config');

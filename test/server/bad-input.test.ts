@@ -2,12 +2,24 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { fromPlain } from '../../src/json/index.js';
 import { MAX_ADDRESSABLE_ID_LENGTH } from '../../src/store/addressable-id.js';
-import { BRANCH, COMPONENT, configsPath, TestServer, type ApiResponse, type Json } from '../support/storage-api-server.js';
+import {
+  BRANCH,
+  COMPONENT,
+  configsPath,
+  TestServer,
+  type ApiResponse,
+  type Json,
+} from '../support/storage-api-server.js';
 
 const CONFIGS = `${BRANCH}/components/${COMPONENT}/configs`;
 
 /** Keboola's error body: `{"error","code","status":"error","exceptionId"}`, plus gex's catalogue code `gexCode`. */
-function assertKeboolaError(status: number, contentType: string | null, body: Json, expected: { status: number; code?: string; error?: RegExp }): void {
+function assertKeboolaError(
+  status: number,
+  contentType: string | null,
+  body: Json,
+  expected: { status: number; code?: string; error?: RegExp },
+): void {
   assert.equal(status, expected.status, JSON.stringify(body));
   assert.equal(contentType, 'application/json');
   assert.equal(typeof body.error, 'string');
@@ -44,7 +56,11 @@ function parseResponses(bytes: Buffer): RawResponse[] {
     }
     const length = Number(headers['content-length']);
     const body = rest.subarray(headEnd + 4, headEnd + 4 + length);
-    responses.push({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(statusLine)![1]), headers, body: JSON.parse(body.toString('utf8')) });
+    responses.push({
+      status: Number(/^HTTP\/1\.1 (\d{3})/.exec(statusLine)![1]),
+      headers,
+      body: JSON.parse(body.toString('utf8')),
+    });
     rest = rest.subarray(headEnd + 4 + length);
   }
   return responses;
@@ -89,7 +105,7 @@ function assertRawError(res: RawResponse, expected: { status: number; code?: str
   assertKeboolaError(res.status, res.headers['content-type'] ?? null, res.body, expected);
 }
 
-describe('bad input gets a 4xx in Keboola\'s error shape, never a 500', function () {
+describe("bad input gets a 4xx in Keboola's error shape, never a 500", function () {
   this.timeout(30_000);
   let server: TestServer;
   let port: number;
@@ -102,8 +118,16 @@ describe('bad input gets a 4xx in Keboola\'s error shape, never a 500', function
   after(async () => server?.close());
 
   it('refuses limit and offset beyond int64 (and beyond what a number holds exactly) with 400', async () => {
-    for (const query of ['limit=99999999999999999999', 'offset=99999999999999999999', 'limit=9223372036854775808', 'offset=18446744073709551616']) {
-      assertError(await server.get(`${configsPath(configId, 'versions')}?${query}`), { status: 400, error: /limit|offset/ });
+    for (const query of [
+      'limit=99999999999999999999',
+      'offset=99999999999999999999',
+      'limit=9223372036854775808',
+      'offset=18446744073709551616',
+    ]) {
+      assertError(await server.get(`${configsPath(configId, 'versions')}?${query}`), {
+        status: 400,
+        error: /limit|offset/,
+      });
     }
     const huge = await server.get(`${configsPath(configId, 'versions')}?limit=9007199254740991&offset=0`);
     assert.equal(huge.status, 200, huge.text);
@@ -114,19 +138,44 @@ describe('bad input gets a 4xx in Keboola\'s error shape, never a 500', function
   });
 
   it('answers a version or metadata id beyond int64 in the path with 4xx, not 500', async () => {
-    assertError(await server.get(configsPath(configId, 'versions', '99999999999999999999')), { status: 400, error: /Invalid version/ });
-    assertError(await server.delete(`${configsPath(configId)}/metadata/99999999999999999999`), { status: 404, code: 'notFound' });
+    assertError(await server.get(configsPath(configId, 'versions', '99999999999999999999')), {
+      status: 400,
+      error: /Invalid version/,
+    });
+    assertError(await server.delete(`${configsPath(configId)}/metadata/99999999999999999999`), {
+      status: 404,
+      code: 'notFound',
+    });
   });
 
   it('refuses a JSON body that is not valid UTF-8 with 400 instead of storing U+FFFD', async () => {
     const bytes = Buffer.concat([Buffer.from('{"name":"bad '), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
-    const res = await fetch(server.baseUrl + CONFIGS, { method: 'POST', headers: { 'X-StorageApi-Token': server.token, 'content-type': 'application/json' }, body: bytes });
-    assertKeboolaError(res.status, res.headers.get('content-type'), await res.json(), { status: 400, code: 'validation.invalidEncoding', error: /not valid UTF-8/ });
+    const res = await fetch(server.baseUrl + CONFIGS, {
+      method: 'POST',
+      headers: { 'X-StorageApi-Token': server.token, 'content-type': 'application/json' },
+      body: bytes,
+    });
+    assertKeboolaError(res.status, res.headers.get('content-type'), await res.json(), {
+      status: 400,
+      code: 'validation.invalidEncoding',
+      error: /not valid UTF-8/,
+    });
     const form = Buffer.concat([Buffer.from('name=bad'), Buffer.from([0xc3, 0x28])]);
-    const formRes = await fetch(server.baseUrl + CONFIGS, { method: 'POST', headers: { 'X-StorageApi-Token': server.token, 'content-type': 'application/x-www-form-urlencoded' }, body: form });
-    assertKeboolaError(formRes.status, formRes.headers.get('content-type'), await formRes.json(), { status: 400, code: 'validation.invalidEncoding' });
+    const formRes = await fetch(server.baseUrl + CONFIGS, {
+      method: 'POST',
+      headers: { 'X-StorageApi-Token': server.token, 'content-type': 'application/x-www-form-urlencoded' },
+      body: form,
+    });
+    assertKeboolaError(formRes.status, formRes.headers.get('content-type'), await formRes.json(), {
+      status: 400,
+      code: 'validation.invalidEncoding',
+    });
     const list = await server.get(CONFIGS);
-    assert.deepEqual(list.body.map((c: Json) => c.name), ['Existing'], 'nothing was stored');
+    assert.deepEqual(
+      list.body.map((c: Json) => c.name),
+      ['Existing'],
+      'nothing was stored',
+    );
   });
 
   it('answers a bad URL encoding (%zz) with 400', async () => {
@@ -135,52 +184,93 @@ describe('bad input gets a 4xx in Keboola\'s error shape, never a 500', function
 
   it('answers invalid JSON with 400 and an unsupported media type with 415', async () => {
     assertError(await server.post(CONFIGS, { rawJson: '{"name":' }), { status: 400, code: 'validation.invalidJson' });
-    assertError(await server.post(CONFIGS, { body: 'name=x', headers: { 'content-type': 'text/xml' } }), { status: 415, code: 'storage.unsupportedMediaType' });
-    assertError(await server.post(CONFIGS, { body: 'name=x', headers: { 'content-type': '/' } }), { status: 415, code: 'storage.unsupportedMediaType' });
+    assertError(await server.post(CONFIGS, { body: 'name=x', headers: { 'content-type': 'text/xml' } }), {
+      status: 415,
+      code: 'storage.unsupportedMediaType',
+    });
+    assertError(await server.post(CONFIGS, { body: 'name=x', headers: { 'content-type': '/' } }), {
+      status: 415,
+      code: 'storage.unsupportedMediaType',
+    });
   });
 
   it('answers a path parameter longer than the router takes with 414 naming the limit', async () => {
-    assertError(await server.get(configsPath('x'.repeat(MAX_ADDRESSABLE_ID_LENGTH + 1))), { status: 414, error: new RegExp(`${MAX_ADDRESSABLE_ID_LENGTH} characters`) });
+    assertError(await server.get(configsPath('x'.repeat(MAX_ADDRESSABLE_ID_LENGTH + 1))), {
+      status: 414,
+      error: new RegExp(`${MAX_ADDRESSABLE_ID_LENGTH} characters`),
+    });
   });
 
   it('answers a Content-Length shorter than the body with 400: the rest is not taken for a request, the connection is closed', async () => {
     const body = '{"name":"x"}GARBAGE / HTTP/1.1\r\n\r\n';
-    const responses = await rawRequest(port, `POST ${CONFIGS} HTTP/1.1\r\nHost: x\r\nX-StorageApi-Token: ${server.token}\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\n${body}`, 2);
+    const responses = await rawRequest(
+      port,
+      `POST ${CONFIGS} HTTP/1.1\r\nHost: x\r\nX-StorageApi-Token: ${server.token}\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\n${body}`,
+      2,
+    );
     // node reads the garbage while the first request is handled and closes the connection at once
     assert.equal(responses.length, 1, JSON.stringify(responses));
     assertRawError(responses[0], { status: 400, code: 'storage.invalidRequest', error: /not valid HTTP/ });
     assert.equal(responses[0].headers.connection, 'close');
-    assert.deepEqual((await server.get(CONFIGS)).body.map((c: Json) => c.name), ['Existing'], 'nothing was created');
+    assert.deepEqual(
+      (await server.get(CONFIGS)).body.map((c: Json) => c.name),
+      ['Existing'],
+      'nothing was created',
+    );
   });
 
   it('answers an invalid or doubled Content-Length with 400', async () => {
     const [invalid] = await rawRequest(port, `POST ${CONFIGS} HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}`);
     assertRawError(invalid, { status: 400, code: 'storage.invalidRequest', error: /Content-Length/ });
-    const [doubled] = await rawRequest(port, `POST ${CONFIGS} HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}`);
+    const [doubled] = await rawRequest(
+      port,
+      `POST ${CONFIGS} HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}`,
+    );
     assertRawError(doubled, { status: 400, code: 'storage.invalidRequest', error: /Content-Length/ });
   });
 
   it('answers a Content-Length longer than the body with 408 once the request time is up, not a connection held forever', async () => {
     const started = performance.now();
-    const [res] = await rawRequest(port, `POST ${CONFIGS} HTTP/1.1\r\nHost: x\r\nX-StorageApi-Token: ${server.token}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"name":"x"}`);
+    const [res] = await rawRequest(
+      port,
+      `POST ${CONFIGS} HTTP/1.1\r\nHost: x\r\nX-StorageApi-Token: ${server.token}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"name":"x"}`,
+    );
     assertRawError(res, { status: 408, code: 'storage.requestTimeout' });
     assert.ok(performance.now() - started < 10_000);
   });
 
   it('answers headers too large with 431', async () => {
-    const [res] = await rawRequest(port, `GET ${CONFIGS} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`);
+    const [res] = await rawRequest(
+      port,
+      `GET ${CONFIGS} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`,
+    );
     assertRawError(res, { status: 431, code: 'storage.headersTooLarge' });
   });
 
   it('refuses at create an id too long to be addressed in a URL later, naming the limit', async () => {
     const tooLong = 'c'.repeat(MAX_ADDRESSABLE_ID_LENGTH + 1);
-    assertError(await server.post(CONFIGS, { json: { name: 'x', configurationId: tooLong } }), { status: 400, error: new RegExp(`${MAX_ADDRESSABLE_ID_LENGTH} characters`) });
+    assertError(await server.post(CONFIGS, { json: { name: 'x', configurationId: tooLong } }), {
+      status: 400,
+      error: new RegExp(`${MAX_ADDRESSABLE_ID_LENGTH} characters`),
+    });
     // counted once URL-encoded: 400 characters of "é" are 2,400 in a URL
-    assertError(await server.post(CONFIGS, { json: { name: 'x', configurationId: 'é'.repeat(400) } }), { status: 400, error: /URL-encoded/ });
-    assertError(await server.post(`${configsPath(configId)}/rows`, { json: { rowId: tooLong } }), { status: 400, error: new RegExp(`${MAX_ADDRESSABLE_ID_LENGTH} characters`) });
+    assertError(await server.post(CONFIGS, { json: { name: 'x', configurationId: 'é'.repeat(400) } }), {
+      status: 400,
+      error: /URL-encoded/,
+    });
+    assertError(await server.post(`${configsPath(configId)}/rows`, { json: { rowId: tooLong } }), {
+      status: 400,
+      error: new RegExp(`${MAX_ADDRESSABLE_ID_LENGTH} characters`),
+    });
 
-    await assert.rejects(server.backend.importComponents(fromPlain([{ id: 'k'.repeat(MAX_ADDRESSABLE_ID_LENGTH + 1), type: 'writer' }])), new RegExp(`at most ${MAX_ADDRESSABLE_ID_LENGTH} characters`));
-    assert.ok((await server.backend.listComponents()).every((c) => c.id.length <= MAX_ADDRESSABLE_ID_LENGTH), 'the component was not registered');
+    await assert.rejects(
+      server.backend.importComponents(fromPlain([{ id: 'k'.repeat(MAX_ADDRESSABLE_ID_LENGTH + 1), type: 'writer' }])),
+      new RegExp(`at most ${MAX_ADDRESSABLE_ID_LENGTH} characters`),
+    );
+    assert.ok(
+      (await server.backend.listComponents()).every((c) => c.id.length <= MAX_ADDRESSABLE_ID_LENGTH),
+      'the component was not registered',
+    );
     const longest = 'c'.repeat(MAX_ADDRESSABLE_ID_LENGTH);
     assert.equal((await server.post(CONFIGS, { json: { name: 'x', configurationId: longest } })).status, 201);
     const read = await server.get(configsPath(longest));
@@ -193,8 +283,14 @@ describe('bad input gets a 4xx in Keboola\'s error shape, never a 500', function
 
   it('refuses at create the ids ".", ".." (path steps in any URL) and ids with a NUL byte (no database text holds one)', async () => {
     for (const id of ['.', '..', 'a\u0000b']) {
-      assertError(await server.post(CONFIGS, { json: { name: 'x', configurationId: id } }), { status: 400, error: /path step|NUL byte/ });
-      assertError(await server.post(`${configsPath(configId)}/rows`, { json: { rowId: id } }), { status: 400, error: /path step|NUL byte/ });
+      assertError(await server.post(CONFIGS, { json: { name: 'x', configurationId: id } }), {
+        status: 400,
+        error: /path step|NUL byte/,
+      });
+      assertError(await server.post(`${configsPath(configId)}/rows`, { json: { rowId: id } }), {
+        status: 400,
+        error: /path step|NUL byte/,
+      });
     }
     await assert.rejects(server.backend.importComponents(fromPlain([{ id: '..', type: 'writer' }])), /path step/);
     // names built from such characters are ids like any other

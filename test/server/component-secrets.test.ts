@@ -15,7 +15,9 @@ function component() {
       id: ID,
       type: 'extractor',
       name: 'Secretive',
-      data: { image_parameters: { '#secret': PLAIN, nested: { '#deep': DEEP, list: [{ '#item': DEEP }] }, plain: 'visible' } },
+      data: {
+        image_parameters: { '#secret': PLAIN, nested: { '#deep': DEEP, list: [{ '#item': DEEP }] }, plain: 'visible' },
+      },
     },
   ]);
 }
@@ -29,10 +31,13 @@ describeEachBackend('component registry secrets', (backend) => {
   });
   after(async () => server.close());
 
-  const leaks = (text: string) => [PLAIN, DEEP, JSON.stringify(PLAIN).slice(1, -1), 'Cm9Tz4Hq', 'Dp3Wn6Rk'].filter((form) => text.includes(form));
+  const leaks = (text: string) =>
+    [PLAIN, DEEP, JSON.stringify(PLAIN).slice(1, -1), 'Cm9Tz4Hq', 'Dp3Wn6Rk'].filter((form) => text.includes(form));
 
   it('stores # values of an imported component encrypted for the component: the rows never hold the plaintext', async () => {
-    const rows = await server.backend.db.all<{ definition: string }>('SELECT definition FROM components WHERE id = ?', [ID]);
+    const rows = await server.backend.db.all<{ definition: string }>('SELECT definition FROM components WHERE id = ?', [
+      ID,
+    ]);
     assert.equal(rows.length, 1);
     assert.deepEqual(leaks(rows[0].definition), []);
     const stored = JSON.parse(rows[0].definition);
@@ -44,7 +49,9 @@ describeEachBackend('component registry secrets', (backend) => {
   it('the database file itself holds no plaintext (SQLite bytes, WAL included)', async () => {
     if (backend.name !== 'SQLite') {
       // PostgreSQL: the row text as the server returns it
-      const rows = await server.backend.db.all<{ definition: string }>('SELECT definition::text AS definition FROM components');
+      const rows = await server.backend.db.all<{ definition: string }>(
+        'SELECT definition::text AS definition FROM components',
+      );
       assert.deepEqual(leaks(rows.map((r) => r.definition).join('\n')), []);
       return;
     }
@@ -69,7 +76,10 @@ describeEachBackend('component registry secrets', (backend) => {
     }
     const detail = responses[2].body;
     assert.ok(detail.data.image_parameters['#secret'].startsWith(COMPONENT_CIPHER_PREFIX));
-    assert.ok(responses[3].body.some((c: { id: string }) => c.id === ID), 'listed with its configuration');
+    assert.ok(
+      responses[3].body.some((c: { id: string }) => c.id === ID),
+      'listed with its configuration',
+    );
   });
 
   it('decrypts for the runner only, in memory; a re-import of the same secret keeps its cipher', async () => {
@@ -78,16 +88,30 @@ describeEachBackend('component registry secrets', (backend) => {
     const after = (await server.backend.getComponent(ID))!.definition;
     assert.deepEqual(toPlain(after), toPlain(before));
     const params = (toPlain(after) as { data: { image_parameters: object } }).data.image_parameters;
-    const plain = toPlain(server.backend.decryptComponentSecrets(ID, fromPlain(params))) as { '#secret': string; nested: { '#deep': string } };
+    const plain = toPlain(server.backend.decryptComponentSecrets(ID, fromPlain(params))) as {
+      '#secret': string;
+      nested: { '#deep': string };
+    };
     assert.equal(plain['#secret'], PLAIN);
     assert.equal(plain.nested['#deep'], DEEP);
   });
 
   it('a component cipher is not decrypted as a configuration secret, nor under another component', async () => {
-    const params = (toPlain((await server.backend.getComponent(ID))!.definition) as { data: { image_parameters: { '#secret': string } } }).data.image_parameters;
+    const params = (
+      toPlain((await server.backend.getComponent(ID))!.definition) as {
+        data: { image_parameters: { '#secret': string } };
+      }
+    ).data.image_parameters;
     const copied = fromPlain({ '#x': params['#secret'] });
-    assert.deepEqual(toPlain(server.backend.decryptSecrets(1, ID, copied)), { '#x': params['#secret'] }, 'left as a cipher');
-    assert.throws(() => server.backend.decryptComponentSecrets('other-component', copied), /another project or component/);
+    assert.deepEqual(
+      toPlain(server.backend.decryptSecrets(1, ID, copied)),
+      { '#x': params['#secret'] },
+      'left as a cipher',
+    );
+    assert.throws(
+      () => server.backend.decryptComponentSecrets('other-component', copied),
+      /another project or component/,
+    );
     assert.ok(!params['#secret'].startsWith(CIPHER_PREFIX));
   });
 });

@@ -7,11 +7,17 @@ describeEachBackend('server: concurrent updates', (backend) => {
   it('20 parallel PUTs of one configuration make 20 consecutive versions and lose nothing', async () => {
     const c = await server().createConfig({ name: 'Busy', configuration: { n: -1 } });
     const responses = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => server().put(configsPath(c.id), { json: { configuration: { n: i }, changeDescription: `update ${i}` } })),
+      Array.from({ length: 20 }, (_, i) =>
+        server().put(configsPath(c.id), { json: { configuration: { n: i }, changeDescription: `update ${i}` } }),
+      ),
     );
     for (const res of responses) assert.equal(res.status, 200, res.text);
     const versions = responses.map((r) => r.body.version).sort((a: number, b: number) => a - b);
-    assert.deepEqual(versions, Array.from({ length: 20 }, (_, i) => i + 2), 'distinct consecutive versions 2..21');
+    assert.deepEqual(
+      versions,
+      Array.from({ length: 20 }, (_, i) => i + 2),
+      'distinct consecutive versions 2..21',
+    );
 
     const list = await server().get(`${configsPath(c.id, 'versions')}?include=configuration`);
     assert.equal(list.body.length, 21);

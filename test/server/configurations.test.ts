@@ -1,5 +1,14 @@
 import assert from 'node:assert/strict';
-import { BRANCH, COMPONENT, configsPath, DEPRECATED, describeEachBackend, TestServer, useTestServer, type Json } from '../support/storage-api-server.js';
+import {
+  BRANCH,
+  COMPONENT,
+  configsPath,
+  DEPRECATED,
+  describeEachBackend,
+  TestServer,
+  useTestServer,
+  type Json,
+} from '../support/storage-api-server.js';
 
 const VERSION_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4}$/;
@@ -13,8 +22,20 @@ describeEachBackend('server: configurations', (backend) => {
       assert.equal(res.status, 201);
       const c = res.body;
       assert.deepEqual(Object.keys(c), [
-        'id', 'name', 'description', 'created', 'creatorToken', 'version', 'changeDescription', 'isDisabled',
-        'isDeleted', 'configuration', 'rowsSortOrder', 'rows', 'state', 'currentVersion',
+        'id',
+        'name',
+        'description',
+        'created',
+        'creatorToken',
+        'version',
+        'changeDescription',
+        'isDisabled',
+        'isDeleted',
+        'configuration',
+        'rowsSortOrder',
+        'rows',
+        'state',
+        'currentVersion',
       ]);
       assert.equal(typeof c.id, 'string');
       assert.match(c.id, /^\d+$/);
@@ -40,7 +61,12 @@ describeEachBackend('server: configurations', (backend) => {
     });
 
     it('keeps a client id (numbers become strings; empty means generate)', async () => {
-      const named = await server().createConfig({ name: 'Named', configurationId: 'main-1', description: 'd', isDisabled: true });
+      const named = await server().createConfig({
+        name: 'Named',
+        configurationId: 'main-1',
+        description: 'd',
+        isDisabled: true,
+      });
       assert.equal(named.id, 'main-1');
       assert.equal(named.description, 'd');
       assert.equal(named.isDisabled, true);
@@ -118,26 +144,34 @@ describeEachBackend('server: configurations', (backend) => {
       for (const key of ['configuration', 'rows', 'state']) assert.equal(key in item, false, key);
       assert.ok('isDisabled' in item && 'currentVersion' in item && 'rowsSortOrder' in item);
 
-      const rows = (await local.get(`${BRANCH}/components?include=rows`)).body.find((x: Json) => x.id === COMPONENT).configurations[0];
+      const rows = (await local.get(`${BRANCH}/components?include=rows`)).body.find((x: Json) => x.id === COMPONENT)
+        .configurations[0];
       assert.equal('configuration' in rows, false);
       assert.equal(rows.rows.length, 1);
       assert.equal('configuration' in rows.rows[0], false);
       assert.equal('state' in rows.rows[0], false);
 
-      const all = (await local.get(`${BRANCH}/components?include=configuration,rows,state`)).body.find((x: Json) => x.id === COMPONENT).configurations[0];
+      const all = (await local.get(`${BRANCH}/components?include=configuration,rows,state`)).body.find(
+        (x: Json) => x.id === COMPONENT,
+      ).configurations[0];
       assert.deepEqual(all.configuration, { p: 1 });
       assert.deepEqual(all.state, { s: 1 });
       assert.deepEqual(all.rows[0].configuration, { rp: 1 });
       assert.deepEqual(all.rows[0].state, { rs: 1 });
 
-      const configAndState = (await local.get(`${BRANCH}/components?include=configuration,state`)).body.find((x: Json) => x.id === COMPONENT).configurations[0];
+      const configAndState = (await local.get(`${BRANCH}/components?include=configuration,state`)).body.find(
+        (x: Json) => x.id === COMPONENT,
+      ).configurations[0];
       assert.deepEqual(configAndState.configuration, { p: 1 });
       assert.equal('rows' in configAndState, false);
     });
 
     it('filters by componentType and refuses unknown includes with an errors list', async () => {
       const writers = await local.get(`${BRANCH}/components?componentType=writer`);
-      assert.deepEqual(writers.body.map((x: Json) => x.id), ['keboola.wr-db']);
+      assert.deepEqual(
+        writers.body.map((x: Json) => x.id),
+        ['keboola.wr-db'],
+      );
       const phpStyle = await local.get(`${BRANCH}/components?include=&isDeleted=0&componentType=`);
       assert.equal(phpStyle.status, 200);
       assert.equal(phpStyle.body.length, 2);
@@ -147,7 +181,10 @@ describeEachBackend('server: configurations', (backend) => {
       assert.equal(bad.body.code, 'storage.components.validation');
       assert.match(bad.body.error, /^Invalid request/);
       assert.deepEqual(bad.body.errors, [
-        { key: 'include', message: 'Invalid include parameters: "invalid". Only following are allowed: configuration, rows, state.' },
+        {
+          key: 'include',
+          message: 'Invalid include parameters: "invalid". Only following are allowed: configuration, rows, state.',
+        },
       ]);
       const badFlag = await local.get(`${BRANCH}/components?isDeleted=maybe`);
       assert.equal(badFlag.status, 400);
@@ -175,7 +212,9 @@ describeEachBackend('server: configurations', (backend) => {
       const empty = await server().put(configsPath(c.id), { json: {} });
       assert.equal(empty.body.version, 2);
 
-      const custom = await server().put(configsPath(c.id), { json: { configuration: { a: 2 }, changeDescription: 'new a' } });
+      const custom = await server().put(configsPath(c.id), {
+        json: { configuration: { a: 2 }, changeDescription: 'new a' },
+      });
       assert.equal(custom.body.version, 3);
       assert.equal(custom.body.changeDescription, 'new a');
       assert.deepEqual(custom.body.configuration, { a: 2 }, 'replaced, not merged');
@@ -185,12 +224,15 @@ describeEachBackend('server: configurations', (backend) => {
       assert.equal(cleared.body.version, 4);
 
       const versions = await server().get(configsPath(c.id, 'versions'));
-      assert.deepEqual(versions.body.map((v: Json) => [v.version, v.changeDescription]), [
-        [4, 'Configuration updated'],
-        [3, 'new a'],
-        [2, 'Configuration updated'],
-        [1, 'Configuration created'],
-      ]);
+      assert.deepEqual(
+        versions.body.map((v: Json) => [v.version, v.changeDescription]),
+        [
+          [4, 'Configuration updated'],
+          [3, 'new a'],
+          [2, 'Configuration updated'],
+          [1, 'Configuration created'],
+        ],
+      );
     });
 
     it('sets state through PUT without a new version', async () => {
@@ -224,9 +266,17 @@ describeEachBackend('server: configurations', (backend) => {
     it('accepts only the key state, with Keboola messages', async () => {
       const c = await server().createConfig({ name: 'State rules' });
       const cases: Array<[unknown, string, string]> = [
-        [{ state: {}, description: 'x' }, 'storage.components.validation', 'Invalid parameters - description: This field was not expected.'],
+        [
+          { state: {}, description: 'x' },
+          'storage.components.validation',
+          'Invalid parameters - description: This field was not expected.',
+        ],
         [{}, 'storage.components.validation', 'Invalid parameters - state: This field is missing.'],
-        [{ state: '{broken' }, 'storage.components.validation', 'Invalid parameters - state: This value should be valid JSON.'],
+        [
+          { state: '{broken' },
+          'storage.components.validation',
+          'Invalid parameters - state: This value should be valid JSON.',
+        ],
         [{ state: '' }, 'storage.components.validation', 'Invalid parameters - state: This value should not be blank.'],
       ];
       for (const [json, code, error] of cases) {
@@ -252,14 +302,20 @@ describeEachBackend('server: configurations', (backend) => {
       assert.equal((await server().get(configsPath(c.id))).status, 404);
       assert.equal((await server().get(configsPath(c.id, 'rows'))).status, 404);
       const live = await server().get(configsPath());
-      assert.equal(live.body.some((x: Json) => x.id === c.id), false);
+      assert.equal(
+        live.body.some((x: Json) => x.id === c.id),
+        false,
+      );
       const trashed = await server().get(`${configsPath()}?isDeleted=true`);
       const item = trashed.body.find((x: Json) => x.id === c.id);
       assert.equal(item.isDeleted, true);
       assert.equal(item.version, 3);
       assert.equal(item.changeDescription, 'Configuration deleted');
       const deletedComponents = (await server().get(`${BRANCH}/components?isDeleted=1`)).body;
-      assert.equal(deletedComponents.find((x: Json) => x.id === COMPONENT).configurations.some((x: Json) => x.id === c.id), true);
+      assert.equal(
+        deletedComponents.find((x: Json) => x.id === COMPONENT).configurations.some((x: Json) => x.id === c.id),
+        true,
+      );
 
       const restored = await server().post(configsPath(c.id, 'restore'), { json: {} });
       assert.equal(restored.status, 200);
@@ -267,14 +323,20 @@ describeEachBackend('server: configurations', (backend) => {
       assert.equal(restored.body.changeDescription, 'Configuration restored');
       assert.equal(restored.body.isDeleted, false);
       assert.equal(restored.body.isDisabled, true);
-      assert.deepEqual(restored.body.rows.map((r: Json) => r.id), ['row-a']);
+      assert.deepEqual(
+        restored.body.rows.map((r: Json) => r.id),
+        ['row-a'],
+      );
       assert.deepEqual(restored.body.rows[0].state, { rs: 1 });
       const again = await server().post(configsPath(c.id, 'restore'));
       assert.equal(again.status, 404, 'restoring a live configuration');
 
       assert.equal((await server().delete(configsPath(c.id))).status, 204);
       assert.equal((await server().delete(configsPath(c.id))).status, 204, 'second delete purges');
-      assert.equal((await server().get(`${configsPath()}?isDeleted=true`)).body.some((x: Json) => x.id === c.id), false);
+      assert.equal(
+        (await server().get(`${configsPath()}?isDeleted=true`)).body.some((x: Json) => x.id === c.id),
+        false,
+      );
       assert.equal((await server().delete(configsPath(c.id))).status, 404, 'nothing left to delete');
       const fresh = await server().createConfig({ name: 'Reborn', configurationId: 'trash-1' });
       assert.equal(fresh.version, 1, 'purged: history is gone');
@@ -289,7 +351,10 @@ describeEachBackend('server: configurations', (backend) => {
       assert.equal(renewed.body.version, 4);
       assert.equal(renewed.body.changeDescription, 'Configuration created');
       assert.deepEqual(renewed.body.rows, []);
-      assert.equal((await server().get(`${configsPath()}?isDeleted=true`)).body.some((x: Json) => x.id === c.id), false);
+      assert.equal(
+        (await server().get(`${configsPath()}?isDeleted=true`)).body.some((x: Json) => x.id === c.id),
+        false,
+      );
     });
   });
 
@@ -298,7 +363,11 @@ describeEachBackend('server: configurations', (backend) => {
       const c = await server().createConfig({ name: 'Sorted' });
       for (const rowId of ['b', 'a', 'c']) await server().createRow(c.id, { rowId });
       const natural = await server().get(configsPath(c.id));
-      assert.deepEqual(natural.body.rows.map((r: Json) => r.id), ['a', 'b', 'c'], 'by id when unsorted');
+      assert.deepEqual(
+        natural.body.rows.map((r: Json) => r.id),
+        ['a', 'b', 'c'],
+        'by id when unsorted',
+      );
       assert.equal(natural.body.version, 4);
 
       const unknown = await server().put(configsPath(c.id), { json: { rowsSortOrder: ['c', 'b', 'a', 'zzz'] } });
@@ -313,8 +382,14 @@ describeEachBackend('server: configurations', (backend) => {
       assert.equal(sorted.status, 200);
       assert.equal(sorted.body.version, 5);
       assert.deepEqual(sorted.body.rowsSortOrder, ['c', 'a', 'b']);
-      assert.deepEqual(sorted.body.rows.map((r: Json) => r.id), ['c', 'a', 'b']);
-      assert.deepEqual((await server().get(configsPath(c.id, 'rows'))).body.map((r: Json) => r.id), ['c', 'a', 'b']);
+      assert.deepEqual(
+        sorted.body.rows.map((r: Json) => r.id),
+        ['c', 'a', 'b'],
+      );
+      assert.deepEqual(
+        (await server().get(configsPath(c.id, 'rows'))).body.map((r: Json) => r.id),
+        ['c', 'a', 'b'],
+      );
       const again = await server().put(configsPath(c.id), { json: { rowsSortOrder: ['c', 'a', 'b'] } });
       assert.equal(again.body.version, 5, 'same order: no version');
 
@@ -322,18 +397,28 @@ describeEachBackend('server: configurations', (backend) => {
       const afterAdd = await server().get(configsPath(c.id));
       assert.deepEqual(afterAdd.body.rowsSortOrder, ['c', 'a', 'b', added.id], 'a new row is appended');
       await server().delete(configsPath(c.id, 'rows', 'a'));
-      assert.deepEqual((await server().get(configsPath(c.id))).body.rowsSortOrder, ['c', 'b', '0-new'], 'a deleted row is removed');
+      assert.deepEqual(
+        (await server().get(configsPath(c.id))).body.rowsSortOrder,
+        ['c', 'b', '0-new'],
+        'a deleted row is removed',
+      );
 
       const version5 = await server().get(configsPath(c.id, 'versions', '5'));
       assert.deepEqual(version5.body.rowsSortOrder, ['c', 'a', 'b']);
-      assert.deepEqual(version5.body.rows.map((r: Json) => r.id), ['c', 'a', 'b']);
+      assert.deepEqual(
+        version5.body.rows.map((r: Json) => r.id),
+        ['c', 'a', 'b'],
+      );
     });
   });
 
   describe('exact values and secrets', () => {
     it('round-trips [] vs {}, key order, 1.0 and int64 exactly, at every depth', async () => {
-      const body = '{"zeta":[],"alpha":{},"2":"two","1":"one","float":1.0,"exp":1.5e+30,"big":9223372036854775807,"nested":{"list":[{},[],{"b":1,"a":[{}]}]}}';
-      const created = await server().post(configsPath(), { rawJson: `{"name":"Exact","configuration":${body},"state":${body}}` });
+      const body =
+        '{"zeta":[],"alpha":{},"2":"two","1":"one","float":1.0,"exp":1.5e+30,"big":9223372036854775807,"nested":{"list":[{},[],{"b":1,"a":[{}]}]}}';
+      const created = await server().post(configsPath(), {
+        rawJson: `{"name":"Exact","configuration":${body},"state":${body}}`,
+      });
       assert.equal(created.status, 201);
       assert.ok(created.text.includes(`"configuration":${body}`), created.text);
       const detail = await server().get(configsPath(created.body.id));
@@ -350,7 +435,11 @@ describeEachBackend('server: configurations', (backend) => {
     it('stores # values encrypted and never answers with the plaintext', async () => {
       const plain = 'very-secret-password';
       const res = await server().post(configsPath(), {
-        json: { name: 'Secrets', configuration: { parameters: { '#password': plain, user: 'u' } }, state: { '#token': plain } },
+        json: {
+          name: 'Secrets',
+          configuration: { parameters: { '#password': plain, user: 'u' } },
+          state: { '#token': plain },
+        },
       });
       assert.equal(res.status, 201);
       assert.equal(res.text.includes(plain), false);
@@ -360,13 +449,20 @@ describeEachBackend('server: configurations', (backend) => {
 
       const row = await server().post(configsPath(res.body.id, 'rows'), { json: { configuration: { '#key': plain } } });
       assert.match(row.body.configuration['#key'], /^KBC::ProjectSecure::/);
-      for (const url of [configsPath(res.body.id), configsPath(res.body.id, 'versions', '2'), configsPath(res.body.id, 'rows', row.body.id, 'versions'), `${BRANCH}/components?include=configuration,rows,state`]) {
+      for (const url of [
+        configsPath(res.body.id),
+        configsPath(res.body.id, 'versions', '2'),
+        configsPath(res.body.id, 'rows', row.body.id, 'versions'),
+        `${BRANCH}/components?include=configuration,rows,state`,
+      ]) {
         const read = await server().get(url);
         assert.equal(read.status, 200);
         assert.equal(read.text.includes(plain), false, url);
       }
       // an unchanged re-send keeps the stored cipher: no new version
-      const resent = await server().put(configsPath(res.body.id), { json: { configuration: { parameters: { '#password': plain, user: 'u' } } } });
+      const resent = await server().put(configsPath(res.body.id), {
+        json: { configuration: { parameters: { '#password': plain, user: 'u' } } },
+      });
       assert.equal(resent.body.version, 2);
     });
 
@@ -381,11 +477,21 @@ describeEachBackend('server: configurations', (backend) => {
 
   describe('deprecated paths', () => {
     it('answer exactly as the branch paths', async () => {
-      const created = await server().post(`${DEPRECATED}/components/${COMPONENT}/configs`, { json: { name: 'Old style', configuration: { a: 1 } } });
+      const created = await server().post(`${DEPRECATED}/components/${COMPONENT}/configs`, {
+        json: { name: 'Old style', configuration: { a: 1 } },
+      });
       assert.equal(created.status, 201);
       const id = created.body.id;
       await server().post(`${DEPRECATED}/components/${COMPONENT}/configs/${id}/rows`, { json: { rowId: 'r' } });
-      for (const suffix of ['', '/rows', '/rows/r', '/versions', '/versions/2', '/rows/r/versions', '/rows/r/versions/1']) {
+      for (const suffix of [
+        '',
+        '/rows',
+        '/rows/r',
+        '/versions',
+        '/versions/2',
+        '/rows/r/versions',
+        '/rows/r/versions/1',
+      ]) {
         const old = await server().get(`${DEPRECATED}/components/${COMPONENT}/configs/${id}${suffix}`);
         const branch = await server().get(`${BRANCH}/components/${COMPONENT}/configs/${id}${suffix}`);
         assert.equal(old.status, 200, suffix);
@@ -393,7 +499,9 @@ describeEachBackend('server: configurations', (backend) => {
       }
       const oldList = await server().get(`${DEPRECATED}/components?include=configuration`);
       assert.equal(oldList.text, (await server().get(`${BRANCH}/components?include=configuration`)).text);
-      const update = await server().put(`${DEPRECATED}/components/${COMPONENT}/configs/${id}`, { json: { name: 'Renamed' } });
+      const update = await server().put(`${DEPRECATED}/components/${COMPONENT}/configs/${id}`, {
+        json: { name: 'Renamed' },
+      });
       assert.equal(update.body.version, 3);
       assert.equal((await server().get(`${BRANCH}/components/${COMPONENT}/configs/${id}`)).body.name, 'Renamed');
       assert.equal((await server().delete(`${DEPRECATED}/components/${COMPONENT}/configs/${id}`)).status, 204);

@@ -62,7 +62,13 @@ if (postgres) {
         });
         assert.equal(response.status, 503, `${method} ${path}`);
         assert.equal(response.headers.get('retry-after'), '5');
-        const error = (await response.json()) as { error: string; code: string; status: string; exceptionId: string; gexCode: string };
+        const error = (await response.json()) as {
+          error: string;
+          code: string;
+          status: string;
+          exceptionId: string;
+          gexCode: string;
+        };
         assert.equal(error.code, 'storage.databaseUnavailable');
         assert.equal(error.gexCode, 'GEX_STORE_UNAVAILABLE');
         assert.equal(error.status, 'error');

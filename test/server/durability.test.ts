@@ -33,16 +33,28 @@ describe('SQLite durability (synchronous pragma)', () => {
   it('refuses a bad --durability or GEX_SQLITE_SYNCHRONOUS with exit 1 and one clear line, before creating the store', async () => {
     const store = await sqliteBackend.fresh();
     try {
-      const byOption = await runGex(['serve', '--port', '0', '--store', store.location, '--durability', 'off'], TEST_KEY);
+      const byOption = await runGex(
+        ['serve', '--port', '0', '--store', store.location, '--durability', 'off'],
+        TEST_KEY,
+      );
       assert.equal(byOption.code, 1, byOption.stderr);
       assert.match(byOption.stdout + byOption.stderr, /Invalid --durability "off": expected one of full, normal/);
       assert.doesNotMatch(byOption.stdout + byOption.stderr, /\n\s+at /, 'no stack trace');
 
-      const byEnv = await runGex(['serve', '--port', '0', '--store', store.location], { ...TEST_KEY, GEX_SQLITE_SYNCHRONOUS: 'fastest' });
+      const byEnv = await runGex(['serve', '--port', '0', '--store', store.location], {
+        ...TEST_KEY,
+        GEX_SQLITE_SYNCHRONOUS: 'fastest',
+      });
       assert.equal(byEnv.code, 1, byEnv.stderr);
-      assert.match(byEnv.stdout + byEnv.stderr, /Invalid GEX_SQLITE_SYNCHRONOUS "fastest": expected one of full, normal/);
+      assert.match(
+        byEnv.stdout + byEnv.stderr,
+        /Invalid GEX_SQLITE_SYNCHRONOUS "fastest": expected one of full, normal/,
+      );
 
-      const byCli = await runGex(['tokens', 'create', '--description', 'x', '--store', store.location], { ...TEST_KEY, GEX_SQLITE_SYNCHRONOUS: 'fastest' });
+      const byCli = await runGex(['tokens', 'create', '--description', 'x', '--store', store.location], {
+        ...TEST_KEY,
+        GEX_SQLITE_SYNCHRONOUS: 'fastest',
+      });
       assert.equal(byCli.code, 1, byCli.stderr);
       assert.match(byCli.stdout + byCli.stderr, /Invalid GEX_SQLITE_SYNCHRONOUS "fastest"/);
       assert.equal(existsSync(store.location), false, 'no store file was created');

@@ -1,21 +1,40 @@
 import assert from 'node:assert/strict';
-import { BRANCH, COMPONENT, configsPath, describeEachBackend, TestServer, useTestServer } from '../support/storage-api-server.js';
+import {
+  BRANCH,
+  COMPONENT,
+  configsPath,
+  describeEachBackend,
+  TestServer,
+  useTestServer,
+} from '../support/storage-api-server.js';
 
 describeEachBackend('server: request encodings and limits', (backend) => {
   const server = useTestServer({ backend });
 
   it('reads form bodies: JSON strings in configuration/state, bracket arrays, string booleans', async () => {
     const created = await server().post(configsPath(), {
-      form: { name: 'Form', configurationId: 'form-1', configuration: '{"b":[],"a":{"x":1.0}}', state: '{"s":{}}', isDisabled: 'true', description: 'd' },
+      form: {
+        name: 'Form',
+        configurationId: 'form-1',
+        configuration: '{"b":[],"a":{"x":1.0}}',
+        state: '{"s":{}}',
+        isDisabled: 'true',
+        description: 'd',
+      },
     });
     assert.equal(created.status, 201, created.text);
     assert.equal(created.body.isDisabled, true);
     assert.ok(created.text.includes('"configuration":{"b":[],"a":{"x":1.0}}'), created.text);
     assert.ok(created.text.includes('"state":{"s":{}}'));
     for (const rowId of ['r1', 'r2', 'r3']) {
-      assert.equal((await server().post(configsPath('form-1', 'rows'), { form: `rowId=${rowId}&configuration=%7B%7D` })).status, 201);
+      assert.equal(
+        (await server().post(configsPath('form-1', 'rows'), { form: `rowId=${rowId}&configuration=%7B%7D` })).status,
+        201,
+      );
     }
-    const sorted = await server().put(configsPath('form-1'), { form: 'rowsSortOrder[0]=r3&rowsSortOrder[1]=r1&rowsSortOrder[2]=r2&isDisabled=0' });
+    const sorted = await server().put(configsPath('form-1'), {
+      form: 'rowsSortOrder[0]=r3&rowsSortOrder[1]=r1&rowsSortOrder[2]=r2&isDisabled=0',
+    });
     assert.equal(sorted.status, 200, sorted.text);
     assert.deepEqual(sorted.body.rowsSortOrder, ['r3', 'r1', 'r2']);
     assert.equal(sorted.body.isDisabled, false);
@@ -35,7 +54,16 @@ describeEachBackend('server: request encodings and limits', (backend) => {
   });
 
   it('coerces isDisabled from true/false/"true"/"false"/1/0/"1"/"0" and refuses others', async () => {
-    const cases: Array<[unknown, boolean]> = [[true, true], [false, false], ['true', true], ['false', false], [1, true], [0, false], ['1', true], ['0', false]];
+    const cases: Array<[unknown, boolean]> = [
+      [true, true],
+      [false, false],
+      ['true', true],
+      ['false', false],
+      [1, true],
+      [0, false],
+      ['1', true],
+      ['0', false],
+    ];
     for (const [value, expected] of cases) {
       const c = await server().post(configsPath(), { json: { name: 'flag', isDisabled: value } });
       assert.equal(c.status, 201);
@@ -47,7 +75,9 @@ describeEachBackend('server: request encodings and limits', (backend) => {
   });
 
   it('accepts configuration and state as JSON-encoded strings in JSON bodies; refuses invalid ones', async () => {
-    const res = await server().post(configsPath(), { json: { name: 'Strings', configuration: '{"a":{"b":[]}}', state: '{"c":1}' } });
+    const res = await server().post(configsPath(), {
+      json: { name: 'Strings', configuration: '{"a":{"b":[]}}', state: '{"c":1}' },
+    });
     assert.equal(res.status, 201);
     assert.ok(res.text.includes('"configuration":{"a":{"b":[]}}'));
     assert.deepEqual(res.body.state, { c: 1 });
@@ -111,7 +141,10 @@ describeEachBackend('server: request encodings and limits', (backend) => {
   });
 
   it('accepts JSON with a charset parameter', async () => {
-    const res = await server().post(configsPath(), { body: '{"name":"Charset ✓"}', headers: { 'content-type': 'application/json; charset=utf-8' } });
+    const res = await server().post(configsPath(), {
+      body: '{"name":"Charset ✓"}',
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
     assert.equal(res.status, 201);
     assert.equal(res.body.name, 'Charset ✓');
   });
@@ -119,7 +152,9 @@ describeEachBackend('server: request encodings and limits', (backend) => {
   it('answers a body over the limit with 413 storage.requestTooLarge', async () => {
     const small = await TestServer.start({ bodyLimit: 1024, backend });
     try {
-      const res = await small.post(`${BRANCH}/components/${COMPONENT}/configs`, { json: { name: 'Big', configuration: { text: 'x'.repeat(2000) } } });
+      const res = await small.post(`${BRANCH}/components/${COMPONENT}/configs`, {
+        json: { name: 'Big', configuration: { text: 'x'.repeat(2000) } },
+      });
       assert.equal(res.status, 413);
       assert.equal(res.body.code, 'storage.requestTooLarge');
       assert.match(res.body.error, /larger than the server's limit of 1024 bytes/);

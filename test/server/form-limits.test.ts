@@ -35,7 +35,7 @@ function assertFormRefused(res: ApiResponse, pattern: RegExp): void {
   assert.match(res.body.error, pattern);
 }
 
-describe('form bodies: the parser\'s work is bounded', function () {
+describe("form bodies: the parser's work is bounded", function () {
   this.timeout(60_000);
   let server: TestServer;
   let reader: string;
@@ -60,13 +60,26 @@ describe('form bodies: the parser\'s work is bounded', function () {
   });
 
   it('refuses deep nesting and huge list indexes with 400', async () => {
-    assertFormRefused(await server.post(CONFIGS, { token: reader, form: `name=x&a${'[b]'.repeat(5000)}=1` }), /nested more than 5 brackets/);
-    assertFormRefused(await server.post(CONFIGS, { form: 'name=x&rowsSortOrder[100000000]=1' }), /more than 1000 elements or an index above 1000/);
-    assertFormRefused(await server.post(CONFIGS, { form: `name=x&rowsSortOrder[${FORM_LIMITS.arrayLength + 1}]=r` }), /index above 1000/);
+    assertFormRefused(
+      await server.post(CONFIGS, { token: reader, form: `name=x&a${'[b]'.repeat(5000)}=1` }),
+      /nested more than 5 brackets/,
+    );
+    assertFormRefused(
+      await server.post(CONFIGS, { form: 'name=x&rowsSortOrder[100000000]=1' }),
+      /more than 1000 elements or an index above 1000/,
+    );
+    assertFormRefused(
+      await server.post(CONFIGS, { form: `name=x&rowsSortOrder[${FORM_LIMITS.arrayLength + 1}]=r` }),
+      /index above 1000/,
+    );
   });
 
   it('accepts a form of exactly 1,000 fields, nothing dropped', async () => {
-    const fields = ['name=Thousand', ...Array.from({ length: 997 }, (_, i) => `ignored${i}=1`), `description=${'d'.repeat(10)}`];
+    const fields = [
+      'name=Thousand',
+      ...Array.from({ length: 997 }, (_, i) => `ignored${i}=1`),
+      `description=${'d'.repeat(10)}`,
+    ];
     assert.equal(fields.length, FORM_LIMITS.parameters - 1);
     fields.push('isDisabled=1');
     const res = await server.post(CONFIGS, { form: fields.join('&') });
@@ -78,7 +91,9 @@ describe('form bodies: the parser\'s work is bounded', function () {
   });
 
   it('accepts metadata lists built with bracket keys, as the Go and old PHP clients send them', async () => {
-    const form = Array.from({ length: 300 }, (_, i) => `metadata[${i}][key]=k${i}&metadata[${i}][value]=v${i}`).join('&');
+    const form = Array.from({ length: 300 }, (_, i) => `metadata[${i}][key]=k${i}&metadata[${i}][value]=v${i}`).join(
+      '&',
+    );
     const res = await server.post(`${configsPath(configId)}/metadata`, { form });
     assert.equal(res.status, 201, res.text);
     assert.equal(res.body.length, 300);
@@ -87,7 +102,10 @@ describe('form bodies: the parser\'s work is bounded', function () {
   it('keeps answering other requests while the largest allowed form is parsed', async () => {
     // 1,000 fields, 5 levels deep, ~15 MB of percent-encoded values: the most parsing a body may cost
     const value = '%41'.repeat(5000);
-    const fields = Array.from({ length: FORM_LIMITS.parameters - 1 }, (_, i) => `k${FORM_LIMITS.parameters - i}[a][b][c][d][e]=${value}`);
+    const fields = Array.from(
+      { length: FORM_LIMITS.parameters - 1 },
+      (_, i) => `k${FORM_LIMITS.parameters - i}[a][b][c][d][e]=${value}`,
+    );
     const form = ['name=x', ...fields].join('&');
     // warm the worker and the route
     await server.post(CONFIGS, { token: reader, form: form.slice(0, 100_000) });
@@ -97,15 +115,24 @@ describe('form bodies: the parser\'s work is bounded', function () {
     const latencies = await readWhile(server, configsPath(configId), reader, write);
     loop.disable();
     const { value: res, ms } = await write;
-    assert.equal(res.status, 403, `the form was parsed, then refused for the read-only token: ${res.text.slice(0, 200)}`);
+    assert.equal(
+      res.status,
+      403,
+      `the form was parsed, then refused for the read-only token: ${res.text.slice(0, 200)}`,
+    );
     const sorted = [...latencies].sort((a, b) => a - b);
     const median = sorted[Math.floor(sorted.length / 2)];
-    console.log(`      ${(form.length / 1e6).toFixed(1)} MB form handled in ${ms.toFixed(0)} ms; meanwhile ${latencies.length} GETs, median ${median.toFixed(1)} ms, slowest ${sorted.at(-1)!.toFixed(1)} ms; longest event-loop delay ${(loop.max / 1e6).toFixed(1)} ms`);
+    console.log(
+      `      ${(form.length / 1e6).toFixed(1)} MB form handled in ${ms.toFixed(0)} ms; meanwhile ${latencies.length} GETs, median ${median.toFixed(1)} ms, slowest ${sorted.at(-1)!.toFixed(1)} ms; longest event-loop delay ${(loop.max / 1e6).toFixed(1)} ms`,
+    );
     assert.ok(latencies.length >= 3, 'several GETs were answered while the form was parsed');
     // parsed off the event loop: no stall comes near the parse's own length (on the loop, one stall
     // would be as long as the parse) — a ratio, so a loaded machine slows both sides alike
     const longestStallMs = loop.max / 1e6;
-    assert.ok(longestStallMs < ms / 2, `the event loop stalled ${longestStallMs.toFixed(0)} ms of a ${ms.toFixed(0)} ms parse`);
+    assert.ok(
+      longestStallMs < ms / 2,
+      `the event loop stalled ${longestStallMs.toFixed(0)} ms of a ${ms.toFixed(0)} ms parse`,
+    );
   });
 });
 
@@ -120,11 +147,18 @@ describe('form bodies in the gex binary (the bundled parser thread)', function (
     const { child, url } = await startServe(['--store', store.location], TEST_KEY);
     try {
       const post = (form: string) =>
-        fetch(`${url}${CONFIGS}`, { method: 'POST', headers: { 'X-StorageApi-Token': token, 'content-type': 'application/x-www-form-urlencoded' }, body: form });
+        fetch(`${url}${CONFIGS}`, {
+          method: 'POST',
+          headers: { 'X-StorageApi-Token': token, 'content-type': 'application/x-www-form-urlencoded' },
+          body: form,
+        });
       const large = `name=Bundled&configuration=${encodeURIComponent(JSON.stringify({ parameters: { text: 'é'.repeat(2000) } }))}`;
       const created = await post(large);
       assert.equal(created.status, 201, await created.clone().text());
-      assert.equal(((await created.json()) as { configuration: { parameters: { text: string } } }).configuration.parameters.text, 'é'.repeat(2000));
+      assert.equal(
+        ((await created.json()) as { configuration: { parameters: { text: string } } }).configuration.parameters.text,
+        'é'.repeat(2000),
+      );
       const refused = await post(Array(40_000).fill('a[]=1').join('&'));
       assert.equal(refused.status, 400);
       assert.equal(((await refused.json()) as { code: string }).code, 'validation.invalidForm');

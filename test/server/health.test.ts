@@ -43,7 +43,10 @@ describe('server: GET /health', () => {
     try {
       const response = await app.inject({ method: 'GET', url: '/health' });
       assert.equal(response.statusCode, 503);
-      assert.deepEqual(response.json(), { status: 'unavailable', reason: "the store's database did not answer within 0.05 s" });
+      assert.deepEqual(response.json(), {
+        status: 'unavailable',
+        reason: "the store's database did not answer within 0.05 s",
+      });
     } finally {
       await app.close();
     }
@@ -66,8 +69,14 @@ describe('server: GET /health', () => {
         await proxy.cut();
         const down = await fetch(`${url}/health`);
         assert.equal(down.status, 503);
-        assert.deepEqual(await down.json(), { status: 'unavailable', reason: "the store's database cannot be reached" });
-        assert.deepEqual(STORE_ERRORS.exec(await (await fetch(`${url}/metrics`)).text())?.slice(1), ['databaseUnavailable', '1']);
+        assert.deepEqual(await down.json(), {
+          status: 'unavailable',
+          reason: "the store's database cannot be reached",
+        });
+        assert.deepEqual(STORE_ERRORS.exec(await (await fetch(`${url}/metrics`)).text())?.slice(1), [
+          'databaseUnavailable',
+          '1',
+        ]);
         await proxy.resume();
         assert.equal((await fetch(`${url}/health`)).status, 200);
       } finally {

@@ -9,7 +9,15 @@ import type { ProjectTokens } from '../../src/store/embedded/tokens.js';
 import type { ProjectTables, StorageJobs } from '../../src/store/tables/index.js';
 import type { TokenInfo } from '../../src/store/types.js';
 
-const TOKEN: TokenInfo = { id: 7, description: 'stub', projectId: 1, projectName: 'p', readOnly: false, canManageTokens: false, created: '2024-01-01T00:00:00+0000' };
+const TOKEN: TokenInfo = {
+  id: 7,
+  description: 'stub',
+  projectId: 1,
+  projectName: 'p',
+  readOnly: false,
+  canManageTokens: false,
+  created: '2024-01-01T00:00:00+0000',
+};
 
 /** A backend whose store fails with an unexpected (non-store) error. */
 const failingBackend: ServerBackend = {
@@ -47,10 +55,18 @@ describe('server: unexpected failures', () => {
   after(async () => app.close());
 
   it('answers 500 with an exceptionId, logs the cause under it and does not leak it', async () => {
-    const res = await fetch(`${url}/v2/storage/branch/default/components/ex-generic-v2/configs`, { headers: { 'X-StorageApi-Token': 'good' } });
+    const res = await fetch(`${url}/v2/storage/branch/default/components/ex-generic-v2/configs`, {
+      headers: { 'X-StorageApi-Token': 'good' },
+    });
     assert.equal(res.status, 500);
     assert.equal(res.headers.get('content-type'), 'application/json');
-    const body = (await res.json()) as { error: string; code: string; status: string; exceptionId: string; gexCode: string };
+    const body = (await res.json()) as {
+      error: string;
+      code: string;
+      status: string;
+      exceptionId: string;
+      gexCode: string;
+    };
     assert.equal(body.code, 'storage.internalError');
     assert.equal(body.gexCode, 'GEX_INTERNAL', "gex's catalogue code beside Keboola's");
     assert.equal(body.status, 'error');

@@ -6,17 +6,35 @@ describeEachBackend('server: configuration metadata', (backend) => {
 
   it('adds (201, whole list), overwrites by key, lists, deletes (204) — without versions', async () => {
     const c = await server().createConfig({ name: 'Meta' });
-    const res = await server().post(configsPath(c.id, 'metadata'), { json: { metadata: [{ key: 'KBC.owner', value: 'ann' }, { key: 'color', value: 'red' }] } });
+    const res = await server().post(configsPath(c.id, 'metadata'), {
+      json: {
+        metadata: [
+          { key: 'KBC.owner', value: 'ann' },
+          { key: 'color', value: 'red' },
+        ],
+      },
+    });
     assert.equal(res.status, 201);
-    assert.deepEqual(res.body.map((m: Json) => [m.key, m.value]), [['KBC.owner', 'ann'], ['color', 'red']]);
+    assert.deepEqual(
+      res.body.map((m: Json) => [m.key, m.value]),
+      [
+        ['KBC.owner', 'ann'],
+        ['color', 'red'],
+      ],
+    );
     for (const m of res.body) {
       assert.equal(typeof m.id, 'string');
       assert.equal(typeof m.timestamp, 'string');
     }
 
-    const overwrite = await server().post(configsPath(c.id, 'metadata'), { form: 'metadata[0][key]=color&metadata[0][value]=blue' });
+    const overwrite = await server().post(configsPath(c.id, 'metadata'), {
+      form: 'metadata[0][key]=color&metadata[0][value]=blue',
+    });
     assert.equal(overwrite.status, 201);
-    assert.deepEqual(overwrite.body.map((m: Json) => [m.key, m.value]).sort(), [['KBC.owner', 'ann'], ['color', 'blue']]);
+    assert.deepEqual(overwrite.body.map((m: Json) => [m.key, m.value]).sort(), [
+      ['KBC.owner', 'ann'],
+      ['color', 'blue'],
+    ]);
 
     const list = await server().get(configsPath(c.id, 'metadata'));
     assert.equal(list.status, 200);
@@ -27,7 +45,10 @@ describeEachBackend('server: configuration metadata', (backend) => {
     const del = await server().delete(configsPath(c.id, 'metadata', color.id));
     assert.equal(del.status, 204);
     assert.equal(del.text, '');
-    assert.deepEqual((await server().get(configsPath(c.id, 'metadata'))).body.map((m: Json) => m.key), ['KBC.owner']);
+    assert.deepEqual(
+      (await server().get(configsPath(c.id, 'metadata'))).body.map((m: Json) => m.key),
+      ['KBC.owner'],
+    );
     const again = await server().delete(configsPath(c.id, 'metadata', color.id));
     assert.equal(again.status, 404);
     assert.match(again.body.error, /Metadata with id/);
@@ -40,7 +61,9 @@ describeEachBackend('server: configuration metadata', (backend) => {
     assert.match(missing.body.error, /metadata: This field is missing/);
     const empty = await server().post(configsPath(c.id, 'metadata'), { json: { metadata: [] } });
     assert.equal(empty.status, 400);
-    const blankKey = await server().post(configsPath(c.id, 'metadata'), { json: { metadata: [{ key: '', value: 'x' }] } });
+    const blankKey = await server().post(configsPath(c.id, 'metadata'), {
+      json: { metadata: [{ key: '', value: 'x' }] },
+    });
     assert.equal(blankKey.status, 400);
     assert.match(blankKey.body.error, /metadata\[0\]\[key\]/);
     assert.equal((await server().get(configsPath('no-such', 'metadata'))).status, 404);
@@ -51,6 +74,10 @@ describeEachBackend('server: configuration metadata', (backend) => {
     assert.equal(onDeleted.status, 404);
     assert.equal(onDeleted.body.error, `Configuration ${c.id} not found`);
     await server().post(configsPath(c.id, 'restore'));
-    assert.deepEqual((await server().get(configsPath(c.id, 'metadata'))).body.map((m: Json) => m.key), ['k'], 'back after restore');
+    assert.deepEqual(
+      (await server().get(configsPath(c.id, 'metadata'))).body.map((m: Json) => m.key),
+      ['k'],
+      'back after restore',
+    );
   });
 });

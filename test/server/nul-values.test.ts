@@ -1,5 +1,11 @@
 import assert from 'node:assert/strict';
-import { BRANCH, DEPRECATED, describeEachBackend, useTestServer, type RequestOptions } from '../support/storage-api-server.js';
+import {
+  BRANCH,
+  DEPRECATED,
+  describeEachBackend,
+  useTestServer,
+  type RequestOptions,
+} from '../support/storage-api-server.js';
 
 const CONFIGS = `${BRANCH}/components/ex-generic-v2/configs`;
 const N = '%00';

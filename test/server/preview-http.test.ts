@@ -22,7 +22,8 @@ import { describeEachBackend, useTestServer } from '../support/storage-api-serve
 /** `rows` rows of `columns` columns (`column_<i>`), one-digit values: 1,000 × 1,000 is 3 MB of CSV. */
 function wideCsv(rows: number, columns: number): string {
   const lines = [Array.from({ length: columns }, (_, i) => `column_${i}`).join(',')];
-  for (let r = 0; r < rows; r++) lines.push(Array.from({ length: columns }, (_, i) => String((r * 7 + i) % 10)).join(','));
+  for (let r = 0; r < rows; r++)
+    lines.push(Array.from({ length: columns }, (_, i) => String((r * 7 + i) % 10)).join(','));
   return `${lines.join('\n')}\n`;
 }
 
@@ -101,21 +102,29 @@ describeEachBackend('server: data-preview limits over HTTP', (backend) => {
       const error = JSON.parse(over.body.toString());
       assert.equal(error.code, 'storage.tables.previewTooLarge');
       assert.equal(error.status, 'error');
-      assert.match(error.error, new RegExp(`in\\.c-wide\\.t would be larger than ${exact - 1} bytes \\(format ${format}, 300 rows asked\\)\\. Ask for fewer rows \\(limit\\) or fewer columns \\(columns\\)`));
+      assert.match(
+        error.error,
+        new RegExp(
+          `in\\.c-wide\\.t would be larger than ${exact - 1} bytes \\(format ${format}, 300 rows asked\\)\\. Ask for fewer rows \\(limit\\) or fewer columns \\(columns\\)`,
+        ),
+      );
       if (format === 'json') assert.match(error.error, /or use format=rfc/);
     }
   });
 
-  it('answers 503 with Retry-After when previews in flight hold the server\'s preview budget', async () => {
+  it("answers 503 with Retry-After when previews in flight hold the server's preview budget", async () => {
     const busy = await get(`${await limited({ totalBytes: 10_000 })}${preview}?limit=300`, token);
     assert.equal(busy.status, 503);
     assert.equal(busy.headers['retry-after'], '5');
     const error = JSON.parse(busy.body.toString());
     assert.equal(error.code, 'storage.tables.previewCapacity');
-    assert.match(error.error, /already holding 10000 bytes of data previews for other requests\. Retry in a few seconds/);
+    assert.match(
+      error.error,
+      /already holding 10000 bytes of data previews for other requests\. Retry in a few seconds/,
+    );
   });
 
-  it('gives a preview\'s bytes back when its client leaves before reading it', async () => {
+  it("gives a preview's bytes back when its client leaves before reading it", async () => {
     const whole = await get(`${server().baseUrl}${preview}?limit=400&format=json`, token);
     assert.equal(whole.status, 200);
     // room for one answer: a second one is served only once the first one's bytes are back
@@ -179,7 +188,9 @@ describe('gex serve: wide data previews (process, SQLite)', function () {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     try {
       if (peakRssMiB(child.pid!) === undefined) {
-        console.warn('    SKIPPED: no /proc/<pid>/status (not Linux): the peak memory of gex serve cannot be read here');
+        console.warn(
+          '    SKIPPED: no /proc/<pid>/status (not Linux): the peak memory of gex serve cannot be read here',
+        );
         this.skip();
       }
       const verify = `${url}/v2/storage/tokens/verify`;
@@ -191,7 +202,9 @@ describe('gex serve: wide data previews (process, SQLite)', function () {
       const base = `${url}/v2/storage/tables/in.c-wide.t/data-preview?limit=1000&format=json`;
       const columns = Array.from({ length: 300 }, (_, i) => `column_${i}`).join(',');
       let inFlight = true;
-      const big = Promise.all([base, base, `${base}&columns=${columns}`, `${base}&columns=${columns}`].map((u) => get(u, token))).finally(() => (inFlight = false));
+      const big = Promise.all(
+        [base, base, `${base}&columns=${columns}`, `${base}&columns=${columns}`].map((u) => get(u, token)),
+      ).finally(() => (inFlight = false));
       // another client meanwhile: each of its requests waits only for a batch, not for a whole preview
       const latencies: number[] = [];
       while (inFlight) {

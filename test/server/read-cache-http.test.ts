@@ -13,14 +13,21 @@ describeEachBackend('server: reads after writes (read cache)', (backend) => {
     const row = await server().createRow(c.id, { name: 'r1' });
     for (let i = 0; i < 2; i++) await server().get(configsPath(c.id)); // warm
     await server().put(configsPath(c.id, 'state'), { json: { state: { cursor: 5 } } });
-    assert.deepEqual((await server().get(configsPath(c.id))).body.state, { cursor: 5 }, 'state update (no new version)');
+    assert.deepEqual(
+      (await server().get(configsPath(c.id))).body.state,
+      { cursor: 5 },
+      'state update (no new version)',
+    );
     await server().put(configsPath(c.id, 'rows', row.id), { json: { name: 'renamed' } });
     assert.equal((await server().get(configsPath(c.id))).body.rows[0].name, 'renamed');
     assert.equal((await server().get(configsPath(c.id, 'rows'))).body[0].name, 'renamed');
     assert.equal((await server().get(configsPath(c.id, 'rows', row.id))).body.name, 'renamed');
     await server().delete(configsPath(c.id));
     assert.equal((await server().get(configsPath(c.id))).status, 404);
-    assert.ok(!(await server().get(configsPath())).body.some((x: { id: string }) => x.id === c.id), 'gone from the list');
+    assert.ok(
+      !(await server().get(configsPath())).body.some((x: { id: string }) => x.id === c.id),
+      'gone from the list',
+    );
   });
 
   it('a write by another connection to the same store (another process) shows in the next read', async () => {

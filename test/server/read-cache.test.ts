@@ -46,7 +46,10 @@ describe('ReadCache', () => {
 
   it('does not cache a failed build', async () => {
     const { state, cache } = cacheWith();
-    await assert.rejects(cache.body('a', async () => Promise.reject(new Error('not found'))), /not found/);
+    await assert.rejects(
+      cache.body('a', async () => Promise.reject(new Error('not found'))),
+      /not found/,
+    );
     assert.equal(cache.size, 0);
     assert.equal(String(await cache.body('a', async () => fromPlain({ ok: true }))), '{"ok":true}');
     assert.equal(state.builds, 0, 'the counter is only bumped by body() of the helper');

@@ -5,12 +5,21 @@ const TOKEN = '1-2-abcdefghijABCDEFGHIJ0123456789_-abcdefgh';
 
 describe('server: the URL of a request log line', () => {
   it('keeps the path and the short plain values of the list options', () => {
-    assert.equal(loggableUrl('/v2/storage/components?include=configuration,rows&limit=10&isDeleted=0'), '/v2/storage/components?include=configuration,rows&limit=10&isDeleted=0');
+    assert.equal(
+      loggableUrl('/v2/storage/components?include=configuration,rows&limit=10&isDeleted=0'),
+      '/v2/storage/components?include=configuration,rows&limit=10&isDeleted=0',
+    );
   });
 
   it('hides every other query value, a list option value that is long, encoded or a token, and names that hold a token', () => {
-    assert.equal(loggableUrl('/x?token=abc&%23password=p&changeDescription=hello'), '/x?token=[hidden]&%23password=[hidden]&changeDescription=[hidden]');
-    assert.equal(loggableUrl(`/x?limit=${'9'.repeat(65)}&include=a%2Cb&offset=${TOKEN}&${TOKEN}=1&${TOKEN}`), '/x?limit=[hidden]&include=[hidden]&offset=[hidden]&[hidden]=[hidden]&[hidden]');
+    assert.equal(
+      loggableUrl('/x?token=abc&%23password=p&changeDescription=hello'),
+      '/x?token=[hidden]&%23password=[hidden]&changeDescription=[hidden]',
+    );
+    assert.equal(
+      loggableUrl(`/x?limit=${'9'.repeat(65)}&include=a%2Cb&offset=${TOKEN}&${TOKEN}=1&${TOKEN}`),
+      '/x?limit=[hidden]&include=[hidden]&offset=[hidden]&[hidden]=[hidden]&[hidden]',
+    );
   });
 
   it('hides a path holding a token: the request’s own (also percent-encoded) or anything shaped like one', () => {

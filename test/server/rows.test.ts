@@ -14,7 +14,19 @@ describeEachBackend('server: configuration rows', (backend) => {
       const res = await server().post(configsPath(c.id, 'rows'), { json: { rowId: 'main-1-1' } });
       assert.equal(res.status, 201);
       const row = res.body;
-      assert.deepEqual(Object.keys(row), ['id', 'name', 'description', 'isDisabled', 'configuration', 'state', 'version', 'created', 'creatorToken', 'changeDescription', 'versionIdentifier']);
+      assert.deepEqual(Object.keys(row), [
+        'id',
+        'name',
+        'description',
+        'isDisabled',
+        'configuration',
+        'state',
+        'version',
+        'created',
+        'creatorToken',
+        'changeDescription',
+        'versionIdentifier',
+      ]);
       assert.equal(row.id, 'main-1-1');
       assert.equal(row.name, '');
       assert.equal(row.description, '');
@@ -27,7 +39,13 @@ describeEachBackend('server: configuration rows', (backend) => {
       assert.equal(config.changeDescription, 'Row main-1-1 added');
       assert.deepEqual(config.rows[0], row, 'create response equals the listed row');
 
-      const generated = await server().createRow(c.id, { rowId: '', name: 'gen', isDisabled: 'true', configuration: { a: 1 }, state: { s: 1 } });
+      const generated = await server().createRow(c.id, {
+        rowId: '',
+        name: 'gen',
+        isDisabled: 'true',
+        configuration: { a: 1 },
+        state: { s: 1 },
+      });
       assert.match(generated.id, /^\d+$/);
       assert.equal(generated.isDisabled, true);
       assert.deepEqual(generated.state, { s: 1 });
@@ -55,7 +73,9 @@ describeEachBackend('server: configuration rows', (backend) => {
     it('updates a row: both versions +1 with "Row X changed"; an empty body changes nothing', async () => {
       const c = await server().createConfig({ name: 'Update rows' });
       const row = await server().createRow(c.id, { rowId: 'u', configuration: { a: 1 } });
-      const res = await server().put(configsPath(c.id, 'rows', 'u'), { json: { name: 'renamed', configuration: { a: 2 } } });
+      const res = await server().put(configsPath(c.id, 'rows', 'u'), {
+        json: { name: 'renamed', configuration: { a: 2 } },
+      });
       assert.equal(res.status, 200);
       assert.equal(res.body.version, 2);
       assert.equal(res.body.name, 'renamed');
@@ -72,7 +92,9 @@ describeEachBackend('server: configuration rows', (backend) => {
       assert.equal(sameConfig.body.version, 2);
       assert.equal((await version(c.id)).version, 3);
 
-      const custom = await server().put(configsPath(c.id, 'rows', 'u'), { json: { isDisabled: 1, changeDescription: 'off' } });
+      const custom = await server().put(configsPath(c.id, 'rows', 'u'), {
+        json: { isDisabled: 1, changeDescription: 'off' },
+      });
       assert.equal(custom.body.isDisabled, true);
       assert.equal(custom.body.changeDescription, 'off');
       assert.equal((await version(c.id)).changeDescription, 'off');
@@ -93,10 +115,22 @@ describeEachBackend('server: configuration rows', (backend) => {
       assert.ok(cleared.text.includes('"state":{}'));
 
       const cases: Array<[unknown, string, string]> = [
-        [{ state: {}, description: 'x' }, 'storage.componentsRows.validation', 'Invalid parameters - description: This field was not expected.'],
+        [
+          { state: {}, description: 'x' },
+          'storage.componentsRows.validation',
+          'Invalid parameters - description: This field was not expected.',
+        ],
         [{}, 'validation.invalidStateFormat', 'Invalid state body format: This field is missing.'],
-        [{ state: 'nope{' }, 'validation.invalidStateFormat', 'Invalid state body format: This value should be valid JSON.'],
-        [{ state: null }, 'validation.invalidStateFormat', 'Invalid state body format: This value should not be blank.'],
+        [
+          { state: 'nope{' },
+          'validation.invalidStateFormat',
+          'Invalid state body format: This value should be valid JSON.',
+        ],
+        [
+          { state: null },
+          'validation.invalidStateFormat',
+          'Invalid state body format: This value should not be blank.',
+        ],
       ];
       for (const [json, code, error] of cases) {
         const bad = await server().put(configsPath(c.id, 'rows', 's', 'state'), { json });
@@ -137,9 +171,25 @@ describeEachBackend('server: configuration rows', (backend) => {
 
       const list = await server().get(configsPath(c.id, 'rows', 'v', 'versions'));
       assert.equal(list.status, 200);
-      assert.deepEqual(list.body.map((v: Json) => v.version), [3, 2, 1]);
-      assert.deepEqual(list.body.map((v: Json) => v.configuration), [{ n: 3 }, { n: 2 }, { n: 1 }]);
-      assert.deepEqual(Object.keys(list.body[0]), ['version', 'name', 'description', 'isDisabled', 'created', 'creatorToken', 'changeDescription', 'versionIdentifier', 'configuration']);
+      assert.deepEqual(
+        list.body.map((v: Json) => v.version),
+        [3, 2, 1],
+      );
+      assert.deepEqual(
+        list.body.map((v: Json) => v.configuration),
+        [{ n: 3 }, { n: 2 }, { n: 1 }],
+      );
+      assert.deepEqual(Object.keys(list.body[0]), [
+        'version',
+        'name',
+        'description',
+        'isDisabled',
+        'created',
+        'creatorToken',
+        'changeDescription',
+        'versionIdentifier',
+        'configuration',
+      ]);
       assert.equal(list.body[2].changeDescription, 'Row v added');
 
       const none = await server().get(`${configsPath(c.id, 'rows', 'v', 'versions')}?include=`);
@@ -147,7 +197,10 @@ describeEachBackend('server: configuration rows', (backend) => {
       const unknownOnly = await server().get(`${configsPath(c.id, 'rows', 'v', 'versions')}?include=state`);
       assert.equal('configuration' in unknownOnly.body[0], false);
       const page = await server().get(`${configsPath(c.id, 'rows', 'v', 'versions')}?limit=1&offset=1`);
-      assert.deepEqual(page.body.map((v: Json) => v.version), [2]);
+      assert.deepEqual(
+        page.body.map((v: Json) => v.version),
+        [2],
+      );
 
       const detail = await server().get(configsPath(c.id, 'rows', 'v', 'versions', '2'));
       assert.equal(detail.status, 200);
@@ -174,7 +227,9 @@ describeEachBackend('server: configuration rows', (backend) => {
       assert.equal(config.version, 4);
       assert.equal(config.changeDescription, 'Row rb version 1 rollback');
 
-      const same = await server().post(configsPath(c.id, 'rows', 'rb', 'versions', '3', 'rollback'), { json: { changeDescription: 'again' } });
+      const same = await server().post(configsPath(c.id, 'rows', 'rb', 'versions', '3', 'rollback'), {
+        json: { changeDescription: 'again' },
+      });
       assert.equal(same.body.version, 4, 'even an identical rollback makes a version');
       assert.equal(same.body.changeDescription, 'again');
       assert.equal((await version(c.id)).changeDescription, 'again');
@@ -196,18 +251,26 @@ describeEachBackend('server: configuration rows', (backend) => {
       assert.equal(copy.changeDescription, 'Copied from configuration "Source cfg" (src) row orig version 1');
       const cfg = await version(source.id);
       assert.equal(cfg.version, 4);
-      assert.equal(cfg.changeDescription, `Row ${copy.id} copied from configuration "Source cfg" (src) row orig version 1`);
+      assert.equal(
+        cfg.changeDescription,
+        `Row ${copy.id} copied from configuration "Source cfg" (src) row orig version 1`,
+      );
       assert.deepEqual(cfg.rows.map((r: Json) => r.id).sort(), [copy.id, 'orig'].sort());
 
       const target = await server().createConfig({ name: 'Target cfg' });
-      const other = await server().post(configsPath(source.id, 'rows', 'orig', 'versions', '2', 'create'), { json: { targetConfigId: target.id, changeDescription: 'moved' } });
+      const other = await server().post(configsPath(source.id, 'rows', 'orig', 'versions', '2', 'create'), {
+        json: { targetConfigId: target.id, changeDescription: 'moved' },
+      });
       assert.equal(other.status, 201);
       assert.deepEqual(other.body.configuration, { n: 2 });
       assert.equal(other.body.changeDescription, 'moved');
       const targetAfter = await version(target.id);
       assert.equal(targetAfter.version, 2);
       assert.equal(targetAfter.changeDescription, 'moved');
-      assert.deepEqual(targetAfter.rows.map((r: Json) => r.id), [other.body.id]);
+      assert.deepEqual(
+        targetAfter.rows.map((r: Json) => r.id),
+        [other.body.id],
+      );
       assert.equal((await version(source.id)).version, 4, 'the source is untouched');
     });
   });

@@ -24,7 +24,10 @@ describe('gex serve', () => {
   after(async () => rm(dir, { recursive: true, force: true }));
 
   it('serves the store named by $GEX_STORE, logs its address and stops cleanly on SIGTERM', async () => {
-    const { child, url, output } = await startServe(['--host', '127.0.0.1'], { GEX_STORE: store, GEX_LOG_FORMAT: 'text' });
+    const { child, url, output } = await startServe(['--host', '127.0.0.1'], {
+      GEX_STORE: store,
+      GEX_LOG_FORMAT: 'text',
+    });
     const exited = exitOf(child);
     try {
       assert.match(output(), new RegExp(`store: ${store.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
@@ -48,7 +51,10 @@ describe('gex serve', () => {
     try {
       const info = await backend.authenticate(token);
       const configs = await backend.session(info!).listConfigurations('ex-generic-v2');
-      assert.deepEqual(configs.map((c) => c.name), ['Served']);
+      assert.deepEqual(
+        configs.map((c) => c.name),
+        ['Served'],
+      );
     } finally {
       await backend.close();
     }
@@ -59,12 +65,17 @@ describe('gex serve', () => {
     const firstExit = exitOf(first.child);
     try {
       const port = new URL(first.url).port;
-      const second = spawn(process.execPath, [gexBin, 'serve', '--port', port, '--store', store], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const second = spawn(process.execPath, [gexBin, 'serve', '--port', port, '--store', store], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let output = '';
       second.stdout.on('data', (d) => (output += d));
       second.stderr.on('data', (d) => (output += d));
       assert.equal(await exitOf(second), 1);
-      assert.match(output, new RegExp(`Port ${port} on 127\\.0\\.0\\.1 is already in use: choose another one with --port`));
+      assert.match(
+        output,
+        new RegExp(`Port ${port} on 127\\.0\\.0\\.1 is already in use: choose another one with --port`),
+      );
     } finally {
       first.child.kill('SIGINT');
     }

@@ -48,7 +48,16 @@ describe('gex serve: request log, /health and /metrics (real processes)', () => 
       try {
         const url = await addressOf(gex);
         const headers = { 'X-StorageApi-Token': token, 'content-type': 'application/json' };
-        assert.equal((await fetch(`${url}${CONFIGS}`, { method: 'POST', headers, body: JSON.stringify({ name: 'logged', configurationId: `cfg-${format}` }) })).status, 201);
+        assert.equal(
+          (
+            await fetch(`${url}${CONFIGS}`, {
+              method: 'POST',
+              headers,
+              body: JSON.stringify({ name: 'logged', configurationId: `cfg-${format}` }),
+            })
+          ).status,
+          201,
+        );
         // a client that puts secrets where they do not belong: query values, the path, percent-encoded
         const leaky = `${CONFIGS}/cfg-${format}?limit=5&token=${token}&${encodeURIComponent('#password')}=hunter2-secret&note=${encodeURIComponent(token)}`;
         assert.equal((await fetch(url + leaky, { headers })).status, 200);
@@ -76,13 +85,28 @@ describe('gex serve: request log, /health and /metrics (real processes)', () => 
       assert.equal(records.length, 5, lines.join('\n'));
       const [created, detail, notFound, invalid, listed] = records;
       assert.deepEqual(
-        { method: created.method, route: created.route, url: created.url, status: created.status, tokenId: created.tokenId },
-        { method: 'POST', route: '/v2/storage/branch/:branchId/components/:componentId/configs', url: CONFIGS, status: 201, tokenId },
+        {
+          method: created.method,
+          route: created.route,
+          url: created.url,
+          status: created.status,
+          tokenId: created.tokenId,
+        },
+        {
+          method: 'POST',
+          route: '/v2/storage/branch/:branchId/components/:componentId/configs',
+          url: CONFIGS,
+          status: 201,
+          tokenId,
+        },
       );
       assert.equal(typeof created.durationMs, 'number');
       assert.equal(detail.route, '/v2/storage/branch/:branchId/components/:componentId/configs/:configId');
       assert.equal(detail.url, `${CONFIGS}/cfg-${format}?limit=5&token=[hidden]&%23password=[hidden]&note=[hidden]`);
-      assert.deepEqual([notFound.route, notFound.url, notFound.status, notFound.tokenId], ['unmatched', '[hidden]', 404, undefined]);
+      assert.deepEqual(
+        [notFound.route, notFound.url, notFound.status, notFound.tokenId],
+        ['unmatched', '[hidden]', 404, undefined],
+      );
       assert.deepEqual([invalid.status, invalid.tokenId], [401, undefined], 'an invalid token has no id');
       assert.deepEqual([listed.status, listed.url, listed.tokenId], [200, `${CONFIGS}?limit=[hidden]`, tokenId]);
     });
@@ -102,14 +126,26 @@ describe('gex serve: request log, /health and /metrics (real processes)', () => 
         assert.match(response.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
         return response.text();
       };
-      const detail = { method: 'GET', route: '/v2/storage/branch/:branchId/components/:componentId/configs', status: '200' };
+      const detail = {
+        method: 'GET',
+        route: '/v2/storage/branch/:branchId/components/:componentId/configs',
+        status: '200',
+      };
       const before = await scrape();
-      for (let i = 0; i < 3; i++) assert.equal((await fetch(`${url}${CONFIGS}`, { headers: { 'X-StorageApi-Token': token } })).status, 200);
+      for (let i = 0; i < 3; i++)
+        assert.equal((await fetch(`${url}${CONFIGS}`, { headers: { 'X-StorageApi-Token': token } })).status, 200);
       // hostile paths do not make series of their own
       for (let i = 0; i < 3; i++) assert.equal((await fetch(`${url}/random-${i}-${Math.random()}`)).status, 404);
       const after = await scrape();
-      assert.equal(sample(after, 'gex_http_requests_total', detail) - sample(before, 'gex_http_requests_total', detail), 3);
-      assert.equal(sample(after, 'gex_http_request_duration_seconds_count', detail) - sample(before, 'gex_http_request_duration_seconds_count', detail), 3);
+      assert.equal(
+        sample(after, 'gex_http_requests_total', detail) - sample(before, 'gex_http_requests_total', detail),
+        3,
+      );
+      assert.equal(
+        sample(after, 'gex_http_request_duration_seconds_count', detail) -
+          sample(before, 'gex_http_request_duration_seconds_count', detail),
+        3,
+      );
       assert.ok(sample(after, 'gex_http_request_duration_seconds_bucket', { ...detail, le: '+Inf' }) >= 3);
       assert.equal(sample(after, 'gex_http_requests_total', { method: 'GET', route: 'unmatched', status: '404' }), 3);
       assert.ok(!after.includes('random-'), 'no URL becomes a label');

@@ -18,7 +18,11 @@ describe('gex serve: stop signals as PID 1 (unshare --pid --fork, no init)', fun
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`${signal} closes the server and the store, exit 0`, async () => {
       const store = path.join(dir, 'store.sqlite');
-      const serve = startGex(['serve', '--port', '0', '--store', store], {}, { command: ['unshare', '--pid', '--fork', process.execPath, gexBin] });
+      const serve = startGex(
+        ['serve', '--port', '0', '--store', store],
+        {},
+        { command: ['unshare', '--pid', '--fork', process.execPath, gexBin] },
+      );
       await serve.waitFor(/listening on (http:\/\/[^\s/]+)\/v2\/storage/);
       const url = /listening on (http:\/\/[^\s/]+)\/v2\/storage/.exec(serve.output())![1];
       const unsharePid = serve.child.pid!;

@@ -24,7 +24,9 @@ class LockHolder {
     `;
     const child = spawn(process.execPath, ['-e', script, file], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'inherit'] });
     return new Promise((resolve, reject) => {
-      child.stdout.once('data', (chunk: Buffer) => (String(chunk).startsWith('locked') ? resolve(new LockHolder(child)) : reject(new Error(String(chunk)))));
+      child.stdout.once('data', (chunk: Buffer) =>
+        String(chunk).startsWith('locked') ? resolve(new LockHolder(child)) : reject(new Error(String(chunk))),
+      );
       child.once('exit', (code) => reject(new Error(`lock holder exited with ${code}`)));
     });
   }
@@ -49,7 +51,12 @@ function sqliteWithBusy(busy: BusyRetryOptions): BackendFactory {
     async open() {
       const store = await sqliteBackend.fresh();
       const key = Buffer.from(TEST_KEY.GEX_MASTER_KEY, 'hex');
-      const backend = await EmbeddedBackend.open(new SqliteDatabase(store.location, { busy }), new SecretCipher(key), store.location, { builtinComponents: builtinComponents() });
+      const backend = await EmbeddedBackend.open(
+        new SqliteDatabase(store.location, { busy }),
+        new SecretCipher(key),
+        store.location,
+        { builtinComponents: builtinComponents() },
+      );
       return {
         backend,
         location: store.location,
@@ -86,7 +93,9 @@ describe('SQLite store locked by another process', function () {
     const loop = monitorEventLoopDelay({ resolution: 5 });
     loop.enable();
     let writeSettled = false;
-    const write = server.put(configsPath(config.id), { json: { configuration: { n: 1 } } }).finally(() => (writeSettled = true));
+    const write = server
+      .put(configsPath(config.id), { json: { configuration: { n: 1 } } })
+      .finally(() => (writeSettled = true));
     const latencies: number[] = [];
     for (let i = 0; i < 20; i++) {
       const { value, ms } = await timed(() => server.get(configsPath(config.id)));
@@ -99,7 +108,9 @@ describe('SQLite store locked by another process', function () {
     assert.equal(writeSettled, false, 'the write is still waiting for the lock');
     const slowest = Math.max(...latencies);
     const maxLoopDelayMs = loop.max / 1e6;
-    console.log(`      while locked: slowest of 20 GETs ${slowest.toFixed(1)} ms, longest event-loop delay ${maxLoopDelayMs.toFixed(1)} ms`);
+    console.log(
+      `      while locked: slowest of 20 GETs ${slowest.toFixed(1)} ms, longest event-loop delay ${maxLoopDelayMs.toFixed(1)} ms`,
+    );
     assert.ok(slowest < 250, `reads answered promptly (slowest ${slowest.toFixed(1)} ms)`);
     assert.ok(maxLoopDelayMs < 250, `the event loop was never blocked (longest delay ${maxLoopDelayMs.toFixed(1)} ms)`);
 
@@ -116,8 +127,12 @@ describe('SQLite store locked by another process', function () {
     const db = new SqliteDatabase(server.location);
     try {
       let settled = false;
-      const write = db.run("UPDATE schema_migrations SET description = description || '!' WHERE version = 1").finally(() => (settled = true));
-      const { value: read, ms } = await timed(() => db.get<{ n: number }>('SELECT count(*) AS n FROM schema_migrations'));
+      const write = db
+        .run("UPDATE schema_migrations SET description = description || '!' WHERE version = 1")
+        .finally(() => (settled = true));
+      const { value: read, ms } = await timed(() =>
+        db.get<{ n: number }>('SELECT count(*) AS n FROM schema_migrations'),
+      );
       assert.ok(read!.n >= 1);
       assert.ok(ms < 250, `a read on the same connection is not held up by the waiting write (${ms.toFixed(1)} ms)`);
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -131,7 +146,7 @@ describe('SQLite store locked by another process', function () {
     }
   });
 
-  it('gives up after the bound with 503 in Keboola\'s error shape and changes nothing', async () => {
+  it("gives up after the bound with 503 in Keboola's error shape and changes nothing", async () => {
     // an injected clock: each wait moves it on at once, so the 10 s bound passes in a moment
     let clock = 0;
     const waits: number[] = [];
@@ -149,14 +164,20 @@ describe('SQLite store locked by another process', function () {
     const config = await server.createConfig({ name: 'Locked', configuration: { n: 0 } });
     holder = await LockHolder.start(server.location);
 
-    const { value: res, ms } = await timed(() => server.put(configsPath(config.id), { json: { configuration: { n: 1 } } }));
+    const { value: res, ms } = await timed(() =>
+      server.put(configsPath(config.id), { json: { configuration: { n: 1 } } }),
+    );
     assert.equal(res.status, 503, res.text);
     assert.equal(res.body.code, 'storage.databaseUnavailable');
     assert.equal(res.body.status, 'error');
     assert.match(res.body.exceptionId, /^exception-[0-9a-f]{32}$/);
     assert.match(res.body.error, /locked for 10 s/);
     assert.ok(ms < 5_000, `failed within the injected bound, not a real 10 s (${ms.toFixed(0)} ms)`);
-    assert.equal(waits.reduce((a, b) => a + b, 0), 10_000, 'waited exactly the bound, in growing steps');
+    assert.equal(
+      waits.reduce((a, b) => a + b, 0),
+      10_000,
+      'waited exactly the bound, in growing steps',
+    );
     assert.ok(waits[1] > waits[0], 'the waits back off');
 
     await holder.release();

@@ -11,7 +11,20 @@ import { BatchSizer, ByteBudget, preparePreview, type PreviewRequest } from '../
  * as the answer is sent or dropped). test/server/preview-http.test.ts runs it through a server.
  */
 
-const HOSTILE = ['plain', '', 'a,b', 'say "hi"', 'line\nbreak', 'cr\r\nlf', 'tab\there', '\u0000nul\u0007bell', 'ünï©ødé 😀', '\ud83d lone', '\\back/slash', '</script>'];
+const HOSTILE = [
+  'plain',
+  '',
+  'a,b',
+  'say "hi"',
+  'line\nbreak',
+  'cr\r\nlf',
+  'tab\there',
+  '\u0000nul\u0007bell',
+  'ünï©ødé 😀',
+  '\ud83d lone',
+  '\\back/slash',
+  '</script>',
+];
 
 /** A table of `rows` rows (values from HOSTILE and `extra`) read in the batches `read` is asked for. */
 function fakeTable(columns: string[], rows: string[][]): { tables: PreviewRequest['tables']; batches: number[] } {
@@ -19,9 +32,14 @@ function fakeTable(columns: string[], rows: string[][]): { tables: PreviewReques
   return {
     batches,
     tables: {
-      async read(_tableId: string, query: TableQuery, onBatch: (rows: string[][], columns: readonly string[]) => Promise<void>, options: { batchRows?: () => number } = {}) {
+      async read(
+        _tableId: string,
+        query: TableQuery,
+        onBatch: (rows: string[][], columns: readonly string[]) => Promise<void>,
+        options: { batchRows?: () => number } = {},
+      ) {
         const limit = Math.min(query.limit ?? rows.length, rows.length);
-        for (let at = 0; at < limit; ) {
+        for (let at = 0; at < limit;) {
           const n = Math.max(1, Math.min(options.batchRows?.() ?? 5000, limit - at));
           batches.push(n);
           await onBatch(rows.slice(at, at + n), columns);
@@ -45,7 +63,11 @@ function wholeJson(columns: string[], rows: string[][]): string {
       rows: rows.map((row) =>
         row.map((value, i) => {
           const isTruncated = value.length > JSON_PREVIEW_VALUE_CHARACTERS;
-          return { columnName: columns[i], value: isTruncated ? value.slice(0, JSON_PREVIEW_VALUE_CHARACTERS) : value, isTruncated };
+          return {
+            columnName: columns[i],
+            value: isTruncated ? value.slice(0, JSON_PREVIEW_VALUE_CHARACTERS) : value,
+            isTruncated,
+          };
         }),
       ),
     }),
@@ -56,7 +78,9 @@ function assertSameBytes(actual: Buffer, expected: Buffer, label: string): void 
   if (actual.equals(expected)) return;
   let at = 0;
   while (at < Math.min(actual.length, expected.length) && actual[at] === expected[at]) at++;
-  assert.fail(`${label}: ${actual.length} bytes, expected ${expected.length}; first difference at byte ${at}: ${JSON.stringify(actual.subarray(at, at + 40).toString())} vs ${JSON.stringify(expected.subarray(at, at + 40).toString())}`);
+  assert.fail(
+    `${label}: ${actual.length} bytes, expected ${expected.length}; first difference at byte ${at}: ${JSON.stringify(actual.subarray(at, at + 40).toString())} vs ${JSON.stringify(expected.subarray(at, at + 40).toString())}`,
+  );
 }
 
 async function bodyOf(stream: NodeJS.ReadableStream): Promise<Buffer> {
@@ -92,7 +116,8 @@ describe('server: data preview pipeline', () => {
       assert.equal(sizer.next(), 2500, 'two columns: 2,500 rows make 5,000 cells');
 
       const wide = new BatchSizer();
-      for (let i = 0; i < 10; i++) wide.observe(Array.from({ length: wide.next() }, () => Array.from({ length: 1000 }, () => 'x')));
+      for (let i = 0; i < 10; i++)
+        wide.observe(Array.from({ length: wide.next() }, () => Array.from({ length: 1000 }, () => 'x')));
       assert.equal(wide.next(), 5, '1,000 columns: 5 rows a batch');
 
       const long = new BatchSizer();
@@ -105,7 +130,12 @@ describe('server: data preview pipeline', () => {
 
   describe('preparePreview', () => {
     const columns = ['id', 'text', 'with "quote"', 'ünï'];
-    const rows = Array.from({ length: 700 }, (_, r) => [String(r), HOSTILE[r % HOSTILE.length], HOSTILE[(r * 7) % HOSTILE.length], r % 97 === 0 ? 'é'.repeat(JSON_PREVIEW_VALUE_CHARACTERS + r) : `v${r}`]);
+    const rows = Array.from({ length: 700 }, (_, r) => [
+      String(r),
+      HOSTILE[r % HOSTILE.length],
+      HOSTILE[(r * 7) % HOSTILE.length],
+      r % 97 === 0 ? 'é'.repeat(JSON_PREVIEW_VALUE_CHARACTERS + r) : `v${r}`,
+    ]);
     // exactly at the cut: carried whole
     rows[5][1] = 'y'.repeat(JSON_PREVIEW_VALUE_CHARACTERS);
 
@@ -116,7 +146,8 @@ describe('server: data preview pipeline', () => {
           const budget = new ByteBudget(64 * 1024 * 1024);
           const prepared = await preparePreview(request(tables, { format, query: { limit }, budget }));
           const body = await bodyOf(prepared.body);
-          const expected = format === 'json' ? wholeJson(columns, rows.slice(0, limit)) : wholeCsv(columns, rows.slice(0, limit));
+          const expected =
+            format === 'json' ? wholeJson(columns, rows.slice(0, limit)) : wholeCsv(columns, rows.slice(0, limit));
           // as bytes: both sides write a lone surrogate as UTF-8 does (U+FFFD in CSV; JSON escapes it)
           assertSameBytes(body, Buffer.from(expected), format);
           assert.equal(prepared.length, Buffer.byteLength(expected), 'Content-Length');
@@ -138,17 +169,28 @@ describe('server: data preview pipeline', () => {
         assert.equal(budget.inUse, 0);
 
         const { tables: counted, batches } = fakeTable(columns, rows);
-        await assert.rejects(preparePreview(request(counted, { format, maxBytes: exact - 1, budget })), (error: unknown) => {
-          assert.ok(error instanceof StoreError);
-          assert.equal(error.status, 400);
-          assert.equal(error.code, 'storage.tables.previewTooLarge');
-          assert.match(error.message, new RegExp(`in\\.c-b\\.t would be larger than ${exact - 1} bytes \\(format ${format}, 1000 rows asked\\)\\. Ask for fewer rows \\(limit\\) or fewer columns`));
-          return true;
-        });
+        await assert.rejects(
+          preparePreview(request(counted, { format, maxBytes: exact - 1, budget })),
+          (error: unknown) => {
+            assert.ok(error instanceof StoreError);
+            assert.equal(error.status, 400);
+            assert.equal(error.code, 'storage.tables.previewTooLarge');
+            assert.match(
+              error.message,
+              new RegExp(
+                `in\\.c-b\\.t would be larger than ${exact - 1} bytes \\(format ${format}, 1000 rows asked\\)\\. Ask for fewer rows \\(limit\\) or fewer columns`,
+              ),
+            );
+            return true;
+          },
+        );
         assert.equal(budget.inUse, 0, 'a refused preview gives back what it took');
 
         // the read stops at the limit: a small limit reads a few batches, not the whole table
-        await assert.rejects(preparePreview(request(counted, { format, maxBytes: 1000, budget })), /previewTooLarge|larger than 1000 bytes/);
+        await assert.rejects(
+          preparePreview(request(counted, { format, maxBytes: 1000, budget })),
+          /previewTooLarge|larger than 1000 bytes/,
+        );
         const lastRead = batches.slice(batches.lastIndexOf(1));
         assert.ok(lastRead.reduce((a, b) => a + b, 0) < 100, `rows read before refusing: ${lastRead.join(',')}`);
       }
@@ -165,7 +207,10 @@ describe('server: data preview pipeline', () => {
         assert.ok(error instanceof StoreError);
         assert.equal(error.status, 503);
         assert.equal(error.code, 'storage.tables.previewCapacity');
-        assert.match(error.message, /already holding \d+ bytes of data previews for other requests\. Retry in a few seconds/);
+        assert.match(
+          error.message,
+          /already holding \d+ bytes of data previews for other requests\. Retry in a few seconds/,
+        );
         return true;
       });
       assert.equal(budget.inUse, size, 'the refused one gave back what it had taken');
@@ -188,10 +233,15 @@ describe('server: data preview pipeline', () => {
       const budget = new ByteBudget(1024 * 1024 * 1024);
       const tracking: PreviewRequest['tables'] = {
         read: (id, query, onBatch, options) =>
-          tables.read(id, query, async (batch, cols) => {
-            if (batches.length === 3) gone.abort();
-            await onBatch(batch, cols);
-          }, options),
+          tables.read(
+            id,
+            query,
+            async (batch, cols) => {
+              if (batches.length === 3) gone.abort();
+              await onBatch(batch, cols);
+            },
+            options,
+          ),
       };
       await assert.rejects(preparePreview(request(tracking, { budget, signal: gone.signal })), /closed the connection/);
       assert.equal(batches.length, 3, 'the batch read when the client left is not encoded, and no other is read');

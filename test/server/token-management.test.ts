@@ -8,7 +8,14 @@ import { openDatabase } from '../../src/store/open-store.js';
 import { migrate } from '../../src/store/sql/migrations.js';
 import { openEmbeddedStore } from '../support/open-store.js';
 import { storeBackends, TEST_KEY } from '../support/store.js';
-import { BRANCH, DEPRECATED, describeEachBackend, useTestServer, type ApiResponse, type Json } from '../support/storage-api-server.js';
+import {
+  BRANCH,
+  DEPRECATED,
+  describeEachBackend,
+  useTestServer,
+  type ApiResponse,
+  type Json,
+} from '../support/storage-api-server.js';
 
 /**
  * Token management over HTTP (issue 23 item 12, docs/storage-api.md#token-management): what a
@@ -50,9 +57,15 @@ describeEachBackend('server: token management', (backend) => {
     assert.equal(m.canManageBuckets, true);
     assert.equal(m.canPurgeTrash, true);
     const w = await verify(writer);
-    assert.deepEqual([w.isMasterToken, w.canManageTokens, w.canManageBuckets, w.canPurgeTrash], [false, false, true, true]);
+    assert.deepEqual(
+      [w.isMasterToken, w.canManageTokens, w.canManageBuckets, w.canPurgeTrash],
+      [false, false, true, true],
+    );
     const r = await verify(reader);
-    assert.deepEqual([r.isMasterToken, r.canManageTokens, r.canManageBuckets, r.canPurgeTrash], [false, false, false, false]);
+    assert.deepEqual(
+      [r.isMasterToken, r.canManageTokens, r.canManageBuckets, r.canPurgeTrash],
+      [false, false, false, false],
+    );
     for (const t of [m, w, r]) assert.equal(t.creatorToken, undefined, 'made by the operator, not by a token');
   });
 
@@ -60,25 +73,63 @@ describeEachBackend('server: token management', (backend) => {
     const other = (await verify(master)).id;
     for (const token of [writer, reader]) {
       for (const prefix of [S, BRANCH]) {
-        assertError(await server().get(`${prefix}/tokens`, { token }), 403, 'accessDenied', /Only a master token may list tokens\. .*gex tokens create --master/);
-        assertError(await server().post(`${prefix}/tokens`, { token, json: { description: 'x' } }), 403, 'accessDenied', /Only a master token may create tokens/);
-        assertError(await server().get(`${prefix}/tokens/${other}`, { token }), 403, 'accessDenied', /may read other tokens/);
-        assertError(await server().post(`${prefix}/tokens/${other}/refresh`, { token }), 403, 'accessDenied', /may refresh other tokens/);
-        assertError(await server().delete(`${prefix}/tokens/${other}`, { token }), 403, 'accessDenied', /may delete tokens/);
+        assertError(
+          await server().get(`${prefix}/tokens`, { token }),
+          403,
+          'accessDenied',
+          /Only a master token may list tokens\. .*gex tokens create --master/,
+        );
+        assertError(
+          await server().post(`${prefix}/tokens`, { token, json: { description: 'x' } }),
+          403,
+          'accessDenied',
+          /Only a master token may create tokens/,
+        );
+        assertError(
+          await server().get(`${prefix}/tokens/${other}`, { token }),
+          403,
+          'accessDenied',
+          /may read other tokens/,
+        );
+        assertError(
+          await server().post(`${prefix}/tokens/${other}/refresh`, { token }),
+          403,
+          'accessDenied',
+          /may refresh other tokens/,
+        );
+        assertError(
+          await server().delete(`${prefix}/tokens/${other}`, { token }),
+          403,
+          'accessDenied',
+          /may delete tokens/,
+        );
       }
     }
     assert.equal((await server().get(`${S}/tokens/verify`, { token: master })).status, 200, 'nothing was changed');
     const list = await server().get(`${BRANCH}/tokens`, { token: master });
     assert.equal(list.status, 200);
-    assert.deepEqual(list.body.map((t: Json) => t.description), ['admin', 'ci', 'dashboard']);
+    assert.deepEqual(
+      list.body.map((t: Json) => t.description),
+      ['admin', 'ci', 'dashboard'],
+    );
   });
 
   it('creates tokens whose secret is shown once: read-write with canManageBuckets, else read-only, never master', async () => {
     const me = await verify(master);
-    const made = await create({ description: 'etl', canManageBuckets: true, canManageTokens: true, canPurgeTrash: true, bucketPermissions: {}, componentAccess: [] });
+    const made = await create({
+      description: 'etl',
+      canManageBuckets: true,
+      canManageTokens: true,
+      canPurgeTrash: true,
+      bucketPermissions: {},
+      componentAccess: [],
+    });
     assert.equal(made.status, 201, made.text);
     assert.match(made.body.token, /^\d+-\d+-[A-Za-z0-9_-]{40}$/);
-    assert.deepEqual([made.body.isMasterToken, made.body.canManageTokens, made.body.canManageBuckets], [false, false, true]);
+    assert.deepEqual(
+      [made.body.isMasterToken, made.body.canManageTokens, made.body.canManageBuckets],
+      [false, false, true],
+    );
     assert.deepEqual(made.body.creatorToken, { id: Number(me.id), description: 'admin' });
     assert.equal(made.body.uri, `${server().baseUrl}/v2/storage/tokens/${made.body.id}`);
     assert.equal(made.body.owner.id, me.owner.id);
@@ -87,7 +138,15 @@ describeEachBackend('server: token management', (backend) => {
     const used = await verify(made.body.token);
     assert.equal(used.id, made.body.id);
     assert.equal(used.isMasterToken, false);
-    assert.equal((await server().post(`${BRANCH}/components/ex-generic-v2/configs`, { token: made.body.token, json: { name: 'by etl' } })).status, 201);
+    assert.equal(
+      (
+        await server().post(`${BRANCH}/components/ex-generic-v2/configs`, {
+          token: made.body.token,
+          json: { name: 'by etl' },
+        })
+      ).status,
+      201,
+    );
 
     // no secret in a list or a detail (gex stores only hashes)
     const list = await server().get(`${S}/tokens`, { token: master });
@@ -101,12 +160,29 @@ describeEachBackend('server: token management', (backend) => {
     // without canManageBuckets: a token that reads and changes nothing
     const readOnly = await create({ description: 'viewer' });
     assert.equal(readOnly.status, 201);
-    assert.deepEqual([readOnly.body.canManageBuckets, readOnly.body.canPurgeTrash, readOnly.body.isMasterToken], [false, false, false]);
-    assertError(await server().post(`${BRANCH}/components/ex-generic-v2/configs`, { token: readOnly.body.token, json: { name: 'no' } }), 403, 'accessDenied', /access/);
-    assert.equal((await server().get(`${BRANCH}/components/ex-generic-v2/configs`, { token: readOnly.body.token })).status, 200);
+    assert.deepEqual(
+      [readOnly.body.canManageBuckets, readOnly.body.canPurgeTrash, readOnly.body.isMasterToken],
+      [false, false, false],
+    );
+    assertError(
+      await server().post(`${BRANCH}/components/ex-generic-v2/configs`, {
+        token: readOnly.body.token,
+        json: { name: 'no' },
+      }),
+      403,
+      'accessDenied',
+      /access/,
+    );
+    assert.equal(
+      (await server().get(`${BRANCH}/components/ex-generic-v2/configs`, { token: readOnly.body.token })).status,
+      200,
+    );
 
     // a form body (the older clients), flags as text
-    const form = await server().post(`${S}/tokens`, { token: master, form: { description: 'form', canManageBuckets: '1' } });
+    const form = await server().post(`${S}/tokens`, {
+      token: master,
+      form: { description: 'form', canManageBuckets: '1' },
+    });
     assert.equal(form.status, 201, form.text);
     assert.equal(form.body.canManageBuckets, true);
   });
@@ -135,23 +211,59 @@ describeEachBackend('server: token management', (backend) => {
     for (const [body, key, message] of refusals) {
       const res = await create(body);
       assertError(res, 400, 'storage.tokens.validation', message);
-      assert.deepEqual(res.body.errors.map((e: Json) => e.key), [key]);
+      assert.deepEqual(
+        res.body.errors.map((e: Json) => e.key),
+        [key],
+      );
     }
-    assertError(await server().post(`${S}/tokens`, { token: master, rawJson: '[1]' }), 400, 'storage.tokens.validation', /must be a JSON object/);
-    assert.equal((await server().get(`${S}/tokens`, { token: master })).body.length, before, 'a refused create makes no token');
+    assertError(
+      await server().post(`${S}/tokens`, { token: master, rawJson: '[1]' }),
+      400,
+      'storage.tokens.validation',
+      /must be a JSON object/,
+    );
+    assert.equal(
+      (await server().get(`${S}/tokens`, { token: master })).body.length,
+      before,
+      'a refused create makes no token',
+    );
   });
 
   it("keeps projects apart: another project's tokens are not found, whatever the call", async () => {
-    const stranger = await server().createToken({ description: 'stranger', master: true, project: `elsewhere-${project}` });
+    const stranger = await server().createToken({
+      description: 'stranger',
+      master: true,
+      project: `elsewhere-${project}`,
+    });
     const theirs = (await verify(stranger)).id;
     const list = await server().get(`${S}/tokens`, { token: master });
     assert.ok(!list.body.some((t: Json) => t.id === theirs));
-    assertError(await server().get(`${S}/tokens/${theirs}`, { token: master }), 404, 'storage.tokens.notFound', new RegExp(`Token ${theirs} not found in this project`));
-    assertError(await server().post(`${S}/tokens/${theirs}/refresh`, { token: master }), 404, 'storage.tokens.notFound', /not found/);
-    assertError(await server().delete(`${S}/tokens/${theirs}`, { token: master }), 404, 'storage.tokens.notFound', /not found/);
+    assertError(
+      await server().get(`${S}/tokens/${theirs}`, { token: master }),
+      404,
+      'storage.tokens.notFound',
+      new RegExp(`Token ${theirs} not found in this project`),
+    );
+    assertError(
+      await server().post(`${S}/tokens/${theirs}/refresh`, { token: master }),
+      404,
+      'storage.tokens.notFound',
+      /not found/,
+    );
+    assertError(
+      await server().delete(`${S}/tokens/${theirs}`, { token: master }),
+      404,
+      'storage.tokens.notFound',
+      /not found/,
+    );
     assert.equal((await verify(stranger)).id, theirs, 'untouched');
     for (const bad of ['abc', '0', '-1', '1.5', '99999999999999999', '%00']) {
-      assertError(await server().get(`${S}/tokens/${bad}`, { token: master }), 404, 'storage.tokens.notFound', /a token id is a number/);
+      assertError(
+        await server().get(`${S}/tokens/${bad}`, { token: master }),
+        404,
+        'storage.tokens.notFound',
+        /a token id is a number/,
+      );
     }
   });
 
@@ -164,7 +276,11 @@ describeEachBackend('server: token management', (backend) => {
     assert.ok(own.body.refreshed >= own.body.created);
     assert.equal((await server().get(`${S}/tokens/verify`, { token: reader })).status, 401);
     assert.equal((await verify(own.body.token)).id, readerId);
-    assert.equal((await server().get(`${S}/tokens/${readerId}`, { token: own.body.token })).body.refreshed, own.body.refreshed, 'a token reads itself');
+    assert.equal(
+      (await server().get(`${S}/tokens/${readerId}`, { token: own.body.token })).body.refreshed,
+      own.body.refreshed,
+      'a token reads itself',
+    );
 
     const writerId = (await verify(writer)).id;
     const byMaster = await server().post(`${BRANCH}/tokens/${writerId}/refresh`, { token: master });
@@ -172,9 +288,18 @@ describeEachBackend('server: token management', (backend) => {
     assert.equal((await server().get(`${S}/tokens/verify`, { token: writer })).status, 401);
     assert.equal((await verify(byMaster.body.token)).description, 'ci');
 
-    const other = await server().createToken({ description: 'second admin', master: true, project: `tokens-${project}` });
+    const other = await server().createToken({
+      description: 'second admin',
+      master: true,
+      project: `tokens-${project}`,
+    });
     const otherId = (await verify(other)).id;
-    assertError(await server().post(`${S}/tokens/${otherId}/refresh`, { token: master }), 403, 'accessDenied', /is a master token: only it can refresh itself/);
+    assertError(
+      await server().post(`${S}/tokens/${otherId}/refresh`, { token: master }),
+      403,
+      'accessDenied',
+      /is a master token: only it can refresh itself/,
+    );
     assert.equal((await server().get(`${S}/tokens/verify`, { token: other })).status, 200, 'not refreshed');
     const self = await server().post(`${S}/tokens/${otherId}/refresh`, { token: other });
     assert.equal(self.status, 200);
@@ -185,10 +310,20 @@ describeEachBackend('server: token management', (backend) => {
     const writerId = (await verify(writer)).id;
     assert.equal((await server().delete(`${S}/tokens/${writerId}`, { token: master })).status, 204);
     assert.equal((await server().get(`${S}/tokens/verify`, { token: writer })).status, 401);
-    assertError(await server().delete(`${S}/tokens/${writerId}`, { token: master }), 404, 'storage.tokens.notFound', /not found/);
+    assertError(
+      await server().delete(`${S}/tokens/${writerId}`, { token: master }),
+      404,
+      'storage.tokens.notFound',
+      /not found/,
+    );
 
     const masterId = (await verify(master)).id;
-    assertError(await server().delete(`${BRANCH}/tokens/${masterId}`, { token: master }), 400, 'storage.tokens.cannotDeleteMasterToken', new RegExp(`gex tokens revoke ${masterId}`));
+    assertError(
+      await server().delete(`${BRANCH}/tokens/${masterId}`, { token: master }),
+      400,
+      'storage.tokens.cannotDeleteMasterToken',
+      new RegExp(`gex tokens revoke ${masterId}`),
+    );
     assert.equal((await server().get(`${S}/tokens/verify`, { token: master })).status, 200);
   });
 });
@@ -228,7 +363,8 @@ describeEachBackend('server: token management never logs a secret', (backend) =>
     assert.equal((await call('POST', '/v2/storage/tokens', { expiresIn: 5 })).status, 400);
     // a request's line is written once its answer has gone out: wait for the three, turn by turn
     const requestLines = () => lines.filter((line) => line.includes('"msg":"request"')).length;
-    for (let turn = 0; turn < 10_000 && requestLines() < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
+    for (let turn = 0; turn < 10_000 && requestLines() < 3; turn++)
+      await new Promise((resolve) => setImmediate(resolve));
     assert.equal(requestLines(), 3, lines.join(''));
     const log = lines.join('');
     for (const secret of [master, made.body.token, refreshed.body.token]) {
@@ -256,7 +392,15 @@ for (const factory of storeBackends()) {
         const backend = await openEmbeddedStore(store.location, TEST_KEY);
         try {
           const token = await backend.authenticate('3-9-legacy');
-          assert.deepEqual(token, { id: 9, description: 'old admin', projectId: 3, projectName: 'old', readOnly: false, canManageTokens: false, created: '2024-01-01T00:00:00+0000' });
+          assert.deepEqual(token, {
+            id: 9,
+            description: 'old admin',
+            projectId: 3,
+            projectName: 'old',
+            readOnly: false,
+            canManageTokens: false,
+            created: '2024-01-01T00:00:00+0000',
+          });
         } finally {
           await backend.close();
         }

@@ -60,7 +60,11 @@ describe('server: routes gex does not implement', () => {
 
   it("answers the Python client's table export and file calls with 501 saying what is not implemented (both path forms, with or without a token)", async () => {
     const calls: Array<[string, string, RegExp]> = [
-      ['POST', '/tables/in.c-main.t/export-async', /asynchronous table export to File Storage \(read rows with data-preview/],
+      [
+        'POST',
+        '/tables/in.c-main.t/export-async',
+        /asynchronous table export to File Storage \(read rows with data-preview/,
+      ],
       ['POST', '/files/prepare', /File Storage/],
       ['GET', '/files', /File Storage/],
       ['GET', '/files/42', /File Storage/],
@@ -75,7 +79,10 @@ describe('server: routes gex does not implement', () => {
     for (const [method, rest, what] of calls) {
       for (const prefix of [DEPRECATED, BRANCH]) {
         for (const token of [undefined, null]) {
-          const res = await server().request(method, `${prefix}${rest}`, { token, ...(method === 'GET' || method === 'DELETE' ? {} : { json: {} }) });
+          const res = await server().request(method, `${prefix}${rest}`, {
+            token,
+            ...(method === 'GET' || method === 'DELETE' ? {} : { json: {} }),
+          });
           assertNotImplemented(res, what, `${method} ${prefix}${rest}`);
         }
       }
@@ -93,17 +100,36 @@ describe('server: routes gex does not implement', () => {
       const url = `${DEPRECATED}${template.replace(/\/branch\/X\//, '/branch/default/').replaceAll('X', 'x1')}`;
       const res = await server().request(method, url, method === 'GET' || method === 'DELETE' ? {} : { json: {} });
       assert.ok(!(res.status === 404 && /Unknown route/.test(res.text)), `${method} ${url}: ${res.text}`);
-      if (res.status === 501) assert.match(res.body.error, /^(Not implemented in gex: |Reset to default branch is not implemented)/, `${method} ${url}`);
+      if (res.status === 501)
+        assert.match(
+          res.body.error,
+          /^(Not implemented in gex: |Reset to default branch is not implemented)/,
+          `${method} ${url}`,
+        );
       else implemented.push(line);
     }
     // the routes gex serves still reach their handlers (the catch-all does not shadow them)
-    for (const served of ['GET /', 'GET /tables', 'GET /tables/X/data-preview/', 'GET /tokens/verify', 'GET /tokens', 'POST /tokens', 'GET /dev-branches/', 'GET /jobs/X']) {
+    for (const served of [
+      'GET /',
+      'GET /tables',
+      'GET /tables/X/data-preview/',
+      'GET /tokens/verify',
+      'GET /tokens',
+      'POST /tokens',
+      'GET /dev-branches/',
+      'GET /jobs/X',
+    ]) {
       assert.ok(implemented.includes(served), `${served} answered by its route`);
     }
   });
 
   it('answers paths that are no Keboola route with 404 Unknown route, naming the call (cut to 200 characters)', async () => {
-    for (const url of ['/v2/storage/nonsense', '/v2/storage/tables/in.c-a.b/nonsense', '/v3/files', `/v2/storage/${'a'.repeat(5000)}`]) {
+    for (const url of [
+      '/v2/storage/nonsense',
+      '/v2/storage/tables/in.c-a.b/nonsense',
+      '/v3/files',
+      `/v2/storage/${'a'.repeat(5000)}`,
+    ]) {
       const res = await server().get(url);
       assert.equal(res.status, 404, url);
       assert.equal(res.body.code, 'notFound');

@@ -6,14 +6,21 @@ describeEachBackend('server: configuration versions, rollback and copy', (backen
 
   /** v1 create, v2 row a, v3 row b, v4 update, v5 sort order, v6 delete row a, v7 row c */
   async function history(): Promise<Json> {
-    const c = await server().createConfig({ name: 'History', description: 'first', configuration: { v: 1 }, state: { cs: 1 } });
+    const c = await server().createConfig({
+      name: 'History',
+      description: 'first',
+      configuration: { v: 1 },
+      state: { cs: 1 },
+    });
     await server().createRow(c.id, { rowId: 'a', name: 'A', configuration: { ra: 1 }, state: { as: 1 } });
     await server().createRow(c.id, { rowId: 'b', name: 'B', configuration: { rb: 1 }, state: { bs: 1 } });
     await server().put(configsPath(c.id), { json: { name: 'History 2', configuration: { v: 2 }, isDisabled: true } });
     await server().put(configsPath(c.id), { json: { rowsSortOrder: ['b', 'a'] } });
     await server().delete(configsPath(c.id, 'rows', 'a'));
     await server().createRow(c.id, { rowId: 'c', configuration: { rc: 1 } });
-    await server().put(configsPath(c.id, 'rows', 'a'), { json: {} }).then((r) => assert.equal(r.status, 404));
+    await server()
+      .put(configsPath(c.id, 'rows', 'a'), { json: {} })
+      .then((r) => assert.equal(r.status, 404));
     return (await server().get(configsPath(c.id))).body;
   }
 
@@ -22,17 +29,45 @@ describeEachBackend('server: configuration versions, rollback and copy', (backen
     assert.equal(c.version, 7);
     const list = await server().get(configsPath(c.id, 'versions'));
     assert.equal(list.status, 200);
-    assert.deepEqual(list.body.map((v: Json) => v.version), [7, 6, 5, 4, 3, 2, 1]);
-    assert.deepEqual(list.body.map((v: Json) => v.changeDescription), [
-      'Row c added', 'Row a deleted', 'Configuration updated', 'Configuration updated', 'Row b added', 'Row a added', 'Configuration created',
+    assert.deepEqual(
+      list.body.map((v: Json) => v.version),
+      [7, 6, 5, 4, 3, 2, 1],
+    );
+    assert.deepEqual(
+      list.body.map((v: Json) => v.changeDescription),
+      [
+        'Row c added',
+        'Row a deleted',
+        'Configuration updated',
+        'Configuration updated',
+        'Row b added',
+        'Row a added',
+        'Configuration created',
+      ],
+    );
+    assert.deepEqual(Object.keys(list.body[0]), [
+      'version',
+      'created',
+      'versionIdentifier',
+      'creatorToken',
+      'changeDescription',
+      'isDeleted',
+      'name',
+      'description',
     ]);
-    assert.deepEqual(Object.keys(list.body[0]), ['version', 'created', 'versionIdentifier', 'creatorToken', 'changeDescription', 'isDeleted', 'name', 'description']);
     assert.equal(list.body[0].currentVersion, undefined);
     assert.equal(list.body[0].versionIdentifier, c.currentVersion.versionIdentifier);
     assert.equal(list.body[6].name, 'History');
 
     const none = await server().get(`${configsPath(c.id, 'versions')}?include=`);
-    assert.deepEqual(Object.keys(none.body[0]), ['version', 'created', 'versionIdentifier', 'creatorToken', 'changeDescription', 'isDeleted']);
+    assert.deepEqual(Object.keys(none.body[0]), [
+      'version',
+      'created',
+      'versionIdentifier',
+      'creatorToken',
+      'changeDescription',
+      'isDeleted',
+    ]);
     const nameState = await server().get(`${configsPath(c.id, 'versions')}?include=name,state`);
     assert.equal(nameState.body[0].name, 'History 2');
     assert.equal('description' in nameState.body[0], false);
@@ -40,7 +75,10 @@ describeEachBackend('server: configuration versions, rollback and copy', (backen
     const withConfig = await server().get(`${configsPath(c.id, 'versions')}?include=configuration`);
     assert.deepEqual(withConfig.body.at(-1).configuration, { v: 1 });
     const page = await server().get(`${configsPath(c.id, 'versions')}?limit=2&offset=1`);
-    assert.deepEqual(page.body.map((v: Json) => v.version), [6, 5]);
+    assert.deepEqual(
+      page.body.map((v: Json) => v.version),
+      [6, 5],
+    );
   });
 
   it('shows a version with its rows (no state), sort order and isDisabled', async () => {
@@ -53,7 +91,10 @@ describeEachBackend('server: configuration versions, rollback and copy', (backen
     assert.equal(body.isDisabled, true);
     assert.deepEqual(body.configuration, { v: 2 });
     assert.deepEqual(body.rowsSortOrder, ['b', 'a']);
-    assert.deepEqual(body.rows.map((r: Json) => r.id), ['b', 'a']);
+    assert.deepEqual(
+      body.rows.map((r: Json) => r.id),
+      ['b', 'a'],
+    );
     assert.deepEqual(body.rows[1].configuration, { ra: 1 });
     assert.equal('state' in body.rows[0], false);
     assert.equal('state' in body, false);
@@ -84,7 +125,11 @@ describeEachBackend('server: configuration versions, rollback and copy', (backen
     assert.equal(after.created, c.created);
     assert.deepEqual(after.creatorToken, c.creatorToken);
     assert.deepEqual(after.state, { cs: 'current' }, 'configuration state is kept');
-    assert.deepEqual(after.rows.map((r: Json) => r.id), ['a', 'b'], 'row c (not in v3) is gone, deleted row a is back');
+    assert.deepEqual(
+      after.rows.map((r: Json) => r.id),
+      ['a', 'b'],
+      'row c (not in v3) is gone, deleted row a is back',
+    );
     const [a, b] = after.rows;
     assert.equal(a.version, 2);
     assert.equal(a.changeDescription, 'Rollback to version 1 (via configuration rollback to version 3)');
@@ -93,7 +138,9 @@ describeEachBackend('server: configuration versions, rollback and copy', (backen
     assert.deepEqual(b.state, { bs: 1 });
     assert.equal((await server().get(configsPath(c.id, 'rows', 'c'))).status, 404);
 
-    const custom = await server().post(configsPath(c.id, 'versions', '1', 'rollback'), { json: { changeDescription: 'back to start' } });
+    const custom = await server().post(configsPath(c.id, 'versions', '1', 'rollback'), {
+      json: { changeDescription: 'back to start' },
+    });
     assert.equal(custom.body.version, 9);
     const v9 = (await server().get(configsPath(c.id))).body;
     assert.equal(v9.changeDescription, 'back to start');
@@ -119,15 +166,20 @@ describeEachBackend('server: configuration versions, rollback and copy', (backen
     assert.equal(copy.changeDescription, text);
     assert.notEqual(copy.currentVersion.versionIdentifier, c.currentVersion.versionIdentifier);
     assert.ok(res.text.includes('"state":{}'), 'configuration state is empty');
-    assert.deepEqual(copy.rows.map((r: Json) => [r.id, r.version, r.changeDescription]), [
-      ['b', 1, text],
-      ['a', 1, text],
-    ]);
+    assert.deepEqual(
+      copy.rows.map((r: Json) => [r.id, r.version, r.changeDescription]),
+      [
+        ['b', 1, text],
+        ['a', 1, text],
+      ],
+    );
     assert.deepEqual(copy.rows[0].state, { bs: 'now' }, 'the current state of the source row');
     assert.deepEqual(copy.rows[1].state, { as: 1 }, 'a deleted source row gives its last state');
     assert.deepEqual((await server().get(configsPath(copy.id))).body, copy);
 
-    const custom = await server().post(configsPath(c.id, 'versions', '1', 'create'), { json: { name: 'Copy 2', description: 'mine', changeDescription: 'cloned' } });
+    const custom = await server().post(configsPath(c.id, 'versions', '1', 'create'), {
+      json: { name: 'Copy 2', description: 'mine', changeDescription: 'cloned' },
+    });
     assert.equal(custom.body.changeDescription, 'cloned');
     assert.equal(custom.body.description, 'mine');
     assert.deepEqual(custom.body.rows, []);

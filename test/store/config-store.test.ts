@@ -52,12 +52,21 @@ for (const factory of storeBackends()) {
       it('generates numeric string ids and requires a name', async () => {
         const c = await store.createConfiguration(C, { name: 'x' });
         assert.match(c.id, /^\d+$/);
-        await rejectsWith(store.createConfiguration(C, { name: undefined as unknown as string }), 400, 'storage.components.validation', /name/);
+        await rejectsWith(
+          store.createConfiguration(C, { name: undefined as unknown as string }),
+          400,
+          'storage.components.validation',
+          /name/,
+        );
       });
 
       it('refuses a duplicate live id', async () => {
         await store.createConfiguration(C, { name: 'a', configurationId: 'dup' });
-        await rejectsWith(store.createConfiguration(C, { name: 'b', configurationId: 'dup' }), 400, 'configurationAlreadyExists');
+        await rejectsWith(
+          store.createConfiguration(C, { name: 'b', configurationId: 'dup' }),
+          400,
+          'configurationAlreadyExists',
+        );
       });
 
       it('keeps configuration bodies exactly ([] vs {}, key order, floats)', async () => {
@@ -68,19 +77,32 @@ for (const factory of storeBackends()) {
       });
 
       it('lists configurations in byte order of their ids, whatever the database collation', async () => {
-        for (const id of ['b', 'B', '_x', 'a_1', 'a-1', '9', '10']) await store.createConfiguration(C, { name: id, configurationId: id });
-        assert.deepEqual((await store.listConfigurations(C)).map((c) => c.id), ['10', '9', 'B', '_x', 'a-1', 'a_1', 'b']);
+        for (const id of ['b', 'B', '_x', 'a_1', 'a-1', '9', '10'])
+          await store.createConfiguration(C, { name: id, configurationId: id });
+        assert.deepEqual(
+          (await store.listConfigurations(C)).map((c) => c.id),
+          ['10', '9', 'B', '_x', 'a-1', 'a_1', 'b'],
+        );
       });
 
       it('answers 404 for an unknown configuration and an unknown component', async () => {
         await rejectsWith(store.getConfiguration(C, 'nope'), 404, 'notFound', /Configuration nope not found/);
-        await rejectsWith(store.listConfigurations('keboola.unknown'), 404, 'notFound', /Component keboola\.unknown not found.*gex components import/);
+        await rejectsWith(
+          store.listConfigurations('keboola.unknown'),
+          404,
+          'notFound',
+          /Component keboola\.unknown not found.*gex components import/,
+        );
       });
     });
 
     describe('update and state', () => {
       it('updates partially, replaces the whole configuration and versions each change', async () => {
-        const c = await store.createConfiguration(C, { name: 'n', description: 'd', configuration: plain({ a: 1, b: 2 }) });
+        const c = await store.createConfiguration(C, {
+          name: 'n',
+          description: 'd',
+          configuration: plain({ a: 1, b: 2 }),
+        });
         const u = await store.updateConfiguration(C, c.id, { configuration: plain({ c: 3 }) });
         assert.equal(u.version, 2);
         assert.equal(u.name, 'n');
@@ -120,12 +142,18 @@ for (const factory of storeBackends()) {
         await rejectsWith(store.getConfiguration(C, 't'), 404, 'notFound');
         await rejectsWith(store.listRows(C, 't'), 404, 'notFound');
         const trashed = await store.listConfigurations(C, { isDeleted: true });
-        assert.deepEqual(trashed.map((x) => [x.id, x.version, x.changeDescription, x.isDeleted]), [['t', 3, 'Configuration deleted', true]]);
+        assert.deepEqual(
+          trashed.map((x) => [x.id, x.version, x.changeDescription, x.isDeleted]),
+          [['t', 3, 'Configuration deleted', true]],
+        );
         assert.equal((await store.listConfigurations(C)).length, 0);
         const restored = await store.restoreConfiguration(C, 't');
         assert.equal(restored.version, 4);
         assert.equal(restored.changeDescription, 'Configuration restored');
-        assert.deepEqual(restored.rows.map((r) => r.id), ['r']);
+        assert.deepEqual(
+          restored.rows.map((r) => r.id),
+          ['r'],
+        );
         await rejectsWith(store.restoreConfiguration(C, 't'), 404, 'notFound');
         await store.deleteConfiguration(C, 't');
         await store.deleteConfiguration(C, 't');
@@ -152,19 +180,32 @@ for (const factory of storeBackends()) {
         await store.createRow(C, c.id, { rowId: 'r1', configuration: plain({ r: 1 }), state: plain({ s: 1 }) });
         await store.updateConfiguration(C, c.id, { name: 'v3' });
         const all = await store.listConfigurationVersions(C, c.id);
-        assert.deepEqual(all.map((v) => [v.version, v.name, v.changeDescription]), [
-          [3, 'v3', 'Configuration updated'],
-          [2, 'v1', 'Row r1 added'],
-          [1, 'v1', 'Configuration created'],
-        ]);
+        assert.deepEqual(
+          all.map((v) => [v.version, v.name, v.changeDescription]),
+          [
+            [3, 'v3', 'Configuration updated'],
+            [2, 'v1', 'Row r1 added'],
+            [1, 'v1', 'Configuration created'],
+          ],
+        );
         assert.equal(all[0].configuration, undefined);
         assert.ok(all[0].description !== undefined);
-        const page = await store.listConfigurationVersions(C, c.id, { include: ['configuration'], limit: 1, offset: 1 });
-        assert.deepEqual(page.map((v) => v.version), [2]);
+        const page = await store.listConfigurationVersions(C, c.id, {
+          include: ['configuration'],
+          limit: 1,
+          offset: 1,
+        });
+        assert.deepEqual(
+          page.map((v) => v.version),
+          [2],
+        );
         assert.equal(page[0].name, undefined);
         assert.equal(json(page[0].configuration!), '{"n":1}');
         const detail = await store.getConfigurationVersion(C, c.id, 2);
-        assert.deepEqual(detail.rows.map((r) => [r.id, r.version, json(r.configuration)]), [['r1', 1, '{"r":1}']]);
+        assert.deepEqual(
+          detail.rows.map((r) => [r.id, r.version, json(r.configuration)]),
+          [['r1', 1, '{"r":1}']],
+        );
         assert.ok(!('state' in detail.rows[0]));
         await rejectsWith(store.getConfigurationVersion(C, c.id, 99), 404, 'notFound', /Version 99 not found/);
       });
@@ -187,10 +228,19 @@ for (const factory of storeBackends()) {
         assert.equal(json(after.configuration), '{"v":1}');
         assert.equal(after.changeDescription, 'Rollback to version 4');
         assert.deepEqual(after.rowsSortOrder, ['b', 'a']);
-        assert.deepEqual(after.rows.map((r) => [r.id, r.version, json(r.configuration), json(r.state), r.changeDescription]), [
-          ['b', 3, '{"b":1}', '{}', 'Rollback to version 1 (via configuration rollback to version 4)'],
-          ['a', 2, '{"a":1}', '{"last":"a-state"}', 'Rollback to version 1 (via configuration rollback to version 4)'],
-        ]);
+        assert.deepEqual(
+          after.rows.map((r) => [r.id, r.version, json(r.configuration), json(r.state), r.changeDescription]),
+          [
+            ['b', 3, '{"b":1}', '{}', 'Rollback to version 1 (via configuration rollback to version 4)'],
+            [
+              'a',
+              2,
+              '{"a":1}',
+              '{"last":"a-state"}',
+              'Rollback to version 1 (via configuration rollback to version 4)',
+            ],
+          ],
+        );
         assert.equal(json(after.state), '{"root":1}');
         await rejectsWith(store.getRow(C, c.id, 'c'), 404, 'notFound', /Row c not found/);
         const custom = await store.rollbackConfiguration(C, c.id, 1, 'back to start');
@@ -202,7 +252,12 @@ for (const factory of storeBackends()) {
       });
 
       it('copies a version into a new configuration', async () => {
-        const c = await store.createConfiguration(C, { name: 'Source', description: 'src', configuration: plain({ p: 1 }), state: plain({ s: 1 }) });
+        const c = await store.createConfiguration(C, {
+          name: 'Source',
+          description: 'src',
+          configuration: plain({ p: 1 }),
+          state: plain({ s: 1 }),
+        });
         await store.createRow(C, c.id, { rowId: 'r1', name: 'row one', configuration: plain({ r: 1 }) });
         await store.createRow(C, c.id, { rowId: 'r2', configuration: plain({ r: 2 }) });
         await store.updateRowState(C, c.id, 'r1', plain({ cursor: 7 }));
@@ -216,11 +271,18 @@ for (const factory of storeBackends()) {
         assert.equal(json(copy.configuration), '{"p":1}');
         assert.equal(json(copy.state), '{}');
         assert.equal(copy.changeDescription, `Copied from configuration "Source" (${c.id}) version 3`);
-        assert.deepEqual(copy.rows.map((r) => [r.id, r.version, r.name, json(r.configuration), json(r.state), r.changeDescription]), [
-          ['r1', 1, 'row one', '{"r":1}', '{"cursor":8}', `Copied from configuration "Source" (${c.id}) version 3`],
-          ['r2', 1, '', '{"r":2}', '{}', `Copied from configuration "Source" (${c.id}) version 3`],
-        ]);
-        const custom = await store.copyConfiguration(C, c.id, 1, { name: 'C2', description: 'd2', changeDescription: 'mine' });
+        assert.deepEqual(
+          copy.rows.map((r) => [r.id, r.version, r.name, json(r.configuration), json(r.state), r.changeDescription]),
+          [
+            ['r1', 1, 'row one', '{"r":1}', '{"cursor":8}', `Copied from configuration "Source" (${c.id}) version 3`],
+            ['r2', 1, '', '{"r":2}', '{}', `Copied from configuration "Source" (${c.id}) version 3`],
+          ],
+        );
+        const custom = await store.copyConfiguration(C, c.id, 1, {
+          name: 'C2',
+          description: 'd2',
+          changeDescription: 'mine',
+        });
         assert.equal(custom.changeDescription, 'mine');
         assert.equal(custom.description, 'd2');
         assert.equal((await store.listConfigurationVersions(C, custom.id)).length, 1);
@@ -265,7 +327,13 @@ for (const factory of storeBackends()) {
         await store.updateRow(C, c.id, 'r', { configuration: plain({ v: 2 }) });
         await store.updateRowState(C, c.id, 'r', plain({ keep: true }));
         const versions = await store.listRowVersions(C, c.id, 'r');
-        assert.deepEqual(versions.map((v) => [v.version, json(v.configuration!)]), [[2, '{"v":2}'], [1, '{"v":1}']]);
+        assert.deepEqual(
+          versions.map((v) => [v.version, json(v.configuration!)]),
+          [
+            [2, '{"v":2}'],
+            [1, '{"v":1}'],
+          ],
+        );
         assert.equal((await store.listRowVersions(C, c.id, 'r', { include: [] }))[0].configuration, undefined);
         assert.equal(json((await store.getRowVersion(C, c.id, 'r', 1)).configuration!), '{"v":1}');
         const back = await store.rollbackRow(C, c.id, 'r', 1);
@@ -283,7 +351,10 @@ for (const factory of storeBackends()) {
         assert.equal(copied.changeDescription, `Copied from configuration "Cfg" (${c.id}) row r version 2`);
         const target = await store.getConfiguration(C, other.id);
         assert.equal(target.version, 2);
-        assert.equal(target.changeDescription, `Row ${copied.id} copied from configuration "Cfg" (${c.id}) row r version 2`);
+        assert.equal(
+          target.changeDescription,
+          `Row ${copied.id} copied from configuration "Cfg" (${c.id}) row r version 2`,
+        );
         const sameConfig = await store.copyRow(C, c.id, 'r', 1);
         assert.equal((await store.listRows(C, c.id)).length, 2);
         assert.notEqual(sameConfig.id, 'r');
@@ -295,37 +366,78 @@ for (const factory of storeBackends()) {
         const c = await store.createConfiguration(C, { name: 'n' });
         await store.createRow(C, c.id, { rowId: 'main-1-1' });
         await store.createRow(C, c.id, { rowId: 'abcd' });
-        assert.deepEqual((await store.listRows(C, c.id)).map((r) => r.id), ['abcd', 'main-1-1']);
+        assert.deepEqual(
+          (await store.listRows(C, c.id)).map((r) => r.id),
+          ['abcd', 'main-1-1'],
+        );
         const v = (await store.updateConfiguration(C, c.id, { rowsSortOrder: ['main-1-1', 'abcd'] })).version;
-        assert.deepEqual((await store.listRows(C, c.id)).map((r) => r.id), ['main-1-1', 'abcd']);
-        assert.equal((await store.updateConfiguration(C, c.id, { rowsSortOrder: ['main-1-1', 'abcd'] })).version, v, 'same order, no version');
+        assert.deepEqual(
+          (await store.listRows(C, c.id)).map((r) => r.id),
+          ['main-1-1', 'abcd'],
+        );
+        assert.equal(
+          (await store.updateConfiguration(C, c.id, { rowsSortOrder: ['main-1-1', 'abcd'] })).version,
+          v,
+          'same order, no version',
+        );
         await store.createRow(C, c.id, { rowId: 'zz' });
         assert.deepEqual((await store.getConfiguration(C, c.id)).rowsSortOrder, ['main-1-1', 'abcd', 'zz']);
         await store.deleteRow(C, c.id, 'abcd');
         assert.deepEqual((await store.getConfiguration(C, c.id)).rowsSortOrder, ['main-1-1', 'zz']);
         const natural = await store.updateConfiguration(C, c.id, { rowsSortOrder: [] });
         assert.deepEqual(natural.rowsSortOrder, []);
-        assert.deepEqual(natural.rows.map((r) => r.id), ['main-1-1', 'zz']);
+        assert.deepEqual(
+          natural.rows.map((r) => r.id),
+          ['main-1-1', 'zz'],
+        );
       });
 
       it('rejects an unknown id and an incomplete order', async () => {
         const c = await store.createConfiguration(C, { name: 'n' });
         await store.createRow(C, c.id, { rowId: 'a' });
         await store.createRow(C, c.id, { rowId: 'b' });
-        await rejectsWith(store.updateConfiguration(C, c.id, { rowsSortOrder: ['a', 'b', 'x'] }), 400, 'storage.components.validation', /"x"/);
-        await rejectsWith(store.updateConfiguration(C, c.id, { rowsSortOrder: ['a'] }), 400, 'validation.invalidRowSortOrder', /missing "b"/);
+        await rejectsWith(
+          store.updateConfiguration(C, c.id, { rowsSortOrder: ['a', 'b', 'x'] }),
+          400,
+          'storage.components.validation',
+          /"x"/,
+        );
+        await rejectsWith(
+          store.updateConfiguration(C, c.id, { rowsSortOrder: ['a'] }),
+          400,
+          'validation.invalidRowSortOrder',
+          /missing "b"/,
+        );
       });
     });
 
     describe('metadata', () => {
       it('adds, overwrites by key, lists and deletes metadata without versions', async () => {
         const c = await store.createConfiguration(C, { name: 'n' });
-        const first = await store.addMetadata(C, c.id, [{ key: 'k1', value: 'v1' }, { key: 'k2', value: 'v2' }]);
-        assert.deepEqual(first.map((m) => [m.key, m.value]), [['k1', 'v1'], ['k2', 'v2']]);
+        const first = await store.addMetadata(C, c.id, [
+          { key: 'k1', value: 'v1' },
+          { key: 'k2', value: 'v2' },
+        ]);
+        assert.deepEqual(
+          first.map((m) => [m.key, m.value]),
+          [
+            ['k1', 'v1'],
+            ['k2', 'v2'],
+          ],
+        );
         const second = await store.addMetadata(C, c.id, [{ key: 'k1', value: 'new' }]);
-        assert.deepEqual(second.map((m) => [m.id, m.key, m.value]), [[first[0].id, 'k1', 'new'], [first[1].id, 'k2', 'v2']]);
+        assert.deepEqual(
+          second.map((m) => [m.id, m.key, m.value]),
+          [
+            [first[0].id, 'k1', 'new'],
+            [first[1].id, 'k2', 'v2'],
+          ],
+        );
         await store.deleteMetadata(C, c.id, first[1].id);
-        assert.deepEqual((await store.listMetadata(C, c.id)).map((m) => m.key), ['k1']);
+        assert.deepEqual(
+          (await store.listMetadata(C, c.id)).map((m) => m.key),
+          ['k1'],
+        );
         await rejectsWith(store.deleteMetadata(C, c.id, '999'), 404, 'notFound');
         assert.equal((await store.getConfiguration(C, c.id)).version, 1);
       });
@@ -333,8 +445,14 @@ for (const factory of storeBackends()) {
 
     describe('secrets', () => {
       it('encrypts # values of configurations, rows and state, and decrypts them for the runner only', async () => {
-        const c = await store.createConfiguration(C, { name: 'n', configuration: plain({ parameters: { '#token': 'abc', nested: { '#p': 5 }, plain: 'x' } }), state: plain({ '#s': 'st' }) });
-        const p = toPlain(c.configuration) as { parameters: { '#token': string; nested: { '#p': string }; plain: string } };
+        const c = await store.createConfiguration(C, {
+          name: 'n',
+          configuration: plain({ parameters: { '#token': 'abc', nested: { '#p': 5 }, plain: 'x' } }),
+          state: plain({ '#s': 'st' }),
+        });
+        const p = toPlain(c.configuration) as {
+          parameters: { '#token': string; nested: { '#p': string }; plain: string };
+        };
         assert.ok(p.parameters['#token'].startsWith(CIPHER_PREFIX));
         assert.ok(p.parameters.nested['#p'].startsWith(CIPHER_PREFIX));
         assert.equal(p.parameters.plain, 'x');
@@ -342,7 +460,10 @@ for (const factory of storeBackends()) {
         const row = await store.createRow(C, c.id, { configuration: plain({ '#k': 'row-secret' }) });
         assert.ok(!json(row.configuration).includes('row-secret'));
         const session = await store.verifyToken();
-        assert.equal(json(backend.decryptSecrets(session.projectId, C, c.configuration)), '{"parameters":{"#token":"abc","nested":{"#p":"5"},"plain":"x"}}');
+        assert.equal(
+          json(backend.decryptSecrets(session.projectId, C, c.configuration)),
+          '{"parameters":{"#token":"abc","nested":{"#p":"5"},"plain":"x"}}',
+        );
         // an already encrypted value is stored as given
         const before = (await store.getConfiguration(C, c.id)).version;
         const again = await store.updateConfiguration(C, c.id, { configuration: c.configuration });
@@ -353,7 +474,10 @@ for (const factory of storeBackends()) {
         const c = await store.createConfiguration(C, { name: 'n', configuration: plain({ '#t': 'x' }) });
         const other = await backend.localSession('other-project');
         const otherInfo = await other.verifyToken();
-        assert.throws(() => backend.decryptSecrets(otherInfo.projectId, C, c.configuration), /another project or component/);
+        assert.throws(
+          () => backend.decryptSecrets(otherInfo.projectId, C, c.configuration),
+          /another project or component/,
+        );
       });
     });
 
@@ -404,8 +528,14 @@ for (const factory of storeBackends()) {
         await store.createConfiguration('keboola.wr-db', { name: 'w' });
         await store.createConfiguration(C, { name: 'e' });
         const writers = await store.listComponents({ componentType: 'writer' });
-        assert.deepEqual(writers.map((x) => x.component.id), ['keboola.wr-db']);
-        assert.deepEqual((await store.listComponents()).map((x) => x.component.id), [C, 'keboola.wr-db']);
+        assert.deepEqual(
+          writers.map((x) => x.component.id),
+          ['keboola.wr-db'],
+        );
+        assert.deepEqual(
+          (await store.listComponents()).map((x) => x.component.id),
+          [C, 'keboola.wr-db'],
+        );
         await assert.rejects(backend.importComponents(plain([{ name: 'no id' }])), /non-empty string "id" and "type"/);
       });
     });
@@ -414,9 +544,17 @@ for (const factory of storeBackends()) {
       it('20 parallel updates give 20 distinct consecutive versions and lose nothing', async () => {
         const c = await store.createConfiguration(C, { name: 'n' });
         const results = await Promise.all(
-          Array.from({ length: 20 }, (_, i) => store.updateConfiguration(C, c.id, { configuration: plain({ update: i }), changeDescription: `update ${i}` })),
+          Array.from({ length: 20 }, (_, i) =>
+            store.updateConfiguration(C, c.id, {
+              configuration: plain({ update: i }),
+              changeDescription: `update ${i}`,
+            }),
+          ),
         );
-        assert.deepEqual(results.map((r) => r.version).sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i + 2));
+        assert.deepEqual(
+          results.map((r) => r.version).sort((a, b) => a - b),
+          Array.from({ length: 20 }, (_, i) => i + 2),
+        );
         const versions = await store.listConfigurationVersions(C, c.id, { include: ['configuration'] });
         assert.equal(versions.length, 21);
         const seen = new Set(versions.slice(0, 20).map((v) => v.changeDescription));
@@ -425,11 +563,21 @@ for (const factory of storeBackends()) {
 
       it('concurrent creates of one id: one succeeds, the others get configurationAlreadyExists', async () => {
         await Promise.all(Array.from({ length: 10 }, () => store.listConfigurations(C))); // open the pool's connections: real concurrency
-        const attempts = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => store.createConfiguration(C, { name: `try ${i}`, configurationId: 'race' })));
+        const attempts = await Promise.allSettled(
+          Array.from({ length: 8 }, (_, i) =>
+            store.createConfiguration(C, { name: `try ${i}`, configurationId: 'race' }),
+          ),
+        );
         const created = attempts.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
         assert.equal(created.length, 1, 'exactly one create wins');
         for (const a of attempts) {
-          if (a.status === 'rejected') await rejectsWith(Promise.reject(a.reason as Error), 400, 'configurationAlreadyExists', /Configuration race already exists/);
+          if (a.status === 'rejected')
+            await rejectsWith(
+              Promise.reject(a.reason as Error),
+              400,
+              'configurationAlreadyExists',
+              /Configuration race already exists/,
+            );
         }
         const stored = await store.getConfiguration(C, 'race');
         assert.equal(stored.name, created[0].name, 'the winner was not overwritten');
@@ -438,7 +586,9 @@ for (const factory of storeBackends()) {
       });
 
       it('concurrent creates without an id get distinct generated ids', async () => {
-        const created = await Promise.all(Array.from({ length: 10 }, (_, i) => store.createConfiguration(C, { name: `gen ${i}` })));
+        const created = await Promise.all(
+          Array.from({ length: 10 }, (_, i) => store.createConfiguration(C, { name: `gen ${i}` })),
+        );
         assert.equal(new Set(created.map((c) => c.id)).size, 10);
         assert.equal((await store.listConfigurations(C)).length, 10);
       });
@@ -454,17 +604,38 @@ for (const factory of storeBackends()) {
           store.deleteRow(C, c.id, 'a'),
           store.rollbackConfiguration(C, c.id, ordered.version),
         ]);
-        assert.deepEqual(outcomes.filter((o) => o.status === 'rejected'), [], 'every operation succeeded');
+        assert.deepEqual(
+          outcomes.filter((o) => o.status === 'rejected'),
+          [],
+          'every operation succeeded',
+        );
 
-        const isPermutation = (order: string[], ids: string[]) => order.length === 0 || [...order].sort().join() === [...ids].sort().join();
+        const isPermutation = (order: string[], ids: string[]) =>
+          order.length === 0 || [...order].sort().join() === [...ids].sort().join();
         const current = await store.getConfiguration(C, c.id);
-        assert.ok(isPermutation(current.rowsSortOrder, current.rows.map((r) => r.id)), `order ${current.rowsSortOrder} lists rows ${current.rows.map((r) => r.id)}`);
+        assert.ok(
+          isPermutation(
+            current.rowsSortOrder,
+            current.rows.map((r) => r.id),
+          ),
+          `order ${current.rowsSortOrder} lists rows ${current.rows.map((r) => r.id)}`,
+        );
         assert.equal(current.version, ordered.version + outcomes.length, 'one version per operation');
         const versions = await store.listConfigurationVersions(C, c.id, { limit: 1000 });
-        assert.deepEqual(versions.map((v) => v.version), Array.from({ length: current.version }, (_, i) => current.version - i), 'consecutive versions');
+        assert.deepEqual(
+          versions.map((v) => v.version),
+          Array.from({ length: current.version }, (_, i) => current.version - i),
+          'consecutive versions',
+        );
         for (let v = ordered.version; v <= current.version; v++) {
           const detail = await store.getConfigurationVersion(C, c.id, v);
-          assert.ok(isPermutation(detail.rowsSortOrder, detail.rows.map((r) => r.id)), `version ${v}: order ${detail.rowsSortOrder} lists rows ${detail.rows.map((r) => r.id)}`);
+          assert.ok(
+            isPermutation(
+              detail.rowsSortOrder,
+              detail.rows.map((r) => r.id),
+            ),
+            `version ${v}: order ${detail.rowsSortOrder} lists rows ${detail.rows.map((r) => r.id)}`,
+          );
         }
       });
 
@@ -473,7 +644,9 @@ for (const factory of storeBackends()) {
         const infos = await Promise.all(sessions.map((s) => s.verifyToken()));
         assert.equal(new Set(infos.map((i) => i.projectId)).size, 1);
         assert.equal(new Set(infos.map((i) => i.id)).size, 1);
-        const tokens = await Promise.all(Array.from({ length: 5 }, (_, i) => backend.createToken({ description: `t${i}`, project: 'newer' })));
+        const tokens = await Promise.all(
+          Array.from({ length: 5 }, (_, i) => backend.createToken({ description: `t${i}`, project: 'newer' })),
+        );
         assert.equal(new Set(tokens.map((t) => t.info.projectId)).size, 1);
         assert.equal(new Set(tokens.map((t) => t.info.id)).size, 5);
       });

@@ -17,12 +17,19 @@ function document(id: string, rows: number): JsonValue {
     name: id,
     configurationId: id,
     configuration: { parameters: { api: { baseUrl: 'https://api.example.com/' } } },
-    rows: ids.map((rowId) => ({ rowId, name: `row ${rowId}`, configuration: { parameters: { endpoint: `resource/${rowId}` } } })),
+    rows: ids.map((rowId) => ({
+      rowId,
+      name: `row ${rowId}`,
+      configuration: { parameters: { endpoint: `resource/${rowId}` } },
+    })),
     rowsSortOrder: [...ids].reverse(),
   });
 }
 
-const minus = (a: StoredData, b: StoredData): StoredData => ({ records: a.records - b.records, bytes: a.bytes - b.bytes });
+const minus = (a: StoredData, b: StoredData): StoredData => ({
+  records: a.records - b.records,
+  bytes: a.bytes - b.bytes,
+});
 
 /** A small deterministic PRNG (mulberry32): the same seed, the same history. */
 function random(seed: number): (n: number) => number {
@@ -50,7 +57,7 @@ for (const factory of storeBackends()) {
     afterEach(() => dispose());
 
     describe('import', () => {
-      it('is one configuration version: every row at row version 1 with the import\'s change description, the order set', async () => {
+      it("is one configuration version: every row at row version 1 with the import's change description, the order set", async () => {
         const c = await importConfiguration(store, C, document('one', 3));
         assert.equal(c.version, 1);
         assert.equal(c.changeDescription, 'Imported from a file');
@@ -77,7 +84,7 @@ for (const factory of storeBackends()) {
         );
       });
 
-      it('into a trashed configuration\'s id continues its version counters: one version, reused row ids at their next row version', async () => {
+      it("into a trashed configuration's id continues its version counters: one version, reused row ids at their next row version", async () => {
         await store.createConfiguration(C, { name: 'old', configurationId: 'again' });
         await store.createRow(C, 'again', { rowId: 'r00000', name: 'old row' });
         await store.createRow(C, 'again', { rowId: 'gone', name: 'old row' });
@@ -107,7 +114,11 @@ for (const factory of storeBackends()) {
       it('draws generated row ids from the row counter as creating rows one by one does, skipping ids given in the document', async () => {
         await store.createConfiguration(C, { name: 'x', configurationId: 'x' });
         await store.createRow(C, 'x', { name: 'first generated' });
-        const c = await importConfiguration(store, C, fromPlain({ name: 'ids', configurationId: 'ids', rows: [{ rowId: '3' }, {}, {}, {}] }));
+        const c = await importConfiguration(
+          store,
+          C,
+          fromPlain({ name: 'ids', configurationId: 'ids', rows: [{ rowId: '3' }, {}, {}, {}] }),
+        );
         assert.deepEqual(
           c.rows.map((r) => r.id),
           ['2', '3', '4', '5'],
@@ -127,14 +138,20 @@ for (const factory of storeBackends()) {
       const small = minus(withSmall, empty);
       const large = minus(await storedData(location), withSmall);
       // before, the import of n rows stored n versions holding n²/2 row references: 1,000 rows 13 MB, 10,000 rows over 1 GB
-      assert.ok(large.records <= 10 * small.records + 10, `records: ${large.records} for 10,000 rows vs ${small.records} for 1,000`);
+      assert.ok(
+        large.records <= 10 * small.records + 10,
+        `records: ${large.records} for 10,000 rows vs ${small.records} for 1,000`,
+      );
       assert.ok(large.bytes <= 10.2 * small.bytes, `bytes: ${large.bytes} for 10,000 rows vs ${small.bytes} for 1,000`);
       assert.ok(small.bytes < 1000 * 1000, `about a row's content per row: ${small.bytes} bytes for 1,000 rows`);
 
       // one change of each kind adds the same to a configuration of 1,000 rows as to one of 10,000: a row's worth
       const changes = async (id: string) => {
         await store.updateRow(C, id, 'r00500', { configuration: fromPlain({ parameters: { endpoint: 'changed' } }) });
-        await store.createRow(C, id, { rowId: 'added', configuration: fromPlain({ parameters: { endpoint: 'added' } }) });
+        await store.createRow(C, id, {
+          rowId: 'added',
+          configuration: fromPlain({ parameters: { endpoint: 'added' } }),
+        });
         await store.deleteRow(C, id, 'r00700');
         await store.rollbackRow(C, id, 'r00500', 1);
         await store.updateConfiguration(C, id, { name: `${id} renamed` });
@@ -145,7 +162,10 @@ for (const factory of storeBackends()) {
       await changes('large');
       const onSmall = minus(afterSmall, before).bytes;
       const onLarge = minus(await storedData(location), afterSmall).bytes;
-      assert.ok(Math.abs(onSmall - onLarge) <= 40, `5 changes: ${onSmall} bytes on 1,000 rows, ${onLarge} bytes on 10,000`);
+      assert.ok(
+        Math.abs(onSmall - onLarge) <= 40,
+        `5 changes: ${onSmall} bytes on 1,000 rows, ${onLarge} bytes on 10,000`,
+      );
       assert.ok(onLarge < 5 * 1000, `5 changes: ${onLarge} bytes`);
     });
 
@@ -181,10 +201,22 @@ for (const factory of storeBackends()) {
           kinds.add(choice);
           if (choice <= 2) {
             // a new id, or the id of a deleted row again (its version counter continues)
-            await store.createRow(C, id, { rowId: pick(4) === 0 ? `r${pick(rowCounter + 1)}` : `r${++rowCounter}`, name: `n${step}`, configuration: fromPlain({ step }) }).catch((e: Error) => {
-              if (!/already exists/.test(e.message)) throw e;
-            });
-          } else if (choice === 3) await store.updateRow(C, id, one(rows).id, pick(2) ? { name: `renamed ${step}` } : { configuration: fromPlain({ changed: step }) });
+            await store
+              .createRow(C, id, {
+                rowId: pick(4) === 0 ? `r${pick(rowCounter + 1)}` : `r${++rowCounter}`,
+                name: `n${step}`,
+                configuration: fromPlain({ step }),
+              })
+              .catch((e: Error) => {
+                if (!/already exists/.test(e.message)) throw e;
+              });
+          } else if (choice === 3)
+            await store.updateRow(
+              C,
+              id,
+              one(rows).id,
+              pick(2) ? { name: `renamed ${step}` } : { configuration: fromPlain({ changed: step }) },
+            );
           else if (choice === 4) await store.deleteRow(C, id, one(rows).id);
           else if (choice === 5) {
             const order = rows.map((r) => r.id).sort(() => pick(3) - 1);
@@ -229,7 +261,8 @@ for (const factory of storeBackends()) {
       if (trashed) await store.restoreConfiguration(C, id);
       assert.equal(kinds.size, 11, `every kind of change ran (seed ${seed})`);
       assert.ok(made.size >= 60, `${made.size} versions made`);
-      for (const [v, text] of made) assert.equal(await detail(id, v), text, `version ${v} (seed ${seed}) reads back as it was made`);
+      for (const [v, text] of made)
+        assert.equal(await detail(id, v), text, `version ${v} (seed ${seed}) reads back as it was made`);
     });
   });
 }

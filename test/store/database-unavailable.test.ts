@@ -23,12 +23,19 @@ describe('PostgreSQL store unreachable', () => {
     });
   });
 
-  for (const args of [['configs', 'list'], ['serve', '--port', '0'], ['run', '--config-id', '1']]) {
+  for (const args of [
+    ['configs', 'list'],
+    ['serve', '--port', '0'],
+    ['run', '--config-id', '1'],
+  ]) {
     it(`gex ${args[0]} exits 1 with one clear line`, async () => {
       const result = await runGex([...args, '--store', url], { ...TEST_KEY, GEX_LOG_FORMAT: 'text' });
       assert.equal(result.code, 1, result.stdout + result.stderr);
       const output = result.stdout + result.stderr;
-      assert.match(output, /Storage database unavailable \(postgres:\/\/gex:\*\*\*@127\.0\.0\.1:\d+\/gex\): connect ECONNREFUSED/);
+      assert.match(
+        output,
+        /Storage database unavailable \(postgres:\/\/gex:\*\*\*@127\.0\.0\.1:\d+\/gex\): connect ECONNREFUSED/,
+      );
       assert.ok(!output.includes('s3cret-pw'), 'the password is not printed');
       assert.ok(!/\n\s+at /.test(output), 'no stack trace');
     });

@@ -7,10 +7,19 @@ import { storeBackends } from '../support/store.js';
 
 const C = 'ex-generic-v2';
 
-function input(name: string, rows: Array<{ rowId?: string; name?: string; configuration?: unknown; state?: unknown }>, rowsSortOrder: string[] = [], extra: Record<string, unknown> = {}): ReplaceConfigurationInput {
+function input(
+  name: string,
+  rows: Array<{ rowId?: string; name?: string; configuration?: unknown; state?: unknown }>,
+  rowsSortOrder: string[] = [],
+  extra: Record<string, unknown> = {},
+): ReplaceConfigurationInput {
   return {
     configuration: { name, configuration: fromPlain({ parameters: { v: name } }), ...extra },
-    rows: rows.map((r) => ({ ...r, configuration: r.configuration === undefined ? undefined : fromPlain(r.configuration), state: r.state === undefined ? undefined : fromPlain(r.state) })),
+    rows: rows.map((r) => ({
+      ...r,
+      configuration: r.configuration === undefined ? undefined : fromPlain(r.configuration),
+      state: r.state === undefined ? undefined : fromPlain(r.state),
+    })),
     rowsSortOrder,
   };
 }
@@ -25,8 +34,17 @@ for (const factory of storeBackends()) {
     beforeEach(async () => {
       ({ backend, dispose } = await factory.open());
       store = await backend.localSession();
-      await store.createConfiguration(C, { name: 'one', configurationId: 'cfg', configuration: fromPlain({ parameters: { v: 'one' } }) });
-      await store.createRow(C, 'cfg', { rowId: 'keep', name: 'keep', configuration: fromPlain({ parameters: { '#secret': 'plain-secret' } }), state: fromPlain({ component: { k: 1 } }) });
+      await store.createConfiguration(C, {
+        name: 'one',
+        configurationId: 'cfg',
+        configuration: fromPlain({ parameters: { v: 'one' } }),
+      });
+      await store.createRow(C, 'cfg', {
+        rowId: 'keep',
+        name: 'keep',
+        configuration: fromPlain({ parameters: { '#secret': 'plain-secret' } }),
+        state: fromPlain({ component: { k: 1 } }),
+      });
       await store.createRow(C, 'cfg', { rowId: 'change', name: 'change' });
       await store.createRow(C, 'cfg', { rowId: 'drop', name: 'drop' });
     });
@@ -52,7 +70,14 @@ for (const factory of storeBackends()) {
       assert.equal(after.version, before.version + 1);
       assert.equal(after.name, 'two');
       assert.deepEqual(after.rowsSortOrder, ['new', 'change', 'keep']);
-      assert.deepEqual(after.rows.map((r) => [r.id, r.name]), [['new', 'new'], ['change', 'changed'], ['keep', 'keep']]);
+      assert.deepEqual(
+        after.rows.map((r) => [r.id, r.name]),
+        [
+          ['new', 'new'],
+          ['change', 'changed'],
+          ['keep', 'keep'],
+        ],
+      );
       const rows = new Map(after.rows.map((r) => [r.id, r]));
       assert.equal(rows.get('keep')!.version, byId.get('keep')!.version, 'an unchanged row gets no row version');
       assert.deepEqual(toPlain(rows.get('keep')!.state), { component: { k: 1 } }, 'a state not given is kept');
@@ -61,12 +86,18 @@ for (const factory of storeBackends()) {
       assert.equal(rows.get('new')!.version, 1);
 
       const version = await store.getConfigurationVersion(C, 'cfg', after.version);
-      assert.deepEqual(version.rows.map((r) => r.id), ['new', 'change', 'keep']);
+      assert.deepEqual(
+        version.rows.map((r) => r.id),
+        ['new', 'change', 'keep'],
+      );
       assert.equal(version.changeDescription, 'Replaced by an import');
       assert.equal((await store.listConfigurationVersions(C, 'cfg')).length, before.version + 1);
       // the deleted row can come back: its version counter continues
       const back = await store.replaceConfiguration!(C, 'cfg', input('two', [{ rowId: 'drop', name: 'back' }]));
-      assert.deepEqual(back.rows.map((r) => r.id), ['drop']);
+      assert.deepEqual(
+        back.rows.map((r) => r.id),
+        ['drop'],
+      );
       assert.equal(back.rows[0].version, byId.get('drop')!.version + 1);
     });
 
@@ -84,8 +115,14 @@ for (const factory of storeBackends()) {
 
     it('changes nothing when any part is refused: an order naming an unknown row, a row id given twice, an id that is not addressable', async () => {
       const before = await store.getConfiguration(C, 'cfg');
-      await assert.rejects(store.replaceConfiguration!(C, 'cfg', input('two', [{ rowId: 'keep' }], ['keep', 'ghost'])), /rowsSortOrder: rows "ghost" do not exist/);
-      await assert.rejects(store.replaceConfiguration!(C, 'cfg', input('two', [{ rowId: 'keep' }, { rowId: 'keep' }])), /the row id "keep" is given twice/);
+      await assert.rejects(
+        store.replaceConfiguration!(C, 'cfg', input('two', [{ rowId: 'keep' }], ['keep', 'ghost'])),
+        /rowsSortOrder: rows "ghost" do not exist/,
+      );
+      await assert.rejects(
+        store.replaceConfiguration!(C, 'cfg', input('two', [{ rowId: 'keep' }, { rowId: 'keep' }])),
+        /the row id "keep" is given twice/,
+      );
       await assert.rejects(store.replaceConfiguration!(C, 'cfg', input('two', [{ rowId: '..' }])), /rowId/);
       await assert.rejects(store.replaceConfiguration!(C, 'nope', input('two', [])), /Configuration nope not found/);
       assert.deepEqual(await store.getConfiguration(C, 'cfg'), before);

@@ -23,17 +23,25 @@ for (const factory of storeBackends()) {
       ({ backend, location, dispose } = await factory.open());
       store = await backend.localSession();
       configId = (await store.createConfiguration(C, { name: 'c', state: fromPlain({ root: 0 }) })).id;
-      for (const rowId of ['r1', 'r2', 'r3']) await store.createRow(C, configId, { rowId, state: fromPlain({ before: rowId }) });
+      for (const rowId of ['r1', 'r2', 'r3'])
+        await store.createRow(C, configId, { rowId, state: fromPlain({ before: rowId }) });
     });
     afterEach(() => dispose());
 
     const states = async () => {
       const c = await store.getConfiguration(C, configId);
-      return { root: json(c.state), rows: Object.fromEntries(c.rows.map((r) => [r.id, json(r.state)])), version: c.version };
+      return {
+        root: json(c.state),
+        rows: Object.fromEntries(c.rows.map((r) => [r.id, json(r.state)])),
+        version: c.version,
+      };
     };
-    const untouched = { root: '{"root":0}', rows: { r1: '{"before":"r1"}', r2: '{"before":"r2"}', r3: '{"before":"r3"}' } };
+    const untouched = {
+      root: '{"root":0}',
+      rows: { r1: '{"before":"r1"}', r2: '{"before":"r2"}', r3: '{"before":"r3"}' },
+    };
 
-    it('saves the configuration state and several rows\' states together, without a new version', async () => {
+    it("saves the configuration state and several rows' states together, without a new version", async () => {
       const before = await states();
       await store.saveStates(C, configId, [
         { rowId: 'r1', state: fromPlain({ after: 1 }) },
@@ -44,7 +52,11 @@ for (const factory of storeBackends()) {
       assert.equal(after.root, '{"root":1}');
       assert.equal(after.rows.r1, '{"after":1}');
       assert.equal(after.rows.r2, '{"before":"r2"}');
-      assert.match(after.rows.r3, /^\{"after":3,"#secret":"KBC::ProjectSecure::/, 'secrets are encrypted as in every write');
+      assert.match(
+        after.rows.r3,
+        /^\{"after":3,"#secret":"KBC::ProjectSecure::/,
+        'secrets are encrypted as in every write',
+      );
       assert.equal(after.version, before.version);
     });
 
@@ -97,10 +109,19 @@ for (const factory of storeBackends()) {
     });
 
     it('refuses a row given twice, and a read-only token', async () => {
-      await assert.rejects(store.saveStates(C, configId, [{ rowId: 'r1', state: fromPlain({ a: 1 }) }, { rowId: 'r1', state: fromPlain({ a: 2 }) }]), /may be given once/);
+      await assert.rejects(
+        store.saveStates(C, configId, [
+          { rowId: 'r1', state: fromPlain({ a: 1 }) },
+          { rowId: 'r1', state: fromPlain({ a: 2 }) },
+        ]),
+        /may be given once/,
+      );
       const viewer = await backend.createToken({ description: 'viewer', readOnly: true });
       const readOnly = backend.session((await backend.authenticate(viewer.token))!);
-      await assert.rejects(readOnly.saveStates(C, configId, [{ rowId: 'r1', state: fromPlain({ a: 1 }) }]), (e: unknown) => e instanceof StoreError && e.status === 403);
+      await assert.rejects(
+        readOnly.saveStates(C, configId, [{ rowId: 'r1', state: fromPlain({ a: 1 }) }]),
+        (e: unknown) => e instanceof StoreError && e.status === 403,
+      );
       assert.equal((await states()).rows.r1, '{"before":"r1"}');
     });
 
@@ -112,11 +133,15 @@ for (const factory of storeBackends()) {
           await holder.query('BEGIN');
           await holder.query(`SELECT id FROM configurations WHERE id = $1 FOR UPDATE`, [configId]);
           let settled = false;
-          const saving = store.saveStates(C, configId, [{ rowId: 'r1', state: fromPlain({ after: 1 }) }]).finally(() => (settled = true));
+          const saving = store
+            .saveStates(C, configId, [{ rowId: 'r1', state: fromPlain({ after: 1 }) }])
+            .finally(() => (settled = true));
           // the save's connection queues on the lock (seen by the database itself, no sleeping)
           for (;;) {
             assert.ok(!settled, 'saved without waiting for the configuration lock');
-            const waiting = await holder.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))');
+            const waiting = await holder.query(
+              'SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))',
+            );
             if (waiting.rows[0].n > 0) break;
             await new Promise((resolve) => setImmediate(resolve));
           }

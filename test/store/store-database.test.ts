@@ -19,7 +19,9 @@ for (const factory of storeBackends()) {
     async function appliedVersions(): Promise<number[]> {
       const db = await openDatabase(store.location, TEST_KEY);
       try {
-        return (await db.all<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version')).map((r) => r.version);
+        return (await db.all<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version')).map(
+          (r) => r.version,
+        );
       } finally {
         await db.close();
       }
@@ -41,7 +43,10 @@ for (const factory of storeBackends()) {
       } finally {
         await backend.close();
       }
-      assert.deepEqual(await appliedVersions(), Array.from({ length: LATEST }, (_, i) => i + 1));
+      assert.deepEqual(
+        await appliedVersions(),
+        Array.from({ length: LATEST }, (_, i) => i + 1),
+      );
     });
 
     it('applies nothing twice when opened again', async () => {
@@ -55,9 +60,12 @@ for (const factory of storeBackends()) {
       assert.equal((await appliedVersions()).length, LATEST);
     });
 
-    it('refuses a process whose master key is not the store\'s', async () => {
+    it("refuses a process whose master key is not the store's", async () => {
       await (await openEmbeddedStore(store.location, TEST_KEY)).close();
-      await assert.rejects(openEmbeddedStore(store.location, { GEX_MASTER_KEY: '22'.repeat(32) }), /master key from GEX_MASTER_KEY is not the key of this store/);
+      await assert.rejects(
+        openEmbeddedStore(store.location, { GEX_MASTER_KEY: '22'.repeat(32) }),
+        /master key from GEX_MASTER_KEY is not the key of this store/,
+      );
       await (await openEmbeddedStore(store.location, TEST_KEY)).close();
     });
 
@@ -66,7 +74,10 @@ for (const factory of storeBackends()) {
         const dbs = await Promise.all(Array.from({ length: 6 }, () => openDatabase(store.location, TEST_KEY)));
         try {
           const ran = await Promise.all(dbs.map((db) => migrate(db)));
-          assert.deepEqual(ran.flat().sort(), Array.from({ length: LATEST }, (_, i) => i + 1));
+          assert.deepEqual(
+            ran.flat().sort(),
+            Array.from({ length: LATEST }, (_, i) => i + 1),
+          );
         } finally {
           await Promise.all(dbs.map((db) => db.close()));
         }
@@ -75,10 +86,21 @@ for (const factory of storeBackends()) {
 
     it('processes starting together on a fresh store migrate it once and create one project', async function () {
       this.timeout(30_000);
-      const runs = await Promise.all(Array.from({ length: 3 }, (_, i) => runGex(['tokens', 'create', '--description', `racer ${i}`, '--store', store.location], TEST_KEY)));
+      const runs = await Promise.all(
+        Array.from({ length: 3 }, (_, i) =>
+          runGex(['tokens', 'create', '--description', `racer ${i}`, '--store', store.location], TEST_KEY),
+        ),
+      );
       for (const run of runs) assert.equal(run.code, 0, run.stderr);
-      assert.equal(new Set(runs.map((r) => r.stdout.trim().split('-')[0])).size, 1, 'every token is of the same project');
-      assert.deepEqual(await appliedVersions(), Array.from({ length: LATEST }, (_, i) => i + 1));
+      assert.equal(
+        new Set(runs.map((r) => r.stdout.trim().split('-')[0])).size,
+        1,
+        'every token is of the same project',
+      );
+      assert.deepEqual(
+        await appliedVersions(),
+        Array.from({ length: LATEST }, (_, i) => i + 1),
+      );
     });
   });
 }

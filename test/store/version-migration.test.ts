@@ -12,7 +12,10 @@ import { openEmbeddedStore } from '../support/open-store.js';
 import { storeBackends, TEST_KEY, type FreshStore } from '../support/store.js';
 
 const C = 'ex-generic-v2';
-const FIXTURE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../test/fixtures/legacy-store/store-v4.json');
+const FIXTURE = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '../../../test/fixtures/legacy-store/store-v4.json',
+);
 
 interface Expected {
   versions: unknown[];
@@ -30,10 +33,24 @@ interface Fixture {
 const plain = (v: JsonValue): unknown => JSON.parse(stringifyExact(v));
 
 /** Parents before children (foreign keys). */
-const TABLE_ORDER = ['projects', 'tokens', 'sequences', 'store_settings', 'configurations', 'configuration_rows', 'row_versions', 'configuration_versions', 'configuration_metadata'];
+const TABLE_ORDER = [
+  'projects',
+  'tokens',
+  'sequences',
+  'store_settings',
+  'configurations',
+  'configuration_rows',
+  'row_versions',
+  'configuration_versions',
+  'configuration_metadata',
+];
 
 /** A store at schema 4 holding the fixture's rows, as gex wrote them before migration 6. */
-async function legacyStore(location: string, fixture: Fixture, change?: (tables: Fixture['tables']) => void): Promise<void> {
+async function legacyStore(
+  location: string,
+  fixture: Fixture,
+  change?: (tables: Fixture['tables']) => void,
+): Promise<void> {
   const tables = structuredClone(fixture.tables);
   change?.(tables);
   const db = await openDatabase(location, TEST_KEY);
@@ -42,7 +59,10 @@ async function legacyStore(location: string, fixture: Fixture, change?: (tables:
     for (const table of TABLE_ORDER) {
       for (const row of tables[table] ?? []) {
         const columns = Object.keys(row);
-        await db.run(`INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, Object.values(row));
+        await db.run(
+          `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+          Object.values(row),
+        );
       }
     }
   } finally {
@@ -91,9 +111,17 @@ for (const factory of storeBackends()) {
             `${id}: version list`,
           );
           for (const [v, detail] of Object.entries(expected.details)) {
-            assert.deepEqual(plain(versionDetailToWire(await s.getConfigurationVersion(C, id, Number(v)))), detail, `${id}: version ${v}`);
+            assert.deepEqual(
+              plain(versionDetailToWire(await s.getConfigurationVersion(C, id, Number(v)))),
+              detail,
+              `${id}: version ${v}`,
+            );
           }
-          assert.deepEqual(plain(configurationToWire(await s.getConfiguration(C, id))), expected.current, `${id}: the configuration`);
+          assert.deepEqual(
+            plain(configurationToWire(await s.getConfiguration(C, id))),
+            expected.current,
+            `${id}: the configuration`,
+          );
           for (const [rowId, versions] of Object.entries(expected.rowVersions)) {
             assert.deepEqual(
               (await s.listRowVersions(C, id, rowId)).map((v) => plain(rowVersionToWire(v))),
@@ -104,7 +132,10 @@ for (const factory of storeBackends()) {
         }
       });
       await withDatabase(store.location, async (db) => {
-        await assert.rejects(db.get('SELECT rows FROM configuration_versions'), 'the per-version row lists are dropped');
+        await assert.rejects(
+          db.get('SELECT rows FROM configuration_versions'),
+          'the per-version row lists are dropped',
+        );
       });
     });
 
@@ -126,7 +157,8 @@ for (const factory of storeBackends()) {
         assert.deepEqual(target.rowsSortOrder, ['r3', 'r1', 'r2', 'r4']);
         const { version } = await s.rollbackConfiguration(C, 'legacy', 7);
         const rolledBack = await s.getConfigurationVersion(C, 'legacy', version);
-        const content = (v: typeof target) => v.rows.map((r) => [r.id, r.name, r.description, r.isDisabled, stringifyExact(r.configuration)]);
+        const content = (v: typeof target) =>
+          v.rows.map((r) => [r.id, r.name, r.description, r.isDisabled, stringifyExact(r.configuration)]);
         assert.deepEqual(content(rolledBack), content(target));
         assert.deepEqual(rolledBack.rowsSortOrder, target.rowsSortOrder);
         const copy = await s.copyConfiguration(C, 'legacy', 7, { name: 'copy of 7' });
@@ -151,7 +183,10 @@ for (const factory of storeBackends()) {
       await withDatabase(store.location, async (db) => {
         // the migrations before this one applied (token management, 5); this one not
         assert.deepEqual(await db.get('SELECT max(version) AS v FROM schema_migrations'), { v: 5 });
-        assert.ok(await db.get('SELECT rows FROM configuration_versions WHERE version = 3'), 'the row lists are still there');
+        assert.ok(
+          await db.get('SELECT rows FROM configuration_versions WHERE version = 3'),
+          'the row lists are still there',
+        );
       });
     });
   });

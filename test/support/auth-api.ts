@@ -21,7 +21,10 @@ export interface AuthRunOptions {
 
 /** Like runExtraction, with config.json `authorization`, the run's masker and a pinned auth clock. */
 export async function runAuthExtraction(parameters: unknown, options: AuthRunOptions = {}): Promise<AuthRun> {
-  const dataDir = await makeDataDir({ parameters, ...(options.authorization ? { authorization: options.authorization } : {}) });
+  const dataDir = await makeDataDir({
+    parameters,
+    ...(options.authorization ? { authorization: options.authorization } : {}),
+  });
   const capture = captureLogger('debug');
   try {
     const input = await new DataFolder(dataDir).read();

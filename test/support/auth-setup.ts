@@ -2,7 +2,12 @@ import nock from 'nock';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/common/logger.js';
 import { createAuth, type AuthMethod, type AuthRuntime } from '../../src/extractor/auth/index.js';
-import { buildApiSettings, DEFAULT_RETRY, type ApiSettings, type RetrySettings } from '../../src/extractor/config/api-settings.js';
+import {
+  buildApiSettings,
+  DEFAULT_RETRY,
+  type ApiSettings,
+  type RetrySettings,
+} from '../../src/extractor/config/api-settings.js';
 import { flattenContext, UserFunctions } from '../../src/extractor/functions/user-functions.js';
 import { HttpClient } from '../../src/extractor/http/http-client.js';
 import { buildHttpRequest } from '../../src/extractor/http/request-builder.js';
@@ -27,7 +32,11 @@ export type Responder = (request: Received) => { status?: number; body?: unknown
 /** nock on ORIGIN recording every request; the responder decides the answer (default `[]`). */
 export function recordRequests(responder: Responder = () => ({ body: [] })): Received[] {
   const received: Received[] = [];
-  const reply = function (this: { req: { method: string; headers: Record<string, string | string[] | undefined> } }, uri: string, body: unknown) {
+  const reply = function (
+    this: { req: { method: string; headers: Record<string, string | string[] | undefined> } },
+    uri: string,
+    body: unknown,
+  ) {
     const request: Received = {
       method: this.req.method,
       path: uri,
@@ -37,9 +46,18 @@ export function recordRequests(responder: Responder = () => ({ body: [] })): Rec
     received.push(request);
     const answer = responder(request);
     const payload = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body ?? []);
-    return [answer.status ?? 200, payload, { 'Content-Type': 'application/json', ...answer.headers }] as [number, string, Record<string, string>];
+    return [answer.status ?? 200, payload, { 'Content-Type': 'application/json', ...answer.headers }] as [
+      number,
+      string,
+      Record<string, string>,
+    ];
   };
-  nock(ORIGIN).persist().get(() => true).reply(reply).post(() => true).reply(reply);
+  nock(ORIGIN)
+    .persist()
+    .get(() => true)
+    .reply(reply)
+    .post(() => true)
+    .reply(reply);
   return received;
 }
 
@@ -53,7 +71,12 @@ export interface AuthSetup {
   waits: number[];
   logs: () => string;
   /** the HTTP request a job page becomes (before auth) */
-  request(endpoint: string, params?: Record<string, unknown>, method?: PageRequest['method'], headers?: Record<string, unknown>): HttpRequest;
+  request(
+    endpoint: string,
+    params?: Record<string, unknown>,
+    method?: PageRequest['method'],
+    headers?: Record<string, unknown>,
+  ): HttpRequest;
   close(): void;
 }
 
@@ -112,7 +135,11 @@ export function setupAuth(options: AuthSetupOptions): AuthSetup {
     waits,
     logs: () => text,
     request: (endpoint, params = {}, method = 'GET', headers = {}) =>
-      buildHttpRequest({ endpoint, params: fromPlain(params) as JsonObject, method }, fromPlain(headers) as JsonObject, api),
+      buildHttpRequest(
+        { endpoint, params: fromPlain(params) as JsonObject, method },
+        fromPlain(headers) as JsonObject,
+        api,
+      ),
     close: () => client.close(),
   };
 }

@@ -16,10 +16,20 @@ export interface CliResult {
  * one's; as `options.uid`/`gid` when given — a test running as root plays another user so), with
  * `options.input` on its standard input (none by default).
  */
-export function runGex(args: string[], env: NodeJS.ProcessEnv = {}, options: { cwd?: string; uid?: number; gid?: number; input?: string } = {}): Promise<CliResult> {
+export function runGex(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  options: { cwd?: string; uid?: number; gid?: number; input?: string } = {},
+): Promise<CliResult> {
   return new Promise((resolve) => {
     const stdin: 'ignore' | 'pipe' = options.input === undefined ? 'ignore' : 'pipe';
-    const child = spawn(process.execPath, [gexBin, ...args], { env: { ...process.env, ...env }, stdio: [stdin, 'pipe', 'pipe'], cwd: options.cwd, uid: options.uid, gid: options.gid });
+    const child = spawn(process.execPath, [gexBin, ...args], {
+      env: { ...process.env, ...env },
+      stdio: [stdin, 'pipe', 'pipe'],
+      cwd: options.cwd,
+      uid: options.uid,
+      gid: options.gid,
+    });
     // a command that does not read its input may end first: the pipe breaking then is no error
     child.stdin?.on('error', () => undefined);
     if (options.input !== undefined) child.stdin?.end(options.input);
@@ -32,8 +42,14 @@ export function runGex(args: string[], env: NodeJS.ProcessEnv = {}, options: { c
 }
 
 /** Starts `gex serve` and resolves with the address it logs once listening. */
-export function startServe(args: string[], env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const child = spawn(process.execPath, [gexBin, 'serve', '--port', '0', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startServe(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+  const child = spawn(process.execPath, [gexBin, 'serve', '--port', '0', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   return new Promise((resolve, reject) => {
     const onData = (chunk: Buffer) => {
@@ -46,4 +62,3 @@ export function startServe(args: string[], env: NodeJS.ProcessEnv): Promise<{ ch
     child.on('exit', (code) => reject(new Error(`gex serve exited with ${code}: ${output}`)));
   });
 }
-

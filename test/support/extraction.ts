@@ -26,7 +26,8 @@ export async function makeDataDir(config: unknown, state?: unknown): Promise<str
 export async function readTables(dataDir: string): Promise<Map<string, string>> {
   const dir = path.join(dataDir, 'out', 'tables');
   const files = new Map<string, string>();
-  for (const name of (await readdir(dir).catch(() => [])).sort()) files.set(name, await readFile(path.join(dir, name), 'utf8'));
+  for (const name of (await readdir(dir).catch(() => [])).sort())
+    files.set(name, await readFile(path.join(dir, name), 'utf8'));
   return files;
 }
 
@@ -44,7 +45,10 @@ export function captureLogger(level: 'debug' | 'info' = 'debug') {
 }
 
 /** Runs `extract()` on a fresh data folder with `parameters`; the folder is removed afterwards. */
-export async function runExtraction(parameters: unknown, options: { state?: unknown; keep?: boolean } = {}): Promise<ExtractionRun> {
+export async function runExtraction(
+  parameters: unknown,
+  options: { state?: unknown; keep?: boolean } = {},
+): Promise<ExtractionRun> {
   const dataDir = await makeDataDir({ parameters }, options.state);
   const capture = captureLogger();
   try {

@@ -14,9 +14,16 @@ export interface GexProcess {
 }
 
 /** `input`: the test writes to the process's standard input (`child.stdin`); none by default */
-export function startGex(args: string[], env: NodeJS.ProcessEnv, options: { command?: string[]; input?: boolean } & SpawnOptions = {}): GexProcess {
+export function startGex(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  options: { command?: string[]; input?: boolean } & SpawnOptions = {},
+): GexProcess {
   const command = options.command ?? [process.execPath, gexBin];
-  const child = spawn(command[0], [...command.slice(1), ...args], { env: { ...process.env, ...env }, stdio: [options.input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+  const child = spawn(command[0], [...command.slice(1), ...args], {
+    env: { ...process.env, ...env },
+    stdio: [options.input ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const listeners = new Set<() => void>();
   const onData = (chunk: Buffer) => {
@@ -25,7 +32,9 @@ export function startGex(args: string[], env: NodeJS.ProcessEnv, options: { comm
   };
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal })),
+  );
   return {
     child,
     output: () => output,
@@ -116,16 +125,30 @@ export class HoldingApi {
 
 /** The parameters of a configuration that pages through `api`. */
 export function pagedParameters(api: HoldingApi): Record<string, unknown> {
-  return { api: { baseUrl: api.baseUrl, pagination: { method: 'pagenum' } }, config: { outputBucket: 'b', jobs: [{ endpoint: 'users', dataField: 'items' }] } };
+  return {
+    api: { baseUrl: api.baseUrl, pagination: { method: 'pagenum' } },
+    config: { outputBucket: 'b', jobs: [{ endpoint: 'users', dataField: 'items' }] },
+  };
 }
 
 /** Stores a configuration with one row paging through `api`; returns its id. */
-export async function storePagedConfiguration(location: string, env: NodeJS.ProcessEnv, api: HoldingApi): Promise<string> {
+export async function storePagedConfiguration(
+  location: string,
+  env: NodeJS.ProcessEnv,
+  api: HoldingApi,
+): Promise<string> {
   const backend = await openEmbeddedStore(location, env);
   try {
     const store = await backend.localSession();
-    const c = await store.createConfiguration('ex-generic-v2', { name: 'paged', configuration: fromPlain({ parameters: pagedParameters(api) }) });
-    await store.createRow('ex-generic-v2', c.id, { rowId: 'users', name: 'Users', configuration: fromPlain({ parameters: { config: { jobs: [{ endpoint: 'users', dataField: 'items' }] } } }) });
+    const c = await store.createConfiguration('ex-generic-v2', {
+      name: 'paged',
+      configuration: fromPlain({ parameters: pagedParameters(api) }),
+    });
+    await store.createRow('ex-generic-v2', c.id, {
+      rowId: 'users',
+      name: 'Users',
+      configuration: fromPlain({ parameters: { config: { jobs: [{ endpoint: 'users', dataField: 'items' }] } } }),
+    });
     return c.id;
   } finally {
     await backend.close();
@@ -133,7 +156,11 @@ export async function storePagedConfiguration(location: string, env: NodeJS.Proc
 }
 
 /** The stored component state of every row of a configuration. */
-export async function rowStates(location: string, env: NodeJS.ProcessEnv, configId: string): Promise<Record<string, unknown>> {
+export async function rowStates(
+  location: string,
+  env: NodeJS.ProcessEnv,
+  configId: string,
+): Promise<Record<string, unknown>> {
   const backend = await openEmbeddedStore(location, env);
   try {
     const store = await backend.localSession();

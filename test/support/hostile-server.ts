@@ -12,7 +12,10 @@ const MiB = 1024 * 1024;
 export function gzipBombParts() {
   const flush = { finishFlush: zlib.constants.Z_FULL_FLUSH, level: 9 };
   const header = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]);
-  return { head: Buffer.concat([header, zlib.deflateRawSync(Buffer.from('['), flush)]), block: zlib.deflateRawSync(Buffer.alloc(MiB, 0x20), flush) };
+  return {
+    head: Buffer.concat([header, zlib.deflateRawSync(Buffer.from('['), flush)]),
+    block: zlib.deflateRawSync(Buffer.alloc(MiB, 0x20), flush),
+  };
 }
 
 export interface HostileServer {

@@ -10,5 +10,8 @@ histogram.enable();
 process.on('SIGUSR2', () => histogram.reset());
 process.on('exit', () => {
   histogram.disable();
-  writeFileSync(process.env.GEX_LOOP_DELAY_PROBE, JSON.stringify({ maxDelayMs: histogram.max / 1e6, p99DelayMs: histogram.percentile(99) / 1e6 }));
+  writeFileSync(
+    process.env.GEX_LOOP_DELAY_PROBE,
+    JSON.stringify({ maxDelayMs: histogram.max / 1e6, p99DelayMs: histogram.percentile(99) / 1e6 }),
+  );
 });

@@ -53,10 +53,17 @@ export async function runOutput(
   const tmpDir = await mkdtemp(path.join(os.tmpdir(), 'gex-output-tmp-'));
   const capture = captureLogger();
   try {
-    for (const [name, content] of Object.entries(options.existing ?? {})) await writeFile(path.join(dir, name), content);
-    const writer = new OutputWriter(dir, capture.logger, options.struct ? new StructState(decodeJson(options.struct), options.structVersion ?? null) : undefined, tmpDir, {
-      drafts: options.drafts,
-    });
+    for (const [name, content] of Object.entries(options.existing ?? {}))
+      await writeFile(path.join(dir, name), content);
+    const writer = new OutputWriter(
+      dir,
+      capture.logger,
+      options.struct ? new StructState(decodeJson(options.struct), options.structVersion ?? null) : undefined,
+      tmpDir,
+      {
+        drafts: options.drafts,
+      },
+    );
     for (const config of configs) {
       const parser = await writer.parserFor(config.bucket === undefined ? 'b' : config.bucket, {
         incremental: config.incremental ?? false,
@@ -64,7 +71,11 @@ export async function runOutput(
         compatLevel: config.compatLevel ?? 3,
       });
       for (const b of config.batches) {
-        parser.process(decodeJson(b.rows) as JsonValue[], b.type ?? 'a', (b.injected ? decodeJson(b.injected) : new Map()) as JsonObject);
+        parser.process(
+          decodeJson(b.rows) as JsonValue[],
+          b.type ?? 'a',
+          (b.injected ? decodeJson(b.injected) : new Map()) as JsonObject,
+        );
         await parser.settle();
         if (options.afterPage) await options.afterPage(tmpDir, parser);
       }
@@ -81,6 +92,10 @@ export async function runOutput(
 }
 
 /** Shorthand for one config in bucket `b`. */
-export function runMapped(mappings: string, batches: OutputBatch[], config: Partial<OutputConfig> = {}): Promise<OutputRun> {
+export function runMapped(
+  mappings: string,
+  batches: OutputBatch[],
+  config: Partial<OutputConfig> = {},
+): Promise<OutputRun> {
   return runOutput([{ ...config, mappings, batches }]);
 }

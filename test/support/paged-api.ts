@@ -1,4 +1,8 @@
-import { startFixtureServer, type FixtureServer, type RecordedRequest } from '../../src/fixture-server/fixture-server.js';
+import {
+  startFixtureServer,
+  type FixtureServer,
+  type RecordedRequest,
+} from '../../src/fixture-server/fixture-server.js';
 import { runExtraction, type ExtractionRun } from './extraction.js';
 
 /**
@@ -32,15 +36,27 @@ export class PagedApi {
   }
 
   /** Runs `parameters.api.pagination` and `config.jobs` against `pages` (target → JSON body). */
-  async run(pagination: unknown, jobs: unknown[], pages: Record<string, unknown>, config: Record<string, unknown> = {}): Promise<PagedRun> {
+  async run(
+    pagination: unknown,
+    jobs: unknown[],
+    pages: Record<string, unknown>,
+    config: Record<string, unknown> = {},
+  ): Promise<PagedRun> {
     this.pages = new Map(Object.entries(pages));
     this.server.requests.length = 0;
-    const run = await runExtraction({ api: { baseUrl: this.baseUrl, pagination }, config: { outputBucket: 'b', jobs, ...config } });
+    const run = await runExtraction({
+      api: { baseUrl: this.baseUrl, pagination },
+      config: { outputBucket: 'b', jobs, ...config },
+    });
     return { ...run, requests: this.server.requests.map(describeRequest) };
   }
 
   /** Like run(), for a run that must fail; resolves to its error and the requests sent before. */
-  async failure(pagination: unknown, jobs: unknown[], pages: Record<string, unknown>): Promise<{ error: Error; requests: string[] }> {
+  async failure(
+    pagination: unknown,
+    jobs: unknown[],
+    pages: Record<string, unknown>,
+  ): Promise<{ error: Error; requests: string[] }> {
     try {
       await this.run(pagination, jobs, pages);
     } catch (error) {

@@ -10,14 +10,24 @@ export function paginatorFor(config: Record<string, unknown>, scroller: string |
 }
 
 /** A job's page request. */
-export function jobRequest(endpoint = 'users', params: Record<string, unknown> = {}, method: JobMethod = 'GET'): PageRequest {
+export function jobRequest(
+  endpoint = 'users',
+  params: Record<string, unknown> = {},
+  method: JobMethod = 'GET',
+): PageRequest {
   return { endpoint, params: fromPlain(params) as JsonObject, method };
 }
 
 /** A received page: the records are `data`, else the response's `items`, else the response if it is a list. */
 export function page(response: unknown, data?: unknown[]): ReceivedPage {
   const value = typeof response === 'string' ? decodeJson(response) : fromPlain(response);
-  const records = data ? (fromPlain(data) as JsonValue[]) : isJsonObject(value) && Array.isArray(value.get('items')) ? (value.get('items') as JsonValue[]) : Array.isArray(value) ? value : [];
+  const records = data
+    ? (fromPlain(data) as JsonValue[])
+    : isJsonObject(value) && Array.isArray(value.get('items'))
+      ? (value.get('items') as JsonValue[])
+      : Array.isArray(value)
+        ? value
+        : [];
   return { request: jobRequest(), response: value, data: records };
 }
 
@@ -38,7 +48,11 @@ export function show(request: PageRequest | Stop): string {
  * Runs a paginator like the job loop: first(), then next() after each response, until a Stop or
  * the responses run out. Returns the requests made and the stop reason (null if none).
  */
-export function drive(paginator: Paginator, job: PageRequest, responses: unknown[]): { requests: string[]; stop: string | null } {
+export function drive(
+  paginator: Paginator,
+  job: PageRequest,
+  responses: unknown[],
+): { requests: string[]; stop: string | null } {
   const requests = [show(paginator.first(job))];
   for (const response of responses) {
     const next = paginator.next(job, page(response));

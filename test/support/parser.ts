@@ -18,10 +18,18 @@ export interface Batch {
 export async function parse(batches: Batch[], options: { struct?: string; bucket?: string | null } = {}) {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-parser-'));
   try {
-    const writer = new OutputWriter(dir, silentLogger(), options.struct ? new StructState(decodeJson(options.struct), STRUCT_VERSION) : undefined);
+    const writer = new OutputWriter(
+      dir,
+      silentLogger(),
+      options.struct ? new StructState(decodeJson(options.struct), STRUCT_VERSION) : undefined,
+    );
     const parser: JsonParser = await writer.parserFor(options.bucket === undefined ? 'b' : options.bucket, false);
     for (const b of batches) {
-      parser.process(decodeJson(b.rows) as JsonValue[], b.type ?? 'a', (b.injected ? decodeJson(b.injected) : new Map()) as JsonObject);
+      parser.process(
+        decodeJson(b.rows) as JsonValue[],
+        b.type ?? 'a',
+        (b.injected ? decodeJson(b.injected) : new Map()) as JsonObject,
+      );
     }
     const state = parser.state();
     await writer.finish();

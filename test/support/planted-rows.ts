@@ -17,8 +17,16 @@ export function plantRowIds(storeFile: string, configId: string, rowIds: string[
       for (const [i, rowId] of rowIds.entries()) {
         const placeholder = creatableRowId(rowId, i);
         if (placeholder === rowId) continue;
-        db.prepare('UPDATE configuration_rows SET id = ? WHERE configuration_id = ? AND id = ?').run(rowId, configId, placeholder);
-        db.prepare('UPDATE row_versions SET row_id = ? WHERE configuration_id = ? AND row_id = ?').run(rowId, configId, placeholder);
+        db.prepare('UPDATE configuration_rows SET id = ? WHERE configuration_id = ? AND id = ?').run(
+          rowId,
+          configId,
+          placeholder,
+        );
+        db.prepare('UPDATE row_versions SET row_id = ? WHERE configuration_id = ? AND row_id = ?').run(
+          rowId,
+          configId,
+          placeholder,
+        );
       }
     })();
   } finally {

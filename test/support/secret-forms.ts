@@ -1,5 +1,12 @@
 import assert from 'node:assert/strict';
-import { guzzleQueryBuild, phpHttpBuildQuery, phpJsonEncode, phpRawUrlencode, phpUrlencode, resolveGuzzleUrl } from '../../src/php/index.js';
+import {
+  guzzleQueryBuild,
+  phpHttpBuildQuery,
+  phpJsonEncode,
+  phpRawUrlencode,
+  phpUrlencode,
+  resolveGuzzleUrl,
+} from '../../src/php/index.js';
 
 /**
  * Every encoding of a secret that gex's output could contain, computed with the encoders gex
@@ -31,7 +38,10 @@ export function secretForms(secret: string): Map<string, string> {
   ]);
   for (const [name, form] of base) {
     add(name, form);
-    add(`${name}, lower-case hex`, form.replace(/%[0-9A-F]{2}|\\u[0-9a-fA-F]{4}/g, (m) => m.toLowerCase()));
+    add(
+      `${name}, lower-case hex`,
+      form.replace(/%[0-9A-F]{2}|\\u[0-9a-fA-F]{4}/g, (m) => m.toLowerCase()),
+    );
     const once = JSON.stringify(form).slice(1, -1);
     add(`${name} in JSON`, once);
     add(`${name} in PHP JSON`, phpJsonEncode(form).slice(1, -1));
@@ -51,11 +61,13 @@ export function assertNoSecret(text: string, secret: string, markers: string[], 
   for (const [name, form] of secretForms(secret)) {
     assert.ok(!text.includes(form), `${where} holds the secret as ${name}: ${excerpt(text, form)}`);
   }
-  for (const marker of markers) assert.ok(!text.includes(marker), `${where} holds the marker ${marker}: ${excerpt(text, marker)}`);
+  for (const marker of markers)
+    assert.ok(!text.includes(marker), `${where} holds the marker ${marker}: ${excerpt(text, marker)}`);
   for (const run of text.match(/[A-Za-z0-9+/]{12,}={0,2}/g) ?? []) {
     for (let skip = 0; skip < 4; skip++) {
       const decoded = Buffer.from(run.slice(skip), 'base64').toString('latin1');
-      for (const marker of markers) assert.ok(!decoded.includes(marker), `${where} holds the secret inside base64: ${run}`);
+      for (const marker of markers)
+        assert.ok(!decoded.includes(marker), `${where} holds the secret inside base64: ${run}`);
     }
   }
 }

@@ -26,7 +26,11 @@ function stopped(child: ChildProcess): Promise<void> {
  * Starts `count` servers on `location` at the same time (so a fresh store is migrated by racing
  * processes) and creates a token with `gex tokens create`.
  */
-export async function startServeCluster(location: string, count: number, env: NodeJS.ProcessEnv): Promise<ServeCluster> {
+export async function startServeCluster(
+  location: string,
+  count: number,
+  env: NodeJS.ProcessEnv,
+): Promise<ServeCluster> {
   const started = await Promise.allSettled(Array.from({ length: count }, () => startServe(['--store', location], env)));
   const children = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value.child] : []));
   const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
@@ -71,14 +75,27 @@ export interface UpdateLoad {
  * Fires `total` updates of one configuration at once, round-robin across the servers, each with
  * its own configuration body and change description; returns every answer and the rate.
  */
-export async function fireConcurrentUpdates(cluster: ServeCluster, configId: string, total: number): Promise<UpdateLoad> {
+export async function fireConcurrentUpdates(
+  cluster: ServeCluster,
+  configId: string,
+  total: number,
+): Promise<UpdateLoad> {
   const started = process.hrtime.bigint();
   const results = await Promise.all(
     Array.from({ length: total }, async (_, i) => {
       const server = i % cluster.urls.length;
       const changeDescription = `update ${i} via server ${server}`;
-      const res = await call(cluster.urls[server], cluster.token, 'PUT', `${CONFIGS}/${configId}`, { configuration: { n: i }, changeDescription });
-      return { server, changeDescription, status: res.status, version: res.body?.version, error: res.status === 200 ? undefined : JSON.stringify(res.body) };
+      const res = await call(cluster.urls[server], cluster.token, 'PUT', `${CONFIGS}/${configId}`, {
+        configuration: { n: i },
+        changeDescription,
+      });
+      return {
+        server,
+        changeDescription,
+        status: res.status,
+        version: res.body?.version,
+        error: res.status === 200 ? undefined : JSON.stringify(res.body),
+      };
     }),
   );
   const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
@@ -93,8 +110,17 @@ export async function createConfiguration(cluster: ServeCluster, name: string): 
 }
 
 /** Every version of a configuration, newest first. */
-export async function listVersions(cluster: ServeCluster, configId: string, server = 0): Promise<Array<{ version: number; changeDescription: string; configuration: unknown }>> {
-  const res = await call(cluster.urls[server], cluster.token, 'GET', `${CONFIGS}/${configId}/versions?include=configuration&limit=100000`);
+export async function listVersions(
+  cluster: ServeCluster,
+  configId: string,
+  server = 0,
+): Promise<Array<{ version: number; changeDescription: string; configuration: unknown }>> {
+  const res = await call(
+    cluster.urls[server],
+    cluster.token,
+    'GET',
+    `${CONFIGS}/${configId}/versions?include=configuration&limit=100000`,
+  );
   if (res.status !== 200) throw new Error(`list versions failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
 }

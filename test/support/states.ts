@@ -14,11 +14,15 @@ export function stateOfSize(bytes: number): JsonValue {
 export async function failStateUpdatesOf(backend: EmbeddedBackend, rowId: string): Promise<void> {
   const id = rowId.replace(/'/g, "''");
   if (backend.db.dialect.name === 'sqlite') {
-    await backend.db.run(`CREATE TRIGGER fail_state BEFORE UPDATE OF state ON configuration_rows WHEN NEW.id = '${id}' BEGIN SELECT RAISE(ABORT, 'injected failure'); END`);
+    await backend.db.run(
+      `CREATE TRIGGER fail_state BEFORE UPDATE OF state ON configuration_rows WHEN NEW.id = '${id}' BEGIN SELECT RAISE(ABORT, 'injected failure'); END`,
+    );
   } else {
     await backend.db.run(
       `CREATE FUNCTION fail_state() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.id = '${id}' THEN RAISE EXCEPTION 'injected failure'; END IF; RETURN NEW; END $$`,
     );
-    await backend.db.run('CREATE TRIGGER fail_state BEFORE UPDATE OF state ON configuration_rows FOR EACH ROW EXECUTE FUNCTION fail_state()');
+    await backend.db.run(
+      'CREATE TRIGGER fail_state BEFORE UPDATE OF state ON configuration_rows FOR EACH ROW EXECUTE FUNCTION fail_state()',
+    );
   }
 }

@@ -73,17 +73,27 @@ export class TestServer {
     readonly location: string,
   ) {}
 
-  static async start(options: { bodyLimit?: number; backend?: BackendFactory; requestTimeoutMs?: number } = {}): Promise<TestServer> {
+  static async start(
+    options: { bodyLimit?: number; backend?: BackendFactory; requestTimeoutMs?: number } = {},
+  ): Promise<TestServer> {
     const { backend, dispose, location } = await (options.backend ?? storeBackends()[0]).open();
-    await backend.importComponents(fromPlain([{ id: 'keboola.wr-db', type: 'writer', name: 'DB writer', description: 'Writes tables' }]));
+    await backend.importComponents(
+      fromPlain([{ id: 'keboola.wr-db', type: 'writer', name: 'DB writer', description: 'Writes tables' }]),
+    );
     const { token } = await backend.createToken({ description: 'alpha admin', project: 'alpha' });
-    const app = await buildServer({ backend, bodyLimit: options.bodyLimit, requestTimeoutMs: options.requestTimeoutMs });
+    const app = await buildServer({
+      backend,
+      bodyLimit: options.bodyLimit,
+      requestTimeoutMs: options.requestTimeoutMs,
+    });
     const address = await app.listen({ port: 0, host: '127.0.0.1' });
     return new TestServer(app, backend, address, token, dispose, location);
   }
 
   /** A token of `project` (default alpha); `master` makes a master token (token management over HTTP). */
-  async createToken(options: { description?: string; readOnly?: boolean; master?: boolean; project?: string } = {}): Promise<string> {
+  async createToken(
+    options: { description?: string; readOnly?: boolean; master?: boolean; project?: string } = {},
+  ): Promise<string> {
     const { token } = await this.backend.createToken({
       description: options.description ?? 'test token',
       readOnly: options.readOnly,

@@ -39,12 +39,17 @@ export class StoreCli {
   /** Runs and expects exit 1; returns stderr. */
   async fails(args: string[], env: NodeJS.ProcessEnv = {}, input?: string): Promise<string> {
     const result = await this.run(args, env, input);
-    assert.equal(result.code, 1, `gex ${args.join(' ')} should fail with 1, got ${result.code}: ${result.stdout}${result.stderr}`);
+    assert.equal(
+      result.code,
+      1,
+      `gex ${args.join(' ')} should fail with 1, got ${result.code}: ${result.stdout}${result.stderr}`,
+    );
     return result.stderr;
   }
 
   assertNoSecretLeaked(secret = SECRET): void {
     assert.ok(this.outputs.length > 0);
-    for (const output of this.outputs) assert.ok(!output.includes(secret), `the secret appeared in an output:\n${output}`);
+    for (const output of this.outputs)
+      assert.ok(!output.includes(secret), `the secret appeared in an output:\n${output}`);
   }
 }

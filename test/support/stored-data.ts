@@ -23,7 +23,9 @@ export async function storedData(location: string): Promise<StoredData> {
     for (const [table, columns] of await tableColumns(db)) {
       const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
       const sizes = columns.map((c) => `coalesce(length(CAST(${quote(c)} AS TEXT)), 0)`).join(' + ');
-      const row = await db.get<{ n: number | string; b: number | string | null }>(`SELECT count(*) AS n, sum(${sizes}) AS b FROM ${quote(table)}`);
+      const row = await db.get<{ n: number | string; b: number | string | null }>(
+        `SELECT count(*) AS n, sum(${sizes}) AS b FROM ${quote(table)}`,
+      );
       records += Number(row?.n ?? 0);
       bytes += Number(row?.b ?? 0);
     }
@@ -36,7 +38,9 @@ export async function storedData(location: string): Promise<StoredData> {
 async function tableColumns(db: Database): Promise<Map<string, string[]>> {
   const rows =
     db.dialect.name === 'sqlite'
-      ? await db.all<{ t: string; c: string }>("SELECT m.name AS t, p.name AS c FROM sqlite_master m, pragma_table_info(m.name) p WHERE m.type = 'table' ORDER BY m.name, p.cid")
+      ? await db.all<{ t: string; c: string }>(
+          "SELECT m.name AS t, p.name AS c FROM sqlite_master m, pragma_table_info(m.name) p WHERE m.type = 'table' ORDER BY m.name, p.cid",
+        )
       : await db.all<{ t: string; c: string }>(
           'SELECT table_name AS t, column_name AS c FROM information_schema.columns WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position',
         );

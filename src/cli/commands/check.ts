@@ -34,7 +34,11 @@ export function checkCommand(yargs: Argv): Argv {
     'Check a configuration without running it: validation, unknown keys, the first request of each job (--request: send it)',
     (y) =>
       targetOptions(y, 'check')
-        .option('request', { type: 'boolean', default: false, describe: 'send the first request of each top-level job and describe the answer (nothing is written)' })
+        .option('request', {
+          type: 'boolean',
+          default: false,
+          describe: 'send the first request of each top-level job and describe the answer (nothing is written)',
+        })
         .option('json', { type: 'boolean', default: false, describe: 'print the report as JSON' }),
     async (args) => {
       process.exitCode = await checkFromCli(args, { select: 'all', sendRequests: args.request, json: args.json });
@@ -60,7 +64,14 @@ export async function checkFromCli(args: TargetArgs, mode: CheckMode): Promise<n
     const { units, warnings } = await unitsToCheck(args, mode, masker, logger);
     const checked = [];
     for (const unit of units) {
-      checked.push(await checkInput(unit.input, unit.checkLabel, unit.row?.id ?? null, { logger, masker, sendRequests: mode.sendRequests ? {} : undefined, signal }));
+      checked.push(
+        await checkInput(unit.input, unit.checkLabel, unit.row?.id ?? null, {
+          logger,
+          masker,
+          sendRequests: mode.sendRequests ? {} : undefined,
+          signal,
+        }),
+      );
     }
     const report = { ok: reportOk(checked), units: checked, warnings: warnings.map((w) => masker.mask(w)) };
     process.stdout.write(mode.json ? renderJson(report, masker) : renderText(report, masker));
@@ -81,16 +92,33 @@ export async function checkFromCli(args: TargetArgs, mode: CheckMode): Promise<n
  * The configurations to check, planned as a run plans them (runner/run-plan.ts): the data folder's
  * config.json, or a stored configuration's rows with the root merged under each.
  */
-async function unitsToCheck(args: TargetArgs, mode: CheckMode, masker: SecretMasker, logger: Logger): Promise<{ units: PlannedUnit[]; warnings: string[] }> {
+async function unitsToCheck(
+  args: TargetArgs,
+  mode: CheckMode,
+  masker: SecretMasker,
+  logger: Logger,
+): Promise<{ units: PlannedUnit[]; warnings: string[] }> {
   const { planRun } = await import('../../runner/run-plan.js');
   const planOptions = { masker, select: mode.select, force: mode.force };
-  if (!args['config-id']) return planRun({ kind: 'folder', dataDir: dataFolderOfRun(args['data-dir'], env) }, planOptions);
+  if (!args['config-id'])
+    return planRun({ kind: 'folder', dataDir: dataFolderOfRun(args['data-dir'], env) }, planOptions);
   const { openConfigStore, storeLocationFromArgs } = await import('../../store/open-config-store.js');
   const location = storeLocationFromArgs(args.store, env);
   // nothing is created: a store that does not exist is an error
-  const store = await openConfigStore(location, { token: args.token ?? env.KBC_TOKEN, logger, builtinComponents: builtinComponents(), mustExist: true });
+  const store = await openConfigStore(location, {
+    token: args.token ?? env.KBC_TOKEN,
+    logger,
+    builtinComponents: builtinComponents(),
+    mustExist: true,
+  });
   try {
-    const source = { kind: 'stored', store, componentId: args['component-id'], configId: args['config-id'], rowIds: args['row-id'] } as const;
+    const source = {
+      kind: 'stored',
+      store,
+      componentId: args['component-id'],
+      configId: args['config-id'],
+      rowIds: args['row-id'],
+    } as const;
     return await planRun(source, planOptions);
   } finally {
     await store.close();

@@ -6,7 +6,10 @@ import { bodyFromArgs, bodyOptions, changeSummary, editedBody } from '../body-ch
 import { fields, positiveInt, print, say, storeCommandOptions, withStore } from '../store-command.js';
 import { checkWrite, enforceWriteCheck, forceOption, rootUnits } from '../write-check.js';
 
-const describedChange = <T>(y: Argv<T>) => y.option('change-description', { type: 'string', describe: 'the description of the new version' }) as Argv<T & { 'change-description'?: string }>;
+const describedChange = <T>(y: Argv<T>) =>
+  y.option('change-description', { type: 'string', describe: 'the description of the new version' }) as Argv<
+    T & { 'change-description'?: string }
+  >;
 
 /** `gex configs create|edit|rollback|copy`: changes that make a configuration or a version of one (import: configs-import.ts). */
 export function configsChangeCommands(y: Argv): Argv {
@@ -22,8 +25,15 @@ export function configsChangeCommands(y: Argv): Argv {
       (args) =>
         withStore(args, async (store, _, opened) => {
           const configuration = (await bodyFromArgs(new Map(), args)) ?? new Map();
-          const label = args['config-id'] === undefined ? 'the new configuration' : `configuration ${displayId(args['config-id'])}`;
-          enforceWriteCheck(await checkWrite({ label, body: configuration }, rootUnits(label, [], configuration), { opened, componentId: args['component-id'] }), args.force);
+          const label =
+            args['config-id'] === undefined ? 'the new configuration' : `configuration ${displayId(args['config-id'])}`;
+          enforceWriteCheck(
+            await checkWrite({ label, body: configuration }, rootUnits(label, [], configuration), {
+              opened,
+              componentId: args['component-id'],
+            }),
+            args.force,
+          );
           const created = await store.createConfiguration(args['component-id'], {
             name: args.name,
             description: args.description,
@@ -32,7 +42,9 @@ export function configsChangeCommands(y: Argv): Argv {
             changeDescription: args['change-description'] ?? 'Configuration created',
           });
           if (args.json) return print(configurationToWire(created));
-          say(`Created configuration ${displayId(created.id)} ${quoteForLog(created.name)} of ${displayId(args['component-id'])} (version ${created.version}).`);
+          say(
+            `Created configuration ${displayId(created.id)} ${quoteForLog(created.name)} of ${displayId(args['component-id'])} (version ${created.version}).`,
+          );
         }),
     )
     .command(
@@ -49,10 +61,15 @@ export function configsChangeCommands(y: Argv): Argv {
           const before = await store.getConfiguration(componentId, args.id);
           const onlyMeta = args.name !== undefined || args.description !== undefined;
           const label = `configuration ${displayId(before.id)}`;
-          const configuration = await editedBody(before.configuration, args, { open: !onlyMeta, fileName: 'configuration.json' }, async (body) => {
-            const units = rootUnits(label, before.rows, body, before.configuration);
-            enforceWriteCheck(await checkWrite({ label, body }, units, { opened, componentId }), args.force);
-          });
+          const configuration = await editedBody(
+            before.configuration,
+            args,
+            { open: !onlyMeta, fileName: 'configuration.json' },
+            async (body) => {
+              const units = rootUnits(label, before.rows, body, before.configuration);
+              enforceWriteCheck(await checkWrite({ label, body }, units, { opened, componentId }), args.force);
+            },
+          );
           const input: UpdateConfigurationInput = { configuration, name: args.name, description: args.description };
           const changed = changeSummary(before, input);
           if (!changed) {
@@ -63,7 +80,8 @@ export function configsChangeCommands(y: Argv): Argv {
           const after = await store.updateConfiguration(componentId, args.id, input);
           if (args.json) return print(configurationToWire(after));
           // a change the store finds equal (e.g. a secret re-entered as it was) makes no version
-          if (after.version === before.version) return say(`No change: configuration ${displayId(before.id)} stays at version ${before.version}.`);
+          if (after.version === before.version)
+            return say(`No change: configuration ${displayId(before.id)} stays at version ${before.version}.`);
           say(`Configuration ${displayId(after.id)} is now version ${after.version} (changed: ${changed}).`);
         }),
     )
@@ -77,7 +95,12 @@ export function configsChangeCommands(y: Argv): Argv {
       (args) =>
         withStore(args, async (store) => {
           const version = positiveInt(args.target, 'version');
-          const result = await store.rollbackConfiguration(args['component-id'], args.id, version, args['change-description']);
+          const result = await store.rollbackConfiguration(
+            args['component-id'],
+            args.id,
+            version,
+            args['change-description'],
+          );
           if (args.json) return print(fields({ id: args.id, version: result.version }));
           say(`Configuration ${displayId(args.id)} rolled back to version ${version}: now version ${result.version}.`);
         }),
@@ -100,7 +123,9 @@ export function configsChangeCommands(y: Argv): Argv {
             changeDescription: args['change-description'],
           });
           if (args.json) return print(configurationToWire(copy));
-          say(`Created configuration ${displayId(copy.id)} ${quoteForLog(copy.name)} from version ${version} of ${displayId(args.id)}.`);
+          say(
+            `Created configuration ${displayId(copy.id)} ${quoteForLog(copy.name)} from version ${version} of ${displayId(args.id)}.`,
+          );
         }),
     );
 }

@@ -60,7 +60,11 @@ type Outcome = { configuration: Configuration; replaced: boolean; before?: Confi
 async function replace(store: ConfigStore, componentId: string, document: JsonValue): Promise<Outcome> {
   const plan = readImportDocument(document);
   const id = plan.configuration.configurationId;
-  if (!id) throw new UserError('GEX_CLI_USAGE', '--replace replaces the configuration named by the document\'s "configurationId", and this document has none: import it with --new-id instead');
+  if (!id)
+    throw new UserError(
+      'GEX_CLI_USAGE',
+      '--replace replaces the configuration named by the document\'s "configurationId", and this document has none: import it with --new-id instead',
+    );
   if (!store.replaceConfiguration) {
     throw new UserError(
       'GEX_CLI_USAGE',
@@ -94,26 +98,39 @@ export function configsImportCommand(y: Argv): Argv {
         .nargs('file', 1)
         .option('new-id', {
           type: 'string',
-          describe: "import it as a new configuration under this id, or under one the store draws when no ID follows (the document's configurationId is not used)",
+          describe:
+            "import it as a new configuration under this id, or under one the store draws when no ID follows (the document's configurationId is not used)",
         })
         .option('replace', {
           type: 'boolean',
-          describe: "make the configuration with the document's id the imported one — name, body, rows, their order and states — as ONE new version (history kept); created when it does not exist. Embedded store only",
+          describe:
+            "make the configuration with the document's id the imported one — name, body, rows, their order and states — as ONE new version (history kept); created when it does not exist. Embedded store only",
         })
         .conflicts('new-id', 'replace')
         .example('$0 configs import shop.json --new-id', 'import a copy next to the configuration it was exported from')
-        .example('$0 configs import shop.json --replace', 'update the stored configuration to the file, as one version'),
+        .example(
+          '$0 configs import shop.json --replace',
+          'update the stored configuration to the file, as one version',
+        ),
     (args) =>
       withStore(args as typeof args & ImportArgs, async (store, a) => {
         const componentId = a['component-id'];
         let document = await readJsonFile(a.file);
         if (a['new-id'] !== undefined) document = withConfigurationId(document, a['new-id']);
-        const outcome: Outcome = a.replace ? await replace(store, componentId, document) : { configuration: await importNew(store, componentId, document), replaced: false };
+        const outcome: Outcome = a.replace
+          ? await replace(store, componentId, document)
+          : { configuration: await importNew(store, componentId, document), replaced: false };
         const c = outcome.configuration;
         if (a.json) return print(configurationToWire(c));
-        if (!outcome.replaced) return say(`Created configuration ${displayId(c.id)} ${quoteForLog(c.name)} with ${c.rows.length} rows (version ${c.version}).`);
-        if (c.version === outcome.before!.version) return say(`No change: configuration ${displayId(c.id)} is the imported one already (version ${c.version}).`);
-        say(`Replaced configuration ${displayId(c.id)} ${quoteForLog(c.name)} with the import: ${c.rows.length} rows, now version ${c.version}.`);
+        if (!outcome.replaced)
+          return say(
+            `Created configuration ${displayId(c.id)} ${quoteForLog(c.name)} with ${c.rows.length} rows (version ${c.version}).`,
+          );
+        if (c.version === outcome.before!.version)
+          return say(`No change: configuration ${displayId(c.id)} is the imported one already (version ${c.version}).`);
+        say(
+          `Replaced configuration ${displayId(c.id)} ${quoteForLog(c.name)} with the import: ${c.rows.length} rows, now version ${c.version}.`,
+        );
       }),
   );
 }

@@ -18,7 +18,9 @@ export function configsLifecycleCommands(y: Argv): Argv {
           await store.getConfiguration(args['component-id'], args.id);
           await store.deleteConfiguration(args['component-id'], args.id);
           if (args.json) return print(fields({ id: args.id, isDeleted: true }));
-          say(`Configuration ${displayId(args.id)} moved to the trash ("gex configs restore ${displayId(args.id)}" brings it back).`);
+          say(
+            `Configuration ${displayId(args.id)} moved to the trash ("gex configs restore ${displayId(args.id)}" brings it back).`,
+          );
         }),
     )
     .command(
@@ -35,11 +37,16 @@ export function configsLifecycleCommands(y: Argv): Argv {
     .command(
       'purge <id>',
       'Remove a configuration in the trash for good, with its versions (asks nothing: needs --yes)',
-      (c) => storeCommandOptions(c).positional('id', { type: 'string', demandOption: true }).option('yes', { type: 'boolean', default: false, describe: 'yes, remove it permanently' }),
+      (c) =>
+        storeCommandOptions(c)
+          .positional('id', { type: 'string', demandOption: true })
+          .option('yes', { type: 'boolean', default: false, describe: 'yes, remove it permanently' }),
       (args) =>
         withStore(args, async (store) => {
           const componentId = args['component-id'];
-          const trashed = (await store.listConfigurations(componentId, { isDeleted: true })).some((c) => c.id === args.id);
+          const trashed = (await store.listConfigurations(componentId, { isDeleted: true })).some(
+            (c) => c.id === args.id,
+          );
           if (!trashed) {
             const live = (await store.listConfigurations(componentId)).some((c) => c.id === args.id);
             throw new UserError(
@@ -49,7 +56,11 @@ export function configsLifecycleCommands(y: Argv): Argv {
                 : `Configuration ${displayId(args.id)} of ${displayId(componentId)} is not in the trash (nor live): nothing to purge`,
             );
           }
-          if (!args.yes) throw new UserError('GEX_CLI_USAGE', `Purging removes configuration ${displayId(args.id)} and all its versions permanently: add --yes to do it`);
+          if (!args.yes)
+            throw new UserError(
+              'GEX_CLI_USAGE',
+              `Purging removes configuration ${displayId(args.id)} and all its versions permanently: add --yes to do it`,
+            );
           await store.deleteConfiguration(componentId, args.id);
           if (args.json) return print(fields({ id: args.id, purged: true }));
           say(`Configuration ${displayId(args.id)} purged: it is gone for good.`);
@@ -58,7 +69,12 @@ export function configsLifecycleCommands(y: Argv): Argv {
     .command(
       'state-reset <id>',
       'Reset the state of a configuration (or of rows) to {}: the next run starts from scratch (same as "gex state reset")',
-      (c) => rowIdsOption(storeCommandOptions(c).positional('id', { type: 'string', demandOption: true }), 'reset these rows only'),
-      (args) => withStore(args, (store) => resetState(store, args['component-id'], args.id, args['row-id'] ?? [], args.json)),
+      (c) =>
+        rowIdsOption(
+          storeCommandOptions(c).positional('id', { type: 'string', demandOption: true }),
+          'reset these rows only',
+        ),
+      (args) =>
+        withStore(args, (store) => resetState(store, args['component-id'], args.id, args['row-id'] ?? [], args.json)),
     );
 }

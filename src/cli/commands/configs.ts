@@ -16,16 +16,26 @@ function configsReadCommands(y: Argv): Argv {
     .command(
       'list',
       'List the configurations of a component',
-      (c) => storeCommandOptions(c).option('deleted', { type: 'boolean', default: false, describe: 'list the trash instead' }),
+      (c) =>
+        storeCommandOptions(c).option('deleted', {
+          type: 'boolean',
+          default: false,
+          describe: 'list the trash instead',
+        }),
       (args) =>
         withExistingStore(args, async (store) => {
           const configs = await store.listConfigurations(args['component-id'], { isDeleted: args.deleted });
           if (args.json) return print(configs.map((c) => configurationToWire(c)));
-          if (configs.length === 0) say(`No ${args.deleted ? 'deleted ' : ''}configurations of ${displayId(args['component-id'])}.`);
+          if (configs.length === 0)
+            say(`No ${args.deleted ? 'deleted ' : ''}configurations of ${displayId(args['component-id'])}.`);
           for (const c of configs) {
-            const rows = c.rows.length ? `, ${c.rows.length} rows (${c.rows.filter((r) => r.isDisabled).length} disabled)` : '';
+            const rows = c.rows.length
+              ? `, ${c.rows.length} rows (${c.rows.filter((r) => r.isDisabled).length} disabled)`
+              : '';
             // ids and names are the store's text: one of them must not be able to add a line or a column
-            say(`${displayId(c.id)}\t${displayText(c.name)}\tversion ${c.version}${rows}${c.isDisabled ? ', disabled' : ''}`);
+            say(
+              `${displayId(c.id)}\t${displayText(c.name)}\tversion ${c.version}${rows}${c.isDisabled ? ', disabled' : ''}`,
+            );
           }
         }),
     )
@@ -33,7 +43,10 @@ function configsReadCommands(y: Argv): Argv {
       'get <id>',
       'Show a configuration with its rows and state (JSON; secrets as stored, encrypted)',
       (c) => storeCommandOptions(c).positional('id', { type: 'string', demandOption: true }),
-      (args) => withExistingStore(args, async (store) => print(configurationToWire(await store.getConfiguration(args['component-id'], args.id)))),
+      (args) =>
+        withExistingStore(args, async (store) =>
+          print(configurationToWire(await store.getConfiguration(args['component-id'], args.id))),
+        ),
     )
     .command(
       'versions <id>',
@@ -45,10 +58,15 @@ function configsReadCommands(y: Argv): Argv {
           .option('offset', { type: 'number', default: 0 }),
       (args) =>
         withExistingStore(args, async (store) => {
-          const versions = await store.listConfigurationVersions(args['component-id'], args.id, { limit: args.limit, offset: args.offset });
+          const versions = await store.listConfigurationVersions(args['component-id'], args.id, {
+            limit: args.limit,
+            offset: args.offset,
+          });
           if (args.json) return print(versions.map(versionItemToWire));
           for (const v of versions) {
-            say(`${v.version}\t${displayText(v.created)}\t${displayText(v.creatorToken.description)}\t${displayText(v.changeDescription)}${v.isDeleted ? ' (deleted)' : ''}`);
+            say(
+              `${v.version}\t${displayText(v.created)}\t${displayText(v.creatorToken.description)}\t${displayText(v.changeDescription)}${v.isDeleted ? ' (deleted)' : ''}`,
+            );
           }
         }),
     )
@@ -56,9 +74,10 @@ function configsReadCommands(y: Argv): Argv {
       'export <id>',
       'Write a configuration with its rows, order and states as the document "configs import" reads (secrets stay encrypted)',
       (c) =>
-        storeCommandOptions(c)
-          .positional('id', { type: 'string', demandOption: true })
-          .option('file', { type: 'string', describe: 'write it to this file (created, mode 0600; an existing file is not overwritten) instead of stdout' }),
+        storeCommandOptions(c).positional('id', { type: 'string', demandOption: true }).option('file', {
+          type: 'string',
+          describe: 'write it to this file (created, mode 0600; an existing file is not overwritten) instead of stdout',
+        }),
       (args) =>
         withExistingStore(args, async (store) => {
           const document = exportConfiguration(await store.getConfiguration(args['component-id'], args.id));
@@ -66,10 +85,19 @@ function configsReadCommands(y: Argv): Argv {
           try {
             await writeFile(args.file, `${prettyExact(document)}\n`, { mode: 0o600, flag: 'wx' });
           } catch (e) {
-            if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new UserError('GEX_FILE_NOT_WRITTEN', `${displayText(args.file)} exists already: name a new file (export never overwrites one)`);
-            throw new UserError('GEX_FILE_NOT_WRITTEN', `Cannot write ${displayText(args.file)}: ${(e as Error).message}`);
+            if ((e as NodeJS.ErrnoException).code === 'EEXIST')
+              throw new UserError(
+                'GEX_FILE_NOT_WRITTEN',
+                `${displayText(args.file)} exists already: name a new file (export never overwrites one)`,
+              );
+            throw new UserError(
+              'GEX_FILE_NOT_WRITTEN',
+              `Cannot write ${displayText(args.file)}: ${(e as Error).message}`,
+            );
           }
-          say(`Exported configuration ${displayId(args.id)} with ${(document.get('rows') as unknown[]).length} rows to ${displayText(args.file)}.`);
+          say(
+            `Exported configuration ${displayId(args.id)} with ${(document.get('rows') as unknown[]).length} rows to ${displayText(args.file)}.`,
+          );
         }),
     );
 }
@@ -82,9 +110,18 @@ export function configsCommand(yargs: Argv): Argv {
         configsChangeCommands(
           configsReadCommands(
             y
-              .example('$0 configs list --store gex-store.sqlite', 'the configurations of Generic Extractor in the local store')
-              .example('$0 configs edit 123 --set parameters.api.baseUrl=https://api.example.com/', 'change one value: one new version')
-              .example('$0 configs rollback 123 4 --store gex-store.sqlite', 'restore version 4 of configuration 123 (as a new version)'),
+              .example(
+                '$0 configs list --store gex-store.sqlite',
+                'the configurations of Generic Extractor in the local store',
+              )
+              .example(
+                '$0 configs edit 123 --set parameters.api.baseUrl=https://api.example.com/',
+                'change one value: one new version',
+              )
+              .example(
+                '$0 configs rollback 123 4 --store gex-store.sqlite',
+                'restore version 4 of configuration 123 (as a new version)',
+              ),
           ),
         ),
       ),

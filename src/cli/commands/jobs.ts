@@ -166,7 +166,8 @@ export function jobsCommand(yargs: Argv): Argv {
             const bad = statuses?.find((s) => !isJobStatus(s));
             if (bad !== undefined) throw new UserError('GEX_CLI_USAGE', `Unknown status ${JSON.stringify(bad)}`);
             const limit = Number(args.limit);
-            if (!Number.isSafeInteger(limit) || limit < 1 || limit > 500) throw new UserError('GEX_CLI_USAGE', '--limit takes 1 to 500');
+            if (!Number.isSafeInteger(limit) || limit < 1 || limit > 500)
+              throw new UserError('GEX_CLI_USAGE', '--limit takes 1 to 500');
             const found = await jobs.search(token.projectId, {
               statuses: statuses as JobStatus[] | undefined,
               configIds: (args.config as string[] | undefined)?.flatMap(splitIdList),

@@ -5,23 +5,45 @@ import type { ConfigStore } from '../../store/config-store.js';
 import type { Row, UpdateRowInput } from '../../store/types.js';
 import { rowToWire } from '../../store/wire.js';
 import { bodyFromArgs, bodyOptions, changeSummary, editedBody } from '../body-change.js';
-import { fields, print, rowIdsOption, type StoreCommandArgs, say, storeCommandOptions, withExistingStore, withStore } from '../store-command.js';
+import {
+  fields,
+  print,
+  rowIdsOption,
+  type StoreCommandArgs,
+  say,
+  storeCommandOptions,
+  withExistingStore,
+  withStore,
+} from '../store-command.js';
 import { checkWrite, enforceWriteCheck, forceOption, rowLabel, rowUnit } from '../write-check.js';
 import { moveRow, type Placement } from './row-order.js';
 
-const withConfig = <T>(c: Argv<T>) => storeCommandOptions(c).positional('config-id', { type: 'string', demandOption: true });
-const described = <T>(y: Argv<T>) => y.option('change-description', { type: 'string', describe: 'the description of the new version' }) as Argv<T & { 'change-description'?: string }>;
+const withConfig = <T>(c: Argv<T>) =>
+  storeCommandOptions(c).positional('config-id', { type: 'string', demandOption: true });
+const described = <T>(y: Argv<T>) =>
+  y.option('change-description', { type: 'string', describe: 'the description of the new version' }) as Argv<
+    T & { 'change-description'?: string }
+  >;
 
 function rowLine(r: Row): string {
   return `${displayId(r.id)}\t${displayText(r.name)}\tversion ${r.version}${r.isDisabled ? '\tdisabled' : ''}`;
 }
 
 /** The rows named with --row-id (at least one), each checked to exist before anything changes. */
-async function namedRows(store: ConfigStore, componentId: string, configId: string, rowIds: string[] | undefined): Promise<string[]> {
+async function namedRows(
+  store: ConfigStore,
+  componentId: string,
+  configId: string,
+  rowIds: string[] | undefined,
+): Promise<string[]> {
   if (!rowIds?.length) throw new UserError('GEX_CLI_USAGE', 'Name the rows with --row-id (repeatable or a comma list)');
   const existing = new Set((await store.listRows(componentId, configId)).map((r) => r.id));
   const unknown = rowIds.filter((id) => !existing.has(id));
-  if (unknown.length) throw new UserError('GEX_ROW_NOT_FOUND', `Configuration ${displayId(configId)} has no row ${unknown.map(displayId).join(', ')}: nothing was changed`);
+  if (unknown.length)
+    throw new UserError(
+      'GEX_ROW_NOT_FOUND',
+      `Configuration ${displayId(configId)} has no row ${unknown.map(displayId).join(', ')}: nothing was changed`,
+    );
   return rowIds;
 }
 
@@ -30,10 +52,18 @@ function setDisabled(isDisabled: boolean) {
     withStore(args, async (store) => {
       const changed: Row[] = [];
       for (const rowId of await namedRows(store, args['component-id'], args['config-id'], args['row-id'])) {
-        changed.push(await store.updateRow(args['component-id'], args['config-id'], rowId, { isDisabled, changeDescription: `Row ${rowId} ${isDisabled ? 'disabled' : 'enabled'}` }));
+        changed.push(
+          await store.updateRow(args['component-id'], args['config-id'], rowId, {
+            isDisabled,
+            changeDescription: `Row ${rowId} ${isDisabled ? 'disabled' : 'enabled'}`,
+          }),
+        );
       }
       if (args.json) return print(changed.map((r) => rowToWire(r)));
-      for (const r of changed) say(`Row ${displayId(r.id)} of configuration ${displayId(args['config-id'])} ${isDisabled ? 'disabled' : 'enabled'}.`);
+      for (const r of changed)
+        say(
+          `Row ${displayId(r.id)} of configuration ${displayId(args['config-id'])} ${isDisabled ? 'disabled' : 'enabled'}.`,
+        );
     });
 }
 
@@ -68,7 +98,10 @@ export function rowsCommand(yargs: Argv): Argv {
             const root = await store.getConfiguration(args['component-id'], args['config-id']);
             const label = args['row-id'] === undefined ? 'the new row' : `row ${displayId(args['row-id'])}`;
             const unit = rowUnit(label, root.configuration, configuration);
-            enforceWriteCheck(await checkWrite({ label, body: configuration }, [unit], { opened, componentId: args['component-id'] }), args.force);
+            enforceWriteCheck(
+              await checkWrite({ label, body: configuration }, [unit], { opened, componentId: args['component-id'] }),
+              args.force,
+            );
             const row = await store.createRow(args['component-id'], args['config-id'], {
               rowId: args['row-id'],
               name: args.name,
@@ -78,7 +111,9 @@ export function rowsCommand(yargs: Argv): Argv {
               changeDescription: args['change-description'],
             });
             if (args.json) return print(rowToWire(row));
-            say(`Added row ${displayId(row.id)} ${displayText(row.name)} to configuration ${displayId(args['config-id'])}.`);
+            say(
+              `Added row ${displayId(row.id)} ${displayText(row.name)} to configuration ${displayId(args['config-id'])}.`,
+            );
           }),
       )
       .command(
@@ -91,15 +126,24 @@ export function rowsCommand(yargs: Argv): Argv {
         (args) =>
           withStore(args, async (store, _, opened) => {
             const [rowId, ...more] = args['row-id'] ?? [];
-            if (rowId === undefined || more.length) throw new UserError('GEX_CLI_USAGE', 'rows edit changes one row: name it with --row-id');
+            if (rowId === undefined || more.length)
+              throw new UserError('GEX_CLI_USAGE', 'rows edit changes one row: name it with --row-id');
             const root = await store.getConfiguration(args['component-id'], args['config-id']);
             const before = await store.getRow(args['component-id'], args['config-id'], rowId);
             const onlyMeta = args.name !== undefined || args.description !== undefined;
             const label = rowLabel(before);
-            const configuration = await editedBody(before.configuration, args, { open: !onlyMeta, fileName: 'row.json' }, async (body) => {
-              const unit = rowUnit(label, root.configuration, body, before.configuration);
-              enforceWriteCheck(await checkWrite({ label, body }, [unit], { opened, componentId: args['component-id'] }), args.force);
-            });
+            const configuration = await editedBody(
+              before.configuration,
+              args,
+              { open: !onlyMeta, fileName: 'row.json' },
+              async (body) => {
+                const unit = rowUnit(label, root.configuration, body, before.configuration);
+                enforceWriteCheck(
+                  await checkWrite({ label, body }, [unit], { opened, componentId: args['component-id'] }),
+                  args.force,
+                );
+              },
+            );
             const input: UpdateRowInput = { configuration, name: args.name, description: args.description };
             const changed = changeSummary(before, input);
             const unchanged = () => say(`No change: row ${displayId(rowId)} stays at version ${before.version}.`);
@@ -108,7 +152,9 @@ export function rowsCommand(yargs: Argv): Argv {
             const after = await store.updateRow(args['component-id'], args['config-id'], rowId, input);
             if (args.json) return print(rowToWire(after));
             if (after.version === before.version) return unchanged();
-            say(`Row ${displayId(rowId)} of configuration ${displayId(args['config-id'])} is now version ${after.version} (changed: ${changed}).`);
+            say(
+              `Row ${displayId(rowId)} of configuration ${displayId(args['config-id'])} is now version ${after.version} (changed: ${changed}).`,
+            );
           }),
       )
       .command(
@@ -118,9 +164,12 @@ export function rowsCommand(yargs: Argv): Argv {
         (args) =>
           withStore(args, async (store) => {
             const removed = await namedRows(store, args['component-id'], args['config-id'], args['row-id']);
-            for (const rowId of removed) await store.deleteRow(args['component-id'], args['config-id'], rowId, args['change-description']);
+            for (const rowId of removed)
+              await store.deleteRow(args['component-id'], args['config-id'], rowId, args['change-description']);
             if (args.json) return print(fields({ id: args['config-id'], removedRowIds: removed }));
-            say(`Removed row${removed.length > 1 ? 's' : ''} ${removed.map(displayId).join(', ')} from configuration ${displayId(args['config-id'])}.`);
+            say(
+              `Removed row${removed.length > 1 ? 's' : ''} ${removed.map(displayId).join(', ')} from configuration ${displayId(args['config-id'])}.`,
+            );
           }),
       )
       .command(
@@ -152,19 +201,32 @@ export function rowsCommand(yargs: Argv): Argv {
             if (args.after !== undefined) places.push({ after: args.after });
             if (args.first) places.push('first');
             if (args.last) places.push('last');
-            if (places.length !== 1) throw new UserError('GEX_CLI_USAGE', 'rows move needs exactly one of --before ROW, --after ROW, --first, --last');
+            if (places.length !== 1)
+              throw new UserError(
+                'GEX_CLI_USAGE',
+                'rows move needs exactly one of --before ROW, --after ROW, --first, --last',
+              );
             const config = await store.getConfiguration(args['component-id'], args['config-id']);
-            const order = moveRow(config.rows.map((r) => r.id), args['row-id'], places[0]);
-            const same = order.join('\u0000') === config.rows.map((r) => r.id).join('\u0000') && config.rowsSortOrder.length > 0;
+            const order = moveRow(
+              config.rows.map((r) => r.id),
+              args['row-id'],
+              places[0],
+            );
+            const same =
+              order.join('\u0000') === config.rows.map((r) => r.id).join('\u0000') && config.rowsSortOrder.length > 0;
             const after = same
               ? config
               : await store.updateConfiguration(args['component-id'], args['config-id'], {
                   rowsSortOrder: order,
                   changeDescription: args['change-description'] ?? `Row ${args['row-id']} moved`,
                 });
-            if (args.json) return print(fields({ id: after.id, version: after.version, rowsSortOrder: after.rowsSortOrder }));
-            if (same) return say(`No change: row ${displayId(args['row-id'])} is there already (version ${config.version}).`);
-            say(`Rows of configuration ${displayId(after.id)} now run as: ${after.rowsSortOrder.map(displayId).join(', ')} (version ${after.version}).`);
+            if (args.json)
+              return print(fields({ id: after.id, version: after.version, rowsSortOrder: after.rowsSortOrder }));
+            if (same)
+              return say(`No change: row ${displayId(args['row-id'])} is there already (version ${config.version}).`);
+            say(
+              `Rows of configuration ${displayId(after.id)} now run as: ${after.rowsSortOrder.map(displayId).join(', ')} (version ${after.version}).`,
+            );
           }),
       )
       .demandCommand(1),

@@ -41,19 +41,34 @@ export function runCommand(yargs: Argv): Argv {
       targetOptions(y, 'run')
         .option('summary', { type: 'string', describe: 'write a JSON summary of the run to this file' })
         .option('force', { type: 'boolean', default: false, describe: 'run a disabled configuration' })
-        .option('project', { type: 'string', describe: 'project of the embedded store when used without a token (default: "default")' })
+        .option('project', {
+          type: 'string',
+          describe: 'project of the embedded store when used without a token (default: "default")',
+        })
         .option('load', {
           type: 'boolean',
           default: true,
-          describe: "load each row's out/tables into the store's Storage tables (and export its input tables); --no-load keeps files only",
+          describe:
+            "load each row's out/tables into the store's Storage tables (and export its input tables); --no-load keeps files only",
         })
-        .option('dry-run', { type: 'boolean', default: false, describe: 'print the first request of each job a run would send, then stop: nothing is sent or written' })
+        .option('dry-run', {
+          type: 'boolean',
+          default: false,
+          describe: 'print the first request of each job a run would send, then stop: nothing is sent or written',
+        })
         .option('wait', {
           type: 'string',
-          describe: 'when another run holds the data folder or the configuration, wait for it: up to SECONDS, or an hour without a value (default: fail at once)',
+          describe:
+            'when another run holds the data folder or the configuration, wait for it: up to SECONDS, or an hour without a value (default: fail at once)',
         })
-        .example('$0 run --config-id 123 --store gex-store.sqlite --data-dir ./data', 'run every enabled row of configuration 123 of the local store')
-        .example('$0 run --config-id 123 --row-id users --store https://gex.example.com --token $KBC_TOKEN', 'run one row of a configuration kept by a Storage API')
+        .example(
+          '$0 run --config-id 123 --store gex-store.sqlite --data-dir ./data',
+          'run every enabled row of configuration 123 of the local store',
+        )
+        .example(
+          '$0 run --config-id 123 --row-id users --store https://gex.example.com --token $KBC_TOKEN',
+          'run one row of a configuration kept by a Storage API',
+        )
         .example('$0 run --data-dir ./data --summary summary.json', 'run ./data/config.json and write a JSON summary'),
     async (args) => {
       process.exitCode = args['dry-run'] ? await dryRunFromCli(args) : await runFromCli(args);
@@ -77,7 +92,8 @@ export async function runFromCli(args: RunArgs): Promise<number> {
   let summary: RunSummary | undefined;
   /** the data folder once known: a summary file inside it is written as every file there is */
   let summaryDataDir: string | undefined;
-  const writeSummary = (file: string | undefined, written: RunSummary) => writeSummaryFile(file, written, logger, masker, summaryDataDir);
+  const writeSummary = (file: string | undefined, written: RunSummary) =>
+    writeSummaryFile(file, written, logger, masker, summaryDataDir);
   try {
     const waitMs = parseWaitOption(args.wait);
     // loaded on demand: each command pays only for what it uses at start-up
@@ -96,7 +112,13 @@ export async function runFromCli(args: RunArgs): Promise<number> {
       const { openConfigStore, storeLocationFromArgs } = await import('../../store/open-config-store.js');
       const location = storeLocationFromArgs(args.store, env);
       // a run creates no store: a mistyped --store is "no store at …", not a new empty store and key
-      const store = await openConfigStore(location, { token: args.token ?? env.KBC_TOKEN, project: args.project, logger, builtinComponents: builtinComponents(), mustExist: true });
+      const store = await openConfigStore(location, {
+        token: args.token ?? env.KBC_TOKEN,
+        project: args.project,
+        logger,
+        builtinComponents: builtinComponents(),
+        mustExist: true,
+      });
       let unlock: () => Promise<void> = async () => undefined;
       try {
         unlock = await lockForRun({
@@ -114,11 +136,15 @@ export async function runFromCli(args: RunArgs): Promise<number> {
         await store.close();
       }
     } else {
-      const dataDir = dataFolderOfRun(args['data-dir'], env, existsSync, (choice) => logDataFolderChoice(logger, choice));
+      const dataDir = dataFolderOfRun(args['data-dir'], env, existsSync, (choice) =>
+        logDataFolderChoice(logger, choice),
+      );
       summaryDataDir = dataDir;
       // a missing data folder is reported as before (by reading its config.json), not created by the lock
       const locked = existsSync(dataDir);
-      const unlock = locked ? await lockForRun({ dataDir, running: 'the config.json of the data folder', waitMs, signal, logger }) : async () => undefined;
+      const unlock = locked
+        ? await lockForRun({ dataDir, running: 'the config.json of the data folder', waitMs, signal, logger })
+        : async () => undefined;
       try {
         await run(dataDir, { kind: 'folder', componentId: args['component-id'] });
       } finally {
@@ -158,7 +184,10 @@ function defaultDataFolder(logger: Logger): string {
 }
 
 function logDataFolderChoice(logger: Logger, choice: DataDirChoice): void {
-  logger.info({ dataDir: path.resolve(choice.dir) }, `Data folder ${describeDataDir(choice.dir)}: --data-dir was not given and ${choice.source}${choice.exists ? '' : '; gex creates it'}`);
+  logger.info(
+    { dataDir: path.resolve(choice.dir) },
+    `Data folder ${describeDataDir(choice.dir)}: --data-dir was not given and ${choice.source}${choice.exists ? '' : '; gex creates it'}`,
+  );
 }
 
 /**
@@ -166,11 +195,18 @@ function logDataFolderChoice(logger: Logger, choice: DataDirChoice): void {
  * answer). A summary file named inside the data folder is written as every file there is (no
  * symbolic link followed); anywhere else it is the user's path, written as named (/dev/stdout too).
  */
-async function writeSummaryFile(file: string | undefined, summary: RunSummary, logger: Logger, masker: SecretMasker, dataDir: string | undefined): Promise<void> {
+async function writeSummaryFile(
+  file: string | undefined,
+  summary: RunSummary,
+  logger: Logger,
+  masker: SecretMasker,
+  dataDir: string | undefined,
+): Promise<void> {
   if (!file) return;
   try {
     const text = masker.mask(`${JSON.stringify(summary, null, 2)}\n`);
-    if (dataDir !== undefined && isInside(dataDir, file)) await new FolderGuard(dataDir).writeFile(path.resolve(file), text);
+    if (dataDir !== undefined && isInside(dataDir, file))
+      await new FolderGuard(dataDir).writeFile(path.resolve(file), text);
     else await writeFile(file, text);
   } catch (error) {
     logger.warn(`Cannot write the summary to ${file}: ${(error as Error).message}`);

@@ -3,7 +3,12 @@ import type { RunCancelled } from '../../common/cancellation.js';
 import { errorLogFields, exitCodeOf, UserError } from '../../common/errors.js';
 import { DEFAULT_BODY_LIMIT } from '../../server/limits.js';
 import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
-import { DURABILITY_LEVELS, DURABILITY_VARIABLE, durabilityFromEnv, parseDurability } from '../../store/sql/sqlite-settings.js';
+import {
+  DURABILITY_LEVELS,
+  DURABILITY_VARIABLE,
+  durabilityFromEnv,
+  parseDurability,
+} from '../../store/sql/sqlite-settings.js';
 import { DEFAULT_STORE_FILE, isRemoteStore } from '../../store/store-location.js';
 import { builtinComponents } from '../builtin-components.js';
 import { createCliLogging, type LoggingArgs } from '../logging.js';
@@ -28,14 +33,22 @@ export function serveCommand(yargs: Argv): Argv {
     (y) =>
       y
         .option('port', { type: 'number', default: 8080, describe: 'TCP port to listen on (0 = any free port)' })
-        .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on (0.0.0.0 = every interface)' })
+        .option('host', {
+          type: 'string',
+          default: '127.0.0.1',
+          describe: 'address to listen on (0.0.0.0 = every interface)',
+        })
         .option('store', {
           type: 'string',
           default: process.env.GEX_STORE || DEFAULT_STORE_FILE,
           defaultDescription: `$GEX_STORE or ./${DEFAULT_STORE_FILE}`,
           describe: 'the store: a SQLite file or a postgres:// URL (created and migrated on first use)',
         })
-        .option('body-limit', { type: 'number', default: DEFAULT_BODY_LIMIT, describe: 'largest request body in bytes (larger → 413)' })
+        .option('body-limit', {
+          type: 'number',
+          default: DEFAULT_BODY_LIMIT,
+          describe: 'largest request body in bytes (larger → 413)',
+        })
         .option('durability', {
           type: 'string',
           defaultDescription: `$${DURABILITY_VARIABLE} or full`,
@@ -44,16 +57,25 @@ export function serveCommand(yargs: Argv): Argv {
         .option('metrics', {
           type: 'boolean',
           default: true,
-          describe: 'serve Prometheus metrics at GET /metrics on the same address, without a token (--metrics false: no /metrics)',
+          describe:
+            'serve Prometheus metrics at GET /metrics on the same address, without a token (--metrics false: no /metrics)',
         })
         .option('workers', {
           type: 'number',
           default: 1,
-          describe: 'queue jobs run at once by this server, each as its own gex run process (0 = accept jobs, run none)',
+          describe:
+            'queue jobs run at once by this server, each as its own gex run process (0 = accept jobs, run none)',
         })
-        .option('job-timeout', { type: 'number', default: DEFAULT_JOB_TIMEOUT_SECONDS, describe: 'seconds a queue job may run before it is stopped (ends as error)' })
+        .option('job-timeout', {
+          type: 'number',
+          default: DEFAULT_JOB_TIMEOUT_SECONDS,
+          describe: 'seconds a queue job may run before it is stopped (ends as error)',
+        })
         .example('$0 serve --store gex-store.sqlite', 'serve a SQLite store on http://127.0.0.1:8080/v2/storage')
-        .example('$0 serve --host 0.0.0.0 --port 8080 --store postgres://gex@db/gex', 'serve a PostgreSQL store on every interface')
+        .example(
+          '$0 serve --host 0.0.0.0 --port 8080 --store postgres://gex@db/gex',
+          'serve a PostgreSQL store on every interface',
+        )
         .example('$0 serve --metrics false', 'no /metrics endpoint (GET /health stays)') as Argv<ServeArgs>,
     async (args) => {
       process.exitCode = await serve(args);
@@ -73,9 +95,21 @@ function untilStopSignal(): Promise<string> {
 
 function listenError(error: unknown, args: ServeArgs): unknown {
   const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'EADDRINUSE') return new UserError('GEX_SERVER_LISTEN_FAILED', `Port ${args.port} on ${args.host} is already in use: choose another one with --port`);
-  if (code === 'EACCES') return new UserError('GEX_SERVER_LISTEN_FAILED', `Not allowed to listen on ${args.host}:${args.port}: choose a port above 1023 with --port`);
-  if (code === 'EADDRNOTAVAIL') return new UserError('GEX_SERVER_LISTEN_FAILED', `Address ${args.host} is not available on this machine: choose another one with --host`);
+  if (code === 'EADDRINUSE')
+    return new UserError(
+      'GEX_SERVER_LISTEN_FAILED',
+      `Port ${args.port} on ${args.host} is already in use: choose another one with --port`,
+    );
+  if (code === 'EACCES')
+    return new UserError(
+      'GEX_SERVER_LISTEN_FAILED',
+      `Not allowed to listen on ${args.host}:${args.port}: choose a port above 1023 with --port`,
+    );
+  if (code === 'EADDRNOTAVAIL')
+    return new UserError(
+      'GEX_SERVER_LISTEN_FAILED',
+      `Address ${args.host} is not available on this machine: choose another one with --host`,
+    );
   return error;
 }
 
@@ -86,16 +120,31 @@ export async function serve(args: ServeArgs): Promise<number> {
   let backend: EmbeddedBackend | undefined;
   let pool: WorkerPool | undefined;
   try {
-    if (!Number.isSafeInteger(args.workers) || args.workers < 0 || args.workers > 256) throw new UserError('GEX_CLI_USAGE', '--workers takes a whole number from 0 to 256');
-    if (!Number.isSafeInteger(args['job-timeout']) || args['job-timeout'] < 1) throw new UserError('GEX_CLI_USAGE', '--job-timeout takes a whole number of seconds ≥ 1');
-    if (isRemoteStore(args.store)) throw new UserError('GEX_CLI_USAGE', 'gex serve serves an embedded store: pass --store with a SQLite file or a postgres:// URL');
-    const [{ openEmbeddedStore }, { buildServer }] = await Promise.all([import('../../store/open-store.js'), import('../../server/app.js')]);
+    if (!Number.isSafeInteger(args.workers) || args.workers < 0 || args.workers > 256)
+      throw new UserError('GEX_CLI_USAGE', '--workers takes a whole number from 0 to 256');
+    if (!Number.isSafeInteger(args['job-timeout']) || args['job-timeout'] < 1)
+      throw new UserError('GEX_CLI_USAGE', '--job-timeout takes a whole number of seconds ≥ 1');
+    if (isRemoteStore(args.store))
+      throw new UserError(
+        'GEX_CLI_USAGE',
+        'gex serve serves an embedded store: pass --store with a SQLite file or a postgres:// URL',
+      );
+    const [{ openEmbeddedStore }, { buildServer }] = await Promise.all([
+      import('../../store/open-store.js'),
+      import('../../server/app.js'),
+    ]);
     // checked before anything is opened or created: a bad value is a clear error, not a silent default
-    const env = args.durability === undefined ? process.env : { ...process.env, [DURABILITY_VARIABLE]: parseDurability(args.durability, '--durability') };
+    const env =
+      args.durability === undefined
+        ? process.env
+        : { ...process.env, [DURABILITY_VARIABLE]: parseDurability(args.durability, '--durability') };
     durabilityFromEnv(env);
     // gex serve creates the store it is named (a new volume starts empty, see docs/security.md), and says so:
     // a mistyped --store shows up as "created a new, empty store" at start
-    backend = await openEmbeddedStore(args.store, env, { builtinComponents: builtinComponents(), onCreate: (what) => logger.warn(`Created ${what}`) });
+    backend = await openEmbeddedStore(args.store, env, {
+      builtinComponents: builtinComponents(),
+      onCreate: (what) => logger.warn(`Created ${what}`),
+    });
     const { WorkerPool } = await import('../../jobs/worker-pool.js');
     const workers = new WorkerPool({
       jobs: backend.queueJobs(),
@@ -110,7 +159,13 @@ export async function serve(args: ServeArgs): Promise<number> {
     // jobs a server that died left running end as error before anything is claimed
     await workers.start();
     const queueHooks = { created: () => workers.wake(), killed: (job: { id: number }) => workers.kill(job.id) };
-    const app = await buildServer({ backend, logger, bodyLimit: args['body-limit'], metrics: args.metrics, queueHooks });
+    const app = await buildServer({
+      backend,
+      logger,
+      bodyLimit: args['body-limit'],
+      metrics: args.metrics,
+      queueHooks,
+    });
     const store = backend.location;
     // fastify logs the address once it listens; this text replaces its default line
     const listenTextResolver = (address: string) => `Storage API listening on ${address}/v2/storage (store: ${store})`;

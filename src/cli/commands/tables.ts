@@ -17,7 +17,8 @@ interface TablesArgs extends StoreArgs {
   json: boolean;
 }
 
-const tablesOptions = <T>(y: Argv<T>) => storeOptions(y).option('json', { type: 'boolean', default: false, describe: 'print JSON' }) as Argv<T & TablesArgs>;
+const tablesOptions = <T>(y: Argv<T>) =>
+  storeOptions(y).option('json', { type: 'boolean', default: false, describe: 'print JSON' }) as Argv<T & TablesArgs>;
 
 /** Runs `work` with the tables of the store the arguments name: the embedded store's database, or a Storage API's table API. */
 function withTables(args: StoreArgs, work: (tables: TableSource, location: string) => Promise<void>): Promise<void> {
@@ -57,121 +58,208 @@ function someIds(ids: string[], n = 10): string {
 /** `--output` unless given: `<table-id>.csv` in the current folder, when the id is a safe file name. */
 function defaultOutput(tableId: string): string {
   const name = `${tableId}.csv`;
-  const problem = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(name) ? 'it contains a control or invisible character' : unsafeFileNameProblem(name);
-  if (problem || name.startsWith('.')) throw new UserError('GEX_CLI_USAGE', `The table id ${displayId(tableId)} cannot name a file (${problem ?? 'it would be hidden'}): name one with --output.`);
+  const problem = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(name)
+    ? 'it contains a control or invisible character'
+    : unsafeFileNameProblem(name);
+  if (problem || name.startsWith('.'))
+    throw new UserError(
+      'GEX_CLI_USAGE',
+      `The table id ${displayId(tableId)} cannot name a file (${problem ?? 'it would be hidden'}): name one with --output.`,
+    );
   return name;
 }
 
 /** `gex tables list|show|preview|export|delete`: the project's Storage tables in any store. */
 export function tablesCommand(yargs: Argv): Argv {
-  return yargs.command('tables <action>', "Inspect, export and delete the project's Storage tables (what gex run loads)", (y) =>
-    y
-      .example('$0 tables list --store gex-store.sqlite', 'every table: id, rows, columns, last import')
-      .example('$0 tables preview in.c-shop.users --where-column country --where-values CZ,SK', 'the first 100 matching rows as a text table')
-      .example('$0 tables export in.c-shop.users --output users.csv', 'users.csv (all values quoted) and users.csv.manifest')
-      .example('$0 tables delete --bucket in.c-shop --force', 'delete a bucket with its tables')
-      .command(
-        'list',
-        'List the tables: id, rows, columns, last import',
-        (c) => tablesOptions(c).option('bucket', { type: 'string', describe: 'only the tables of this bucket (in.c-…, out.c-…)' }),
-        (args) =>
-          withTables(args, async (source, location) => {
-            const tables = await source.listTables(args.bucket);
-            if (args.json) return print(tables.map(tableJson));
-            if (tables.length === 0) {
-              const where = args.bucket === undefined ? `the project of ${displayText(location)}` : `bucket ${displayId(args.bucket)}`;
-              return say(`No tables in ${where}. "gex run --config-id <id>" loads each row's out/tables into the project's Storage tables.`);
-            }
-            for (const t of tables) say(`${displayId(t.id)}\t${plural(t.rowsCount, 'row')}\t${plural(t.columns.length, 'column')}\tlast import ${displayText(t.lastImportDate)}`);
-          }),
-      )
-      .command(
-        'show <table-id>',
-        'Show a table: columns, primary key, rows, created, last import and last change',
-        (c) => tablesOptions(c).positional('table-id', { type: 'string', demandOption: true, describe: 'in.c-<bucket>.<table>' }),
-        (args) =>
-          withTables(args, async (source) => {
-            const t = await source.table(args['table-id']);
-            if (args.json) return print(tableJson(t));
-            say(`Table ${displayId(t.id)}`);
-            say(`  bucket       ${displayId(t.bucketId)}`);
-            say(`  columns      ${names(t.columns)} (${t.columns.length})`);
-            say(`  primary key  ${names(t.primaryKey)}`);
-            say(`  rows         ${t.rowsCount}`);
-            say(`  created      ${displayText(t.created)}`);
-            say(`  last import  ${displayText(t.lastImportDate)}`);
-            say(`  last change  ${t.lastChangeDate === null ? '(never)' : displayText(t.lastChangeDate)}`);
-          }),
-      )
-      .command(
-        'preview <table-id>',
-        `Show the first rows of a table (100 unless --limit, at most ${MAX_PREVIEW_ROWS})`,
-        (c) =>
-          queryOptions(tablesOptions(c).positional('table-id', { type: 'string', demandOption: true, describe: 'in.c-<bucket>.<table>' }), `rows to show (default 100, at most ${MAX_PREVIEW_ROWS})`)
-            .option('format', { choices: ['text', 'csv', 'json'] as const, default: 'text' as const, describe: 'text: an aligned table (values made safe and cut); csv: Keboola\'s CSV; json: {columns, rows}' })
-            .example('$0 tables preview in.c-shop.users --columns id,name --changed-since "-2 days"', 'two columns of the rows changed in the last two days'),
-        (args) =>
-          withTables(args, async (source) => {
-            const query = queryFromArgs(args, MAX_PREVIEW_ROWS);
-            const { columns, rows } = await source.preview(args['table-id'], query);
-            const format = args.json ? 'json' : args.format;
-            if (format === 'json') return print(fields({ columns, rows }));
-            if (format === 'csv') return void process.stdout.write(keboolaCsv([columns, ...rows]));
-            for (const line of previewGrid(columns, rows)) say(line);
-            const limit = query.limit ?? 100;
-            say(rows.length === limit && limit < MAX_PREVIEW_ROWS ? `(the first ${plural(rows.length, 'row')}; --limit shows up to ${MAX_PREVIEW_ROWS})` : `(${plural(rows.length, 'row')})`);
-          }),
-      )
-      .command(
-        'export <table-id>',
-        "Write a table as Keboola's CSV (header, every value quoted) and its manifest (<file>.manifest), streamed",
-        (c) =>
-          queryOptions(tablesOptions(c).positional('table-id', { type: 'string', demandOption: true, describe: 'in.c-<bucket>.<table>' }), 'rows to export at most (default: all)')
-            .option('output', { type: 'string', nargs: 1, describe: 'the CSV file (default <table-id>.csv here); "-" writes the CSV to stdout, without a manifest' })
-            .option('force', { type: 'boolean', default: false, describe: 'replace an existing file and manifest' })
-            .example('$0 tables export in.c-shop.users --output - | head', 'the CSV to stdout'),
-        (args) =>
-          withTables(args, async (source) => {
-            const tableId = args['table-id'];
-            const query = queryFromArgs(args);
-            if (args.output === '-') {
-              await exportToStdout(source, tableId, query);
-              return;
-            }
-            // the default file is named after the table: only once it is known to be one
-            const file = args.output ?? defaultOutput((await source.table(tableId)).id);
-            const result = await exportToFile(source, tableId, query, file, args.force);
-            if (args.json) return print(fields({ id: result.table.id, file, manifest: `${file}.manifest`, rows: result.rows, columns: result.columns }));
-            say(`Exported ${plural(result.rows, 'row')} of table ${displayId(result.table.id)} to ${displayText(file)} (manifest ${displayText(`${file}.manifest`)}).`);
-          }),
-      )
-      .command(
-        'delete [table-id]',
-        'Delete a table, or with --bucket a bucket (--force: with its tables); asks nothing',
-        (c) =>
-          tablesOptions(c)
-            .positional('table-id', { type: 'string', describe: 'in.c-<bucket>.<table>' })
-            .option('bucket', { type: 'string', describe: 'delete this bucket instead of a table' })
-            .option('force', { type: 'boolean', default: false, describe: 'with --bucket: delete the bucket with its tables' }),
-        (args) =>
-          withTables(args, async (source) => {
-            const tableId = args['table-id'];
-            if ((tableId === undefined) === (args.bucket === undefined)) throw new UserError('GEX_CLI_USAGE', 'Name what to delete: a table id, or --bucket <bucket-id> (one of them).');
-            if (tableId !== undefined) {
-              await source.deleteTable(tableId);
-              if (args.json) return print(fields({ tables: [tableId], bucket: null }));
-              return say(`Deleted table ${displayId(tableId)}.`);
-            }
-            const bucketId = args.bucket!;
-            const ids = (await source.listTables(bucketId)).map((t) => t.id);
-            if (ids.length > 0 && !args.force) {
-              throw new UserError('GEX_BUCKET_NOT_EMPTY', `Bucket ${displayId(bucketId)} has ${plural(ids.length, 'table')} (${someIds(ids)}): add --force to delete the bucket with them.`);
-            }
-            await source.deleteBucket(bucketId, ids.length > 0);
-            if (args.json) return print(fields({ tables: ids, bucket: bucketId }));
-            say(`Deleted bucket ${displayId(bucketId)}${ids.length ? ` with ${plural(ids.length, 'table')}: ${someIds(ids)}` : ''}.`);
-          }),
-      )
-      .demandCommand(1),
+  return yargs.command(
+    'tables <action>',
+    "Inspect, export and delete the project's Storage tables (what gex run loads)",
+    (y) =>
+      y
+        .example('$0 tables list --store gex-store.sqlite', 'every table: id, rows, columns, last import')
+        .example(
+          '$0 tables preview in.c-shop.users --where-column country --where-values CZ,SK',
+          'the first 100 matching rows as a text table',
+        )
+        .example(
+          '$0 tables export in.c-shop.users --output users.csv',
+          'users.csv (all values quoted) and users.csv.manifest',
+        )
+        .example('$0 tables delete --bucket in.c-shop --force', 'delete a bucket with its tables')
+        .command(
+          'list',
+          'List the tables: id, rows, columns, last import',
+          (c) =>
+            tablesOptions(c).option('bucket', {
+              type: 'string',
+              describe: 'only the tables of this bucket (in.c-…, out.c-…)',
+            }),
+          (args) =>
+            withTables(args, async (source, location) => {
+              const tables = await source.listTables(args.bucket);
+              if (args.json) return print(tables.map(tableJson));
+              if (tables.length === 0) {
+                const where =
+                  args.bucket === undefined
+                    ? `the project of ${displayText(location)}`
+                    : `bucket ${displayId(args.bucket)}`;
+                return say(
+                  `No tables in ${where}. "gex run --config-id <id>" loads each row's out/tables into the project's Storage tables.`,
+                );
+              }
+              for (const t of tables)
+                say(
+                  `${displayId(t.id)}\t${plural(t.rowsCount, 'row')}\t${plural(t.columns.length, 'column')}\tlast import ${displayText(t.lastImportDate)}`,
+                );
+            }),
+        )
+        .command(
+          'show <table-id>',
+          'Show a table: columns, primary key, rows, created, last import and last change',
+          (c) =>
+            tablesOptions(c).positional('table-id', {
+              type: 'string',
+              demandOption: true,
+              describe: 'in.c-<bucket>.<table>',
+            }),
+          (args) =>
+            withTables(args, async (source) => {
+              const t = await source.table(args['table-id']);
+              if (args.json) return print(tableJson(t));
+              say(`Table ${displayId(t.id)}`);
+              say(`  bucket       ${displayId(t.bucketId)}`);
+              say(`  columns      ${names(t.columns)} (${t.columns.length})`);
+              say(`  primary key  ${names(t.primaryKey)}`);
+              say(`  rows         ${t.rowsCount}`);
+              say(`  created      ${displayText(t.created)}`);
+              say(`  last import  ${displayText(t.lastImportDate)}`);
+              say(`  last change  ${t.lastChangeDate === null ? '(never)' : displayText(t.lastChangeDate)}`);
+            }),
+        )
+        .command(
+          'preview <table-id>',
+          `Show the first rows of a table (100 unless --limit, at most ${MAX_PREVIEW_ROWS})`,
+          (c) =>
+            queryOptions(
+              tablesOptions(c).positional('table-id', {
+                type: 'string',
+                demandOption: true,
+                describe: 'in.c-<bucket>.<table>',
+              }),
+              `rows to show (default 100, at most ${MAX_PREVIEW_ROWS})`,
+            )
+              .option('format', {
+                choices: ['text', 'csv', 'json'] as const,
+                default: 'text' as const,
+                describe:
+                  "text: an aligned table (values made safe and cut); csv: Keboola's CSV; json: {columns, rows}",
+              })
+              .example(
+                '$0 tables preview in.c-shop.users --columns id,name --changed-since "-2 days"',
+                'two columns of the rows changed in the last two days',
+              ),
+          (args) =>
+            withTables(args, async (source) => {
+              const query = queryFromArgs(args, MAX_PREVIEW_ROWS);
+              const { columns, rows } = await source.preview(args['table-id'], query);
+              const format = args.json ? 'json' : args.format;
+              if (format === 'json') return print(fields({ columns, rows }));
+              if (format === 'csv') return void process.stdout.write(keboolaCsv([columns, ...rows]));
+              for (const line of previewGrid(columns, rows)) say(line);
+              const limit = query.limit ?? 100;
+              say(
+                rows.length === limit && limit < MAX_PREVIEW_ROWS
+                  ? `(the first ${plural(rows.length, 'row')}; --limit shows up to ${MAX_PREVIEW_ROWS})`
+                  : `(${plural(rows.length, 'row')})`,
+              );
+            }),
+        )
+        .command(
+          'export <table-id>',
+          "Write a table as Keboola's CSV (header, every value quoted) and its manifest (<file>.manifest), streamed",
+          (c) =>
+            queryOptions(
+              tablesOptions(c).positional('table-id', {
+                type: 'string',
+                demandOption: true,
+                describe: 'in.c-<bucket>.<table>',
+              }),
+              'rows to export at most (default: all)',
+            )
+              .option('output', {
+                type: 'string',
+                nargs: 1,
+                describe:
+                  'the CSV file (default <table-id>.csv here); "-" writes the CSV to stdout, without a manifest',
+              })
+              .option('force', { type: 'boolean', default: false, describe: 'replace an existing file and manifest' })
+              .example('$0 tables export in.c-shop.users --output - | head', 'the CSV to stdout'),
+          (args) =>
+            withTables(args, async (source) => {
+              const tableId = args['table-id'];
+              const query = queryFromArgs(args);
+              if (args.output === '-') {
+                await exportToStdout(source, tableId, query);
+                return;
+              }
+              // the default file is named after the table: only once it is known to be one
+              const file = args.output ?? defaultOutput((await source.table(tableId)).id);
+              const result = await exportToFile(source, tableId, query, file, args.force);
+              if (args.json)
+                return print(
+                  fields({
+                    id: result.table.id,
+                    file,
+                    manifest: `${file}.manifest`,
+                    rows: result.rows,
+                    columns: result.columns,
+                  }),
+                );
+              say(
+                `Exported ${plural(result.rows, 'row')} of table ${displayId(result.table.id)} to ${displayText(file)} (manifest ${displayText(`${file}.manifest`)}).`,
+              );
+            }),
+        )
+        .command(
+          'delete [table-id]',
+          'Delete a table, or with --bucket a bucket (--force: with its tables); asks nothing',
+          (c) =>
+            tablesOptions(c)
+              .positional('table-id', { type: 'string', describe: 'in.c-<bucket>.<table>' })
+              .option('bucket', { type: 'string', describe: 'delete this bucket instead of a table' })
+              .option('force', {
+                type: 'boolean',
+                default: false,
+                describe: 'with --bucket: delete the bucket with its tables',
+              }),
+          (args) =>
+            withTables(args, async (source) => {
+              const tableId = args['table-id'];
+              if ((tableId === undefined) === (args.bucket === undefined))
+                throw new UserError(
+                  'GEX_CLI_USAGE',
+                  'Name what to delete: a table id, or --bucket <bucket-id> (one of them).',
+                );
+              if (tableId !== undefined) {
+                await source.deleteTable(tableId);
+                if (args.json) return print(fields({ tables: [tableId], bucket: null }));
+                return say(`Deleted table ${displayId(tableId)}.`);
+              }
+              const bucketId = args.bucket!;
+              const ids = (await source.listTables(bucketId)).map((t) => t.id);
+              if (ids.length > 0 && !args.force) {
+                throw new UserError(
+                  'GEX_BUCKET_NOT_EMPTY',
+                  `Bucket ${displayId(bucketId)} has ${plural(ids.length, 'table')} (${someIds(ids)}): add --force to delete the bucket with them.`,
+                );
+              }
+              await source.deleteBucket(bucketId, ids.length > 0);
+              if (args.json) return print(fields({ tables: ids, bucket: bucketId }));
+              say(
+                `Deleted bucket ${displayId(bucketId)}${ids.length ? ` with ${plural(ids.length, 'table')}: ${someIds(ids)}` : ''}.`,
+              );
+            }),
+        )
+        .demandCommand(1),
   );
 }

@@ -13,7 +13,10 @@ const SHORT_ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': 
 
 /** `value` with every unsafe character escaped and at most `width` characters long. */
 export function cellText(value: string, width = MAX_CELL_WIDTH): string {
-  const escaped = value.replace(UNSAFE, (c) => SHORT_ESCAPES[c] ?? [...c].map((u) => `\\u${u.codePointAt(0)!.toString(16).padStart(4, '0')}`).join(''));
+  const escaped = value.replace(
+    UNSAFE,
+    (c) => SHORT_ESCAPES[c] ?? [...c].map((u) => `\\u${u.codePointAt(0)!.toString(16).padStart(4, '0')}`).join(''),
+  );
   const chars = [...escaped];
   return chars.length <= width ? escaped : `${chars.slice(0, width - 1).join('')}…`;
 }

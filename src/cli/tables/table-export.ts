@@ -46,7 +46,12 @@ async function writeChunk(stream: NodeJS.WritableStream, text: string): Promise<
  * the table's), then the rows batch by batch. A table whose columns changed while it was read is
  * refused, so that the header always names the values below it.
  */
-async function streamCsv(source: TableSource, tableId: string, query: TableQuery, out: NodeJS.WritableStream): Promise<ExportResult> {
+async function streamCsv(
+  source: TableSource,
+  tableId: string,
+  query: TableQuery,
+  out: NodeJS.WritableStream,
+): Promise<ExportResult> {
   const table = await source.table(tableId);
   const expected = query.columns && query.columns.length > 0 ? [...query.columns] : table.columns;
   await writeChunk(out, keboolaCsv([expected]));
@@ -56,7 +61,10 @@ async function streamCsv(source: TableSource, tableId: string, query: TableQuery
     await writeChunk(out, keboolaCsv(batch));
   });
   if (columns.length !== expected.length || columns.some((c, i) => c !== expected[i])) {
-    throw new UserError('GEX_FILE_NOT_WRITTEN', `Table ${displayId(tableId)} changed its columns while it was exported; run the export again.`);
+    throw new UserError(
+      'GEX_FILE_NOT_WRITTEN',
+      `Table ${displayId(tableId)} changed its columns while it was exported; run the export again.`,
+    );
   }
   return { rows, columns, table };
 }
@@ -88,14 +96,29 @@ async function closeStream(stream: WriteStream): Promise<void> {
  * only with `force`; without it the files are linked in place, which fails atomically if one has
  * appeared meanwhile.
  */
-export async function exportToFile(source: TableSource, tableId: string, query: TableQuery, file: string, force: boolean): Promise<ExportResult> {
+export async function exportToFile(
+  source: TableSource,
+  tableId: string,
+  query: TableQuery,
+  file: string,
+  force: boolean,
+): Promise<ExportResult> {
   const target = path.resolve(file);
   const manifest = `${target}.manifest`;
   const folder = path.dirname(target);
   const folderStat = await stat(folder).catch(() => null);
-  if (!folderStat?.isDirectory()) throw new UserError('GEX_FILE_NOT_WRITTEN', `Cannot write ${displayText(file)}: the folder ${displayText(folder)} does not exist; create it first or name another --output.`);
+  if (!folderStat?.isDirectory())
+    throw new UserError(
+      'GEX_FILE_NOT_WRITTEN',
+      `Cannot write ${displayText(file)}: the folder ${displayText(folder)} does not exist; create it first or name another --output.`,
+    );
   if (!force) {
-    for (const f of [target, manifest]) if (await exists(f)) throw new UserError('GEX_FILE_NOT_WRITTEN', `${displayText(f)} exists already: add --force to replace it, or name another --output.`);
+    for (const f of [target, manifest])
+      if (await exists(f))
+        throw new UserError(
+          'GEX_FILE_NOT_WRITTEN',
+          `${displayText(f)} exists already: add --force to replace it, or name another --output.`,
+        );
   }
   const stamp = `${process.pid}.${randomBytes(4).toString('hex')}`;
   const tempCsv = path.join(folder, `.${path.basename(target)}.${stamp}.tmp`);
@@ -104,18 +127,31 @@ export async function exportToFile(source: TableSource, tableId: string, query: 
   let stream: WriteStream | undefined;
   try {
     stream = createWriteStream(tempCsv, { flags: 'wx' });
-    const failed = new Promise<never>((_, reject) => stream!.once('error', (e) => reject(new UserError('GEX_FILE_NOT_WRITTEN', `Cannot write ${displayText(file)}: ${e.message}`, { cause: e }))));
+    const failed = new Promise<never>((_, reject) =>
+      stream!.once('error', (e) =>
+        reject(new UserError('GEX_FILE_NOT_WRITTEN', `Cannot write ${displayText(file)}: ${e.message}`, { cause: e })),
+      ),
+    );
     failed.catch(() => undefined);
     const result = await Promise.race([streamCsv(source, tableId, query, stream), failed]);
     await Promise.race([closeStream(stream), failed]);
-    await writeFile(tempManifest, `${JSON.stringify(inputManifest(result.table, result.columns), null, 2)}\n`, { flag: 'wx' });
-    for (const [temp, final] of [[tempCsv, target], [tempManifest, manifest]]) {
+    await writeFile(tempManifest, `${JSON.stringify(inputManifest(result.table, result.columns), null, 2)}\n`, {
+      flag: 'wx',
+    });
+    for (const [temp, final] of [
+      [tempCsv, target],
+      [tempManifest, manifest],
+    ]) {
       if (force) await rename(temp, final);
       else {
         try {
           await link(temp, final);
         } catch (error) {
-          if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new UserError('GEX_FILE_NOT_WRITTEN', `${displayText(final)} appeared while the table was exported: add --force to replace it.`);
+          if ((error as NodeJS.ErrnoException).code === 'EEXIST')
+            throw new UserError(
+              'GEX_FILE_NOT_WRITTEN',
+              `${displayText(final)} appeared while the table was exported: add --force to replace it.`,
+            );
           throw error;
         }
       }
@@ -128,7 +164,8 @@ export async function exportToFile(source: TableSource, tableId: string, query: 
     throw error;
   } finally {
     // the file is opened asynchronously: wait for the stream to close, or a late open re-creates it
-    if (stream && !stream.closed) await new Promise<void>((resolve) => stream!.destroy().once('close', () => resolve()));
+    if (stream && !stream.closed)
+      await new Promise<void>((resolve) => stream!.destroy().once('close', () => resolve()));
     for (const temp of [tempCsv, tempManifest]) await unlink(temp).catch(() => undefined);
   }
 }

@@ -24,7 +24,10 @@ export interface AuthRuntime {
 
 export const SYSTEM_RUNTIME: AuthRuntime = {
   now: () => Math.floor(Date.now() / 1000),
-  nonce: (length) => randomBytes(Math.ceil(length / 2)).toString('hex').slice(0, length),
+  nonce: (length) =>
+    randomBytes(Math.ceil(length / 2))
+      .toString('hex')
+      .slice(0, length),
 };
 
 /** Where secrets obtained at run time are registered so that logs hide them (a SecretMasker). */

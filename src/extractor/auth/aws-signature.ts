@@ -1,7 +1,15 @@
 import type { SignatureV4 } from '@smithy/signature-v4';
 import { ConfigError, UserError } from '../../common/errors.js';
 import { isJsonObject, isScalar, type JsonObject } from '../../json/index.js';
-import { guzzleQueryBuild, guzzleQueryParse, hasRawBytes, phpEmpty, phpRawUrlencode, phpToString, phpTrim } from '../../php/index.js';
+import {
+  guzzleQueryBuild,
+  guzzleQueryParse,
+  hasRawBytes,
+  phpEmpty,
+  phpRawUrlencode,
+  phpToString,
+  phpTrim,
+} from '../../php/index.js';
 import type { HttpRequest } from '../http/types.js';
 import type { SecretSink } from './auth-method.js';
 import { splitUrl } from './request-parts.js';
@@ -30,12 +38,19 @@ export function awsCredentials(parameters: JsonObject): AwsCredentials | null {
   const section: JsonObject = isJsonObject(credentials) ? credentials : new Map();
   const values = REQUIRED.map((key) => {
     const value = section.get(key);
-    if (phpEmpty(value)) throw new UserError('GEX_CONFIG_INVALID', `Option "${key}" under "${AWS_CREDENTIALS_PATH}" cannot be empty.`);
-    if (!isScalar(value)) throw new ConfigError(`${AWS_CREDENTIALS_PATH}.${key}`, 'must be a string', 'Set it to the text value');
+    if (phpEmpty(value))
+      throw new UserError('GEX_CONFIG_INVALID', `Option "${key}" under "${AWS_CREDENTIALS_PATH}" cannot be empty.`);
+    if (!isScalar(value))
+      throw new ConfigError(`${AWS_CREDENTIALS_PATH}.${key}`, 'must be a string', 'Set it to the text value');
     return phpToString(value);
   });
   // the SDK's Credentials trims the key id and the secret (PHP trim())
-  return { accessKeyId: phpTrim(values[0]), secretKey: phpTrim(values[1]), serviceName: values[2], regionName: values[3] };
+  return {
+    accessKeyId: phpTrim(values[0]),
+    secretKey: phpTrim(values[1]),
+    serviceName: values[2],
+    regionName: values[3],
+  };
 }
 
 /**
@@ -43,10 +58,28 @@ export function awsCredentials(parameters: JsonObject): AwsCredentials | null {
  * header of the request, `Host` included.
  */
 const UNSIGNED_HEADERS = new Set([
-  'cache-control', 'content-type', 'content-length', 'expect', 'max-forwards', 'pragma', 'range', 'te',
-  'if-match', 'if-none-match', 'if-modified-since', 'if-unmodified-since', 'if-range', 'accept',
-  'authorization', 'proxy-authorization', 'from', 'referer', 'user-agent', 'x-amzn-trace-id',
-  'aws-sdk-invocation-id', 'aws-sdk-retry',
+  'cache-control',
+  'content-type',
+  'content-length',
+  'expect',
+  'max-forwards',
+  'pragma',
+  'range',
+  'te',
+  'if-match',
+  'if-none-match',
+  'if-modified-since',
+  'if-unmodified-since',
+  'if-range',
+  'accept',
+  'authorization',
+  'proxy-authorization',
+  'from',
+  'referer',
+  'user-agent',
+  'x-amzn-trace-id',
+  'aws-sdk-invocation-id',
+  'aws-sdk-retry',
 ]);
 
 /** Headers the signer replaces: a configured one never reaches the wire (as with GE). */
@@ -94,17 +127,22 @@ export class AwsSigner {
 
     // the SDK joins the values of a repeated header (any case) with commas, in sorted order
     const grouped = new Map<string, string[]>();
-    for (const [name, value] of headers) grouped.set(name.toLowerCase(), [...(grouped.get(name.toLowerCase()) ?? []), value]);
+    for (const [name, value] of headers)
+      grouped.set(name.toLowerCase(), [...(grouped.get(name.toLowerCase()) ?? []), value]);
     const signable = new Set([...grouped.keys()].filter((name) => !UNSIGNED_HEADERS.has(name)));
 
     this.signer ??= this.loadSigner();
-    const signed = await (await this.signer).sign(
+    const signed = await (
+      await this.signer
+    ).sign(
       {
         method: request.method,
         protocol: `${parts.scheme}:`,
         hostname: parts.host,
         path: canonicalPath(parts.path),
-        query: Object.fromEntries([...parsedQuery].map(([k, v]) => [k, Array.isArray(v) ? v.map((x) => x ?? '') : (v ?? '')])),
+        query: Object.fromEntries(
+          [...parsedQuery].map(([k, v]) => [k, Array.isArray(v) ? v.map((x) => x ?? '') : (v ?? '')]),
+        ),
         headers: Object.fromEntries([...grouped].map(([name, values]) => [name, values.sort().join(',')])),
         body: request.body === undefined ? undefined : Buffer.from(request.body, 'utf8'),
       },
@@ -132,7 +170,10 @@ function canonicalPath(path: string): string {
  */
 function refuseRawBytes(request: HttpRequest, query: string): void {
   const where = (what: string) =>
-    new UserError('GEX_API_REQUEST_UNENCODABLE', `AWS signing of ${request.method} ${request.url}: ${what} holds bytes that are not UTF-8 text, which gex cannot sign. Encode them first (e.g. with base64_encode).`);
+    new UserError(
+      'GEX_API_REQUEST_UNENCODABLE',
+      `AWS signing of ${request.method} ${request.url}: ${what} holds bytes that are not UTF-8 text, which gex cannot sign. Encode them first (e.g. with base64_encode).`,
+    );
   for (const [name, value] of request.headers) if (hasRawBytes(value)) throw where(`the header ${name}`);
   if (!isUtf8(percentDecodedBytes(query))) throw where('the query string');
 }
@@ -140,7 +181,7 @@ function refuseRawBytes(request: HttpRequest, query: string): void {
 /** The bytes a query string decodes to (`%XX` is one byte, anything else its UTF-8). */
 function percentDecodedBytes(text: string): Buffer {
   const chunks: Buffer[] = [];
-  for (let i = 0; i < text.length; ) {
+  for (let i = 0; i < text.length;) {
     const escape = /^%[0-9A-Fa-f]{2}/.exec(text.slice(i, i + 3));
     if (escape) {
       chunks.push(Buffer.from([parseInt(escape[0].slice(1), 16)]));

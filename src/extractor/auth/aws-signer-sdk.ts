@@ -6,7 +6,12 @@ import { SignatureV4 } from '@smithy/signature-v4';
  * it is imported on first use (dynamically): the bundle keeps the SDK's ~400 KB out of every other
  * run, and a static import here lets the bundler link its CommonJS exports by name.
  */
-export function createSignatureV4(credentials: { accessKeyId: string; secretKey: string; serviceName: string; regionName: string }): SignatureV4 {
+export function createSignatureV4(credentials: {
+  accessKeyId: string;
+  secretKey: string;
+  serviceName: string;
+  regionName: string;
+}): SignatureV4 {
   return new SignatureV4({
     credentials: { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretKey },
     region: credentials.regionName,

@@ -16,13 +16,23 @@ export class BasicAuth implements AuthMethod {
 
   constructor(attributes: JsonObject, secrets: SecretSink) {
     if (phpEmpty(attributes.get('username')) && phpEmpty(attributes.get('#username'))) {
-      throw new UserError('GEX_CONFIG_INVALID', "Missing the required '#username' (or 'username') attribute in config: set parameters.config.#username for basic authentication.");
+      throw new UserError(
+        'GEX_CONFIG_INVALID',
+        "Missing the required '#username' (or 'username') attribute in config: set parameters.config.#username for basic authentication.",
+      );
     }
     if (phpEmpty(attributes.get('password')) && phpEmpty(attributes.get('#password'))) {
-      throw new UserError('GEX_CONFIG_INVALID', "Missing the required '#password' attribute in config: set parameters.config.#password for basic authentication.");
+      throw new UserError(
+        'GEX_CONFIG_INVALID',
+        "Missing the required '#password' attribute in config: set parameters.config.#password for basic authentication.",
+      );
     }
-    const username = phpToString(phpEmpty(attributes.get('username')) ? attributes.get('#username') : attributes.get('username'));
-    const password = phpToString(phpEmpty(attributes.get('password')) ? attributes.get('#password') : attributes.get('password'));
+    const username = phpToString(
+      phpEmpty(attributes.get('username')) ? attributes.get('#username') : attributes.get('username'),
+    );
+    const password = phpToString(
+      phpEmpty(attributes.get('password')) ? attributes.get('#password') : attributes.get('password'),
+    );
     // the header is base64 of the pair: hidden as a whole (the masker hides base64 of what it holds)
     secrets.add(`${username}:${password}`);
     this.header = `Basic ${Buffer.from(`${username}:${password}`, 'utf8').toString('base64')}`;

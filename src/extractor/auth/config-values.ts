@@ -15,7 +15,11 @@ export const CREDENTIALS_PATH = 'authorization.oauth_api.credentials';
 export function functionMap(value: JsonValue | undefined, path: string): JsonObject {
   if (phpEmpty(value)) return new Map();
   if (isJsonObject(value) || Array.isArray(value)) return toPhpArrayMap(value);
-  throw new ConfigError(path, `must be an object, got ${JSON.stringify(phpToString(value))}`, 'Use {"name": value-or-function, ...}');
+  throw new ConfigError(
+    path,
+    `must be an object, got ${JSON.stringify(phpToString(value))}`,
+    'Use {"name": value-or-function, ...}',
+  );
 }
 
 /** `authorization.oauth_api.credentials`, or a user error saying what to set. */
@@ -26,12 +30,15 @@ export function oauthCredentials(authorization: JsonObject, method: string): Jso
     throw new UserError(
       'GEX_CONFIG_INVALID',
       `OAuth API credentials not supplied in configuration: ${method} authentication needs ${CREDENTIALS_PATH} with "appKey", "#appSecret" and "#data" ` +
-        '(Keboola fills it from the component\'s OAuth authorization).',
+        "(Keboola fills it from the component's OAuth authorization).",
     );
   }
   for (const key of ['#data', 'appKey', '#appSecret']) {
     if (phpEmpty(credentials.get(key))) {
-      throw new UserError('GEX_CONFIG_INVALID', `Missing '${key}' for ${method} authorization: set ${CREDENTIALS_PATH}.${key}.`);
+      throw new UserError(
+        'GEX_CONFIG_INVALID',
+        `Missing '${key}' for ${method} authorization: set ${CREDENTIALS_PATH}.${key}.`,
+      );
     }
   }
   return credentials;

@@ -47,7 +47,12 @@ export function createAuth(options: AuthFactoryOptions): AuthMethod | null {
   const name = phpToString(type);
   logger.debug(`Using '${name}' authentication.`);
   const create = Object.hasOwn(AUTH_METHODS, name) ? AUTH_METHODS[name as AuthType] : undefined;
-  if (!create) throw new ConfigError(`${AUTH_PATH}.type`, `unknown authorization type '${name}'`, `Use one of ${AUTH_TYPES.join(', ')}`);
+  if (!create)
+    throw new ConfigError(
+      `${AUTH_PATH}.type`,
+      `unknown authorization type '${name}'`,
+      `Use one of ${AUTH_TYPES.join(', ')}`,
+    );
   return create(name, authentication, { ...options, runtime });
 }
 
@@ -65,17 +70,30 @@ const AUTH_METHODS = {
     }
     return new BasicAuth(attributes, secrets);
   },
-  query: (name: string, authentication: JsonObject, context: AuthContext): AuthMethod => queryAuth(name, authentication, context),
+  query: (name: string, authentication: JsonObject, context: AuthContext): AuthMethod =>
+    queryAuth(name, authentication, context),
   'url.query': (name: string, authentication: JsonObject, context: AuthContext): AuthMethod => {
     context.logger.warn("Method 'url.query' auth is deprecated, use 'query'.");
     return queryAuth(name, authentication, context);
   },
-  login: (name: string, authentication: JsonObject, { settings, functions, attr, logger, secrets, runtime }: AuthContext): AuthMethod =>
+  login: (
+    name: string,
+    authentication: JsonObject,
+    { settings, functions, attr, logger, secrets, runtime }: AuthContext,
+  ): AuthMethod =>
     new LoginAuth(name, authentication, { attr }, { api: settings, functions, attr, logger, secrets, runtime }),
-  oauth10: (_name: string, _authentication: JsonObject, { authorization, runtime, secrets }: AuthContext): AuthMethod => new OAuth10Auth(authorization, runtime, secrets),
-  oauth20: (_name: string, authentication: JsonObject, { authorization, functions, runtime, secrets }: AuthContext): AuthMethod =>
-    new OAuth20Auth(authorization, authentication, functions, runtime, secrets),
-  'oauth20.login': (name: string, authentication: JsonObject, { authorization, settings, functions, attr, logger, secrets, runtime }: AuthContext): AuthMethod => {
+  oauth10: (_name: string, _authentication: JsonObject, { authorization, runtime, secrets }: AuthContext): AuthMethod =>
+    new OAuth10Auth(authorization, runtime, secrets),
+  oauth20: (
+    _name: string,
+    authentication: JsonObject,
+    { authorization, functions, runtime, secrets }: AuthContext,
+  ): AuthMethod => new OAuth20Auth(authorization, authentication, functions, runtime, secrets),
+  'oauth20.login': (
+    name: string,
+    authentication: JsonObject,
+    { authorization, settings, functions, attr, logger, secrets, runtime }: AuthContext,
+  ): AuthMethod => {
     const contexts = { ...oauth20LoginContexts(authorization, secrets), attr };
     return new LoginAuth(name, authentication, contexts, { api: settings, functions, attr, logger, secrets, runtime });
   },
@@ -85,14 +103,21 @@ type AuthType = keyof typeof AUTH_METHODS;
 
 export const AUTH_TYPES = Object.keys(AUTH_METHODS) as AuthType[];
 
-function queryAuth(name: string, authentication: JsonObject, { api, functions, attr, logger, secrets }: AuthContext): AuthMethod {
+function queryAuth(
+  name: string,
+  authentication: JsonObject,
+  { api, functions, attr, logger, secrets }: AuthContext,
+): AuthMethod {
   let query = authentication.get('query');
   if (phpEmpty(query) && !phpEmpty(api.get('query'))) {
     logger.warn("Using 'api.query' is deprecated, use 'api.authentication.query'.");
     query = api.get('query');
   }
   if (phpEmpty(query)) {
-    throw new UserError('GEX_CONFIG_INVALID', `The query authentication method requires 'query' configuration in 'authentication' section: set ${AUTH_PATH}.query, e.g. {"api_key": {"attr": "#apiKey"}}.`);
+    throw new UserError(
+      'GEX_CONFIG_INVALID',
+      `The query authentication method requires 'query' configuration in 'authentication' section: set ${AUTH_PATH}.query, e.g. {"api_key": {"attr": "#apiKey"}}.`,
+    );
   }
   return new QueryAuth(name, functionMap(query, `${AUTH_PATH}.query`), functions, attr, secrets);
 }

@@ -1,10 +1,25 @@
 import { UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../../json/index.js';
-import { getDataFromPath, PHP_FUNCTIONS, phpBool, phpEmpty, phpFilterValidateInt, phpIntCast, phpIsNumeric, phpToString, toPhpArrayMap } from '../../php/index.js';
+import {
+  getDataFromPath,
+  PHP_FUNCTIONS,
+  phpBool,
+  phpEmpty,
+  phpFilterValidateInt,
+  phpIntCast,
+  phpIsNumeric,
+  phpToString,
+  toPhpArrayMap,
+} from '../../php/index.js';
 import type { ApiSettings } from '../config/api-settings.js';
 import { parseJob, type JobConfig } from '../config/job-config.js';
-import { evaluateParams, flattenContext, type FunctionContexts, type UserFunctions } from '../functions/user-functions.js';
+import {
+  evaluateParams,
+  flattenContext,
+  type FunctionContexts,
+  type UserFunctions,
+} from '../functions/user-functions.js';
 import { buildHttpRequest } from '../http/request-builder.js';
 import type { HttpRequest, HttpResponse, Send } from '../http/types.js';
 import { bodySnippet, decodeResponse } from '../response/decode-response.js';
@@ -56,19 +71,30 @@ export class LoginAuth implements AuthMethod {
     const format = authentication.get('format');
     if (phpEmpty(format)) this.format = 'json';
     else if (format === 'json' || format === 'text') this.format = format;
-    else throw new UserError('GEX_CONFIG_INVALID', `'format' must be either 'json' or 'text': set ${AUTH_PATH}.format (got ${JSON.stringify(phpToString(format))}).`);
+    else
+      throw new UserError(
+        'GEX_CONFIG_INVALID',
+        `'format' must be either 'json' or 'text': set ${AUTH_PATH}.format (got ${JSON.stringify(phpToString(format))}).`,
+      );
 
     const loginRequest = authentication.get('loginRequest');
     if (phpEmpty(loginRequest) || !isJsonObject(loginRequest)) {
-      throw new UserError('GEX_CONFIG_INVALID', `'loginRequest' is not configured for Login authentication: set ${AUTH_PATH}.loginRequest to {"endpoint": "...", "method": "...", "params": {...}, "headers": {...}}.`);
+      throw new UserError(
+        'GEX_CONFIG_INVALID',
+        `'loginRequest' is not configured for Login authentication: set ${AUTH_PATH}.loginRequest to {"endpoint": "...", "method": "...", "params": {...}, "headers": {...}}.`,
+      );
     }
     if (phpEmpty(loginRequest.get('endpoint'))) {
-      throw new UserError('GEX_CONFIG_INVALID', `Request endpoint must be set for the Login authentication method: set ${AUTH_PATH}.loginRequest.endpoint.`);
+      throw new UserError(
+        'GEX_CONFIG_INVALID',
+        `Request endpoint must be set for the Login authentication method: set ${AUTH_PATH}.loginRequest.endpoint.`,
+      );
     }
     this.loginJob = parseJob(loginRequest, `${AUTH_PATH}.loginRequest`);
 
     const expires = authentication.get('expires');
-    const expiresResponse = isJsonObject(expires) || Array.isArray(expires) ? toPhpArrayMap(expires).get('response') : undefined;
+    const expiresResponse =
+      isJsonObject(expires) || Array.isArray(expires) ? toPhpArrayMap(expires).get('response') : undefined;
     if (!phpEmpty(expires) && !phpFilterValidateInt(expires) && phpEmpty(expiresResponse)) {
       throw new UserError(
         'GEX_CONFIG_INVALID',
@@ -128,18 +154,21 @@ export class LoginAuth implements AuthMethod {
     // credentials built by functions (e.g. base64 of user:password) are hidden like the secrets they hold
     registerComputed(this.deps.secrets, job.params, params);
     registerComputed(this.deps.secrets, job.headers, headers);
-    return buildHttpRequest(
-      { endpoint: job.endpoint, params, method: job.method },
-      headers,
-      { ...api, defaultParams: new Map(), defaultHeaders: new Map() },
-    );
+    return buildHttpRequest({ endpoint: job.endpoint, params, method: job.method }, headers, {
+      ...api,
+      defaultParams: new Map(),
+      defaultHeaders: new Map(),
+    });
   }
 
   /** The login response as an object: `text` → `{data: body}`, JSON scalar → `{data: value}`, list → error. */
   private responseObject(response: HttpResponse, request: HttpRequest): JsonObject {
     if (response.status >= 400) {
       const body = bodySnippet(response.body, this.deps.secrets.mask?.bind(this.deps.secrets), 200);
-      throw new UserError('GEX_API_LOGIN_FAILED', `The login request failed: [${response.status}] ${response.statusMessage} (${request.method} ${request.url})${body}`);
+      throw new UserError(
+        'GEX_API_LOGIN_FAILED',
+        `The login request failed: [${response.status}] ${response.statusMessage} (${request.method} ${request.url})${body}`,
+      );
     }
     if (this.format === 'text') return new Map([['data', response.body.toString('utf8')]]);
     const decoded = decodeResponse(response, request, [], this.deps.secrets.mask?.bind(this.deps.secrets));
@@ -220,4 +249,3 @@ function responsePath(value: JsonValue, response: JsonObject): JsonValue | undef
   if (path === '.') return response;
   return getDataFromPath(response, path);
 }
-

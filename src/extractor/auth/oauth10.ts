@@ -1,7 +1,16 @@
 import { createHmac } from 'node:crypto';
 import { UserError } from '../../common/errors.js';
 import { decodeJson, isJsonObject, JsonSyntaxError, type JsonObject, type JsonValue } from '../../json/index.js';
-import { guzzleQueryParse, phpEmpty, percentDecode, phpRawUrlencode, phpToString, phpHttpBuildQuery, phpStrcmp, type GuzzleQueryValue } from '../../php/index.js';
+import {
+  guzzleQueryParse,
+  phpEmpty,
+  percentDecode,
+  phpRawUrlencode,
+  phpToString,
+  phpHttpBuildQuery,
+  phpStrcmp,
+  type GuzzleQueryValue,
+} from '../../php/index.js';
 import type { HttpRequest } from '../http/types.js';
 import type { AuthMethod, AuthRuntime, SecretSink } from './auth-method.js';
 import { CREDENTIALS_PATH, oauthCredentials, registerSecret } from './config-values.js';
@@ -26,7 +35,12 @@ function byKey<V>(entries: Iterable<[string, V]>): Array<[string, V]> {
  * present is not added again (PHP `+=`) — sorted by name, nulls dropped, serialised with
  * `http_build_query` in RFC 3986 mode. Key: `enc(consumer secret)&enc(token secret)`.
  */
-export function oauth1Header(request: HttpRequest, credentials: OAuth1Credentials, nonce: string, timestamp: number): string {
+export function oauth1Header(
+  request: HttpRequest,
+  credentials: OAuth1Credentials,
+  nonce: string,
+  timestamp: number,
+): string {
   const oauth = new Map<string, JsonValue>([
     ['oauth_consumer_key', credentials.consumerKey],
     ['oauth_nonce', nonce],
@@ -76,13 +90,23 @@ export class OAuth10Auth implements AuthMethod {
       data = typeof rawData === 'string' ? decodeJson(rawData) : (rawData as JsonValue);
     } catch (error) {
       if (!(error instanceof JsonSyntaxError)) throw error;
-      throw new UserError('GEX_CONFIG_INVALID', `The OAuth data is not a valid JSON: ${CREDENTIALS_PATH}.#data must be a JSON object with "oauth_token" and "oauth_token_secret" (${error.message}).`);
+      throw new UserError(
+        'GEX_CONFIG_INVALID',
+        `The OAuth data is not a valid JSON: ${CREDENTIALS_PATH}.#data must be a JSON object with "oauth_token" and "oauth_token_secret" (${error.message}).`,
+      );
     }
     if (!isJsonObject(data)) {
-      throw new UserError('GEX_CONFIG_INVALID', `The OAuth data must be a JSON object: ${CREDENTIALS_PATH}.#data needs "oauth_token" and "oauth_token_secret".`);
+      throw new UserError(
+        'GEX_CONFIG_INVALID',
+        `The OAuth data must be a JSON object: ${CREDENTIALS_PATH}.#data needs "oauth_token" and "oauth_token_secret".`,
+      );
     }
     for (const key of ['oauth_token', 'oauth_token_secret']) {
-      if (phpEmpty(data.get(key))) throw new UserError('GEX_CONFIG_INVALID', `Missing '${key}' in ${CREDENTIALS_PATH}.#data for OAuth 1.0 authorization.`);
+      if (phpEmpty(data.get(key)))
+        throw new UserError(
+          'GEX_CONFIG_INVALID',
+          `Missing '${key}' in ${CREDENTIALS_PATH}.#data for OAuth 1.0 authorization.`,
+        );
     }
     this.credentials = {
       consumerKey: phpToString(details.get('appKey')),

@@ -1,10 +1,25 @@
 import { UserError } from '../../common/errors.js';
-import { decodeJson, isJsonObject, isScalar, JsonSyntaxError, type JsonObject, type JsonValue } from '../../json/index.js';
+import {
+  decodeJson,
+  isJsonObject,
+  isScalar,
+  JsonSyntaxError,
+  type JsonObject,
+  type JsonValue,
+} from '../../json/index.js';
 import { guzzleQueryParse, phpEmpty, phpToString } from '../../php/index.js';
 import { evaluateParams, flattenContext, type UserFunctions } from '../functions/user-functions.js';
 import type { HttpRequest } from '../http/types.js';
 import type { AuthMethod, AuthRuntime, SecretSink } from './auth-method.js';
-import { AUTH_PATH, CREDENTIALS_PATH, functionMap, oauthCredentials, registerComputed, registerSecret, registerStringLeaves } from './config-values.js';
+import {
+  AUTH_PATH,
+  CREDENTIALS_PATH,
+  functionMap,
+  oauthCredentials,
+  registerComputed,
+  registerSecret,
+  registerStringLeaves,
+} from './config-values.js';
 import { mergeQueries } from './query-merge.js';
 import { checkQueryValues, headerValue, requestContext, splitUrl, withHeader, withQuery } from './request-parts.js';
 
@@ -15,7 +30,10 @@ export function decodeOAuthData(raw: JsonValue | undefined): JsonValue {
     return decodeJson(raw);
   } catch (error) {
     if (!(error instanceof JsonSyntaxError)) throw error;
-    throw new UserError('GEX_CONFIG_INVALID', `The OAuth data is not a valid JSON: set ${CREDENTIALS_PATH}.#data to a JSON object (${error.message}).`);
+    throw new UserError(
+      'GEX_CONFIG_INVALID',
+      `The OAuth data is not a valid JSON: set ${CREDENTIALS_PATH}.#data to a JSON object (${error.message}).`,
+    );
   }
 }
 
@@ -50,7 +68,10 @@ export class OAuth20Auth implements AuthMethod {
       this.data = phpToString(details.get('#data'));
       registerSecret(secrets, this.data);
     } else {
-      throw new UserError('GEX_CONFIG_INVALID', `Unknown OAuth data format '${phpToString(format)}': set ${AUTH_PATH}.format to "text" (the token) or "json".`);
+      throw new UserError(
+        'GEX_CONFIG_INVALID',
+        `Unknown OAuth data format '${phpToString(format)}': set ${AUTH_PATH}.format to "text" (the token) or "json".`,
+      );
     }
     this.clientId = phpToString(details.get('appKey'));
     this.headers = functionMap(authentication.get('headers'), `${AUTH_PATH}.headers`);
@@ -89,11 +110,17 @@ export class OAuth20Auth implements AuthMethod {
 }
 
 /** oauth20.login contexts of the login request: `consumer` {client_id, client_secret} and `user` (#data decoded). */
-export function oauth20LoginContexts(authorization: JsonObject, secrets: SecretSink): { consumer: Map<string, JsonValue>; user: Map<string, JsonValue> } {
+export function oauth20LoginContexts(
+  authorization: JsonObject,
+  secrets: SecretSink,
+): { consumer: Map<string, JsonValue>; user: Map<string, JsonValue> } {
   const details = oauthCredentials(authorization, 'OAuth 2.0');
   const user = decodeOAuthData(details.get('#data'));
   if (!isJsonObject(user) && !Array.isArray(user)) {
-    throw new UserError('GEX_CONFIG_INVALID', `The OAuth data must be a JSON object for oauth20.login: set ${CREDENTIALS_PATH}.#data to e.g. {"refresh_token": "..."}.`);
+    throw new UserError(
+      'GEX_CONFIG_INVALID',
+      `The OAuth data must be a JSON object for oauth20.login: set ${CREDENTIALS_PATH}.#data to e.g. {"refresh_token": "..."}.`,
+    );
   }
   registerStringLeaves(secrets, user);
   const consumer: JsonObject = new Map([

@@ -28,7 +28,14 @@ export function splitUrl(url: string): UrlParts {
   const portMatch = /:(\d*)$/.exec(hostPort);
   const host = portMatch && !hostPort.endsWith(']') ? hostPort.slice(0, portMatch.index) : hostPort;
   const port = portMatch && portMatch[1] !== '' ? Number(portMatch[1]) : null;
-  return { origin: `${m[1]}://${authority}`, scheme: m[1].toLowerCase(), host: host.toLowerCase(), port, path: m[3], query: m[4] ?? '' };
+  return {
+    origin: `${m[1]}://${authority}`,
+    scheme: m[1].toLowerCase(),
+    host: host.toLowerCase(),
+    port,
+    path: m[3],
+    query: m[4] ?? '',
+  };
 }
 
 /** The request with another query string (psr7 `Uri::withQuery`; an empty query drops the `?`). */
@@ -68,7 +75,11 @@ function typeName(value: JsonValue): string {
 /** A header value an auth method produced: scalars as PHP prints them, anything else a user error (docs/ge-behaviour.md#headers). */
 export function headerValue(value: JsonValue, path: string): string {
   if (value !== null && !isScalar(value)) {
-    throw new ConfigError(path, `invalid type "${typeName(value)}" in headers`, 'A header value must be a string or a number; check the function or the response path that produces it');
+    throw new ConfigError(
+      path,
+      `invalid type "${typeName(value)}" in headers`,
+      'A header value must be a string or a number; check the function or the response path that produces it',
+    );
   }
   return headerText(phpToString(value), path);
 }
@@ -79,7 +90,11 @@ export function checkQueryValues(query: JsonObject, path: string): JsonObject {
     const items = Array.isArray(value) ? value : isJsonObject(value) ? [...value.values()] : [value];
     for (const item of items) {
       if (item !== null && !isScalar(item)) {
-        throw new ConfigError(`${path}.${key}`, `invalid type "${typeName(item)}" in query`, 'A query value must be a string, a number or a list of them');
+        throw new ConfigError(
+          `${path}.${key}`,
+          `invalid type "${typeName(item)}" in query`,
+          'A query value must be a string, a number or a list of them',
+        );
       }
     }
   }

@@ -37,33 +37,77 @@ const SHOWN_LENGTH = 2000;
  * resolved, and each top-level job's first request built. With `sendRequests` that request is
  * sent and its answer analysed (nothing written to the data folder).
  */
-export async function checkInput(input: DataFolderInput, label: string, rowId: string | null, options: CheckInputOptions): Promise<UnitCheck> {
+export async function checkInput(
+  input: DataFolderInput,
+  label: string,
+  rowId: string | null,
+  options: CheckInputOptions,
+): Promise<UnitCheck> {
   const { masker } = options;
   for (const value of [input.parameters, input.authorization, input.state]) masker.addFromConfig(value);
   // unknown keys first: a typo is often what makes a configuration invalid (`jbos` → jobs missing)
-  const unit: UnitCheck = { label, rowId, valid: false, warnings: findUnknownKeys(input.parameters).map((u) => masker.mask(unknownKeyWarning(u))), jobs: [] };
+  const unit: UnitCheck = {
+    label,
+    rowId,
+    valid: false,
+    warnings: findUnknownKeys(input.parameters).map((u) => masker.mask(unknownKeyWarning(u))),
+    jobs: [],
+  };
   try {
     const { apiNode, configs } = await checkBeforeRequests(input, () => undefined, options.signal);
     const credentials = awsCredentials(input.parameters);
     const state = new ExtractorState(input.state, (options.now ?? SYSTEM_RUNTIME.now)());
-    const shared = { input, apiNode, functions: new UserFunctions(), time: state.timeContext(), logger: options.logger, secrets: masker, authRuntime: options.authRuntime };
+    const shared = {
+      input,
+      apiNode,
+      functions: new UserFunctions(),
+      time: state.timeContext(),
+      logger: options.logger,
+      secrets: masker,
+      authRuntime: options.authRuntime,
+    };
     // every iteration is checked before any request is sent, as a run fails before its first one
     const setups = configs.map((config) => prepareIteration(config, shared));
-    const planned = setups.map((setup, i) => ({ setup, iteration: configs.length > 1 ? i + 1 : null, requests: firstRequests(setup, shared.functions) }));
+    const planned = setups.map((setup, i) => ({
+      setup,
+      iteration: configs.length > 1 ? i + 1 : null,
+      requests: firstRequests(setup, shared.functions),
+    }));
     unit.valid = true;
-    const signer = credentials ? new AwsSigner(credentials, options.authRuntime?.now ?? SYSTEM_RUNTIME.now, masker) : undefined;
+    const signer = credentials
+      ? new AwsSigner(credentials, options.authRuntime?.now ?? SYSTEM_RUNTIME.now, masker)
+      : undefined;
     for (const { setup, iteration, requests } of planned) {
       for (const { job, request, injected } of requests) {
-        const check: JobCheck = { iteration, job: masker.mask(job.dataType), request: await preview(request, setup.auth, signer !== undefined, masker) };
+        const check: JobCheck = {
+          iteration,
+          job: masker.mask(job.dataType),
+          request: await preview(request, setup.auth, signer !== undefined, masker),
+        };
         unit.jobs.push(check);
         if (options.sendRequests) {
-          check.response = await probeFirstRequest(request, { job, injected, setup }, { ...options.sendRequests, logger: options.logger, masker, signer, allowedUrl: allowedHostsRule(input.imageParameters), signal: options.signal });
+          check.response = await probeFirstRequest(
+            request,
+            { job, injected, setup },
+            {
+              ...options.sendRequests,
+              logger: options.logger,
+              masker,
+              signer,
+              allowedUrl: allowedHostsRule(input.imageParameters),
+              signal: options.signal,
+            },
+          );
         }
       }
     }
   } catch (error) {
     if (!(error instanceof UserError)) throw error;
-    unit.error = { message: masker.mask(error.message), path: error instanceof ConfigError ? masker.mask(error.path) : undefined, code: error.gexCode };
+    unit.error = {
+      message: masker.mask(error.message),
+      path: error instanceof ConfigError ? masker.mask(error.path) : undefined,
+      code: error.gexCode,
+    };
   }
   return unit;
 }
@@ -82,7 +126,11 @@ function firstRequests(setup: IterationSetup, functions: UserFunctions): FirstRe
   return setup.jobs.map((job) => {
     const template = jobTemplate(job, job.endpoint, ctx);
     const first = createPaginator(setup.api.pagination, 'parameters.api.pagination', job.scroller).first(template);
-    return { job, request: buildHttpRequest(first, job.headers, setup.api), injected: topLevelUserData(job, configUserData, ctx) };
+    return {
+      job,
+      request: buildHttpRequest(first, job.headers, setup.api),
+      injected: topLevelUserData(job, configUserData, ctx),
+    };
   });
 }
 
@@ -93,7 +141,12 @@ class LoginNotSent extends Error {}
  * The request as it would leave, with what the auth adds — unless the auth needs a request of its
  * own (a login): then as built, with a note. Secrets are hidden, long texts cut.
  */
-async function preview(request: HttpRequest, auth: AuthMethod | null, signed: boolean, masker: SecretMasker): Promise<RequestPreview> {
+async function preview(
+  request: HttpRequest,
+  auth: AuthMethod | null,
+  signed: boolean,
+  masker: SecretMasker,
+): Promise<RequestPreview> {
   const notes: string[] = [];
   let shown = request;
   if (auth) {

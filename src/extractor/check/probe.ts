@@ -49,7 +49,11 @@ export interface ProbeOptions {
  * the CSV columns the page gives — learned by the real output writer in a temporary folder that
  * is removed, never in the data folder.
  */
-export async function probeFirstRequest(request: HttpRequest, target: { job: JobConfig; injected: JsonObject; setup: IterationSetup }, options: ProbeOptions): Promise<ProbeResult> {
+export async function probeFirstRequest(
+  request: HttpRequest,
+  target: { job: JobConfig; injected: JsonObject; setup: IterationSetup },
+  options: ProbeOptions,
+): Promise<ProbeResult> {
   const { job, injected, setup } = target;
   const { api, auth, config } = setup;
   const { masker } = options;
@@ -71,20 +75,34 @@ export async function probeFirstRequest(request: HttpRequest, target: { job: Job
   const elapsed = () => Math.round(clock() - started);
   try {
     const response = await client.send(request);
-    const result: ProbeResult = { status: response.status, statusMessage: masker.mask(response.statusMessage), ms: elapsed(), bytes: response.body.length };
+    const result: ProbeResult = {
+      status: response.status,
+      statusMessage: masker.mask(response.statusMessage),
+      ms: elapsed(),
+      bytes: response.body.length,
+    };
     const decoded = decodeResponse(response, request, api.ignoreErrors, (text) => masker.mask(text));
     const found = findRecords(decoded, job.dataField);
     result.records = found.records.length;
     if (found.records.length === 0) {
-      if (isJsonObject(decoded)) result.topLevelKeys = [...decoded.keys()].slice(0, SHOWN_KEYS).map((k) => masker.mask(k));
+      if (isJsonObject(decoded))
+        result.topLevelKeys = [...decoded.keys()].slice(0, SHOWN_KEYS).map((k) => masker.mask(k));
       return result;
     }
-    const data = applyResponseFilter(found.records, job.responseFilter, job.responseFilterDelimiter, compatLevel(config));
+    const data = applyResponseFilter(
+      found.records,
+      job.responseFilter,
+      job.responseFilterDelimiter,
+      compatLevel(config),
+    );
     result.tables = await tablesOfPage(data, job, injected, setup, options);
     return result;
   } catch (error) {
     if (error instanceof ResponseTooLarge) {
-      return { ms: elapsed(), warning: `the response is larger than the ${formatBytes(limit)} a check reads: not analysed (a run reads up to $GEX_MAX_RESPONSE_SIZE)` };
+      return {
+        ms: elapsed(),
+        warning: `the response is larger than the ${formatBytes(limit)} a check reads: not analysed (a run reads up to $GEX_MAX_RESPONSE_SIZE)`,
+      };
     }
     if (!(error instanceof UserError)) throw error;
     return { ms: elapsed(), error: masker.mask(error.message) };
@@ -94,7 +112,13 @@ export async function probeFirstRequest(request: HttpRequest, target: { job: Job
 }
 
 /** The tables one page gives, with their columns, from the real output writer in a temporary folder. */
-async function tablesOfPage(data: ReturnType<typeof applyResponseFilter>, job: JobConfig, injected: JsonObject, setup: IterationSetup, options: ProbeOptions): Promise<ProbeResult['tables']> {
+async function tablesOfPage(
+  data: ReturnType<typeof applyResponseFilter>,
+  job: JobConfig,
+  injected: JsonObject,
+  setup: IterationSetup,
+  options: ProbeOptions,
+): Promise<ProbeResult['tables']> {
   const dir = await mkdtemp(path.join(options.tmpDir ?? os.tmpdir(), 'gex-check-'));
   try {
     const output = new OutputWriter(dir, options.logger, undefined, dir);
@@ -111,7 +135,10 @@ async function tablesOfPage(data: ReturnType<typeof applyResponseFilter>, job: J
       throw error;
     }
     const tables = await output.finish(options.signal);
-    return tables.map((t) => ({ table: options.masker.mask(t.file), columns: t.columns.map((c) => options.masker.mask(c)) }));
+    return tables.map((t) => ({
+      table: options.masker.mask(t.file),
+      columns: t.columns.map((c) => options.masker.mask(c)),
+    }));
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -13,14 +13,21 @@ export function renderText(report: CheckReport, masker: SecretMasker): string {
   const lines: string[] = [];
   for (const warning of report.warnings) lines.push(`warning: ${displayText(warning)}`);
   for (const unit of report.units) lines.push(...unitLines(unit));
-  const warnings = report.warnings.length + report.units.reduce((n, u) => n + u.warnings.length + u.jobs.filter((j) => j.response?.warning).length, 0);
-  lines.push(`Result: ${report.ok ? 'OK' : 'FAILED'}${warnings > 0 ? ` (${warnings} warning${warnings === 1 ? '' : 's'})` : ''}`);
+  const warnings =
+    report.warnings.length +
+    report.units.reduce((n, u) => n + u.warnings.length + u.jobs.filter((j) => j.response?.warning).length, 0);
+  lines.push(
+    `Result: ${report.ok ? 'OK' : 'FAILED'}${warnings > 0 ? ` (${warnings} warning${warnings === 1 ? '' : 's'})` : ''}`,
+  );
   return masker.mask(`${lines.join('\n')}\n`);
 }
 
 export function renderJson(report: CheckReport, masker: SecretMasker): string {
   // JSON.stringify escapes C0 controls; the rest of what could break or hide a terminal line is escaped here
-  const text = JSON.stringify(report, null, 2).replace(/[\u007f-\u009f\p{Cf}\p{Zl}\p{Zp}]/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const text = JSON.stringify(report, null, 2).replace(
+    /[\u007f-\u009f\p{Cf}\p{Zl}\p{Zp}]/gu,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
   return masker.mask(`${text}\n`);
 }
 
@@ -33,7 +40,9 @@ function unitLines(unit: UnitCheck): string[] {
 }
 
 function jobLines(job: JobCheck): string[] {
-  const lines = [`  job ${quoteForLog(job.job)}${job.iteration === null ? '' : ` (iteration ${job.iteration})`}: first request`];
+  const lines = [
+    `  job ${quoteForLog(job.job)}${job.iteration === null ? '' : ` (iteration ${job.iteration})`}: first request`,
+  ];
   if (job.request) lines.push(...requestLines(job.request));
   if (job.response) lines.push(...responseLines(job.response));
   return lines;
@@ -50,10 +59,19 @@ function requestLines(request: RequestPreview): string[] {
 function responseLines(response: ProbeResult): string[] {
   if (response.error !== undefined) return [`    -> failed after ${response.ms} ms: ${displayText(response.error)}`];
   const lines: string[] = [];
-  const status = response.status === undefined ? 'not read' : `${response.status}${response.statusMessage ? ` ${displayText(response.statusMessage)}` : ''}`;
-  lines.push(`    -> ${status} in ${response.ms} ms${response.bytes === undefined ? '' : `, ${response.bytes} bytes`}${response.records === undefined ? '' : `, ${response.records} record${response.records === 1 ? '' : 's'}`}`);
+  const status =
+    response.status === undefined
+      ? 'not read'
+      : `${response.status}${response.statusMessage ? ` ${displayText(response.statusMessage)}` : ''}`;
+  lines.push(
+    `    -> ${status} in ${response.ms} ms${response.bytes === undefined ? '' : `, ${response.bytes} bytes`}${response.records === undefined ? '' : `, ${response.records} record${response.records === 1 ? '' : 's'}`}`,
+  );
   if (response.warning) lines.push(`    warning: ${displayText(response.warning)}`);
-  if (response.topLevelKeys) lines.push(`    no records found; top-level keys: ${response.topLevelKeys.map(quoteForLog).join(', ') || '(none)'}`);
-  for (const table of response.tables ?? []) lines.push(`    table ${displayText(table.table)}: ${table.columns.map(quoteForLog).join(', ')}`);
+  if (response.topLevelKeys)
+    lines.push(
+      `    no records found; top-level keys: ${response.topLevelKeys.map(quoteForLog).join(', ') || '(none)'}`,
+    );
+  for (const table of response.tables ?? [])
+    lines.push(`    table ${displayText(table.table)}: ${table.columns.map(quoteForLog).join(', ')}`);
   return lines;
 }

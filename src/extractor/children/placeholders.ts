@@ -75,12 +75,18 @@ function resolveOwn(placeholder: Placeholder, ancestors: JsonValue[], functions:
   if (placeholder.level > ancestors.length) {
     const { level, name } = placeholder;
     const max = ancestors.length;
-    throw new UserError('GEX_CONFIG_INVALID', `Level ${level} not found in parent results! Maximum level is ${max} (placeholder '${name}').`);
+    throw new UserError(
+      'GEX_CONFIG_INVALID',
+      `Level ${level} not found in parent results! Maximum level is ${max} (placeholder '${name}').`,
+    );
   }
   const record = ancestors[placeholder.level - 1];
   const found = getDataFromPath(record, placeholder.path, '.');
   if (found === undefined) {
-    throw new UserError('GEX_API_RESPONSE_INVALID', `No value found for ${placeholder.name} in parent result. (level: ${placeholder.level})`);
+    throw new UserError(
+      'GEX_API_RESPONSE_INVALID',
+      `No value found for ${placeholder.name} in parent result. (level: ${placeholder.level})`,
+    );
   }
   return applyFunction(placeholder, found, functions);
 }
@@ -97,7 +103,11 @@ function applyFunction(placeholder: Placeholder, value: JsonValue, functions: Us
 export function fillEndpoint(endpoint: string, resolved: ResolvedPlaceholder[]): string {
   let out = endpoint;
   for (const { placeholder, value } of resolved) {
-    if (!isScalar(value) && value !== null) throw new UserError('GEX_API_RESPONSE_INVALID', `Placeholder '${placeholder.name}' resolved to an object or list, which cannot go into an endpoint`);
+    if (!isScalar(value) && value !== null)
+      throw new UserError(
+        'GEX_API_RESPONSE_INVALID',
+        `Placeholder '${placeholder.name}' resolved to an object or list, which cannot go into an endpoint`,
+      );
     out = out.split(`{${placeholder.name}}`).join(phpToString(value));
   }
   return out;

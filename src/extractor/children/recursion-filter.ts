@@ -45,7 +45,11 @@ function findOperator(text: string): string | undefined {
 
 function condition(text: string): Filter {
   const op = findOperator(text);
-  if (!op) throw new UserError('GEX_CONFIG_INVALID', `Invalid recursionFilter condition "${text}": no operator found (use ==, !=, <, >, <=, >=, ~~ or !~)`);
+  if (!op)
+    throw new UserError(
+      'GEX_CONFIG_INVALID',
+      `Invalid recursionFilter condition "${text}": no operator found (use ==, !=, <, >, <=, >=, ~~ or !~)`,
+    );
   const [column, value = ''] = text.split(op);
   const compare = comparator(op, value);
   return (item) => {
@@ -55,7 +59,13 @@ function condition(text: string): Filter {
 }
 
 function like(pattern: string): RegExp {
-  return new RegExp(`^${pattern.split('%').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 's');
+  return new RegExp(
+    `^${pattern
+      .split('%')
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+    's',
+  );
 }
 
 function comparator(op: string, value: string): (actual: string) => boolean {

@@ -30,7 +30,13 @@ function parseEntries(value: JsonValue | undefined): AllowedHost[] {
     const get = (k: string) => (phpEmpty(entry.get(k)) ? undefined : phpToString(entry.get(k)));
     const host = get('host') ?? '';
     const endpoint = get('endpoint')?.replace(/^\/+|\/+$/g, '');
-    return { host, hostname: normalHostname(host), scheme: get('scheme'), port: get('port'), endpoint: endpoint ? endpoint.split('/') : undefined };
+    return {
+      host,
+      hostname: normalHostname(host),
+      scheme: get('scheme'),
+      port: get('port'),
+      endpoint: endpoint ? endpoint.split('/') : undefined,
+    };
   });
 }
 
@@ -139,7 +145,10 @@ function verdict(target: string, entries: AllowedHost[]): AllowedVerdict {
         `${WHITELIST} allows; gex sends the path as written, so it refuses one it cannot check. Write the path without "." and ".." segments`,
     };
   }
-  return { allowed: false, reason: `the path ${JSON.stringify(path)} is below no endpoint that ${WHITELIST} allows on ${url.protocol}//${url.host}` };
+  return {
+    allowed: false,
+    reason: `the path ${JSON.stringify(path)} is below no endpoint that ${WHITELIST} allows on ${url.protocol}//${url.host}`,
+  };
 }
 
 /**
@@ -171,7 +180,10 @@ export function checkAllowedHosts(imageParameters: JsonObject, baseUrl: string, 
     const result = verdict(text, entries);
     if (!result.allowed) {
       const why = result.reason.startsWith('its path') ? `: ${result.reason}` : '';
-      throw new UserError('GEX_API_HOST_NOT_ALLOWED', `URL "${text}" is not in the allowed hosts whitelist (image_parameters.allowed_hosts)${why}.`);
+      throw new UserError(
+        'GEX_API_HOST_NOT_ALLOWED',
+        `URL "${text}" is not in the allowed hosts whitelist (image_parameters.allowed_hosts)${why}.`,
+      );
     }
   }
 }

@@ -74,7 +74,8 @@ export function parseRetrySettings(value: JsonValue | undefined, path: string): 
   const maxWait = retry.get('maxRetryWait');
   const backoff = retry.get('backoffBase');
   return {
-    maxRetries: maxRetries === undefined || maxRetries === null ? DEFAULT_RETRY.maxRetries : Math.max(0, phpIntCast(maxRetries)),
+    maxRetries:
+      maxRetries === undefined || maxRetries === null ? DEFAULT_RETRY.maxRetries : Math.max(0, phpIntCast(maxRetries)),
     retryHeader: phpToString(http.get('retryHeader') ?? retry.get('headerName')) || DEFAULT_RETRY.retryHeader,
     httpCodes: integerList(http.get('codes') ?? retry.get('httpCodes'), DEFAULT_RETRY.httpCodes),
     curlCodes: integerList(curl.get('codes') ?? retry.get('curlCodes'), DEFAULT_RETRY.curlCodes),
@@ -102,7 +103,11 @@ function parseBaseUrl(value: JsonValue | undefined, evaluate: Evaluate): string 
   try {
     parsed = new URL(url);
   } catch {
-    throw new ConfigError(path, `${JSON.stringify(url)} is not a valid URL`, 'Use an absolute http(s) URL such as "https://api.example.com/v1/"');
+    throw new ConfigError(
+      path,
+      `${JSON.stringify(url)} is not a valid URL`,
+      'Use an absolute http(s) URL such as "https://api.example.com/v1/"',
+    );
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw new ConfigError(path, `${JSON.stringify(url)} is not an http(s) URL`, 'Use an absolute http(s) URL');
@@ -130,7 +135,10 @@ export function buildApiSettings(api: JsonObject, config: JsonObject, evaluate: 
     for (const name of required) {
       const header = phpToString(name);
       if (phpEmpty(configHeaders.get(header))) {
-        throw new UserError('GEX_CONFIG_INVALID', `Missing required header ${header} in 'config.http.headers'. Set parameters.config.http.headers.${header}.`);
+        throw new UserError(
+          'GEX_CONFIG_INVALID',
+          `Missing required header ${header} in 'config.http.headers'. Set parameters.config.http.headers.${header}.`,
+        );
       }
     }
   }

@@ -42,7 +42,8 @@ export interface JobConfig {
 function asObject(value: JsonValue | undefined, path: string, what: string): JsonObject {
   if (phpEmpty(value)) return new Map();
   if (Array.isArray(value)) return new Map(value.map((v, i) => [String(i), v]));
-  if (!isJsonObject(value)) throw new ConfigError(path, `${what} must be an object, got ${JSON.stringify(phpToString(value))}`);
+  if (!isJsonObject(value))
+    throw new ConfigError(path, `${what} must be an object, got ${JSON.stringify(phpToString(value))}`);
   return value;
 }
 
@@ -62,7 +63,11 @@ function parseDataField(value: JsonValue | undefined, path: string): DataFieldSp
   if (isJsonObject(value)) {
     const fieldPath = value.get('path');
     if (phpEmpty(fieldPath)) {
-      throw new ConfigError(`${path}.dataField.path`, 'is missing or empty', 'Set it to the path of the records, e.g. "data.items"');
+      throw new ConfigError(
+        `${path}.dataField.path`,
+        'is missing or empty',
+        'Set it to the path of the records, e.g. "data.items"',
+      );
     }
     const delimiter = value.get('delimiter');
     return { path: phpToString(fieldPath), delimiter: phpEmpty(delimiter) ? '.' : phpToString(delimiter) };
@@ -96,7 +101,8 @@ export function childConcurrencies(jobs: JobConfig[], apiConcurrency: number): M
 }
 
 export function parseJob(definition: JsonValue, path: string): JobConfig {
-  if (!isJsonObject(definition)) throw new ConfigError(path, 'must be an object', 'A job looks like {"endpoint": "users"}');
+  if (!isJsonObject(definition))
+    throw new ConfigError(path, 'must be an object', 'A job looks like {"endpoint": "users"}');
   const endpoint = definition.get('endpoint');
   if (typeof endpoint !== 'string' || endpoint === '') {
     throw new ConfigError(`${path}.endpoint`, 'is missing or empty', 'Set it to the resource path, e.g. "users"');

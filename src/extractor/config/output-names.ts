@@ -55,8 +55,10 @@ function checkBucket(config: JsonObject, apiName: string, where: (key: string) =
   if (bucket === null) return null;
   const problem = bucketNameProblem(bucket);
   if (!problem) return bucket;
-  const fix = 'Tables are files named <bucket>.<table> in out/tables: use a bucket name without "/", "\\" or NUL, at most 255 bytes';
-  if (!phpEmpty(config.get('outputBucket'))) throw new ConfigError(where('outputBucket'), `the bucket name ${quoteName(bucket)} ${problem}`, fix);
+  const fix =
+    'Tables are files named <bucket>.<table> in out/tables: use a bucket name without "/", "\\" or NUL, at most 255 bytes';
+  if (!phpEmpty(config.get('outputBucket')))
+    throw new ConfigError(where('outputBucket'), `the bucket name ${quoteName(bucket)} ${problem}`, fix);
   // the default bucket `ex-api-<api.name>-<config.id>`: blame the part that brings a bad character
   throw new ConfigError(
     /[/\\\u0000]/.test(apiName) ? 'parameters.api.name' : where('id'),
@@ -95,7 +97,12 @@ function checkJobs(jobs: JobConfig[], bucket: string | null, mappings: JsonObjec
     if (!mappings?.has(job.dataType)) {
       const key = phpEmpty(job.definition.get('dataType')) ? 'endpoint' : 'dataType';
       for (const name of new Set([safeName(job.dataType), legacySafeName(job.dataType)])) {
-        checkTableName(bucket, name, `${job.path}.${key}`, `${quoteName(job.dataType)} becomes the table name ${quoteName(name)} (only letters, digits and "-" are kept):`);
+        checkTableName(
+          bucket,
+          name,
+          `${job.path}.${key}`,
+          `${quoteName(job.dataType)} becomes the table name ${quoteName(name)} (only letters, digits and "-" are kept):`,
+        );
       }
     }
     checkJobs(job.children, bucket, mappings);
@@ -105,6 +112,10 @@ function checkJobs(jobs: JobConfig[], bucket: string | null, mappings: JsonObjec
 function checkTableName(bucket: string | null, table: string, path: string, lead?: string): void {
   const problem = tableFileProblem(bucket, table);
   if (problem) {
-    throw new ConfigError(path, lead ? `${lead} ${problem}` : problem, 'Every table is a file in out/tables: use a name that is not empty, ".", or "..", has no "/", "\\" or NUL, and keeps <bucket>.<table>.manifest within 255 bytes');
+    throw new ConfigError(
+      path,
+      lead ? `${lead} ${problem}` : problem,
+      'Every table is a file in out/tables: use a name that is not empty, ".", or "..", has no "/", "\\" or NUL, and keeps <bucket>.<table>.manifest within 255 bytes',
+    );
   }
 }

@@ -18,7 +18,8 @@ import { parametersSchema } from './schema.js';
 export const PUBLISHED_SCHEMA_ID = 'https://gex.dev/schemas/gex-config.schema.json';
 
 const UNKNOWN_KEY = {
-  description: 'Not a key Generic Extractor knows: it is ignored. Check the spelling (gex check names the nearest known key).',
+  description:
+    'Not a key Generic Extractor knows: it is ignored. Check the spelling (gex check names the nearest known key).',
   deprecationMessage: 'Unknown key: Generic Extractor ignores it (a typo?)',
 };
 
@@ -33,13 +34,16 @@ const DESCRIPTIONS: Record<string, string> = {
   'parameters.api.name': 'The API name; part of the default output bucket name (default "generic").',
   'parameters.api.pagination': 'How pages are requested: "method" and its options, plus stop conditions.',
   'parameters.api.pagination.limitParam': 'The request parameter that carries the page size (default "limit").',
-  'parameters.api.pagination.pageParam': 'pagenum: the request parameter that carries the page number (default "page").',
+  'parameters.api.pagination.pageParam':
+    'pagenum: the request parameter that carries the page number (default "page").',
   'parameters.api.pagination.offsetParam': 'offset: the request parameter that carries the offset (default "offset").',
   'parameters.api.pagination.firstPage': 'pagenum: the number of the first page (default 1).',
-  'parameters.api.pagination.firstPageParams': 'Whether the first request carries the pagination parameters too (default true).',
+  'parameters.api.pagination.firstPageParams':
+    'Whether the first request carries the pagination parameters too (default true).',
   'parameters.api.pagination.offsetFromJob': "offset: start from the job's own offset parameter.",
   'parameters.api.pagination.includeParams': "response.url, response.param: keep the job's params on the next pages.",
-  'parameters.api.pagination.paramIsQuery': "response.url: keep the job's endpoint and take the next URL's query as params.",
+  'parameters.api.pagination.paramIsQuery':
+    "response.url: keep the job's endpoint and take the next URL's query as params.",
   'parameters.api.pagination.reverse': 'cursor: page backwards (the next cursor is the smallest id, not the largest).',
   'parameters.api.http': 'HTTP options of every request.',
   'parameters.api.http.headers': `Headers sent with every request: {"name": value}. ${FUNCTION_NOTE}`,
@@ -58,19 +62,24 @@ const DESCRIPTIONS: Record<string, string> = {
   'parameters.api.retryConfig.curl.codes': 'curl error numbers that are retried (default [28, 6, 7, 35, 52, 56]).',
   'parameters.api.authentication': 'How requests are authenticated: "type" and its options.',
   'parameters.api.authentication.loginRequest.headers': 'Headers of the login request.',
-  'parameters.api.authentication.apiRequest.headers': 'Headers every API request gets, e.g. {"Authorization": {"response": "token"}}.',
-  'parameters.api.authentication.apiRequest.query': 'Query parameters every API request gets, e.g. {"token": {"response": "token"}}.',
+  'parameters.api.authentication.apiRequest.headers':
+    'Headers every API request gets, e.g. {"Authorization": {"response": "token"}}.',
+  'parameters.api.authentication.apiRequest.query':
+    'Query parameters every API request gets, e.g. {"token": {"response": "token"}}.',
   'parameters.api.authentication.expires.response': 'The path of the expiry in the login response.',
   'parameters.api.authentication.expires.relative': 'The expiry is seconds from now rather than a timestamp.',
   'parameters.config': `The extraction: jobs, output bucket, mappings. Other keys are attributes that user functions read with {"attr": "name"}.`,
-  'parameters.config.outputBucket': 'The bucket of the output tables (default: ex-api-<api name>-<config id> when config.id is set).',
+  'parameters.config.outputBucket':
+    'The bucket of the output tables (default: ex-api-<api name>-<config id> when config.id is set).',
   'parameters.config.id': 'The configuration id; part of the default output bucket name.',
   'parameters.config.incrementalOutput': 'Load the output tables incrementally.',
-  'parameters.config.compatLevel': 'The Generic Extractor compatibility level (default 3; 1 and 2 select the legacy JSON parser).',
+  'parameters.config.compatLevel':
+    'The Generic Extractor compatibility level (default 3; 1 and 2 select the legacy JSON parser).',
   'parameters.config.mappings': 'Explicit mappings of data types to tables and columns: {"dataType": {"column": …}}.',
   'parameters.config.http': 'HTTP options of this configuration.',
   'parameters.config.http.headers': `Headers sent with every request, over api.http.headers. ${FUNCTION_NOTE}`,
-  'parameters.iterations': 'Runs the configuration once per item, each item replacing keys of parameters.config, e.g. [{"accountId": 1}, {"accountId": 2}].',
+  'parameters.iterations':
+    'Runs the configuration once per item, each item replacing keys of parameters.config, e.g. [{"accountId": 1}, {"accountId": 2}].',
   'parameters.aws': 'AWS options.',
   'parameters.aws.signature': 'AWS Signature Version 4 of every request.',
   'parameters.sshProxy': 'An SSH tunnel: refused by gex (reach the API directly).',
@@ -79,7 +88,8 @@ const DESCRIPTIONS: Record<string, string> = {
   'job.dataField.delimiter': 'The separator of path (default ".").',
   'job.responseFilterDelimiter': 'The separator of responseFilter paths (default ".").',
   'job.children': 'Jobs run for each record of this job, with placeholders filled from it.',
-  'job.placeholders': 'Placeholders of a child endpoint: {"id": "path.in.parent.record"}, e.g. for "users/{id}/orders".',
+  'job.placeholders':
+    'Placeholders of a child endpoint: {"id": "path.in.parent.record"}, e.g. for "users/{id}/orders".',
   'job.recursionFilter': 'Runs the children only for parent records that match, e.g. "type==active".',
   'job.scroller': 'multiple pagination: the scroller (of api.pagination.scrollers) this job uses.',
   'job.headers': 'Headers of this job\'s requests: {"name": value}.',
@@ -89,9 +99,18 @@ const DESCRIPTIONS: Record<string, string> = {
 const DOCUMENT_PROPERTIES = {
   // draft-07 ignores keywords beside $ref: the description goes beside an allOf
   parameters: { allOf: [{ $ref: '#/definitions/parameters' }], description: 'The Generic Extractor configuration.' },
-  authorization: { type: ['object', 'array'], description: 'OAuth credentials (authorization.oauth_api.credentials), as Keboola passes them.' },
-  image_parameters: { type: ['object', 'array'], description: 'Parameters of the component image, e.g. allowed_hosts; set by the platform, not the configuration.' },
-  storage: { type: ['object', 'array'], description: 'Input and output mapping of the platform (not read by the extractor).' },
+  authorization: {
+    type: ['object', 'array'],
+    description: 'OAuth credentials (authorization.oauth_api.credentials), as Keboola passes them.',
+  },
+  image_parameters: {
+    type: ['object', 'array'],
+    description: 'Parameters of the component image, e.g. allowed_hosts; set by the platform, not the configuration.',
+  },
+  storage: {
+    type: ['object', 'array'],
+    description: 'Input and output mapping of the platform (not read by the extractor).',
+  },
   action: { type: 'string', description: 'The component action: only "run" is supported.' },
 };
 
@@ -108,7 +127,8 @@ export function publishedSchema(): Record<string, unknown> {
   const missing: string[] = [];
   annotate(parameters, 'parameters', missing);
   annotate(definitions.job, 'job', missing);
-  if (missing.length > 0) throw new Error(`Properties without a description in the published schema: ${missing.join(', ')}`);
+  if (missing.length > 0)
+    throw new Error(`Properties without a description in the published schema: ${missing.join(', ')}`);
   return {
     $schema: 'http://json-schema.org/draft-07/schema#',
     $id: PUBLISHED_SCHEMA_ID,
@@ -118,7 +138,13 @@ export function publishedSchema(): Record<string, unknown> {
     type: 'object',
     required: ['parameters'],
     properties: DOCUMENT_PROPERTIES,
-    definitions: { parameters: { ...parameters, description: 'The Generic Extractor configuration (the component\'s configurationSchema).' }, job: { ...definitions.job, description: 'A job: one resource of the API.' } },
+    definitions: {
+      parameters: {
+        ...parameters,
+        description: "The Generic Extractor configuration (the component's configurationSchema).",
+      },
+      job: { ...definitions.job, description: 'A job: one resource of the API.' },
+    },
   };
 }
 

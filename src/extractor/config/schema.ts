@@ -20,7 +20,11 @@ const jobSchema = {
   type: 'object',
   required: ['endpoint'],
   properties: {
-    endpoint: { type: 'string', minLength: 1, description: 'a path relative to api.baseUrl (e.g. "users") or an absolute URL' },
+    endpoint: {
+      type: 'string',
+      minLength: 1,
+      description: 'a path relative to api.baseUrl (e.g. "users") or an absolute URL',
+    },
     params: {
       anyOf: [{ type: ['object', 'array', 'null'] }, { enum: ['', '0', 0, false] }],
       description: 'an object of request parameters, e.g. {"type": "active"}',
@@ -55,7 +59,8 @@ const jobSchema = {
       type: 'integer',
       minimum: 1,
       maximum: 64,
-      description: "gex's addition: how many runs of this child job (one per parent record) are fetched ahead at once; children inherit it (1 = one by one, as Generic Extractor)",
+      description:
+        "gex's addition: how many runs of this child job (one per parent record) are fetched ahead at once; children inherit it (1 = one by one, as Generic Extractor)",
     },
     scroller: { type: 'string' },
     headers: { type: 'object' },
@@ -84,15 +89,22 @@ const paginationSchema = {
     firstPage: integerLike,
     firstPageParams: phpBoolean,
     offsetFromJob: phpBoolean,
-    concurrency: { type: 'integer', minimum: 1, maximum: 64, description: 'pages requested in parallel (1 = sequential, as Generic Extractor)' },
+    concurrency: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 64,
+      description: 'pages requested in parallel (1 = sequential, as Generic Extractor)',
+    },
     // pagenum, offset (gex's additions; Generic Extractor ignores them)
     totalPath: {
       type: ['string', 'null'],
-      description: 'pagenum, offset: the path of the number of records in the first response, e.g. "meta.total"; the job ends after the last page by it',
+      description:
+        'pagenum, offset: the path of the number of records in the first response, e.g. "meta.total"; the job ends after the last page by it',
     },
     totalPagesPath: {
       type: ['string', 'null'],
-      description: 'pagenum, offset: the path of the number of pages in the first response, e.g. "meta.pages"; the job ends after the last page by it',
+      description:
+        'pagenum, offset: the path of the number of pages in the first response, e.g. "meta.pages"; the job ends after the last page by it',
     },
     // response.url, zendesk.response.url
     urlKey: { type: 'string', description: 'the path of the next page URL in the response (default next_page)' },
@@ -102,7 +114,10 @@ const paginationSchema = {
     // response.param
     responseParam: { type: 'string', description: 'the path of the next page value in the response' },
     queryParam: { type: 'string', description: 'the request parameter that carries it' },
-    scrollRequest: { type: ['object', 'array'], description: 'a job-like object for the next pages: {"endpoint", "method", "params"}' },
+    scrollRequest: {
+      type: ['object', 'array'],
+      description: 'a job-like object for the next pages: {"endpoint", "method", "params"}',
+    },
     // cursor
     idKey: { type: 'string', description: 'the path of the id inside each record' },
     param: { type: 'string', description: 'the request parameter that carries the cursor' },
@@ -119,9 +134,19 @@ const paginationSchema = {
           type: 'object',
           required: ['field', 'stopOn'],
           properties: {
-            field: { type: 'string', minLength: 1, description: 'a top-level property of the response, e.g. "hasMore"' },
-            stopOn: { type: 'boolean', description: 'true or false (without quotes): the value of field on the last page' },
-            ifNotSet: { type: 'boolean', description: 'true or false (without quotes): the value assumed when field is missing' },
+            field: {
+              type: 'string',
+              minLength: 1,
+              description: 'a top-level property of the response, e.g. "hasMore"',
+            },
+            stopOn: {
+              type: 'boolean',
+              description: 'true or false (without quotes): the value of field on the last page',
+            },
+            ifNotSet: {
+              type: 'boolean',
+              description: 'true or false (without quotes): the value assumed when field is missing',
+            },
           },
         },
       ],
@@ -190,7 +215,8 @@ export const parametersSchema = {
             maxRequestsPerSecond: {
               type: 'number',
               exclusiveMinimum: 0,
-              description: 'a positive number of requests per second, such as 5 or 0.5 (without quotes): the most gex sends, over all jobs, child jobs and parallel pages',
+              description:
+                'a positive number of requests per second, such as 5 or 0.5 (without quotes): the most gex sends, over all jobs, child jobs and parallel pages',
             },
           },
         },
@@ -198,8 +224,16 @@ export const parametersSchema = {
           type: 'object',
           properties: {
             maxRetries: { ...integerLike, description: 'how many times a failed request is retried' },
-            maxRetryWait: { type: 'number', minimum: 0, description: 'seconds: the longest wait a Retry-After header may impose' },
-            backoffBase: { type: 'number', exclusiveMinimum: 0, description: 'seconds before the first retry (doubles each time)' },
+            maxRetryWait: {
+              type: 'number',
+              minimum: 0,
+              description: 'seconds: the longest wait a Retry-After header may impose',
+            },
+            backoffBase: {
+              type: 'number',
+              exclusiveMinimum: 0,
+              description: 'seconds before the first retry (doubles each time)',
+            },
             http: {
               type: 'object',
               properties: { retryHeader: { type: 'string' }, codes: { type: 'array', items: { type: 'integer' } } },
@@ -217,8 +251,14 @@ export const parametersSchema = {
               enum: [...AUTH_TYPES, '', null],
               description: `one of ${AUTH_TYPES.filter((t) => t !== 'url.query').join(', ')}`,
             },
-            query: { type: ['object', 'array'], description: 'query parameters added to every request: {"name": value-or-function}' },
-            headers: { type: ['object', 'array'], description: 'oauth20: headers added to every request: {"name": value-or-function}' },
+            query: {
+              type: ['object', 'array'],
+              description: 'query parameters added to every request: {"name": value-or-function}',
+            },
+            headers: {
+              type: ['object', 'array'],
+              description: 'oauth20: headers added to every request: {"name": value-or-function}',
+            },
             format: { enum: ['json', 'text', '', null], description: 'json or text' },
             loginRequest: {
               type: 'object',
@@ -228,7 +268,8 @@ export const parametersSchema = {
                 params: jobSchema.properties.params,
                 headers: { type: ['object', 'array'] },
               },
-              description: 'the login request: {"endpoint": "login", "method": "GET|POST|FORM", "params": {...}, "headers": {...}}',
+              description:
+                'the login request: {"endpoint": "login", "method": "GET|POST|FORM", "params": {...}, "headers": {...}}',
             },
             apiRequest: {
               type: 'object',
@@ -245,7 +286,8 @@ export const parametersSchema = {
                   properties: { response: { type: 'string', minLength: 1 }, relative: phpBoolean },
                 },
               ],
-              description: 'seconds the login is valid (-1 = log in before every request), or {"response": "path.to.expiry", "relative": false}',
+              description:
+                'seconds the login is valid (-1 = log in before every request), or {"response": "path.to.expiry", "relative": false}',
             },
           },
         },

@@ -32,7 +32,8 @@ const SHOWN_KEY_LENGTH = 64;
 
 export function findUnknownKeys(parameters: JsonValue, root = 'parameters'): UnknownKey[] {
   const schema = parametersSchema as unknown as SchemaNode & { definitions: Record<string, SchemaNode> };
-  const resolve = (node: SchemaNode): SchemaNode => (node.$ref ? schema.definitions[node.$ref.split('/').pop()!] : node);
+  const resolve = (node: SchemaNode): SchemaNode =>
+    node.$ref ? schema.definitions[node.$ref.split('/').pop()!] : node;
   const attributes = attributeNames(parameters);
   const found = new Map<string, UnknownKey>();
 
@@ -54,7 +55,8 @@ export function findUnknownKeys(parameters: JsonValue, root = 'parameters'): Unk
       // `#` keys are encrypted values; in `config`, any key an `attr` function reads is meant
       else if (!key.startsWith('#') && !(path === `${root}.config` && isAttribute(key, attributes))) {
         const unknownPath = `${path}.${shownKey(key)}`;
-        if (!found.has(unknownPath)) found.set(unknownPath, { path: unknownPath, suggestion: closestKey(key, [...known.keys()]) });
+        if (!found.has(unknownPath))
+          found.set(unknownPath, { path: unknownPath, suggestion: closestKey(key, [...known.keys()]) });
       }
     }
   };

@@ -65,7 +65,10 @@ export async function parameterProblems(parameters: JsonValue, root = 'parameter
   // a whole section not written yet: required at the top, of api or of config
   const absent = (e: ErrorObject) => e.keyword === 'required' && SECTIONS.has(e.instancePath);
   const rest = errors.filter((e) => !absent(e));
-  return { invalid: rest.length > 0 ? describe(rest, root) : undefined, missing: [...new Set(errors.filter(absent).map((e) => pathOf(e, root)))] };
+  return {
+    invalid: rest.length > 0 ? describe(rest, root) : undefined,
+    missing: [...new Set(errors.filter(absent).map((e) => pathOf(e, root)))],
+  };
 }
 
 /**
@@ -77,7 +80,11 @@ function refuseNonFinite(parameters: JsonValue, root: string): void {
   const keys = findNonFiniteFloat(parameters);
   if (keys === null) return;
   const path = root + keys.map((k) => (typeof k === 'number' ? `[${k}]` : `.${k}`)).join('');
-  throw new ConfigError(path, 'is a number beyond the float range (INF in PHP)', 'Write a number within ±1.8e308, or a string if the API expects these digits as text');
+  throw new ConfigError(
+    path,
+    'is a number beyond the float range (INF in PHP)',
+    'Write a number within ±1.8e308, or a string if the API expects these digits as text',
+  );
 }
 
 function describe(errors: ErrorObject[], root: string): ConfigError {
@@ -107,7 +114,8 @@ function pathOf(error: ErrorObject, root: string): string {
 }
 
 function expected(error: ErrorObject): string | undefined {
-  const schema = error.parentSchema as { description?: string; properties?: Record<string, { description?: string }> } | undefined;
+  const schema = error.parentSchema as
+    { description?: string; properties?: Record<string, { description?: string }> } | undefined;
   if (error.keyword === 'required') {
     const missing = (error.params as { missingProperty: string }).missingProperty;
     return schema?.properties?.[missing]?.description;

@@ -12,11 +12,32 @@ import { PHP_FUNCTIONS, PhpFunctionError, phpJsonRoundTrip } from '../../php/ind
 /** Context name → flattened values (`{"attr": {"a.b": 1}}`). */
 export type FunctionContexts = Record<string, Map<string, JsonValue>>;
 
-export const DEFAULT_FUNCTIONS = ['md5', 'sha1', 'time', 'date', 'strtotime', 'base64_encode', 'hash_hmac', 'hash', 'sprintf', 'concat', 'ifempty', 'implode'];
+export const DEFAULT_FUNCTIONS = [
+  'md5',
+  'sha1',
+  'time',
+  'date',
+  'strtotime',
+  'base64_encode',
+  'hash_hmac',
+  'hash',
+  'sprintf',
+  'concat',
+  'ifempty',
+  'implode',
+];
 
 /** Keboola php-utils `flattenArray`: nested objects and lists become dotted keys. */
-export function flattenContext(value: JsonValue | undefined, prefix = '', into = new Map<string, JsonValue>()): Map<string, JsonValue> {
-  const entries: Array<[string, JsonValue]> = isJsonObject(value) ? [...value] : Array.isArray(value) ? value.map((v, i) => [String(i), v]) : [];
+export function flattenContext(
+  value: JsonValue | undefined,
+  prefix = '',
+  into = new Map<string, JsonValue>(),
+): Map<string, JsonValue> {
+  const entries: Array<[string, JsonValue]> = isJsonObject(value)
+    ? [...value]
+    : Array.isArray(value)
+      ? value.map((v, i) => [String(i), v])
+      : [];
   for (const [key, v] of entries) {
     const name = prefix === '' ? key : `${prefix}.${key}`;
     if ((isJsonObject(v) && v.size > 0) || (Array.isArray(v) && v.length > 0)) flattenContext(v, name, into);
@@ -64,7 +85,11 @@ export class UserFunctions {
       throw userScriptError(`Illegal function '${typeof name === 'string' ? name : JSON.stringify(name)}'!`);
     }
     const rawArgs = value.get('args');
-    const args = Array.isArray(rawArgs) ? rawArgs.map((a) => this.run(a, contexts)) : isJsonObject(rawArgs) ? [...rawArgs.values()].map((a) => this.run(a, contexts)) : [];
+    const args = Array.isArray(rawArgs)
+      ? rawArgs.map((a) => this.run(a, contexts))
+      : isJsonObject(rawArgs)
+        ? [...rawArgs.values()].map((a) => this.run(a, contexts))
+        : [];
     try {
       return PHP_FUNCTIONS[name](args);
     } catch (error) {
@@ -79,7 +104,8 @@ function reference(context: string, key: JsonValue, values: Map<string, JsonValu
     throw userScriptError(`Error evaluating user function - ${context} '${JSON.stringify(key)}' is not a string!`);
   }
   const found = values.get(String(key));
-  if (found === undefined || found === null) throw userScriptError(`Error evaluating user function - ${context} '${String(key)}' not found!`);
+  if (found === undefined || found === null)
+    throw userScriptError(`Error evaluating user function - ${context} '${String(key)}' not found!`);
   return found;
 }
 

@@ -15,7 +15,11 @@ export function headerText(value: string, path: string): string {
   const control = CONTROL.exec(text);
   if (control) {
     const code = `U+${control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
-    throw new ConfigError(path, `the header value contains the control character ${code}`, 'Header values cannot contain control characters other than tab; remove it');
+    throw new ConfigError(
+      path,
+      `the header value contains the control character ${code}`,
+      'Header values cannot contain control characters other than tab; remove it',
+    );
   }
   return text;
 }
@@ -28,9 +32,14 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
  * non-token names raw (an HTTP server answers 400); both are a configuration error naming `path`.
  */
 export function headerName(name: string, path: string): string {
-  if (name === '') throw new ConfigError(path, 'the header name is empty', 'Give the header a name such as "X-Api-Key"');
+  if (name === '')
+    throw new ConfigError(path, 'the header name is empty', 'Give the header a name such as "X-Api-Key"');
   if (!TOKEN.test(name)) {
-    throw new ConfigError(path, `the header name ${JSON.stringify(name)} holds characters a header name cannot have`, 'Use letters, digits and - _ . ! # $ % & \' * + ^ ` | ~ only');
+    throw new ConfigError(
+      path,
+      `the header name ${JSON.stringify(name)} holds characters a header name cannot have`,
+      "Use letters, digits and - _ . ! # $ % & ' * + ^ ` | ~ only",
+    );
   }
   return name;
 }

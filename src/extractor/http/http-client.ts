@@ -151,7 +151,9 @@ export class HttpClient {
             onHeadersDropped: (from, to, names) => {
               if (this.droppedWarned.has(`${from} ${to}`)) return;
               this.droppedWarned.add(`${from} ${to}`);
-              options.logger.warn(`Redirected from ${from} to another origin, ${to}: headers not sent there: ${names.join(', ')}`);
+              options.logger.warn(
+                `Redirected from ${from} to another origin, ${to}: headers not sent there: ${names.join(', ')}`,
+              );
             },
           }),
           (next, response) => this.signRedirect(next, response),
@@ -181,7 +183,11 @@ export class HttpClient {
     }
   }
 
-  private async attempts(request: HttpRequest, sendOptions: SendOptions, signal: AbortSignal | undefined): Promise<HttpResponse> {
+  private async attempts(
+    request: HttpRequest,
+    sendOptions: SendOptions,
+    signal: AbortSignal | undefined,
+  ): Promise<HttpResponse> {
     const { retry, auth, signer } = this.options;
     const logger = sendOptions.logger ?? this.options.logger;
     const wait = this.options.sleep ?? ((ms: number) => sleep(ms, undefined, { signal }));
@@ -190,7 +196,10 @@ export class HttpClient {
       checkAllowedTarget(this.options.allowedUrl, request.method, request.url);
       // an announced pause is waited out before the auth and signature, so neither goes stale
       await this.waitOrCancel(wait, this.rateLimiter.pauseLeft(), request, signal);
-      const authenticated = auth && sendOptions.authenticate !== false ? await auth.beforeRequest(request, this.sendUnauthenticated) : request;
+      const authenticated =
+        auth && sendOptions.authenticate !== false
+          ? await auth.beforeRequest(request, this.sendUnauthenticated)
+          : request;
       const sent = signer ? await signer.sign(authenticated) : authenticated;
       let retryReason: string;
       let retryFields: { status: number } | { errorCode: string };
@@ -251,7 +260,14 @@ export class HttpClient {
    * One line per retry saying why and when; the first retry of a request also says when the last
    * one would be if it keeps failing, so that an unreachable API is not a silent quarter of an hour.
    */
-  private logRetry(logger: Logger, request: HttpRequest, attempt: number, delay: RetryDelay, reason: string, fields: { status: number } | { errorCode: string }): void {
+  private logRetry(
+    logger: Logger,
+    request: HttpRequest,
+    attempt: number,
+    delay: RetryDelay,
+    reason: string,
+    fields: { status: number } | { errorCode: string },
+  ): void {
     const { retry } = this.options;
     const max = retry.settings.maxRetries;
     const header = delay.source === 'header' ? ` (${retry.settings.retryHeader})` : '';
@@ -268,12 +284,25 @@ export class HttpClient {
             `(${formatDuration(ahead)} of waiting from now), then the run fails`;
     }
     logger.warn(
-      { method: request.method, url: request.url, ...fields, attempt, maxRetries: max, retryInMs: delay.ms, ...(lastRetryAt ? { lastRetryAt } : {}) },
+      {
+        method: request.method,
+        url: request.url,
+        ...fields,
+        attempt,
+        maxRetries: max,
+        retryInMs: delay.ms,
+        ...(lastRetryAt ? { lastRetryAt } : {}),
+      },
       `${request.method} ${request.url}: ${reason}; retry ${attempt} of ${max} in ${(delay.ms / 1000).toFixed(1)} s${header}${outlook}`,
     );
   }
 
-  private async waitOrCancel(wait: (ms: number) => Promise<void>, ms: number, request: HttpRequest, signal: AbortSignal | undefined): Promise<void> {
+  private async waitOrCancel(
+    wait: (ms: number) => Promise<void>,
+    ms: number,
+    request: HttpRequest,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
     if (ms <= 0) return;
     try {
       await wait(ms);
@@ -291,7 +320,8 @@ export class HttpClient {
   private notePause(headers: IncomingHttpHeaders, logger: Logger): void {
     const ms = rateLimitPauseMs(headers, (this.options.now ?? Date.now)());
     if (ms === null || ms > this.options.retry.settings.maxRetryWaitMs) return;
-    if (this.rateLimiter.pauseLeft() < ms) logger.debug(`The API's rate limit is used up: next request in ${(ms / 1000).toFixed(1)} s`);
+    if (this.rateLimiter.pauseLeft() < ms)
+      logger.debug(`The API's rate limit is used up: next request in ${(ms / 1000).toFixed(1)} s`);
     this.rateLimiter.pauseFor(ms);
   }
 
@@ -311,12 +341,14 @@ export class HttpClient {
     let response: PlainResponse | undefined;
     stream.once('response', (received: PlainResponse) => (response = received));
     const limit = this.maxResponseBytes;
-    return readLimited(stream, limit, () => new ResponseTooLarge(`${request.method} ${request.url}`, limit)).then((body) => ({
-      statusCode: response!.statusCode,
-      statusMessage: response!.statusMessage,
-      headers: response!.headers,
-      body,
-    })).finally(release);
+    return readLimited(stream, limit, () => new ResponseTooLarge(`${request.method} ${request.url}`, limit))
+      .then((body) => ({
+        statusCode: response!.statusCode,
+        statusMessage: response!.statusMessage,
+        headers: response!.headers,
+        body,
+      }))
+      .finally(release);
   }
 
   /**
@@ -331,14 +363,17 @@ export class HttpClient {
     // header values are on their way to the wire as one character per byte (wireHeaders): back to
     // text. Accept-Encoding is got's own (added again after this hook), not a header gex signs.
     const headers = Object.entries(next.headers).flatMap(([name, value]): Array<[string, string]> =>
-      typeof value === 'string' && name !== 'accept-encoding' ? [[name, Buffer.from(value, 'latin1').toString('utf8')]] : [],
+      typeof value === 'string' && name !== 'accept-encoding'
+        ? [[name, Buffer.from(value, 'latin1').toString('utf8')]]
+        : [],
     );
     const signed = await signer.sign({
       method: next.method === 'POST' ? 'POST' : 'GET',
       url: `${to.origin}${to.pathname}${to.search}`,
       headers,
       // the body went out as bytes (wireBody); it is signed as the text it is
-      body: typeof next.body === 'string' ? next.body : Buffer.isBuffer(next.body) ? next.body.toString('utf8') : undefined,
+      body:
+        typeof next.body === 'string' ? next.body : Buffer.isBuffer(next.body) ? next.body.toString('utf8') : undefined,
     });
     next.url = new URL(signed.url);
     next.headers = wireHeaders(signed.headers);

@@ -17,7 +17,14 @@ export class RedirectRefused extends UserError {
  * header — a plain `X-Api-Key` in `api.http.headers` is as much a credential as a `#` value, and
  * gex cannot tell which configured headers are secrets.
  */
-const FORWARDED_ACROSS_ORIGINS = new Set(['user-agent', 'accept', 'accept-encoding', 'accept-language', 'content-type', 'content-length']);
+const FORWARDED_ACROSS_ORIGINS = new Set([
+  'user-agent',
+  'accept',
+  'accept-encoding',
+  'accept-language',
+  'content-type',
+  'content-length',
+]);
 
 export interface RedirectRulesOptions {
   /** `image_parameters.allowed_hosts` as a test; absent = any host */
@@ -64,7 +71,9 @@ export function redirectRules(options: RedirectRulesOptions): BeforeRedirectHook
     // a hop is sent as the client parsed it (its href): that is what is checked
     const verdict = options.allowed?.(to.href);
     if (verdict && !verdict.allowed) {
-      throw new RedirectRefused(`${withoutQuery(from)} redirected to ${withoutQuery(to)}: ${verdict.reason}. Add it to the whitelist if the API is meant to send you there.`);
+      throw new RedirectRefused(
+        `${withoutQuery(from)} redirected to ${withoutQuery(to)}: ${verdict.reason}. Add it to the whitelist if the API is meant to send you there.`,
+      );
     }
     if (from.origin === to.origin) return;
     if (next.body !== undefined || next.json !== undefined || next.form !== undefined) {

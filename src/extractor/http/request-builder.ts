@@ -1,6 +1,16 @@
 import { ConfigError, UserError } from '../../common/errors.js';
 import { isScalar, type JsonObject, type JsonValue } from '../../json/index.js';
-import { arrayReplaceRecursive, buildUrl, findNonFiniteFloat, hasRawBytes, phpHttpBuildQuery, phpJsonEncode, phpToString, resolveGuzzleUrl, UnparsableUriError } from '../../php/index.js';
+import {
+  arrayReplaceRecursive,
+  buildUrl,
+  findNonFiniteFloat,
+  hasRawBytes,
+  phpHttpBuildQuery,
+  phpJsonEncode,
+  phpToString,
+  resolveGuzzleUrl,
+  UnparsableUriError,
+} from '../../php/index.js';
 import type { ApiSettings } from '../config/api-settings.js';
 import type { PageRequest } from '../pagination/paginator.js';
 import { headerName, headerText } from './header-text.js';
@@ -10,7 +20,11 @@ export const USER_AGENT = 'gex/0.1 (Generic Extractor compatible)';
 
 function headerValue(value: JsonValue, path: string): string {
   if (value !== null && !isScalar(value)) {
-    throw new ConfigError(path, `invalid type "${Array.isArray(value) ? 'array' : 'object'}" in headers`, 'Header values must be strings or numbers');
+    throw new ConfigError(
+      path,
+      `invalid type "${Array.isArray(value) ? 'array' : 'object'}" in headers`,
+      'Header values must be strings or numbers',
+    );
   }
   return headerText(phpToString(value), path);
 }
@@ -34,7 +48,10 @@ function setHeader(headers: Array<[string, string]>, name: string, value: string
 function refuseRawBytes(value: JsonValue, path = 'params'): void {
   if (typeof value === 'string') {
     if (hasRawBytes(value)) {
-      throw new UserError('GEX_API_REQUEST_UNENCODABLE', `The POST body cannot be encoded as JSON: ${path} holds raw bytes that are not UTF-8 text (e.g. a digest made with raw output). Encode them first, e.g. with base64_encode.`);
+      throw new UserError(
+        'GEX_API_REQUEST_UNENCODABLE',
+        `The POST body cannot be encoded as JSON: ${path} holds raw bytes that are not UTF-8 text (e.g. a digest made with raw output). Encode them first, e.g. with base64_encode.`,
+      );
     }
   } else if (Array.isArray(value)) value.forEach((v, i) => refuseRawBytes(v, `${path}.${i}`));
   else if (value instanceof Map) for (const [k, v] of value) refuseRawBytes(v, `${path}.${k}`);
@@ -46,7 +63,11 @@ function refuseRawBytes(value: JsonValue, path = 'params'): void {
  */
 function refuseNonFinite(params: JsonObject): void {
   const at = findNonFiniteFloat(params);
-  if (at !== null) throw new UserError('GEX_API_REQUEST_UNENCODABLE', `The POST body cannot be encoded as JSON: params${at.map((k) => `.${k}`).join('')} is INF or NAN (a number beyond the float range), which JSON cannot hold.`);
+  if (at !== null)
+    throw new UserError(
+      'GEX_API_REQUEST_UNENCODABLE',
+      `The POST body cannot be encoded as JSON: params${at.map((k) => `.${k}`).join('')} is INF or NAN (a number beyond the float range), which JSON cannot hold.`,
+    );
 }
 
 /**
@@ -57,10 +78,13 @@ function refuseNonFinite(params: JsonObject): void {
  */
 export function buildHttpRequest(page: PageRequest, jobHeaders: JsonObject, api: ApiSettings): HttpRequest {
   // GE keeps a job's nested param objects as PHP objects: they replace a default whole (lists merge by index)
-  const params = arrayReplaceRecursive(api.defaultParams, page.params, { replacementObjectsOpaque: true }) as JsonObject;
+  const params = arrayReplaceRecursive(api.defaultParams, page.params, {
+    replacementObjectsOpaque: true,
+  }) as JsonObject;
   const requestHeaders = arrayReplaceRecursive(api.defaultHeaders, jobHeaders) as JsonObject;
   const headers: Array<[string, string]> = [];
-  for (const [name, value] of requestHeaders) headers.push([headerName(name, `headers.${name}`), headerValue(value, `headers.${name}`)]);
+  for (const [name, value] of requestHeaders)
+    headers.push([headerName(name, `headers.${name}`), headerValue(value, `headers.${name}`)]);
 
   let target = page.endpoint;
   let body: string | undefined;

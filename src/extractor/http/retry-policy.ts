@@ -46,8 +46,14 @@ export class RetryPolicy {
    * The wait before retrying after attempt `attempt` (1-based) ended in `outcome`, or null when it
    * is final: a status or error not listed, or no retries left.
    */
-  decide(attempt: number, outcome: { status: number } | { error: { code?: string } }, headerValue: string | undefined, url: string): RetryDelay | null {
-    const retryable = 'status' in outcome ? this.settings.httpCodes.includes(outcome.status) : this.retriesError(outcome.error);
+  decide(
+    attempt: number,
+    outcome: { status: number } | { error: { code?: string } },
+    headerValue: string | undefined,
+    url: string,
+  ): RetryDelay | null {
+    const retryable =
+      'status' in outcome ? this.settings.httpCodes.includes(outcome.status) : this.retriesError(outcome.error);
     const delay = calculateRetryDelay({
       attempt,
       retryable,
@@ -72,7 +78,8 @@ export class RetryPolicy {
    */
   waitsAhead(attempt: number, firstMs: number): number {
     let total = firstMs;
-    for (let retry = attempt + 1; retry <= this.settings.maxRetries; retry++) total += this.settings.backoffBaseMs * 2 ** (retry - 1);
+    for (let retry = attempt + 1; retry <= this.settings.maxRetries; retry++)
+      total += this.settings.backoffBaseMs * 2 ** (retry - 1);
     return total;
   }
 

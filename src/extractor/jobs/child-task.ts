@@ -14,7 +14,10 @@ function setupOf(child: JobConfig): ChildSetup {
   let setup = setups.get(child);
   if (!setup) {
     try {
-      setup = { filter: child.recursionFilter ? compileRecursionFilter(child.recursionFilter) : null, placeholders: parsePlaceholders(child.placeholders) };
+      setup = {
+        filter: child.recursionFilter ? compileRecursionFilter(child.recursionFilter) : null,
+        placeholders: parsePlaceholders(child.placeholders),
+      };
     } catch (error) {
       setup = { error };
     }
@@ -29,7 +32,12 @@ function setupOf(child: JobConfig): ChildSetup {
  * GE warn once per parent record; it still runs with the values it inherits from its ancestors'
  * placeholders, and never when it inherits none. An error ends the list where GE would stop.
  */
-export function childEntries(parent: JobInstance, data: JsonValue[], paginator: Paginator, order: number[]): ChildEntry[] {
+export function childEntries(
+  parent: JobInstance,
+  data: JsonValue[],
+  paginator: Paginator,
+  order: number[],
+): ChildEntry[] {
   const entries: ChildEntry[] = [];
   for (const child of parent.job.children) {
     const setup = setupOf(child);
@@ -48,7 +56,16 @@ export function childEntries(parent: JobInstance, data: JsonValue[], paginator: 
         entries.push({ warning: `No 'placeholders' set for '${child.endpoint}'` });
         if (parent.resolved.length === 0) continue;
       }
-      entries.push({ task: { job: child, parent, record, placeholders: setup.placeholders, paginator: paginator.clone(), order: [...order, entries.length] } });
+      entries.push({
+        task: {
+          job: child,
+          parent,
+          record,
+          placeholders: setup.placeholders,
+          paginator: paginator.clone(),
+          order: [...order, entries.length],
+        },
+      });
     }
   }
   return entries;

@@ -2,7 +2,12 @@ import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../../j
 import { phpArrayMerge, phpEmpty, phpJsonRoundTrip, toPhpArrayMap } from '../../php/index.js';
 import type { ResolvedPlaceholder } from '../children/placeholders.js';
 import type { JobConfig } from '../config/job-config.js';
-import { evaluateParams, userScriptError, type FunctionContexts, type UserFunctions } from '../functions/user-functions.js';
+import {
+  evaluateParams,
+  userScriptError,
+  type FunctionContexts,
+  type UserFunctions,
+} from '../functions/user-functions.js';
 import type { PageRequest } from '../pagination/paginator.js';
 
 /** One run of a job definition: a top-level job, or a child job for one parent record and placeholder combination. */
@@ -50,11 +55,13 @@ export function jobTemplate(job: JobConfig, endpoint: string, scope: FunctionSco
  */
 export function evaluateUserData(value: JsonValue | undefined, scalarKey: string, scope: FunctionScope): JsonObject {
   if (value === undefined || phpEmpty(value)) return new Map();
-  const entries: JsonObject = isJsonObject(value) || Array.isArray(value) ? toPhpArrayMap(value) : new Map([[scalarKey, value]]);
+  const entries: JsonObject =
+    isJsonObject(value) || Array.isArray(value) ? toPhpArrayMap(value) : new Map([[scalarKey, value]]);
   const out: JsonObject = new Map();
   for (const [k, v] of entries) {
     const evaluated = isJsonObject(v) ? scope.functions.evaluate(v, scope.contexts) : phpJsonRoundTrip(v);
-    if (evaluated !== null && !isScalar(evaluated)) throw userScriptError(`userData '${k}' must be a scalar value, not an object or list`);
+    if (evaluated !== null && !isScalar(evaluated))
+      throw userScriptError(`userData '${k}' must be a scalar value, not an object or list`);
     out.set(k, evaluated);
   }
   return out;

@@ -57,7 +57,13 @@ export class JobProducer {
       for (const [index, resolved] of combinations.entries()) {
         const injected = evaluateUserData(job.userData, 'job_parent_id', this.ctx);
         for (const [k, v] of parentColumns(resolved)) injected.set(k, v);
-        const instance: JobInstance = { job, endpoint: fillEndpoint(job.endpoint, resolved), injected, ancestors, resolved };
+        const instance: JobInstance = {
+          job,
+          endpoint: fillEndpoint(job.endpoint, resolved),
+          injected,
+          ancestors,
+          resolved,
+        };
         await this.produceInstance(instance, task.paginator, stream, [...task.order, index]);
       }
     });
@@ -72,16 +78,34 @@ export class JobProducer {
     }
   }
 
-  private async produceInstance(instance: JobInstance, paginator: Paginator, stream: JobEventStream, order: number[]): Promise<void> {
+  private async produceInstance(
+    instance: JobInstance,
+    paginator: Paginator,
+    stream: JobEventStream,
+    order: number[],
+  ): Promise<void> {
     const { api, client } = this.ctx;
     const { job } = instance;
     // every line of this job instance (its retries included) says which job and endpoint it is about
     const logger = this.ctx.logger.child({ job: job.dataType, endpoint: instance.endpoint });
     const template = jobTemplate(job, instance.endpoint, this.ctx);
     // configuration text, and a child's endpoint holds values from responses: one safe token for logs and the terminal
-    const label = displayText(job.dataType === instance.endpoint ? job.dataType : `${job.dataType} (${instance.endpoint})`);
-    const fetcher = new PageFetcher(client, (page) => buildHttpRequest(page, job.headers, api), paginator, template, { pages: api.concurrency, logger, signal: this.treeSignal });
-    stream.push({ kind: 'start', instance, logger, label, pagination: paginator.describe(template), parallelPages: fetcher.parallelPages });
+    const label = displayText(
+      job.dataType === instance.endpoint ? job.dataType : `${job.dataType} (${instance.endpoint})`,
+    );
+    const fetcher = new PageFetcher(client, (page) => buildHttpRequest(page, job.headers, api), paginator, template, {
+      pages: api.concurrency,
+      logger,
+      signal: this.treeSignal,
+    });
+    stream.push({
+      kind: 'start',
+      instance,
+      logger,
+      label,
+      pagination: paginator.describe(template),
+      parallelPages: fetcher.parallelPages,
+    });
     try {
       let request: PageRequest = paginator.first(template);
       let previous: JsonValue | undefined;
@@ -94,12 +118,21 @@ export class JobProducer {
         // compared as GE does (PHP serialize: order and int/float matter), stopping at the first difference
         if (previous !== undefined && deepEqual(decoded, previous)) {
           paginator.reset();
-          stream.push({ kind: 'end', stop: new Stop(`the response of page ${page + 1} matched the previous one`, 'duplicatePage'), fetches: 1 });
+          stream.push({
+            kind: 'end',
+            stop: new Stop(`the response of page ${page + 1} matched the previous one`, 'duplicatePage'),
+            fetches: 1,
+          });
           return;
         }
         previous = decoded;
         const found = findRecords(decoded, job.dataField);
-        const data = applyResponseFilter(found.records, job.responseFilter, job.responseFilterDelimiter, this.ctx.compatLevel);
+        const data = applyResponseFilter(
+          found.records,
+          job.responseFilter,
+          job.responseFilterDelimiter,
+          this.ctx.compatLevel,
+        );
         const children = childEntries(instance, data, paginator, [...order, page]);
         // a paginator that fails on this page fails after the page and its children, as in GE
         let next: PageRequest | Stop | { failed: unknown };
@@ -120,7 +153,8 @@ export class JobProducer {
           expectedRecords: paginator.expectedRecords?.(),
           children,
         });
-        if (children.length > 0) this.scheduler.register(children.flatMap((entry) => ('task' in entry ? [entry.task] : [])));
+        if (children.length > 0)
+          this.scheduler.register(children.flatMap((entry) => ('task' in entry ? [entry.task] : [])));
         if ('failed' in next) throw next.failed;
         if (next instanceof Stop) {
           stream.push({ kind: 'end', stop: next, fetches: 0 });

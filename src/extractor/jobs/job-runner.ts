@@ -61,7 +61,11 @@ export class JobRunner {
     const tree = new JobTree(this.ctx, hasParallelChildren(job, this.ctx.childConcurrency));
     // with children fetched ahead, the parent's next page is too: their lane never drains at a page's end
     const root = tree.open(tree.parallel ? 1 : 0);
-    void tree.producer.produceRoot({ job, endpoint: job.endpoint, injected, ancestors: [], resolved: [] }, paginator, root);
+    void tree.producer.produceRoot(
+      { job, endpoint: job.endpoint, injected, ancestors: [], resolved: [] },
+      paginator,
+      root,
+    );
     this.childTotals = new Map();
     try {
       const results = await this.consume(root, tree);
@@ -122,7 +126,15 @@ export class JobRunner {
       const label = displayText(job.dataType === job.endpoint ? job.dataType : `${job.dataType} (${job.endpoint})`);
       const perRecord = runs === parentRecords ? '' : ` (${plural(runs, 'run')})`;
       this.ctx.logger.info(
-        { job: job.dataType, endpoint: job.endpoint, parentRecords, runs, requests, records, durationMs: Math.round(requestMs) },
+        {
+          job: job.dataType,
+          endpoint: job.endpoint,
+          parentRecords,
+          runs,
+          requests,
+          records,
+          durationMs: Math.round(requestMs),
+        },
         `Child job '${label}' finished: ran for ${plural(parentRecords, 'parent record')}${perRecord}, ` +
           `${plural(requests, 'request')}, ${plural(records, 'record')}; ` +
           `its requests took ${(requestMs / 1000).toFixed(1)} s`,
@@ -169,7 +181,15 @@ export class JobRunner {
     if (logger.isLevelEnabled('debug')) {
       const { method, url } = page.request;
       logger.debug(
-        { page: current.pages, method, url, status: page.status, records: page.data.length, bytes: page.bytes, durationMs: page.durationMs },
+        {
+          page: current.pages,
+          method,
+          url,
+          status: page.status,
+          records: page.data.length,
+          bytes: page.bytes,
+          durationMs: page.durationMs,
+        },
         `Job '${label}' page ${groupThousands(current.pages)}: ${method} ${url} -> ${page.status}, ` +
           `${plural(page.data.length, 'record')}, ${plural(page.bytes, 'byte')}, ${groupThousands(page.durationMs)} ms`,
       );

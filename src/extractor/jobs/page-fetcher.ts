@@ -57,7 +57,9 @@ export class PageFetcher {
     const key = keyOf(request);
     const ready = this.ahead.get(key);
     this.ahead.delete(key);
-    const result = ready ? ready.result : this.client.send(request, { logger: this.options.logger, signal: this.options.signal });
+    const result = ready
+      ? ready.result
+      : this.client.send(request, { logger: this.options.logger, signal: this.options.signal });
     this.fetchAhead();
     return { request, response: await result };
   }

@@ -49,7 +49,10 @@ export class CsvFile {
   }
 
   private check(): void {
-    if (this.failure) throw new ApplicationError('GEX_TABLE_WRITE_FAILED', `Cannot write ${this.file}: ${this.failure.message}`, { cause: this.failure });
+    if (this.failure)
+      throw new ApplicationError('GEX_TABLE_WRITE_FAILED', `Cannot write ${this.file}: ${this.failure.message}`, {
+        cause: this.failure,
+      });
   }
 
   /** The header row; an empty header writes nothing (GE: a table without columns has no header). */
@@ -110,7 +113,9 @@ export class CsvFile {
     // PHP byte strings (e.g. a raw digest in userData) are written as the bytes they hold
     const chunk = phpStringBytes(this.pendingText);
     this.pendingText = '';
-    const write = new Promise<void>((resolve, reject) => this.stream.write(chunk, (error) => (error ? reject(error) : resolve())));
+    const write = new Promise<void>((resolve, reject) =>
+      this.stream.write(chunk, (error) => (error ? reject(error) : resolve())),
+    );
     write.catch(() => {}); // the stream reports the error too; awaiting `written()` rethrows it
     this.lastWrite = write;
   }

@@ -103,7 +103,10 @@ export class OutputWriter {
     const learned = output?.parser.structState();
     if (!learned) return;
     // GE: $metadata = array_replace_recursive($metadata, $parser->getMetadata())
-    this.struct = this.struct === undefined ? learned : new StructState(arrayReplaceRecursive(this.struct.struct, learned.struct), learned.version);
+    this.struct =
+      this.struct === undefined
+        ? learned
+        : new StructState(arrayReplaceRecursive(this.struct.struct, learned.struct), learned.version);
     this.structUpdated = true;
   }
 
@@ -136,7 +139,10 @@ export class OutputWriter {
         for (const table of await parser.results(openTable, (message) => this.logger.error(message))) {
           const file = writableFileName(bucket, table.name);
           await moveFile(table.csv.file, resolveInside(staging, file));
-          await guard.writeFile(resolveInside(staging, `${file}.manifest`), parserManifest(bucket, table.name, incremental, table.primaryKey));
+          await guard.writeFile(
+            resolveInside(staging, `${file}.manifest`),
+            parserManifest(bucket, table.name, incremental, table.primaryKey),
+          );
           written.set(file, { file, bucket, table: table.name, rows: table.csv.rows, columns: table.csv.header });
         }
       }
@@ -144,7 +150,13 @@ export class OutputWriter {
       for (const table of missingTables(this.mappedConfigs, (bucket, name) => exists(writableFileName(bucket, name)))) {
         await guard.writeFile(resolveInside(staging, table.file), phpStringBytes(csvLine(table.header)));
         await guard.writeFile(resolveInside(staging, `${table.file}.manifest`), table.manifest);
-        written.set(table.file, { file: table.file, bucket: table.bucket, table: table.name, rows: 0, columns: table.header });
+        written.set(table.file, {
+          file: table.file,
+          bucket: table.bucket,
+          table: table.name,
+          rows: 0,
+          columns: table.header,
+        });
         this.logger.debug(`Created the missing mapped table ${table.file} (header only)`);
       }
       signal?.throwIfAborted();
@@ -180,7 +192,11 @@ export class OutputWriter {
     if (choice.kind === 'legacy') {
       // the legacy and mapping parsers are loaded only by the configurations that use them
       const { LegacyJsonParser } = await import('./legacy-parser/legacy-parser.js');
-      const legacy = new LegacyJsonParser(spool, (message) => this.logger.warn(message), responseTableNameCheck(bucket));
+      const legacy = new LegacyJsonParser(
+        spool,
+        (message) => this.logger.warn(message),
+        responseTableNameCheck(bucket),
+      );
       parser = legacy;
       await seedOrDispose(parser, () => legacy.seed(choice.seed));
     } else {
@@ -210,7 +226,11 @@ export class OutputWriter {
  */
 function writableFileName(bucket: string | null, table: string): string {
   const problem = tableFileProblem(bucket, table);
-  if (problem) throw new UserError('GEX_RESPONSE_NOT_TABULAR', `Cannot write the table ${quoteName(table)}${bucket === null ? '' : ` of the bucket ${quoteName(bucket)}`}: ${problem}`);
+  if (problem)
+    throw new UserError(
+      'GEX_RESPONSE_NOT_TABULAR',
+      `Cannot write the table ${quoteName(table)}${bucket === null ? '' : ` of the bucket ${quoteName(bucket)}`}: ${problem}`,
+    );
   return tableFileName(bucket, table);
 }
 

@@ -21,13 +21,26 @@ export function chooseParser(state: StructState | undefined, compatLevel: number
   const hasStruct = (Array.isArray(struct) || struct instanceof Map) && !phpEmpty(struct) && !phpEmpty(state?.version);
   if (hasStruct) {
     // `=== 2`: the int from a state file, not the float 2.0 the legacy parser leaves in memory
-    if (state!.version === 2) return { kind: 'legacy', seed: struct, warning: 'Using legacy JSON parser, because it is in configuration state.' };
+    if (state!.version === 2)
+      return {
+        kind: 'legacy',
+        seed: struct,
+        warning: 'Using legacy JSON parser, because it is in configuration state.',
+      };
     return {
       kind: 'json',
       seed: struct,
-      warning: compatLevel <= 1 ? 'Ignored request for legacy JSON parser, because configuration is already upgraded.' : undefined,
+      warning:
+        compatLevel <= 1
+          ? 'Ignored request for legacy JSON parser, because configuration is already upgraded.'
+          : undefined,
     };
   }
-  if (compatLevel <= 1) return { kind: 'legacy', seed: undefined, warning: 'Using legacy JSON parser, because it has been explicitly requested.' };
+  if (compatLevel <= 1)
+    return {
+      kind: 'legacy',
+      seed: undefined,
+      warning: 'Using legacy JSON parser, because it has been explicitly requested.',
+    };
   return { kind: 'json', seed: undefined };
 }

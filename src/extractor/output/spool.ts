@@ -38,7 +38,12 @@ export class Spool {
   }
 
   private check(): void {
-    if (this.failure) throw new ApplicationError('GEX_TABLE_WRITE_FAILED', `Cannot write the record queue ${this.file}: ${this.failure.message}`, { cause: this.failure });
+    if (this.failure)
+      throw new ApplicationError(
+        'GEX_TABLE_WRITE_FAILED',
+        `Cannot write the record queue ${this.file}: ${this.failure.message}`,
+        { cause: this.failure },
+      );
   }
 
   static async create(tmpRoot = os.tmpdir()): Promise<Spool> {
@@ -134,7 +139,8 @@ async function* readFrames(file: string): AsyncGenerator<Buffer> {
     }
     pending = pending.subarray(start);
   }
-  if (pending.length > 0) throw new ApplicationError('GEX_TABLE_WRITE_FAILED', `The record queue ${file} ends in a truncated batch`);
+  if (pending.length > 0)
+    throw new ApplicationError('GEX_TABLE_WRITE_FAILED', `The record queue ${file} ends in a truncated batch`);
 }
 
 /**

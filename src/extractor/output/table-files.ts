@@ -32,7 +32,8 @@ export function bucketNameProblem(bucket: string): string | null {
   if (problem) return problem;
   const bytes = Buffer.byteLength(bucket, 'utf8');
   const room = NAME_MAX_BYTES - '.t'.length - MANIFEST_SUFFIX.length;
-  if (bytes > room) return `is ${bytes} bytes long: with ".<table>.manifest" its files' names would be over the file system's limit of ${NAME_MAX_BYTES} bytes (at most ${room} bytes leave room for a table name)`;
+  if (bytes > room)
+    return `is ${bytes} bytes long: with ".<table>.manifest" its files' names would be over the file system's limit of ${NAME_MAX_BYTES} bytes (at most ${room} bytes leave room for a table name)`;
   return null;
 }
 
@@ -49,7 +50,8 @@ export function tableFileProblem(bucket: string | null, table: string): string |
   const problem = unsafeFileNameProblem(table);
   if (problem) return `the table name ${quoteName(table)} ${problem}`;
   const file = tableFileName(bucket, table);
-  if (file === WORK_FOLDERS.staging || file === WORK_FOLDERS.parts) return `the table file name ${quoteName(file)} is reserved for gex's work folder in out/tables`;
+  if (file === WORK_FOLDERS.staging || file === WORK_FOLDERS.parts)
+    return `the table file name ${quoteName(file)} is reserved for gex's work folder in out/tables`;
   const manifest = file + MANIFEST_SUFFIX;
   const bytes = Buffer.byteLength(manifest, 'utf8');
   if (bytes > NAME_MAX_BYTES) {

@@ -58,13 +58,18 @@ function build(options: PaginationOptions, context: BuildContext): Paginator {
  * unknown method read it). `multiple` builds its scrollers with `build`, stop conditions included.
  */
 const PAGINATION_METHODS = {
-  pagenum: (options: PaginationOptions, context: BuildContext): Paginator => new PageNumberPaginator(pageNumberSettings(options), options.path, context.warning),
-  offset: (options: PaginationOptions, context: BuildContext): Paginator => new OffsetPaginator(offsetSettings(options), options.path, context.warning),
-  'response.url': (options: PaginationOptions): Paginator => new ResponseUrlPaginator(responseUrlSettings(options, { withDelimiter: true })),
-  'response.param': (options: PaginationOptions): Paginator => new ResponseParamPaginator(responseParamSettings(options)),
+  pagenum: (options: PaginationOptions, context: BuildContext): Paginator =>
+    new PageNumberPaginator(pageNumberSettings(options), options.path, context.warning),
+  offset: (options: PaginationOptions, context: BuildContext): Paginator =>
+    new OffsetPaginator(offsetSettings(options), options.path, context.warning),
+  'response.url': (options: PaginationOptions): Paginator =>
+    new ResponseUrlPaginator(responseUrlSettings(options, { withDelimiter: true })),
+  'response.param': (options: PaginationOptions): Paginator =>
+    new ResponseParamPaginator(responseParamSettings(options)),
   cursor: (options: PaginationOptions): Paginator => new CursorPaginator(cursorSettings(options)),
   multiple: (options: PaginationOptions, context: BuildContext): Paginator => createMultiple(options, context),
-  'zendesk.response.url': (options: PaginationOptions): Paginator => new ZendeskResponseUrlPaginator(responseUrlSettings(options, { withDelimiter: false })),
+  'zendesk.response.url': (options: PaginationOptions): Paginator =>
+    new ZendeskResponseUrlPaginator(responseUrlSettings(options, { withDelimiter: false })),
 };
 
 type PaginationMethod = keyof typeof PAGINATION_METHODS;
@@ -77,27 +82,47 @@ function createMethod(options: PaginationOptions, context: BuildContext): Pagina
     refuseTotalFor(options, method);
     return new NoPagination();
   }
-  const create = typeof method === 'string' && Object.hasOwn(PAGINATION_METHODS, method) ? PAGINATION_METHODS[method as PaginationMethod] : undefined;
+  const create =
+    typeof method === 'string' && Object.hasOwn(PAGINATION_METHODS, method)
+      ? PAGINATION_METHODS[method as PaginationMethod]
+      : undefined;
   if (!create) {
     const name = typeof method === 'string' ? method : phpJsonEncode(method!);
-    throw new ConfigError(options.at('method'), `unknown pagination method '${name}'`, `Use one of ${PAGINATION_METHOD_NAMES.join(', ')}`);
+    throw new ConfigError(
+      options.at('method'),
+      `unknown pagination method '${name}'`,
+      `Use one of ${PAGINATION_METHOD_NAMES.join(', ')}`,
+    );
   }
   if (!TOTAL_METHODS.includes(method as string)) refuseTotalFor(options, method);
   return create(options, context);
 }
 
 function createMultiple(options: PaginationOptions, context: BuildContext): Paginator {
-  const definitions = options.nested('scrollers', 'It maps names to pagination configs, e.g. {"list": {"method": "offset", "limit": 100}}');
+  const definitions = options.nested(
+    'scrollers',
+    'It maps names to pagination configs, e.g. {"list": {"method": "offset", "limit": 100}}',
+  );
   if (!definitions) {
-    throw new ConfigError(options.at('scrollers'), 'needs at least one scroller for "multiple" pagination', 'Add e.g. {"list": {"method": "offset", "limit": 100}}');
+    throw new ConfigError(
+      options.at('scrollers'),
+      'needs at least one scroller for "multiple" pagination',
+      'Add e.g. {"list": {"method": "offset", "limit": 100}}',
+    );
   }
   const scrollers = new Map<string, Paginator>();
   for (const [name, value] of definitions.raw) {
     const fix = 'A scroller is a pagination config, e.g. {"method": "pagenum"}';
-    if (!isJsonObject(value) && !Array.isArray(value)) throw new ConfigError(definitions.at(name), 'must be an object', fix);
+    if (!isJsonObject(value) && !Array.isArray(value))
+      throw new ConfigError(definitions.at(name), 'must be an object', fix);
     const definition = definitions.nested(name, fix);
     scrollers.set(name, definition ? build(definition, context) : new NoPagination());
   }
   const defaultName = options.raw.get('default');
-  return new MultiplePaginator(scrollers, phpEmpty(defaultName) ? null : phpToString(defaultName), context.scroller, options.path);
+  return new MultiplePaginator(
+    scrollers,
+    phpEmpty(defaultName) ? null : phpToString(defaultName),
+    context.scroller,
+    options.path,
+  );
 }

@@ -31,7 +31,11 @@ export function totalSettings(options: PaginationOptions): TotalSettings | null 
   const records = pathOption(options, 'totalPath');
   const pages = pathOption(options, 'totalPagesPath');
   if (records !== null && pages !== null) {
-    throw new ConfigError(options.path, "has both 'totalPath' and 'totalPagesPath'", 'Keep one: totalPath for a number of records, totalPagesPath for a number of pages');
+    throw new ConfigError(
+      options.path,
+      "has both 'totalPath' and 'totalPagesPath'",
+      'Keep one: totalPath for a number of records, totalPagesPath for a number of pages',
+    );
   }
   if (records !== null) return { kind: 'records', path: records, option: options.at('totalPath') };
   if (pages !== null) return { kind: 'pages', path: pages, option: options.at('totalPagesPath') };
@@ -41,7 +45,8 @@ export function totalSettings(options: PaginationOptions): TotalSettings | null 
 function pathOption(options: PaginationOptions, key: string): string | null {
   const value = options.raw.get(key);
   if (value === undefined || value === null || value === '') return null;
-  if (typeof value !== 'string') throw new ConfigError(options.at(key), `must be a string, got ${describeValue(value)}`, FIX);
+  if (typeof value !== 'string')
+    throw new ConfigError(options.at(key), `must be a string, got ${describeValue(value)}`, FIX);
   return value;
 }
 
@@ -56,7 +61,11 @@ export function refuseTotalFor(options: PaginationOptions, method: JsonValue | u
     const value = options.raw.get(key);
     if (value === undefined || value === null || value === '') continue;
     const name = phpEmpty(method) ? 'no pagination method' : `method ${describeValue(method!)}`;
-    throw new ConfigError(options.at(key), `works with pagenum and offset only, not with ${name}`, `Remove "${key}", or set it next to "method": "pagenum" or "offset" (with multiple: inside such a scroller)`);
+    throw new ConfigError(
+      options.at(key),
+      `works with pagenum and offset only, not with ${name}`,
+      `Remove "${key}", or set it next to "method": "pagenum" or "offset" (with multiple: inside such a scroller)`,
+    );
   }
 }
 
@@ -78,9 +87,11 @@ export function readTotal(response: JsonValue, path: string): { total: number } 
   const value = getDataFromPath(response, path);
   if (value === undefined || value === null) return { problem: 'is not in the first response' };
   const n = numberOf(value);
-  if (n === undefined || !Number.isInteger(n) || n < 0) return { problem: `is ${shownValue(value)} in the first response, not a whole number of 0 or more` };
+  if (n === undefined || !Number.isInteger(n) || n < 0)
+    return { problem: `is ${shownValue(value)} in the first response, not a whole number of 0 or more` };
   // beyond 2^53 page arithmetic is inexact; no real collection is that large
-  if (n > Number.MAX_SAFE_INTEGER) return { problem: `is ${shownValue(value)} in the first response, too large to be a count` };
+  if (n > Number.MAX_SAFE_INTEGER)
+    return { problem: `is ${shownValue(value)} in the first response, too large to be a count` };
   return { total: n };
 }
 

@@ -24,7 +24,9 @@ export class MultiplePaginator implements Paginator {
 
   describe(job: PageRequest): string {
     const name = this.ownName(job) ?? this.defaultName;
-    return name === null ? 'multiple: no scroller for this job (no default)' : `multiple: '${name}' → ${this.pick(job).describe(job)}`;
+    return name === null
+      ? 'multiple: no scroller for this job (no default)'
+      : `multiple: '${name}' → ${this.pick(job).describe(job)}`;
   }
 
   first(job: PageRequest): PageRequest {
@@ -69,8 +71,16 @@ export class MultiplePaginator implements Paginator {
     if (scroller) return scroller;
     const defined = `scrollers defined: ${[...this.scrollers.keys()].join(', ')}`;
     if (own !== null) {
-      throw new ConfigError(`${this.path}.scrollers`, `has no scroller '${own}', which a job's "scroller" names (${defined})`, 'Set the job\'s "scroller" to one of them');
+      throw new ConfigError(
+        `${this.path}.scrollers`,
+        `has no scroller '${own}', which a job's "scroller" names (${defined})`,
+        'Set the job\'s "scroller" to one of them',
+      );
     }
-    throw new ConfigError(`${this.path}.default`, `names the scroller '${name}', which does not exist (${defined})`, 'Set it to one of them');
+    throw new ConfigError(
+      `${this.path}.default`,
+      `names the scroller '${name}', which does not exist (${defined})`,
+      'Set it to one of them',
+    );
   }
 }

@@ -3,7 +3,14 @@ import { phpEmpty, phpIntCast } from '../../php/index.js';
 import { plural } from '../../common/text.js';
 import { describeTotal, FirstPageTotal, totalSettings, TotalWarning, type TotalSettings } from './first-page-total.js';
 import { numericLimit, type PaginationOptions } from './options.js';
-import { stopAndReset, type Stop, withParams, type PageRequest, type Paginator, type ReceivedPage } from './paginator.js';
+import {
+  stopAndReset,
+  type Stop,
+  withParams,
+  type PageRequest,
+  type Paginator,
+  type ReceivedPage,
+} from './paginator.js';
 
 export interface OffsetSettings {
   limit: number;
@@ -18,7 +25,11 @@ export interface OffsetSettings {
 export function offsetSettings(options: PaginationOptions): OffsetSettings {
   const limit = options.limit();
   if (limit === null) {
-    throw new ConfigError(`${options.path}.limit`, 'is required for offset pagination', 'Set the page size, e.g. "limit": 100');
+    throw new ConfigError(
+      `${options.path}.limit`,
+      'is required for offset pagination',
+      'Set the page size, e.g. "limit": 100',
+    );
   }
   return {
     limit,
@@ -55,7 +66,9 @@ export class OffsetPaginator implements Paginator {
 
   limitFor(job: PageRequest): number {
     const own = job.params.get(this.settings.limitParam);
-    return phpEmpty(own) ? this.settings.limit : numericLimit(own!, `${this.path} (job params.${this.settings.limitParam})`);
+    return phpEmpty(own)
+      ? this.settings.limit
+      : numericLimit(own!, `${this.path} (job params.${this.settings.limitParam})`);
   }
 
   /** The job's own offset when `offsetFromJob` is on and it is set, else null. */
@@ -90,7 +103,11 @@ export class OffsetPaginator implements Paginator {
     if (stop) return stopAndReset(this, stop, 'underflow');
     const records = this.total?.records();
     if (records !== undefined && this.offset + limit >= records) {
-      return stopAndReset(this, `total: the page at offset ${this.offset} was the last (${this.total!.describe()})`, 'total');
+      return stopAndReset(
+        this,
+        `total: the page at offset ${this.offset} was the last (${this.total!.describe()})`,
+        'total',
+      );
     }
     this.offset += limit;
     return this.requestFor(job, this.offset);

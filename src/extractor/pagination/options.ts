@@ -69,7 +69,11 @@ export class PaginationOptions {
 export function numericLimit(v: JsonValue, path: string): number {
   if (typeof v === 'number' && v >= 0) return v;
   if (typeof v === 'string' && isNumericString(v) && Number(v) >= 0) return Math.trunc(Number(v));
-  throw new ConfigError(path, `must be a non-negative integer, got ${JSON.stringify(phpToString(v))}`, 'Set the page size as a number, e.g. 100');
+  throw new ConfigError(
+    path,
+    `must be a non-negative integer, got ${JSON.stringify(phpToString(v))}`,
+    'Set the page size as a number, e.g. 100',
+  );
 }
 
 /** A value as users wrote it, for error messages. */

@@ -3,7 +3,14 @@ import { phpEmpty } from '../../php/index.js';
 import { plural } from '../../common/text.js';
 import { describeTotal, FirstPageTotal, totalSettings, TotalWarning, type TotalSettings } from './first-page-total.js';
 import { numericLimit, type PaginationOptions } from './options.js';
-import { stopAndReset, type Stop, withParams, type PageRequest, type Paginator, type ReceivedPage } from './paginator.js';
+import {
+  stopAndReset,
+  type Stop,
+  withParams,
+  type PageRequest,
+  type Paginator,
+  type ReceivedPage,
+} from './paginator.js';
 
 export interface PageNumberSettings {
   pageParam: string;
@@ -83,7 +90,8 @@ export class PageNumberPaginator implements Paginator {
     const stop = this.stopReason(job, page.data.length);
     if (stop) return stopAndReset(this, stop, size === null ? 'emptyPage' : 'underflow');
     const last = this.lastPage();
-    if (last !== undefined && this.page >= last) return stopAndReset(this, `total: page ${this.page} was the last (${this.total!.describe()})`, 'total');
+    if (last !== undefined && this.page >= last)
+      return stopAndReset(this, `total: page ${this.page} was the last (${this.total!.describe()})`, 'total');
     this.page++;
     return this.requestFor(job, this.page);
   }

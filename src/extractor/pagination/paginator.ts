@@ -33,8 +33,22 @@ export interface ReceivedPage {
  * - `duplicatePage`: a response equal to the previous one (not written)
  * - `noPagination`: one request, no pagination configured
  */
-export const CAP_CODES = ['forceStop.pages', 'forceStop.time', 'forceStop.volume', 'limitStop.count', 'limitStop.field'] as const;
-export const NATURAL_END_CODES = ['underflow', 'emptyPage', 'total', 'nextPageFlag', 'noNextPage', 'duplicatePage', 'noPagination'] as const;
+export const CAP_CODES = [
+  'forceStop.pages',
+  'forceStop.time',
+  'forceStop.volume',
+  'limitStop.count',
+  'limitStop.field',
+] as const;
+export const NATURAL_END_CODES = [
+  'underflow',
+  'emptyPage',
+  'total',
+  'nextPageFlag',
+  'noNextPage',
+  'duplicatePage',
+  'noPagination',
+] as const;
 export type CapCode = (typeof CAP_CODES)[number];
 export type StopCode = CapCode | (typeof NATURAL_END_CODES)[number];
 

@@ -23,7 +23,10 @@ export interface ResponseParamSettings {
 
 export function responseParamSettings(options: PaginationOptions): ResponseParamSettings {
   return {
-    responseParam: options.required('responseParam', 'Set the path of the next-page value in the response, e.g. "meta.next_token"'),
+    responseParam: options.required(
+      'responseParam',
+      'Set the path of the next-page value in the response, e.g. "meta.next_token"',
+    ),
     queryParam: options.required('queryParam', 'Set the request parameter that carries it, e.g. "page_token"'),
     includeParams: options.bool('includeParams', false),
     scrollRequest: scrollRequestOf(options),
@@ -38,7 +41,11 @@ function scrollRequestOf(options: PaginationOptions): ScrollRequest | null {
   const endpoint = scroll.raw.get('endpoint');
   if (endpoint !== undefined) {
     if (typeof endpoint !== 'string' || endpoint === '') {
-      throw new ConfigError(scroll.at('endpoint'), `must be a non-empty string, got ${describeValue(endpoint)}`, 'Set the endpoint of the next pages, e.g. "results"');
+      throw new ConfigError(
+        scroll.at('endpoint'),
+        `must be a non-empty string, got ${describeValue(endpoint)}`,
+        'Set the endpoint of the next pages, e.g. "results"',
+      );
     }
     request.endpoint = endpoint;
   }
@@ -53,7 +60,11 @@ function scrollRequestOf(options: PaginationOptions): ScrollRequest | null {
   const params = scroll.nested('params', 'Set the parameters as an object, e.g. {"scroll": "1m"}');
   if (params) request.params = params.raw;
   if (scroll.raw.has('headers')) {
-    throw new ConfigError(scroll.at('headers'), 'is not supported by this version of gex', 'Set the headers on the job instead');
+    throw new ConfigError(
+      scroll.at('headers'),
+      'is not supported by this version of gex',
+      'Set the headers on the job instead',
+    );
   }
   return request;
 }
@@ -79,8 +90,14 @@ export class ResponseParamPaginator implements Paginator {
   next(job: PageRequest, page: ReceivedPage): PageRequest | Stop {
     const { responseParam, queryParam, includeParams, scrollRequest } = this.settings;
     const value = getDataFromPath(page.response, responseParam);
-    if (value === undefined) return stopAndReset(this, `response.param: no next page (${responseParam} is not in the response)`, 'noNextPage');
-    if (phpEmpty(value, false)) return stopAndReset(this, `response.param: no next page (${responseParam} is ${phpJsonEncode(value)})`, 'noNextPage');
+    if (value === undefined)
+      return stopAndReset(this, `response.param: no next page (${responseParam} is not in the response)`, 'noNextPage');
+    if (phpEmpty(value, false))
+      return stopAndReset(
+        this,
+        `response.param: no next page (${responseParam} is ${phpJsonEncode(value)})`,
+        'noNextPage',
+      );
     let params: JsonObject = new Map(includeParams ? job.params : []);
     const request: PageRequest = { ...job };
     if (scrollRequest) {

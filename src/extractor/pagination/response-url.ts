@@ -14,7 +14,10 @@ export interface ResponseUrlSettings {
   paramIsQuery: boolean;
 }
 
-export function responseUrlSettings(options: PaginationOptions, { withDelimiter }: { withDelimiter: boolean }): ResponseUrlSettings {
+export function responseUrlSettings(
+  options: PaginationOptions,
+  { withDelimiter }: { withDelimiter: boolean },
+): ResponseUrlSettings {
   return {
     urlKey: options.string('urlKey', 'next_page'),
     delimiter: withDelimiter ? delimiterOf(options) : '.',
@@ -27,18 +30,29 @@ function delimiterOf(options: PaginationOptions): string {
   const v = options.raw.get('delimiter');
   if (v === undefined || v === null) return '.';
   if (typeof v !== 'string' || v === '') {
-    throw new ConfigError(options.at('delimiter'), `must be a non-empty string, got ${describeValue(v)}`, 'Set the separator of urlKey, e.g. "."');
+    throw new ConfigError(
+      options.at('delimiter'),
+      `must be a non-empty string, got ${describeValue(v)}`,
+      'Set the separator of urlKey, e.g. "."',
+    );
   }
   return v;
 }
 
 /** The next URL found in a response, or why there is none (GE: a PHP-empty value ends paging). */
-export function nextUrlIn(response: JsonValue, settings: ResponseUrlSettings, method: string): { url: string } | { none: string } {
+export function nextUrlIn(
+  response: JsonValue,
+  settings: ResponseUrlSettings,
+  method: string,
+): { url: string } | { none: string } {
   const value = getDataFromPath(response, settings.urlKey, settings.delimiter);
   if (value === undefined) return { none: `${settings.urlKey} is not in the response` };
   if (phpEmpty(value, false)) return { none: `${settings.urlKey} is ${phpJsonEncode(value)}` };
   if (typeof value !== 'string') {
-    throw new UserError('GEX_API_RESPONSE_INVALID', `${method} pagination: the next page URL at '${settings.urlKey}' must be a string, got ${phpJsonEncode(value)}.`);
+    throw new UserError(
+      'GEX_API_RESPONSE_INVALID',
+      `${method} pagination: the next page URL at '${settings.urlKey}' must be a string, got ${phpJsonEncode(value)}.`,
+    );
   }
   return { url: value };
 }

@@ -34,7 +34,11 @@ export class ZendeskResponseUrlPaginator implements Paginator {
     if ('none' in next) return stopAndReset(this, `zendesk.response.url: no next page (${next.none})`, 'noNextPage');
     const start = startTimeOf(next.url);
     if (start !== null && start > this.clock() / 1000 - RECENT_SECONDS) {
-      return stopAndReset(this, `zendesk.response.url: the next start_time ${start} is less than ${RECENT_SECONDS / 60} minutes ago`, 'noNextPage');
+      return stopAndReset(
+        this,
+        `zendesk.response.url: the next start_time ${start} is less than ${RECENT_SECONDS / 60} minutes ago`,
+        'noNextPage',
+      );
     }
     return this.urls.requestFor(job, next.url);
   }

@@ -35,11 +35,17 @@ export function findRecords(response: JsonValue, dataField: DataFieldSpec | null
     if (lists.length === 0) return { records: [], warning: 'No data array found in response!', news: true };
     if (lists.length > 1) {
       const names = lists.map(([k]) => `'${k}'`).join(', ');
-      throw new UserError('GEX_API_RESPONSE_INVALID', `More than one array found in response (${names})! Use 'dataField' to choose the one holding the records.`);
+      throw new UserError(
+        'GEX_API_RESPONSE_INVALID',
+        `More than one array found in response (${names})! Use 'dataField' to choose the one holding the records.`,
+      );
     }
     return { records: lists[0][1] as JsonValue[] };
   }
-  throw new UserError('GEX_API_RESPONSE_INVALID', `Unknown response from API: expected a JSON object or list, got ${response === null ? 'null' : typeof response}.`);
+  throw new UserError(
+    'GEX_API_RESPONSE_INVALID',
+    `Unknown response from API: expected a JSON object or list, got ${response === null ? 'null' : typeof response}.`,
+  );
 }
 
 /** Whether a response has any value that is not empty (PHP's empty()) at its top. */

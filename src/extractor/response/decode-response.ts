@@ -11,9 +11,15 @@ const SNIPPET_LENGTH = 300;
  * The start of a body for an error message. Secrets are hidden before it is cut, so a secret the
  * API echoed across the cut leaves no visible part.
  */
-export function bodySnippet(body: Buffer, redact: (text: string) => string = (text) => text, length = SNIPPET_LENGTH): string {
+export function bodySnippet(
+  body: Buffer,
+  redact: (text: string) => string = (text) => text,
+  length = SNIPPET_LENGTH,
+): string {
   // a little more than needed: a secret crossing the cut is still seen whole
-  const text = redact(body.toString('utf8', 0, Math.min(body.length, length * 4))).replace(/\s+/g, ' ').trim();
+  const text = redact(body.toString('utf8', 0, Math.min(body.length, length * 4)))
+    .replace(/\s+/g, ' ')
+    .trim();
   let end = Math.min(text.length, length);
   const marker = text.lastIndexOf('[hidden]', end - 1);
   if (marker >= 0 && marker + 8 > end) end = marker + 8;
@@ -26,10 +32,18 @@ export function bodySnippet(body: Buffer, redact: (text: string) => string = (te
  * listed in `ignoreErrors` — then the body is data, and a body that is not JSON becomes
  * `{"errorData": "<body>"}` (GE).
  */
-export function decodeResponse(response: HttpResponse, request: HttpRequest, ignoreErrors: number[], redact?: (text: string) => string): JsonValue {
+export function decodeResponse(
+  response: HttpResponse,
+  request: HttpRequest,
+  ignoreErrors: number[],
+  redact?: (text: string) => string,
+): JsonValue {
   const ignored = ignoreErrors.includes(response.status);
   const failed = () =>
-    new UserError('GEX_API_REQUEST_FAILED', `The API request failed: [${response.status}] ${response.statusMessage} (${request.method} ${request.url})${bodySnippet(response.body, redact)}`);
+    new UserError(
+      'GEX_API_REQUEST_FAILED',
+      `The API request failed: [${response.status}] ${response.statusMessage} (${request.method} ${request.url})${bodySnippet(response.body, redact)}`,
+    );
   if (response.status >= 400 && !ignored) throw failed();
   const value = decodeBody(response, request, ignored);
   // GE takes an ignored error's body as data only when it decodes to something: `null` fails the run
@@ -40,7 +54,10 @@ export function decodeResponse(response: HttpResponse, request: HttpRequest, ign
 function decodeBody(response: HttpResponse, request: HttpRequest, ignored: boolean): JsonValue {
   const invalid = (reason: string): JsonValue => {
     if (ignored) return new Map([['errorData', response.body.toString('utf8')]]);
-    throw new UserError('GEX_API_RESPONSE_INVALID', `Invalid JSON response from API: ${reason} (${request.method} ${request.url}, status ${response.status})`);
+    throw new UserError(
+      'GEX_API_RESPONSE_INVALID',
+      `Invalid JSON response from API: ${reason} (${request.method} ${request.url}, status ${response.status})`,
+    );
   };
   // only a malformed body is the API's fault; anything else failing here is gex's and must not be
   // reported as bad UTF-8 or bad JSON

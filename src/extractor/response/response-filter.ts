@@ -8,9 +8,16 @@ import { phpEmpty, phpJsonEncode, phpToString } from '../../php/index.js';
  * compatLevel ≤ 2 scalars are stringified instead of JSON-encoded and PHP-empty values are left.
  * Returns filtered copies; the response itself stays untouched (it is compared with the next page).
  */
-export function applyResponseFilter(records: JsonValue[], filters: string[], delimiter: string, compatLevel: number): JsonValue[] {
+export function applyResponseFilter(
+  records: JsonValue[],
+  filters: string[],
+  delimiter: string,
+  compatLevel: number,
+): JsonValue[] {
   if (filters.length === 0) return records;
-  return records.map((record) => filters.reduce((item, filter) => filterItem(item, filter, delimiter, compatLevel), record));
+  return records.map((record) =>
+    filters.reduce((item, filter) => filterItem(item, filter, delimiter, compatLevel), record),
+  );
 }
 
 function filterItem(item: JsonValue, filter: string, delimiter: string, compat: number): JsonValue {
@@ -23,7 +30,10 @@ function filterItem(item: JsonValue, filter: string, delimiter: string, compat: 
   const value = item.get(current)!;
   if (compat <= 2 && phpEmpty(value, false)) return item;
   if (each && !Array.isArray(value)) {
-    throw new UserError('GEX_API_RESPONSE_INVALID', `Error filtering response: '${current}' is not an array (responseFilter '${filter}').`);
+    throw new UserError(
+      'GEX_API_RESPONSE_INVALID',
+      `Error filtering response: '${current}' is not an array (responseFilter '${filter}').`,
+    );
   }
   const apply = (v: JsonValue): JsonValue => (rest === '' ? freeze(v, compat) : filterItem(v, rest, delimiter, compat));
   const copy = new Map(item);

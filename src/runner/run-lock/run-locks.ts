@@ -61,7 +61,11 @@ export async function acquireRunLock(lock: RunLock, options: WaitOptions): Promi
   const reportEveryMs = options.reportEveryMs ?? 30_000;
   let holder = await lock.tryAcquire();
   if (holder === true) return;
-  const busy = (prefix: string, h: string) => new UserError('GEX_RUN_LOCKED', `${prefix} gex run is using ${lock.what}: ${h}.${lock.hint ? ` ${lock.hint}` : ''}`);
+  const busy = (prefix: string, h: string) =>
+    new UserError(
+      'GEX_RUN_LOCKED',
+      `${prefix} gex run is using ${lock.what}: ${h}.${lock.hint ? ` ${lock.hint}` : ''}`,
+    );
   if (waitMs <= 0) throw busy('Another', `${holder}. Run again when it has finished, or wait for it with --wait`);
   const started = clock.now();
   let reported = started;
@@ -123,10 +127,15 @@ export function configurationLock(config: StoredConfiguration, running: string, 
     componentId: config.componentId,
     configId: config.configId,
     running,
-    onLost: (error) => logger.warn(`The lock of ${what} was lost with its database session (${error.message}): another run of it could start now`),
+    onLost: (error) =>
+      logger.warn(
+        `The lock of ${what} was lost with its database session (${error.message}): another run of it could start now`,
+      ),
   });
   if (!lock) {
-    logger.info(`No configuration lock on a remote Storage API: nothing stops another run of ${what} elsewhere (the data folder is still locked)`);
+    logger.info(
+      `No configuration lock on a remote Storage API: nothing stops another run of ${what} elsewhere (the data folder is still locked)`,
+    );
     return null;
   }
   return { what, hint: lock.hint, tryAcquire: () => lock.tryAcquire(), release: () => lock.release() };
@@ -160,7 +169,11 @@ export function parseWaitOption(value: string | undefined): number {
   if (value === undefined) return 0;
   if (value.trim() === '') return DEFAULT_WAIT_MS;
   const text = value.trim();
-  if (!/^\d+(\.\d+)?$/.test(text)) throw new UserError('GEX_CLI_USAGE', `--wait takes a number of seconds (or nothing for ${seconds(DEFAULT_WAIT_MS)}), got "${value}"`);
+  if (!/^\d+(\.\d+)?$/.test(text))
+    throw new UserError(
+      'GEX_CLI_USAGE',
+      `--wait takes a number of seconds (or nothing for ${seconds(DEFAULT_WAIT_MS)}), got "${value}"`,
+    );
   return Math.round(Number(text) * 1000);
 }
 

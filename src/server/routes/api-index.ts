@@ -15,7 +15,17 @@ export const URL_TEMPLATES = {
 } as const;
 
 /** Keys kept by `exclude=componentDetails` (apiary's list, docs/storage-api.md#where-gex-chooses). */
-const COMPONENT_SUMMARY_KEYS = ['id', 'name', 'type', 'ico64', 'ico128', 'features', 'flags', 'description', 'categories'];
+const COMPONENT_SUMMARY_KEYS = [
+  'id',
+  'name',
+  'type',
+  'ico64',
+  'ico128',
+  'features',
+  'flags',
+  'description',
+  'categories',
+];
 
 function summary(component: JsonObject): JsonObject {
   return new Map([...component].filter(([key]) => COMPONENT_SUMMARY_KEYS.includes(key)));
@@ -37,7 +47,17 @@ export function apiIndexRoutes(app: FastifyInstance, backend: ServerBackend, rev
       index.set('components', exclude.has('componentDetails') ? components.map(summary) : components);
     }
     // the Job Queue API is served at this server's origin (clients look it up here)
-    index.set('services', queue ? [new Map<string, JsonValue>([['id', 'queue'], ['url', absoluteUri(request, '')]])] : []);
+    index.set(
+      'services',
+      queue
+        ? [
+            new Map<string, JsonValue>([
+              ['id', 'queue'],
+              ['url', absoluteUri(request, '')],
+            ]),
+          ]
+        : [],
+    );
     index.set('features', []);
     index.set('urlTemplates', new Map(Object.entries(URL_TEMPLATES)));
     return sendJson(reply, 200, index);

@@ -19,7 +19,9 @@ interface BucketParams {
 const BUCKET_NAME = /^[A-Za-z0-9_-]{1,96}$/;
 
 function invalid(field: string, problem: string): StoreError {
-  return new StoreError(400, 'storage.buckets.validation', `Invalid parameters - ${field}: ${problem}`, [{ key: field, message: problem }]);
+  return new StoreError(400, 'storage.buckets.validation', `Invalid parameters - ${field}: ${problem}`, [
+    { key: field, message: problem },
+  ]);
 }
 
 function textField(body: Map<string, JsonValue>, field: string): string | undefined {
@@ -32,29 +34,45 @@ function textField(body: Map<string, JsonValue>, field: string): string | undefi
 /** `name`, `stage`, `description` of a bucket to create (JSON or form); `backend` and `displayName` are not gex's to choose. */
 function createBucketInput(raw: unknown): { name: string; stage: 'in' | 'out'; description: string } {
   const body = isJsonObject(raw) ? raw : new Map<string, JsonValue>();
-  if (raw !== undefined && raw !== null && !isJsonObject(raw)) throw invalid('body', 'The request body must be a JSON object or a form, e.g. {"name":"shop","stage":"in"}.');
+  if (raw !== undefined && raw !== null && !isJsonObject(raw))
+    throw invalid('body', 'The request body must be a JSON object or a form, e.g. {"name":"shop","stage":"in"}.');
   const name = textField(body, 'name') ?? '';
   if (!BUCKET_NAME.test(name)) {
-    throw invalid('name', `${name === '' ? 'This value should not be blank.' : 'Only alphanumeric characters, underscores and dashes are allowed (at most 96).'} The bucket id becomes in.c-<name>.`);
+    throw invalid(
+      'name',
+      `${name === '' ? 'This value should not be blank.' : 'Only alphanumeric characters, underscores and dashes are allowed (at most 96).'} The bucket id becomes in.c-<name>.`,
+    );
   }
   const stage = textField(body, 'stage') || 'in';
-  if (stage !== 'in' && stage !== 'out') throw invalid('stage', 'The value you selected is not a valid choice: use "in" or "out".');
+  if (stage !== 'in' && stage !== 'out')
+    throw invalid('stage', 'The value you selected is not a valid choice: use "in" or "out".');
   const description = textField(body, 'description') ?? '';
-  if (description.length > 10_000) throw invalid('description', 'This value is too long; it should have at most 10000 characters.');
+  if (description.length > 10_000)
+    throw invalid('description', 'This value is too long; it should have at most 10000 characters.');
   return { name, stage, description };
 }
 
 /** The bucket objects of the project (or one bucket) with their totals, keyed by id. */
-export async function bucketObjects(request: FastifyRequest, bucketId?: string): Promise<{ buckets: Map<string, JsonValue>; tables: TableDetail[] }> {
+export async function bucketObjects(
+  request: FastifyRequest,
+  bucketId?: string,
+): Promise<{ buckets: Map<string, JsonValue>; tables: TableDetail[] }> {
   const { tables } = sessionOf(request);
   const list = bucketId === undefined ? await tables.listBuckets() : [await tables.bucket(bucketId)];
   const details = await tables.listTables(bucketId);
   const totals = bucketTotals(details);
-  return { buckets: new Map(list.map((b) => [b.id, bucketToWire(request, b, tables.backend, totals.get(b.id))])), tables: details };
+  return {
+    buckets: new Map(list.map((b) => [b.id, bucketToWire(request, b, tables.backend, totals.get(b.id))])),
+    tables: details,
+  };
 }
 
 /** Sends a finished job (202, Keboola's answer to `async=true`) after saving it for the client's poll. */
-export async function sendFinishedJob(request: FastifyRequest, reply: FastifyReply, job: { operationName: string; tableId: string | null; operationParams: Record<string, unknown> }): Promise<FastifyReply> {
+export async function sendFinishedJob(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  job: { operationName: string; tableId: string | null; operationParams: Record<string, unknown> },
+): Promise<FastifyReply> {
   const session = sessionOf(request);
   const id = StorageJobs.newId();
   const body = finishedJobToWire(request, { ...job, id, created: timestamp(), token: session.token });
@@ -65,12 +83,22 @@ export async function sendFinishedJob(request: FastifyRequest, reply: FastifyRep
 /** Buckets: list, detail, the bucket's tables, create, delete. */
 export function bucketRoutes(app: FastifyInstance): void {
   app.get('/buckets', async (request, reply) =>
-    sendCachedJson(request, reply, async () => tableCall(async () => [...(await bucketObjects(request)).buckets.values()]), { byHost: true }),
+    sendCachedJson(
+      request,
+      reply,
+      async () => tableCall(async () => [...(await bucketObjects(request)).buckets.values()]),
+      { byHost: true },
+    ),
   );
 
   app.get<{ Params: BucketParams }>('/buckets/:bucketId', async (request, reply) => {
     const id = pathBucketId(request.params.bucketId);
-    return sendCachedJson(request, reply, async () => tableCall(async () => (await bucketObjects(request, id)).buckets.get(id)!), { byHost: true });
+    return sendCachedJson(
+      request,
+      reply,
+      async () => tableCall(async () => (await bucketObjects(request, id)).buckets.get(id)!),
+      { byHost: true },
+    );
   });
 
   app.get<{ Params: BucketParams }>('/buckets/:bucketId/tables', async (request, reply) => {
@@ -103,6 +131,10 @@ export function bucketRoutes(app: FastifyInstance): void {
     const async = flagParam(request.query, 'async', false);
     await tableCall(() => session.tables.deleteBucket(id, { onlyEmpty: !force }));
     if (!async) return sendNoContent(reply);
-    return sendFinishedJob(request, reply, { operationName: 'bucketDelete', tableId: null, operationParams: { params: { idBucket: id, force } } });
+    return sendFinishedJob(request, reply, {
+      operationName: 'bucketDelete',
+      tableId: null,
+      operationParams: { params: { idBucket: id, force } },
+    });
   });
 }

@@ -35,11 +35,20 @@ export function componentListRoute(app: FastifyInstance): void {
       componentType: componentTypeParam(request.query),
       isDeleted: isDeletedParam(request.query),
     });
-    const shape = { configuration: include.has('configuration'), rows: include.has('rows'), state: include.has('state') };
+    const shape = {
+      configuration: include.has('configuration'),
+      rows: include.has('rows'),
+      state: include.has('state'),
+    };
     return sendJson(
       reply,
       200,
-      list.map(({ component, configurations }) => componentToWire(component, configurations.map((c) => configurationToWire(c, shape)))),
+      list.map(({ component, configurations }) =>
+        componentToWire(
+          component,
+          configurations.map((c) => configurationToWire(c, shape)),
+        ),
+      ),
     );
   });
 }

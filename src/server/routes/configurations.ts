@@ -13,34 +13,51 @@ export function configurationRoutes(app: FastifyInstance): void {
 
   app.get<{ Params: ComponentParams; Querystring: Query }>(base, async (request, reply) => {
     return sendCachedJson(request, reply, async () => {
-      const list = await sessionOf(request).store.listConfigurations(request.params.componentId, { isDeleted: isDeletedParam(request.query) });
+      const list = await sessionOf(request).store.listConfigurations(request.params.componentId, {
+        isDeleted: isDeletedParam(request.query),
+      });
       return list.map((c) => configurationToWire(c));
     });
   });
 
   app.post<{ Params: ComponentParams }>(base, async (request, reply) => {
-    const created = await sessionOf(request).store.createConfiguration(request.params.componentId, createConfigurationInput(request.body));
+    const created = await sessionOf(request).store.createConfiguration(
+      request.params.componentId,
+      createConfigurationInput(request.body),
+    );
     return sendJson(reply, 201, configurationToWire(created));
   });
 
   app.put<{ Params: ComponentParams }>(base, async () => {
-    throw StoreError.validation('The configuration id is missing in the URL: update with PUT …/components/{componentId}/configs/{configurationId}.');
+    throw StoreError.validation(
+      'The configuration id is missing in the URL: update with PUT …/components/{componentId}/configs/{configurationId}.',
+    );
   });
 
   app.get<{ Params: ConfigParams }>(`${base}/:configId`, async (request, reply) => {
     const { componentId, configId } = request.params;
-    return sendCachedJson(request, reply, async () => configurationToWire(await sessionOf(request).store.getConfiguration(componentId, configId)));
+    return sendCachedJson(request, reply, async () =>
+      configurationToWire(await sessionOf(request).store.getConfiguration(componentId, configId)),
+    );
   });
 
   app.put<{ Params: ConfigParams }>(`${base}/:configId`, async (request, reply) => {
     const { componentId, configId } = request.params;
-    const updated = await sessionOf(request).store.updateConfiguration(componentId, configId, updateConfigurationInput(request.body));
+    const updated = await sessionOf(request).store.updateConfiguration(
+      componentId,
+      configId,
+      updateConfigurationInput(request.body),
+    );
     return sendJson(reply, 200, configurationToWire(updated));
   });
 
   app.put<{ Params: ConfigParams }>(`${base}/:configId/state`, async (request, reply) => {
     const { componentId, configId } = request.params;
-    const updated = await sessionOf(request).store.updateConfigurationState(componentId, configId, stateInput(request.body, 'configuration'));
+    const updated = await sessionOf(request).store.updateConfigurationState(
+      componentId,
+      configId,
+      stateInput(request.body, 'configuration'),
+    );
     return sendJson(reply, 200, configurationToWire(updated));
   });
 
@@ -51,7 +68,11 @@ export function configurationRoutes(app: FastifyInstance): void {
 
   app.post<{ Params: ConfigParams }>(`${base}/:configId/restore`, async (request, reply) => {
     const { componentId, configId } = request.params;
-    return sendJson(reply, 200, configurationToWire(await sessionOf(request).store.restoreConfiguration(componentId, configId)));
+    return sendJson(
+      reply,
+      200,
+      configurationToWire(await sessionOf(request).store.restoreConfiguration(componentId, configId)),
+    );
   });
 
   // docs/storage-api.md#where-gex-chooses: copies a configuration back from the default branch into a dev branch

@@ -9,7 +9,11 @@ export function jobRoutes(app: FastifyInstance): void {
     const text = request.params.jobId;
     const job = /^\d{1,15}$/.test(text) ? await sessionOf(request).jobs.get(Number(text)) : undefined;
     if (!job) {
-      throw new StoreError(404, 'storage.jobs.notFound', `Job ${displayId(text.slice(0, 100))} not found. gex keeps a finished job for a day after the request that created it.`);
+      throw new StoreError(
+        404,
+        'storage.jobs.notFound',
+        `Job ${displayId(text.slice(0, 100))} not found. gex keeps a finished job for a day after the request that created it.`,
+      );
     }
     return reply.code(200).header('content-type', 'application/json').send(Buffer.from(job.body));
   });

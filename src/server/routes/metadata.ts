@@ -17,7 +17,11 @@ export function metadataRoutes(app: FastifyInstance): void {
 
   app.get<{ Params: ConfigParams }>(base, async (request, reply) => {
     const { componentId, configId } = request.params;
-    return sendJson(reply, 200, (await sessionOf(request).store.listMetadata(componentId, configId)).map(metadataToWire));
+    return sendJson(
+      reply,
+      200,
+      (await sessionOf(request).store.listMetadata(componentId, configId)).map(metadataToWire),
+    );
   });
 
   app.delete<{ Params: MetadataParams }>(`${base}/:metadataId`, async (request, reply) => {

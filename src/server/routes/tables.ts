@@ -59,12 +59,24 @@ export function tableRoutes(app: FastifyInstance, previews: PreviewBounds): void
     };
     reply.raw.once('close', onClose);
     const preview = await tableCall(() =>
-      preparePreview({ tables: sessionOf(request).tables, tableId: id, query, format, maxBytes: previews.maxBytes, budget: previews.budget, signal: gone.signal }),
+      preparePreview({
+        tables: sessionOf(request).tables,
+        tableId: id,
+        query,
+        format,
+        maxBytes: previews.maxBytes,
+        budget: previews.budget,
+        signal: gone.signal,
+      }),
     );
     // a client gone while the answer was built: nothing will read the stream, so give its bytes back now
     if (gone.signal.aborted) preview.body.destroy();
     else reply.raw.once('close', () => preview.body.destroy());
-    return reply.code(200).header('content-type', preview.contentType).header('content-length', String(preview.length)).send(preview.body);
+    return reply
+      .code(200)
+      .header('content-type', preview.contentType)
+      .header('content-length', String(preview.length))
+      .send(preview.body);
   });
 
   app.delete<{ Params: TableParams; Querystring: Query }>('/tables/:tableId', async (request, reply) => {

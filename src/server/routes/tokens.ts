@@ -41,23 +41,43 @@ export function tokenToWire(token: TokenInfo, uri: string, secret?: string): Jso
     ['bucketPermissions', new Map()],
   ];
   for (const [key, value] of entries) wire.set(key, value);
-  if (token.creator) wire.set('creatorToken', new Map<string, JsonValue>([['id', token.creator.id], ['description', token.creator.description]]));
+  if (token.creator)
+    wire.set(
+      'creatorToken',
+      new Map<string, JsonValue>([
+        ['id', token.creator.id],
+        ['description', token.creator.description],
+      ]),
+    );
   wire.set('componentAccess', []);
   wire.set('organization', new Map([['id', '1']]));
-  wire.set('owner', new Map([['id', String(token.projectId)], ['name', token.projectName]]));
+  wire.set(
+    'owner',
+    new Map([
+      ['id', String(token.projectId)],
+      ['name', token.projectName],
+    ]),
+  );
   return wire;
 }
 
 /** Token management needs a master token (docs/storage-api.md#token-management). */
 function requireMaster(session: Session, what: string): void {
   if (!session.token.canManageTokens) {
-    throw StoreError.accessDenied(`Only a master token may ${what}. This token is not one; the store's operator makes master tokens with "gex tokens create --master".`);
+    throw StoreError.accessDenied(
+      `Only a master token may ${what}. This token is not one; the store's operator makes master tokens with "gex tokens create --master".`,
+    );
   }
 }
 
 /** A token id from the URL: one that cannot exist is not found. */
 function tokenIdParam(text: string): number {
-  if (!/^[1-9]\d{0,14}$/.test(text)) throw new StoreError(404, 'storage.tokens.notFound', `Token ${displayId(text.slice(0, 100))} not found: a token id is a number, as GET /v2/storage/tokens lists them.`);
+  if (!/^[1-9]\d{0,14}$/.test(text))
+    throw new StoreError(
+      404,
+      'storage.tokens.notFound',
+      `Token ${displayId(text.slice(0, 100))} not found: a token id is a number, as GET /v2/storage/tokens lists them.`,
+    );
   return Number(text);
 }
 
@@ -86,7 +106,11 @@ export function tokenRoutes(app: FastifyInstance, backend: Pick<ServerBackend, '
     const session = sessionOf(request);
     requireMaster(session, 'list tokens');
     const tokens = await backend.tokens(session.token).list();
-    return sendJson(reply, 200, tokens.map((t) => tokenToWire(t, tokenUri(request, t.id))));
+    return sendJson(
+      reply,
+      200,
+      tokens.map((t) => tokenToWire(t, tokenUri(request, t.id))),
+    );
   });
 
   app.post('/tokens', async (request, reply) => {
@@ -114,7 +138,10 @@ export function tokenRoutes(app: FastifyInstance, backend: Pick<ServerBackend, '
     if (!own) requireMaster(session, 'refresh other tokens');
     const refreshed = await backend.tokens(session.token).refresh(id, (target) => {
       // another admin's token is theirs to rotate: refreshing it would lock them out
-      if (!own && target.canManageTokens) throw StoreError.accessDenied(`Token ${id} is a master token: only it can refresh itself ("gex tokens revoke" removes it).`);
+      if (!own && target.canManageTokens)
+        throw StoreError.accessDenied(
+          `Token ${id} is a master token: only it can refresh itself ("gex tokens revoke" removes it).`,
+        );
     });
     if (!refreshed) throw tokenNotFound(id);
     return sendJson(reply, 200, tokenToWire(refreshed.info, tokenUri(request, id), refreshed.token));
@@ -126,7 +153,11 @@ export function tokenRoutes(app: FastifyInstance, backend: Pick<ServerBackend, '
     const id = tokenIdParam(request.params.tokenId);
     const deleted = await backend.tokens(session.token).delete(id, (target) => {
       if (target.canManageTokens) {
-        throw new StoreError(400, 'storage.tokens.cannotDeleteMasterToken', `Token ${id} is a master token: master tokens are not deleted over HTTP; the store's operator revokes them with "gex tokens revoke ${id}".`);
+        throw new StoreError(
+          400,
+          'storage.tokens.cannotDeleteMasterToken',
+          `Token ${id} is a master token: master tokens are not deleted over HTTP; the store's operator revokes them with "gex tokens revoke ${id}".`,
+        );
       }
     });
     if (!deleted) throw tokenNotFound(id);

@@ -12,25 +12,45 @@ export function versionRoutes(app: FastifyInstance): void {
 
   app.get<{ Params: ConfigParams; Querystring: Query }>(base, async (request, reply) => {
     const { componentId, configId } = request.params;
-    const versions = await sessionOf(request).store.listConfigurationVersions(componentId, configId, versionListParams(request.query));
+    const versions = await sessionOf(request).store.listConfigurationVersions(
+      componentId,
+      configId,
+      versionListParams(request.query),
+    );
     return sendJson(reply, 200, versions.map(versionItemToWire));
   });
 
   app.get<{ Params: ConfigVersionParams }>(`${base}/:version`, async (request, reply) => {
     const { componentId, configId, version } = request.params;
-    return sendJson(reply, 200, versionDetailToWire(await sessionOf(request).store.getConfigurationVersion(componentId, configId, versionParam(version))));
+    return sendJson(
+      reply,
+      200,
+      versionDetailToWire(
+        await sessionOf(request).store.getConfigurationVersion(componentId, configId, versionParam(version)),
+      ),
+    );
   });
 
   app.post<{ Params: ConfigVersionParams }>(`${base}/:version/rollback`, async (request, reply) => {
     const { componentId, configId, version } = request.params;
-    const result = await sessionOf(request).store.rollbackConfiguration(componentId, configId, versionParam(version), changeDescriptionInput(request.body));
+    const result = await sessionOf(request).store.rollbackConfiguration(
+      componentId,
+      configId,
+      versionParam(version),
+      changeDescriptionInput(request.body),
+    );
     return sendJson(reply, 201, new Map([['version', result.version]]));
   });
 
   // the response is the whole new configuration: a superset of Keboola's `{"id": …}` (docs/storage-api.md#where-gex-chooses)
   app.post<{ Params: ConfigVersionParams }>(`${base}/:version/create`, async (request, reply) => {
     const { componentId, configId, version } = request.params;
-    const copy = await sessionOf(request).store.copyConfiguration(componentId, configId, versionParam(version), copyConfigurationInput(request.body));
+    const copy = await sessionOf(request).store.copyConfiguration(
+      componentId,
+      configId,
+      versionParam(version),
+      copyConfigurationInput(request.body),
+    );
     return sendJson(reply, 201, configurationToWire(copy));
   });
 }

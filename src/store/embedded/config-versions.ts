@@ -1,7 +1,19 @@
 import { StoreError } from '../store-error.js';
-import type { ConfigVersionDetail, ConfigVersionItem, Configuration, CopyConfigurationInput, VersionListOptions } from '../types.js';
+import type {
+  ConfigVersionDetail,
+  ConfigVersionItem,
+  Configuration,
+  CopyConfigurationInput,
+  VersionListOptions,
+} from '../types.js';
 import { insertingNewId } from './configurations.js';
-import { fromText, type ConfigKey, type ConfigVersionContent, type ConfigVersionRecord, type RowRecord } from './records.js';
+import {
+  fromText,
+  type ConfigKey,
+  type ConfigVersionContent,
+  type ConfigVersionRecord,
+  type RowRecord,
+} from './records.js';
 import type { Repository } from './repository.js';
 import { orderRows, toConfiguration } from './resources.js';
 import type { ProjectSession } from './session.js';
@@ -20,7 +32,12 @@ function versionFields(v: ConfigVersionRecord): ConfigVersionItem {
   };
 }
 
-export function listConfigurationVersions(s: ProjectSession, componentId: string, configId: string, options: VersionListOptions = {}): Promise<ConfigVersionItem[]> {
+export function listConfigurationVersions(
+  s: ProjectSession,
+  componentId: string,
+  configId: string,
+  options: VersionListOptions = {},
+): Promise<ConfigVersionItem[]> {
   const include = new Set(options.include ?? ['name', 'description']);
   return s.read(async (repo) => {
     const key = s.key(componentId, configId);
@@ -36,7 +53,12 @@ export function listConfigurationVersions(s: ProjectSession, componentId: string
   });
 }
 
-export function getConfigurationVersion(s: ProjectSession, componentId: string, configId: string, version: number): Promise<ConfigVersionDetail> {
+export function getConfigurationVersion(
+  s: ProjectSession,
+  componentId: string,
+  configId: string,
+  version: number,
+): Promise<ConfigVersionDetail> {
   return s.read(async (repo) => {
     const key = s.key(componentId, configId);
     await s.liveConfig(repo, key);
@@ -82,7 +104,13 @@ async function versionOrFail(repo: Repository, key: ConfigKey, version: number):
  * of the target gets a new row version with the target's content; states are kept (a recreated
  * row gets its last known state).
  */
-export function rollbackConfiguration(s: ProjectSession, componentId: string, configId: string, version: number, changeDescription?: string): Promise<{ version: number }> {
+export function rollbackConfiguration(
+  s: ProjectSession,
+  componentId: string,
+  configId: string,
+  version: number,
+  changeDescription?: string,
+): Promise<{ version: number }> {
   return s.write(async (repo, now) => {
     const key = s.key(componentId, configId);
     const record = await s.lockLiveConfig(repo, key);
@@ -95,7 +123,11 @@ export function rollbackConfiguration(s: ProjectSession, componentId: string, co
     const live: RowRecord[] = [];
     for (const ref of target.rows) {
       const row = s.newRowRecord(key, ref.rowId, ref, now, all.get(ref.rowId));
-      s.nextRowVersion(row, now, `Rollback to version ${ref.version} (via configuration rollback to version ${version})`);
+      s.nextRowVersion(
+        row,
+        now,
+        `Rollback to version ${ref.version} (via configuration rollback to version ${version})`,
+      );
       live.push(row);
     }
     Object.assign(record, {
@@ -105,7 +137,10 @@ export function rollbackConfiguration(s: ProjectSession, componentId: string, co
       isDisabled: target.isDisabled,
       rowsSortOrder: target.rowsSortOrder,
     });
-    await s.commitVersion(repo, record, now, changeDescription ?? `Rollback to version ${version}`, { replaceAll: true, entered: live });
+    await s.commitVersion(repo, record, now, changeDescription ?? `Rollback to version ${version}`, {
+      replaceAll: true,
+      entered: live,
+    });
     return { version: record.current.version };
   });
 }
@@ -114,15 +149,24 @@ export function rollbackConfiguration(s: ProjectSession, componentId: string, co
  * Copy: a new configuration from a version — same row ids at row version 1, the source rows'
  * current states, an empty configuration state.
  */
-export function copyConfiguration(s: ProjectSession, componentId: string, configId: string, version: number, input: CopyConfigurationInput): Promise<Configuration> {
-  if (typeof input.name !== 'string') return Promise.reject(StoreError.validation('Invalid parameters - name: This field is missing.'));
+export function copyConfiguration(
+  s: ProjectSession,
+  componentId: string,
+  configId: string,
+  version: number,
+  input: CopyConfigurationInput,
+): Promise<Configuration> {
+  if (typeof input.name !== 'string')
+    return Promise.reject(StoreError.validation('Invalid parameters - name: This field is missing.'));
   const name = input.name;
   return insertingNewId(undefined, () =>
     s.write(async (repo, now) => {
       const key = s.key(componentId, configId);
       const source = await s.liveConfig(repo, key);
       const target = await versionOrFail(repo, key, version);
-      const newId = await s.newId(repo, 'configuration', async (id) => Boolean(await repo.loadConfig(s.key(componentId, id))));
+      const newId = await s.newId(repo, 'configuration', async (id) =>
+        Boolean(await repo.loadConfig(s.key(componentId, id))),
+      );
       const newKey = s.key(componentId, newId);
       const copyText = `Copied from configuration "${source.name}" (${source.configId}) version ${version}`;
       const sourceRows = new Map((await repo.loadRowsIncludingDeleted(key)).map((r) => [r.rowId, r]));
@@ -132,7 +176,13 @@ export function copyConfiguration(s: ProjectSession, componentId: string, config
         s.nextRowVersion(row, now, copyText);
         rows.push(row);
       }
-      const content = { name, description: input.description ?? target.description, configuration: target.configuration, isDisabled: target.isDisabled, rowsSortOrder: target.rowsSortOrder };
+      const content = {
+        name,
+        description: input.description ?? target.description,
+        configuration: target.configuration,
+        isDisabled: target.isDisabled,
+        rowsSortOrder: target.rowsSortOrder,
+      };
       const record = s.newConfigRecord(newKey, content, now);
       await s.commitVersion(repo, record, now, input.changeDescription ?? copyText, { entered: rows });
       return toConfiguration(record, rows);

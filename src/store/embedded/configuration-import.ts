@@ -15,7 +15,11 @@ import type { ProjectSession } from './session.js';
  * configuration's row is reused), like a copy from a version; rows are written in bulk. Checks and
  * messages are those of creating the configuration and each row one by one.
  */
-export function importConfiguration(s: ProjectSession, componentId: string, input: ImportConfigurationInput): Promise<Configuration> {
+export function importConfiguration(
+  s: ProjectSession,
+  componentId: string,
+  input: ImportConfigurationInput,
+): Promise<Configuration> {
   const create = input.configuration;
   const changeDescription = create.changeDescription ?? 'Configuration created';
   return importStep(CONFIGURATION_STEP, () => {
@@ -38,7 +42,8 @@ export function importConfiguration(s: ProjectSession, componentId: string, inpu
           known.set(row.rowId, row);
           rows.push(row);
         }
-        if (input.rowsSortOrder.length > 0) record.rowsSortOrder = await importStep(ORDER_STEP, () => validateSortOrder(input.rowsSortOrder, rows));
+        if (input.rowsSortOrder.length > 0)
+          record.rowsSortOrder = await importStep(ORDER_STEP, () => validateSortOrder(input.rowsSortOrder, rows));
         await s.commitVersion(repo, record, now, changeDescription, { replaceAll: true, entered: rows });
         return toConfiguration(record, rows);
       }),
@@ -50,7 +55,12 @@ export function importConfiguration(s: ProjectSession, componentId: string, inpu
  * Draws generated row ids as creating the rows one by one would — the row counter's next values,
  * skipping ids taken — with the `count` needed reserved in one statement instead of one each.
  */
-async function rowIds(s: ProjectSession, repo: Repository, count: number, taken: (id: string) => boolean): Promise<() => Promise<string>> {
+async function rowIds(
+  s: ProjectSession,
+  repo: Repository,
+  count: number,
+  taken: (id: string) => boolean,
+): Promise<() => Promise<string>> {
   let next = count > 0 ? await repo.reserveSequence('row', count) : 0;
   const end = next + count;
   return async () => {

@@ -1,7 +1,14 @@
 import { requireAddressableId } from '../addressable-id.js';
 import { UniqueViolation } from '../sql/database.js';
 import { StoreError } from '../store-error.js';
-import type { Component, ComponentWithConfigurations, Configuration, CreateConfigurationInput, ListInclude, UpdateConfigurationInput } from '../types.js';
+import type {
+  Component,
+  ComponentWithConfigurations,
+  Configuration,
+  CreateConfigurationInput,
+  ListInclude,
+  UpdateConfigurationInput,
+} from '../types.js';
 import type { ConfigRecord, RowRecord } from './records.js';
 import type { Repository } from './repository.js';
 import { toConfiguration } from './resources.js';
@@ -31,22 +38,37 @@ export async function listComponents(
   return result;
 }
 
-export function listConfigurations(s: ProjectSession, componentId: string, options: { isDeleted?: boolean } = {}): Promise<Configuration[]> {
+export function listConfigurations(
+  s: ProjectSession,
+  componentId: string,
+  options: { isDeleted?: boolean } = {},
+): Promise<Configuration[]> {
   return s.read(async (repo) => {
     await s.requireComponent(repo, componentId);
     const records = await repo.listConfigs(s.info.projectId, componentId, options.isDeleted ?? false);
     const rows = await repo.loadRowsOfComponent(s.info.projectId, componentId);
-    return records.map((c) => toConfiguration(c, rows.filter((r) => r.configId === c.configId)));
+    return records.map((c) =>
+      toConfiguration(
+        c,
+        rows.filter((r) => r.configId === c.configId),
+      ),
+    );
   });
 }
 
-export async function createConfiguration(s: ProjectSession, componentId: string, input: CreateConfigurationInput): Promise<Configuration> {
+export async function createConfiguration(
+  s: ProjectSession,
+  componentId: string,
+  input: CreateConfigurationInput,
+): Promise<Configuration> {
   checkCreateInput(input);
   return insertingNewId(input.configurationId, () =>
     s.write(async (repo, now) => {
       const record = await newConfiguration(s, repo, componentId, input, now);
       // a re-created id's history goes on without the old rows
-      await s.commitVersion(repo, record, now, input.changeDescription ?? 'Configuration created', { replaceAll: true });
+      await s.commitVersion(repo, record, now, input.changeDescription ?? 'Configuration created', {
+        replaceAll: true,
+      });
       return toConfiguration(record, []);
     }),
   );
@@ -63,9 +85,17 @@ export function checkCreateInput(input: CreateConfigurationInput): void {
  * new id, or the given one unless it is live. The id of a trashed configuration is reused: its
  * history continues, its rows are gone.
  */
-export async function newConfiguration(s: ProjectSession, repo: Repository, componentId: string, input: CreateConfigurationInput, now: string): Promise<ConfigRecord> {
+export async function newConfiguration(
+  s: ProjectSession,
+  repo: Repository,
+  componentId: string,
+  input: CreateConfigurationInput,
+  now: string,
+): Promise<ConfigRecord> {
   await s.requireComponent(repo, componentId);
-  const configId = input.configurationId || (await s.newId(repo, 'configuration', async (id) => Boolean(await repo.loadConfig(s.key(componentId, id)))));
+  const configId =
+    input.configurationId ||
+    (await s.newId(repo, 'configuration', async (id) => Boolean(await repo.loadConfig(s.key(componentId, id)))));
   const key = s.key(componentId, configId);
   const existing = await repo.loadConfigForUpdate(key);
   if (existing && !existing.isDeleted) {
@@ -76,7 +106,13 @@ export async function newConfiguration(s: ProjectSession, repo: Repository, comp
   }
   const configuration = s.body(componentId, input.configuration ?? new Map(), 'configuration');
   const state = s.body(componentId, input.state ?? new Map(), 'state');
-  const content = { name: input.name, description: input.description ?? '', configuration, isDisabled: input.isDisabled ?? false, rowsSortOrder: [] };
+  const content = {
+    name: input.name,
+    description: input.description ?? '',
+    configuration,
+    isDisabled: input.isDisabled ?? false,
+    rowsSortOrder: [],
+  };
   return s.newConfigRecord(key, content, now, { current: existing?.current, state });
 }
 
@@ -87,7 +123,12 @@ export function getConfiguration(s: ProjectSession, componentId: string, configI
   });
 }
 
-export function updateConfiguration(s: ProjectSession, componentId: string, configId: string, input: UpdateConfigurationInput): Promise<Configuration> {
+export function updateConfiguration(
+  s: ProjectSession,
+  componentId: string,
+  configId: string,
+  input: UpdateConfigurationInput,
+): Promise<Configuration> {
   return s.write(async (repo, now) => {
     const record = await s.lockLiveConfig(repo, s.key(componentId, configId));
     const rows = await repo.loadRows(record);
@@ -96,8 +137,12 @@ export function updateConfiguration(s: ProjectSession, componentId: string, conf
       name: input.name ?? record.name,
       description: input.description ?? record.description,
       isDisabled: input.isDisabled ?? record.isDisabled,
-      configuration: input.configuration === undefined ? record.configuration : s.body(componentId, input.configuration, 'configuration', record.configuration),
-      rowsSortOrder: input.rowsSortOrder === undefined ? record.rowsSortOrder : validateSortOrder(input.rowsSortOrder, rows),
+      configuration:
+        input.configuration === undefined
+          ? record.configuration
+          : s.body(componentId, input.configuration, 'configuration', record.configuration),
+      rowsSortOrder:
+        input.rowsSortOrder === undefined ? record.rowsSortOrder : validateSortOrder(input.rowsSortOrder, rows),
     };
     if (input.state !== undefined) next.state = s.body(componentId, input.state, 'state', record.state);
     const changed =
@@ -167,7 +212,9 @@ export function validateSortOrder(order: string[], rows: RowRecord[]): string[] 
   const ids = new Set(rows.map((r) => r.rowId));
   const unknown = order.filter((id) => !ids.has(id));
   if (unknown.length > 0) {
-    throw StoreError.validation(`Invalid parameters - rowsSortOrder: rows ${unknown.map((id) => `"${id}"`).join(', ')} do not exist in the configuration.`);
+    throw StoreError.validation(
+      `Invalid parameters - rowsSortOrder: rows ${unknown.map((id) => `"${id}"`).join(', ')} do not exist in the configuration.`,
+    );
   }
   const listed = new Set(order);
   const missing = [...ids].filter((id) => !listed.has(id));

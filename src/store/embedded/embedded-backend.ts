@@ -12,7 +12,14 @@ import type { Component, TokenInfo } from '../types.js';
 import { EmbeddedConfigStore } from './embedded-config-store.js';
 import { checkMasterKey } from './master-key-check.js';
 import { Repository } from './repository.js';
-import { authenticate, createToken, DEFAULT_PROJECT, localToken, ProjectTokens, type CreateTokenOptions } from './tokens.js';
+import {
+  authenticate,
+  createToken,
+  DEFAULT_PROJECT,
+  localToken,
+  ProjectTokens,
+  type CreateTokenOptions,
+} from './tokens.js';
 
 export interface EmbeddedBackendOptions {
   /** where the master key came from, for the error when it is not the store's key */
@@ -39,7 +46,12 @@ export class EmbeddedBackend {
    * Migrates the database, checks that `cipher` holds the store's master key and registers the
    * built-in components. Closes `db` on failure.
    */
-  static async open(db: Database, cipher: SecretCipher, location: string, options: EmbeddedBackendOptions = {}): Promise<EmbeddedBackend> {
+  static async open(
+    db: Database,
+    cipher: SecretCipher,
+    location: string,
+    options: EmbeddedBackendOptions = {},
+  ): Promise<EmbeddedBackend> {
     try {
       await migrate(db);
       const backend = new EmbeddedBackend(db, cipher, location);
@@ -128,7 +140,8 @@ export class EmbeddedBackend {
    * re-importing an unchanged secret keeps its cipher.
    */
   async importComponents(list: JsonValue): Promise<string[]> {
-    if (!Array.isArray(list)) throw new UserError('GEX_INPUT_INVALID', 'Components must be a JSON array of component objects');
+    if (!Array.isArray(list))
+      throw new UserError('GEX_INPUT_INVALID', 'Components must be a JSON array of component objects');
     const components = list.map((item, i) => {
       const id = isJsonObject(item) ? item.get('id') : undefined;
       const type = isJsonObject(item) ? item.get('type') : undefined;
@@ -142,7 +155,10 @@ export class EmbeddedBackend {
     await this.transaction(async (repo) => {
       for (const c of components) {
         const previous = (await repo.loadComponent(c.id))?.definition;
-        await repo.saveComponent({ ...c, definition: this.cipher.encryptTree(c.definition, componentCipherScope(c.id), previous) }, { builtin: false });
+        await repo.saveComponent(
+          { ...c, definition: this.cipher.encryptTree(c.definition, componentCipherScope(c.id), previous) },
+          { builtin: false },
+        );
       }
     });
     return components.map((c) => c.id);

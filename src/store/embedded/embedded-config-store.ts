@@ -53,7 +53,9 @@ export class EmbeddedConfigStore implements ConfigStore {
 
   inTransaction<T>(work: (store: ConfigStore) => Promise<T>): Promise<T> {
     if (this.session.readOnly) return Promise.reject(StoreError.accessDenied());
-    return this.db.transaction((tx) => work(new EmbeddedConfigStore(joinedTransaction(this.db, tx), this.cipher, this.session)));
+    return this.db.transaction((tx) =>
+      work(new EmbeddedConfigStore(joinedTransaction(this.db, tx), this.cipher, this.session)),
+    );
   }
 
   async verifyToken(): Promise<TokenInfo> {
@@ -64,7 +66,11 @@ export class EmbeddedConfigStore implements ConfigStore {
     return configurations.getComponent(this.s, componentId);
   }
 
-  listComponents(options?: { componentType?: string; include?: ListInclude[]; isDeleted?: boolean }): Promise<ComponentWithConfigurations[]> {
+  listComponents(options?: {
+    componentType?: string;
+    include?: ListInclude[];
+    isDeleted?: boolean;
+  }): Promise<ComponentWithConfigurations[]> {
     return configurations.listComponents(this.s, options);
   }
 
@@ -88,7 +94,11 @@ export class EmbeddedConfigStore implements ConfigStore {
     return configurations.updateConfiguration(this.s, componentId, configId, input);
   }
 
-  replaceConfiguration(componentId: string, configId: string, input: ReplaceConfigurationInput): Promise<Configuration> {
+  replaceConfiguration(
+    componentId: string,
+    configId: string,
+    input: ReplaceConfigurationInput,
+  ): Promise<Configuration> {
     return replaceConfiguration(this.s, componentId, configId, input);
   }
 
@@ -100,7 +110,11 @@ export class EmbeddedConfigStore implements ConfigStore {
     return configurations.restoreConfiguration(this.s, componentId, configId);
   }
 
-  listConfigurationVersions(componentId: string, configId: string, options?: VersionListOptions): Promise<ConfigVersionItem[]> {
+  listConfigurationVersions(
+    componentId: string,
+    configId: string,
+    options?: VersionListOptions,
+  ): Promise<ConfigVersionItem[]> {
     return versions.listConfigurationVersions(this.s, componentId, configId, options);
   }
 
@@ -108,11 +122,21 @@ export class EmbeddedConfigStore implements ConfigStore {
     return versions.getConfigurationVersion(this.s, componentId, configId, version);
   }
 
-  rollbackConfiguration(componentId: string, configId: string, version: number, changeDescription?: string): Promise<{ version: number }> {
+  rollbackConfiguration(
+    componentId: string,
+    configId: string,
+    version: number,
+    changeDescription?: string,
+  ): Promise<{ version: number }> {
     return versions.rollbackConfiguration(this.s, componentId, configId, version, changeDescription);
   }
 
-  copyConfiguration(componentId: string, configId: string, version: number, input: CopyConfigurationInput): Promise<Configuration> {
+  copyConfiguration(
+    componentId: string,
+    configId: string,
+    version: number,
+    input: CopyConfigurationInput,
+  ): Promise<Configuration> {
     return versions.copyConfiguration(this.s, componentId, configId, version, input);
   }
 
@@ -136,7 +160,12 @@ export class EmbeddedConfigStore implements ConfigStore {
     return rows.deleteRow(this.s, componentId, configId, rowId, changeDescription);
   }
 
-  listRowVersions(componentId: string, configId: string, rowId: string, options?: VersionListOptions): Promise<RowVersion[]> {
+  listRowVersions(
+    componentId: string,
+    configId: string,
+    rowId: string,
+    options?: VersionListOptions,
+  ): Promise<RowVersion[]> {
     return rowVersions.listRowVersions(this.s, componentId, configId, rowId, options);
   }
 
@@ -144,11 +173,23 @@ export class EmbeddedConfigStore implements ConfigStore {
     return rowVersions.getRowVersion(this.s, componentId, configId, rowId, version);
   }
 
-  rollbackRow(componentId: string, configId: string, rowId: string, version: number, changeDescription?: string): Promise<Row> {
+  rollbackRow(
+    componentId: string,
+    configId: string,
+    rowId: string,
+    version: number,
+    changeDescription?: string,
+  ): Promise<Row> {
     return rowVersions.rollbackRow(this.s, componentId, configId, rowId, version, changeDescription);
   }
 
-  copyRow(componentId: string, configId: string, rowId: string, version: number, options?: { targetConfigId?: string; changeDescription?: string }): Promise<Row> {
+  copyRow(
+    componentId: string,
+    configId: string,
+    rowId: string,
+    version: number,
+    options?: { targetConfigId?: string; changeDescription?: string },
+  ): Promise<Row> {
     return rowVersions.copyRow(this.s, componentId, configId, rowId, version, options);
   }
 
@@ -164,7 +205,11 @@ export class EmbeddedConfigStore implements ConfigStore {
     return states.saveStates(this.s, componentId, configId, writes);
   }
 
-  addMetadata(componentId: string, configId: string, items: Array<{ key: string; value: string }>): Promise<MetadataItem[]> {
+  addMetadata(
+    componentId: string,
+    configId: string,
+    items: Array<{ key: string; value: string }>,
+  ): Promise<MetadataItem[]> {
     return metadata.addMetadata(this.s, componentId, configId, items);
   }
 

@@ -7,14 +7,27 @@ export const METADATA_WRITE_DENIED = 'Configuration manipulation is restricted f
 
 /** A configuration's metadata: key/value items, set by key, deleted by id. */
 
-export function addMetadata(s: ProjectSession, componentId: string, configId: string, metadata: Array<{ key: string; value: string }>): Promise<MetadataItem[]> {
-  if (metadata.length === 0) return Promise.reject(StoreError.validation('Invalid parameters - metadata: This value should not be blank.'));
+export function addMetadata(
+  s: ProjectSession,
+  componentId: string,
+  configId: string,
+  metadata: Array<{ key: string; value: string }>,
+): Promise<MetadataItem[]> {
+  if (metadata.length === 0)
+    return Promise.reject(StoreError.validation('Invalid parameters - metadata: This value should not be blank.'));
   return s.write(async (repo, now) => {
     const key = s.key(componentId, configId);
     await s.lockLiveConfig(repo, key);
     for (const item of metadata) {
       if (!item.key) throw StoreError.validation('Invalid parameters - metadata key: This value should not be blank.');
-      await repo.upsertMetadata({ ...key, id: await repo.nextSequence('metadata'), key: item.key, value: item.value, provider: 'user', timestamp: now });
+      await repo.upsertMetadata({
+        ...key,
+        id: await repo.nextSequence('metadata'),
+        key: item.key,
+        value: item.value,
+        provider: 'user',
+        timestamp: now,
+      });
     }
     return repo.listMetadata(key);
   }, METADATA_WRITE_DENIED);
@@ -28,13 +41,24 @@ export function listMetadata(s: ProjectSession, componentId: string, configId: s
   });
 }
 
-export async function deleteMetadata(s: ProjectSession, componentId: string, configId: string, metadataId: string): Promise<void> {
+export async function deleteMetadata(
+  s: ProjectSession,
+  componentId: string,
+  configId: string,
+  metadataId: string,
+): Promise<void> {
   await s.write(async (repo) => {
     const key = s.key(componentId, configId);
     await s.lockLiveConfig(repo, key);
     // an id beyond 2^53 cannot exist (and would overflow PostgreSQL's bigint): not found
-    if (!/^\d+$/.test(metadataId) || !Number.isSafeInteger(Number(metadataId)) || (await repo.deleteMetadata(key, Number(metadataId))) === 0) {
-      throw StoreError.notFound(`Metadata with id "${metadataId}" not found for "${componentId}" configuration "${configId}"`);
+    if (
+      !/^\d+$/.test(metadataId) ||
+      !Number.isSafeInteger(Number(metadataId)) ||
+      (await repo.deleteMetadata(key, Number(metadataId))) === 0
+    ) {
+      throw StoreError.notFound(
+        `Metadata with id "${metadataId}" not found for "${componentId}" configuration "${configId}"`,
+      );
     }
   });
 }

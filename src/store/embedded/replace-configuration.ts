@@ -13,14 +13,23 @@ import type { ProjectSession, RowContent } from './session.js';
  * where given and kept otherwise. A replacement equal to what is stored makes no version. Only the
  * embedded store can do this: a Storage API changes one row per call, each a version of its own.
  */
-export async function replaceConfiguration(s: ProjectSession, componentId: string, configId: string, input: ReplaceConfigurationInput): Promise<Configuration> {
+export async function replaceConfiguration(
+  s: ProjectSession,
+  componentId: string,
+  configId: string,
+  input: ReplaceConfigurationInput,
+): Promise<Configuration> {
   const wanted = input.configuration;
   if (typeof wanted.name !== 'string') throw StoreError.validation('Invalid parameters - name: This field is missing.');
   const given = new Set<string>();
   for (const row of input.rows) {
     if (!row.rowId) continue;
     requireAddressableId(row.rowId, 'rowId', 'storage.componentsRows.validation');
-    if (given.has(row.rowId)) throw StoreError.validation(`Invalid parameters - rows: the row id "${row.rowId}" is given twice.`, 'configurationRowAlreadyExists');
+    if (given.has(row.rowId))
+      throw StoreError.validation(
+        `Invalid parameters - rows: the row id "${row.rowId}" is given twice.`,
+        'configurationRowAlreadyExists',
+      );
     given.add(row.rowId);
   }
   return s.write(async (repo, now) => {
@@ -38,7 +47,13 @@ export async function replaceConfiguration(s: ProjectSession, componentId: strin
     const live: RowRecord[] = [];
     const entered: RowRecord[] = [];
     for (const row of input.rows) {
-      const rowId = row.rowId || (await s.newId(repo, 'row', async (id) => given.has(id) || all.has(id) || Boolean(await repo.loadRow(key, id))));
+      const rowId =
+        row.rowId ||
+        (await s.newId(
+          repo,
+          'row',
+          async (id) => given.has(id) || all.has(id) || Boolean(await repo.loadRow(key, id)),
+        ));
       const existing = all.get(rowId);
       const current = existing && !existing.isDeleted ? existing : undefined;
       const content: RowContent = {
@@ -47,14 +62,17 @@ export async function replaceConfiguration(s: ProjectSession, componentId: strin
         configuration: s.body(componentId, row.configuration ?? new Map(), 'configuration', current?.configuration),
         isDisabled: row.isDisabled ?? false,
       };
-      const state = row.state === undefined ? (current?.state ?? '{}') : s.body(componentId, row.state, 'state', current?.state);
+      const state =
+        row.state === undefined ? (current?.state ?? '{}') : s.body(componentId, row.state, 'state', current?.state);
       if (current && sameContent(current, content)) {
         if (state !== current.state) await repo.saveRowState(key, rowId, state);
         live.push({ ...current, state });
         continue;
       }
       // a live row keeps when and by whom it was created; a deleted one's version counter continues
-      const next = current ? { ...current, ...content, state } : s.newRowRecord(key, rowId, content, now, { current: existing?.current, state });
+      const next = current
+        ? { ...current, ...content, state }
+        : s.newRowRecord(key, rowId, content, now, { current: existing?.current, state });
       s.nextRowVersion(next, now, changeDescription);
       live.push(next);
       entered.push(next);
@@ -69,7 +87,10 @@ export async function replaceConfiguration(s: ProjectSession, componentId: strin
       state: wanted.state === undefined ? record.state : s.body(componentId, wanted.state, 'state', record.state),
     };
     const changed =
-      left.length > 0 || entered.length > 0 || !sameContent(record, next) || JSON.stringify(next.rowsSortOrder) !== JSON.stringify(record.rowsSortOrder);
+      left.length > 0 ||
+      entered.length > 0 ||
+      !sameContent(record, next) ||
+      JSON.stringify(next.rowsSortOrder) !== JSON.stringify(record.rowsSortOrder);
     if (changed) await s.commitVersion(repo, next, now, changeDescription, { entered, left });
     else if (next.state !== record.state) await repo.saveConfigState(next, next.state);
     return toConfiguration(next, live);
@@ -77,5 +98,10 @@ export async function replaceConfiguration(s: ProjectSession, componentId: strin
 }
 
 function sameContent(a: RowContent, b: RowContent): boolean {
-  return a.name === b.name && a.description === b.description && a.configuration === b.configuration && a.isDisabled === b.isDisabled;
+  return (
+    a.name === b.name &&
+    a.description === b.description &&
+    a.configuration === b.configuration &&
+    a.isDisabled === b.isDisabled
+  );
 }

@@ -93,7 +93,10 @@ export class Repository {
 
   /** Sets a setting unless it is set already (the first of concurrent writers wins). */
   async initSetting(name: string, value: string): Promise<void> {
-    await this.tx.run('INSERT INTO store_settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING', [name, value]);
+    await this.tx.run('INSERT INTO store_settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING', [
+      name,
+      value,
+    ]);
   }
 
   /**
@@ -142,7 +145,9 @@ export class Repository {
 
   /** The project's internal token (local access), if made already. */
   async internalTokenOf(projectId: number): Promise<TokenInfo | undefined> {
-    const row = await this.tx.get<DbRow>(`${TOKEN_WITH_PROJECT} WHERE t.project_id = ? AND t.internal = 1`, [projectId]);
+    const row = await this.tx.get<DbRow>(`${TOKEN_WITH_PROJECT} WHERE t.project_id = ? AND t.internal = 1`, [
+      projectId,
+    ]);
     return row ? tokenInfoFromDb(row) : undefined;
   }
 
@@ -151,20 +156,29 @@ export class Repository {
     const rows =
       projectId === undefined
         ? await this.tx.all<DbRow>(`${TOKEN_WITH_PROJECT} WHERE t.internal = 0 ORDER BY t.id`)
-        : await this.tx.all<DbRow>(`${TOKEN_WITH_PROJECT} WHERE t.internal = 0 AND t.project_id = ? ORDER BY t.id`, [projectId]);
+        : await this.tx.all<DbRow>(`${TOKEN_WITH_PROJECT} WHERE t.internal = 0 AND t.project_id = ? ORDER BY t.id`, [
+            projectId,
+          ]);
     return rows.map(tokenInfoFromDb);
   }
 
   /** A project's token that is not internal; with `lock`, its row is locked until the transaction ends (PostgreSQL). */
   async projectToken(projectId: number, id: number, options: { lock?: boolean } = {}): Promise<TokenInfo | undefined> {
     const lock = options.lock && this.forUpdate ? ' FOR UPDATE OF t' : '';
-    const row = await this.tx.get<DbRow>(`${TOKEN_WITH_PROJECT} WHERE t.id = ? AND t.project_id = ? AND t.internal = 0${lock}`, [id, projectId]);
+    const row = await this.tx.get<DbRow>(
+      `${TOKEN_WITH_PROJECT} WHERE t.id = ? AND t.project_id = ? AND t.internal = 0${lock}`,
+      [id, projectId],
+    );
     return row ? tokenInfoFromDb(row) : undefined;
   }
 
   /** Gives a token a new hash (a new secret); the old secret stops working when this commits. */
   async replaceTokenHash(id: number, tokenHash: string, refreshed: string): Promise<void> {
-    await this.tx.run('UPDATE tokens SET token_hash = ?, refreshed = ? WHERE id = ? AND internal = 0', [tokenHash, refreshed, id]);
+    await this.tx.run('UPDATE tokens SET token_hash = ?, refreshed = ? WHERE id = ? AND internal = 0', [
+      tokenHash,
+      refreshed,
+      id,
+    ]);
   }
 
   /** Deletes a token that is not internal; whether there was one. */
@@ -188,7 +202,10 @@ export class Repository {
    * configuration queue here (PostgreSQL's row lock; SQLite runs writers one at a time).
    */
   async loadConfigForUpdate(key: ConfigKey): Promise<ConfigRecord | undefined> {
-    const r = await this.tx.get<DbRow>(`${selectSql(CONFIGURATIONS)} WHERE ${CONFIG_WHERE}${this.forUpdate}`, keyParams(key));
+    const r = await this.tx.get<DbRow>(
+      `${selectSql(CONFIGURATIONS)} WHERE ${CONFIG_WHERE}${this.forUpdate}`,
+      keyParams(key),
+    );
     return r ? configFromDb(r) : undefined;
   }
 
@@ -196,15 +213,14 @@ export class Repository {
     const deletedFlag = deleted ? 1 : 0;
     const rows =
       componentId === null
-        ? await this.tx.all<DbRow>(`${selectSql(CONFIGURATIONS)} WHERE project_id = ? AND is_deleted = ? ORDER BY component_id${this.byteOrder}, id${this.byteOrder}`, [
-            projectId,
-            deletedFlag,
-          ])
-        : await this.tx.all<DbRow>(`${selectSql(CONFIGURATIONS)} WHERE project_id = ? AND component_id = ? AND is_deleted = ? ORDER BY id${this.byteOrder}`, [
-            projectId,
-            componentId,
-            deletedFlag,
-          ]);
+        ? await this.tx.all<DbRow>(
+            `${selectSql(CONFIGURATIONS)} WHERE project_id = ? AND is_deleted = ? ORDER BY component_id${this.byteOrder}, id${this.byteOrder}`,
+            [projectId, deletedFlag],
+          )
+        : await this.tx.all<DbRow>(
+            `${selectSql(CONFIGURATIONS)} WHERE project_id = ? AND component_id = ? AND is_deleted = ? ORDER BY id${this.byteOrder}`,
+            [projectId, componentId, deletedFlag],
+          );
     return rows.map(configFromDb);
   }
 
@@ -218,7 +234,13 @@ export class Repository {
 
   /** Removes a configuration with its history, rows and metadata (purge). */
   async purgeConfig(key: ConfigKey): Promise<void> {
-    for (const table of [CONFIGURATION_METADATA, VERSION_ROW_ORDER, ROW_VERSIONS, CONFIGURATION_ROWS, CONFIGURATION_VERSIONS]) {
+    for (const table of [
+      CONFIGURATION_METADATA,
+      VERSION_ROW_ORDER,
+      ROW_VERSIONS,
+      CONFIGURATION_ROWS,
+      CONFIGURATION_VERSIONS,
+    ]) {
       await this.tx.run(`DELETE FROM ${table.name} WHERE ${OWNED_WHERE}`, keyParams(key));
     }
     await this.tx.run(`DELETE FROM ${CONFIGURATIONS.name} WHERE ${CONFIG_WHERE}`, keyParams(key));
@@ -230,16 +252,18 @@ export class Repository {
   }
 
   async listConfigVersions(key: ConfigKey, limit: number, offset: number): Promise<ConfigVersionRecord[]> {
-    const rows = await this.tx.all<DbRow>(`${selectSql(CONFIGURATION_VERSIONS)} WHERE ${OWNED_WHERE} ORDER BY version DESC LIMIT ? OFFSET ?`, [
-      ...keyParams(key),
-      limit,
-      offset,
-    ]);
+    const rows = await this.tx.all<DbRow>(
+      `${selectSql(CONFIGURATION_VERSIONS)} WHERE ${OWNED_WHERE} ORDER BY version DESC LIMIT ? OFFSET ?`,
+      [...keyParams(key), limit, offset],
+    );
     return rows.map(configVersionFromDb);
   }
 
   async loadConfigVersion(key: ConfigKey, version: number): Promise<ConfigVersionRecord | undefined> {
-    const r = await this.tx.get<DbRow>(`${selectSql(CONFIGURATION_VERSIONS)} WHERE ${OWNED_WHERE} AND version = ?`, [...keyParams(key), version]);
+    const r = await this.tx.get<DbRow>(`${selectSql(CONFIGURATION_VERSIONS)} WHERE ${OWNED_WHERE} AND version = ?`, [
+      ...keyParams(key),
+      version,
+    ]);
     return r ? configVersionFromDb(r) : undefined;
   }
 
@@ -250,31 +274,47 @@ export class Repository {
    * reads of one table each, whose plans cannot go quadratic whatever the database's statistics.
    */
   async loadVersionRows(key: ConfigKey, version: number): Promise<HeldRowVersion[]> {
-    const held = await this.tx.all<DbRow>(`${selectSql(ROW_VERSIONS)} WHERE ${OWNED_WHERE} AND ${HELD_BY_VERSION}`, [...keyParams(key), version, version]);
+    const held = await this.tx.all<DbRow>(`${selectSql(ROW_VERSIONS)} WHERE ${OWNED_WHERE} AND ${HELD_BY_VERSION}`, [
+      ...keyParams(key),
+      version,
+      version,
+    ]);
     if (held.length === 0) return [];
-    const created = new Map((await this.tx.all<DbRow>(`SELECT id, created FROM ${CONFIGURATION_ROWS.name} WHERE ${OWNED_WHERE}`, keyParams(key))).map((r) => [String(r.id), String(r.created)]));
+    const created = new Map(
+      (
+        await this.tx.all<DbRow>(
+          `SELECT id, created FROM ${CONFIGURATION_ROWS.name} WHERE ${OWNED_WHERE}`,
+          keyParams(key),
+        )
+      ).map((r) => [String(r.id), String(r.created)]),
+    );
     return held.map((r) => ({ ...rowVersionFromDb(r), rowCreated: created.get(String(r.row_id)) }));
   }
 
   /** The custom row order of configuration version `version`; [] for the natural order. */
   async loadVersionOrder(key: ConfigKey, version: number): Promise<string[]> {
-    const rows = await this.tx.all<DbRow>(`SELECT row_id FROM ${VERSION_ROW_ORDER.name} WHERE ${OWNED_WHERE} AND ${IN_ORDER_OF_VERSION} ORDER BY position`, [
-      ...keyParams(key),
-      version,
-      version,
-    ]);
+    const rows = await this.tx.all<DbRow>(
+      `SELECT row_id FROM ${VERSION_ROW_ORDER.name} WHERE ${OWNED_WHERE} AND ${IN_ORDER_OF_VERSION} ORDER BY position`,
+      [...keyParams(key), version, version],
+    );
     return rows.map((r) => String(r.row_id));
   }
 
   /** The JSON text of the custom order of the configuration's record as stored (before this transaction changes it); undefined when there is no record yet. */
   async storedSortOrderText(key: ConfigKey): Promise<string | undefined> {
-    const row = await this.tx.get<DbRow>(`SELECT rows_sort_order FROM ${CONFIGURATIONS.name} WHERE ${CONFIG_WHERE}`, keyParams(key));
+    const row = await this.tx.get<DbRow>(
+      `SELECT rows_sort_order FROM ${CONFIGURATIONS.name} WHERE ${CONFIG_WHERE}`,
+      keyParams(key),
+    );
     return row ? String(row.rows_sort_order) : undefined;
   }
 
   /** The last position of the current version's custom order; -1 when it has none. */
   async lastOrderPosition(key: ConfigKey): Promise<number> {
-    const row = await this.tx.get<DbRow>(`SELECT max(position) AS last FROM ${VERSION_ROW_ORDER.name} WHERE ${OWNED_WHERE} AND last_version IS NULL`, keyParams(key));
+    const row = await this.tx.get<DbRow>(
+      `SELECT max(position) AS last FROM ${VERSION_ROW_ORDER.name} WHERE ${OWNED_WHERE} AND last_version IS NULL`,
+      keyParams(key),
+    );
     return row?.last === null || row?.last === undefined ? -1 : Number(row.last);
   }
 
@@ -292,7 +332,13 @@ export class Repository {
     await this.closeRanges(VERSION_ROW_ORDER.name, 'last_version', key, lastVersion, rowIds);
   }
 
-  private async closeRanges(table: string, until: 'held_until' | 'last_version', key: ConfigKey, lastVersion: number, rowIds: readonly string[] | 'all'): Promise<void> {
+  private async closeRanges(
+    table: string,
+    until: 'held_until' | 'last_version',
+    key: ConfigKey,
+    lastVersion: number,
+    rowIds: readonly string[] | 'all',
+  ): Promise<void> {
     // held_from: row versions never held by a configuration version have none (only in stores from before migration 6)
     const open = until === 'held_until' ? 'held_from IS NOT NULL AND held_until IS NULL' : 'last_version IS NULL';
     const close = `UPDATE ${table} SET ${until} = ? WHERE ${OWNED_WHERE} AND ${open}`;
@@ -312,31 +358,51 @@ export class Repository {
 
   /** Live rows of a configuration. */
   async loadRows(key: ConfigKey): Promise<RowRecord[]> {
-    return (await this.tx.all<DbRow>(`${selectSql(CONFIGURATION_ROWS)} WHERE ${OWNED_WHERE} AND is_deleted = 0`, keyParams(key))).map(rowFromDb);
+    return (
+      await this.tx.all<DbRow>(
+        `${selectSql(CONFIGURATION_ROWS)} WHERE ${OWNED_WHERE} AND is_deleted = 0`,
+        keyParams(key),
+      )
+    ).map(rowFromDb);
   }
 
   /** Every row of a configuration: deleted ones are kept for their state and version counter. */
   async loadRowsIncludingDeleted(key: ConfigKey): Promise<RowRecord[]> {
-    return (await this.tx.all<DbRow>(`${selectSql(CONFIGURATION_ROWS)} WHERE ${OWNED_WHERE}`, keyParams(key))).map(rowFromDb);
+    return (await this.tx.all<DbRow>(`${selectSql(CONFIGURATION_ROWS)} WHERE ${OWNED_WHERE}`, keyParams(key))).map(
+      rowFromDb,
+    );
   }
 
   /** Live rows of many configurations of a component at once (list calls). */
   async loadRowsOfComponent(projectId: number, componentId: string): Promise<RowRecord[]> {
-    const rows = await this.tx.all<DbRow>(`${selectSql(CONFIGURATION_ROWS)} WHERE project_id = ? AND component_id = ? AND is_deleted = 0`, [projectId, componentId]);
+    const rows = await this.tx.all<DbRow>(
+      `${selectSql(CONFIGURATION_ROWS)} WHERE project_id = ? AND component_id = ? AND is_deleted = 0`,
+      [projectId, componentId],
+    );
     return rows.map(rowFromDb);
   }
 
   async loadRow(key: ConfigKey, rowId: string): Promise<RowRecord | undefined> {
-    const r = await this.tx.get<DbRow>(`${selectSql(CONFIGURATION_ROWS)} WHERE ${OWNED_WHERE} AND id = ?`, [...keyParams(key), rowId]);
+    const r = await this.tx.get<DbRow>(`${selectSql(CONFIGURATION_ROWS)} WHERE ${OWNED_WHERE} AND id = ?`, [
+      ...keyParams(key),
+      rowId,
+    ]);
     return r ? rowFromDb(r) : undefined;
   }
 
   async saveRow(r: RowRecord): Promise<void> {
-    await this.tx.run(upsertSql(CONFIGURATION_ROWS, [...OWNED_BY_CONFIG_KEY, 'id']), insertValues(CONFIGURATION_ROWS, r));
+    await this.tx.run(
+      upsertSql(CONFIGURATION_ROWS, [...OWNED_BY_CONFIG_KEY, 'id']),
+      insertValues(CONFIGURATION_ROWS, r),
+    );
   }
 
   async saveRowState(key: ConfigKey, rowId: string, state: string): Promise<void> {
-    await this.tx.run(`UPDATE configuration_rows SET state = ? WHERE ${OWNED_WHERE} AND id = ?`, [state, ...keyParams(key), rowId]);
+    await this.tx.run(`UPDATE configuration_rows SET state = ? WHERE ${OWNED_WHERE} AND id = ?`, [
+      state,
+      ...keyParams(key),
+      rowId,
+    ]);
   }
 
   /**
@@ -364,34 +430,43 @@ export class Repository {
   }
 
   async listRowVersions(key: ConfigKey, rowId: string, limit: number, offset: number): Promise<RowVersionRecord[]> {
-    const rows = await this.tx.all<DbRow>(`${selectSql(ROW_VERSIONS)} WHERE ${OWNED_WHERE} AND row_id = ? ORDER BY version DESC LIMIT ? OFFSET ?`, [
-      ...keyParams(key),
-      rowId,
-      limit,
-      offset,
-    ]);
+    const rows = await this.tx.all<DbRow>(
+      `${selectSql(ROW_VERSIONS)} WHERE ${OWNED_WHERE} AND row_id = ? ORDER BY version DESC LIMIT ? OFFSET ?`,
+      [...keyParams(key), rowId, limit, offset],
+    );
     return rows.map(rowVersionFromDb);
   }
 
   async loadRowVersion(key: ConfigKey, rowId: string, version: number): Promise<RowVersionRecord | undefined> {
-    const r = await this.tx.get<DbRow>(`${selectSql(ROW_VERSIONS)} WHERE ${OWNED_WHERE} AND row_id = ? AND version = ?`, [...keyParams(key), rowId, version]);
+    const r = await this.tx.get<DbRow>(
+      `${selectSql(ROW_VERSIONS)} WHERE ${OWNED_WHERE} AND row_id = ? AND version = ?`,
+      [...keyParams(key), rowId, version],
+    );
     return r ? rowVersionFromDb(r) : undefined;
   }
 
   // ---- metadata ---------------------------------------------------------------------------------
 
   async listMetadata(key: ConfigKey): Promise<MetadataItem[]> {
-    return (await this.tx.all<DbRow>(`${selectSql(CONFIGURATION_METADATA)} WHERE ${OWNED_WHERE} ORDER BY id`, keyParams(key))).map(metadataFromDb);
+    return (
+      await this.tx.all<DbRow>(`${selectSql(CONFIGURATION_METADATA)} WHERE ${OWNED_WHERE} ORDER BY id`, keyParams(key))
+    ).map(metadataFromDb);
   }
 
   /** Adds an item, or sets the value and timestamp of the configuration's item of that key. */
   async upsertMetadata(item: MetadataRecord): Promise<void> {
-    await this.tx.run(upsertSql(CONFIGURATION_METADATA, [...OWNED_BY_CONFIG_KEY, 'meta_key'], ['meta_value', 'timestamp']), insertValues(CONFIGURATION_METADATA, item));
+    await this.tx.run(
+      upsertSql(CONFIGURATION_METADATA, [...OWNED_BY_CONFIG_KEY, 'meta_key'], ['meta_value', 'timestamp']),
+      insertValues(CONFIGURATION_METADATA, item),
+    );
   }
 
   /** Deletes an item by id; returns how many were deleted (0 or 1). */
   async deleteMetadata(key: ConfigKey, id: number): Promise<number> {
-    const { changes } = await this.tx.run(`DELETE FROM configuration_metadata WHERE ${OWNED_WHERE} AND id = ?`, [...keyParams(key), id]);
+    const { changes } = await this.tx.run(`DELETE FROM configuration_metadata WHERE ${OWNED_WHERE} AND id = ?`, [
+      ...keyParams(key),
+      id,
+    ]);
     return changes;
   }
 }

@@ -4,7 +4,13 @@ import type { ProjectSession } from './session.js';
 
 /** A row's history: its versions, rollback to one, and a new row copied from one. */
 
-export function listRowVersions(s: ProjectSession, componentId: string, configId: string, rowId: string, options: VersionListOptions = {}): Promise<RowVersion[]> {
+export function listRowVersions(
+  s: ProjectSession,
+  componentId: string,
+  configId: string,
+  rowId: string,
+  options: VersionListOptions = {},
+): Promise<RowVersion[]> {
   const withConfiguration = (options.include ?? ['configuration']).includes('configuration');
   return s.read(async (repo) => {
     const key = s.key(componentId, configId);
@@ -15,7 +21,13 @@ export function listRowVersions(s: ProjectSession, componentId: string, configId
   });
 }
 
-export function getRowVersion(s: ProjectSession, componentId: string, configId: string, rowId: string, version: number): Promise<RowVersion> {
+export function getRowVersion(
+  s: ProjectSession,
+  componentId: string,
+  configId: string,
+  rowId: string,
+  version: number,
+): Promise<RowVersion> {
   return s.read(async (repo) => {
     const key = s.key(componentId, configId);
     await s.liveConfig(repo, key);
@@ -24,15 +36,29 @@ export function getRowVersion(s: ProjectSession, componentId: string, configId: 
   });
 }
 
-export function rollbackRow(s: ProjectSession, componentId: string, configId: string, rowId: string, version: number, changeDescription?: string): Promise<Row> {
+export function rollbackRow(
+  s: ProjectSession,
+  componentId: string,
+  configId: string,
+  rowId: string,
+  version: number,
+  changeDescription?: string,
+): Promise<Row> {
   return s.write(async (repo, now) => {
     const key = s.key(componentId, configId);
     const record = await s.lockLiveConfig(repo, key);
     const row = await s.liveRow(repo, key, rowId);
     const target = await s.rowVersionOrFail(repo, key, rowId, version);
-    Object.assign(row, { name: target.name, description: target.description, configuration: target.configuration, isDisabled: target.isDisabled });
+    Object.assign(row, {
+      name: target.name,
+      description: target.description,
+      configuration: target.configuration,
+      isDisabled: target.isDisabled,
+    });
     s.nextRowVersion(row, now, changeDescription ?? `Rollback to version ${version}`);
-    await s.commitVersion(repo, record, now, changeDescription ?? `Row ${rowId} version ${version} rollback`, { entered: [row] });
+    await s.commitVersion(repo, record, now, changeDescription ?? `Row ${rowId} version ${version} rollback`, {
+      entered: [row],
+    });
     return toRow(row);
   });
 }
@@ -58,7 +84,9 @@ export function copyRow(
     const row = s.newRowRecord(targetKey, newRowId, content, now);
     s.nextRowVersion(row, now, options.changeDescription ?? `Copied from ${from}`);
     if (target.rowsSortOrder.length > 0) target.rowsSortOrder = [...target.rowsSortOrder, newRowId];
-    await s.commitVersion(repo, target, now, options.changeDescription ?? `Row ${newRowId} copied from ${from}`, { entered: [row] });
+    await s.commitVersion(repo, target, now, options.changeDescription ?? `Row ${newRowId} copied from ${from}`, {
+      entered: [row],
+    });
     return toRow(row);
   });
 }

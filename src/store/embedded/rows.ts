@@ -14,7 +14,12 @@ export function listRows(s: ProjectSession, componentId: string, configId: strin
   });
 }
 
-export function createRow(s: ProjectSession, componentId: string, configId: string, input: CreateRowInput): Promise<Row> {
+export function createRow(
+  s: ProjectSession,
+  componentId: string,
+  configId: string,
+  input: CreateRowInput,
+): Promise<Row> {
   if (input.rowId) requireAddressableId(input.rowId, 'rowId', 'storage.componentsRows.validation');
   return s.write(async (repo, now) => {
     const key = s.key(componentId, configId);
@@ -34,13 +39,29 @@ export function createRow(s: ProjectSession, componentId: string, configId: stri
  * `existing` is the stored row of that id: a live one is a conflict; a deleted one's id is reused
  * and its version counter continues.
  */
-export function newRow(s: ProjectSession, key: ConfigKey, rowId: string, input: CreateRowInput, now: string, existing: RowRecord | undefined): RowRecord {
+export function newRow(
+  s: ProjectSession,
+  key: ConfigKey,
+  rowId: string,
+  input: CreateRowInput,
+  now: string,
+  existing: RowRecord | undefined,
+): RowRecord {
   if (existing && !existing.isDeleted) {
-    throw new StoreError(400, 'configurationRowAlreadyExists', `Row ${rowId} already exists in configuration ${key.configId}.`);
+    throw new StoreError(
+      400,
+      'configurationRowAlreadyExists',
+      `Row ${rowId} already exists in configuration ${key.configId}.`,
+    );
   }
   const configuration = s.body(key.componentId, input.configuration ?? new Map(), 'configuration');
   const state = s.body(key.componentId, input.state ?? new Map(), 'state');
-  const content = { name: input.name ?? '', description: input.description ?? '', configuration, isDisabled: input.isDisabled ?? false };
+  const content = {
+    name: input.name ?? '',
+    description: input.description ?? '',
+    configuration,
+    isDisabled: input.isDisabled ?? false,
+  };
   return s.newRowRecord(key, rowId, content, now, { current: existing?.current, state });
 }
 
@@ -56,13 +77,26 @@ export function getRow(s: ProjectSession, componentId: string, configId: string,
  * Sending name, description or isDisabled makes a new version (Keboola's newest behaviour);
  * a configuration is compared with the stored one; state never makes a version.
  */
-export function updateRow(s: ProjectSession, componentId: string, configId: string, rowId: string, input: UpdateRowInput): Promise<Row> {
+export function updateRow(
+  s: ProjectSession,
+  componentId: string,
+  configId: string,
+  rowId: string,
+  input: UpdateRowInput,
+): Promise<Row> {
   return s.write(async (repo, now) => {
     const key = s.key(componentId, configId);
     const record = await s.lockLiveConfig(repo, key);
     const row = await s.liveRow(repo, key, rowId);
-    const configuration = input.configuration === undefined ? row.configuration : s.body(componentId, input.configuration, 'configuration', row.configuration);
-    const changed = input.name !== undefined || input.description !== undefined || input.isDisabled !== undefined || configuration !== row.configuration;
+    const configuration =
+      input.configuration === undefined
+        ? row.configuration
+        : s.body(componentId, input.configuration, 'configuration', row.configuration);
+    const changed =
+      input.name !== undefined ||
+      input.description !== undefined ||
+      input.isDisabled !== undefined ||
+      configuration !== row.configuration;
     const next: RowRecord = {
       ...row,
       name: input.name ?? row.name,
@@ -80,7 +114,13 @@ export function updateRow(s: ProjectSession, componentId: string, configId: stri
   });
 }
 
-export async function deleteRow(s: ProjectSession, componentId: string, configId: string, rowId: string, changeDescription?: string): Promise<void> {
+export async function deleteRow(
+  s: ProjectSession,
+  componentId: string,
+  configId: string,
+  rowId: string,
+  changeDescription?: string,
+): Promise<void> {
   await s.write(async (repo, now) => {
     const key = s.key(componentId, configId);
     const record = await s.lockLiveConfig(repo, key);

@@ -4,7 +4,15 @@ import { newVersionIdentifier, timestamp } from '../identifiers.js';
 import type { Database } from '../sql/database.js';
 import { StoreError } from '../store-error.js';
 import type { Component, TokenInfo, TokenRef } from '../types.js';
-import { fromText, toText, type ConfigKey, type ConfigRecord, type RowRecord, type RowVersionRecord, type VersionStamp } from './records.js';
+import {
+  fromText,
+  toText,
+  type ConfigKey,
+  type ConfigRecord,
+  type RowRecord,
+  type RowVersionRecord,
+  type VersionStamp,
+} from './records.js';
 import { Repository } from './repository.js';
 import { sortOrderText } from './tables.js';
 import { orderChange } from './version-ranges.js';
@@ -36,7 +44,11 @@ export interface RowsChange {
   replaceAll?: boolean;
 }
 
-const keyOf = (k: ConfigKey): ConfigKey => ({ projectId: k.projectId, componentId: k.componentId, configId: k.configId });
+const keyOf = (k: ConfigKey): ConfigKey => ({
+  projectId: k.projectId,
+  componentId: k.componentId,
+  configId: k.configId,
+});
 
 /** What a new record keeps of an earlier one of the same id; by default it starts afresh. */
 export interface Carried {
@@ -103,7 +115,11 @@ export class ProjectSession {
     return this.requireLive(repo, key, () => repo.loadConfigForUpdate(key));
   }
 
-  private async requireLive(repo: Repository, key: ConfigKey, load: () => Promise<ConfigRecord | undefined>): Promise<ConfigRecord> {
+  private async requireLive(
+    repo: Repository,
+    key: ConfigKey,
+    load: () => Promise<ConfigRecord | undefined>,
+  ): Promise<ConfigRecord> {
     // existence only: decoding the component's definition would be most of a detail request's work
     if (!(await repo.componentExists(key.componentId))) await this.requireComponent(repo, key.componentId);
     const record = await load();
@@ -129,7 +145,11 @@ export class ProjectSession {
 
   /** Encrypts `#` values and checks the size; returns the exact JSON text to store. */
   body(componentId: string, value: JsonValue, field: string, previous?: string): string {
-    const encrypted = this.cipher.encryptTree(value, cipherScope(this.info.projectId, componentId), previous === undefined ? undefined : fromText(previous));
+    const encrypted = this.cipher.encryptTree(
+      value,
+      cipherScope(this.info.projectId, componentId),
+      previous === undefined ? undefined : fromText(previous),
+    );
     const json = toText(encrypted);
     if (Buffer.byteLength(json) > MAX_BODY_BYTES) {
       throw StoreError.validation(`Invalid parameters - ${field}: the value is larger than 4 MB.`);
@@ -182,13 +202,20 @@ export class ProjectSession {
    * row writes one row's worth, however many rows the configuration has. The custom row order
    * carries over the same way.
    */
-  async commitVersion(repo: Repository, record: ConfigRecord, now: string, changeDescription: string, change: RowsChange = {}): Promise<void> {
+  async commitVersion(
+    repo: Repository,
+    record: ConfigRecord,
+    now: string,
+    changeDescription: string,
+    change: RowsChange = {},
+  ): Promise<void> {
     const previous = record.current.version;
     record.current = this.stamp(previous + 1, now, changeDescription);
     const version = record.current.version;
     const entered = change.entered ?? [];
     if (change.replaceAll) await repo.closeHeldRowVersions(record, previous, 'all');
-    else if (previous > 0) await repo.closeHeldRowVersions(record, previous, [...(change.left ?? []), ...entered.map((r) => r.rowId)]);
+    else if (previous > 0)
+      await repo.closeHeldRowVersions(record, previous, [...(change.left ?? []), ...entered.map((r) => r.rowId)]);
     await repo.saveRowsWithVersions(entered, version);
     await this.commitOrder(repo, record, version);
     await repo.insertConfigVersion(record, {
@@ -213,7 +240,13 @@ export class ProjectSession {
     if (stored === sortOrderText(record.rowsSortOrder)) return;
     const change = orderChange(stored === undefined ? [] : (JSON.parse(stored) as string[]), record.rowsSortOrder);
     if (change.kind === 'same') return;
-    const at = (rowId: string, position: number) => ({ ...keyOf(record), rowId, position, firstVersion: version, lastVersion: null });
+    const at = (rowId: string, position: number) => ({
+      ...keyOf(record),
+      rowId,
+      position,
+      firstVersion: version,
+      lastVersion: null,
+    });
     if (change.kind === 'reset') {
       await repo.closeOrderRanges(record, version - 1, 'all');
       await repo.openOrderRanges(change.order.map((id, i) => at(id, i)));
@@ -230,7 +263,11 @@ export class ProjectSession {
   }
 
   /** A fresh id from the counter, skipping ids already taken (e.g. given explicitly). */
-  async newId(repo: Repository, sequence: 'configuration' | 'row', exists: (id: string) => Promise<boolean>): Promise<string> {
+  async newId(
+    repo: Repository,
+    sequence: 'configuration' | 'row',
+    exists: (id: string) => Promise<boolean>,
+  ): Promise<string> {
     for (;;) {
       const id = String(await repo.nextSequence(sequence));
       if (!(await exists(id))) return id;

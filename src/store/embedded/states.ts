@@ -8,7 +8,12 @@ import type { ProjectSession } from './session.js';
 
 /** States of a configuration and its rows: saved under the configuration's lock, never a new version. */
 
-export function updateConfigurationState(s: ProjectSession, componentId: string, configId: string, state: JsonValue): Promise<Configuration> {
+export function updateConfigurationState(
+  s: ProjectSession,
+  componentId: string,
+  configId: string,
+  state: JsonValue,
+): Promise<Configuration> {
   return s.write(async (repo) => {
     const record = await s.lockLiveConfig(repo, s.key(componentId, configId));
     record.state = s.body(componentId, state, 'state', record.state);
@@ -17,7 +22,13 @@ export function updateConfigurationState(s: ProjectSession, componentId: string,
   });
 }
 
-export function updateRowState(s: ProjectSession, componentId: string, configId: string, rowId: string, state: JsonValue): Promise<Row> {
+export function updateRowState(
+  s: ProjectSession,
+  componentId: string,
+  configId: string,
+  rowId: string,
+  state: JsonValue,
+): Promise<Row> {
   return s.write(async (repo) => {
     const key = s.key(componentId, configId);
     await s.lockLiveConfig(repo, key);
@@ -33,10 +44,17 @@ export function updateRowState(s: ProjectSession, componentId: string, configId:
  * every state — the row is live, the encrypted body is within 4 MB — and only then writes them.
  * Any failure, a check's or the database's mid-way, rolls every write back.
  */
-export function saveStates(s: ProjectSession, componentId: string, configId: string, writes: StateWrite[]): Promise<void> {
+export function saveStates(
+  s: ProjectSession,
+  componentId: string,
+  configId: string,
+  writes: StateWrite[],
+): Promise<void> {
   const owners = writes.map((w) => w.rowId);
   if (new Set(owners).size !== owners.length) {
-    return Promise.reject(StoreError.validation('Invalid parameters - states: each row (and the configuration) may be given once.'));
+    return Promise.reject(
+      StoreError.validation('Invalid parameters - states: each row (and the configuration) may be given once.'),
+    );
   }
   return s.write(async (repo) => {
     const key = s.key(componentId, configId);

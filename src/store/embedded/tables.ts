@@ -38,7 +38,11 @@ export const OWNED_BY_CONFIG_KEY = ['project_id', 'component_id', 'configuration
 export const keyParams = (k: ConfigKey): SqlParam[] => [k.projectId, k.componentId, k.configId];
 
 function keyColumns<R extends ConfigKey>(configIdColumn: 'id' | 'configuration_id'): Array<Column<R>> {
-  return [column('project_id', (r) => r.projectId), column('component_id', (r) => r.componentId), column(configIdColumn, (r) => r.configId)];
+  return [
+    column('project_id', (r) => r.projectId),
+    column('component_id', (r) => r.componentId),
+    column(configIdColumn, (r) => r.configId),
+  ];
 }
 
 /** The current version's stamp, as kept on a configuration or row record. */
@@ -66,7 +70,9 @@ function versionStampColumns<R extends VersionStamp>(): Array<Column<R>> {
 }
 
 /** Name, description, body and the disabled flag: what every version of a configuration or row holds. */
-function contentColumns<R extends { name: string; description: string; configuration: string; isDisabled: boolean }>(): Array<Column<R>> {
+function contentColumns<
+  R extends { name: string; description: string; configuration: string; isDisabled: boolean },
+>(): Array<Column<R>> {
   return [
     column('name', (r) => r.name),
     column('description', (r) => r.description),
@@ -75,8 +81,14 @@ function contentColumns<R extends { name: string; description: string; configura
   ];
 }
 
-function creatorColumns<R extends { created: string; creator: { id: number; description: string } }>(): Array<Column<R>> {
-  return [column('created', (r) => r.created), column('creator_token_id', (r) => r.creator.id), column('creator_token_description', (r) => r.creator.description)];
+function creatorColumns<R extends { created: string; creator: { id: number; description: string } }>(): Array<
+  Column<R>
+> {
+  return [
+    column('created', (r) => r.created),
+    column('creator_token_id', (r) => r.creator.id),
+    column('creator_token_description', (r) => r.creator.description),
+  ];
 }
 
 /** How a configuration's `rowsSortOrder` is stored on its record. */
@@ -198,7 +210,12 @@ function stamp(r: DbRow, prefix: '' | 'version_'): VersionStamp {
 }
 
 function content(r: DbRow): { name: string; description: string; configuration: string; isDisabled: boolean } {
-  return { name: text(r.name), description: text(r.description), configuration: text(r.configuration), isDisabled: bool(r.is_disabled) };
+  return {
+    name: text(r.name),
+    description: text(r.description),
+    configuration: text(r.configuration),
+    isDisabled: bool(r.is_disabled),
+  };
 }
 
 export function configFromDb(r: DbRow): ConfigRecord {
@@ -244,7 +261,13 @@ export function componentFromDb(r: DbRow): Component {
 }
 
 export function metadataFromDb(r: DbRow): MetadataItem {
-  return { id: String(r.id), key: String(r.meta_key), value: String(r.meta_value), provider: String(r.provider ?? 'user'), timestamp: String(r.timestamp) };
+  return {
+    id: String(r.id),
+    key: String(r.meta_key),
+    value: String(r.meta_value),
+    provider: String(r.provider ?? 'user'),
+    timestamp: String(r.timestamp),
+  };
 }
 
 /** A token joined with its project (`project_name`). */

@@ -32,8 +32,26 @@ export function localToken(db: Database, project: string): Promise<TokenInfo> {
     const id = await repo.nextSequence('token');
     const created = timestamp();
     const tokenHash = hashToken(randomBytes(32).toString('hex'));
-    await repo.insertToken({ id, projectId, description: LOCAL_TOKEN_DESCRIPTION, tokenHash, readOnly: false, internal: true, canManageTokens: false, created, creator: null });
-    return { id, description: LOCAL_TOKEN_DESCRIPTION, projectId, projectName: project, readOnly: false, canManageTokens: false, created };
+    await repo.insertToken({
+      id,
+      projectId,
+      description: LOCAL_TOKEN_DESCRIPTION,
+      tokenHash,
+      readOnly: false,
+      internal: true,
+      canManageTokens: false,
+      created,
+      creator: null,
+    });
+    return {
+      id,
+      description: LOCAL_TOKEN_DESCRIPTION,
+      projectId,
+      projectName: project,
+      readOnly: false,
+      canManageTokens: false,
+      created,
+    };
   });
 }
 
@@ -57,15 +75,27 @@ function newSecret(projectId: number, id: number): string {
 }
 
 /** Creates a token of a project (created if missing); the token text is returned only here. */
-export async function createToken(db: Database, options: CreateTokenOptions): Promise<{ token: string; info: TokenInfo }> {
-  if (typeof options.description !== 'string') throw new UserError('GEX_STORE_INVALID_REQUEST', 'A token description must be text.');
+export async function createToken(
+  db: Database,
+  options: CreateTokenOptions,
+): Promise<{ token: string; info: TokenInfo }> {
+  if (typeof options.description !== 'string')
+    throw new UserError('GEX_STORE_INVALID_REQUEST', 'A token description must be text.');
   if (options.description.length > MAX_TOKEN_DESCRIPTION_LENGTH) {
-    throw new UserError('GEX_STORE_INVALID_REQUEST', `A token description may have at most ${MAX_TOKEN_DESCRIPTION_LENGTH} characters; this one has ${options.description.length}.`);
+    throw new UserError(
+      'GEX_STORE_INVALID_REQUEST',
+      `A token description may have at most ${MAX_TOKEN_DESCRIPTION_LENGTH} characters; this one has ${options.description.length}.`,
+    );
   }
-  if (options.description.includes('\u0000')) throw new UserError('GEX_STORE_INVALID_REQUEST', 'A token description cannot contain a NUL character.');
+  if (options.description.includes('\u0000'))
+    throw new UserError('GEX_STORE_INVALID_REQUEST', 'A token description cannot contain a NUL character.');
   const readOnly = Boolean(options.readOnly);
   const canManageTokens = Boolean(options.canManageTokens);
-  if (readOnly && canManageTokens) throw new UserError('GEX_STORE_INVALID_REQUEST', 'A read-only token cannot be a master token: a master token creates and deletes tokens.');
+  if (readOnly && canManageTokens)
+    throw new UserError(
+      'GEX_STORE_INVALID_REQUEST',
+      'A read-only token cannot be a master token: a master token creates and deletes tokens.',
+    );
   return db.transaction(async (tx) => {
     const repo = new Repository(tx, db.dialect);
     const project = options.project ?? DEFAULT_PROJECT;
@@ -74,8 +104,27 @@ export async function createToken(db: Database, options: CreateTokenOptions): Pr
     const token = newSecret(projectId, id);
     const created = timestamp();
     const creator = options.creator ? { id: options.creator.id, description: options.creator.description } : null;
-    await repo.insertToken({ id, projectId, description: options.description, tokenHash: hashToken(token), readOnly, internal: false, canManageTokens, created, creator });
-    const info: TokenInfo = { id, description: options.description, projectId, projectName: project, readOnly, canManageTokens, created, ...(creator ? { creator } : {}) };
+    await repo.insertToken({
+      id,
+      projectId,
+      description: options.description,
+      tokenHash: hashToken(token),
+      readOnly,
+      internal: false,
+      canManageTokens,
+      created,
+      creator,
+    });
+    const info: TokenInfo = {
+      id,
+      description: options.description,
+      projectId,
+      projectName: project,
+      readOnly,
+      canManageTokens,
+      created,
+      ...(creator ? { creator } : {}),
+    };
     return { token, info };
   });
 }
@@ -92,16 +141,24 @@ export class ProjectTokens {
   ) {}
 
   list(): Promise<TokenInfo[]> {
-    return this.db.transaction((tx) => new Repository(tx, this.db.dialect).listTokens(this.projectId), { readOnly: true });
+    return this.db.transaction((tx) => new Repository(tx, this.db.dialect).listTokens(this.projectId), {
+      readOnly: true,
+    });
   }
 
   /** The token, or undefined when the project has no token `id`. */
   get(id: number): Promise<TokenInfo | undefined> {
-    return this.db.transaction((tx) => new Repository(tx, this.db.dialect).projectToken(this.projectId, id), { readOnly: true });
+    return this.db.transaction((tx) => new Repository(tx, this.db.dialect).projectToken(this.projectId, id), {
+      readOnly: true,
+    });
   }
 
   /** A token of this project that is not a master token (no master token is ever made over HTTP). */
-  create(options: { description: string; readOnly: boolean; creator: TokenRef }): Promise<{ token: string; info: TokenInfo }> {
+  create(options: {
+    description: string;
+    readOnly: boolean;
+    creator: TokenRef;
+  }): Promise<{ token: string; info: TokenInfo }> {
     return createToken(this.db, { ...options, canManageTokens: false, project: this.projectName });
   }
 
@@ -109,7 +166,10 @@ export class ProjectTokens {
    * A new secret for token `id` (the old one stops working at once); undefined when the project has
    * no such token. `allow` sees the token first and may refuse by throwing: nothing changes then.
    */
-  refresh(id: number, allow: (token: TokenInfo) => void = () => undefined): Promise<{ token: string; info: TokenInfo } | undefined> {
+  refresh(
+    id: number,
+    allow: (token: TokenInfo) => void = () => undefined,
+  ): Promise<{ token: string; info: TokenInfo } | undefined> {
     return this.db.transaction(async (tx) => {
       const repo = new Repository(tx, this.db.dialect);
       const existing = await repo.projectToken(this.projectId, id, { lock: true });

@@ -18,7 +18,11 @@ export async function versionListsToRanges(tx: SqlExecutor): Promise<void> {
     'SELECT DISTINCT project_id, component_id, configuration_id FROM configuration_versions ORDER BY project_id, component_id, configuration_id',
   );
   for (const k of keys) {
-    await migrateConfiguration(tx, { projectId: Number(k.project_id), componentId: String(k.component_id), configId: String(k.configuration_id) });
+    await migrateConfiguration(tx, {
+      projectId: Number(k.project_id),
+      componentId: String(k.component_id),
+      configId: String(k.configuration_id),
+    });
   }
 }
 
@@ -42,7 +46,8 @@ async function migrateConfiguration(tx: SqlExecutor, key: ConfigKey): Promise<vo
   const rows = new Map<string, OpenRow>();
   let order: OpenPosition[] = [];
   const orderRanges: VersionOrderRange[] = [];
-  const endRow = (rowId: string, open: OpenRow, lastVersion: number | null) => holdRowVersion(tx, key, rowId, open, lastVersion);
+  const endRow = (rowId: string, open: OpenRow, lastVersion: number | null) =>
+    holdRowVersion(tx, key, rowId, open, lastVersion);
   const endPosition = (p: OpenPosition, lastVersion: number | null) => orderRanges.push({ ...key, ...p, lastVersion });
 
   let previous = 0;
@@ -62,7 +67,8 @@ async function migrateConfiguration(tx: SqlExecutor, key: ConfigKey): Promise<vo
           rows.delete(rowId);
         }
       }
-      for (const [rowId, rowVersion] of held) if (!rows.has(rowId)) rows.set(rowId, { rowVersion, firstVersion: version });
+      for (const [rowId, rowVersion] of held)
+        if (!rows.has(rowId)) rows.set(rowId, { rowVersion, firstVersion: version });
 
       const change = orderChange(
         order.map((p) => p.rowId),
@@ -75,7 +81,10 @@ async function migrateConfiguration(tx: SqlExecutor, key: ConfigKey): Promise<vo
         const removed = new Set(change.removed);
         for (const p of order) if (removed.has(p.rowId)) endPosition(p, previous);
         const last = order.length === 0 ? -1 : order[order.length - 1].position;
-        order = [...order.filter((p) => !removed.has(p.rowId)), ...change.appended.map((rowId, i) => ({ rowId, position: last + 1 + i, firstVersion: version }))];
+        order = [
+          ...order.filter((p) => !removed.has(p.rowId)),
+          ...change.appended.map((rowId, i) => ({ rowId, position: last + 1 + i, firstVersion: version })),
+        ];
       }
       previous = version;
     }
@@ -92,12 +101,25 @@ async function migrateConfiguration(tx: SqlExecutor, key: ConfigKey): Promise<vo
  * back after it was let go cannot be kept as it was, and is refused. A row version the lists name
  * but the store lacks stays missing, as it was (versions never showed it).
  */
-async function holdRowVersion(tx: SqlExecutor, key: ConfigKey, rowId: string, open: OpenRow, lastVersion: number | null): Promise<void> {
+async function holdRowVersion(
+  tx: SqlExecutor,
+  key: ConfigKey,
+  rowId: string,
+  open: OpenRow,
+  lastVersion: number | null,
+): Promise<void> {
   const where = 'project_id = ? AND component_id = ? AND configuration_id = ? AND row_id = ? AND version = ?';
   const params = [key.projectId, key.componentId, key.configId, rowId, open.rowVersion];
-  const { changes } = await tx.run(`UPDATE row_versions SET held_from = ?, held_until = ? WHERE ${where} AND held_from IS NULL`, [open.firstVersion, lastVersion, ...params]);
+  const { changes } = await tx.run(
+    `UPDATE row_versions SET held_from = ?, held_until = ? WHERE ${where} AND held_from IS NULL`,
+    [open.firstVersion, lastVersion, ...params],
+  );
   if (changes === 0 && (await tx.get(`SELECT 1 AS found FROM row_versions WHERE ${where}`, params))) {
-    throw unreadable(key, open.firstVersion, `version ${open.rowVersion} of row ${JSON.stringify(rowId)} again after earlier versions let it go`);
+    throw unreadable(
+      key,
+      open.firstVersion,
+      `version ${open.rowVersion} of row ${JSON.stringify(rowId)} again after earlier versions let it go`,
+    );
   }
 }
 
@@ -120,7 +142,8 @@ function heldRows(text: unknown, key: ConfigKey, version: number): Map<string, n
   for (const ref of list) {
     const id = (ref as { id?: unknown } | null)?.id;
     const rowVersion = (ref as { version?: unknown } | null)?.version;
-    if (typeof id !== 'string' || typeof rowVersion !== 'number' || !Number.isInteger(rowVersion)) throw unreadable(key, version, 'a row list entry without a string id and an integer version');
+    if (typeof id !== 'string' || typeof rowVersion !== 'number' || !Number.isInteger(rowVersion))
+      throw unreadable(key, version, 'a row list entry without a string id and an integer version');
     held.set(id, rowVersion);
   }
   return held;
@@ -129,7 +152,8 @@ function heldRows(text: unknown, key: ConfigKey, version: number): Map<string, n
 /** A version's stored `rows_sort_order`. */
 function sortOrder(text: unknown, key: ConfigKey, version: number): string[] {
   const list = parseJson(text);
-  if (!Array.isArray(list) || !list.every((id) => typeof id === 'string')) throw unreadable(key, version, 'a rowsSortOrder that is not a JSON list of ids');
+  if (!Array.isArray(list) || !list.every((id) => typeof id === 'string'))
+    throw unreadable(key, version, 'a rowsSortOrder that is not a JSON list of ids');
   return list;
 }
 

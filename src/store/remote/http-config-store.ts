@@ -49,7 +49,11 @@ function body(entries: Body): JsonObject {
  */
 function enc(id: string): string {
   if (id === '' || id === '.' || id === '..') {
-    throw new StoreError(400, 'storage.invalidId', `The id ${JSON.stringify(id)} cannot be addressed in a Storage API URL; rename it in the store.`);
+    throw new StoreError(
+      400,
+      'storage.invalidId',
+      `The id ${JSON.stringify(id)} cannot be addressed in a Storage API URL; rename it in the store.`,
+    );
   }
   return encodeURIComponent(id);
 }
@@ -109,18 +113,29 @@ export class HttpConfigStore implements ConfigStore {
     return componentFromWire(await this.call('GET', `branch/default/components/${enc(componentId)}`));
   }
 
-  async listComponents(options: { componentType?: string; include?: ListInclude[]; isDeleted?: boolean } = {}): Promise<ComponentWithConfigurations[]> {
-    const query: Record<string, string> = { include: (options.include ?? []).join(','), isDeleted: options.isDeleted ? '1' : '0' };
+  async listComponents(
+    options: { componentType?: string; include?: ListInclude[]; isDeleted?: boolean } = {},
+  ): Promise<ComponentWithConfigurations[]> {
+    const query: Record<string, string> = {
+      include: (options.include ?? []).join(','),
+      isDeleted: options.isDeleted ? '1' : '0',
+    };
     if (options.componentType) query.componentType = options.componentType;
     const list = await this.call('GET', 'branch/default/components', undefined, query);
     return HttpConfigStore.list(list, (c) => {
       const configurations = isJsonObject(c) ? c.get('configurations') : undefined;
-      return { component: componentFromWire(c), configurations: HttpConfigStore.list(configurations ?? [], configurationFromWire) };
+      return {
+        component: componentFromWire(c),
+        configurations: HttpConfigStore.list(configurations ?? [], configurationFromWire),
+      };
     });
   }
 
   async listConfigurations(componentId: string, options: { isDeleted?: boolean } = {}): Promise<Configuration[]> {
-    return HttpConfigStore.list(await this.call('GET', this.configs(componentId), undefined, { isDeleted: options.isDeleted ? '1' : '0' }), configurationFromWire);
+    return HttpConfigStore.list(
+      await this.call('GET', this.configs(componentId), undefined, { isDeleted: options.isDeleted ? '1' : '0' }),
+      configurationFromWire,
+    );
   }
 
   async createConfiguration(componentId: string, input: CreateConfigurationInput): Promise<Configuration> {
@@ -140,7 +155,11 @@ export class HttpConfigStore implements ConfigStore {
     return configurationFromWire(await this.call('GET', this.configs(componentId, `/${enc(configId)}`)));
   }
 
-  async updateConfiguration(componentId: string, configId: string, input: UpdateConfigurationInput): Promise<Configuration> {
+  async updateConfiguration(
+    componentId: string,
+    configId: string,
+    input: UpdateConfigurationInput,
+  ): Promise<Configuration> {
     const payload = body([
       ['name', input.name],
       ['description', input.description],
@@ -154,7 +173,9 @@ export class HttpConfigStore implements ConfigStore {
   }
 
   async updateConfigurationState(componentId: string, configId: string, state: JsonValue): Promise<Configuration> {
-    return configurationFromWire(await this.call('PUT', this.configs(componentId, `/${enc(configId)}/state`), body([['state', state]])));
+    return configurationFromWire(
+      await this.call('PUT', this.configs(componentId, `/${enc(configId)}/state`), body([['state', state]])),
+    );
   }
 
   async deleteConfiguration(componentId: string, configId: string): Promise<void> {
@@ -162,30 +183,61 @@ export class HttpConfigStore implements ConfigStore {
   }
 
   async restoreConfiguration(componentId: string, configId: string): Promise<Configuration> {
-    return configurationFromWire(await this.call('POST', this.configs(componentId, `/${enc(configId)}/restore`), body([])));
+    return configurationFromWire(
+      await this.call('POST', this.configs(componentId, `/${enc(configId)}/restore`), body([])),
+    );
   }
 
-  async listConfigurationVersions(componentId: string, configId: string, options: VersionListOptions = {}): Promise<ConfigVersionItem[]> {
-    const list = await this.call('GET', this.configs(componentId, `/${enc(configId)}/versions`), undefined, HttpConfigStore.versionQuery(options));
+  async listConfigurationVersions(
+    componentId: string,
+    configId: string,
+    options: VersionListOptions = {},
+  ): Promise<ConfigVersionItem[]> {
+    const list = await this.call(
+      'GET',
+      this.configs(componentId, `/${enc(configId)}/versions`),
+      undefined,
+      HttpConfigStore.versionQuery(options),
+    );
     return HttpConfigStore.list(list, versionItemFromWire);
   }
 
   async getConfigurationVersion(componentId: string, configId: string, version: number): Promise<ConfigVersionDetail> {
-    return versionDetailFromWire(await this.call('GET', this.configs(componentId, `/${enc(configId)}/versions/${version}`)));
+    return versionDetailFromWire(
+      await this.call('GET', this.configs(componentId, `/${enc(configId)}/versions/${version}`)),
+    );
   }
 
-  async rollbackConfiguration(componentId: string, configId: string, version: number, changeDescription?: string): Promise<{ version: number }> {
-    const result = await this.call('POST', this.configs(componentId, `/${enc(configId)}/versions/${version}/rollback`), body([['changeDescription', changeDescription]]));
+  async rollbackConfiguration(
+    componentId: string,
+    configId: string,
+    version: number,
+    changeDescription?: string,
+  ): Promise<{ version: number }> {
+    const result = await this.call(
+      'POST',
+      this.configs(componentId, `/${enc(configId)}/versions/${version}/rollback`),
+      body([['changeDescription', changeDescription]]),
+    );
     return { version: Number(isJsonObject(result) ? result.get('version') : NaN) };
   }
 
-  async copyConfiguration(componentId: string, configId: string, version: number, input: CopyConfigurationInput): Promise<Configuration> {
+  async copyConfiguration(
+    componentId: string,
+    configId: string,
+    version: number,
+    input: CopyConfigurationInput,
+  ): Promise<Configuration> {
     const payload = body([
       ['name', input.name],
       ['description', input.description],
       ['changeDescription', input.changeDescription],
     ]);
-    const result = await this.call('POST', this.configs(componentId, `/${enc(configId)}/versions/${version}/create`), payload);
+    const result = await this.call(
+      'POST',
+      this.configs(componentId, `/${enc(configId)}/versions/${version}/create`),
+      payload,
+    );
     // Keboola answers with at least the new id; fetch the whole configuration
     const id = isJsonObject(result) ? String(result.get('id')) : '';
     return this.getConfiguration(componentId, id);
@@ -225,7 +277,9 @@ export class HttpConfigStore implements ConfigStore {
   }
 
   async updateRowState(componentId: string, configId: string, rowId: string, state: JsonValue): Promise<Row> {
-    return rowFromWire(await this.call('PUT', this.rows(componentId, configId, `/${enc(rowId)}/state`), body([['state', state]])));
+    return rowFromWire(
+      await this.call('PUT', this.rows(componentId, configId, `/${enc(rowId)}/state`), body([['state', state]])),
+    );
   }
 
   /**
@@ -244,13 +298,17 @@ export class HttpConfigStore implements ConfigStore {
       return row.state;
     });
     const save = (rowId: string | null, state: JsonValue) =>
-      rowId === null ? this.updateConfigurationState(componentId, configId, state) : this.updateRowState(componentId, configId, rowId, state);
+      rowId === null
+        ? this.updateConfigurationState(componentId, configId, state)
+        : this.updateRowState(componentId, configId, rowId, state);
     for (const [i, { rowId, state }] of writes.entries()) {
       try {
         await save(rowId, state);
       } catch (failure) {
         if (i === 0 && failure instanceof StoreError) throw failure;
-        const undo = writes.slice(0, failure instanceof StoreError ? i : i + 1).map((w, j) => ({ owner: w.rowId, state: previous[j] }));
+        const undo = writes
+          .slice(0, failure instanceof StoreError ? i : i + 1)
+          .map((w, j) => ({ owner: w.rowId, state: previous[j] }));
         const restored: StateOwner[] = [];
         const notRestored: Array<{ owner: StateOwner; reason: string }> = [];
         for (const { owner, state: before } of undo.reverse()) {
@@ -267,37 +325,93 @@ export class HttpConfigStore implements ConfigStore {
   }
 
   async deleteRow(componentId: string, configId: string, rowId: string, changeDescription?: string): Promise<void> {
-    await this.call('DELETE', this.rows(componentId, configId, `/${enc(rowId)}`), changeDescription === undefined ? undefined : body([['changeDescription', changeDescription]]));
+    await this.call(
+      'DELETE',
+      this.rows(componentId, configId, `/${enc(rowId)}`),
+      changeDescription === undefined ? undefined : body([['changeDescription', changeDescription]]),
+    );
   }
 
-  async listRowVersions(componentId: string, configId: string, rowId: string, options: VersionListOptions = {}): Promise<RowVersion[]> {
-    const list = await this.call('GET', this.rows(componentId, configId, `/${enc(rowId)}/versions`), undefined, HttpConfigStore.versionQuery(options));
+  async listRowVersions(
+    componentId: string,
+    configId: string,
+    rowId: string,
+    options: VersionListOptions = {},
+  ): Promise<RowVersion[]> {
+    const list = await this.call(
+      'GET',
+      this.rows(componentId, configId, `/${enc(rowId)}/versions`),
+      undefined,
+      HttpConfigStore.versionQuery(options),
+    );
     return HttpConfigStore.list(list, rowVersionFromWire);
   }
 
   async getRowVersion(componentId: string, configId: string, rowId: string, version: number): Promise<RowVersion> {
-    return rowVersionFromWire(await this.call('GET', this.rows(componentId, configId, `/${enc(rowId)}/versions/${version}`)));
+    return rowVersionFromWire(
+      await this.call('GET', this.rows(componentId, configId, `/${enc(rowId)}/versions/${version}`)),
+    );
   }
 
-  async rollbackRow(componentId: string, configId: string, rowId: string, version: number, changeDescription?: string): Promise<Row> {
-    return rowFromWire(await this.call('POST', this.rows(componentId, configId, `/${enc(rowId)}/versions/${version}/rollback`), body([['changeDescription', changeDescription]])));
+  async rollbackRow(
+    componentId: string,
+    configId: string,
+    rowId: string,
+    version: number,
+    changeDescription?: string,
+  ): Promise<Row> {
+    return rowFromWire(
+      await this.call(
+        'POST',
+        this.rows(componentId, configId, `/${enc(rowId)}/versions/${version}/rollback`),
+        body([['changeDescription', changeDescription]]),
+      ),
+    );
   }
 
-  async copyRow(componentId: string, configId: string, rowId: string, version: number, options: { targetConfigId?: string; changeDescription?: string } = {}): Promise<Row> {
+  async copyRow(
+    componentId: string,
+    configId: string,
+    rowId: string,
+    version: number,
+    options: { targetConfigId?: string; changeDescription?: string } = {},
+  ): Promise<Row> {
     const payload = body([
       ['targetConfigId', options.targetConfigId],
       ['changeDescription', options.changeDescription],
     ]);
-    return rowFromWire(await this.call('POST', this.rows(componentId, configId, `/${enc(rowId)}/versions/${version}/create`), payload));
+    return rowFromWire(
+      await this.call('POST', this.rows(componentId, configId, `/${enc(rowId)}/versions/${version}/create`), payload),
+    );
   }
 
-  async addMetadata(componentId: string, configId: string, metadata: Array<{ key: string; value: string }>): Promise<MetadataItem[]> {
-    const payload = body([['metadata', metadata.map((m) => body([['key', m.key], ['value', m.value]]))]]);
-    return HttpConfigStore.list(await this.call('POST', this.configs(componentId, `/${enc(configId)}/metadata`), payload), metadataFromWire);
+  async addMetadata(
+    componentId: string,
+    configId: string,
+    metadata: Array<{ key: string; value: string }>,
+  ): Promise<MetadataItem[]> {
+    const payload = body([
+      [
+        'metadata',
+        metadata.map((m) =>
+          body([
+            ['key', m.key],
+            ['value', m.value],
+          ]),
+        ),
+      ],
+    ]);
+    return HttpConfigStore.list(
+      await this.call('POST', this.configs(componentId, `/${enc(configId)}/metadata`), payload),
+      metadataFromWire,
+    );
   }
 
   async listMetadata(componentId: string, configId: string): Promise<MetadataItem[]> {
-    return HttpConfigStore.list(await this.call('GET', this.configs(componentId, `/${enc(configId)}/metadata`)), metadataFromWire);
+    return HttpConfigStore.list(
+      await this.call('GET', this.configs(componentId, `/${enc(configId)}/metadata`)),
+      metadataFromWire,
+    );
   }
 
   async deleteMetadata(componentId: string, configId: string, metadataId: string): Promise<void> {

@@ -5,7 +5,15 @@ import { displayId, displayText } from '../../common/log-text.js';
 import { decodeJson, isJsonObject, type JsonValue } from '../../json/index.js';
 import { StoreError } from '../store-error.js';
 import type { TableSource } from '../table-source.js';
-import { checkBucketId, MAX_PREVIEW_ROWS, parseTableId, storedMoment, type TableDetail, type TablePreview, type TableQuery } from '../tables/index.js';
+import {
+  checkBucketId,
+  MAX_PREVIEW_ROWS,
+  parseTableId,
+  storedMoment,
+  type TableDetail,
+  type TablePreview,
+  type TableQuery,
+} from '../tables/index.js';
 import { SYSTEM_CLOCK, type Clock } from './retry-budget.js';
 import { StorageApiClient, type StorageApiClientOptions } from './storage-api-client.js';
 
@@ -51,7 +59,11 @@ export class HttpTableSource implements TableSource {
 
   async preview(tableId: string, query: TableQuery): Promise<TablePreview> {
     const limit = query.limit ?? 100;
-    if (!Number.isInteger(limit) || limit < 0 || limit > MAX_PREVIEW_ROWS) throw new UserError('GEX_TABLE_REQUEST_INVALID', `A preview's limit must be an integer from 0 to ${MAX_PREVIEW_ROWS}.`);
+    if (!Number.isInteger(limit) || limit < 0 || limit > MAX_PREVIEW_ROWS)
+      throw new UserError(
+        'GEX_TABLE_REQUEST_INVALID',
+        `A preview's limit must be an integer from 0 to ${MAX_PREVIEW_ROWS}.`,
+      );
     const path = `${tablePath(tableId)}/data-preview`;
     const { body } = await this.text('GET', path, `table ${displayId(tableId)}`, previewQuery({ ...query, limit }));
     return parsePreview(body, `GET ${path}`, this.url);
@@ -62,7 +74,8 @@ export class HttpTableSource implements TableSource {
    * more is refused, never cut silently (the server's own store can export it whole).
    */
   async read(tableId: string, query: TableQuery, onBatch: (rows: string[][]) => Promise<void>): Promise<string[]> {
-    if (query.limit !== undefined && (!Number.isInteger(query.limit) || query.limit < 0)) throw new UserError('GEX_TABLE_REQUEST_INVALID', 'A limit must be a whole number of rows.');
+    if (query.limit !== undefined && (!Number.isInteger(query.limit) || query.limit < 0))
+      throw new UserError('GEX_TABLE_REQUEST_INVALID', 'A limit must be a whole number of rows.');
     const limit = query.limit !== undefined && query.limit <= MAX_PREVIEW_ROWS ? query.limit : MAX_PREVIEW_ROWS;
     const partial = limit === MAX_PREVIEW_ROWS && query.limit !== MAX_PREVIEW_ROWS;
     const detail = partial ? await this.table(tableId) : null;
@@ -80,15 +93,26 @@ export class HttpTableSource implements TableSource {
   }
 
   async deleteTable(tableId: string): Promise<void> {
-    await this.finish(await this.text('DELETE', tablePath(tableId), `table ${displayId(tableId)}`), `deleting table ${displayId(tableId)}`);
+    await this.finish(
+      await this.text('DELETE', tablePath(tableId), `table ${displayId(tableId)}`),
+      `deleting table ${displayId(tableId)}`,
+    );
   }
 
   async deleteBucket(bucketId: string, withTables: boolean): Promise<void> {
     const path = `buckets/${encodeURIComponent(checkBucketId(bucketId))}`;
-    await this.finish(await this.text('DELETE', path, `bucket ${displayId(bucketId)}`, withTables ? { force: '1' } : undefined), `deleting bucket ${displayId(bucketId)}`);
+    await this.finish(
+      await this.text('DELETE', path, `bucket ${displayId(bucketId)}`, withTables ? { force: '1' } : undefined),
+      `deleting bucket ${displayId(bucketId)}`,
+    );
   }
 
-  private async call(method: Method, path: string, what: string, query?: Record<string, string> | URLSearchParams): Promise<JsonValue> {
+  private async call(
+    method: Method,
+    path: string,
+    what: string,
+    query?: Record<string, string> | URLSearchParams,
+  ): Promise<JsonValue> {
     try {
       return await this.api.call(method, path, undefined, query);
     } catch (error) {
@@ -96,7 +120,12 @@ export class HttpTableSource implements TableSource {
     }
   }
 
-  private async text(method: Method, path: string, what: string, query?: Record<string, string> | URLSearchParams): Promise<{ status: number; body: string }> {
+  private async text(
+    method: Method,
+    path: string,
+    what: string,
+    query?: Record<string, string> | URLSearchParams,
+  ): Promise<{ status: number; body: string }> {
     try {
       return await this.api.callText(method, path, query, MAX_PREVIEW_BYTES);
     } catch (error) {
@@ -113,10 +142,16 @@ export class HttpTableSource implements TableSource {
     const started = this.clock.now();
     while (job.status !== 'success') {
       if (job.status === 'error' || job.status === 'cancelled' || job.status === 'terminated') {
-        throw new UserError('GEX_STORAGE_API_REFUSED', `The Storage API at ${this.url} failed ${doing} (job ${displayId(job.id)}): ${displayText(job.message)}`);
+        throw new UserError(
+          'GEX_STORAGE_API_REFUSED',
+          `The Storage API at ${this.url} failed ${doing} (job ${displayId(job.id)}): ${displayText(job.message)}`,
+        );
       }
       if (this.clock.now() - started > JOB_WAIT_MS) {
-        throw new UserError('GEX_STORAGE_API_REFUSED', `The Storage API at ${this.url} is still ${doing} after ${JOB_WAIT_MS / 1000} s (job ${displayId(job.id)}); check it later with "gex tables list".`);
+        throw new UserError(
+          'GEX_STORAGE_API_REFUSED',
+          `The Storage API at ${this.url} is still ${doing} after ${JOB_WAIT_MS / 1000} s (job ${displayId(job.id)}); check it later with "gex tables list".`,
+        );
       }
       await this.clock.sleep(JOB_POLL_MS);
       job = jobOf(await this.call('GET', `jobs/${encodeURIComponent(job.id)}`, `job ${displayId(job.id)}`));
@@ -127,14 +162,36 @@ export class HttpTableSource implements TableSource {
   private refused(error: unknown, method: Method, what: string): unknown {
     if (!(error instanceof StoreError)) return error;
     const said = `${displayText(error.message.slice(0, 500))}${error.code ? ` [${displayText(error.code.slice(0, 100))}]` : ''}`;
-    if (error.status === 404) return new UserError('GEX_STORE_NOT_FOUND', `${capitalize(what)} does not exist in the project of the Storage API at ${this.url} (${said}).`, { cause: error });
-    if (error.status === 401) return new UserError('GEX_STORE_TOKEN_INVALID', `The Storage API at ${this.url} refused the token (${said}): pass a valid one with --token or KBC_TOKEN.`, { cause: error });
-    if (error.status === 403) return new UserError('GEX_STORE_ACCESS_DENIED', `The token may not ${method === 'GET' ? 'read' : 'delete'} ${what} at the Storage API at ${this.url} (${said}).`, { cause: error });
-    return new UserError('GEX_STORAGE_API_REFUSED', `The Storage API at ${this.url} refused ${method} of ${what}: ${said}`, { cause: error });
+    if (error.status === 404)
+      return new UserError(
+        'GEX_STORE_NOT_FOUND',
+        `${capitalize(what)} does not exist in the project of the Storage API at ${this.url} (${said}).`,
+        { cause: error },
+      );
+    if (error.status === 401)
+      return new UserError(
+        'GEX_STORE_TOKEN_INVALID',
+        `The Storage API at ${this.url} refused the token (${said}): pass a valid one with --token or KBC_TOKEN.`,
+        { cause: error },
+      );
+    if (error.status === 403)
+      return new UserError(
+        'GEX_STORE_ACCESS_DENIED',
+        `The token may not ${method === 'GET' ? 'read' : 'delete'} ${what} at the Storage API at ${this.url} (${said}).`,
+        { cause: error },
+      );
+    return new UserError(
+      'GEX_STORAGE_API_REFUSED',
+      `The Storage API at ${this.url} refused ${method} of ${what}: ${said}`,
+      { cause: error },
+    );
   }
 
   private malformed(call: string, expected: string): UserError {
-    return new UserError('GEX_STORAGE_API_REFUSED', `The Storage API at ${this.url} answered ${call} with something other than ${expected}; is it a Storage API?`);
+    return new UserError(
+      'GEX_STORAGE_API_REFUSED',
+      `The Storage API at ${this.url} answered ${call} with something other than ${expected}; is it a Storage API?`,
+    );
   }
 }
 
@@ -162,7 +219,11 @@ export function previewQuery(query: TableQuery): URLSearchParams {
     const since = query.changedSince;
     const at = storedMoment(since);
     // every row changed after a moment before year 0: no filter. Unix seconds, or an ISO date before 1970 (never negative seconds)
-    if (!('beyond' in at && at.beyond === 'before')) params.set('changedSince', since.getTime() >= 0 ? String(Math.floor(since.getTime() / 1000)) : since.toISOString());
+    if (!('beyond' in at && at.beyond === 'before'))
+      params.set(
+        'changedSince',
+        since.getTime() >= 0 ? String(Math.floor(since.getTime() / 1000)) : since.toISOString(),
+      );
   }
   return params;
 }
@@ -171,20 +232,35 @@ export function previewQuery(query: TableQuery): URLSearchParams {
 export function parsePreview(body: string, call: string, url: string): TablePreview {
   let records: string[][];
   try {
-    records = parse(body, { bom: true, relax_column_count: true, skip_empty_lines: true, max_record_size: MAX_PREVIEW_BYTES });
+    records = parse(body, {
+      bom: true,
+      relax_column_count: true,
+      skip_empty_lines: true,
+      max_record_size: MAX_PREVIEW_BYTES,
+    });
   } catch (error) {
-    if (error instanceof CsvError) throw new UserError('GEX_STORAGE_API_REFUSED', `The Storage API at ${url} answered ${call} with invalid CSV: ${displayText(error.message)}`);
+    if (error instanceof CsvError)
+      throw new UserError(
+        'GEX_STORAGE_API_REFUSED',
+        `The Storage API at ${url} answered ${call} with invalid CSV: ${displayText(error.message)}`,
+      );
     throw error;
   }
   const [columns = [], ...rows] = records;
   rows.forEach((row, i) => {
-    if (row.length !== columns.length) throw new UserError('GEX_STORAGE_API_REFUSED', `The Storage API at ${url} answered ${call} with a CSV whose row ${i + 1} has ${row.length} fields for ${columns.length} columns.`);
+    if (row.length !== columns.length)
+      throw new UserError(
+        'GEX_STORAGE_API_REFUSED',
+        `The Storage API at ${url} answered ${call} with a CSV whose row ${i + 1} has ${row.length} fields for ${columns.length} columns.`,
+      );
   });
   return { columns, rows };
 }
 
-const text = (value: JsonValue | undefined): string => (typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '');
-const get = (value: JsonValue | undefined, key: string): JsonValue | undefined => (isJsonObject(value) ? value.get(key) : undefined);
+const text = (value: JsonValue | undefined): string =>
+  typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '';
+const get = (value: JsonValue | undefined, key: string): JsonValue | undefined =>
+  isJsonObject(value) ? value.get(key) : undefined;
 
 /** Column names as Keboola lists them: strings, or objects with a `name`. */
 function names(value: JsonValue | undefined): string[] {
@@ -220,7 +296,11 @@ interface Job {
 
 function jobOf(wire: JsonValue): Job {
   const error = get(wire, 'error');
-  return { id: text(get(wire, 'id')), status: text(get(wire, 'status')), message: text(get(error, 'message')) || text(error) };
+  return {
+    id: text(get(wire, 'id')),
+    status: text(get(wire, 'status')),
+    message: text(get(error, 'message')) || text(error),
+  };
 }
 
 function decodeOrNull(body: string): JsonValue {

@@ -28,19 +28,37 @@ export interface RetryBudgetSettings {
  * 10 minutes, so that a store restarting (or a state save at the end of a long run) is waited for,
  * but a store that is gone fails the run in bounded time.
  */
-export const RUN_STORE_RETRY: RetryBudgetSettings = { totalMs: 600_000, maxRetries: 11, baseDelayMs: 1000, attemptTimeoutMs: 120_000, connectTimeoutMs: 30_000 };
+export const RUN_STORE_RETRY: RetryBudgetSettings = {
+  totalMs: 600_000,
+  maxRetries: 11,
+  baseDelayMs: 1000,
+  attemptTimeoutMs: 120_000,
+  connectTimeoutMs: 30_000,
+};
 
 /** Commands a person waits for (`gex configs …`): one clear answer within 20 s. */
-export const INTERACTIVE_STORE_RETRY: RetryBudgetSettings = { totalMs: 20_000, maxRetries: 11, baseDelayMs: 500, attemptTimeoutMs: 10_000, connectTimeoutMs: 5_000 };
+export const INTERACTIVE_STORE_RETRY: RetryBudgetSettings = {
+  totalMs: 20_000,
+  maxRetries: 11,
+  baseDelayMs: 500,
+  attemptTimeoutMs: 10_000,
+  connectTimeoutMs: 5_000,
+};
 
 export const STORE_TIMEOUT_VARIABLE = 'GEX_STORE_TIMEOUT';
 
 /** `GEX_STORE_TIMEOUT` (seconds) replaces the budget of every store call. */
-export function retrySettingsFromEnv(base: RetryBudgetSettings, env: NodeJS.ProcessEnv = process.env): RetryBudgetSettings {
+export function retrySettingsFromEnv(
+  base: RetryBudgetSettings,
+  env: NodeJS.ProcessEnv = process.env,
+): RetryBudgetSettings {
   const text = env[STORE_TIMEOUT_VARIABLE]?.trim();
   if (!text) return base;
   if (!/^\d+(\.\d+)?$/.test(text) || Number(text) <= 0 || Number(text) > 86_400) {
-    throw new UserError('GEX_SETTING_INVALID', `${STORE_TIMEOUT_VARIABLE} must be a number of seconds above 0 (at most 86400), got "${text}"`);
+    throw new UserError(
+      'GEX_SETTING_INVALID',
+      `${STORE_TIMEOUT_VARIABLE} must be a number of seconds above 0 (at most 86400), got "${text}"`,
+    );
   }
   return { ...base, totalMs: Math.round(Number(text) * 1000) };
 }

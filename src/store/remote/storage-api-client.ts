@@ -4,9 +4,23 @@ import { ApplicationError, UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { describeNetworkError, unfixableNetworkError } from '../../common/network-errors.js';
 import { formatClockTime, sentence } from '../../common/text.js';
-import { decodeJson, isJsonObject, JsonSyntaxError, stringifyExact, type JsonObject, type JsonValue } from '../../json/index.js';
+import {
+  decodeJson,
+  isJsonObject,
+  JsonSyntaxError,
+  stringifyExact,
+  type JsonObject,
+  type JsonValue,
+} from '../../json/index.js';
 import { StoreError } from '../store-error.js';
-import { RetryBudget, RUN_STORE_RETRY, STORE_TIMEOUT_VARIABLE, SYSTEM_CLOCK, type Clock, type RetryBudgetSettings } from './retry-budget.js';
+import {
+  RetryBudget,
+  RUN_STORE_RETRY,
+  STORE_TIMEOUT_VARIABLE,
+  SYSTEM_CLOCK,
+  type Clock,
+  type RetryBudgetSettings,
+} from './retry-budget.js';
 
 export interface StorageApiClientOptions {
   /** Storage API address, e.g. https://connection.keboola.com or http://127.0.0.1:8080 */
@@ -57,7 +71,11 @@ export class StorageApiClient {
       responseType: 'text',
       // same-origin redirects only: the token must not reach another origin (call() explains a refusal)
       followRedirect: (response: PlainResponse) => this.sameOrigin(redirectTarget(response)),
-      headers: { 'X-StorageApi-Token': options.token, 'User-Agent': 'gex Storage API client', Accept: 'application/json' },
+      headers: {
+        'X-StorageApi-Token': options.token,
+        'User-Agent': 'gex Storage API client',
+        Accept: 'application/json',
+      },
     });
   }
 
@@ -76,11 +94,20 @@ export class StorageApiClient {
    * answers of asynchronous calls included). Errors are mapped as for call(). An answer over
    * `maxBytes` is refused rather than held in memory.
    */
-  async callText(method: Method, path: string, query: Query | undefined, maxBytes: number): Promise<{ status: number; body: string }> {
+  async callText(
+    method: Method,
+    path: string,
+    query: Query | undefined,
+    maxBytes: number,
+  ): Promise<{ status: number; body: string }> {
     return this.send(method, path, { query, maxBytes, accept: 'text/csv, application/json' });
   }
 
-  private async send(method: Method, path: string, options: { payload?: JsonObject; query?: Query; maxBytes?: number; accept?: string }): Promise<{ status: number; body: string }> {
+  private async send(
+    method: Method,
+    path: string,
+    options: { payload?: JsonObject; query?: Query; maxBytes?: number; accept?: string },
+  ): Promise<{ status: number; body: string }> {
     const { payload, query, maxBytes } = options;
     const url = `v2/storage/${path}`;
     const budget = new RetryBudget(this.retry, this.options.clock ?? SYSTEM_CLOCK);
@@ -93,7 +120,10 @@ export class StorageApiClient {
           method,
           searchParams: query,
           body: payload ? stringifyExact(payload) : undefined,
-          headers: { ...(payload ? { 'Content-Type': 'application/json' } : {}), ...(options.accept ? { Accept: options.accept } : {}) },
+          headers: {
+            ...(payload ? { 'Content-Type': 'application/json' } : {}),
+            ...(options.accept ? { Accept: options.accept } : {}),
+          },
           timeout,
         });
         let tooLarge = false;
@@ -110,7 +140,11 @@ export class StorageApiClient {
         try {
           response = await request;
         } catch (error) {
-          if (tooLarge) throw new UserError('GEX_STORAGE_API_REFUSED', `The Storage API at ${this.options.url} answered ${method} ${url} with more than ${maxBytes} bytes; ask for fewer rows or columns.`);
+          if (tooLarge)
+            throw new UserError(
+              'GEX_STORAGE_API_REFUSED',
+              `The Storage API at ${this.options.url} answered ${method} ${url} with more than ${maxBytes} bytes; ask for fewer rows or columns.`,
+            );
           throw error;
         }
         const elsewhere = redirectTarget(response);
@@ -125,33 +159,50 @@ export class StorageApiClient {
         if (response.statusCode < 300) return { status: response.statusCode, body: text };
         const parsed = text === '' ? null : safeDecode(text);
         const code = isJsonObject(parsed) ? String(parsed.get('code') ?? '') : '';
-        const message = isJsonObject(parsed) && typeof parsed.get('error') === 'string' ? String(parsed.get('error')) : `${response.statusCode} ${response.statusMessage ?? ''}`.trim();
+        const message =
+          isJsonObject(parsed) && typeof parsed.get('error') === 'string'
+            ? String(parsed.get('error'))
+            : `${response.statusCode} ${response.statusMessage ?? ''}`.trim();
         // a gex server says its code (gexCode): kept when it is a user error of the catalogue, so the
         // CLI reports the code the server logged; anything else follows the status
         const said = isJsonObject(parsed) ? parsed.get('gexCode') : undefined;
         const gexCode = isUserErrorCode(said) ? said : undefined;
-        const retryable = (response.statusCode >= 500 && response.statusCode !== 501) || (response.statusCode === 409 && code === VERSION_CONFLICT);
+        const retryable =
+          (response.statusCode >= 500 && response.statusCode !== 501) ||
+          (response.statusCode === 409 && code === VERSION_CONFLICT);
         if (!retryable) throw new StoreError(response.statusCode, code, message, undefined, gexCode);
         retryReason = `${response.statusCode}${code ? ` ${code}` : ''}`;
         failure = () =>
           response.statusCode >= 500
-            ? new ApplicationError('GEX_STORAGE_API_FAILED', `Storage API ${method} ${url} failed: [${response.statusCode}] ${message}${this.gaveUp(attempt, budget)}`)
+            ? new ApplicationError(
+                'GEX_STORAGE_API_FAILED',
+                `Storage API ${method} ${url} failed: [${response.statusCode}] ${message}${this.gaveUp(attempt, budget)}`,
+              )
             : new StoreError(response.statusCode, code, message, undefined, gexCode);
       } catch (error) {
         if (!(error instanceof RequestError)) throw error;
         const unfixable = unfixableNetworkError(error, 'NODE_EXTRA_CA_CERTS=<its CA file>');
         const reached = `The Storage API at ${this.options.url} cannot be reached: ${reachFailure(error, timeout)}`;
         // the same on every attempt (a host name that does not exist, a certificate not trusted): not retried
-        if (unfixable) throw new UserError('GEX_STORAGE_API_UNREACHABLE', `${sentence(reached)} Not retried: ${unfixable}`, { cause: error });
+        if (unfixable)
+          throw new UserError('GEX_STORAGE_API_UNREACHABLE', `${sentence(reached)} Not retried: ${unfixable}`, {
+            cause: error,
+          });
         retryReason = describeNetworkError(error);
-        failure = () => new UserError('GEX_STORAGE_API_UNREACHABLE', `${reached}${this.gaveUp(attempt, budget)}`, { cause: error });
+        failure = () =>
+          new UserError('GEX_STORAGE_API_UNREACHABLE', `${reached}${this.gaveUp(attempt, budget)}`, { cause: error });
       }
       const delay = budget.delayBefore(attempt);
       if (delay === null) throw failure();
       // at the first retry: when the call gives up if the store stays away (its time budget)
-      const outlook = attempt === 1 ? `; gives up at ${formatClockTime(budget.deadline(), budget.now())} at the latest (${STORE_TIMEOUT_VARIABLE}: ${this.retry.totalMs / 1000} s)` : '';
+      const outlook =
+        attempt === 1
+          ? `; gives up at ${formatClockTime(budget.deadline(), budget.now())} at the latest (${STORE_TIMEOUT_VARIABLE}: ${this.retry.totalMs / 1000} s)`
+          : '';
       // info: a command someone waits for shows only its one-line outcome (it logs at warn)
-      this.options.logger?.info(`Storage API ${method} ${url}: ${retryReason}; retry ${attempt} of ${this.retry.maxRetries} in ${(delay / 1000).toFixed(1)} s${outlook}`);
+      this.options.logger?.info(
+        `Storage API ${method} ${url}: ${retryReason}; retry ${attempt} of ${this.retry.maxRetries} in ${(delay / 1000).toFixed(1)} s${outlook}`,
+      );
       await budget.sleep(delay);
     }
   }
@@ -159,7 +210,6 @@ export class StorageApiClient {
   private gaveUp(attempts: number, budget: RetryBudget): string {
     return attempts === 1 ? '' : ` (${attempts} attempts in ${(budget.elapsedMs() / 1000).toFixed(1)} s)`;
   }
-
 }
 
 /** Where a 3xx response points, or null (not a redirect, or no usable Location). */
@@ -177,7 +227,9 @@ function redirectTarget(response: PlainResponse): URL | null {
 function reachFailure(error: RequestError, timeout: { connect: number; request: number }): string {
   if (!(error instanceof TimeoutError)) return error.message;
   const seconds = (ms: number) => `${(ms / 1000).toFixed(1).replace(/\.0$/, '')} s`;
-  return error.event === 'connect' ? `no connection within ${seconds(timeout.connect)}` : `no answer within ${seconds(timeout.request)}`;
+  return error.event === 'connect'
+    ? `no connection within ${seconds(timeout.connect)}`
+    : `no answer within ${seconds(timeout.request)}`;
 }
 
 function safeDecode(text: string): JsonValue {

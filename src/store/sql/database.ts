@@ -98,7 +98,11 @@ export interface Database extends SqlExecutor {
  */
 export class TextWithNul extends StoreError {
   constructor() {
-    super(400, 'storage.validation', 'A value contains a NUL character (byte 0), which the store\'s database cannot hold; remove it and try again.');
+    super(
+      400,
+      'storage.validation',
+      "A value contains a NUL character (byte 0), which the store's database cannot hold; remove it and try again.",
+    );
     this.name = 'TextWithNul';
   }
 }
@@ -116,7 +120,11 @@ export class DatabaseUnavailable extends StoreError {
     const outcome = committing
       ? 'The connection broke while the change was being committed: it may or may not have been saved; check before retrying.'
       : 'Nothing was changed; retry when the database is reachable again.';
-    super(503, 'storage.databaseUnavailable', `Storage database unavailable (${location}): ${sentence(reason)} ${outcome}`);
+    super(
+      503,
+      'storage.databaseUnavailable',
+      `Storage database unavailable (${location}): ${sentence(reason)} ${outcome}`,
+    );
     this.name = 'DatabaseUnavailable';
   }
 }

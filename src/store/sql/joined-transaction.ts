@@ -15,6 +15,7 @@ export function joinedTransaction(db: Database, tx: TransactionExecutor): Databa
     transaction: (work) => work(tx),
     // nothing of the unit is committed yet: readers must not cache what they derive from it
     changeMarker: async () => null,
-    close: () => Promise.reject(new Error('a joined transaction belongs to its outer transaction and is not closed on its own')),
+    close: () =>
+      Promise.reject(new Error('a joined transaction belongs to its outer transaction and is not closed on its own')),
   };
 }

@@ -108,7 +108,8 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
   },
   {
     version: 6,
-    description: 'configuration versions share unchanged rows: each row version holds the range of versions it is in, instead of a copy of every row per version',
+    description:
+      'configuration versions share unchanged rows: each row version holds the range of versions it is in, instead of a copy of every row per version',
     statements: [
       // each row version is held by configuration versions held_from…held_until (null until: up to the current one)
       `ALTER TABLE row_versions ADD COLUMN held_from INTEGER`,
@@ -189,21 +190,24 @@ export async function migrate(db: Database, options: { upTo?: number } = {}): Pr
     if (migration.version > (options.upTo ?? Infinity)) break;
     // carrying data over may take longer than a statement may (PostgreSQL's statement timeout)
     const carriesData = migration.statements.some((step) => typeof step !== 'string');
-    await db.transaction(async (tx) => {
-      await lockMigrations(db, tx);
-      // another process may have applied it meanwhile
-      if (await tx.get('SELECT version FROM schema_migrations WHERE version = ?', [migration.version])) return;
-      for (const step of migration.statements) {
-        if (typeof step === 'string') await tx.run(step);
-        else await step(tx);
-      }
-      await tx.run('INSERT INTO schema_migrations (version, description, applied) VALUES (?, ?, ?)', [
-        migration.version,
-        migration.description,
-        new Date().toISOString(),
-      ]);
-      ran.push(migration.version);
-    }, { bulk: carriesData });
+    await db.transaction(
+      async (tx) => {
+        await lockMigrations(db, tx);
+        // another process may have applied it meanwhile
+        if (await tx.get('SELECT version FROM schema_migrations WHERE version = ?', [migration.version])) return;
+        for (const step of migration.statements) {
+          if (typeof step === 'string') await tx.run(step);
+          else await step(tx);
+        }
+        await tx.run('INSERT INTO schema_migrations (version, description, applied) VALUES (?, ?, ?)', [
+          migration.version,
+          migration.description,
+          new Date().toISOString(),
+        ]);
+        ran.push(migration.version);
+      },
+      { bulk: carriesData },
+    );
   }
   return ran;
 }

@@ -2,7 +2,17 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFromStdin } from 'pg-copy-streams';
-import { DatabaseUnavailable, TextWithNul, UniqueViolation, type Database, type Dialect, type SqlExecutor, type SqlParam, type TransactionExecutor, type TransactionOptions } from './database.js';
+import {
+  DatabaseUnavailable,
+  TextWithNul,
+  UniqueViolation,
+  type Database,
+  type Dialect,
+  type SqlExecutor,
+  type SqlParam,
+  type TransactionExecutor,
+  type TransactionOptions,
+} from './database.js';
 import { numberPlaceholders } from './placeholders.js';
 import { isRetryableConflict, isUnavailable, isUniqueViolation, unavailableReason } from './postgres-errors.js';
 import { chooseStoreSchema, withSearchPath, type StoreSchema } from './store-schema.js';
@@ -51,7 +61,9 @@ function parseBigint(text: string): number {
 
 const TYPES: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === pg.types.builtins.INT8 ? parseBigint : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+    oid === pg.types.builtins.INT8
+      ? parseBigint
+      : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
 
 /**
@@ -113,12 +125,19 @@ export class PostgresDatabase implements Database {
 
   private async findStoreSchema(): Promise<StoreSchema> {
     const o = this.settings;
-    const probe = new pg.Client({ connectionString: this.connectionString, connectionTimeoutMillis: o.connectTimeoutMs, statement_timeout: o.statementTimeoutMs, application_name: 'gex' });
+    const probe = new pg.Client({
+      connectionString: this.connectionString,
+      connectionTimeoutMillis: o.connectTimeoutMs,
+      statement_timeout: o.statementTimeoutMs,
+      application_name: 'gex',
+    });
     probe.on('error', () => undefined);
     let schema: StoreSchema;
     try {
       await probe.connect();
-      const { rows } = await probe.query<{ current: string | null; path: string }>("SELECT current_schema() AS current, current_setting('search_path') AS path");
+      const { rows } = await probe.query<{ current: string | null; path: string }>(
+        "SELECT current_schema() AS current, current_setting('search_path') AS path",
+      );
       schema = chooseStoreSchema(rows[0].current, rows[0].path);
     } catch (e) {
       throw this.translate(e);
@@ -174,7 +193,10 @@ export class PostgresDatabase implements Database {
   private async query(on: pg.Pool | pg.PoolClient, sql: string, params: SqlParam[] = []): Promise<pg.QueryResult> {
     if (params.some((p) => typeof p === 'string' && p.includes('\0'))) throw new TextWithNul();
     try {
-      return await on.query(this.sql(sql), params.map((p) => (typeof p === 'bigint' ? p.toString() : p)));
+      return await on.query(
+        this.sql(sql),
+        params.map((p) => (typeof p === 'bigint' ? p.toString() : p)),
+      );
     } catch (e) {
       throw this.translate(e);
     }
@@ -237,7 +259,10 @@ export class PostgresDatabase implements Database {
       try {
         await client.query(options.readOnly ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN');
         // a bulk load's one COPY of a whole file may take minutes; a wait for a lock may not
-        if (options.bulk) await client.query(`SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = ${Math.trunc(this.statementTimeoutMs)}`);
+        if (options.bulk)
+          await client.query(
+            `SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = ${Math.trunc(this.statementTimeoutMs)}`,
+          );
         const result = await work(this.transactionExecutor(client));
         committing = !options.readOnly;
         await client.query('COMMIT');

@@ -12,13 +12,32 @@ const UNIQUE_VIOLATION = '23505';
 /** serialization_failure, deadlock_detected: the whole transaction can be run again */
 const RETRYABLE = new Set(['40001', '40P01']);
 /** sockets that never connected or broke */
-const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+]);
 /**
  * Server states of "not now": shutting down or starting (57P01–57P03), too many connections
  * (53300), statement or lock timeout (57014, 55P03), and what a missing database or refused
  * login look like (3D000, 28xxx) — a deployment fault, reported the same way.
  */
-const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '57014', '55P03', '3D000', '28000', '28P01']);
+const UNAVAILABLE_SQLSTATES = new Set([
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '57014',
+  '55P03',
+  '3D000',
+  '28000',
+  '28P01',
+]);
 /** node-postgres and pg-pool report lost and timed-out connections by message only */
 const UNAVAILABLE_MESSAGES = [
   /timeout exceeded when trying to connect/i,

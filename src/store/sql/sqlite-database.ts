@@ -1,6 +1,14 @@
 import BetterSqlite3 from 'better-sqlite3';
 import PQueue from 'p-queue';
-import { DatabaseUnavailable, UniqueViolation, type Database, type Dialect, type SqlParam, type TransactionExecutor, type TransactionOptions } from './database.js';
+import {
+  DatabaseUnavailable,
+  UniqueViolation,
+  type Database,
+  type Dialect,
+  type SqlParam,
+  type TransactionExecutor,
+  type TransactionOptions,
+} from './database.js';
 import { DEFAULT_DURABILITY, type SqliteDurability } from './sqlite-settings.js';
 import { StatementCache } from './statement-cache.js';
 
@@ -101,7 +109,10 @@ export class SqliteDatabase implements Database {
     try {
       return fn();
     } catch (e) {
-      if ((e as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT_PRIMARYKEY') || (e as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
+      if (
+        (e as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT_PRIMARYKEY') ||
+        (e as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE'
+      ) {
         throw new UniqueViolation((e as Error).message);
       }
       throw e;
@@ -120,7 +131,10 @@ export class SqliteDatabase implements Database {
       if (result !== BUSY) return result;
       const waited = this.now() - started;
       if (waited >= this.maxBusyWaitMs) {
-        throw new DatabaseUnavailable(`another process has held the database locked for ${Math.round(waited / 1000)} s`, this.file);
+        throw new DatabaseUnavailable(
+          `another process has held the database locked for ${Math.round(waited / 1000)} s`,
+          this.file,
+        );
       }
       await this.sleep(Math.min(delay, this.maxBusyWaitMs - waited));
       delay = Math.min(delay * 2, LONGEST_RETRY_DELAY_MS);

@@ -16,7 +16,10 @@ export const DURABILITY_VARIABLE = 'GEX_SQLITE_SYNCHRONOUS';
 export function parseDurability(value: string, source: string): SqliteDurability {
   const normalised = value.trim().toLowerCase();
   if ((DURABILITY_LEVELS as readonly string[]).includes(normalised)) return normalised as SqliteDurability;
-  throw new UserError('GEX_SETTING_INVALID', `Invalid ${source} "${value}": expected one of ${DURABILITY_LEVELS.join(', ')} (full keeps every acknowledged write through a power loss)`);
+  throw new UserError(
+    'GEX_SETTING_INVALID',
+    `Invalid ${source} "${value}": expected one of ${DURABILITY_LEVELS.join(', ')} (full keeps every acknowledged write through a power loss)`,
+  );
 }
 
 /** The level of GEX_SQLITE_SYNCHRONOUS; unset or empty = the default (full). */

@@ -7,7 +7,13 @@ export const DEFAULT_STORE_SCHEMA = 'gex';
 
 /** Schemas that are never a store's own: shared, or PostgreSQL's. */
 function canOwn(schema: string | null | undefined): schema is string {
-  return !!schema && schema !== 'public' && schema !== '$user' && schema !== 'information_schema' && !schema.startsWith('pg_');
+  return (
+    !!schema &&
+    schema !== 'public' &&
+    schema !== '$user' &&
+    schema !== 'information_schema' &&
+    !schema.startsWith('pg_')
+  );
 }
 
 /**
@@ -80,17 +86,31 @@ export async function holdsStore(tx: SqlExecutor, schema: string): Promise<boole
  * already holds a store, so it runs on every open and moves once. `tablesOf(version)` names the
  * tables a migration creates. Returns the tables moved.
  */
-export async function prepareStoreSchema(tx: SqlExecutor, schema: StoreSchema, tablesOf: (version: number) => readonly string[]): Promise<string[]> {
-  if (!(await tx.get('SELECT 1 AS found FROM pg_namespace WHERE nspname = ?', [schema.name]))) await tx.run(`CREATE SCHEMA ${quote(schema.name)}`);
+export async function prepareStoreSchema(
+  tx: SqlExecutor,
+  schema: StoreSchema,
+  tablesOf: (version: number) => readonly string[],
+): Promise<string[]> {
+  if (!(await tx.get('SELECT 1 AS found FROM pg_namespace WHERE nspname = ?', [schema.name])))
+    await tx.run(`CREATE SCHEMA ${quote(schema.name)}`);
   const legacy = schema.legacy;
-  if (legacy === null || legacy === schema.name || (await holdsStore(tx, schema.name)) || !(await holdsStore(tx, legacy))) return [];
-  const applied = await tx.all<{ version: unknown }>(`SELECT version FROM ${quote(legacy)}.schema_migrations ORDER BY version`);
+  if (
+    legacy === null ||
+    legacy === schema.name ||
+    (await holdsStore(tx, schema.name)) ||
+    !(await holdsStore(tx, legacy))
+  )
+    return [];
+  const applied = await tx.all<{ version: unknown }>(
+    `SELECT version FROM ${quote(legacy)}.schema_migrations ORDER BY version`,
+  );
   const wanted = new Set(['schema_migrations', ...applied.flatMap((r) => tablesOf(Number(r.version)))]);
   const present = await tx.all<{ name: string }>(
     `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relkind IN ('r', 'p') ORDER BY c.relname`,
     [legacy],
   );
   const moved = present.map((r) => r.name).filter((name) => wanted.has(name));
-  for (const table of moved) await tx.run(`ALTER TABLE ${quote(legacy)}.${quote(table)} SET SCHEMA ${quote(schema.name)}`);
+  for (const table of moved)
+    await tx.run(`ALTER TABLE ${quote(legacy)}.${quote(table)} SET SCHEMA ${quote(schema.name)}`);
   return moved;
 }

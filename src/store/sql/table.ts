@@ -36,14 +36,20 @@ export function insertSql<R>(table: Table<R>): string {
  * An insert that, on a clash on `conflict`, either does nothing or overwrites `update`
  * (default: every column outside `conflict`) with the inserted values.
  */
-export function upsertSql<R>(table: Table<R>, conflict: readonly string[], update: readonly string[] | 'nothing' = otherColumns(table, conflict)): string {
+export function upsertSql<R>(
+  table: Table<R>,
+  conflict: readonly string[],
+  update: readonly string[] | 'nothing' = otherColumns(table, conflict),
+): string {
   return `${insertSql(table)} ${onConflict(conflict, update)}`;
 }
 
-const otherColumns = <R>(table: Table<R>, conflict: readonly string[]): string[] => names(table).filter((n) => !conflict.includes(n));
+const otherColumns = <R>(table: Table<R>, conflict: readonly string[]): string[] =>
+  names(table).filter((n) => !conflict.includes(n));
 
 function onConflict(conflict: readonly string[], update: readonly string[] | 'nothing'): string {
-  const action = update === 'nothing' ? 'DO NOTHING' : `DO UPDATE SET ${update.map((n) => `${n} = excluded.${n}`).join(', ')}`;
+  const action =
+    update === 'nothing' ? 'DO NOTHING' : `DO UPDATE SET ${update.map((n) => `${n} = excluded.${n}`).join(', ')}`;
   return `ON CONFLICT (${conflict.join(', ')}) ${action}`;
 }
 
@@ -58,7 +64,11 @@ const MAX_TEXT_BYTES = 16 * 1024 * 1024;
  * Yields each statement and its parameters. Statements hold a power of two of records, so a table
  * has a dozen statement texts at most (each is prepared and cached), whatever the counts inserted.
  */
-export function* insertBatches<R>(table: Table<R>, records: Iterable<R>, conflict?: readonly string[]): Generator<[string, SqlParam[]]> {
+export function* insertBatches<R>(
+  table: Table<R>,
+  records: Iterable<R>,
+  conflict?: readonly string[],
+): Generator<[string, SqlParam[]]> {
   const row = `(${table.columns.map(() => '?').join(', ')})`;
   const head = `INSERT INTO ${table.name} (${names(table).join(', ')}) VALUES `;
   const tail = conflict ? ` ${onConflict(conflict, otherColumns(table, conflict))}` : '';

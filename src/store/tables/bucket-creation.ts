@@ -23,11 +23,20 @@ export async function createBucket(
         physicalSchema = candidate;
         break;
       }
-      if (attempt >= 20) throw new UserError('GEX_TABLE_REQUEST_INVALID', `No free PostgreSQL schema name for bucket ${displayId(bucket.id)}.`);
+      if (attempt >= 20)
+        throw new UserError(
+          'GEX_TABLE_REQUEST_INVALID',
+          `No free PostgreSQL schema name for bucket ${displayId(bucket.id)}.`,
+        );
     }
     await tx.run(`CREATE SCHEMA ${quoteIdentifier(physicalSchema)}`);
   }
-  const created: CatalogBucket = { id: bucket.id, physicalSchema, created: bucket.created, description: bucket.description ?? '' };
+  const created: CatalogBucket = {
+    id: bucket.id,
+    physicalSchema,
+    created: bucket.created,
+    description: bucket.description ?? '',
+  };
   await catalog.insertBucket(created);
   return created;
 }

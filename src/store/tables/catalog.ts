@@ -74,23 +74,31 @@ export class Catalog {
   ) {}
 
   async table(id: TableId): Promise<CatalogTable | undefined> {
-    const row = await this.tx.get<Row>(`${TABLE_SELECT} WHERE t.project_id = ? AND t.bucket_id = ? AND t.name = ?${this.forUpdate}`, [
-      this.projectId,
-      id.bucketId,
-      id.name,
-    ]);
+    const row = await this.tx.get<Row>(
+      `${TABLE_SELECT} WHERE t.project_id = ? AND t.bucket_id = ? AND t.name = ?${this.forUpdate}`,
+      [this.projectId, id.bucketId, id.name],
+    );
     return row && decodeTable(row);
   }
 
   async tables(bucketId?: string): Promise<CatalogTable[]> {
-    const rows = bucketId === undefined
-      ? await this.tx.all<Row>(`${TABLE_SELECT} WHERE t.project_id = ? ORDER BY t.bucket_id, t.name`, [this.projectId])
-      : await this.tx.all<Row>(`${TABLE_SELECT} WHERE t.project_id = ? AND t.bucket_id = ? ORDER BY t.name`, [this.projectId, bucketId]);
+    const rows =
+      bucketId === undefined
+        ? await this.tx.all<Row>(`${TABLE_SELECT} WHERE t.project_id = ? ORDER BY t.bucket_id, t.name`, [
+            this.projectId,
+          ])
+        : await this.tx.all<Row>(`${TABLE_SELECT} WHERE t.project_id = ? AND t.bucket_id = ? ORDER BY t.name`, [
+            this.projectId,
+            bucketId,
+          ]);
     return rows.map(decodeTable);
   }
 
   async bucket(id: string): Promise<CatalogBucket | undefined> {
-    const row = await this.tx.get<Row>(`${BUCKET_SELECT} WHERE project_id = ? AND id = ?${this.forUpdate}`, [this.projectId, id]);
+    const row = await this.tx.get<Row>(`${BUCKET_SELECT} WHERE project_id = ? AND id = ?${this.forUpdate}`, [
+      this.projectId,
+      id,
+    ]);
     return row && decodeBucket(row);
   }
 
@@ -100,17 +108,19 @@ export class Catalog {
   }
 
   async insertBucket(bucket: CatalogBucket): Promise<void> {
-    await this.tx.run('INSERT INTO storage_buckets (project_id, id, physical_schema, created, description) VALUES (?, ?, ?, ?, ?)', [
-      this.projectId,
-      bucket.id,
-      bucket.physicalSchema,
-      bucket.created,
-      bucket.description,
-    ]);
+    await this.tx.run(
+      'INSERT INTO storage_buckets (project_id, id, physical_schema, created, description) VALUES (?, ?, ?, ?, ?)',
+      [this.projectId, bucket.id, bucket.physicalSchema, bucket.created, bucket.description],
+    );
   }
 
   async saveTable(table: CatalogTable, isNew: boolean): Promise<void> {
-    const values = [JSON.stringify(table.columns), JSON.stringify(table.primaryKey), table.lastImportDate, table.lastChangeDate];
+    const values = [
+      JSON.stringify(table.columns),
+      JSON.stringify(table.primaryKey),
+      table.lastImportDate,
+      table.lastChangeDate,
+    ];
     const key = [this.projectId, table.id.bucketId, table.id.name];
     if (isNew) {
       await this.tx.run(
@@ -127,7 +137,11 @@ export class Catalog {
   }
 
   async deleteTable(id: TableId): Promise<void> {
-    await this.tx.run('DELETE FROM storage_tables WHERE project_id = ? AND bucket_id = ? AND name = ?', [this.projectId, id.bucketId, id.name]);
+    await this.tx.run('DELETE FROM storage_tables WHERE project_id = ? AND bucket_id = ? AND name = ?', [
+      this.projectId,
+      id.bucketId,
+      id.name,
+    ]);
   }
 
   async deleteBucket(id: string): Promise<void> {

@@ -50,7 +50,8 @@ export class CsvScanner {
     private readonly maxRecordChars: number,
     private readonly onRecord: (record: string[], line: number) => void,
   ) {
-    if (delimiter.length !== 1 || enclosure.length !== 1) throw new RangeError('delimiter and enclosure are one UTF-16 code unit each');
+    if (delimiter.length !== 1 || enclosure.length !== 1)
+      throw new RangeError('delimiter and enclosure are one UTF-16 code unit each');
     this.delimiter = delimiter.charCodeAt(0);
     this.enclosure = enclosure.charCodeAt(0);
     this.enclosureText = enclosure;
@@ -99,7 +100,8 @@ export class CsvScanner {
           i++;
           continue;
         }
-        if (c !== d && c !== LF && c !== CR) this.fail(`a character after a closing ${this.quoted()} other than the delimiter or a line break`);
+        if (c !== d && c !== LF && c !== CR)
+          this.fail(`a character after a closing ${this.quoted()} other than the delimiter or a line break`);
         this.state = State.Unquoted; // the scan below ends the value at once
       }
       if (this.state === State.FieldStart && chunk.charCodeAt(i) === q) {
@@ -118,7 +120,10 @@ export class CsvScanner {
         this.state = State.Unquoted;
         break;
       }
-      if (c === q) this.fail(`a ${this.quoted()} inside a value not enclosed in ${this.quoted()}s; enclose the value and double the ${this.quoted()}s in it`);
+      if (c === q)
+        this.fail(
+          `a ${this.quoted()} inside a value not enclosed in ${this.quoted()}s; enclose the value and double the ${this.quoted()}s in it`,
+        );
       this.endField();
       this.state = State.FieldStart;
       i = j + 1;
@@ -136,13 +141,15 @@ export class CsvScanner {
     if (this.rawSink && from < n) {
       this.carry += chunk.slice(from);
       // delimiters and enclosures are not counted in recordChars: bound the text itself too
-      if (this.carry.length > 2 * this.maxRecordChars + MAX_FIELDS) this.fail(`a record longer than ${this.maxRecordChars} characters`);
+      if (this.carry.length > 2 * this.maxRecordChars + MAX_FIELDS)
+        this.fail(`a record longer than ${this.maxRecordChars} characters`);
     }
   }
 
   /** The end of the text: the last record needs no line break after it. */
   end(): void {
-    if (this.state === State.Quoted) this.fail(`a value opened with ${this.quoted()} is not closed before the end of the file`);
+    if (this.state === State.Quoted)
+      this.fail(`a value opened with ${this.quoted()} is not closed before the end of the file`);
     if (this.rawSink) {
       if (this.state === State.FieldStart && this.fields === 0) return;
       this.endField();
@@ -195,6 +202,9 @@ export class CsvScanner {
   }
 
   private fail(problem: string): never {
-    throw new UserError('GEX_TABLE_LOAD_REFUSED', `${displayText(this.label)}: invalid CSV on line ${this.line}: ${problem}.`);
+    throw new UserError(
+      'GEX_TABLE_LOAD_REFUSED',
+      `${displayText(this.label)}: invalid CSV on line ${this.line}: ${problem}.`,
+    );
   }
 }

@@ -29,12 +29,22 @@ export interface CsvOptions {
 export function checkColumns(columns: readonly string[], where: string): void {
   where = displayText(where);
   if (columns.length === 0) throw new UserError('GEX_TABLE_LOAD_REFUSED', `${where}: no columns.`);
-  if (columns.length > MAX_COLUMNS) throw new UserError('GEX_TABLE_LOAD_REFUSED', `${where}: ${columns.length} columns, more than the ${MAX_COLUMNS} a table may have.`);
+  if (columns.length > MAX_COLUMNS)
+    throw new UserError(
+      'GEX_TABLE_LOAD_REFUSED',
+      `${where}: ${columns.length} columns, more than the ${MAX_COLUMNS} a table may have.`,
+    );
   const seen = new Set<string>();
   columns.forEach((name, i) => {
-    const problem = name === TIMESTAMP_COLUMN ? `is reserved for the time a row last changed; rename the column` : nameProblem(name);
-    if (problem) throw new UserError('GEX_TABLE_LOAD_REFUSED', `${where}: column ${i + 1} (${displayId(name)}) ${problem}.`);
-    if (seen.has(name)) throw new UserError('GEX_TABLE_LOAD_REFUSED', `${where}: column ${displayId(name)} appears twice; column names must be unique.`);
+    const problem =
+      name === TIMESTAMP_COLUMN ? `is reserved for the time a row last changed; rename the column` : nameProblem(name);
+    if (problem)
+      throw new UserError('GEX_TABLE_LOAD_REFUSED', `${where}: column ${i + 1} (${displayId(name)}) ${problem}.`);
+    if (seen.has(name))
+      throw new UserError(
+        'GEX_TABLE_LOAD_REFUSED',
+        `${where}: column ${displayId(name)} appears twice; column names must be unique.`,
+      );
     seen.add(name);
   });
 }
@@ -45,7 +55,11 @@ export function checkColumns(columns: readonly string[], where: string): void {
  * must have as many fields as there are columns, and no value may contain NUL (PostgreSQL's text
  * cannot hold it; refused on SQLite too, so that a file loads the same everywhere).
  */
-export async function* readCsvBatches(file: string, options: CsvOptions, batchSize: number): AsyncGenerator<{ columns: string[] } | { rows: string[][] } | { texts: string[] }> {
+export async function* readCsvBatches(
+  file: string,
+  options: CsvOptions,
+  batchSize: number,
+): AsyncGenerator<{ columns: string[] } | { rows: string[][] } | { texts: string[] }> {
   const label = displayText(options.label);
   let columns = options.columns ? [...options.columns] : null;
   if (columns) {
@@ -56,20 +70,29 @@ export async function* readCsvBatches(file: string, options: CsvOptions, batchSi
   let batch: string[][] = [];
   let texts: string[] = [];
   const wrongCount = (fields: number, line: number) =>
-    new UserError('GEX_TABLE_LOAD_REFUSED', `${label}, line ${line}: ${fields} fields where the table has ${columns!.length} columns; every row needs one value per column.`);
+    new UserError(
+      'GEX_TABLE_LOAD_REFUSED',
+      `${label}, line ${line}: ${fields} fields where the table has ${columns!.length} columns; every row needs one value per column.`,
+    );
   const asText = (text: string, fields: number, line: number) => {
     if (fields !== columns!.length) throw wrongCount(fields, line);
     texts.push(text);
   };
-  const scanner = new CsvScanner(options.delimiter, options.enclosure, options.label, MAX_RECORD_CHARACTERS, (record, line) => {
-    if (columns === null) {
-      checkColumns(record, `${options.label} (header)`);
-      columns = record;
-      if (options.records === 'text') scanner.emitRecordText(asText);
-    } else if (record.length !== columns.length) {
-      throw wrongCount(record.length, line);
-    } else batch.push(record);
-  });
+  const scanner = new CsvScanner(
+    options.delimiter,
+    options.enclosure,
+    options.label,
+    MAX_RECORD_CHARACTERS,
+    (record, line) => {
+      if (columns === null) {
+        checkColumns(record, `${options.label} (header)`);
+        columns = record;
+        if (options.records === 'text') scanner.emitRecordText(asText);
+      } else if (record.length !== columns.length) {
+        throw wrongCount(record.length, line);
+      } else batch.push(record);
+    },
+  );
   if (columns !== null && options.records === 'text') scanner.emitRecordText(asText);
   const decoder = new TextDecoder('utf-8');
   let offset = 0;
@@ -79,7 +102,10 @@ export async function* readCsvBatches(file: string, options: CsvOptions, batchSi
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       const nul = chunk.indexOf(0);
       if (nul >= 0) {
-        throw new UserError('GEX_TABLE_LOAD_REFUSED', `${label}, line ${await lineAt(file, offset + nul)}: a value contains a NUL character (byte 0), which a table cannot hold; remove it from the file.`);
+        throw new UserError(
+          'GEX_TABLE_LOAD_REFUSED',
+          `${label}, line ${await lineAt(file, offset + nul)}: a value contains a NUL character (byte 0), which a table cannot hold; remove it from the file.`,
+        );
       }
       offset += chunk.length;
       scanner.push(decoder.decode(chunk, { stream: true }));
@@ -103,7 +129,11 @@ export async function* readCsvBatches(file: string, options: CsvOptions, batchSi
   } finally {
     stream.destroy();
   }
-  if (columns === null) throw new UserError('GEX_TABLE_LOAD_REFUSED', `${label}: the file is empty; it needs a header row, or the manifest's columns.`);
+  if (columns === null)
+    throw new UserError(
+      'GEX_TABLE_LOAD_REFUSED',
+      `${label}: the file is empty; it needs a header row, or the manifest's columns.`,
+    );
   if (!headerYielded) yield { columns };
   if (batch.length > 0) yield { rows: batch };
   if (texts.length > 0) yield { texts };

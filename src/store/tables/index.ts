@@ -1,4 +1,13 @@
-export { ProjectTables, readManifest, MAX_PREVIEW_ROWS, EXPORT_BATCH_ROWS, type BucketInfo, type LoadResult, type TableDetail, type TablePreview } from './project-tables.js';
+export {
+  ProjectTables,
+  readManifest,
+  MAX_PREVIEW_ROWS,
+  EXPORT_BATCH_ROWS,
+  type BucketInfo,
+  type LoadResult,
+  type TableDetail,
+  type TablePreview,
+} from './project-tables.js';
 export { parseLoadManifest, type LoadManifest } from './manifest.js';
 export { checkBucketId, parseTableId, tableIdText, type TableId } from './table-id.js';
 export { MAX_WHERE_VALUES, type TableQuery } from './table-query.js';

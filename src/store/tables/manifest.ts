@@ -28,7 +28,10 @@ function oneCharacter(value: unknown, fallback: string, where: string): string {
   if (value === undefined || value === null) return fallback;
   // one UTF-16 code unit: the CSV scanner compares code units (an emoji delimiter is refused)
   if (typeof value !== 'string' || value.length !== 1 || value === '\n' || value === '\r') {
-    throw new UserError('GEX_TABLE_LOAD_REFUSED', `${where} must be one character (not a line break, not an emoji), not ${quoteForLog(String(value))}.`);
+    throw new UserError(
+      'GEX_TABLE_LOAD_REFUSED',
+      `${where} must be one character (not a line break, not an emoji), not ${quoteForLog(String(value))}.`,
+    );
   }
   return value;
 }
@@ -43,27 +46,40 @@ export function parseLoadManifest(manifest: unknown, source: string, defaultDest
   }
   const m = manifest as Record<string, unknown>;
   const destination = parseTableId(m.destination ?? defaultDestination, `${source}: destination`);
-  if (m.incremental !== undefined && typeof m.incremental !== 'boolean') throw new UserError('GEX_TABLE_LOAD_REFUSED', `${source}: incremental must be true or false.`);
+  if (m.incremental !== undefined && typeof m.incremental !== 'boolean')
+    throw new UserError('GEX_TABLE_LOAD_REFUSED', `${source}: incremental must be true or false.`);
   const primaryKey = m.primary_key === undefined ? [] : stringList(m.primary_key, `${source}: primary_key`);
-  const columns = m.columns === undefined || (Array.isArray(m.columns) && m.columns.length === 0) ? null : stringList(m.columns, `${source}: columns`);
+  const columns =
+    m.columns === undefined || (Array.isArray(m.columns) && m.columns.length === 0)
+      ? null
+      : stringList(m.columns, `${source}: columns`);
   let deleteWhere: LoadManifest['deleteWhere'] = null;
   if (m.delete_where_column !== undefined && m.delete_where_column !== '') {
-    if (typeof m.delete_where_column !== 'string') throw new UserError('GEX_TABLE_LOAD_REFUSED', `${source}: delete_where_column must be a column name.`);
+    if (typeof m.delete_where_column !== 'string')
+      throw new UserError('GEX_TABLE_LOAD_REFUSED', `${source}: delete_where_column must be a column name.`);
     const values = stringList(m.delete_where_values ?? [], `${source}: delete_where_values`);
-    if (values.length > MAX_DELETE_WHERE_VALUES) throw new UserError(
+    if (values.length > MAX_DELETE_WHERE_VALUES)
+      throw new UserError(
         'GEX_TABLE_LOAD_REFUSED',
         `${source}: delete_where_values has ${values.length} values, more than the ${MAX_DELETE_WHERE_VALUES} a load takes; ` +
           `delete in several incremental loads, or replace the table with a full load.`,
       );
     const operator = m.delete_where_operator ?? 'eq';
     if (operator !== 'eq' && operator !== 'ne') {
-      throw new UserError('GEX_TABLE_LOAD_REFUSED', `${source}: delete_where_operator must be "eq" or "ne", not ${displayId(String(operator))}.`);
+      throw new UserError(
+        'GEX_TABLE_LOAD_REFUSED',
+        `${source}: delete_where_operator must be "eq" or "ne", not ${displayId(String(operator))}.`,
+      );
     }
     deleteWhere = { column: m.delete_where_column, values, operator };
   }
   const delimiter = oneCharacter(m.delimiter, ',', `${source}: delimiter`);
   const enclosure = oneCharacter(m.enclosure, '"', `${source}: enclosure`);
-  if (delimiter === enclosure) throw new UserError('GEX_TABLE_LOAD_REFUSED', `${source}: delimiter and enclosure are both ${quoteForLog(delimiter)}; they must differ.`);
+  if (delimiter === enclosure)
+    throw new UserError(
+      'GEX_TABLE_LOAD_REFUSED',
+      `${source}: delimiter and enclosure are both ${quoteForLog(delimiter)}; they must differ.`,
+    );
   return {
     destination,
     incremental: m.incremental === true,

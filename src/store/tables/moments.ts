@@ -55,7 +55,8 @@ export function parseChangedSince(value: string, now: Date = new Date(), where =
   const iso = ISO.exec(text);
   if (iso && isCalendarDay(Number(iso[1]), Number(iso[2]), Number(iso[3]))) {
     // a date or date-time without a zone is UTC, as everything the store records
-    const normal = text.length === 10 ? `${text}T00:00:00Z` : text.replace(' ', 'T').replace(/([+-]\d{2})(\d{2})$/, '$1:$2');
+    const normal =
+      text.length === 10 ? `${text}T00:00:00Z` : text.replace(' ', 'T').replace(/([+-]\d{2})(\d{2})$/, '$1:$2');
     const date = new Date(/(Z|[+-]\d{2}:\d{2})$/.test(normal) ? normal : `${normal}Z`);
     if (!Number.isNaN(date.getTime())) return date;
   }

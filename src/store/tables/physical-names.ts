@@ -43,7 +43,16 @@ export function physicalTableName(dialect: Dialect, tableName: string): string {
  * system columns (`oid` only up to version 11, reserved anyway) and the store's `_timestamp`.
  * Quoted identifiers are case-sensitive, so `XMIN` is free.
  */
-const RESERVED_COLUMN_NAMES: ReadonlySet<string> = new Set(['tableoid', 'xmin', 'cmin', 'xmax', 'cmax', 'ctid', 'oid', TIMESTAMP_COLUMN]);
+const RESERVED_COLUMN_NAMES: ReadonlySet<string> = new Set([
+  'tableoid',
+  'xmin',
+  'cmin',
+  'xmax',
+  'cmax',
+  'ctid',
+  'oid',
+  TIMESTAMP_COLUMN,
+]);
 
 /**
  * The physical name of a table's new column `columnName`, at position `index`, given the physical
@@ -53,7 +62,12 @@ const RESERVED_COLUMN_NAMES: ReadonlySet<string> = new Set(['tableoid', 'xmin', 
  * Either way the name is free: `_<n>` is appended until it is. The metadata maps every name, so
  * every user name loads and is read back as the user's.
  */
-export function physicalColumnName(dialect: Dialect, columnName: string, index: number, taken: ReadonlySet<string>): string {
+export function physicalColumnName(
+  dialect: Dialect,
+  columnName: string,
+  index: number,
+  taken: ReadonlySet<string>,
+): string {
   const free = (name: string) => !taken.has(name) && !RESERVED_COLUMN_NAMES.has(name);
   if (dialect.name === 'postgres') {
     const own = fitPostgresIdentifier(columnName);
@@ -68,4 +82,3 @@ export function physicalColumnName(dialect: Dialect, columnName: string, index: 
 export function postgresSchemaCandidate(bucketId: string, attempt: number): string {
   return fitPostgresIdentifier(attempt === 0 ? bucketId : `${bucketId}~${randomBytes(3).toString('hex')}`);
 }
-

@@ -30,7 +30,9 @@ export type TableState = 'new' | 'empty' | 'filled';
  * `,` / `"` dialect without its line break (fields checked, `""`-doubled quotes, line breaks only
  * inside quotes), as the CSV scanner passes it through or `csvRecordText` writes it.
  */
-export type RowWriter = { readonly takes: 'values'; readonly writer: BatchWriter<string[][]> } | { readonly takes: 'csv'; readonly writer: BatchWriter<string[]> };
+export type RowWriter =
+  | { readonly takes: 'values'; readonly writer: BatchWriter<string[][]> }
+  | { readonly takes: 'csv'; readonly writer: BatchWriter<string[]> };
 
 /** The table a writer writes: its qualified SQL name and the physical names of the file's columns. */
 export interface WriteTarget {
@@ -83,7 +85,12 @@ class PreparedRowWriter implements BatchWriter<string[][]> {
     let changed = 0;
     for await (const batch of rows) {
       const last = lastRowPerKey(batch, keyIndexes);
-      changed += (await this.tx.runEach(deleteByKey, last.map((row) => keyIndexes.map((i) => row[i])))).changes;
+      changed += (
+        await this.tx.runEach(
+          deleteByKey,
+          last.map((row) => keyIndexes.map((i) => row[i])),
+        )
+      ).changes;
       changed += (await this.tx.runEach(this.insert, this.stamped(last))).changes;
     }
     return changed;
@@ -105,7 +112,10 @@ class CopyRowWriter implements BatchWriter<string[]> {
 
   append(records: AsyncIterable<string[]>): Promise<number> {
     const columns = [...this.target.columns, TIMESTAMP_COLUMN];
-    return this.copyFrom(`COPY ${this.target.table} (${list(columns)}) FROM STDIN ${copyOptions(this.target.columns)}`, copyText(records, `,${copyValue(this.target.now)}`));
+    return this.copyFrom(
+      `COPY ${this.target.table} (${list(columns)}) FROM STDIN ${copyOptions(this.target.columns)}`,
+      copyText(records, `,${copyValue(this.target.now)}`),
+    );
   }
 
   /**
@@ -119,12 +129,25 @@ class CopyRowWriter implements BatchWriter<string[]> {
     const stage = quoteIdentifier(`gex_stage_${randomBytes(8).toString('hex')}`);
     const staged = this.target.columns.map((_, i) => `s${i}`);
     const stagedKey = keyColumns.map((k) => staged[this.target.columns.indexOf(k)]);
-    const sameKey = (a: string, aKey: readonly string[], s: string) => aKey.map((k, i) => `${a}.${quoteIdentifier(k)} = ${s}.${quoteIdentifier(stagedKey[i])}`).join(' AND ');
-    await this.tx.run(`CREATE TEMPORARY TABLE ${stage} (${staged.map((c) => `${quoteIdentifier(c)} TEXT NOT NULL`).join(', ')}, gex_seq BIGINT NOT NULL)`);
-    await this.copyFrom(`COPY ${stage} (${list([...staged, 'gex_seq'])}) FROM STDIN ${copyOptions(staged)}`, copyText(records, null));
-    const deleted = table === 'empty' ? { changes: 0 } : await this.tx.run(`DELETE FROM ${this.target.table} AS t USING ${stage} AS s WHERE ${sameKey('t', keyColumns, 's')}`);
+    const sameKey = (a: string, aKey: readonly string[], s: string) =>
+      aKey.map((k, i) => `${a}.${quoteIdentifier(k)} = ${s}.${quoteIdentifier(stagedKey[i])}`).join(' AND ');
+    await this.tx.run(
+      `CREATE TEMPORARY TABLE ${stage} (${staged.map((c) => `${quoteIdentifier(c)} TEXT NOT NULL`).join(', ')}, gex_seq BIGINT NOT NULL)`,
+    );
+    await this.copyFrom(
+      `COPY ${stage} (${list([...staged, 'gex_seq'])}) FROM STDIN ${copyOptions(staged)}`,
+      copyText(records, null),
+    );
+    const deleted =
+      table === 'empty'
+        ? { changes: 0 }
+        : await this.tx.run(
+            `DELETE FROM ${this.target.table} AS t USING ${stage} AS s WHERE ${sameKey('t', keyColumns, 's')}`,
+          );
     // most files have each key once: the last-row-per-key filter (an anti-join) only when one is there twice
-    const repeated = await this.tx.get(`SELECT 1 AS repeated FROM ${stage} GROUP BY ${list(stagedKey)} HAVING COUNT(*) > 1 LIMIT 1`);
+    const repeated = await this.tx.get(
+      `SELECT 1 AS repeated FROM ${stage} GROUP BY ${list(stagedKey)} HAVING COUNT(*) > 1 LIMIT 1`,
+    );
     // Without a repeated key the stage is read as it is: a plain scan of a temporary table returns
     // its rows in the order one COPY wrote them (temporary tables are never scanned in parallel nor
     // synchronised with other scans), which saves sorting the whole file. A join may reorder: sorted.
@@ -157,7 +180,9 @@ class CopyRowWriter implements BatchWriter<string[]> {
       await this.tx.run('ROLLBACK TO SAVEPOINT gex_unique_key');
     }
     const sameKey = keyColumns.map((k) => `earlier.${quoteIdentifier(k)} = later.${quoteIdentifier(k)}`).join(' AND ');
-    const deleted = await this.tx.run(`DELETE FROM ${this.target.table} AS earlier USING ${this.target.table} AS later WHERE ${sameKey} AND earlier.ctid < later.ctid`);
+    const deleted = await this.tx.run(
+      `DELETE FROM ${this.target.table} AS earlier USING ${this.target.table} AS later WHERE ${sameKey} AND earlier.ctid < later.ctid`,
+    );
     await this.tx.run(createKeyIndex(this.target, keyColumns, true));
     return inserted - deleted.changes;
   }

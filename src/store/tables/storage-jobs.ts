@@ -33,14 +33,25 @@ export class StorageJobs {
   async record(id: number, body: string): Promise<void> {
     const now = this.now();
     await this.db.transaction(async (tx) => {
-      await tx.run('DELETE FROM storage_jobs WHERE project_id = ? AND created < ?', [this.projectId, new Date(now.getTime() - JOB_RETENTION_MS).toISOString()]);
-      await tx.run('INSERT INTO storage_jobs (id, project_id, created, body) VALUES (?, ?, ?, ?)', [id, this.projectId, now.toISOString(), body]);
+      await tx.run('DELETE FROM storage_jobs WHERE project_id = ? AND created < ?', [
+        this.projectId,
+        new Date(now.getTime() - JOB_RETENTION_MS).toISOString(),
+      ]);
+      await tx.run('INSERT INTO storage_jobs (id, project_id, created, body) VALUES (?, ?, ?, ?)', [
+        id,
+        this.projectId,
+        now.toISOString(),
+        body,
+      ]);
     });
   }
 
   /** The project's job, or undefined (another project's job is not found either). */
   async get(id: number): Promise<StorageJob | undefined> {
-    const row = await this.db.get<{ body: unknown }>('SELECT body FROM storage_jobs WHERE project_id = ? AND id = ?', [this.projectId, id]);
+    const row = await this.db.get<{ body: unknown }>('SELECT body FROM storage_jobs WHERE project_id = ? AND id = ?', [
+      this.projectId,
+      id,
+    ]);
     return row && { id, body: String(row.body) };
   }
 }

@@ -30,7 +30,9 @@ export function nameProblem(name: string): string | null {
 }
 
 export function checkBucketId(bucketId: string): string {
-  const problem = BUCKET_ID.test(bucketId) ? nameProblem(bucketId) : 'is not of the form in.c-<bucket> or out.c-<bucket>';
+  const problem = BUCKET_ID.test(bucketId)
+    ? nameProblem(bucketId)
+    : 'is not of the form in.c-<bucket> or out.c-<bucket>';
   if (problem) throw new UserError('GEX_TABLE_REQUEST_INVALID', `Bucket id ${displayId(bucketId)} ${problem}.`);
   return bucketId;
 }
@@ -41,12 +43,19 @@ export function parseTableId(destination: unknown, where = 'table id'): TableId 
   const m = /^((?:in|out)\.c-[^.]+)\.(.+)$/s.exec(text);
   if (!m) {
     const shown = typeof destination === 'string' ? displayId(destination) : JSON.stringify(destination ?? null);
-    throw new UserError('GEX_TABLE_REQUEST_INVALID', `${where}: ${shown} is not a table id of the form in.c-<bucket>.<table> (or out.c-<bucket>.<table>).`);
+    throw new UserError(
+      'GEX_TABLE_REQUEST_INVALID',
+      `${where}: ${shown} is not a table id of the form in.c-<bucket>.<table> (or out.c-<bucket>.<table>).`,
+    );
   }
   const [, bucketId, name] = m;
-  for (const [what, value] of [['bucket', bucketId], ['table name', name]] as const) {
+  for (const [what, value] of [
+    ['bucket', bucketId],
+    ['table name', name],
+  ] as const) {
     const problem = nameProblem(value);
-    if (problem) throw new UserError('GEX_TABLE_REQUEST_INVALID', `${where}: the ${what} of ${displayId(text)} ${problem}.`);
+    if (problem)
+      throw new UserError('GEX_TABLE_REQUEST_INVALID', `${where}: the ${what} of ${displayId(text)} ${problem}.`);
   }
   return { bucketId, name };
 }

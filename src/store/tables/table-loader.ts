@@ -59,7 +59,13 @@ export class TableLoader {
     const passText = this.tx.copyFrom !== undefined && manifest.delimiter === ',' && manifest.enclosure === '"';
     const batches = readCsvBatches(
       input.file,
-      { label: input.label, delimiter: manifest.delimiter, enclosure: manifest.enclosure, columns: manifest.columns, records: passText ? 'text' : 'values' },
+      {
+        label: input.label,
+        delimiter: manifest.delimiter,
+        enclosure: manifest.enclosure,
+        columns: manifest.columns,
+        records: passText ? 'text' : 'values',
+      },
       BATCH_ROWS,
     );
     try {
@@ -70,18 +76,29 @@ export class TableLoader {
       const columnsAdded = existing ? await this.addColumns(table, fileColumns) : [];
       const primaryKey = this.primaryKey(table, manifest, input.label);
       // a new table's key index is the writer's (on PostgreSQL built after the rows: one sort beats a million index inserts)
-      if (primaryKey.length > 0 && existing && existing.primaryKey.length === 0) await this.indexPrimaryKey(table, primaryKey);
+      if (primaryKey.length > 0 && existing && existing.primaryKey.length === 0)
+        await this.indexPrimaryKey(table, primaryKey);
       table.primaryKey.splice(0, table.primaryKey.length, ...primaryKey);
 
       let changed = 0;
       if (!manifest.incremental) changed += (await this.tx.run(`DELETE FROM ${qualifiedName(table)}`)).changes;
-      else if (manifest.deleteWhere && existing) changed += await this.deleteWhere(table, manifest.deleteWhere, input.label);
+      else if (manifest.deleteWhere && existing)
+        changed += await this.deleteWhere(table, manifest.deleteWhere, input.label);
       const tableState = !existing ? 'new' : manifest.incremental ? 'filled' : 'empty';
 
       const physical = new Map(table.columns.map((c) => [c.name, c.physical]));
       const missingKey = primaryKey.find((k) => !fileColumns.includes(k));
-      if (missingKey !== undefined) throw new UserError('GEX_TABLE_LOAD_REFUSED', `${displayText(input.label)}: the file has no column ${displayId(missingKey)} of the table's primary key.`);
-      const writer = rowWriter(this.tx, { table: qualifiedName(table), columns: fileColumns.map((name) => physical.get(name)!), now, keyIndexName: keyIndexName() });
+      if (missingKey !== undefined)
+        throw new UserError(
+          'GEX_TABLE_LOAD_REFUSED',
+          `${displayText(input.label)}: the file has no column ${displayId(missingKey)} of the table's primary key.`,
+        );
+      const writer = rowWriter(this.tx, {
+        table: qualifiedName(table),
+        columns: fileColumns.map((name) => physical.get(name)!),
+        now,
+        keyIndexName: keyIndexName(),
+      });
       const physicalKey = primaryKey.map((k) => physical.get(k)!);
       let rowsInFile = 0;
       async function* rows<T>(take: (batch: { rows: string[][] } | { texts: string[] }) => T[]): AsyncGenerator<T[]> {
@@ -94,12 +111,21 @@ export class TableLoader {
       // a full load is deduplicated by the key too: the table ends with one row per key either way
       if (writer.takes === 'csv') {
         const texts = rows((b) => ('texts' in b ? b.texts : b.rows.map(csvRecordText)));
-        changed += primaryKey.length > 0 ? await writer.writer.upsert(texts, physicalKey, tableState) : await writer.writer.append(texts);
+        changed +=
+          primaryKey.length > 0
+            ? await writer.writer.upsert(texts, physicalKey, tableState)
+            : await writer.writer.append(texts);
       } else {
         const values = rows((b) => ('rows' in b ? b.rows : []));
-        changed += primaryKey.length > 0 ? await writer.writer.upsert(values, physicalKey, tableState) : await writer.writer.append(values);
+        changed +=
+          primaryKey.length > 0
+            ? await writer.writer.upsert(values, physicalKey, tableState)
+            : await writer.writer.append(values);
       }
-      await this.catalog.saveTable({ ...table, lastImportDate: now, lastChangeDate: changed > 0 || !existing ? now : table.lastChangeDate }, !existing);
+      await this.catalog.saveTable(
+        { ...table, lastImportDate: now, lastChangeDate: changed > 0 || !existing ? now : table.lastChangeDate },
+        !existing,
+      );
       return { tableId, rowsInFile, tableCreated: !existing, columnsAdded };
     } finally {
       await batches.return(undefined);
@@ -107,7 +133,8 @@ export class TableLoader {
   }
 
   private async createTable(manifest: LoadManifest, columns: string[], now: string): Promise<CatalogTable> {
-    const bucket = (await this.catalog.bucket(manifest.destination.bucketId)) ??
+    const bucket =
+      (await this.catalog.bucket(manifest.destination.bucketId)) ??
       (await createBucket(this.tx, this.dialect, this.catalog, { id: manifest.destination.bucketId, created: now }));
     const stored: StoredColumn[] = [];
     const taken = new Set<string>();
@@ -119,7 +146,8 @@ export class TableLoader {
     const siblings = new Set((await this.catalog.tables(bucket.id)).map((t) => t.physicalName));
     let physicalName = physicalTableName(this.dialect, manifest.destination.name);
     // a name cut to 63 bytes may meet another's; the metadata keeps whatever name was chosen
-    while (siblings.has(physicalName)) physicalName = physicalTableName(this.dialect, `${manifest.destination.name}~${randomBytes(3).toString('hex')}`);
+    while (siblings.has(physicalName))
+      physicalName = physicalTableName(this.dialect, `${manifest.destination.name}~${randomBytes(3).toString('hex')}`);
     const table: CatalogTable = {
       projectId: 0,
       id: manifest.destination,
@@ -131,7 +159,10 @@ export class TableLoader {
       lastImportDate: now,
       lastChangeDate: null,
     };
-    const definitions = [...stored.map((c) => `${quoteIdentifier(c.physical)} TEXT NOT NULL DEFAULT ''`), `${quoteIdentifier(TIMESTAMP_COLUMN)} TEXT NOT NULL`];
+    const definitions = [
+      ...stored.map((c) => `${quoteIdentifier(c.physical)} TEXT NOT NULL DEFAULT ''`),
+      `${quoteIdentifier(TIMESTAMP_COLUMN)} TEXT NOT NULL`,
+    ];
     await this.tx.run(`CREATE TABLE ${qualifiedName(table)} (${definitions.join(', ')})`);
     return table;
   }
@@ -140,13 +171,19 @@ export class TableLoader {
   private async addColumns(table: CatalogTable, fileColumns: string[]): Promise<string[]> {
     const known = new Set(table.columns.map((c) => c.name));
     const added = fileColumns.filter((name) => !known.has(name));
-    if (table.columns.length + added.length > 1000) throw new UserError('GEX_TABLE_LOAD_REFUSED', `Table ${displayId(tableIdText(table.id))} would have more than 1000 columns.`);
+    if (table.columns.length + added.length > 1000)
+      throw new UserError(
+        'GEX_TABLE_LOAD_REFUSED',
+        `Table ${displayId(tableIdText(table.id))} would have more than 1000 columns.`,
+      );
     const taken = new Set(table.columns.map((c) => c.physical));
     for (const name of added) {
       const column = { name, physical: physicalColumnName(this.dialect, name, table.columns.length, taken) };
       table.columns.push(column);
       taken.add(column.physical);
-      await this.tx.run(`ALTER TABLE ${qualifiedName(table)} ADD COLUMN ${quoteIdentifier(column.physical)} TEXT NOT NULL DEFAULT ''`);
+      await this.tx.run(
+        `ALTER TABLE ${qualifiedName(table)} ADD COLUMN ${quoteIdentifier(column.physical)} TEXT NOT NULL DEFAULT ''`,
+      );
     }
     return added;
   }
@@ -165,27 +202,52 @@ export class TableLoader {
     const key = stored.length > 0 ? [...stored] : [...wanted];
     const names = new Set(table.columns.map((c) => c.name));
     for (const column of key) {
-      if (!names.has(column)) throw new UserError('GEX_TABLE_LOAD_REFUSED', `${displayText(label)}: primary key column ${displayId(column)} is not a column of the table.`);
+      if (!names.has(column))
+        throw new UserError(
+          'GEX_TABLE_LOAD_REFUSED',
+          `${displayText(label)}: primary key column ${displayId(column)} is not a column of the table.`,
+        );
     }
-    if (new Set(key).size !== key.length) throw new UserError('GEX_TABLE_LOAD_REFUSED', `${displayText(label)}: primary_key names a column twice.`);
+    if (new Set(key).size !== key.length)
+      throw new UserError('GEX_TABLE_LOAD_REFUSED', `${displayText(label)}: primary_key names a column twice.`);
     return key;
   }
 
   private async indexPrimaryKey(table: CatalogTable, key: string[]): Promise<void> {
     const physical = key.map((k) => quoteIdentifier(table.columns.find((c) => c.name === k)!.physical));
-    await this.tx.run(`CREATE INDEX ${quoteIdentifier(keyIndexName())} ON ${qualifiedName(table)} (${physical.join(', ')})`);
+    await this.tx.run(
+      `CREATE INDEX ${quoteIdentifier(keyIndexName())} ON ${qualifiedName(table)} (${physical.join(', ')})`,
+    );
   }
 
-  private async deleteWhere(table: CatalogTable, where: NonNullable<LoadManifest['deleteWhere']>, label: string): Promise<number> {
+  private async deleteWhere(
+    table: CatalogTable,
+    where: NonNullable<LoadManifest['deleteWhere']>,
+    label: string,
+  ): Promise<number> {
     const column = table.columns.find((c) => c.name === where.column);
-    if (!column) throw new UserError('GEX_TABLE_LOAD_REFUSED', `${displayText(label)}: delete_where_column ${displayId(where.column)} is not a column of table ${displayId(tableIdText(table.id))}.`);
-    if (where.values.length === 0) throw new UserError('GEX_TABLE_LOAD_REFUSED', `${displayText(label)}: delete_where_values is empty; list the values whose rows to delete.`);
+    if (!column)
+      throw new UserError(
+        'GEX_TABLE_LOAD_REFUSED',
+        `${displayText(label)}: delete_where_column ${displayId(where.column)} is not a column of table ${displayId(tableIdText(table.id))}.`,
+      );
+    if (where.values.length === 0)
+      throw new UserError(
+        'GEX_TABLE_LOAD_REFUSED',
+        `${displayText(label)}: delete_where_values is empty; list the values whose rows to delete.`,
+      );
     // a value with NUL is in no row: `eq` deletes nothing for it, `ne` keeps no row for it
     const comparable = comparableValues(where.values);
-    if (comparable.length === 0) return where.operator === 'eq' ? 0 : (await this.tx.run(`DELETE FROM ${qualifiedName(table)}`)).changes;
+    if (comparable.length === 0)
+      return where.operator === 'eq' ? 0 : (await this.tx.run(`DELETE FROM ${qualifiedName(table)}`)).changes;
     const condition = `${quoteIdentifier(column.physical)} ${where.operator === 'eq' ? 'IN' : 'NOT IN'}`;
     if (comparable.length <= WHERE_VALUES_PER_STATEMENT) {
-      return (await this.tx.run(`DELETE FROM ${qualifiedName(table)} WHERE ${condition} ${placeholders(comparable.length)}`, comparable)).changes;
+      return (
+        await this.tx.run(
+          `DELETE FROM ${qualifiedName(table)} WHERE ${condition} ${placeholders(comparable.length)}`,
+          comparable,
+        )
+      ).changes;
     }
     // more values than one statement's parameters take: a temporary table of them, filled in chunks
     const values = quoteIdentifier(`gex_values_${randomBytes(8).toString('hex')}`);
@@ -194,7 +256,9 @@ export class TableLoader {
       const chunk = comparable.slice(i, i + WHERE_VALUES_PER_STATEMENT);
       await this.tx.run(`INSERT INTO ${values} (v) VALUES ${chunk.map(() => '(?)').join(', ')}`, chunk);
     }
-    const deleted = await this.tx.run(`DELETE FROM ${qualifiedName(table)} WHERE ${condition} (SELECT v FROM ${values})`);
+    const deleted = await this.tx.run(
+      `DELETE FROM ${qualifiedName(table)} WHERE ${condition} (SELECT v FROM ${values})`,
+    );
     await this.tx.run(`DROP TABLE ${values}`);
     return deleted.changes;
   }

@@ -55,34 +55,59 @@ export const NO_ROW = '1 = 0';
  * Compiles `query` against `table`. User names reach the SQL only as the table's physical column
  * names, looked up in the metadata; values only as parameters.
  */
-export function compileQuery(table: CatalogTable, query: TableQuery, dialect: Pick<Dialect, 'byteOrder'>): CompiledQuery {
+export function compileQuery(
+  table: CatalogTable,
+  query: TableQuery,
+  dialect: Pick<Dialect, 'byteOrder'>,
+): CompiledQuery {
   const byName = new Map(table.columns.map((c) => [c.name, c.physical]));
   const physical = (name: string, role: string): string => {
     const column = byName.get(name);
-    if (column === undefined) throw new UserError('GEX_TABLE_REQUEST_INVALID', `Table ${displayId(tableIdText(table.id))} has no column ${displayId(name)} (${role}).`);
+    if (column === undefined)
+      throw new UserError(
+        'GEX_TABLE_REQUEST_INVALID',
+        `Table ${displayId(tableIdText(table.id))} has no column ${displayId(name)} (${role}).`,
+      );
     return quoteIdentifier(column);
   };
   const columns = query.columns && query.columns.length > 0 ? [...query.columns] : table.columns.map((c) => c.name);
-  if (new Set(columns).size !== columns.length) throw new UserError('GEX_TABLE_REQUEST_INVALID', 'The columns to read name a column twice.');
+  if (new Set(columns).size !== columns.length)
+    throw new UserError('GEX_TABLE_REQUEST_INVALID', 'The columns to read name a column twice.');
   const selected = columns.map((name, i) => `${physical(name, 'columns')} AS c${i}`);
   const conditions: string[] = [];
   const params: SqlParam[] = [];
   if (query.whereColumn !== undefined && query.whereColumn !== '') {
     const values = query.whereValues ?? [];
-    if (values.length === 0) throw new UserError('GEX_TABLE_REQUEST_INVALID', `A filter on column ${displayId(query.whereColumn)} needs at least one value (whereValues).`);
-    if (values.length > MAX_WHERE_VALUES) throw new UserError('GEX_TABLE_REQUEST_INVALID', `A filter may list at most ${MAX_WHERE_VALUES} values; it lists ${values.length}.`);
+    if (values.length === 0)
+      throw new UserError(
+        'GEX_TABLE_REQUEST_INVALID',
+        `A filter on column ${displayId(query.whereColumn)} needs at least one value (whereValues).`,
+      );
+    if (values.length > MAX_WHERE_VALUES)
+      throw new UserError(
+        'GEX_TABLE_REQUEST_INVALID',
+        `A filter may list at most ${MAX_WHERE_VALUES} values; it lists ${values.length}.`,
+      );
     const column = physical(query.whereColumn, 'whereColumn');
     const comparable = comparableValues(values);
     if (comparable.length > 0) {
-      conditions.push(`${column} ${query.whereOperator === 'ne' ? 'NOT IN' : 'IN'} (${comparable.map(() => '?').join(', ')})`);
+      conditions.push(
+        `${column} ${query.whereOperator === 'ne' ? 'NOT IN' : 'IN'} (${comparable.map(() => '?').join(', ')})`,
+      );
       params.push(...comparable);
     } else if (query.whereOperator !== 'ne') conditions.push(NO_ROW);
   } else if (query.whereValues && query.whereValues.length > 0) {
-    throw new UserError('GEX_TABLE_REQUEST_INVALID', 'whereValues were given without whereColumn: name the column to filter on.');
+    throw new UserError(
+      'GEX_TABLE_REQUEST_INVALID',
+      'whereValues were given without whereColumn: name the column to filter on.',
+    );
   }
   // byte order: the text of `_timestamp` sorts as its moment whatever the database's collation
   const changed = `${quoteIdentifier(TIMESTAMP_COLUMN)}${dialect.byteOrder}`;
-  for (const [moment, operator] of [[query.changedSince, '>='], [query.changedUntil, '<']] as const) {
+  for (const [moment, operator] of [
+    [query.changedSince, '>='],
+    [query.changedUntil, '<'],
+  ] as const) {
     if (moment === undefined) continue;
     const at = storedMoment(moment);
     if ('text' in at) {
@@ -125,7 +150,10 @@ export async function readPages(
   let remaining = limit;
   if (dialect.name === 'postgres') {
     await tx.run('SET LOCAL synchronize_seqscans = off');
-    await tx.run(`DECLARE gex_table_read NO SCROLL CURSOR FOR SELECT ${query.selectList} FROM ${query.from}${where([])}`, query.params);
+    await tx.run(
+      `DECLARE gex_table_read NO SCROLL CURSOR FOR SELECT ${query.selectList} FROM ${query.from}${where([])}`,
+      query.params,
+    );
     while (remaining > 0) {
       const n = Math.min(pageSize(), remaining);
       const rows = await tx.all<Row>(`FETCH FORWARD ${n} FROM gex_table_read`);

@@ -8,13 +8,26 @@ import { objectKey, placeholderText, responseValue, scalar, sometimes } from './
  * presence and types change from record to record; sometimes a scalar or an array (APIs do that).
  */
 const recordBody = fc.oneof(
-  { weight: 12, arbitrary: fc.uniqueArray(fc.tuple(objectKey.filter((k) => k !== 'id'), responseValue), { maxLength: 4, selector: ([k]) => k }) },
+  {
+    weight: 12,
+    arbitrary: fc.uniqueArray(
+      fc.tuple(
+        objectKey.filter((k) => k !== 'id'),
+        responseValue,
+      ),
+      { maxLength: 4, selector: ([k]) => k },
+    ),
+  },
   { weight: 1, arbitrary: scalar.map((v) => ({ scalar: v })) },
   { weight: 1, arbitrary: fc.array(scalar, { maxLength: 2 }).map((v) => ({ list: v })) },
 );
 
 /** `labels[i]` (when there is one) is record i's `label`: text a child placeholder may put into its endpoint. */
-function buildRecords(bodies: Array<[string, JsonText][] | { scalar: JsonText } | { list: JsonText[] }>, idStyle: 'int' | 'string' | 'none', labels: string[]): JsonText[] {
+function buildRecords(
+  bodies: Array<[string, JsonText][] | { scalar: JsonText } | { list: JsonText[] }>,
+  idStyle: 'int' | 'string' | 'none',
+  labels: string[],
+): JsonText[] {
   return bodies.map((body, i) => {
     if ('scalar' in body) return body.scalar;
     if ('list' in body) return body.list;
@@ -27,15 +40,25 @@ function buildRecords(bodies: Array<[string, JsonText][] | { scalar: JsonText } 
 export const envelopeArb: fc.Arbitrary<Envelope> = fc.record(
   {
     dataPath: fc.constantFrom<string[] | null>(null, ['data'], ['items'], ['result', 'items'], ['0']),
-    flag: fc.record({ key: fc.constantFrom('has_more', 'more'), style: fc.constantFrom<'bool' | 'int' | 'string'>('bool', 'int', 'string'), omitAtEnd: fc.boolean() }),
+    flag: fc.record({
+      key: fc.constantFrom('has_more', 'more'),
+      style: fc.constantFrom<'bool' | 'int' | 'string'>('bool', 'int', 'string'),
+      omitAtEnd: fc.boolean(),
+    }),
     next: fc.record({
       key: fc.constantFrom(['next_page'], ['next'], ['links', 'next']),
       form: fc.constantFrom<'absolute' | 'relative' | 'rooted' | 'query'>('absolute', 'relative', 'rooted', 'query'),
       atEnd: fc.constantFrom<'null' | 'missing' | 'empty' | 'false'>('null', 'missing', 'empty', 'false'),
     }),
-    token: fc.record({ key: fc.constantFrom(['next_token'], ['paging', 'token']), atEnd: fc.constantFrom<'null' | 'missing' | 'empty'>('null', 'missing', 'empty') }),
+    token: fc.record({
+      key: fc.constantFrom(['next_token'], ['paging', 'token']),
+      atEnd: fc.constantFrom<'null' | 'missing' | 'empty'>('null', 'missing', 'empty'),
+    }),
     total: fc.record({ key: fc.constantFrom(['total'], ['meta', 'count']), asString: fc.boolean() }),
-    extra: fc.uniqueArray(fc.tuple(fc.constantFrom('status', 'version', 'count', 'meta'), responseValue), { maxLength: 2, selector: ([k]) => k }),
+    extra: fc.uniqueArray(fc.tuple(fc.constantFrom('status', 'version', 'count', 'meta'), responseValue), {
+      maxLength: 2,
+      selector: ([k]) => k,
+    }),
   },
   { requiredKeys: ['dataPath'] },
 );
@@ -43,7 +66,20 @@ export const envelopeArb: fc.Arbitrary<Envelope> = fc.record(
 const failureArb = fc.record({
   atPage: fc.integer({ min: 0, max: 2 }),
   status: fc.constantFrom(200, 400, 404),
-  body: fc.constantFrom('{"broken": ', '<html>not json</html>', '{"error": "no"}', '', 'null', '"text"', '[[]]', '[false]', '[0]', '[""]', '{}', '[]'),
+  body: fc.constantFrom(
+    '{"broken": ',
+    '<html>not json</html>',
+    '{"error": "no"}',
+    '',
+    'null',
+    '"text"',
+    '[[]]',
+    '[false]',
+    '[0]',
+    '[""]',
+    '{}',
+    '[]',
+  ),
 });
 
 export const collectionArb: fc.Arbitrary<Collection> = fc

@@ -8,20 +8,33 @@ import { nestedValue, objectOf, oddString, scalar, sometimes } from './values.js
 
 /** Column mappings of a dataType: columns, user columns, nested tables, odd paths. */
 const mappingEntry = fc.oneof(
-  fc.tuple(fc.constantFrom('id', 'name', 'value', 'meta.id', 'tags', '', '0', '1', 'ü'), fc.constantFrom<JsonText>('id', 'col_name', 'Name', 'ü', 'a b')),
+  fc.tuple(
+    fc.constantFrom('id', 'name', 'value', 'meta.id', 'tags', '', '0', '1', 'ü'),
+    fc.constantFrom<JsonText>('id', 'col_name', 'Name', 'ü', 'a b'),
+  ),
   fc.tuple(
     fc.constantFrom('id', 'name', 'meta', ''),
-    fc.record({ destination: fc.constantFrom('pk', 'name', 'x'), primaryKey: fc.boolean() }).map(({ destination, primaryKey }): JsonText => ({ type: 'column', mapping: { destination, ...(primaryKey ? { primaryKey: true } : {}) } })),
+    fc
+      .record({ destination: fc.constantFrom('pk', 'name', 'x'), primaryKey: fc.boolean() })
+      .map(({ destination, primaryKey }): JsonText => ({
+        type: 'column',
+        mapping: { destination, ...(primaryKey ? { primaryKey: true } : {}) },
+      })),
   ),
-  fc.tuple(fc.constantFrom('extra', 'userCol'), fc.constant<JsonText>({ type: 'user', mapping: { destination: 'user_col' } })),
+  fc.tuple(
+    fc.constantFrom('extra', 'userCol'),
+    fc.constant<JsonText>({ type: 'user', mapping: { destination: 'user_col' } }),
+  ),
   fc.tuple(
     fc.constantFrom('tags', 'meta', 'items', ''),
-    fc.record({ destination: fc.constantFrom('nested', 'tags', 'Nested'), parentKey: fc.boolean() }).map(({ destination, parentKey }): JsonText => ({
-      type: 'table',
-      destination,
-      tableMapping: { id: 'id', '.': 'value', name: 'name' },
-      ...(parentKey ? { parentKey: { destination: 'parent_id' } } : {}),
-    })),
+    fc
+      .record({ destination: fc.constantFrom('nested', 'tags', 'Nested'), parentKey: fc.boolean() })
+      .map(({ destination, parentKey }): JsonText => ({
+        type: 'table',
+        destination,
+        tableMapping: { id: 'id', '.': 'value', name: 'name' },
+        ...(parentKey ? { parentKey: { destination: 'parent_id' } } : {}),
+      })),
   ),
 );
 
@@ -78,7 +91,8 @@ export const diffCaseArb: fc.Arbitrary<DiffCase> = fc
     if (knobs.mappings) {
       const dataType = jobs[0].dataType ?? String((jobObjects[0] as Record<string, JsonText>).endpoint);
       const mappings: [string, JsonText][] = [[dataType, ordered(knobs.mappings.forJob)]];
-      if (knobs.mappings.orphanTable) mappings.push(['never_produced', { id: { type: 'column', mapping: { destination: 'id', primaryKey: true } } }]);
+      if (knobs.mappings.orphanTable)
+        mappings.push(['never_produced', { id: { type: 'column', mapping: { destination: 'id', primaryKey: true } } }]);
       config.mappings = ordered(mappings);
     }
     const parameters: JsonText = { api, config };

@@ -39,7 +39,10 @@ export interface DescendantKnobs {
 }
 
 const dataTypeArb = fc.oneof(
-  { weight: 6, arbitrary: fc.constantFrom('items', 'users', 'Orders', 'a-b', 'a.b', 'x y', 'data', 'items_children', 'a__b', '_x') },
+  {
+    weight: 6,
+    arbitrary: fc.constantFrom('items', 'users', 'Orders', 'a-b', 'a.b', 'x y', 'data', 'items_children', 'a__b', '_x'),
+  },
   { weight: 1, arbitrary: oddString.filter((s) => s.trim() !== '' && !/[/\\\0]/.test(s) && s !== '.' && s !== '..') },
 );
 
@@ -49,29 +52,62 @@ export const paramsArb: fc.Arbitrary<JsonText> = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom<JsonText>([], {}, null) },
   {
     weight: 1,
-    arbitrary: fc.tuple(fc.constantFrom('md5', 'sha1', 'base64_encode', 'concat', 'implode', 'sprintf', 'ifempty', 'urlencode', 'hash'), fc.array(scalar, { maxLength: 3 })).map(
-      ([fn, args]): JsonText => {
+    arbitrary: fc
+      .tuple(
+        fc.constantFrom('md5', 'sha1', 'base64_encode', 'concat', 'implode', 'sprintf', 'ifempty', 'urlencode', 'hash'),
+        fc.array(scalar, { maxLength: 3 }),
+      )
+      .map(([fn, args]): JsonText => {
         const fnArgs: JsonText[] =
-          fn === 'implode' ? [',', args] : fn === 'sprintf' ? ['%s-%d-%.2f', ...args] : fn === 'hash' ? ['sha256', args[0] ?? ''] : fn === 'concat' ? args : [args[0] ?? ''];
+          fn === 'implode'
+            ? [',', args]
+            : fn === 'sprintf'
+              ? ['%s-%d-%.2f', ...args]
+              : fn === 'hash'
+                ? ['sha256', args[0] ?? '']
+                : fn === 'concat'
+                  ? args
+                  : [args[0] ?? ''];
         return { q: { function: fn, args: fnArgs }, plain: 1 };
-      },
-    ),
+      }),
   },
 );
 
 const descendantFields = {
-  placeholders: fc.constantFrom<DescendantKnobs['placeholders']>('none', 'none', 'own', 'shadow', 'shadowLabel', 'level', 'list'),
+  placeholders: fc.constantFrom<DescendantKnobs['placeholders']>(
+    'none',
+    'none',
+    'own',
+    'shadow',
+    'shadowLabel',
+    'level',
+    'list',
+  ),
   method: fc.constantFrom<'GET' | 'POST'>('GET', 'GET', 'POST'),
   params: fc.constantFrom<JsonText>({ p: 1 }, { q: 'a b' }),
   recursionFilter: fc.constantFrom('id>1', 'id<3', 'id!=2'),
 };
-const greatGrandchildArb: fc.Arbitrary<DescendantKnobs> = fc.record(descendantFields, { requiredKeys: ['placeholders'] });
-const grandchildArb: fc.Arbitrary<DescendantKnobs> = fc.record({ ...descendantFields, child: greatGrandchildArb }, { requiredKeys: ['placeholders'] });
+const greatGrandchildArb: fc.Arbitrary<DescendantKnobs> = fc.record(descendantFields, {
+  requiredKeys: ['placeholders'],
+});
+const grandchildArb: fc.Arbitrary<DescendantKnobs> = fc.record(
+  { ...descendantFields, child: greatGrandchildArb },
+  { requiredKeys: ['placeholders'] },
+);
 
 const childArb: fc.Arbitrary<ChildKnobs> = fc.record(
   {
     endpoint: fc.constantFrom<ChildKnobs['endpoint']>('path', 'path', 'query', 'two', 'none'),
-    placeholder: fc.constantFrom<ChildKnobs['placeholder']>('id', 'id', 'nested', 'missing', 'level', 'empty', 'label', 'label'),
+    placeholder: fc.constantFrom<ChildKnobs['placeholder']>(
+      'id',
+      'id',
+      'nested',
+      'missing',
+      'level',
+      'empty',
+      'label',
+      'label',
+    ),
     dataType: dataTypeArb,
     dataField: fc.constantFrom<'match' | 'wrong'>('match', 'match', 'wrong'),
     recursionFilter: fc.constantFrom('id>1', 'id<3', 'name==a', 'type!=x', 'id>1|id<0', 'value~a%'),
@@ -83,7 +119,15 @@ const childArb: fc.Arbitrary<ChildKnobs> = fc.record(
 
 export const jobKnobs: fc.Arbitrary<JobKnobs> = fc.record(
   {
-    endpoint: fc.constantFrom<JobKnobs['endpoint']>('plain', 'plain', 'nested', 'slash', 'query', 'unicode', 'trailing'),
+    endpoint: fc.constantFrom<JobKnobs['endpoint']>(
+      'plain',
+      'plain',
+      'nested',
+      'slash',
+      'query',
+      'unicode',
+      'trailing',
+    ),
     dataType: dataTypeArb,
     dataField: fc.constantFrom<NonNullable<JobKnobs['dataField']>>('match', 'match', 'wrong', 'empty', 'dot'),
     params: paramsArb,
@@ -134,13 +178,20 @@ export function buildJob(knobs: JobKnobs, collection: Collection, index: number,
 }
 
 /** Derived from a knob the cases already draw, so adding it changed no generated case but this key. */
-const CHILD_CONCURRENCY: Record<ChildKnobs['endpoint'], number | undefined> = { path: 4, query: undefined, two: 8, none: 2 };
+const CHILD_CONCURRENCY: Record<ChildKnobs['endpoint'], number | undefined> = {
+  path: 4,
+  query: undefined,
+  two: 8,
+  none: 2,
+};
 
 function buildChild(knobs: ChildKnobs, collections: Collection[], level: number): JsonText {
   const index = Math.min(level, collections.length - 1);
   const collection = collections[index];
   const c = `c${index}`;
-  const endpoint = { path: `${c}/{id}`, query: `${c}?parent={id}`, two: `${c}/{id}/{id2}`, none: `${c}/detail` }[knobs.endpoint];
+  const endpoint = { path: `${c}/{id}`, query: `${c}?parent={id}`, two: `${c}/{id}/{id2}`, none: `${c}/detail` }[
+    knobs.endpoint
+  ];
   const placeholders: JsonText = {
     id: { id: 'id' },
     nested: { id: 'meta.id' },
@@ -150,7 +201,13 @@ function buildChild(knobs: ChildKnobs, collections: Collection[], level: number)
     label: { id: 'label' },
   }[knobs.placeholder];
   const child: Record<string, JsonText> = { endpoint, placeholders };
-  if (knobs.endpoint === 'two' && placeholders && typeof placeholders === 'object' && !Array.isArray(placeholders) && !('$number' in placeholders)) {
+  if (
+    knobs.endpoint === 'two' &&
+    placeholders &&
+    typeof placeholders === 'object' &&
+    !Array.isArray(placeholders) &&
+    !('$number' in placeholders)
+  ) {
     (placeholders as Record<string, JsonText>).id2 = 'name';
   }
   if (knobs.dataType !== undefined) child.dataType = knobs.dataType;

@@ -28,11 +28,31 @@ export interface PaginationKnobs {
   limitStop?: { byField?: boolean; count?: JsonText };
 }
 
-const paramName = fc.constantFrom('page', 'p', 'limit', 'per_page', 'offset', 'skip', 'since', 'cursor', 'after', 'pg x', 'ü');
+const paramName = fc.constantFrom(
+  'page',
+  'p',
+  'limit',
+  'per_page',
+  'offset',
+  'skip',
+  'since',
+  'cursor',
+  'after',
+  'pg x',
+  'ü',
+);
 
 export const paginationKnobs: fc.Arbitrary<PaginationKnobs> = fc.record(
   {
-    method: fc.constantFrom('none', 'pagenum', 'offset', 'cursor', 'response.param', 'response.url', 'zendesk.response.url'),
+    method: fc.constantFrom(
+      'none',
+      'pagenum',
+      'offset',
+      'cursor',
+      'response.param',
+      'response.url',
+      'zendesk.response.url',
+    ),
     inMultiple: fc.boolean(),
     pageParam: paramName,
     limitParam: paramName,
@@ -47,9 +67,15 @@ export const paginationKnobs: fc.Arbitrary<PaginationKnobs> = fc.record(
     increment: fc.integer({ min: -1, max: 2 }),
     reverse: fc.boolean(),
     tokenParam: paramName,
-    nextPageFlag: fc.record({ stopOn: fc.boolean(), ifNotSet: fc.boolean(), wrongField: fc.boolean() }, { requiredKeys: ['stopOn'] }),
+    nextPageFlag: fc.record(
+      { stopOn: fc.boolean(), ifNotSet: fc.boolean(), wrongField: fc.boolean() },
+      { requiredKeys: ['stopOn'] },
+    ),
     forceStop: fc.record({ pages: fc.integer({ min: 0, max: 3 }), volume: fc.integer({ min: 1, max: 400 }) }),
-    limitStop: fc.record({ byField: fc.boolean(), count: fc.oneof(fc.integer({ min: 0, max: 8 }), fc.constantFrom<JsonText>('3')) }),
+    limitStop: fc.record({
+      byField: fc.boolean(),
+      count: fc.oneof(fc.integer({ min: 0, max: 8 }), fc.constantFrom<JsonText>('3')),
+    }),
   },
   { requiredKeys: ['method'] },
 );
@@ -100,27 +126,36 @@ export function buildPagination(knobs: PaginationKnobs, main: Collection): { pag
       break;
     case 'response.param':
       paging.style = 'token';
-      Object.assign(p, { method: 'response.param', responseParam: (main.envelope.token?.key ?? ['next_token']).join('.'), queryParam: paging.tokenParam });
+      Object.assign(p, {
+        method: 'response.param',
+        responseParam: (main.envelope.token?.key ?? ['next_token']).join('.'),
+        queryParam: paging.tokenParam,
+      });
       set('includeParams', knobs.includeParams);
       break;
     case 'response.url':
     case 'zendesk.response.url':
       paging.style = 'url';
       p.method = knobs.method;
-      if (main.envelope.next && main.envelope.next.key.join('.') !== 'next_page') p.urlKey = main.envelope.next.key.join('.');
+      if (main.envelope.next && main.envelope.next.key.join('.') !== 'next_page')
+        p.urlKey = main.envelope.next.key.join('.');
       set('includeParams', knobs.includeParams);
       set('paramIsQuery', knobs.paramIsQuery);
       break;
   }
   if (knobs.method !== 'none') addStops(p, knobs, main);
   if (Object.keys(p).length === 0) return { paging };
-  const pagination: JsonText = knobs.inMultiple && p.method ? { method: 'multiple', scrollers: { main: p }, default: 'main' } : p;
+  const pagination: JsonText =
+    knobs.inMultiple && p.method ? { method: 'multiple', scrollers: { main: p }, default: 'main' } : p;
   return { pagination, paging };
 }
 
 function addStops(p: Record<string, JsonText>, knobs: PaginationKnobs, main: Collection): void {
   if (knobs.nextPageFlag && main.envelope.flag) {
-    const flag: Record<string, JsonText> = { field: knobs.nextPageFlag.wrongField ? 'hasMore' : main.envelope.flag.key, stopOn: knobs.nextPageFlag.stopOn };
+    const flag: Record<string, JsonText> = {
+      field: knobs.nextPageFlag.wrongField ? 'hasMore' : main.envelope.flag.key,
+      stopOn: knobs.nextPageFlag.stopOn,
+    };
     if (knobs.nextPageFlag.ifNotSet !== undefined) flag.ifNotSet = knobs.nextPageFlag.ifNotSet;
     p.nextPageFlag = flag;
   }

@@ -3,9 +3,46 @@ import { num, ordered, type JsonText } from '../json-text.js';
 
 /** Strings that have tripped extractors: unicode, separators, numeric look-alikes, control characters. */
 export const oddString: fc.Arbitrary<string> = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom('a', 'abc', 'Hello World', 'x-y', 'a.b', 'a,b', 'a"b', "it's", 'a;b', 'a&b=c', 'a+b', 'a/b', 'a?b#c', '%41', '%') },
+  {
+    weight: 4,
+    arbitrary: fc.constantFrom(
+      'a',
+      'abc',
+      'Hello World',
+      'x-y',
+      'a.b',
+      'a,b',
+      'a"b',
+      "it's",
+      'a;b',
+      'a&b=c',
+      'a+b',
+      'a/b',
+      'a?b#c',
+      '%41',
+      '%',
+    ),
+  },
   { weight: 2, arbitrary: fc.constantFrom('ü', 'Žluťoučký kůň', '日本語', '😀', 'e\u0301', '\u00a0', 'Ω≈ç√') },
-  { weight: 2, arbitrary: fc.constantFrom('', ' ', '0', '00', '007', '1', '-1', '1.0', '1e3', ' 1', '0x1A', 'true', 'false', 'null') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      '',
+      ' ',
+      '0',
+      '00',
+      '007',
+      '1',
+      '-1',
+      '1.0',
+      '1e3',
+      ' 1',
+      '0x1A',
+      'true',
+      'false',
+      'null',
+    ),
+  },
   { weight: 1, arbitrary: fc.constantFrom('a\nb', 'tab\there', 'cr\rx', 'back\\slash', '\u2028') },
   { weight: 2, arbitrary: fc.string({ maxLength: 6 }) },
 );
@@ -13,11 +50,40 @@ export const oddString: fc.Arbitrary<string> = fc.oneof(
 /** Number literals as JSON spells them: integers, big integers, floats with PHP-relevant spellings. */
 export const numberLiteral: fc.Arbitrary<JsonText> = fc.oneof(
   { weight: 4, arbitrary: fc.integer({ min: -5, max: 1000 }) },
-  { weight: 1, arbitrary: fc.constantFrom('9007199254740993', '9223372036854775807', '9223372036854775808', '-9223372036854775809', '12345678901234567890').map(num) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom(
+        '9007199254740993',
+        '9223372036854775807',
+        '9223372036854775808',
+        '-9223372036854775809',
+        '12345678901234567890',
+      )
+      .map(num),
+  },
   {
     weight: 3,
     arbitrary: fc
-      .constantFrom('1.5', '0.1', '1.0', '-0.0', '0.0', '2.50', '1e15', '1E3', '1e+2', '1e-7', '1.5e300', '5e-324', '123456.789', '0.30000000000000004', '3.141592653589793', '1e22', '100000000000000000000.0')
+      .constantFrom(
+        '1.5',
+        '0.1',
+        '1.0',
+        '-0.0',
+        '0.0',
+        '2.50',
+        '1e15',
+        '1E3',
+        '1e+2',
+        '1e-7',
+        '1.5e300',
+        '5e-324',
+        '123456.789',
+        '0.30000000000000004',
+        '3.141592653589793',
+        '1e22',
+        '100000000000000000000.0',
+      )
       .map(num),
   },
 );
@@ -32,12 +98,32 @@ export const scalar: fc.Arbitrary<JsonText> = fc.oneof(
 /** Keys of generated objects: plain, numeric, empty, clashing with generated column names. */
 export const objectKey: fc.Arbitrary<string> = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom('id', 'name', 'value', 'type', 'meta', 'tags', 'items', 'Name') },
-  { weight: 2, arbitrary: fc.constantFrom('0', '1', '10', 'ü', 'a b', 'a.b', 'a-b', 'a_b', '_', 'x__y', 'JSON_parentId', 'parent_id', 'data', '') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      '0',
+      '1',
+      '10',
+      'ü',
+      'a b',
+      'a.b',
+      'a-b',
+      'a_b',
+      '_',
+      'x__y',
+      'JSON_parentId',
+      'parent_id',
+      'data',
+      '',
+    ),
+  },
 );
 
 /** An object with keys in a fixed order, duplicates removed. */
 export function objectOf(value: fc.Arbitrary<JsonText>, maxKeys = 4): fc.Arbitrary<JsonText> {
-  return fc.uniqueArray(fc.tuple(objectKey, value), { maxLength: maxKeys, selector: ([k]) => k }).map((entries) => ordered(entries));
+  return fc
+    .uniqueArray(fc.tuple(objectKey, value), { maxLength: maxKeys, selector: ([k]) => k })
+    .map((entries) => ordered(entries));
 }
 
 /** Values nested a few levels: objects, arrays of scalars, arrays of objects, empty containers. */
@@ -51,7 +137,9 @@ export const nestedValue: fc.Arbitrary<JsonText> = fc.letrec<{ value: JsonText }
 })).value;
 
 /** Every control character PHP's parse_url replaces (0x00–0x1F, 0x7F), inside, around or alone. */
-const controlCharacter = fc.oneof(fc.integer({ min: 0, max: 0x1f }), fc.constant(0x7f)).map((c) => String.fromCharCode(c));
+const controlCharacter = fc
+  .oneof(fc.integer({ min: 0, max: 0x1f }), fc.constant(0x7f))
+  .map((c) => String.fromCharCode(c));
 
 /**
  * Texts a record may hand to a placeholder: control characters (a newline from an API), text
@@ -60,7 +148,12 @@ const controlCharacter = fc.oneof(fc.integer({ min: 0, max: 0x1f }), fc.constant
  * minutes where gex fails at once (a listed difference) — a case would only time out.
  */
 export const placeholderText: fc.Arbitrary<string> = fc.oneof(
-  { weight: 3, arbitrary: fc.tuple(fc.constantFrom('', 'a', ' x'), controlCharacter, fc.constantFrom('', 'b', '\n')).map((parts) => parts.join('')) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(fc.constantFrom('', 'a', ' x'), controlCharacter, fc.constantFrom('', 'b', '\n'))
+      .map((parts) => parts.join('')),
+  },
   { weight: 2, arbitrary: fc.constantFrom('a:b', 'ab:', '//h', 'a?b', 'a#b', '%0A', '\u0085', 'ü', ' ', 'a/b') },
   { weight: 1, arbitrary: oddString },
 );

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { startFixtureServer, type FixtureHandler, type FixtureServer, type RecordedRequest } from '../../../src/fixture-server/fixture-server.js';
+import {
+  startFixtureServer,
+  type FixtureHandler,
+  type FixtureServer,
+  type RecordedRequest,
+} from '../../../src/fixture-server/fixture-server.js';
 import { runAuthExtraction } from '../../support/auth-api.js';
 
 /**
@@ -30,7 +35,8 @@ describe('authentication against a real server', () => {
   const usersTable = '"id","name"\n"123","John Doe"\n"234","Jane Doe"\n';
 
   it('basic: every request carries the Authorization header; iterations use their own credentials (EX078, EX113)', async () => {
-    handler = (r) => (headerOf(r, 'authorization')?.startsWith('Basic ') ? { body: USERS } : { status: 401, body: { message: 'no' } });
+    handler = (r) =>
+      headerOf(r, 'authorization')?.startsWith('Basic ') ? { body: USERS } : { status: 401, body: { message: 'no' } };
     const run = await runAuthExtraction({
       api: api({ authentication: { type: 'basic' } }),
       config: { outputBucket: 'b', jobs: [{ endpoint: 'users' }] },
@@ -41,7 +47,10 @@ describe('authentication against a real server', () => {
     });
     assert.deepEqual(
       server.requests.map((r) => headerOf(r, 'authorization')),
-      [`Basic ${Buffer.from('JohnDoe:secret').toString('base64')}`, `Basic ${Buffer.from('DoeJohn:zyxv9876').toString('base64')}`],
+      [
+        `Basic ${Buffer.from('JohnDoe:secret').toString('base64')}`,
+        `Basic ${Buffer.from('DoeJohn:zyxv9876').toString('base64')}`,
+      ],
     );
     assert.equal(run.files.get('b.users'), `${usersTable}"123","John Doe"\n"234","Jane Doe"\n`);
   });
@@ -52,7 +61,13 @@ describe('authentication against a real server', () => {
       api: api({
         authentication: {
           type: 'query',
-          query: { apiToken: { attr: '#token' }, signature: { function: 'sha1', args: [{ function: 'concat', args: [{ attr: '#token' }, { query: 'type' }] }] } },
+          query: {
+            apiToken: { attr: '#token' },
+            signature: {
+              function: 'sha1',
+              args: [{ function: 'concat', args: [{ attr: '#token' }, { query: 'type' }] }],
+            },
+          },
         },
       }),
       config: {
@@ -73,13 +88,21 @@ describe('authentication against a real server', () => {
   describe('login', () => {
     const TOKEN = 'a1b2c3d435f6';
     const loginHandler: FixtureHandler = (r) => {
-      if (r.url === '/api/login') return headerOf(r, 'x-login') === 'JohnDoe' ? { body: { authorization: { token: TOKEN } } } : { status: 403, body: {} };
-      if (r.url.startsWith('/api/users') || r.url.startsWith('/api/orders')) return headerOf(r, 'x-apitoken') === TOKEN ? { body: USERS } : { status: 401, body: {} };
+      if (r.url === '/api/login')
+        return headerOf(r, 'x-login') === 'JohnDoe'
+          ? { body: { authorization: { token: TOKEN } } }
+          : { status: 403, body: {} };
+      if (r.url.startsWith('/api/users') || r.url.startsWith('/api/orders'))
+        return headerOf(r, 'x-apitoken') === TOKEN ? { body: USERS } : { status: 401, body: {} };
       return undefined;
     };
     const authentication = (extra: Record<string, unknown> = {}) => ({
       type: 'login',
-      loginRequest: { endpoint: 'login', method: 'GET', headers: { 'X-Login': 'JohnDoe', 'X-Password': { attr: '#password' } } },
+      loginRequest: {
+        endpoint: 'login',
+        method: 'GET',
+        headers: { 'X-Login': 'JohnDoe', 'X-Password': { attr: '#password' } },
+      },
       apiRequest: { headers: { 'X-ApiToken': { response: 'authorization.token' } } },
       ...extra,
     });
@@ -106,7 +129,8 @@ describe('authentication against a real server', () => {
     });
 
     it('logs in again for every iteration (new client), with that iteration’s attributes', async () => {
-      handler = (r) => (r.url.startsWith('/api/login') ? { body: { authorization: { token: `tok-${r.body}` } } } : { body: USERS });
+      handler = (r) =>
+        r.url.startsWith('/api/login') ? { body: { authorization: { token: `tok-${r.body}` } } } : { body: USERS };
       await runAuthExtraction({
         api: api({
           authentication: {
@@ -120,7 +144,12 @@ describe('authentication against a real server', () => {
       });
       assert.deepEqual(
         server.requests.map((r) => `${r.method} ${r.url} ${r.body}`),
-        ['POST /api/login user=one', 'GET /api/users?token=tok-user%3Done ', 'POST /api/login user=two', 'GET /api/users?token=tok-user%3Dtwo '],
+        [
+          'POST /api/login user=one',
+          'GET /api/users?token=tok-user%3Done ',
+          'POST /api/login user=two',
+          'GET /api/users?token=tok-user%3Dtwo ',
+        ],
       );
     });
 
@@ -148,7 +177,12 @@ describe('authentication against a real server', () => {
         config: {
           '#password': 'TopSecret',
           outputBucket: 'b',
-          jobs: [{ endpoint: 'users', children: [{ endpoint: 'session/{session}', dataType: 'detail', placeholders: { session: 'session' } }] }],
+          jobs: [
+            {
+              endpoint: 'users',
+              children: [{ endpoint: 'session/{session}', dataType: 'detail', placeholders: { session: 'session' } }],
+            },
+          ],
         },
       };
       for (const passMasker of [true, false]) {
@@ -178,10 +212,13 @@ describe('authentication against a real server', () => {
   it('oauth10: the server verifies the HMAC-SHA1 signature independently (RFC 5849)', async () => {
     const consumerSecret = 'TopSecret';
     const tokenSecret = 'tokenSecret';
-    const enc = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+    const enc = (s: string) =>
+      encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
     const verify = (r: RecordedRequest): boolean => {
       const value = headerOf(r, 'authorization') ?? '';
-      const oauth = [...value.matchAll(/(\w+)="([^"]*)"/g)].map(([, k, v]) => [k, decodeURIComponent(v)] as [string, string]);
+      const oauth = [...value.matchAll(/(\w+)="([^"]*)"/g)].map(
+        ([, k, v]) => [k, decodeURIComponent(v)] as [string, string],
+      );
       const signature = oauth.find(([k]) => k === 'oauth_signature')?.[1];
       const url = new URL(r.url, server.url);
       const params = [...oauth.filter(([k]) => k !== 'oauth_signature'), ...url.searchParams]
@@ -190,30 +227,59 @@ describe('authentication against a real server', () => {
         .map(([k, v]) => `${k}=${v}`)
         .join('&');
       const base = `${r.method}&${enc(`${server.url}${url.pathname}`)}&${enc(params)}`;
-      return signature === createHmac('sha1', `${enc(consumerSecret)}&${enc(tokenSecret)}`).update(base).digest('base64');
+      return (
+        signature ===
+        createHmac('sha1', `${enc(consumerSecret)}&${enc(tokenSecret)}`)
+          .update(base)
+          .digest('base64')
+      );
     };
     handler = (r) => (verify(r) ? { body: USERS } : { status: 401, body: { message: 'bad signature' } });
     const run = await runAuthExtraction(
-      { api: api({ authentication: { type: 'oauth10' } }), config: { outputBucket: 'b', jobs: [{ endpoint: 'users', params: { q: "a b~*'", page: 1 } }] } },
       {
-        authorization: { oauth_api: { credentials: { '#data': JSON.stringify({ oauth_token: 'userToken', oauth_token_secret: tokenSecret }), appKey: 1234, '#appSecret': consumerSecret } } },
+        api: api({ authentication: { type: 'oauth10' } }),
+        config: { outputBucket: 'b', jobs: [{ endpoint: 'users', params: { q: "a b~*'", page: 1 } }] },
+      },
+      {
+        authorization: {
+          oauth_api: {
+            credentials: {
+              '#data': JSON.stringify({ oauth_token: 'userToken', oauth_token_secret: tokenSecret }),
+              appKey: 1234,
+              '#appSecret': consumerSecret,
+            },
+          },
+        },
         authRuntime: { now: () => 1492904452, nonce: () => '72469d96572dabb4d0ea02b057ea4f246d722b72' },
       },
     );
     assert.equal(server.requests.length, 1);
     assert.equal(server.requests[0].url, '/api/users?q=a+b%7E%2A%27&page=1', 'oauth10 does not touch the URL');
-    assert.match(headerOf(server.requests[0], 'authorization') ?? '', /oauth_nonce="72469d96572dabb4d0ea02b057ea4f246d722b72".*oauth_timestamp="1492904452"/);
+    assert.match(
+      headerOf(server.requests[0], 'authorization') ?? '',
+      /oauth_nonce="72469d96572dabb4d0ea02b057ea4f246d722b72".*oauth_timestamp="1492904452"/,
+    );
     assert.equal(run.files.get('b.users'), usersTable);
   });
 
   it('oauth20: Bearer token from #data (text) and a query token from JSON data', async () => {
-    handler = (r) => (headerOf(r, 'authorization') === 'Bearer SomeToken1234abcd567ef' ? { body: USERS } : { status: 401, body: {} });
+    handler = (r) =>
+      headerOf(r, 'authorization') === 'Bearer SomeToken1234abcd567ef' ? { body: USERS } : { status: 401, body: {} };
     const bearer = await runAuthExtraction(
       {
-        api: api({ authentication: { type: 'oauth20', headers: { Authorization: { function: 'concat', args: ['Bearer ', { authorization: 'data' }] } } } }),
+        api: api({
+          authentication: {
+            type: 'oauth20',
+            headers: { Authorization: { function: 'concat', args: ['Bearer ', { authorization: 'data' }] } },
+          },
+        }),
         config: { outputBucket: 'b', jobs: [{ endpoint: 'users' }] },
       },
-      { authorization: { oauth_api: { credentials: { '#data': 'SomeToken1234abcd567ef', appKey: 'id', '#appSecret': 'secret' } } } },
+      {
+        authorization: {
+          oauth_api: { credentials: { '#data': 'SomeToken1234abcd567ef', appKey: 'id', '#appSecret': 'secret' } },
+        },
+      },
     );
     assert.equal(bearer.files.get('b.users'), usersTable);
 
@@ -221,10 +287,20 @@ describe('authentication against a real server', () => {
     handler = () => ({ body: USERS });
     await runAuthExtraction(
       {
-        api: api({ authentication: { type: 'oauth20', format: 'json', query: { access_token: { authorization: 'data.access_token' } } } }),
+        api: api({
+          authentication: {
+            type: 'oauth20',
+            format: 'json',
+            query: { access_token: { authorization: 'data.access_token' } },
+          },
+        }),
         config: { outputBucket: 'b', jobs: [{ endpoint: 'users', params: { from: '2024-01-01 00:00' } }] },
       },
-      { authorization: { oauth_api: { credentials: { '#data': '{"access_token":"testToken"}', appKey: 'id', '#appSecret': 'secret' } } } },
+      {
+        authorization: {
+          oauth_api: { credentials: { '#data': '{"access_token":"testToken"}', appKey: 'id', '#appSecret': 'secret' } },
+        },
+      },
     );
     assert.deepEqual(lines(), ['GET /api/users?from=2024-01-01%2000%3A00&access_token=testToken']);
   });
@@ -243,7 +319,12 @@ describe('authentication against a real server', () => {
             loginRequest: {
               endpoint: 'token',
               method: 'FORM',
-              params: { client_id: { consumer: 'client_id' }, client_secret: { consumer: 'client_secret' }, refresh_token: { user: 'refresh_token' }, grant_type: 'refresh_token' },
+              params: {
+                client_id: { consumer: 'client_id' },
+                client_secret: { consumer: 'client_secret' },
+                refresh_token: { user: 'refresh_token' },
+                grant_type: 'refresh_token',
+              },
             },
             apiRequest: { query: { access_token: { response: 'access_token' } } },
           },
@@ -252,7 +333,13 @@ describe('authentication against a real server', () => {
       },
       {
         authorization: {
-          oauth_api: { credentials: { '#data': '{"access_token": "abcd01234","refresh_token": "efgh56789"}', appKey: 'clientId1234asdf', '#appSecret': 'clientSecret5678ghjk' } },
+          oauth_api: {
+            credentials: {
+              '#data': '{"access_token": "abcd01234","refresh_token": "efgh56789"}',
+              appKey: 'clientId1234asdf',
+              '#appSecret': 'clientSecret5678ghjk',
+            },
+          },
         },
       },
     );
@@ -270,7 +357,10 @@ describe('authentication against a real server', () => {
   it('an unknown authentication type is refused before anything is sent', async () => {
     handler = () => ({ body: USERS });
     await assert.rejects(
-      runAuthExtraction({ api: api({ authentication: { type: 'kerberos' } }), config: { outputBucket: 'b', jobs: [{ endpoint: 'users' }] } }),
+      runAuthExtraction({
+        api: api({ authentication: { type: 'kerberos' } }),
+        config: { outputBucket: 'b', jobs: [{ endpoint: 'users' }] },
+      }),
       (e: Error) => e.name === 'ConfigError' && /parameters\.api\.authentication\.type/.test(e.message),
     );
     assert.equal(server.requests.length, 0);

@@ -21,7 +21,10 @@ describe('auth: basic', () => {
     assert.equal(received.length, 1);
     assert.equal(received[0].path, '/api/users');
     assert.equal(header(received[0], 'authorization'), 'Basic Sm9obkRvZTpzZWNyZXQ=');
-    assert.ok(setup.secrets.includes('JohnDoe:secret'), 'the pair whose base64 is the header is registered for masking');
+    assert.ok(
+      setup.secrets.includes('JohnDoe:secret'),
+      'the pair whose base64 is the header is registered for masking',
+    );
   });
 
   it('prefers username/password over #username/#password and leaves the URL untouched', async () => {
@@ -36,12 +39,21 @@ describe('auth: basic', () => {
   });
 
   it('missing credentials are user errors naming what to set', () => {
-    assert.throws(() => setupAuth({ api: { authentication: { type: 'basic' } }, config: { '#password': 'x' } }), /Missing the required '#username'.*parameters\.config\.#username/);
-    assert.throws(() => setupAuth({ api: { authentication: { type: 'basic' } }, config: { username: 'x' } }), /Missing the required '#password'.*parameters\.config\.#password/);
+    assert.throws(
+      () => setupAuth({ api: { authentication: { type: 'basic' } }, config: { '#password': 'x' } }),
+      /Missing the required '#username'.*parameters\.config\.#username/,
+    );
+    assert.throws(
+      () => setupAuth({ api: { authentication: { type: 'basic' } }, config: { username: 'x' } }),
+      /Missing the required '#password'.*parameters\.config\.#password/,
+    );
   });
 
   it('an unknown type is a user error listing the types', () => {
-    assert.throws(() => setupAuth({ api: { authentication: { type: 'kerberos' } } }), (e: Error) => e.name === 'ConfigError' && /unknown authorization type 'kerberos'.*oauth20\.login/.test(e.message));
+    assert.throws(
+      () => setupAuth({ api: { authentication: { type: 'kerberos' } } }),
+      (e: Error) => e.name === 'ConfigError' && /unknown authorization type 'kerberos'.*oauth20\.login/.test(e.message),
+    );
   });
 });
 
@@ -55,10 +67,16 @@ describe('auth: query', () => {
 
   it('appends authentication.query to every request (EX077)', async () => {
     const received = recordRequests();
-    setup = setupAuth({ api: { authentication: { type: 'query', query: { 'api-token': { attr: '#token' } } } }, config: { '#token': '2267709' } });
+    setup = setupAuth({
+      api: { authentication: { type: 'query', query: { 'api-token': { attr: '#token' } } } },
+      config: { '#token': '2267709' },
+    });
     await setup.client.send(setup.request('users'));
     await setup.client.send(setup.request('orders', { page: 2 }));
-    assert.deepEqual(received.map((r) => r.path), ['/api/users?api-token=2267709', '/api/orders?page=2&api-token=2267709']);
+    assert.deepEqual(
+      received.map((r) => r.path),
+      ['/api/users?api-token=2267709', '/api/orders?page=2&api-token=2267709'],
+    );
   });
 
   it('evaluates per request with the query context (EX101 signature)', async () => {
@@ -69,7 +87,10 @@ describe('auth: query', () => {
           type: 'query',
           query: {
             apiToken: { attr: '#token' },
-            signature: { function: 'sha1', args: [{ function: 'concat', args: [{ attr: '#token' }, { query: 'type' }] }] },
+            signature: {
+              function: 'sha1',
+              args: [{ function: 'concat', args: [{ attr: '#token' }, { query: 'type' }] }],
+            },
           },
         },
       },
@@ -78,12 +99,21 @@ describe('auth: query', () => {
     await setup.client.send(setup.request('items', { type: 'users' }));
     await setup.client.send(setup.request('items', { type: 'orders' }));
     const sha1 = (s: string) => createHash('sha1').update(s).digest('hex');
-    assert.deepEqual(received.map((r) => r.path), [
-      `/api/items?type=users&apiToken=1234abcd567efg890hij&signature=${sha1('1234abcd567efg890hijusers')}`,
-      `/api/items?type=orders&apiToken=1234abcd567efg890hij&signature=${sha1('1234abcd567efg890hijorders')}`,
-    ]);
-    assert.ok(received[0].path.endsWith('signature=d8221ab22e2a04e0a3a0b8818115864dd9b4bce4'), 'EX101 recorded signature');
-    assert.ok(setup.secrets.includes(sha1('1234abcd567efg890hijusers')), 'values computed by functions are registered for masking');
+    assert.deepEqual(
+      received.map((r) => r.path),
+      [
+        `/api/items?type=users&apiToken=1234abcd567efg890hij&signature=${sha1('1234abcd567efg890hijusers')}`,
+        `/api/items?type=orders&apiToken=1234abcd567efg890hij&signature=${sha1('1234abcd567efg890hijorders')}`,
+      ],
+    );
+    assert.ok(
+      received[0].path.endsWith('signature=d8221ab22e2a04e0a3a0b8818115864dd9b4bce4'),
+      'EX101 recorded signature',
+    );
+    assert.ok(
+      setup.secrets.includes(sha1('1234abcd567efg890hijusers')),
+      'values computed by functions are registered for masking',
+    );
   });
 
   it('gives the request context: url, path, queryString, method, hostname, port, resource', async () => {
@@ -124,12 +154,18 @@ describe('auth: query', () => {
   });
 
   it('without any query configured it is a user error', () => {
-    assert.throws(() => setupAuth({ api: { authentication: { type: 'query' } } }), /requires 'query' configuration.*parameters\.api\.authentication\.query/);
+    assert.throws(
+      () => setupAuth({ api: { authentication: { type: 'query' } } }),
+      /requires 'query' configuration.*parameters\.api\.authentication\.query/,
+    );
   });
 
   it('a value that ends up an object is a user error', async () => {
     recordRequests();
     setup = setupAuth({ api: { authentication: { type: 'query', query: { token: { nested: { deeper: 1 } } } } } });
-    await assert.rejects(setup.client.send(setup.request('users')), /authentication\.query\.token: invalid type "object" in query/);
+    await assert.rejects(
+      setup.client.send(setup.request('users')),
+      /authentication\.query\.token: invalid type "object" in query/,
+    );
   });
 });

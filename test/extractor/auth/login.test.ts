@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import nock from 'nock';
-import { fakeRuntime, header, ORIGIN, recordRequests, setupAuth, type AuthSetup, type Responder } from '../../support/auth-setup.js';
+import {
+  fakeRuntime,
+  header,
+  ORIGIN,
+  recordRequests,
+  setupAuth,
+  type AuthSetup,
+  type Responder,
+} from '../../support/auth-setup.js';
 
 const TOKEN = 'a1b2c3d435f6';
 const loginHeaders = { 'X-Login': 'JohnDoe', 'X-Password': 'TopSecret' };
@@ -10,7 +18,9 @@ const loginHeaders = { 'X-Login': 'JohnDoe', 'X-Password': 'TopSecret' };
 const loginServer =
   (loginBody: unknown = { authorization: { token: TOKEN } }, status = 200): Responder =>
   (request) =>
-    request.path.startsWith('/api/login') || request.path.startsWith('/auth/') ? { status, body: loginBody } : { body: [{ id: 1 }] };
+    request.path.startsWith('/api/login') || request.path.startsWith('/auth/')
+      ? { status, body: loginBody }
+      : { body: [{ id: 1 }] };
 
 describe('auth: login', () => {
   let setup: AuthSetup | undefined;
@@ -22,9 +32,23 @@ describe('auth: login', () => {
     nock.cleanAll();
   });
 
-  function login(authentication: Record<string, unknown>, extra: { api?: Record<string, unknown>; config?: Record<string, unknown>; runtime?: ReturnType<typeof fakeRuntime> } = {}) {
+  function login(
+    authentication: Record<string, unknown>,
+    extra: {
+      api?: Record<string, unknown>;
+      config?: Record<string, unknown>;
+      runtime?: ReturnType<typeof fakeRuntime>;
+    } = {},
+  ) {
     setup = setupAuth({
-      api: { authentication: { type: 'login', loginRequest: { endpoint: 'login', headers: loginHeaders }, ...authentication }, ...extra.api },
+      api: {
+        authentication: {
+          type: 'login',
+          loginRequest: { endpoint: 'login', headers: loginHeaders },
+          ...authentication,
+        },
+        ...extra.api,
+      },
       config: extra.config,
       runtime: extra.runtime,
       retry: { backoffBaseMs: 1 },
@@ -42,7 +66,10 @@ describe('auth: login', () => {
     assert.equal(received.length, 0, 'nothing is sent before the first API request');
     await client.send(request('users'));
     await client.send(request('orders'));
-    assert.deepEqual(received.map((r) => `${r.method} ${r.path}`), ['GET /api/login', 'GET /api/users', 'GET /api/orders']);
+    assert.deepEqual(
+      received.map((r) => `${r.method} ${r.path}`),
+      ['GET /api/login', 'GET /api/users', 'GET /api/orders'],
+    );
     const [loginRequest, users, orders] = received;
     assert.equal(header(loginRequest, 'x-login'), 'JohnDoe');
     assert.equal(header(loginRequest, 'x-password'), 'TopSecret');
@@ -54,35 +81,60 @@ describe('auth: login', () => {
 
   it('FORM login to an absolute endpoint; query values from paths into lists (EX080)', async () => {
     const received = recordRequests((r) =>
-      r.path === '/other/login/form' ? { body: { authentication: [{ secret: TOKEN }, { token: { id: 123 } }] } } : { body: [] },
+      r.path === '/other/login/form'
+        ? { body: { authentication: [{ secret: TOKEN }, { token: { id: 123 } }] } }
+        : { body: [] },
     );
     setup = setupAuth({
       api: {
         authentication: {
           type: 'login',
-          loginRequest: { endpoint: `${ORIGIN}/other/login/form`, method: 'FORM', params: { username: 'JohnDoe', password: 'TopSecret' } },
-          apiRequest: { query: { secretKey: { response: 'authentication.0.secret' }, tokenId: { response: 'authentication.1.token.id' } } },
+          loginRequest: {
+            endpoint: `${ORIGIN}/other/login/form`,
+            method: 'FORM',
+            params: { username: 'JohnDoe', password: 'TopSecret' },
+          },
+          apiRequest: {
+            query: {
+              secretKey: { response: 'authentication.0.secret' },
+              tokenId: { response: 'authentication.1.token.id' },
+            },
+          },
         },
       },
     });
     await setup.client.send(setup.request('users'));
-    assert.deepEqual(received.map((r) => `${r.method} ${r.path}`), ['POST /other/login/form', `GET /api/users?secretKey=${TOKEN}&tokenId=123`]);
+    assert.deepEqual(
+      received.map((r) => `${r.method} ${r.path}`),
+      ['POST /other/login/form', `GET /api/users?secretKey=${TOKEN}&tokenId=123`],
+    );
     assert.equal(received[0].body, 'username=JohnDoe&password=TopSecret');
     assert.equal(header(received[0], 'content-type'), 'application/x-www-form-urlencoded');
   });
 
   it('no defaultOptions on the login request; login values beat defaults and merge duplicate query keys (EX081)', async () => {
     const received = recordRequests((r) =>
-      r.path === '/api/login' ? { body: { authorization: { token: 987654, secretKey: TOKEN, accountId: 'abc' } } } : { body: [] },
+      r.path === '/api/login'
+        ? { body: { authorization: { token: 987654, secretKey: TOKEN, accountId: 'abc' } } }
+        : { body: [] },
     );
     setup = setupAuth({
       api: {
-        http: { defaultOptions: { headers: { 'X-Mode': 'development', 'X-Account-Id': 123 }, params: { debug: '1', orderBy: 'default', secretKey: '123' } } },
+        http: {
+          defaultOptions: {
+            headers: { 'X-Mode': 'development', 'X-Account-Id': 123 },
+            params: { debug: '1', orderBy: 'default', secretKey: '123' },
+          },
+        },
         authentication: {
           type: 'login',
           loginRequest: { endpoint: 'login', method: 'POST', params: { username: 'JohnDoe', password: 'TopSecret' } },
           apiRequest: {
-            query: { apiToken: 'authorization.token', secretKey: 'authorization.secretKey', customerId: 'authorization.accountId' },
+            query: {
+              apiToken: 'authorization.token',
+              secretKey: 'authorization.secretKey',
+              customerId: 'authorization.accountId',
+            },
             headers: { 'X-SecretKey': 'authorization.secretKey', 'X-Account-Id': 'authorization.accountId' },
           },
         },
@@ -104,17 +156,28 @@ describe('auth: login', () => {
 
   it('apiRequest values are tried as paths (EX100) and may be functions of the response (EX118); login params/headers see attr', async () => {
     const token = 'd868d581b2f2edd09e8e7ce12c00723b3fcffb6a5d74c40eae9d94181a0bf731';
-    const received = recordRequests((r) => (r.path === '/api/auth' ? { body: { token, authorization: { token } } } : { body: [] }));
+    const received = recordRequests((r) =>
+      r.path === '/api/auth' ? { body: { token, authorization: { token } } } : { body: [] },
+    );
     setup = setupAuth({
       api: {
         authentication: {
           type: 'login',
           loginRequest: {
             endpoint: 'auth',
-            headers: { 'X-Authorization': { function: 'base64_encode', args: [{ function: 'concat', args: [{ attr: '#login' }, ':', { attr: '#password' }] }] } },
+            headers: {
+              'X-Authorization': {
+                function: 'base64_encode',
+                args: [{ function: 'concat', args: [{ attr: '#login' }, ':', { attr: '#password' }] }],
+              },
+            },
           },
           apiRequest: {
-            headers: { 'X-Api-Token': 'token', 'X-Hash': { function: 'sha1', args: [{ response: 'authorization.token' }] }, 'X-Const': 'not.a.path' },
+            headers: {
+              'X-Api-Token': 'token',
+              'X-Hash': { function: 'sha1', args: [{ response: 'authorization.token' }] },
+              'X-Const': 'not.a.path',
+            },
           },
         },
       },
@@ -127,13 +190,19 @@ describe('auth: login', () => {
     assert.equal(header(received[1], 'x-hash'), createHash('sha1').update(token).digest('hex'));
     assert.equal(header(received[1], 'x-const'), 'not.a.path');
     assert.ok(setup.secrets.includes(token), 'the login token is registered for masking');
-    assert.ok(setup.secrets.includes('a614a901d63e299c6f201a100f73cf0426d6271d'), 'a value computed from the response too');
+    assert.ok(
+      setup.secrets.includes('a614a901d63e299c6f201a100f73cf0426d6271d'),
+      'a value computed from the response too',
+    );
     assert.ok(!setup.secrets.includes('not.a.path'), 'a literal of the configuration is not a secret');
   });
 
   it('format text: the body is {"data": body} (EX128)', async () => {
     const received = recordRequests((r) => (r.path === '/api/login' ? { body: TOKEN } : { body: [] }));
-    const { client, request } = login({ format: 'text', apiRequest: { headers: { 'X-ApiToken': { response: 'data' } } } });
+    const { client, request } = login({
+      format: 'text',
+      apiRequest: { headers: { 'X-ApiToken': { response: 'data' } } },
+    });
     await client.send(request('users'));
     assert.equal(header(received[1], 'x-apitoken'), TOKEN);
   });
@@ -147,20 +216,32 @@ describe('auth: login', () => {
     setup?.close();
     recordRequests(loginServer([{ token: TOKEN }]));
     const listLogin = login({ apiRequest: { headers: { 'X-ApiToken': 'data' } } });
-    await assert.rejects(listLogin.client.send(listLogin.request('users')), /login request should be an object or a scalar value, given "array"/);
+    await assert.rejects(
+      listLogin.client.send(listLogin.request('users')),
+      /login request should be an object or a scalar value, given "array"/,
+    );
   });
 
   it('a failed login is a user error and no API request is sent', async () => {
     const received = recordRequests(loginServer({ message: 'bad password' }, 401));
     const { client, request } = login({ apiRequest: { headers: { 'X-ApiToken': 'authorization.token' } } });
-    await assert.rejects(client.send(request('users')), (e: Error) => e.name === 'UserError' && /login request failed: \[401\].*bad password/.test(e.message));
-    assert.deepEqual(received.map((r) => r.path), ['/api/login']);
+    await assert.rejects(
+      client.send(request('users')),
+      (e: Error) => e.name === 'UserError' && /login request failed: \[401\].*bad password/.test(e.message),
+    );
+    assert.deepEqual(
+      received.map((r) => r.path),
+      ['/api/login'],
+    );
   });
 
   it('a header value that is an object is a user error', async () => {
     recordRequests(loginServer());
     const { client, request } = login({ apiRequest: { headers: { 'X-ApiToken': 'authorization' } } });
-    await assert.rejects(client.send(request('users')), /apiRequest\.headers\.X-ApiToken: invalid type "object" in headers/);
+    await assert.rejects(
+      client.send(request('users')),
+      /apiRequest\.headers\.X-ApiToken: invalid type "object" in headers/,
+    );
   });
 
   describe('expiry', () => {
@@ -169,7 +250,10 @@ describe('auth: login', () => {
     it('"-1" logs in before every request (EX082)', async () => {
       const received = recordRequests(loginServer());
       const runtime = fakeRuntime();
-      const { client, request } = login({ expires: '-1', apiRequest: { headers: { 'X-ApiToken': { response: 'authorization.token' } } } }, { runtime });
+      const { client, request } = login(
+        { expires: '-1', apiRequest: { headers: { 'X-ApiToken': { response: 'authorization.token' } } } },
+        { runtime },
+      );
       await client.send(request('users'));
       await client.send(request('orders'));
       assert.deepEqual(paths(received), ['login', 'users', 'login', 'orders']);
@@ -223,7 +307,10 @@ describe('auth: login', () => {
 
       body = { authorization: { token: TOKEN, expires: '2020-01-01 00:00:00' } };
       const past = login({ expires: { response: 'authorization.expires' } }, { runtime });
-      await assert.rejects(past.client.send(past.request('a')), /expiry time before current time: '2020-01-01 00:00:00'/);
+      await assert.rejects(
+        past.client.send(past.request('a')),
+        /expiry time before current time: '2020-01-01 00:00:00'/,
+      );
     });
   });
 
@@ -237,32 +324,53 @@ describe('auth: login', () => {
       const kept = login({ apiRequest: { headers: { 'X-ApiToken': 'authorization.token' } } });
       const response = await kept.client.send(kept.request('users'));
       assert.equal(response.attempts, 2);
-      assert.deepEqual(received.map((r) => r.path), ['/api/login', '/api/users', '/api/users']);
+      assert.deepEqual(
+        received.map((r) => r.path),
+        ['/api/login', '/api/users', '/api/users'],
+      );
       assert.equal(header(received[2], 'x-apitoken'), TOKEN);
 
       received.length = 0;
       failures = 1;
-      const always = login({ expires: -1, apiRequest: { headers: { 'X-ApiToken': 'authorization.token' } } }, { runtime: fakeRuntime() });
+      const always = login(
+        { expires: -1, apiRequest: { headers: { 'X-ApiToken': 'authorization.token' } } },
+        { runtime: fakeRuntime() },
+      );
       await always.client.send(always.request('users'));
-      assert.deepEqual(received.map((r) => r.path), ['/api/login', '/api/users', '/api/login', '/api/users']);
+      assert.deepEqual(
+        received.map((r) => r.path),
+        ['/api/login', '/api/users', '/api/login', '/api/users'],
+      );
     });
 
     it('the login request itself is retried by the client', async () => {
       let failures = 2;
-      const received = recordRequests((r) => (r.path === '/api/login' && failures-- > 0 ? { status: 500, body: 'oops' } : loginServer()(r)));
+      const received = recordRequests((r) =>
+        r.path === '/api/login' && failures-- > 0 ? { status: 500, body: 'oops' } : loginServer()(r),
+      );
       const { client, request, waits } = login({ apiRequest: { headers: { 'X-ApiToken': 'authorization.token' } } });
       await client.send(request('users'));
-      assert.deepEqual(received.map((r) => r.path), ['/api/login', '/api/login', '/api/login', '/api/users']);
+      assert.deepEqual(
+        received.map((r) => r.path),
+        ['/api/login', '/api/login', '/api/login', '/api/users'],
+      );
       assert.equal(waits.length, 2);
     });
   });
 
   it('configuration errors name what to set', () => {
-    const make = (authentication: Record<string, unknown>) => () => setupAuth({ api: { authentication: { type: 'login', ...authentication } } });
+    const make = (authentication: Record<string, unknown>) => () =>
+      setupAuth({ api: { authentication: { type: 'login', ...authentication } } });
     assert.throws(make({}), /'loginRequest' is not configured.*parameters\.api\.authentication\.loginRequest/);
     assert.throws(make({ loginRequest: { method: 'GET' } }), /Request endpoint must be set.*loginRequest\.endpoint/);
-    assert.throws(make({ loginRequest: { endpoint: 'login' }, format: 'xml' }), /'format' must be either 'json' or 'text'/);
-    assert.throws(make({ loginRequest: { endpoint: 'login' }, expires: 'soon' }), /'expires' attribute must be either an integer or an array with 'response'/);
+    assert.throws(
+      make({ loginRequest: { endpoint: 'login' }, format: 'xml' }),
+      /'format' must be either 'json' or 'text'/,
+    );
+    assert.throws(
+      make({ loginRequest: { endpoint: 'login' }, expires: 'soon' }),
+      /'expires' attribute must be either an integer or an array with 'response'/,
+    );
     assert.throws(make({ loginRequest: { endpoint: 'login' }, expires: { relative: true } }), /'expires' attribute/);
     assert.doesNotThrow(make({ loginRequest: { endpoint: 'login' }, expires: '-1' }));
   });

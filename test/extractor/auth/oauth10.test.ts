@@ -12,9 +12,21 @@ function signature(headerValue: string): string {
 
 describe('auth: oauth10 (HMAC-SHA1 as guzzlehttp/oauth-subscriber)', () => {
   it('RFC 5849 / OAuth Core 1.0 appendix A: GET with query parameters', () => {
-    const request: HttpRequest = { method: 'GET', url: 'http://photos.example.net/photos?file=vacation.jpg&size=original', headers: [] };
-    const credentials: OAuth1Credentials = { consumerKey: 'dpf43f3p2l4k3l03', consumerSecret: 'kd94hf93k423kf44', token: 'nnch734d00sl2jdk', tokenSecret: 'pfkkdhi9sl3r4s00' };
-    assert.equal(signature(oauth1Header(request, credentials, 'kllo9940pd9333jh', 1191242096)), 'tR3+Ty81lMeYAr/Fid0kMTYa/WM=');
+    const request: HttpRequest = {
+      method: 'GET',
+      url: 'http://photos.example.net/photos?file=vacation.jpg&size=original',
+      headers: [],
+    };
+    const credentials: OAuth1Credentials = {
+      consumerKey: 'dpf43f3p2l4k3l03',
+      consumerSecret: 'kd94hf93k423kf44',
+      token: 'nnch734d00sl2jdk',
+      tokenSecret: 'pfkkdhi9sl3r4s00',
+    };
+    assert.equal(
+      signature(oauth1Header(request, credentials, 'kllo9940pd9333jh', 1191242096)),
+      'tR3+Ty81lMeYAr/Fid0kMTYa/WM=',
+    );
   });
 
   it("Twitter's documented example: POST form body and query both signed", () => {
@@ -33,7 +45,12 @@ describe('auth: oauth10 (HMAC-SHA1 as guzzlehttp/oauth-subscriber)', () => {
     const value = oauth1Header(request, credentials, 'kYjzVBB8Y0ZFabxSWbWovY3uYSQ2pTgmZeNu2VS4cg', 1318622958);
     assert.equal(signature(value), 'hCtSmYh+iHYCEqBWrE7C7hYmtUk=');
     // a JSON body is not a form: not signed, so the signature differs
-    const json = oauth1Header({ ...request, headers: [['Content-Type', 'application/json']] }, credentials, 'kYjzVBB8Y0ZFabxSWbWovY3uYSQ2pTgmZeNu2VS4cg', 1318622958);
+    const json = oauth1Header(
+      { ...request, headers: [['Content-Type', 'application/json']] },
+      credentials,
+      'kYjzVBB8Y0ZFabxSWbWovY3uYSQ2pTgmZeNu2VS4cg',
+      1318622958,
+    );
     assert.notEqual(signature(json), 'hCtSmYh+iHYCEqBWrE7C7hYmtUk=');
   });
 
@@ -46,7 +63,13 @@ describe('auth: oauth10 (HMAC-SHA1 as guzzlehttp/oauth-subscriber)', () => {
     });
 
     const authorization = {
-      oauth_api: { credentials: { '#data': '{"oauth_token":"userToken","oauth_token_secret":"tokenSecret"}', appKey: 1234, '#appSecret': 'TopSecret' } },
+      oauth_api: {
+        credentials: {
+          '#data': '{"oauth_token":"userToken","oauth_token_secret":"tokenSecret"}',
+          appKey: 1234,
+          '#appSecret': 'TopSecret',
+        },
+      },
     };
 
     it('reproduces the recorded EX102 header byte for byte with its nonce and timestamp', async () => {
@@ -61,15 +84,27 @@ describe('auth: oauth10 (HMAC-SHA1 as guzzlehttp/oauth-subscriber)', () => {
       assert.equal(request.url, 'http://api.test/102-oauth1/users');
       const mockServerRequest = { ...request, url: 'http://mock-server/102-oauth1/users' };
       const signed = await setup.auth.beforeRequest(mockServerRequest, setup.client.sendUnauthenticated);
-      assert.deepEqual(signed.headers.find(([n]) => n === 'Authorization'), [
-        'Authorization',
-        'OAuth oauth_consumer_key="1234", oauth_nonce="72469d96572dabb4d0ea02b057ea4f246d722b72", oauth_signature="zl0y5CyySCPj8IqODV3Egjqgg6Q%3D", ' +
-          'oauth_signature_method="HMAC-SHA1", oauth_timestamp="1492904452", oauth_token="userToken", oauth_version="1.0"',
-      ]);
+      assert.deepEqual(
+        signed.headers.find(([n]) => n === 'Authorization'),
+        [
+          'Authorization',
+          'OAuth oauth_consumer_key="1234", oauth_nonce="72469d96572dabb4d0ea02b057ea4f246d722b72", oauth_signature="zl0y5CyySCPj8IqODV3Egjqgg6Q%3D", ' +
+            'oauth_signature_method="HMAC-SHA1", oauth_timestamp="1492904452", oauth_token="userToken", oauth_version="1.0"',
+        ],
+      );
       await setup.client.send(request);
-      assert.match(header(received[0], 'authorization') ?? '', /^OAuth oauth_consumer_key="1234", oauth_nonce="72469d9.*oauth_token="userToken", oauth_version="1.0"$/);
-      assert.deepEqual(setup.secrets.filter((s) => s === 'userToken' || s === 'tokenSecret'), ['userToken', 'tokenSecret']);
-      assert.ok(setup.secrets.includes('zl0y5CyySCPj8IqODV3Egjqgg6Q='), 'the per-request signature is registered for masking');
+      assert.match(
+        header(received[0], 'authorization') ?? '',
+        /^OAuth oauth_consumer_key="1234", oauth_nonce="72469d9.*oauth_token="userToken", oauth_version="1.0"$/,
+      );
+      assert.deepEqual(
+        setup.secrets.filter((s) => s === 'userToken' || s === 'tokenSecret'),
+        ['userToken', 'tokenSecret'],
+      );
+      assert.ok(
+        setup.secrets.includes('zl0y5CyySCPj8IqODV3Egjqgg6Q='),
+        'the per-request signature is registered for masking',
+      );
     });
 
     it('a new nonce and timestamp on every attempt (retries re-sign)', async () => {
@@ -90,21 +125,34 @@ describe('auth: oauth10 (HMAC-SHA1 as guzzlehttp/oauth-subscriber)', () => {
     });
 
     it('missing credentials name what to set', () => {
-      assert.throws(() => setupAuth({ api: { authentication: { type: 'oauth10' } } }), /authorization\.oauth_api\.credentials/);
       assert.throws(
-        () => setupAuth({ api: { authentication: { type: 'oauth10' } }, authorization: { oauth_api: { credentials: { '#data': '{}', appKey: 'k' } } } }),
+        () => setupAuth({ api: { authentication: { type: 'oauth10' } } }),
+        /authorization\.oauth_api\.credentials/,
+      );
+      assert.throws(
+        () =>
+          setupAuth({
+            api: { authentication: { type: 'oauth10' } },
+            authorization: { oauth_api: { credentials: { '#data': '{}', appKey: 'k' } } },
+          }),
         /Missing '#appSecret'.*authorization\.oauth_api\.credentials\.#appSecret/,
       );
       assert.throws(
         () =>
           setupAuth({
             api: { authentication: { type: 'oauth10' } },
-            authorization: { oauth_api: { credentials: { '#data': '{"oauth_token":"t"}', appKey: 'k', '#appSecret': 's' } } },
+            authorization: {
+              oauth_api: { credentials: { '#data': '{"oauth_token":"t"}', appKey: 'k', '#appSecret': 's' } },
+            },
           }),
         /Missing 'oauth_token_secret'/,
       );
       assert.throws(
-        () => setupAuth({ api: { authentication: { type: 'oauth10' } }, authorization: { oauth_api: { credentials: { '#data': '{oops', appKey: 'k', '#appSecret': 's' } } } }),
+        () =>
+          setupAuth({
+            api: { authentication: { type: 'oauth10' } },
+            authorization: { oauth_api: { credentials: { '#data': '{oops', appKey: 'k', '#appSecret': 's' } } },
+          }),
         /not a valid JSON/,
       );
     });

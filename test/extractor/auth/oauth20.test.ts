@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import nock from 'nock';
 import { header, recordRequests, setupAuth, type AuthSetup } from '../../support/auth-setup.js';
 
-const credentials = (data: string, appKey = 'clientId', secret = 'clientSecret') => ({ oauth_api: { credentials: { '#data': data, appKey, '#appSecret': secret } } });
+const credentials = (data: string, appKey = 'clientId', secret = 'clientSecret') => ({
+  oauth_api: { credentials: { '#data': data, appKey, '#appSecret': secret } },
+});
 
 describe('auth: oauth20', () => {
   let setup: AuthSetup | undefined;
@@ -15,7 +17,12 @@ describe('auth: oauth20', () => {
   it('format text: #data is the token (EX103 Bearer)', async () => {
     const received = recordRequests();
     setup = setupAuth({
-      api: { authentication: { type: 'oauth20', headers: { Authorization: { function: 'concat', args: ['Bearer ', { authorization: 'data' }] } } } },
+      api: {
+        authentication: {
+          type: 'oauth20',
+          headers: { Authorization: { function: 'concat', args: ['Bearer ', { authorization: 'data' }] } },
+        },
+      },
       authorization: credentials('SomeToken1234abcd567ef'),
     });
     await setup.client.send(setup.request('users'));
@@ -75,7 +82,19 @@ describe('auth: oauth20', () => {
                 '", nonce="',
                 { authorization: 'nonce' },
                 '", mac="',
-                { function: 'md5', args: [{ function: 'hash_hmac', args: ['sha256', { function: 'implode', args: ['\n', lines] }, { authorization: 'data.mac_secret' }] }] },
+                {
+                  function: 'md5',
+                  args: [
+                    {
+                      function: 'hash_hmac',
+                      args: [
+                        'sha256',
+                        { function: 'implode', args: ['\n', lines] },
+                        { authorization: 'data.mac_secret' },
+                      ],
+                    },
+                  ],
+                },
               ],
             },
           },
@@ -92,7 +111,10 @@ describe('auth: oauth20', () => {
       'MAC id="testToken", ts="1492958193", nonce="605cce2a2f687253", mac="ae96f93def8f02770f30e858e074b2a7',
     );
     await setup.client.send(setup.request('users'));
-    assert.match(header(received[0], 'authorization') ?? '', /^MAC id="testToken", ts="1492958193", nonce="605cce2a2f687253", mac="[0-9a-f]{32}$/);
+    assert.match(
+      header(received[0], 'authorization') ?? '',
+      /^MAC id="testToken", ts="1492958193", nonce="605cce2a2f687253", mac="[0-9a-f]{32}$/,
+    );
   });
 
   it('nonce (16 hex) and timestamp are fresh on every attempt', async () => {
@@ -103,7 +125,9 @@ describe('auth: oauth20', () => {
       api: {
         authentication: {
           type: 'oauth20',
-          headers: { 'X-Sig': { function: 'concat', args: [{ authorization: 'nonce' }, '/', { authorization: 'timestamp' }] } },
+          headers: {
+            'X-Sig': { function: 'concat', args: [{ authorization: 'nonce' }, '/', { authorization: 'timestamp' }] },
+          },
         },
       },
       authorization: credentials('token-text'),
@@ -119,18 +143,41 @@ describe('auth: oauth20', () => {
 
   it('a header that evaluates to an object is a user error', async () => {
     recordRequests();
-    setup = setupAuth({ api: { authentication: { type: 'oauth20', headers: { 'X-A': { a: { b: 1 } } } } }, authorization: credentials('t') });
-    await assert.rejects(setup.client.send(setup.request('users')), /authentication\.headers\.X-A: invalid type "object" in headers/);
+    setup = setupAuth({
+      api: { authentication: { type: 'oauth20', headers: { 'X-A': { a: { b: 1 } } } } },
+      authorization: credentials('t'),
+    });
+    await assert.rejects(
+      setup.client.send(setup.request('users')),
+      /authentication\.headers\.X-A: invalid type "object" in headers/,
+    );
   });
 
   it('credential and format errors name what to set', () => {
-    assert.throws(() => setupAuth({ api: { authentication: { type: 'oauth20' } } }), /OAuth API credentials not supplied.*authorization\.oauth_api\.credentials/);
     assert.throws(
-      () => setupAuth({ api: { authentication: { type: 'oauth20' } }, authorization: { oauth_api: { credentials: { appKey: 'k', '#appSecret': 's' } } } }),
+      () => setupAuth({ api: { authentication: { type: 'oauth20' } } }),
+      /OAuth API credentials not supplied.*authorization\.oauth_api\.credentials/,
+    );
+    assert.throws(
+      () =>
+        setupAuth({
+          api: { authentication: { type: 'oauth20' } },
+          authorization: { oauth_api: { credentials: { appKey: 'k', '#appSecret': 's' } } },
+        }),
       /Missing '#data'.*authorization\.oauth_api\.credentials\.#data/,
     );
-    assert.throws(() => setupAuth({ api: { authentication: { type: 'oauth20', format: 'xml' } }, authorization: credentials('t') }), /Unknown OAuth data format 'xml'/);
-    assert.throws(() => setupAuth({ api: { authentication: { type: 'oauth20', format: 'json' } }, authorization: credentials('not json') }), /OAuth data is not a valid JSON/);
+    assert.throws(
+      () => setupAuth({ api: { authentication: { type: 'oauth20', format: 'xml' } }, authorization: credentials('t') }),
+      /Unknown OAuth data format 'xml'/,
+    );
+    assert.throws(
+      () =>
+        setupAuth({
+          api: { authentication: { type: 'oauth20', format: 'json' } },
+          authorization: credentials('not json'),
+        }),
+      /OAuth data is not a valid JSON/,
+    );
   });
 });
 
@@ -143,19 +190,27 @@ describe('auth: oauth20.login', () => {
   });
 
   it('login request headers from consumer and user contexts, token into a header (EX105)', async () => {
-    const received = recordRequests((r) => (r.path === '/api/token' ? { body: { access_token: 'mkoijn098uhbygv' } } : { body: [] }));
+    const received = recordRequests((r) =>
+      r.path === '/api/token' ? { body: { access_token: 'mkoijn098uhbygv' } } : { body: [] },
+    );
     setup = setupAuth({
       api: {
         authentication: {
           type: 'oauth20.login',
-          loginRequest: { endpoint: 'token', headers: { 'X-Refresh-Token': { user: 'refresh_token' }, 'X-App-Key': { consumer: 'client_id' } } },
+          loginRequest: {
+            endpoint: 'token',
+            headers: { 'X-Refresh-Token': { user: 'refresh_token' }, 'X-App-Key': { consumer: 'client_id' } },
+          },
           apiRequest: { headers: { 'X-Access-Token': { response: 'access_token' } } },
         },
       },
       authorization: credentials('{"refresh_token": "1234abcd5678efgh"}', 'someId', 'someSecret'),
     });
     await setup.client.send(setup.request('users'));
-    assert.deepEqual(received.map((r) => r.path), ['/api/token', '/api/users']);
+    assert.deepEqual(
+      received.map((r) => r.path),
+      ['/api/token', '/api/users'],
+    );
     assert.equal(header(received[0], 'x-refresh-token'), '1234abcd5678efgh');
     assert.equal(header(received[0], 'x-app-key'), 'someId');
     assert.equal(header(received[1], 'x-access-token'), 'mkoijn098uhbygv');
@@ -164,7 +219,9 @@ describe('auth: oauth20.login', () => {
   });
 
   it('FORM token request, access token into the query (EX114)', async () => {
-    const received = recordRequests((r) => (r.path === '/api/token' ? { body: { access_token: 'mkoijn098uhbygv' } } : { body: {} }));
+    const received = recordRequests((r) =>
+      r.path === '/api/token' ? { body: { access_token: 'mkoijn098uhbygv' } } : { body: {} },
+    );
     setup = setupAuth({
       api: {
         authentication: {
@@ -172,21 +229,39 @@ describe('auth: oauth20.login', () => {
           loginRequest: {
             endpoint: 'token',
             method: 'FORM',
-            params: { client_id: { consumer: 'client_id' }, client_secret: { consumer: 'client_secret' }, refresh_token: { user: 'refresh_token' }, grant_type: 'refresh_token' },
+            params: {
+              client_id: { consumer: 'client_id' },
+              client_secret: { consumer: 'client_secret' },
+              refresh_token: { user: 'refresh_token' },
+              grant_type: 'refresh_token',
+            },
           },
           apiRequest: { query: { access_token: { response: 'access_token' } } },
         },
       },
-      authorization: credentials('{"access_token": "abcd01234","refresh_token": "efgh56789"}', 'clientId1234asdf', 'clientSecret5678ghjk'),
+      authorization: credentials(
+        '{"access_token": "abcd01234","refresh_token": "efgh56789"}',
+        'clientId1234asdf',
+        'clientSecret5678ghjk',
+      ),
     });
     await setup.client.send(setup.request('reports'));
-    assert.deepEqual(received.map((r) => `${r.method} ${r.path}`), ['POST /api/token', 'GET /api/reports?access_token=mkoijn098uhbygv']);
-    assert.equal(received[0].body, 'client_id=clientId1234asdf&client_secret=clientSecret5678ghjk&refresh_token=efgh56789&grant_type=refresh_token');
+    assert.deepEqual(
+      received.map((r) => `${r.method} ${r.path}`),
+      ['POST /api/token', 'GET /api/reports?access_token=mkoijn098uhbygv'],
+    );
+    assert.equal(
+      received[0].body,
+      'client_id=clientId1234asdf&client_secret=clientSecret5678ghjk&refresh_token=efgh56789&grant_type=refresh_token',
+    );
   });
 
   it('#data must be a JSON object', () => {
     const authentication = { type: 'oauth20.login', loginRequest: { endpoint: 'token' } };
     assert.throws(() => setupAuth({ api: { authentication }, authorization: credentials('{bad') }), /not a valid JSON/);
-    assert.throws(() => setupAuth({ api: { authentication }, authorization: credentials('"just a string"') }), /must be a JSON object/);
+    assert.throws(
+      () => setupAuth({ api: { authentication }, authorization: credentials('"just a string"') }),
+      /must be a JSON object/,
+    );
   });
 });

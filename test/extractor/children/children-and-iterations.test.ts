@@ -12,7 +12,18 @@ describe('child jobs, userData and iterations', () => {
       handler: (r) => {
         const url = new URL(r.url, 'http://x');
         const page = Number(url.searchParams.get('page') ?? 1);
-        if (url.pathname === '/users') return { body: page === 1 ? [{ id: 1, name: 'A' }, { id: 2, name: 'B' }] : page === 2 ? [{ id: 3, name: 'C' }] : [] };
+        if (url.pathname === '/users')
+          return {
+            body:
+              page === 1
+                ? [
+                    { id: 1, name: 'A' },
+                    { id: 2, name: 'B' },
+                  ]
+                : page === 2
+                  ? [{ id: 3, name: 'C' }]
+                  : [],
+          };
         const user = /^\/users\/(\d+)\/orders$/.exec(url.pathname);
         if (user) return { body: page === 1 ? (orders[user[1]] ?? []) : [] };
         const detail = /^\/orders\/(\w+)$/.exec(url.pathname);
@@ -42,7 +53,14 @@ describe('child jobs, userData and iterations', () => {
                 dataType: 'orders',
                 placeholders: { 'user-id': 'id' },
                 recursionFilter: 'id<3',
-                children: [{ endpoint: 'orders/{order-id}', dataType: 'order-detail', dataField: '.', placeholders: { 'order-id': 'id' } }],
+                children: [
+                  {
+                    endpoint: 'orders/{order-id}',
+                    dataType: 'order-detail',
+                    dataField: '.',
+                    placeholders: { 'order-id': 'id' },
+                  },
+                ],
               },
             ],
           },
@@ -51,24 +69,30 @@ describe('child jobs, userData and iterations', () => {
     });
     // children inherit the parent's pagination (a fresh copy per parent record); a detail page that
     // repeats is stopped by the duplicate-page guard and not written twice
-    assert.deepEqual(server.requests.map((r) => r.url), [
-      '/users?page=1',
-      '/users/1/orders?page=1',
-      '/orders/a?page=1',
-      '/orders/a?page=2',
-      '/orders/b?page=1',
-      '/orders/b?page=2',
-      '/users/1/orders?page=2',
-      '/users/2/orders?page=1',
-      '/orders/c?page=1',
-      '/orders/c?page=2',
-      '/users/2/orders?page=2',
-      '/users?page=2',
-      '/users?page=3',
-    ]);
+    assert.deepEqual(
+      server.requests.map((r) => r.url),
+      [
+        '/users?page=1',
+        '/users/1/orders?page=1',
+        '/orders/a?page=1',
+        '/orders/a?page=2',
+        '/orders/b?page=1',
+        '/orders/b?page=2',
+        '/users/1/orders?page=2',
+        '/users/2/orders?page=1',
+        '/orders/c?page=1',
+        '/orders/c?page=2',
+        '/users/2/orders?page=2',
+        '/users?page=2',
+        '/users?page=3',
+      ],
+    );
     assert.equal(run.files.get('b.users'), '"id","name","source"\n"1","A","gex"\n"2","B","gex"\n"3","C","gex"\n');
     assert.equal(run.files.get('b.orders'), '"id","parent_id"\n"a","1"\n"b","1"\n"c","2"\n');
-    assert.equal(run.files.get('b.order-detail'), '"id","total","parent_id"\n"a","10","a"\n"b","10","b"\n"c","10","c"\n');
+    assert.equal(
+      run.files.get('b.order-detail'),
+      '"id","total","parent_id"\n"a","10","a"\n"b","10","b"\n"c","10","c"\n',
+    );
   });
 
   it('evaluates param and userData functions with attr and time', async () => {
@@ -84,7 +108,10 @@ describe('child jobs, userData and iterations', () => {
       },
       { state: { time: { previousStart: 1492606006 } } },
     );
-    assert.deepEqual(server.requests.map((r) => r.url), ['/accounts?account=acc-7']);
+    assert.deepEqual(
+      server.requests.map((r) => r.url),
+      ['/accounts?account=acc-7'],
+    );
     assert.equal(run.files.get('b.accounts'), '"id","extracted"\n"acc-7","2017-04-19"\n');
   });
 
@@ -94,7 +121,10 @@ describe('child jobs, userData and iterations', () => {
       config: { outputBucket: 'b', jobs: [{ endpoint: 'accounts', params: { account: { attr: 'account' } } }] },
       iterations: [{ account: 'one' }, { account: 'two' }],
     });
-    assert.deepEqual(server.requests.map((r) => r.url), ['/accounts?account=one', '/accounts?account=two']);
+    assert.deepEqual(
+      server.requests.map((r) => r.url),
+      ['/accounts?account=one', '/accounts?account=two'],
+    );
     assert.equal(run.files.get('b.accounts'), '"id"\n"one"\n"two"\n');
   });
 });

@@ -53,14 +53,28 @@ describe('allowed_hosts: the URL checked is the URL sent', () => {
     assert.equal(allows(api, 'https://api.example.com/api'), true);
     assert.equal(allows(api, 'https://api.example.com/api/'), true);
     assert.equal(allows(api, 'https://api.example.com/api/x?q=../../admin'), true, 'a query is no path');
-    assert.equal(allows(api, 'https://api.example.com/api/a%2Fb'), true, 'an encoded slash without dots (GitLab ids) stays allowed');
+    assert.equal(
+      allows(api, 'https://api.example.com/api/a%2Fb'),
+      true,
+      'an encoded slash without dots (GitLab ids) stays allowed',
+    );
     assert.equal(allows(api, 'https://api.example.com/apix'), false);
-    assert.equal(allows(api, 'https://api.example.com/%61pi/x'), false, 'an encoded letter is not the endpoint as sent');
+    assert.equal(
+      allows(api, 'https://api.example.com/%61pi/x'),
+      false,
+      'an encoded letter is not the endpoint as sent',
+    );
     assert.equal(allows(api, 'https://api.example.com/api;v=1/x'), false, 'a ;parameter changes the segment');
     assert.equal(allows(api, 'https://api.example.com//api/x'), false, 'an empty first segment is not the endpoint');
     assert.equal(allows(api, 'https://api.example.com/admin'), false);
-    assert.equal(allows([{ host: 'api.example.com', endpoint: '/v1/users/' }], 'https://api.example.com/v1/users/7'), true);
-    assert.equal(allows([{ host: 'api.example.com', endpoint: 'v1/users' }], 'https://api.example.com/v1/usersX/7'), false);
+    assert.equal(
+      allows([{ host: 'api.example.com', endpoint: '/v1/users/' }], 'https://api.example.com/v1/users/7'),
+      true,
+    );
+    assert.equal(
+      allows([{ host: 'api.example.com', endpoint: 'v1/users' }], 'https://api.example.com/v1/usersX/7'),
+      false,
+    );
   });
 
   it('without an endpoint the path does not matter, dot segments included', () => {
@@ -74,13 +88,21 @@ describe('allowed_hosts: the URL checked is the URL sent', () => {
     assert.equal(allows(host, 'https://evil.com#@api.example.com/x'), false);
     assert.equal(allows(host, 'https://API.Example.COM/x'), true, 'host names are case-insensitive');
     assert.equal(allows([{ host: 'API.example.com' }], 'https://api.example.com/x'), true);
-    assert.equal(allows(host, 'https://api\u3002example\u3002com/x'), true, 'an ideographic full stop is a dot to the client too');
+    assert.equal(
+      allows(host, 'https://api\u3002example\u3002com/x'),
+      true,
+      'an ideographic full stop is a dot to the client too',
+    );
     assert.equal(allows(host, 'https://api.example.com./x'), false, 'a trailing dot names another host');
     assert.equal(allows(host, 'https://api.example.com.evil.com/x'), false);
     assert.equal(allows([{ host: 'bücher.example' }], 'https://xn--bcher-kva.example/x'), true);
     assert.equal(allows([{ host: '::1' }], 'http://[::1]:8080/x'), true);
     assert.equal(allows([{ host: '[::1]' }], 'http://[0:0:0:0:0:0:0:1]/x'), true);
-    assert.equal(allows([{ host: 'api.example.com:443' }], 'https://api.example.com/x'), false, 'a host with a port is no host name');
+    assert.equal(
+      allows([{ host: 'api.example.com:443' }], 'https://api.example.com/x'),
+      false,
+      'a host with a port is no host name',
+    );
   });
 
   it('checks the port and scheme the client uses (default ports included)', () => {
@@ -113,7 +135,10 @@ describe('allowed_hosts in a run: a job URL with a dot segment is refused before
     const allowed = [{ host: '127.0.0.1', port: String(server.port), endpoint: 'api' }];
     const run = async (endpoint: string, pagination?: unknown) => {
       const dir = await makeDataDir({
-        parameters: { api: { baseUrl: `${server.url}/`, pagination }, config: { jobs: [{ endpoint, dataField: 'items' }] } },
+        parameters: {
+          api: { baseUrl: `${server.url}/`, pagination },
+          config: { jobs: [{ endpoint, dataField: 'items' }] },
+        },
         image_parameters: { allowed_hosts: allowed },
       });
       try {
@@ -123,13 +148,30 @@ describe('allowed_hosts in a run: a job URL with a dot segment is refused before
       }
     };
     try {
-      await assert.rejects(run('admin/%2e%2e/api/x'), /URL "http:\/\/127\.0\.0\.1:\d+\/admin\/%2e%2e\/api\/x" is not in the allowed hosts whitelist \(image_parameters\.allowed_hosts\): its path "\/admin\/%2e%2e\/api\/x" has the dot segment "%2e%2e"/);
+      await assert.rejects(
+        run('admin/%2e%2e/api/x'),
+        /URL "http:\/\/127\.0\.0\.1:\d+\/admin\/%2e%2e\/api\/x" is not in the allowed hosts whitelist \(image_parameters\.allowed_hosts\): its path "\/admin\/%2e%2e\/api\/x" has the dot segment "%2e%2e"/,
+      );
       assert.equal(server.requests.length, 0, 'nothing was sent');
-      await assert.rejects(run('api/x', { method: 'response.url', urlKey: 'next' }), /Refusing GET http:\/\/127\.0\.0\.1:\d+\/api\/%2e%2e\/admin\/secrets: its path .* has the dot segment/);
-      assert.deepEqual(server.requests.map((r) => r.url), ['/api/x'], 'the first page was sent as checked; the next page was not sent');
+      await assert.rejects(
+        run('api/x', { method: 'response.url', urlKey: 'next' }),
+        /Refusing GET http:\/\/127\.0\.0\.1:\d+\/api\/%2e%2e\/admin\/secrets: its path .* has the dot segment/,
+      );
+      assert.deepEqual(
+        server.requests.map((r) => r.url),
+        ['/api/x'],
+        'the first page was sent as checked; the next page was not sent',
+      );
       server.requests.length = 0;
-      await assert.rejects(run('api/moved'), /redirected to http:\/\/127\.0\.0\.1:\d+\/api\/\.\.;\/admin\/secrets: its path "\/api\/\.\.;\/admin\/secrets" has the dot segment "\.\.;"/);
-      assert.deepEqual(server.requests.map((r) => r.url), ['/api/moved'], 'the redirect target was not requested');
+      await assert.rejects(
+        run('api/moved'),
+        /redirected to http:\/\/127\.0\.0\.1:\d+\/api\/\.\.;\/admin\/secrets: its path "\/api\/\.\.;\/admin\/secrets" has the dot segment "\.\.;"/,
+      );
+      assert.deepEqual(
+        server.requests.map((r) => r.url),
+        ['/api/moved'],
+        'the redirect target was not requested',
+      );
     } finally {
       await server.close();
     }

@@ -46,7 +46,10 @@ describe('output names cannot write outside out/tables (gex run process)', () =>
   afterEach(() => rm(canary, { recursive: true, force: true }));
 
   async function attack(config: Record<string, unknown>, extra: Record<string, unknown> = {}) {
-    await writeFile(path.join(dataDir, 'config.json'), JSON.stringify({ parameters: { api: { baseUrl: `${server.url}/` }, config, ...extra } }));
+    await writeFile(
+      path.join(dataDir, 'config.json'),
+      JSON.stringify({ parameters: { api: { baseUrl: `${server.url}/` }, config, ...extra } }),
+    );
     const result = await runGex(['run', '--data-dir', dataDir]);
     assert.deepEqual(await filesBelow(canary), ['data/config.json'], `files written: ${result.stdout}${result.stderr}`);
     assert.equal(result.code, 1, result.stderr);
@@ -73,7 +76,10 @@ describe('output names cannot write outside out/tables (gex run process)', () =>
 
   it('refuses api.name and config.id that would make the default bucket climb out', async () => {
     const viaId = await attack({ id: `/${escape}`, jobs });
-    assert.match(viaId, /Invalid configuration at parameters\.config\.id: makes the bucket name "ex-api-generic-\/\.\.\/\.\.\/\.\.\/canary"/);
+    assert.match(
+      viaId,
+      /Invalid configuration at parameters\.config\.id: makes the bucket name "ex-api-generic-\/\.\.\/\.\.\/\.\.\/canary"/,
+    );
     assert.equal(server.requests.length, 0);
   });
 
@@ -87,31 +93,56 @@ describe('output names cannot write outside out/tables (gex run process)', () =>
 
   it('refuses a table destination of a mapping (nested in tableMapping) that climbs out', async () => {
     const mappings = {
-      users: { id: 'id', items: { type: 'table', destination: 'items', tableMapping: { v: 'v', tags: { type: 'table', destination: escape, tableMapping: { t: 't' } } } } },
+      users: {
+        id: 'id',
+        items: {
+          type: 'table',
+          destination: 'items',
+          tableMapping: { v: 'v', tags: { type: 'table', destination: escape, tableMapping: { t: 't' } } },
+        },
+      },
     };
     const output = await attack({ outputBucket: 'b', jobs, mappings });
-    assert.match(output, /Invalid configuration at parameters\.config\.mappings\.users\.items\.tableMapping\.tags\.destination: the table name "\.\.\/\.\.\/\.\.\/canary" contains a path separator/);
+    assert.match(
+      output,
+      /Invalid configuration at parameters\.config\.mappings\.users\.items\.tableMapping\.tags\.destination: the table name "\.\.\/\.\.\/\.\.\/canary" contains a path separator/,
+    );
     assert.equal(server.requests.length, 0);
   });
 
   it('refuses names over 255 bytes with ".manifest": a mapping key, and a bucket with no room left', async () => {
     const longMapping = await attack({ outputBucket: 'bucket', jobs, mappings: { ['ü'.repeat(120)]: { id: 'id' } } });
-    assert.match(longMapping, /Invalid configuration at parameters\.config\.mappings\["üü.*256 bytes long, over the file system's limit of 255 bytes/);
+    assert.match(
+      longMapping,
+      /Invalid configuration at parameters\.config\.mappings\["üü.*256 bytes long, over the file system's limit of 255 bytes/,
+    );
     const longBucket = await attack({ outputBucket: 'b'.repeat(250), jobs });
-    assert.match(longBucket, /Invalid configuration at parameters\.config\.outputBucket: the bucket name "b+…" is 250 bytes long/);
+    assert.match(
+      longBucket,
+      /Invalid configuration at parameters\.config\.outputBucket: the bucket name "b+…" is 250 bytes long/,
+    );
     assert.equal(server.requests.length, 0);
   });
 
   it('refuses a dataType (or child endpoint) that leaves an empty table name', async () => {
-    const output = await attack({ jobs: [{ endpoint: 'users', children: [{ endpoint: '{id}/..', dataType: '../..', placeholders: { id: 'id' } }] }] });
-    assert.match(output, /Invalid configuration at parameters\.config\.jobs\[0\]\.children\[0\]\.dataType: "\.\.\/\.\." becomes the table name "" .*is empty/);
+    const output = await attack({
+      jobs: [{ endpoint: 'users', children: [{ endpoint: '{id}/..', dataType: '../..', placeholders: { id: 'id' } }] }],
+    });
+    assert.match(
+      output,
+      /Invalid configuration at parameters\.config\.jobs\[0\]\.children\[0\]\.dataType: "\.\.\/\.\." becomes the table name "" .*is empty/,
+    );
     assert.equal(server.requests.length, 0);
   });
 
   it('refuses a child table whose name from a response key is over the limit, naming the response path (JSON and legacy parser)', async () => {
     for (const compatLevel of [3, 1]) {
       const output = await attack({ outputBucket: 'b', compatLevel, jobs: [{ endpoint: 'long' }] });
-      assert.match(output, /Cannot write the table of the response path "long\.k_k-k-k.*over the file system's limit of 255 bytes per file name/, output);
+      assert.match(
+        output,
+        /Cannot write the table of the response path "long\.k_k-k-k.*over the file system's limit of 255 bytes per file name/,
+        output,
+      );
     }
   });
 });

@@ -10,15 +10,60 @@ import { runExtraction } from '../../support/extraction.js';
 /** A private CA, a server certificate for 127.0.0.1 and a client certificate, made with openssl. */
 async function certificates(dir: string) {
   const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=gex test CA');
+  ssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=gex test CA',
+  );
   await writeFile(path.join(dir, 'server.ext'), 'subjectAltName=IP:127.0.0.1\n');
   for (const name of ['server', 'client']) {
-    ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name === 'server' ? '127.0.0.1' : 'gex client'}`);
+    ssl(
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.csr`,
+      '-subj',
+      `/CN=${name === 'server' ? '127.0.0.1' : 'gex client'}`,
+    );
     const ext = name === 'server' ? ['-extfile', 'server.ext'] : [];
-    ssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.pem`, '-days', '2', ...ext);
+    ssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      `${name}.pem`,
+      '-days',
+      '2',
+      ...ext,
+    );
   }
   const read = (f: string) => readFile(path.join(dir, f), 'utf8');
-  return { ca: await read('ca.pem'), serverCert: await read('server.pem'), serverKey: await read('server.key'), client: (await read('client.pem')) + (await read('client.key')) };
+  return {
+    ca: await read('ca.pem'),
+    serverCert: await read('server.pem'),
+    serverKey: await read('server.key'),
+    client: (await read('client.pem')) + (await read('client.key')),
+  };
 }
 
 describe('TLS: a private CA and a client certificate (api.caCertificate, api.#clientCertificate)', function () {
@@ -31,10 +76,15 @@ describe('TLS: a private CA and a client certificate (api.caCertificate, api.#cl
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'gex-tls-'));
     pem = await certificates(dir);
-    server = https.createServer({ key: pem.serverKey, cert: pem.serverCert, ca: pem.ca, requestCert: true, rejectUnauthorized: true }, (req, res) => {
-      res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify([{ client: (req.socket as import('node:tls').TLSSocket).getPeerCertificate().subject.CN }]));
-    });
+    server = https.createServer(
+      { key: pem.serverKey, cert: pem.serverCert, ca: pem.ca, requestCert: true, rejectUnauthorized: true },
+      (req, res) => {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(
+          JSON.stringify([{ client: (req.socket as import('node:tls').TLSSocket).getPeerCertificate().subject.CN }]),
+        );
+      },
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   });
@@ -62,6 +112,9 @@ describe('TLS: a private CA and a client certificate (api.caCertificate, api.#cl
 describe('GE infrastructure gex does not offer', () => {
   it('refuses sshProxy instead of ignoring it', async () => {
     const base = { api: { baseUrl: 'http://127.0.0.1:1/' }, config: { jobs: [{ endpoint: 'x' }] } };
-    await assert.rejects(runExtraction({ ...base, sshProxy: { host: 'h', user: 'u', '#privateKey': 'k' } }), /parameters\.sshProxy: an SSH tunnel is not supported by gex/);
+    await assert.rejects(
+      runExtraction({ ...base, sshProxy: { host: 'h', user: 'u', '#privateKey': 'k' } }),
+      /parameters\.sshProxy: an SSH tunnel is not supported by gex/,
+    );
   });
 });

@@ -12,7 +12,15 @@ describe('gex run: unknown configuration keys (CLI process)', () => {
       handler: (request) => {
         const url = new URL(request.url, 'http://x');
         const page = Number(url.searchParams.get('page'));
-        if (url.pathname === '/users') return { body: { users: page <= 2 ? [{ id: page * 10 + 1, account: url.searchParams.get('account') }, { id: page * 10 + 2 }] : [] } };
+        if (url.pathname === '/users')
+          return {
+            body: {
+              users:
+                page <= 2
+                  ? [{ id: page * 10 + 1, account: url.searchParams.get('account') }, { id: page * 10 + 2 }]
+                  : [],
+            },
+          };
         return undefined;
       },
     });
@@ -26,7 +34,10 @@ describe('gex run: unknown configuration keys (CLI process)', () => {
       // the typo of a second pagination: Generic Extractor ignores it, and so must gex
       ...(typo ? { paginaton: { method: 'offset', limit: 1 } } : {}),
     },
-    config: { outputBucket: 'typo', jobs: [{ endpoint: 'users', dataField: 'users', params: { account: { attr: 'account' } } }] },
+    config: {
+      outputBucket: 'typo',
+      jobs: [{ endpoint: 'users', dataField: 'users', params: { account: { attr: 'account' } } }],
+    },
     // two iterations: the key is still reported once
     iterations: [{ account: 'a' }, { account: 'b' }],
   });
@@ -51,7 +62,10 @@ describe('gex run: unknown configuration keys (CLI process)', () => {
     assert.deepEqual(warnings(clean.result.stdout + clean.result.stderr), []);
     const typoWarnings = warnings(typo.result.stdout + typo.result.stderr);
     assert.equal(typoWarnings.length, 1, typoWarnings.join('\n'));
-    assert.match(typoWarnings[0], /^\S+ WARN {2}Unknown key parameters\.api\.paginaton \(ignored\): did you mean "pagination"\?$/);
+    assert.match(
+      typoWarnings[0],
+      /^\S+ WARN {2}Unknown key parameters\.api\.paginaton \(ignored\): did you mean "pagination"\?$/,
+    );
     // same requests in the same order, same tables and manifests byte for byte
     assert.ok(clean.requests.length >= 4, clean.requests.join('\n'));
     assert.deepEqual(typo.requests, clean.requests);

@@ -23,21 +23,30 @@ describe('unknown configuration keys', () => {
     it('knows the AWS signing keys and finds a mistyped one among them', () => {
       const credentials = { accessKeyId: 'A', '#secretKey': 'S', serviceName: 'execute-api', regionName: 'eu-west-1' };
       assert.deepEqual(warnings({ ...base, aws: { signature: { credentials } } }), []);
-      assert.deepEqual(warnings({ ...base, aws: { signature: { credentials: { ...credentials, regionNmae: 'x' } } } }), [
-        'Unknown key parameters.aws.signature.credentials.regionNmae (ignored): did you mean "regionName"?',
-      ]);
+      assert.deepEqual(
+        warnings({ ...base, aws: { signature: { credentials: { ...credentials, regionNmae: 'x' } } } }),
+        ['Unknown key parameters.aws.signature.credentials.regionNmae (ignored): did you mean "regionName"?'],
+      );
     });
 
     it('finds unknown keys at every level the schema describes: jobs, children, pagination, stop conditions, auth, retries', () => {
       const found = warnings({
         api: {
           baseUrl: 'https://api.example.com/',
-          pagination: { method: 'offset', limt: 10, forceStop: { pagse: 2 }, nextPageFlag: { field: 'more', stopOn: false, ifNotset: true } },
+          pagination: {
+            method: 'offset',
+            limt: 10,
+            forceStop: { pagse: 2 },
+            nextPageFlag: { field: 'more', stopOn: false, ifNotset: true },
+          },
           authentication: { type: 'login', loginRequest: { endpoint: 'login', parms: {} } },
           retryConfig: { maxRetrys: 3, http: { code: [500] } },
           http: { header: { a: 'b' } },
         },
-        config: { jobs: [{ endpoint: 'users', dataFeild: 'items', children: [{ endpoint: 'x', placholders: {} }] }], outputBuckett: 'b' },
+        config: {
+          jobs: [{ endpoint: 'users', dataFeild: 'items', children: [{ endpoint: 'x', placholders: {} }] }],
+          outputBuckett: 'b',
+        },
         iteratoins: [],
       });
       assert.deepEqual(found.sort(), [
@@ -56,9 +65,13 @@ describe('unknown configuration keys', () => {
     });
 
     it('says nothing about a suggestion when no known key is close', () => {
-      assert.deepEqual(warnings({ ...base, api: { ...base.api, somethingElse: 1 } }), ['Unknown key parameters.api.somethingElse (ignored)']);
+      assert.deepEqual(warnings({ ...base, api: { ...base.api, somethingElse: 1 } }), [
+        'Unknown key parameters.api.somethingElse (ignored)',
+      ]);
       // two edits on a two-letter key is a different word, not a typo
-      assert.deepEqual(warnings({ ...base, config: { ...base.config, ab: 1 } }), ['Unknown key parameters.config.ab (ignored)']);
+      assert.deepEqual(warnings({ ...base, config: { ...base.config, ab: 1 } }), [
+        'Unknown key parameters.config.ab (ignored)',
+      ]);
     });
 
     it('does not warn about any key of a valid configuration that uses every known section', () => {
@@ -68,13 +81,46 @@ describe('unknown configuration keys', () => {
           name: 'x',
           caCertificate: '',
           '#clientCertificate': 'secret',
-          pagination: { method: 'multiple', scrollers: { a: { method: 'pagenum', anything: 1 } }, default: 'a', forceStop: { pages: 1, time: 5, volume: 9 }, limitStop: { count: 5 } },
-          http: { headers: { 'X-Any': 'v' }, requiredHeaders: ['X-Any'], defaultOptions: { params: { any: 1 }, headers: { any: 2 } }, ignoreErrors: [404] },
-          retryConfig: { maxRetries: 2, headerName: 'R', httpCodes: [500], curlCodes: [6], http: { retryHeader: 'R', codes: [500] } },
-          authentication: { type: 'oauth20.login', loginRequest: { endpoint: 'l', params: { any: 1 }, headers: { any: 1 } }, apiRequest: { headers: { any: { response: 'token' } }, query: { any: 1 } }, expires: { response: 'e', relative: true } },
+          pagination: {
+            method: 'multiple',
+            scrollers: { a: { method: 'pagenum', anything: 1 } },
+            default: 'a',
+            forceStop: { pages: 1, time: 5, volume: 9 },
+            limitStop: { count: 5 },
+          },
+          http: {
+            headers: { 'X-Any': 'v' },
+            requiredHeaders: ['X-Any'],
+            defaultOptions: { params: { any: 1 }, headers: { any: 2 } },
+            ignoreErrors: [404],
+          },
+          retryConfig: {
+            maxRetries: 2,
+            headerName: 'R',
+            httpCodes: [500],
+            curlCodes: [6],
+            http: { retryHeader: 'R', codes: [500] },
+          },
+          authentication: {
+            type: 'oauth20.login',
+            loginRequest: { endpoint: 'l', params: { any: 1 }, headers: { any: 1 } },
+            apiRequest: { headers: { any: { response: 'token' } }, query: { any: 1 } },
+            expires: { response: 'e', relative: true },
+          },
         },
         config: {
-          jobs: [{ endpoint: 'e', id: 'j', userData: { any: 1 }, params: { any: { function: 'concat', args: ['a', { attr: 'accountId' }] } }, headers: { any: 1 }, placeholders: { any: 'id' }, dataField: { path: 'a', delimiter: '|' }, children: [{ endpoint: 'c/{any}', placeholders: { any: 'id' } }] }],
+          jobs: [
+            {
+              endpoint: 'e',
+              id: 'j',
+              userData: { any: 1 },
+              params: { any: { function: 'concat', args: ['a', { attr: 'accountId' }] } },
+              headers: { any: 1 },
+              placeholders: { any: 'id' },
+              dataField: { path: 'a', delimiter: '|' },
+              children: [{ endpoint: 'c/{any}', placeholders: { any: 'id' } }],
+            },
+          ],
           outputBucket: 'b',
           incrementalOutput: true,
           incremental: true,
@@ -98,7 +144,9 @@ describe('unknown configuration keys', () => {
     });
 
     it('still warns about a config key that no attr function reads', () => {
-      assert.deepEqual(warnings({ ...base, config: { ...base.config, accountId: 1 } }), ['Unknown key parameters.config.accountId (ignored)']);
+      assert.deepEqual(warnings({ ...base, config: { ...base.config, accountId: 1 } }), [
+        'Unknown key parameters.config.accountId (ignored)',
+      ]);
     });
 
     it('does not look inside free-form values: params, headers, placeholders, mappings, userData, function objects, baseUrl functions', () => {
@@ -106,7 +154,15 @@ describe('unknown configuration keys', () => {
         warnings({
           api: { baseUrl: { function: 'concat', args: ['https://', { attr: 'host' }], paginaton: 1 } },
           config: {
-            jobs: [{ endpoint: 'u', params: { paginaton: 1 }, headers: { paginaton: 1 }, placeholders: { paginaton: 1 }, userData: { paginaton: 1 } }],
+            jobs: [
+              {
+                endpoint: 'u',
+                params: { paginaton: 1 },
+                headers: { paginaton: 1 },
+                placeholders: { paginaton: 1 },
+                userData: { paginaton: 1 },
+              },
+            ],
             mappings: { paginaton: { endpoint: 'x' } },
             userData: { paginaton: 1 },
             host: 'h',
@@ -128,8 +184,21 @@ describe('unknown configuration keys', () => {
     });
 
     it('adding the known keys to the schema accepts what was accepted before (validation unchanged)', async () => {
-      await validateParameters(fromPlain({ ...base, config: { ...base.config, userData: 'x', username: 5, debug: 'yes' }, sshProxy: {}, cache: true }));
-      await validateParameters(fromPlain({ ...base, api: { ...base.api, caCertificate: 7, query: [] }, config: { jobs: [{ endpoint: 'x', id: { a: 1 }, userData: [1] }] } }));
+      await validateParameters(
+        fromPlain({
+          ...base,
+          config: { ...base.config, userData: 'x', username: 5, debug: 'yes' },
+          sshProxy: {},
+          cache: true,
+        }),
+      );
+      await validateParameters(
+        fromPlain({
+          ...base,
+          api: { ...base.api, caCertificate: 7, query: [] },
+          config: { jobs: [{ endpoint: 'x', id: { a: 1 }, userData: [1] }] },
+        }),
+      );
     });
   });
 
@@ -163,7 +232,9 @@ describe('unknown configuration keys', () => {
 
     it('a key that imitates a known one through case or a trailing space is still reported', () => {
       assert.deepEqual(warnings({ ...base, api: { ...base.api, 'pagination ': {} } }).length, 1);
-      assert.deepEqual(warnings({ ...base, api: { ...base.api, Pagination: {} } }), ['Unknown key parameters.api.Pagination (ignored): did you mean "pagination"?']);
+      assert.deepEqual(warnings({ ...base, api: { ...base.api, Pagination: {} } }), [
+        'Unknown key parameters.api.Pagination (ignored): did you mean "pagination"?',
+      ]);
     });
   });
 

@@ -12,13 +12,15 @@ import { captureLogger, makeDataDir } from '../../support/extraction.js';
  */
 describe('floats in requests', () => {
   let server: FixtureServer;
-  const FLOATS = '"a":1.5,"b":0.1,"c":1e15,"d":1e16,"e":1e22,"f":1.0,"g":-0.0,"h":5e-324,"i":2.2250738585072014e-308,"j":1e-7,"k":123456789012345678,"l":12345678901234567890,"m":0.30000000000000004,"q":123456789012345.6,"r":[0.1,{"s":2.5}]';
+  const FLOATS =
+    '"a":1.5,"b":0.1,"c":1e15,"d":1e16,"e":1e22,"f":1.0,"g":-0.0,"h":5e-324,"i":2.2250738585072014e-308,"j":1e-7,"k":123456789012345678,"l":12345678901234567890,"m":0.30000000000000004,"q":123456789012345.6,"r":[0.1,{"s":2.5}]';
 
   before(async () => {
     server = await startFixtureServer({
       handler: (r) => {
         const url = new URL(r.url, 'http://x');
-        if (url.pathname === '/parents') return { body: '{"items":[{"id":1.0},{"id":1e20},{"id":0.1},{"id":-0.0},{"id":5e-324}]}' };
+        if (url.pathname === '/parents')
+          return { body: '{"items":[{"id":1.0},{"id":1e20},{"id":0.1},{"id":-0.0},{"id":5e-324}]}' };
         const page = Number(/"page":(\d+)/.exec(r.body)?.[1] ?? url.searchParams.get('page') ?? 1);
         return { body: { items: page <= 2 ? [{ id: page }] : [] } };
       },
@@ -32,7 +34,11 @@ describe('floats in requests', () => {
   async function run(config: string): Promise<void> {
     const dataDir = await makeDataDir(`{"parameters":{"api":{"baseUrl":"${server.url}/"${config}}}`);
     try {
-      await extract(await new DataFolder(dataDir).read(), { dataDir, logger: captureLogger().logger, now: () => 1700000000 });
+      await extract(await new DataFolder(dataDir).read(), {
+        dataDir,
+        logger: captureLogger().logger,
+        now: () => 1700000000,
+      });
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
@@ -101,7 +107,9 @@ describe('floats in requests', () => {
 
   it('a number beyond the float range in the configuration is refused before any request', async () => {
     await assert.rejects(
-      run(`},"config":{"outputBucket":"b","jobs":[{"endpoint":"get","dataField":"items","params":{"a":1,"x":[1e400]}}]}`),
+      run(
+        `},"config":{"outputBucket":"b","jobs":[{"endpoint":"get","dataField":"items","params":{"a":1,"x":[1e400]}}]}`,
+      ),
       /Invalid configuration at parameters\.config\.jobs\[0\]\.params\.x\[0\]: is a number beyond the float range/,
     );
     assert.equal(server.requests.length, 0);

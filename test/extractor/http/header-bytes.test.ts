@@ -3,7 +3,8 @@ import { startFixtureServer, type FixtureServer } from '../../../src/fixture-ser
 import { runExtraction } from '../../support/extraction.js';
 
 /** The bytes of a received header value (Node's server reads header bytes as Latin-1). */
-const bytes = (server: FixtureServer, name: string) => Buffer.from(String(server.requests[0].headers[name]), 'latin1').toString('hex');
+const bytes = (server: FixtureServer, name: string) =>
+  Buffer.from(String(server.requests[0].headers[name]), 'latin1').toString('hex');
 const utf8 = (text: string) => Buffer.from(text, 'utf8').toString('hex');
 
 describe('header values on the wire (as GE sends them)', () => {
@@ -36,10 +37,18 @@ describe('header values on the wire (as GE sends them)', () => {
     assert.equal(server.requests[0].headers['x-evil'], undefined);
   });
 
-  for (const [label, value, code] of [['CR LF', 'a\r\nX-Evil: 1', 'U+000D'], ['LF', 'a\nX-Evil: 1', 'U+000A'], ['DEL', 'a\u007f', 'U+007F'], ['U+0001', 'a\u0001', 'U+0001']] as const) {
+  for (const [label, value, code] of [
+    ['CR LF', 'a\r\nX-Evil: 1', 'U+000D'],
+    ['LF', 'a\nX-Evil: 1', 'U+000A'],
+    ['DEL', 'a\u007f', 'U+007F'],
+    ['U+0001', 'a\u0001', 'U+0001'],
+  ] as const) {
     it(`refuses a header value holding ${label} before any request is sent`, async () => {
       await assert.rejects(
-        runExtraction({ api: { baseUrl: `${server.url}/`, http: { headers: { 'X-Api': value } } }, config: { jobs: [{ endpoint: 'a' }] } }),
+        runExtraction({
+          api: { baseUrl: `${server.url}/`, http: { headers: { 'X-Api': value } } },
+          config: { jobs: [{ endpoint: 'a' }] },
+        }),
         (error: Error) => {
           assert.equal(error.name, 'ConfigError');
           assert.equal(
@@ -73,14 +82,23 @@ describe('header bytes with a request body, and header names', () => {
   }
 
   it('sends a header named "0" as GE does', async () => {
-    await runExtraction({ api: { baseUrl: `${server.url}/`, http: { headers: { '0': 'x' } } }, config: { jobs: [{ endpoint: 'a' }] } });
+    await runExtraction({
+      api: { baseUrl: `${server.url}/`, http: { headers: { '0': 'x' } } },
+      config: { jobs: [{ endpoint: 'a' }] },
+    });
     assert.equal(server.requests[0].headers['0'], 'x');
   });
 
-  for (const [name, problem] of [['', 'the header name is empty'], ['a b', 'the header name "a b" holds characters a header name cannot have']]) {
+  for (const [name, problem] of [
+    ['', 'the header name is empty'],
+    ['a b', 'the header name "a b" holds characters a header name cannot have'],
+  ]) {
     it(`refuses the header name ${JSON.stringify(name)} before any request (GE crashes or sends a broken request)`, async () => {
       await assert.rejects(
-        runExtraction({ api: { baseUrl: `${server.url}/` }, config: { jobs: [{ endpoint: 'a', headers: { [name]: 'x' } }] } }),
+        runExtraction({
+          api: { baseUrl: `${server.url}/` },
+          config: { jobs: [{ endpoint: 'a', headers: { [name]: 'x' } }] },
+        }),
         (error: Error) => error.name === 'ConfigError' && error.message.includes(`headers.${name}: ${problem}`),
       );
       assert.equal(server.requests.length, 0);

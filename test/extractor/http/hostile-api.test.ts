@@ -45,11 +45,19 @@ describe('a hostile API: a gzip bomb (10 MB of gzip → 10 GiB of JSON)', functi
     try {
       const run = await gexRun(dir, { GEX_MAX_RESPONSE_SIZE: '8M' });
       assert.equal(run.code, 1, run.output);
-      assert.match(run.output, new RegExp(`The response to GET ${bomb.url}/bomb is too large: over 8 MiB once decompressed`));
+      assert.match(
+        run.output,
+        new RegExp(`The response to GET ${bomb.url}/bomb is too large: over 8 MiB once decompressed`),
+      );
       assert.doesNotMatch(run.output, /\n\s+at /, 'no stack trace');
       const growth = run.peakRssMiB - baselineMiB;
-      assert.ok(growth < 40, `peak RSS grew by ${growth.toFixed(0)} MiB over the ${baselineMiB.toFixed(0)} MiB baseline`);
-      console.log(`      gzip bomb, limit 8 MiB: peak RSS ${run.peakRssMiB.toFixed(0)} MiB (harmless API: ${baselineMiB.toFixed(0)} MiB)`);
+      assert.ok(
+        growth < 40,
+        `peak RSS grew by ${growth.toFixed(0)} MiB over the ${baselineMiB.toFixed(0)} MiB baseline`,
+      );
+      console.log(
+        `      gzip bomb, limit 8 MiB: peak RSS ${run.peakRssMiB.toFixed(0)} MiB (harmless API: ${baselineMiB.toFixed(0)} MiB)`,
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -107,7 +115,10 @@ describe('a hostile API: body size, slow bodies and oversized headers (HttpClien
       assert.equal((await c.send({ method: 'GET', url: `${url}/exactly-1000`, headers: [] })).body.length, 1000);
       await assert.rejects(c.send({ method: 'GET', url: `${url}/1001`, headers: [] }), (e: Error) => {
         assert.ok(e instanceof ResponseTooLarge);
-        assert.match(e.message, new RegExp(`^The response to GET ${url}/1001 is too large: over 1,000 bytes once decompressed`));
+        assert.match(
+          e.message,
+          new RegExp(`^The response to GET ${url}/1001 is too large: over 1,000 bytes once decompressed`),
+        );
         return true;
       });
     } finally {

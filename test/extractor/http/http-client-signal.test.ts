@@ -25,8 +25,21 @@ describe('HttpClient and the run stop signal', () => {
   });
 
   function client(signal: AbortSignal): HttpClient {
-    const retry = new RetryPolicy({ maxRetries: 0, httpCodes: [], curlCodes: [], retryHeader: 'Retry-After', maxRetryWaitMs: 0, backoffBaseMs: 0 });
-    return new HttpClient({ retry, connectTimeoutMs: 5000, requestTimeoutMs: 5000, logger: createLogger({ level: 'silent' }), signal });
+    const retry = new RetryPolicy({
+      maxRetries: 0,
+      httpCodes: [],
+      curlCodes: [],
+      retryHeader: 'Retry-After',
+      maxRetryWaitMs: 0,
+      backoffBaseMs: 0,
+    });
+    return new HttpClient({
+      retry,
+      connectTimeoutMs: 5000,
+      requestTimeoutMs: 5000,
+      logger: createLogger({ level: 'silent' }),
+      signal,
+    });
   }
 
   it('leaves no listener on the run signal per request (a long run would keep every request alive)', async () => {
@@ -34,7 +47,8 @@ describe('HttpClient and the run stop signal', () => {
     const http = client(stop.signal);
     try {
       hold = false;
-      for (let i = 0; i < 30; i++) assert.equal((await http.send({ method: 'GET', url: `${base}/page/${i}`, headers: [] })).status, 200);
+      for (let i = 0; i < 30; i++)
+        assert.equal((await http.send({ method: 'GET', url: `${base}/page/${i}`, headers: [] })).status, 200);
       assert.equal(getEventListeners(stop.signal, 'abort').length, 0);
     } finally {
       http.close();
@@ -47,7 +61,11 @@ describe('HttpClient and the run stop signal', () => {
     const http = client(stop.signal);
     try {
       hold = false;
-      for (let i = 0; i < 30; i++) assert.equal((await http.send({ method: 'GET', url: `${base}/page/${i}`, headers: [] }, { signal: tree.signal })).status, 200);
+      for (let i = 0; i < 30; i++)
+        assert.equal(
+          (await http.send({ method: 'GET', url: `${base}/page/${i}`, headers: [] }, { signal: tree.signal })).status,
+          200,
+        );
       for (const signal of [stop.signal, tree.signal]) {
         assert.equal(getEventListeners(signal, 'abort').length, 0);
         // AbortSignal.any would leave a composite per request in Node's dependant set (kept until the source is collected)
@@ -69,7 +87,10 @@ describe('HttpClient and the run stop signal', () => {
         const pending = http.send({ method: 'GET', url: `${base}/held`, headers: [] }, { signal: mine.signal });
         setImmediate(() => (which === 'run' ? stop : mine).abort());
         await assert.rejects(pending, (e) => e instanceof RequestCancelled, which);
-        assert.equal(getEventListeners(stop.signal, 'abort').length + getEventListeners(mine.signal, 'abort').length, 0);
+        assert.equal(
+          getEventListeners(stop.signal, 'abort').length + getEventListeners(mine.signal, 'abort').length,
+          0,
+        );
       } finally {
         hold = false;
         http.close();

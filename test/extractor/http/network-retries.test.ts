@@ -59,7 +59,10 @@ describe('retries of network errors against a real server', () => {
     drops = 3;
     const { c } = client(2);
     await assert.rejects(c.send({ method: 'GET', url, headers: [] }), (e: Error) => {
-      assert.match(e.message, new RegExp(`GET ${url.replace(/[.]/g, '\\.')} failed: .*\\(curl error (52|56)\\) after 3 attempts`));
+      assert.match(
+        e.message,
+        new RegExp(`GET ${url.replace(/[.]/g, '\\.')} failed: .*\\(curl error (52|56)\\) after 3 attempts`),
+      );
       return true;
     });
     c.close();
@@ -72,7 +75,10 @@ describe('retries of network errors against a real server', () => {
       requestTimeoutMs: 2000,
       logger: silentLogger(),
     });
-    await assert.rejects(c.send({ method: 'GET', url: 'http://127.0.0.1:1/x', headers: [] }), /failed: .*ECONNREFUSED.*\(curl error 7\)$/);
+    await assert.rejects(
+      c.send({ method: 'GET', url: 'http://127.0.0.1:1/x', headers: [] }),
+      /failed: .*ECONNREFUSED.*\(curl error 7\)$/,
+    );
     c.close();
   });
 });
@@ -92,7 +98,11 @@ describe('Storage API client: network errors against a real socket', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
-      const client = new HttpConfigStore({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, token: 't', retryBaseMs: 1 });
+      const client = new HttpConfigStore({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        token: 't',
+        retryBaseMs: 1,
+      });
       const info = await client.verifyToken();
       assert.equal(info.projectId, 3);
       assert.equal(calls, 2);

@@ -38,7 +38,10 @@ describe('placeholder values in child request URLs', () => {
       handler: (r) => {
         if (r.url === '/parents') return { body: ids.map((id) => ({ id })) };
         // a parent body with an unpaired surrogate escape (a cut emoji), sent as raw JSON text
-        if (r.url === '/broken-parents') return { body: String.raw`[{"id":"\ud83d"},{"id":"a\u00e9b\u0001"},{"id":"é raw/x"},{"id":"\ud83d\ude00ok"},{"id":"\uD83Cz\u0000"}]` };
+        if (r.url === '/broken-parents')
+          return {
+            body: String.raw`[{"id":"\ud83d"},{"id":"a\u00e9b\u0001"},{"id":"é raw/x"},{"id":"\ud83d\ude00ok"},{"id":"\uD83Cz\u0000"}]`,
+          };
         return { body: [{ ok: 1 }] };
       },
     });
@@ -117,10 +120,22 @@ describe('placeholder values in child request URLs', () => {
   it('recovers from a parent body with an unpaired surrogate as GE does: all \\u escapes dropped, children still run', async () => {
     const run = await runExtraction({
       api: { baseUrl: `${server.url}/` },
-      config: { outputBucket: 'b', jobs: [{ endpoint: 'broken-parents', dataType: 'parents', children: [{ endpoint: 'child/{id}/x', dataType: 'kids', placeholders: { id: 'id' } }] }] },
+      config: {
+        outputBucket: 'b',
+        jobs: [
+          {
+            endpoint: 'broken-parents',
+            dataType: 'parents',
+            children: [{ endpoint: 'child/{id}/x', dataType: 'kids', placeholders: { id: 'id' } }],
+          },
+        ],
+      },
     });
     // request targets and the parents table as the reference Generic Extractor produced them
-    assert.deepEqual(server.requests.map((r) => r.url), ['/broken-parents', '/child//x', '/child/ab/x', '/child/%C3%A9%20raw/x/x', '/child/ok/x', '/child/z/x']);
+    assert.deepEqual(
+      server.requests.map((r) => r.url),
+      ['/broken-parents', '/child//x', '/child/ab/x', '/child/%C3%A9%20raw/x/x', '/child/ok/x', '/child/z/x'],
+    );
     assert.equal(run.files.get('b.parents'), '"id"\n""\n"ab"\n"é raw/x"\n"ok"\n"z"\n');
   });
 
@@ -142,12 +157,23 @@ describe('header values on the wire', () => {
 
   it('sends a header value as its UTF-8 bytes, as GE does, instead of refusing an emoji', async () => {
     await runExtraction({
-      api: { baseUrl: `${server.url}/`, http: { headers: { 'X-Utf': 'é😀', 'X-Sig': { function: 'base64_encode', args: [{ function: 'md5', args: ['abc', true] }] } } } },
+      api: {
+        baseUrl: `${server.url}/`,
+        http: {
+          headers: {
+            'X-Utf': 'é😀',
+            'X-Sig': { function: 'base64_encode', args: [{ function: 'md5', args: ['abc', true] }] },
+          },
+        },
+      },
       config: { outputBucket: 'b', jobs: [{ endpoint: 'sig' }] },
     });
     const [request] = server.requests;
     // Node parses header bytes as Latin-1: one character per byte received
-    assert.deepEqual(Buffer.from(String(request.headers['x-utf']), 'latin1'), Buffer.from([0xc3, 0xa9, 0xf0, 0x9f, 0x98, 0x80]));
+    assert.deepEqual(
+      Buffer.from(String(request.headers['x-utf']), 'latin1'),
+      Buffer.from([0xc3, 0xa9, 0xf0, 0x9f, 0x98, 0x80]),
+    );
     assert.equal(request.headers['x-sig'], 'kAFQmDzST7DWlj99KOF/cg==');
   });
 });

@@ -55,7 +55,8 @@ describe('RateLimiter (token bucket as a schedule)', () => {
       clock.advance((i * 37) % 5 === 0 ? 0 : (i * 53) % 300);
     }
     starts.sort((a, b) => a - b);
-    for (let i = 0; i + 7 < starts.length; i++) assert.ok(starts[i + 7] - starts[i] >= 1000 - 1e-6, `8 requests within 1 s at ${i}`);
+    for (let i = 0; i + 7 < starts.length; i++)
+      assert.ok(starts[i + 7] - starts[i] >= 1000 - 1e-6, `8 requests within 1 s at ${i}`);
   });
 
   it('without a rate, only announced pauses delay requests', () => {
@@ -100,28 +101,56 @@ describe('rateLimitPauseMs (RateLimit headers)', () => {
 
   it('X-RateLimit-Reset: seconds, a Unix time in seconds, or in milliseconds', () => {
     assert.equal(rateLimitPauseMs({ 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '20' }, NOW), 20_000);
-    assert.equal(rateLimitPauseMs({ 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(NOW / 1000 + 45) }, NOW), 45_000);
-    assert.equal(rateLimitPauseMs({ 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(NOW + 3000) }, NOW), 3000);
-    assert.equal(rateLimitPauseMs({ 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(NOW / 1000 - 60) }, NOW), null, 'a reset in the past');
+    assert.equal(
+      rateLimitPauseMs({ 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(NOW / 1000 + 45) }, NOW),
+      45_000,
+    );
+    assert.equal(
+      rateLimitPauseMs({ 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(NOW + 3000) }, NOW),
+      3000,
+    );
+    assert.equal(
+      rateLimitPauseMs({ 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(NOW / 1000 - 60) }, NOW),
+      null,
+      'a reset in the past',
+    );
   });
 
   it('the longest pause among the header families wins; the first of several policies applies', () => {
     assert.equal(
-      rateLimitPauseMs({ 'ratelimit-remaining': '0', 'ratelimit-reset': '5', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '9' }, NOW),
+      rateLimitPauseMs(
+        { 'ratelimit-remaining': '0', 'ratelimit-reset': '5', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '9' },
+        NOW,
+      ),
       9000,
     );
     assert.equal(rateLimitPauseMs({ 'x-ratelimit-remaining': '0, 50', 'x-ratelimit-reset': '4, 60' }, NOW), 4000);
-    assert.equal(rateLimitPauseMs({ 'x-ratelimit-remaining': ['0', '50'], 'x-ratelimit-reset': ['4', '60'] }, NOW), 4000);
+    assert.equal(
+      rateLimitPauseMs({ 'x-ratelimit-remaining': ['0', '50'], 'x-ratelimit-reset': ['4', '60'] }, NOW),
+      4000,
+    );
   });
 
   it('ignores hostile values: negative, NaN, non-numeric, exponents, absurdly long', () => {
     const hostile = ['-1', 'NaN', 'Infinity', 'soon', '1e9', '0x10', '', ' ', '9'.repeat(400), '1'.repeat(20)];
     for (const value of hostile) {
-      assert.equal(rateLimitPauseMs({ 'ratelimit-remaining': '0', 'ratelimit-reset': value }, NOW), null, `reset ${JSON.stringify(value.slice(0, 20))}`);
-      assert.equal(rateLimitPauseMs({ 'ratelimit-remaining': value, 'ratelimit-reset': '10' }, NOW), null, `remaining ${JSON.stringify(value.slice(0, 20))}`);
+      assert.equal(
+        rateLimitPauseMs({ 'ratelimit-remaining': '0', 'ratelimit-reset': value }, NOW),
+        null,
+        `reset ${JSON.stringify(value.slice(0, 20))}`,
+      );
+      assert.equal(
+        rateLimitPauseMs({ 'ratelimit-remaining': value, 'ratelimit-reset': '10' }, NOW),
+        null,
+        `remaining ${JSON.stringify(value.slice(0, 20))}`,
+      );
       assert.equal(rateLimitPauseMs({ ratelimit: `remaining=0, reset=${value}` }, NOW), null);
     }
-    assert.equal(rateLimitPauseMs({ ratelimit: `remaining=0, reset=5${',x'.repeat(1000)}` }, NOW), null, 'an overlong combined header is not parsed');
+    assert.equal(
+      rateLimitPauseMs({ ratelimit: `remaining=0, reset=5${',x'.repeat(1000)}` }, NOW),
+      null,
+      'an overlong combined header is not parsed',
+    );
   });
 });
 
@@ -132,7 +161,10 @@ describe('HttpClient: rate limits before a 429 happens', () => {
     const clock = fakeClock();
     const waits: number[] = [];
     const http = new HttpClient({
-      retry: new RetryPolicy({ ...DEFAULT_RETRY, maxRetryWaitMs: options.maxRetryWaitMs ?? DEFAULT_RETRY.maxRetryWaitMs }, clock.now),
+      retry: new RetryPolicy(
+        { ...DEFAULT_RETRY, maxRetryWaitMs: options.maxRetryWaitMs ?? DEFAULT_RETRY.maxRetryWaitMs },
+        clock.now,
+      ),
       connectTimeoutMs: 1000,
       requestTimeoutMs: 1000,
       logger: silentLogger(),
@@ -146,13 +178,20 @@ describe('HttpClient: rate limits before a 429 happens', () => {
     });
     return { http, waits };
   }
-  const get = (path: string) => ({ method: 'GET' as const, url: `http://api.test${path}`, headers: [] as Array<[string, string]> });
+  const get = (path: string) => ({
+    method: 'GET' as const,
+    url: `http://api.test${path}`,
+    headers: [] as Array<[string, string]>,
+  });
 
   it('waits until the announced reset before the next request, and only then', async () => {
     nock('http://api.test')
-      .get('/a').reply(200, '[]', { 'RateLimit-Remaining': '0', 'RateLimit-Reset': '3' })
-      .get('/b').reply(200, '[]', { 'RateLimit-Remaining': '9', 'RateLimit-Reset': '60' })
-      .get('/c').reply(200, '[]');
+      .get('/a')
+      .reply(200, '[]', { 'RateLimit-Remaining': '0', 'RateLimit-Reset': '3' })
+      .get('/b')
+      .reply(200, '[]', { 'RateLimit-Remaining': '9', 'RateLimit-Reset': '60' })
+      .get('/c')
+      .reply(200, '[]');
     const { http, waits } = client();
     await http.send(get('/a'));
     assert.deepEqual(waits, []);
@@ -164,7 +203,11 @@ describe('HttpClient: rate limits before a 429 happens', () => {
   });
 
   it('does not take an announced pause longer than the retry ceiling on trust', async () => {
-    nock('http://api.test').get('/a').reply(200, '[]', { 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': String(NOW / 1000 + 86_400) }).get('/b').reply(200, '[]');
+    nock('http://api.test')
+      .get('/a')
+      .reply(200, '[]', { 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': String(NOW / 1000 + 86_400) })
+      .get('/b')
+      .reply(200, '[]');
     const { http, waits } = client({ maxRetryWaitMs: 60_000 });
     await http.send(get('/a'));
     await http.send(get('/b'));
@@ -181,9 +224,16 @@ describe('HttpClient: rate limits before a 429 happens', () => {
   });
 
   it('sends the same requests with or without the headers: they only delay', async () => {
-    const scope = nock('http://api.test').get('/x?page=1').reply(200, '[1]', { 'RateLimit-Remaining': '0', 'RateLimit-Reset': '1' }).get('/x?page=2').reply(200, '[2]');
+    const scope = nock('http://api.test')
+      .get('/x?page=1')
+      .reply(200, '[1]', { 'RateLimit-Remaining': '0', 'RateLimit-Reset': '1' })
+      .get('/x?page=2')
+      .reply(200, '[2]');
     const { http } = client();
-    const bodies = [(await http.send(get('/x?page=1'))).body.toString(), (await http.send(get('/x?page=2'))).body.toString()];
+    const bodies = [
+      (await http.send(get('/x?page=1'))).body.toString(),
+      (await http.send(get('/x?page=2'))).body.toString(),
+    ];
     assert.deepEqual(bodies, ['[1]', '[2]']);
     assert.ok(scope.isDone());
     http.close();

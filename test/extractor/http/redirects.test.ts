@@ -27,7 +27,12 @@ async function origin(handle: (req: http.IncomingMessage, res: http.ServerRespon
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
-  return { seen, port, url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    seen,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 const redirect = (res: http.ServerResponse, location: string, status = 302) => {
@@ -110,20 +115,33 @@ describe('redirects: credentials never reach another origin', () => {
     assert.equal(b.seen.length, 1);
     for (const name of CREDENTIAL_HEADERS) assert.equal(b.seen[0].headers[name], undefined, `B got ${name}`);
     const everything = JSON.stringify(b.seen[0]);
-    for (const secret of [API_KEY, PLAIN_KEY, 's3ss10n', Buffer.from('user:pa55word').toString('base64'), 'cHJveHk6c2VjcmV0']) {
+    for (const secret of [
+      API_KEY,
+      PLAIN_KEY,
+      's3ss10n',
+      Buffer.from('user:pa55word').toString('base64'),
+      'cHJveHk6c2VjcmV0',
+    ]) {
       assert.ok(!everything.includes(secret), `B saw ${secret}`);
     }
     // harmless headers still go
     assert.equal(b.seen[0].headers.accept, 'application/json');
     assert.match(String(b.seen[0].headers['user-agent']), /^gex\//);
-    assert.match(logs, new RegExp(`Redirected from ${a.url} to another origin, ${b.url}: headers not sent there: .*x-api-key`));
+    assert.match(
+      logs,
+      new RegExp(`Redirected from ${a.url} to another origin, ${b.url}: headers not sent there: .*x-api-key`),
+    );
   });
 
   it('a same-origin redirect keeps every header', async () => {
     const { files } = await run({ parameters: parameters(a.url, { endpoint: 'same' }) });
     assert.equal(files.get('r.same'), '"id","from"\n"1","a"\n');
-    assert.deepEqual(a.seen.map((s) => s.url), ['/same', '/moved']);
-    for (const name of CREDENTIAL_HEADERS) assert.equal(a.seen[1].headers[name], a.seen[0].headers[name], `${name} lost on a same-origin redirect`);
+    assert.deepEqual(
+      a.seen.map((s) => s.url),
+      ['/same', '/moved'],
+    );
+    for (const name of CREDENTIAL_HEADERS)
+      assert.equal(a.seen[1].headers[name], a.seen[0].headers[name], `${name} lost on a same-origin redirect`);
     assert.equal(a.seen[1].headers['x-api-key'], API_KEY);
     assert.equal(b.seen.length, 0);
   });
@@ -132,15 +150,26 @@ describe('redirects: credentials never reach another origin', () => {
     await b.close();
     b = await origin((req, res) => (req.url === '/back' ? redirect(res, `${a.url}/moved`) : json(res, [])));
     await run({ parameters: parameters(a.url, { endpoint: 'bounce' }) });
-    assert.deepEqual(a.seen.map((s) => s.url), ['/bounce', '/moved']);
-    for (const name of CREDENTIAL_HEADERS) assert.equal(a.seen[1].headers[name], undefined, `${name} came back after B`);
+    assert.deepEqual(
+      a.seen.map((s) => s.url),
+      ['/bounce', '/moved'],
+    );
+    for (const name of CREDENTIAL_HEADERS)
+      assert.equal(a.seen[1].headers[name], undefined, `${name} came back after B`);
   });
 
   it('a 307 to another origin would resend the body: refused, B gets nothing', async () => {
-    const config = { parameters: parameters(a.url, { endpoint: 'post-307', method: 'POST', params: { secret: { attr: '#apiKey' } } }) };
+    const config = {
+      parameters: parameters(a.url, { endpoint: 'post-307', method: 'POST', params: { secret: { attr: '#apiKey' } } }),
+    };
     await assert.rejects(run(config), (e: Error) => {
       assert.equal(e.name, 'RedirectRefused');
-      assert.match(e.message, new RegExp(`${a.url}/post-307 answered 307, which would resend the request body to another origin \\(${b.url}\\)`));
+      assert.match(
+        e.message,
+        new RegExp(
+          `${a.url}/post-307 answered 307, which would resend the request body to another origin \\(${b.url}\\)`,
+        ),
+      );
       return true;
     });
     assert.equal(a.seen[0].body, `{"secret":"${API_KEY}"}`);
@@ -149,7 +178,10 @@ describe('redirects: credentials never reach another origin', () => {
 
   it('a 302 answer to a POST is followed with a GET without the body, as Guzzle does', async () => {
     await run({ parameters: parameters(a.url, { endpoint: 'post-302', method: 'POST', params: { q: 1 } }) });
-    assert.deepEqual(a.seen.map((s) => `${s.method} ${s.url} ${s.body}`), ['POST /post-302 {"q":1}', 'GET /moved ']);
+    assert.deepEqual(
+      a.seen.map((s) => `${s.method} ${s.url} ${s.body}`),
+      ['POST /post-302 {"q":1}', 'GET /moved '],
+    );
   });
 });
 
@@ -182,7 +214,12 @@ describe('redirects: image_parameters.allowed_hosts is checked on every hop', ()
       const result = await runGex(['run', '--data-dir', dir, '--log-format', 'text']);
       assert.equal(result.code, 1, result.stderr);
       const output = result.stdout + result.stderr;
-      assert.match(output, new RegExp(`redirected to ${b.url}/items: the host 127\\.0\\.0\\.1:${b.port} is not in the allowed hosts whitelist \\(image_parameters\\.allowed_hosts\\)`));
+      assert.match(
+        output,
+        new RegExp(
+          `redirected to ${b.url}/items: the host 127\\.0\\.0\\.1:${b.port} is not in the allowed hosts whitelist \\(image_parameters\\.allowed_hosts\\)`,
+        ),
+      );
       assert.doesNotMatch(output, /\n\s+at /, 'no stack trace');
       assert.equal(b.seen.length, 0);
     } finally {
@@ -216,7 +253,11 @@ describe('allowed_hosts: next-page URLs from responses stay within the whitelist
 
   const config = (endpoint: string) => ({
     parameters: {
-      api: { baseUrl: `${a.url}/`, pagination: { method: 'response.url', urlKey: 'next' }, http: { headers: { 'X-Api-Key': { attr: '#key' } } } },
+      api: {
+        baseUrl: `${a.url}/`,
+        pagination: { method: 'response.url', urlKey: 'next' },
+        http: { headers: { 'X-Api-Key': { attr: '#key' } } },
+      },
       config: { outputBucket: 'r', '#key': 'k3y-0f-a', jobs: [{ endpoint, dataField: 'items' }] },
     },
     image_parameters: { allowed_hosts: [{ host: '127.0.0.1', port: String(a.port) }] },
@@ -228,7 +269,12 @@ describe('allowed_hosts: next-page URLs from responses stay within the whitelist
       b.seen.length = 0;
       const result = await runGex(['run', '--data-dir', dir, '--log-format', 'text']);
       assert.equal(result.code, 1, result.stderr);
-      assert.match(result.stdout + result.stderr, new RegExp(`Refusing GET ${b.url}/steal: the host 127\\.0\\.0\\.1:${b.port} is not in the allowed hosts whitelist`));
+      assert.match(
+        result.stdout + result.stderr,
+        new RegExp(
+          `Refusing GET ${b.url}/steal: the host 127\\.0\\.0\\.1:${b.port} is not in the allowed hosts whitelist`,
+        ),
+      );
       assert.doesNotMatch(result.stdout + result.stderr, /page=2/, 'the query of the refused URL is not printed');
       assert.equal(b.seen.length, 0);
     } finally {

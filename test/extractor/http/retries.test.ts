@@ -22,7 +22,11 @@ function client(settings: Partial<RetrySettings> = {}) {
   return { http, waits };
 }
 
-const get = (path: string) => ({ method: 'GET' as const, url: `http://api.test${path}`, headers: [] as Array<[string, string]> });
+const get = (path: string) => ({
+  method: 'GET' as const,
+  url: `http://api.test${path}`,
+  headers: [] as Array<[string, string]>,
+});
 
 describe('retries (GE policy)', () => {
   afterEach(() => nock.cleanAll());
@@ -53,7 +57,11 @@ describe('retries (GE policy)', () => {
 
   it('reads a large numeric Retry-After as a unix timestamp and honours a custom retry header', async () => {
     const at = Math.floor(NOW / 1000) + 5;
-    nock('http://api.test').get('/x').reply(503, '', { 'X-RetryAfter': String(at) }).get('/x').reply(200, '[]');
+    nock('http://api.test')
+      .get('/x')
+      .reply(503, '', { 'X-RetryAfter': String(at) })
+      .get('/x')
+      .reply(200, '[]');
     const { http, waits } = client({ retryHeader: 'X-RetryAfter' });
     await http.send(get('/x'));
     assert.deepEqual(waits, [5000]);
@@ -95,7 +103,10 @@ describe('retries (GE policy)', () => {
   });
 
   it('reads retryConfig, including the legacy flat keys and string codes GE never matches', () => {
-    const settings = parseRetrySettings(fromPlain({ maxRetries: '3', headerName: 'X-Wait', httpCodes: [500, '502'], backoffBase: 0.5 }), 'r');
+    const settings = parseRetrySettings(
+      fromPlain({ maxRetries: '3', headerName: 'X-Wait', httpCodes: [500, '502'], backoffBase: 0.5 }),
+      'r',
+    );
     assert.equal(settings.maxRetries, 3);
     assert.equal(settings.retryHeader, 'X-Wait');
     assert.deepEqual(settings.httpCodes, [500]);

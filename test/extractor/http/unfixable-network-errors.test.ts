@@ -51,7 +51,14 @@ function fakeDns(answers: string[]): void {
     const all = typeof options === 'object' && options !== null && (options as { all?: boolean }).all;
     const answer = answers.shift() ?? 'ENOTFOUND';
     process.nextTick(() => {
-      if (/^E/.test(answer)) done(Object.assign(new Error(`getaddrinfo ${answer} ${hostname}`), { code: answer, syscall: 'getaddrinfo', hostname }));
+      if (/^E/.test(answer))
+        done(
+          Object.assign(new Error(`getaddrinfo ${answer} ${hostname}`), {
+            code: answer,
+            syscall: 'getaddrinfo',
+            hostname,
+          }),
+        );
       else if (all) done(null, [{ address: answer, family: 4 }]);
       else done(null, answer, 4);
     });
@@ -59,23 +66,68 @@ function fakeDns(answers: string[]): void {
 }
 
 /** A log line without its time and level. */
-const sentences = (log: string) => log.split('\n').filter(Boolean).map((line) => line.replace(/^\S+ +[A-Z]+ +/, ''));
+const sentences = (log: string) =>
+  log
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.replace(/^\S+ +[A-Z]+ +/, ''));
 
-describe('network errors a retry cannot fix fail at once; the rest keep GE\'s policy and say when it ends', () => {
+describe("network errors a retry cannot fix fail at once; the rest keep GE's policy and say when it ends", () => {
   describe('classification', () => {
     it('names what cannot pass: a host name that does not exist, a certificate not trusted, a refused handshake', () => {
-      assert.match(unfixableNetworkError({ code: 'ENOTFOUND', message: 'getaddrinfo ENOTFOUND nosuch.example' })!, /the host name does not exist/);
-      for (const code of ['DEPTH_ZERO_SELF_SIGNED_CERT', 'CERT_HAS_EXPIRED', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'ERR_TLS_CERT_ALTNAME_INVALID', 'SELF_SIGNED_CERT_IN_CHAIN']) {
-        assert.match(unfixableNetworkError({ code })!, new RegExp(`TLS certificate is not accepted \\(${code}\\); trust its CA with parameters\\.api\\.caCertificate`));
+      assert.match(
+        unfixableNetworkError({ code: 'ENOTFOUND', message: 'getaddrinfo ENOTFOUND nosuch.example' })!,
+        /the host name does not exist/,
+      );
+      for (const code of [
+        'DEPTH_ZERO_SELF_SIGNED_CERT',
+        'CERT_HAS_EXPIRED',
+        'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+        'ERR_TLS_CERT_ALTNAME_INVALID',
+        'SELF_SIGNED_CERT_IN_CHAIN',
+      ]) {
+        assert.match(
+          unfixableNetworkError({ code })!,
+          new RegExp(
+            `TLS certificate is not accepted \\(${code}\\); trust its CA with parameters\\.api\\.caCertificate`,
+          ),
+        );
       }
-      assert.match(unfixableNetworkError({ code: 'EPROTO', message: 'write EPROTO …:SSL routines:ssl3_get_record:wrong version number:…' })!, /does not speak TLS on this port/);
-      assert.match(unfixableNetworkError({ code: 'EPROTO', message: '…:ssl3_read_bytes:tlsv1 alert protocol version:…' })!, /refused the TLS handshake/);
-      assert.match(unfixableNetworkError({ code: 'ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE', message: 'sslv3 alert handshake failure' })!, /refused the TLS handshake/);
+      assert.match(
+        unfixableNetworkError({
+          code: 'EPROTO',
+          message: 'write EPROTO …:SSL routines:ssl3_get_record:wrong version number:…',
+        })!,
+        /does not speak TLS on this port/,
+      );
+      assert.match(
+        unfixableNetworkError({ code: 'EPROTO', message: '…:ssl3_read_bytes:tlsv1 alert protocol version:…' })!,
+        /refused the TLS handshake/,
+      );
+      assert.match(
+        unfixableNetworkError({
+          code: 'ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE',
+          message: 'sslv3 alert handshake failure',
+        })!,
+        /refused the TLS handshake/,
+      );
     });
 
     it('keeps retrying what may pass: timeouts, resets, refused connections, a DNS server that does not answer, other TLS errors', () => {
-      for (const code of ['ETIMEDOUT', 'ECONNRESET', 'ECONNREFUSED', 'EAI_AGAIN', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH']) assert.equal(unfixableNetworkError({ code, message: code }), undefined, code);
-      assert.equal(unfixableNetworkError({ code: 'EPROTO', message: 'decryption failed or bad record mac' }), undefined);
+      for (const code of [
+        'ETIMEDOUT',
+        'ECONNRESET',
+        'ECONNREFUSED',
+        'EAI_AGAIN',
+        'EPIPE',
+        'EHOSTUNREACH',
+        'ENETUNREACH',
+      ])
+        assert.equal(unfixableNetworkError({ code, message: code }), undefined, code);
+      assert.equal(
+        unfixableNetworkError({ code: 'EPROTO', message: 'decryption failed or bad record mac' }),
+        undefined,
+      );
       assert.equal(describeNetworkError({ code: 'ECONNRESET' }), 'ECONNRESET (connection reset by the server)');
       assert.equal(describeNetworkError({ code: 'EAI_AGAIN' }), 'EAI_AGAIN (DNS did not answer (temporary))');
       assert.equal(describeNetworkError({ code: 'EWHATEVER' }), 'EWHATEVER');
@@ -93,7 +145,10 @@ describe('network errors a retry cannot fix fail at once; the rest keep GE\'s po
         fakeDns(['ENOTFOUND']);
         const first = client();
         await assert.rejects(first.c.send(get(`http://nosuch.test:${port}/x`)), (e: Error) => {
-          assert.match(e.message, /^GET http:\/\/nosuch\.test:\d+\/x failed: getaddrinfo ENOTFOUND nosuch\.test \(curl error 6\)\. Not retried: the host name does not exist/);
+          assert.match(
+            e.message,
+            /^GET http:\/\/nosuch\.test:\d+\/x failed: getaddrinfo ENOTFOUND nosuch\.test \(curl error 6\)\. Not retried: the host name does not exist/,
+          );
           return true;
         });
         assert.deepEqual(first.waits, []);
@@ -103,7 +158,10 @@ describe('network errors a retry cannot fix fail at once; the rest keep GE\'s po
         const second = client();
         assert.equal((await second.c.send(get(`http://flaky-dns.test:${port}/x`))).status, 200);
         assert.deepEqual(second.waits, [1000]);
-        assert.match(sentences(second.log())[0], /^GET http:\/\/flaky-dns\.test:\d+\/x: EAI_AGAIN \(DNS did not answer \(temporary\)\), curl error 6; retry 1 of 10 in 1\.0 s\. If it keeps failing/);
+        assert.match(
+          sentences(second.log())[0],
+          /^GET http:\/\/flaky-dns\.test:\d+\/x: EAI_AGAIN \(DNS did not answer \(temporary\)\), curl error 6; retry 1 of 10 in 1\.0 s\. If it keeps failing/,
+        );
         second.c.close();
       } finally {
         dns.lookup = realLookup;
@@ -132,17 +190,35 @@ describe('network errors a retry cannot fix fail at once; the rest keep GE\'s po
       const lines = sentences(log());
       // 1 + 2 + 4 + … + 512 s = 1,023 s
       const last = formatClockTime(NOW + 1_023_000, NOW);
-      assert.equal(lines[0], `GET ${url}: status 503 Service Unavailable; retry 1 of 10 in 1.0 s. If it keeps failing, the last retry (10) is at ${last} at the earliest (17 min 3 s of waiting from now), then the run fails`);
-      assert.equal(lines[1], `GET ${url}: ECONNRESET (connection reset by the server), curl error 56; retry 2 of 10 in 2.0 s`);
+      assert.equal(
+        lines[0],
+        `GET ${url}: status 503 Service Unavailable; retry 1 of 10 in 1.0 s. If it keeps failing, the last retry (10) is at ${last} at the earliest (17 min 3 s of waiting from now), then the run fails`,
+      );
+      assert.equal(
+        lines[1],
+        `GET ${url}: ECONNRESET (connection reset by the server), curl error 56; retry 2 of 10 in 2.0 s`,
+      );
     });
 
     it('the outlook counts the wait the server asked for, then the backoff', async () => {
       nock('http://api.test').get('/x').reply(429, '', { 'Retry-After': '30' }).get('/x').reply(200, '[]');
       const capture = captureLogger('debug');
-      const c = new HttpClient({ retry: new RetryPolicy({ ...DEFAULT_RETRY, maxRetries: 3 }, () => NOW), connectTimeoutMs: 1000, requestTimeoutMs: 1000, logger: capture.logger, now: () => NOW, sleep: async () => undefined });
+      const c = new HttpClient({
+        retry: new RetryPolicy({ ...DEFAULT_RETRY, maxRetries: 3 }, () => NOW),
+        connectTimeoutMs: 1000,
+        requestTimeoutMs: 1000,
+        logger: capture.logger,
+        now: () => NOW,
+        sleep: async () => undefined,
+      });
       await c.send(get('http://api.test/x'));
       // 30 s asked for, then 2 s and 4 s
-      assert.match(capture.text(), new RegExp(`retry 1 of 3 in 30\\.0 s \\(Retry-After\\)\\. If it keeps failing, the last retry \\(3\\) is at ${formatClockTime(NOW + 36_000, NOW)} at the earliest \\(36 s of waiting from now\\)`));
+      assert.match(
+        capture.text(),
+        new RegExp(
+          `retry 1 of 3 in 30\\.0 s \\(Retry-After\\)\\. If it keeps failing, the last retry \\(3\\) is at ${formatClockTime(NOW + 36_000, NOW)} at the earliest \\(36 s of waiting from now\\)`,
+        ),
+      );
       c.close();
     });
   });
@@ -162,7 +238,27 @@ describe('network errors a retry cannot fix fail at once; the rest keep GE\'s po
     before(async () => {
       dir = await mkdtemp(path.join(os.tmpdir(), 'gex-tls-unfixable-'));
       // a self-signed certificate for "localhost" only
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem', '-days', '2', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost'], { cwd: dir, stdio: 'pipe' });
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-keyout',
+          'key.pem',
+          '-out',
+          'cert.pem',
+          '-days',
+          '2',
+          '-subj',
+          '/CN=localhost',
+          '-addext',
+          'subjectAltName=DNS:localhost',
+        ],
+        { cwd: dir, stdio: 'pipe' },
+      );
       cert = await readFile(path.join(dir, 'cert.pem'), 'utf8');
       key = await readFile(path.join(dir, 'key.pem'), 'utf8');
     });
@@ -176,10 +272,22 @@ describe('network errors a retry cannot fix fail at once; the rest keep GE\'s po
       const plain = await listen(http.createServer((_req, res) => void (requests++, res.end('[]'))));
       const tls = await listen(https.createServer({ key, cert }, (_req, res) => void (requests++, res.end('[]'))));
       const cases: Array<[string, ReturnType<typeof client>, RegExp]> = [
-        [`https://127.0.0.1:${plain}/x`, client(), /\(curl error 35\)\. Not retried: the TLS handshake failed: the server does not speak TLS on this port/],
-        [`https://127.0.0.1:${tls}/x`, client(), /\(curl error 60\)\. Not retried: the server's TLS certificate is not accepted \((DEPTH_ZERO_SELF_SIGNED_CERT|ERR_TLS_CERT_ALTNAME_INVALID)\)/],
+        [
+          `https://127.0.0.1:${plain}/x`,
+          client(),
+          /\(curl error 35\)\. Not retried: the TLS handshake failed: the server does not speak TLS on this port/,
+        ],
+        [
+          `https://127.0.0.1:${tls}/x`,
+          client(),
+          /\(curl error 60\)\. Not retried: the server's TLS certificate is not accepted \((DEPTH_ZERO_SELF_SIGNED_CERT|ERR_TLS_CERT_ALTNAME_INVALID)\)/,
+        ],
         // trusted, but issued for localhost: GE's curl 51/60, never fixed by waiting (gex retried it 10 times before)
-        [`https://127.0.0.1:${tls}/x`, client({}, { caCertificate: cert }), /\(curl error 60\)\. Not retried: the server's TLS certificate is not accepted \(ERR_TLS_CERT_ALTNAME_INVALID\)/],
+        [
+          `https://127.0.0.1:${tls}/x`,
+          client({}, { caCertificate: cert }),
+          /\(curl error 60\)\. Not retried: the server's TLS certificate is not accepted \(ERR_TLS_CERT_ALTNAME_INVALID\)/,
+        ],
       ];
       for (const [url, { c, waits }, pattern] of cases) {
         await assert.rejects(c.send(get(url)), (e: Error) => (assert.match(e.message, pattern), true));
@@ -205,7 +313,11 @@ describe('network errors a retry cannot fix fail at once; the rest keep GE\'s po
     const clock = () => {
       let now = NOW;
       const slept: number[] = [];
-      return { slept, now: () => now, sleep: async (ms: number) => void (slept.push(ms), (now += ms)) } satisfies Clock & { slept: number[] };
+      return {
+        slept,
+        now: () => now,
+        sleep: async (ms: number) => void (slept.push(ms), (now += ms)),
+      } satisfies Clock & { slept: number[] };
     };
 
     it('fails at once on a store host that does not exist; retries others, saying when it gives up', async () => {
@@ -220,10 +332,16 @@ describe('network errors a retry cannot fix fail at once; the rest keep GE\'s po
       try {
         fakeDns(['ENOTFOUND']);
         const gone = clock();
-        await assert.rejects(new HttpConfigStore({ url: `http://gone.test:${port}`, token: 't', clock: gone }).verifyToken(), (e: Error) => {
-          assert.equal(e.message, `The Storage API at http://gone.test:${port} cannot be reached: getaddrinfo ENOTFOUND gone.test. Not retried: the host name does not exist (DNS answered that it has no address); check the URL`);
-          return true;
-        });
+        await assert.rejects(
+          new HttpConfigStore({ url: `http://gone.test:${port}`, token: 't', clock: gone }).verifyToken(),
+          (e: Error) => {
+            assert.equal(
+              e.message,
+              `The Storage API at http://gone.test:${port} cannot be reached: getaddrinfo ENOTFOUND gone.test. Not retried: the host name does not exist (DNS answered that it has no address); check the URL`,
+            );
+            return true;
+          },
+        );
         assert.deepEqual(gone.slept, []);
         assert.equal(calls, 0);
       } finally {
@@ -232,9 +350,19 @@ describe('network errors a retry cannot fix fail at once; the rest keep GE\'s po
       try {
         const busy = clock();
         const capture = captureLogger('info');
-        await new HttpConfigStore({ url: `http://127.0.0.1:${port}`, token: 't', clock: busy, logger: capture.logger }).verifyToken();
+        await new HttpConfigStore({
+          url: `http://127.0.0.1:${port}`,
+          token: 't',
+          clock: busy,
+          logger: capture.logger,
+        }).verifyToken();
         assert.deepEqual(busy.slept, [1000]);
-        assert.match(sentences(capture.text())[0], new RegExp(`: ECONNRESET \\(connection reset by the server\\); retry 1 of 11 in 1\\.0 s; gives up at ${formatClockTime(NOW + 600_000, NOW)} at the latest \\(GEX_STORE_TIMEOUT: 600 s\\)$`));
+        assert.match(
+          sentences(capture.text())[0],
+          new RegExp(
+            `: ECONNRESET \\(connection reset by the server\\); retry 1 of 11 in 1\\.0 s; gives up at ${formatClockTime(NOW + 600_000, NOW)} at the latest \\(GEX_STORE_TIMEOUT: 600 s\\)$`,
+          ),
+        );
       } finally {
         await new Promise<void>((resolve) => server.close(() => resolve()));
       }

@@ -8,7 +8,15 @@ import type { JobConfig } from '../../../src/extractor/config/job-config.js';
 /** Lets every pending promise callback run. */
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
-const page = () => ({ kind: 'page' as const, request: { method: 'GET' as const, url: 'x' }, status: 200, bytes: 0, durationMs: 0, data: [], children: [] });
+const page = () => ({
+  kind: 'page' as const,
+  request: { method: 'GET' as const, url: 'x' },
+  status: 200,
+  bytes: 0,
+  durationMs: 0,
+  data: [],
+  children: [],
+});
 
 /** A producer of `pages` pages that counts its fetches. */
 function producer(stream: JobEventStream, pages: number) {
@@ -109,11 +117,21 @@ describe('ChildScheduler: which child tasks run ahead', () => {
     const { s, started } = scheduler(new Map([[items, 2]]));
     const tasks = [task(items, [0, 0, 2]), task(items, [0, 0, 0]), task(items, [0, 0, 1])];
     s.register(tasks);
-    assert.deepEqual(started.map((x) => x.order), ['0.0.0', '0.0.1'], 'the earliest two, whatever the registration order');
-    assert.ok(started.every((x) => x.ahead === 2), 'a lane of 2 fetches ahead');
+    assert.deepEqual(
+      started.map((x) => x.order),
+      ['0.0.0', '0.0.1'],
+      'the earliest two, whatever the registration order',
+    );
+    assert.ok(
+      started.every((x) => x.ahead === 2),
+      'a lane of 2 fetches ahead',
+    );
     s.demand(tasks[1]);
     s.release(tasks[1]);
-    assert.deepEqual(started.map((x) => x.order), ['0.0.0', '0.0.1', '0.0.2']);
+    assert.deepEqual(
+      started.map((x) => x.order),
+      ['0.0.0', '0.0.1', '0.0.2'],
+    );
   });
 
   it('with a limit of 1 tasks start one by one and fetch nothing ahead', () => {
@@ -123,7 +141,10 @@ describe('ChildScheduler: which child tasks run ahead', () => {
     s.register(tasks);
     assert.deepEqual(started, [{ order: '0.0', ahead: 0 }]);
     s.release(tasks[0]);
-    assert.deepEqual(started.map((x) => x.order), ['0.0', '0.1']);
+    assert.deepEqual(
+      started.map((x) => x.order),
+      ['0.0', '0.1'],
+    );
   });
 
   it('the task the consumer reaches starts even when its lane is full (nothing waits on itself)', () => {
@@ -133,9 +154,15 @@ describe('ChildScheduler: which child tasks run ahead', () => {
     const earlier = task(notes, [0, 1, 0]);
     s.register([later]);
     s.register([earlier]);
-    assert.deepEqual(started.map((x) => x.order), ['0.5.0']);
+    assert.deepEqual(
+      started.map((x) => x.order),
+      ['0.5.0'],
+    );
     s.demand(earlier);
-    assert.deepEqual(started.map((x) => x.order), ['0.5.0', '0.1.0']);
+    assert.deepEqual(
+      started.map((x) => x.order),
+      ['0.5.0', '0.1.0'],
+    );
     s.demand(earlier);
     assert.equal(started.length, 2, 'a started task is not started again');
   });
@@ -155,6 +182,10 @@ describe('ChildScheduler: which child tasks run ahead', () => {
       waiting.remove(t);
     }
     assert.equal(waiting.size, 0);
-    assert.deepEqual(out, tasks.filter((_, i) => i !== 2500), 'every task once, in depth-first order, past the compaction of the front');
+    assert.deepEqual(
+      out,
+      tasks.filter((_, i) => i !== 2500),
+      'every task once, in depth-first order, past the compaction of the front',
+    );
   });
 });

@@ -51,7 +51,10 @@ describe('CSV bytes', () => {
       await csv.close();
       const header = Buffer.from([0x22, 0x68, 0x22, 0x2c, 0x22, 0x90, 0x01, 0xc3, 0x22, 0x0a]);
       assert.equal(csv.headerBytes, header.length);
-      assert.deepEqual(await readFile(path.join(dir, 't.csv')), Buffer.concat([header, Buffer.from('"é","'), Buffer.from([0x90, 0x01, 0xc3]), Buffer.from('"\n')]));
+      assert.deepEqual(
+        await readFile(path.join(dir, 't.csv')),
+        Buffer.concat([header, Buffer.from('"é","'), Buffer.from([0x90, 0x01, 0xc3]), Buffer.from('"\n')]),
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

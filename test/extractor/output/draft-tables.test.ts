@@ -46,15 +46,29 @@ describe('JSON parser: draft tables write exactly what the replay writes', () =>
   });
 
   it('type upgrades later in the run (null → object, scalar → array)', async () => {
-    await bothWays([{ batches: pages('[{"id":1,"o":null,"t":"a"}]', '[{"id":2,"o":{"k":1},"t":"b"}]', '[{"id":3,"o":null,"t":["c","d"]}]') }]);
+    await bothWays([
+      {
+        batches: pages(
+          '[{"id":1,"o":null,"t":"a"}]',
+          '[{"id":2,"o":{"k":1},"t":"b"}]',
+          '[{"id":3,"o":null,"t":["c","d"]}]',
+        ),
+      },
+    ]);
   });
 
   it('child tables, parent ids and injected columns with a clash rename', async () => {
     const run = await bothWays([
       {
         batches: [
-          { rows: '[{"id":1,"user":"u1","tags":["a","b"],"items":[{"sku":"x","qty":1}]}]', injected: '{"user":"from userData"}' },
-          { rows: '[{"id":2,"user":"u2","tags":[],"items":[{"sku":"y","qty":2},{"sku":"z","qty":3}]}]', injected: '{"user":"from userData"}' },
+          {
+            rows: '[{"id":1,"user":"u1","tags":["a","b"],"items":[{"sku":"x","qty":1}]}]',
+            injected: '{"user":"from userData"}',
+          },
+          {
+            rows: '[{"id":2,"user":"u2","tags":[],"items":[{"sku":"y","qty":2},{"sku":"z","qty":3}]}]',
+            injected: '{"user":"from userData"}',
+          },
         ],
       },
     ]);
@@ -68,13 +82,20 @@ describe('JSON parser: draft tables write exactly what the replay writes', () =>
 
   it('several data types and configs sharing a bucket', async () => {
     await bothWays([
-      { batches: [{ rows: '[{"id":1}]', type: 'users' }, { rows: '[{"uid":1,"n":"x"}]', type: 'details' }, { rows: '[{"id":2}]', type: 'users' }] },
+      {
+        batches: [
+          { rows: '[{"id":1}]', type: 'users' },
+          { rows: '[{"uid":1,"n":"x"}]', type: 'details' },
+          { rows: '[{"id":2}]', type: 'users' },
+        ],
+      },
       { batches: [{ rows: '[{"id":3,"late":true}]', type: 'users' }] },
     ]);
   });
 
   it('a structure seeded from the state', async () => {
-    const struct = '{"data":{"_a":{"[]":{"nodeType":"object","_id":{"nodeType":"scalar","headerNames":"id"},"_old":{"nodeType":"scalar","headerNames":"old"}},"nodeType":"array"}},"parent_aliases":[]}';
+    const struct =
+      '{"data":{"_a":{"[]":{"nodeType":"object","_id":{"nodeType":"scalar","headerNames":"id"},"_old":{"nodeType":"scalar","headerNames":"old"}},"nodeType":"array"}},"parent_aliases":[]}';
     const run = await bothWays([{ batches: pages('[{"id":1}]', '[{"id":2}]') }], struct);
     assert.equal(run.files.get('b.a'), '"id","old"\n"1",""\n"2",""\n');
   });

@@ -23,11 +23,17 @@ describe('JSON parser: tables and edge cases', () => {
   });
 
   it('keeps integer-like keys in their order and flattens nested objects', async () => {
-    assert.equal(await table('[{"0":"zero","1":"one","10":{"20":"x"}},{"1":"uno"}]'), '"0","1","10_20"\n"zero","one","x"\n"","uno",""\n');
+    assert.equal(
+      await table('[{"0":"zero","1":"one","10":{"20":"x"}},{"1":"uno"}]'),
+      '"0","1","10_20"\n"zero","one","x"\n"","uno",""\n',
+    );
   });
 
   it('leaves cells of null or missing objects empty', async () => {
-    assert.equal(await table('[{"id":1,"o":{"x":1}},{"id":2,"o":null},{"id":3}]'), '"id","o_x"\n"1","1"\n"2",""\n"3",""\n');
+    assert.equal(
+      await table('[{"id":1,"o":{"x":1}},{"id":2,"o":null},{"id":3}]'),
+      '"id","o_x"\n"1","1"\n"2",""\n"3",""\n',
+    );
   });
 
   it('empty objects never make columns', async () => {
@@ -36,11 +42,19 @@ describe('JSON parser: tables and edge cases', () => {
 
   it('null items of a list of objects become empty child rows', async () => {
     const { files } = await parse([{ rows: '[{"id":1,"objs":[{"k":1},null,{"k":2}]}]' }]);
-    assert.match(files.get('b.a_objs')!, /^"k","JSON_parentId"\n"1","a_dbf2[0-9a-f]{28}"\n"","a_dbf2[0-9a-f]{28}"\n"2","a_dbf2[0-9a-f]{28}"\n$/);
+    assert.match(
+      files.get('b.a_objs')!,
+      /^"k","JSON_parentId"\n"1","a_dbf2[0-9a-f]{28}"\n"","a_dbf2[0-9a-f]{28}"\n"2","a_dbf2[0-9a-f]{28}"\n$/,
+    );
   });
 
   it('links child tables by the md5 of the PHP-serialised row (EX010)', async () => {
-    const { files } = await parse([{ rows: '[{"id":123,"name":"John Doe","tags":["active","admin"]},{"id":234,"name":"Jane Doe","tags":["active"]}]', type: 'users' }]);
+    const { files } = await parse([
+      {
+        rows: '[{"id":123,"name":"John Doe","tags":["active","admin"]},{"id":234,"name":"Jane Doe","tags":["active"]}]',
+        type: 'users',
+      },
+    ]);
     assert.equal(
       files.get('b.users'),
       '"id","name","tags"\n"123","John Doe","users_3ca896f39b257a4f2d2f4784e7680c87"\n"234","Jane Doe","users_a15f4be71e739e1b2ea32bd4209d756e"\n',
@@ -55,11 +69,21 @@ describe('JSON parser: tables and edge cases', () => {
   it('a list inside a list is written as JSON text', async () => {
     assert.equal(await table('[1,[2],[3,[4]]]'), '"data"\n"1"\n"[2]"\n"[3,[4]]"\n');
     const { files } = await parse([{ rows: '[{"a":[["c","d"],["e","f"]]}]', type: 'T' }]);
-    assert.match(files.get('b.T_a')!, /^"data","JSON_parentId"\n"\[""c"",""d""\]","T_[0-9a-f]{32}"\n"\[""e"",""f""\]","T_[0-9a-f]{32}"\n$/);
+    assert.match(
+      files.get('b.T_a')!,
+      /^"data","JSON_parentId"\n"\[""c"",""d""\]","T_[0-9a-f]{32}"\n"\[""e"",""f""\]","T_[0-9a-f]{32}"\n$/,
+    );
   });
 
   it("warns like GE for each list inside a list (the JSON parser's analysis)", async () => {
-    const run = await runOutput([{ batches: [{ rows: '[[1,2],[]]', type: 'n' }, { rows: '[{"a":[[1],"x"],"b":{"c":[[]]}}]', type: 'o' }] }]);
+    const run = await runOutput([
+      {
+        batches: [
+          { rows: '[[1,2],[]]', type: 'n' },
+          { rows: '[{"a":[[1],"x"],"b":{"c":[[]]}}]', type: 'o' },
+        ],
+      },
+    ]);
     const warnings = run.logs.split('\n').filter((line) => line.includes('WARN'));
     assert.deepEqual(
       warnings.map((line) => line.replace(/^.*WARN +/, '')),
@@ -85,7 +109,10 @@ describe('JSON parser: tables and edge cases', () => {
 
 describe('JSON parser: column names', () => {
   it('resolves sanitising conflicts with _u0, _u1 in schema order', async () => {
-    assert.equal((await table('[{"a_b":1,"a":{"b":2,"c":{"d":3}},"a.b":4}]'))!.split('\n')[0], '"a_b","a_b_u0","a_c_d","a_b_u1"');
+    assert.equal(
+      (await table('[{"a_b":1,"a":{"b":2,"c":{"d":3}},"a.b":4}]'))!.split('\n')[0],
+      '"a_b","a_b_u0","a_c_d","a_b_u1"',
+    );
     assert.equal((await table('[{"a":{"c":{"d":2}},"a_c":1}]'))!.split('\n')[0], '"a_c_d","a_c_u0"');
     assert.equal((await table('[{"_id":5,"id":6}]'))!.split('\n')[0], '"id","id_u0"');
   });
@@ -97,7 +124,10 @@ describe('JSON parser: column names', () => {
   });
 
   it('headers cover the whole run: a column first seen later is in the header from row one', async () => {
-    const { files } = await parse([{ rows: '[{"id":1,"name":"A"}]' }, { rows: '[{"id":2,"name":"B","married":true}]' }]);
+    const { files } = await parse([
+      { rows: '[{"id":1,"name":"A"}]' },
+      { rows: '[{"id":2,"name":"B","married":true}]' },
+    ]);
     assert.equal(files.get('b.a'), '"id","name","married"\n"1","A",""\n"2","B","1"\n');
   });
 
@@ -107,8 +137,18 @@ describe('JSON parser: column names', () => {
     const record = Object.fromEntries(Array.from({ length: count }, (_, i) => [`p${i}`, i]));
     const { files } = await parse([{ rows: JSON.stringify([record, { p0: 'x' }]) }]);
     const [header, first, second] = files.get('b.a')!.split('\n');
-    assert.equal(header, Object.keys(record).map((k) => `"${k}"`).join(','));
-    assert.equal(first, Object.values(record).map((v) => `"${v}"`).join(','));
+    assert.equal(
+      header,
+      Object.keys(record)
+        .map((k) => `"${k}"`)
+        .join(','),
+    );
+    assert.equal(
+      first,
+      Object.values(record)
+        .map((v) => `"${v}"`)
+        .join(','),
+    );
     assert.equal(second, ['"x"', ...Array.from({ length: count - 1 }, () => '""')].join(','));
     assert.ok(cachedEntryKeys() <= MAX_ENTRY_KEYS, `${cachedEntryKeys()} entry keys cached`);
   });
@@ -122,7 +162,10 @@ describe('JSON parser: column names', () => {
 describe('JSON parser: type changes', () => {
   it('upgrades a scalar to a list of scalars', async () => {
     const { files } = await parse([{ rows: '[{"id":1,"tags":"x"},{"id":2,"tags":["y","z"]}]' }]);
-    assert.match(files.get('b.a_tags')!, /^"data","JSON_parentId"\n"x","a_[0-9a-f]{32}"\n"y","a_[0-9a-f]{32}"\n"z","a_[0-9a-f]{32}"\n$/);
+    assert.match(
+      files.get('b.a_tags')!,
+      /^"data","JSON_parentId"\n"x","a_[0-9a-f]{32}"\n"y","a_[0-9a-f]{32}"\n"z","a_[0-9a-f]{32}"\n$/,
+    );
   });
 
   it('reproduces the null/array quirk: the child table loses its data column', async () => {
@@ -136,22 +179,34 @@ describe('JSON parser: type changes', () => {
   });
 
   it('fails clearly on incompatible types', async () => {
-    await assert.rejects(parse([{ rows: '[{"x":1},{"x":{"y":1}}]' }]), /Error parsing response JSON: Unhandled nodeType change from "scalar" to "object" in "a\.\[\]\.x"/);
+    await assert.rejects(
+      parse([{ rows: '[{"x":1},{"x":{"y":1}}]' }]),
+      /Error parsing response JSON: Unhandled nodeType change from "scalar" to "object" in "a\.\[\]\.x"/,
+    );
     // the node type is recorded before the list check runs, so GE reports the type change
-    await assert.rejects(parse([{ rows: '[1,{"a":1}]' }]), /Unhandled nodeType change from "scalar" to "object" in "a\.\[\]"/);
+    await assert.rejects(
+      parse([{ rows: '[1,{"a":1}]' }]),
+      /Unhandled nodeType change from "scalar" to "object" in "a\.\[\]"/,
+    );
   });
 });
 
 describe('JSON parser: injected columns (userData, parent_*)', () => {
   it('hashes rows with the renamed injected keys moved to the end when the table is created, in given order later', async () => {
     // verified against GE: the row ids depend on the order of the keys PHP serialises
-    const rows = '[{"id":1,"0":"a","x":[{"JSON_parentId":"own","v":1},{"v":2}],"u":"data-u","parent_id":"p-own"},{"id":2,"x":[{"v":3}]}]';
+    const rows =
+      '[{"id":1,"0":"a","x":[{"JSON_parentId":"own","v":1},{"v":2}],"u":"data-u","parent_id":"p-own"},{"id":2,"x":[{"v":3}]}]';
     const injected = '{"u":"U","JSON_parentId":"P","parent_id":"UP"}';
     const { files } = await parse([
       { rows, type: 'c1', injected },
       { rows, type: 'c1', injected },
     ]);
-    const ids = ['fbe34b1c984b21e84f13484e8fec1d6b', 'd45fa17389dabd1127afdab2d8b70a3b', 'df326b82ea8b30f4a42906d2d5a675ae', 'ce5b5fc45bc199ee868ae64fdbd75942'];
+    const ids = [
+      'fbe34b1c984b21e84f13484e8fec1d6b',
+      'd45fa17389dabd1127afdab2d8b70a3b',
+      'df326b82ea8b30f4a42906d2d5a675ae',
+      'ce5b5fc45bc199ee868ae64fdbd75942',
+    ];
     assert.equal(
       files.get('b.c1'),
       '"id","0_u0","x","u","parent_id","u_u0","JSON_parentId","parent_id_u0"\n' +
@@ -180,7 +235,11 @@ describe('JSON parser: injected columns (userData, parent_*)', () => {
         '"I2","du","t_c4483684560bcf56ab04f510c69f0c7f","","","U2",""\n"I2","","","","","U2","",""\n',
     );
     // the same when the queue is replayed at the end instead of kept as draft tables
-    const batches = [{ rows, type: 't' }, { rows, type: 't', injected: '{"u":"U1","v":"V1"}' }, { rows, type: 't', injected: '{"u":"U2","id":"I2"}' }];
+    const batches = [
+      { rows, type: 't' },
+      { rows, type: 't', injected: '{"u":"U1","v":"V1"}' },
+      { rows, type: 't', injected: '{"u":"U2","id":"I2"}' },
+    ];
     const replayed = await runOutput([{ batches }], { drafts: false });
     assert.equal(replayed.files.get('b.t'), files.get('b.t'));
   });
@@ -191,8 +250,14 @@ describe('JSON parser: injected columns (userData, parent_*)', () => {
       { rows: '[{"id":123,"name":"John Doe","tag":"CFO"}]', type: 'users', injected },
       { rows: '[{"order_id":98765432,"price":"$42"}]', type: 'orders', injected },
     ]);
-    assert.equal(files.get('b.users'), '"id","name","tag","tag_u0","price"\n"123","John Doe","CFO","development","$10"\n');
-    assert.equal(files.get('b.orders'), '"order_id","price","tag_u0","price_u0"\n"98765432","$42","development","$10"\n');
+    assert.equal(
+      files.get('b.users'),
+      '"id","name","tag","tag_u0","price"\n"123","John Doe","CFO","development","$10"\n',
+    );
+    assert.equal(
+      files.get('b.orders'),
+      '"order_id","price","tag_u0","price_u0"\n"98765432","$42","development","$10"\n',
+    );
   });
 
   it('keeps the frozen header when a later batch adds an injected column (ragged rows, as GE)', async () => {
@@ -204,7 +269,10 @@ describe('JSON parser: injected columns (userData, parent_*)', () => {
   });
 
   it('renders injected booleans like PHP', async () => {
-    assert.equal((await parse([{ rows: '[{"id":1}]', injected: '{"flag":true,"off":false}' }])).files.get('b.a'), '"id","flag","off"\n"1","1",""\n');
+    assert.equal(
+      (await parse([{ rows: '[{"id":1}]', injected: '{"flag":true,"off":false}' }])).files.get('b.a'),
+      '"id","flag","off"\n"1","1",""\n',
+    );
   });
 });
 
@@ -229,7 +297,8 @@ describe('JSON parser: saved structure', () => {
   });
 
   it('a loaded structure keeps known columns even when the data lacks them', async () => {
-    const struct = '{"data":{"_a":{"[]":{"_id":{"nodeType":"scalar","headerNames":"id"},"_previous":{"nodeType":"scalar","headerNames":"previous"},"nodeType":"object","headerNames":"data"},"nodeType":"array"}},"parent_aliases":[]}';
+    const struct =
+      '{"data":{"_a":{"[]":{"_id":{"nodeType":"scalar","headerNames":"id"},"_previous":{"nodeType":"scalar","headerNames":"previous"},"nodeType":"object","headerNames":"data"},"nodeType":"array"}},"parent_aliases":[]}';
     const { files } = await parse([{ rows: '[{"id":1,"new":2}]' }], { struct });
     assert.equal(files.get('b.a'), '"id","previous","new"\n"1","","2"\n');
   });

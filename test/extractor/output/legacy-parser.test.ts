@@ -10,7 +10,8 @@ import { runOutput, type OutputBatch } from '../../support/output.js';
 const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest('hex');
 
 /** One config with compatLevel 1 in bucket `b`. */
-const legacy = (batches: OutputBatch[], options: Parameters<typeof runOutput>[1] = {}) => runOutput([{ compatLevel: 1, batches }], options);
+const legacy = (batches: OutputBatch[], options: Parameters<typeof runOutput>[1] = {}) =>
+  runOutput([{ compatLevel: 1, batches }], options);
 const modern = (batches: OutputBatch[]) => runOutput([{ batches }]);
 
 describe('legacy parser: names', () => {
@@ -20,8 +21,14 @@ describe('legacy parser: names', () => {
     ['__a b__', 'a_b'],
     ['ú', ''],
     // shortened on the raw name: one word run → md5 of the raw name + tail
-    ['a-very-long-data-type-name-that-goes-on-and-on-and-on-beyond-sixty-four', md5('a-very-long-data-type-name-that-goes-on-and-on-and-on-beyond-sixty-four')],
-    ['data_modules_DistributionGroups_outputs_groupCharacteristics_persistent', 'd__DistributionGroups_outputs_groupCharacteristics_persistent'],
+    [
+      'a-very-long-data-type-name-that-goes-on-and-on-and-on-beyond-sixty-four',
+      md5('a-very-long-data-type-name-that-goes-on-and-on-and-on-beyond-sixty-four'),
+    ],
+    [
+      'data_modules_DistributionGroups_outputs_groupCharacteristics_persistent',
+      'd__DistributionGroups_outputs_groupCharacteristics_persistent',
+    ],
   ];
   for (const [raw, expected] of cases) it(`${raw} -> ${expected}`, () => assert.equal(legacySafeName(raw), expected));
 
@@ -32,21 +39,40 @@ describe('legacy parser: names', () => {
     assert.equal(files.get('b.user__id__tags'), `"data","JSON_parentId"\n"x","${id}"\n`);
     assert.equal(files.get('b.user__id__tags.manifest'), '{"destination":"in.c-b.user__id__tags","incremental":false}');
     const { files: newer } = await modern([{ rows: '[{"id":1,"tags":["x"]}]', type: 'user/{id}' }]);
-    assert.deepEqual([...newer.keys()].filter((f) => !f.endsWith('.manifest')), ['b.user_id', 'b.user_id_tags']);
+    assert.deepEqual(
+      [...newer.keys()].filter((f) => !f.endsWith('.manifest')),
+      ['b.user_id', 'b.user_id_tags'],
+    );
   });
 
   it('shortens long nested column names level by level (docs example)', async () => {
-    const rows = '[{"data":{"modules":{"#DistributionGroups":{"outputs":{"groupCharacteristics":{"persistent":true}}}}}}]';
-    assert.equal((await legacy([{ rows }])).files.get('b.a'), '"d__m__DistributionGroups_outputs_groupCharacteristics_persistent"\n"1"\n');
-    assert.equal((await modern([{ rows }])).files.get('b.a'), '"DistributionGroups_outputs_groupCharacteristics_persistent"\n"1"\n');
+    const rows =
+      '[{"data":{"modules":{"#DistributionGroups":{"outputs":{"groupCharacteristics":{"persistent":true}}}}}}]';
+    assert.equal(
+      (await legacy([{ rows }])).files.get('b.a'),
+      '"d__m__DistributionGroups_outputs_groupCharacteristics_persistent"\n"1"\n',
+    );
+    assert.equal(
+      (await modern([{ rows }])).files.get('b.a'),
+      '"DistributionGroups_outputs_groupCharacteristics_persistent"\n"1"\n',
+    );
   });
 });
 
 describe('legacy parser: duplicate names and values', () => {
   it('replaces a repeated header name by the md5 of its raw name, and the injected value wins (EX125)', async () => {
-    const { files } = await legacy([{ rows: '[{"id":123,"name":"John Doe","tag":"CFO"}]', type: 'users', injected: '{"tag":"development","price":"$10"}' }]);
+    const { files } = await legacy([
+      {
+        rows: '[{"id":123,"name":"John Doe","tag":"CFO"}]',
+        type: 'users',
+        injected: '{"tag":"development","price":"$10"}',
+      },
+    ]);
     assert.equal(md5('tag'), 'e4d23e841d8e8804190027bce3180fa5');
-    assert.equal(files.get('b.users'), '"id","name","tag","e4d23e841d8e8804190027bce3180fa5","price"\n"123","John Doe","development","","$10"\n');
+    assert.equal(
+      files.get('b.users'),
+      '"id","name","tag","e4d23e841d8e8804190027bce3180fa5","price"\n"123","John Doe","development","","$10"\n',
+    );
   });
 
   it('lets the last of two properties with the same sanitised name win', async () => {
@@ -78,9 +104,14 @@ describe('legacy parser: integer-like keys', () => {
   });
 
   it('lets an injected integer-like key replace the same property in place (array_replace keeps the key)', async () => {
-    const { files } = await legacy([{ rows: '[{"id":1,"0":"a","u":"data"},{"id":2}]', type: 'c', injected: '{"u":"U","0":"zero"}' }]);
+    const { files } = await legacy([
+      { rows: '[{"id":1,"0":"a","u":"data"},{"id":2}]', type: 'c', injected: '{"u":"U","0":"zero"}' },
+    ]);
     // the header repeats the injected names (md5 of the raw names: always empty), as GE's does
-    assert.equal(files.get('b.c'), `"id","0","u","${md5('u')}","${md5('0')}"\n"1","zero","U","",""\n"2","zero","U","",""\n`);
+    assert.equal(
+      files.get('b.c'),
+      `"id","0","u","${md5('u')}","${md5('0')}"\n"1","zero","U","",""\n"2","zero","U","",""\n`,
+    );
   });
 });
 
@@ -103,13 +134,24 @@ describe('legacy parser: analysis', () => {
 
   it('upgrades scalars to lists and writes nested lists as JSON', async () => {
     const { files } = await legacy([{ rows: '[{"id":1,"t":"solo","n":[[1,2]]},{"id":2,"t":["p","q"]}]' }]);
-    assert.match(files.get('b.a_t')!, /^"data","JSON_parentId"\n"solo","a_[0-9a-f]{32}"\n"p","a_[0-9a-f]{32}"\n"q","a_[0-9a-f]{32}"\n$/);
+    assert.match(
+      files.get('b.a_t')!,
+      /^"data","JSON_parentId"\n"solo","a_[0-9a-f]{32}"\n"p","a_[0-9a-f]{32}"\n"q","a_[0-9a-f]{32}"\n$/,
+    );
     assert.match(files.get('b.a_n')!, /^"data","JSON_parentId"\n"\[1,2\]","a_[0-9a-f]{32}"\n$/);
   });
 
-  it("warns like GE for each list inside a list, also for [[]] of a type the seeded structure knows", async () => {
-    const run = await legacy([{ rows: '[[1,2],[3]]', type: 'n' }, { rows: '[[]]', type: 'e' }, { rows: '[{"a":[[1],"x"],"b":{"c":[[]]}}]', type: 'o' }]);
-    const warnings = (logs: string) => logs.split('\n').filter((line) => line.includes('WARN')).map((line) => line.replace(/^.*WARN +/, ''));
+  it('warns like GE for each list inside a list, also for [[]] of a type the seeded structure knows', async () => {
+    const run = await legacy([
+      { rows: '[[1,2],[3]]', type: 'n' },
+      { rows: '[[]]', type: 'e' },
+      { rows: '[{"a":[[1],"x"],"b":{"c":[[]]}}]', type: 'o' },
+    ]);
+    const warnings = (logs: string) =>
+      logs
+        .split('\n')
+        .filter((line) => line.includes('WARN'))
+        .map((line) => line.replace(/^.*WARN +/, ''));
     assert.deepEqual(warnings(run.logs), [
       'Using legacy JSON parser, because it has been explicitly requested.',
       "Unsupported array nesting in 'n'! Converting to JSON string.",
@@ -118,20 +160,38 @@ describe('legacy parser: analysis', () => {
       "Unsupported array nesting in 'o.b.c'! Converting to JSON string.",
     ]);
     assert.equal(run.files.has('b.e'), false);
-    const seeded = await runOutput([{ batches: [{ rows: '[[]]', type: 't' }] }], { struct: '{"t":{"data":"scalar"}}', structVersion: 2 });
-    assert.deepEqual(warnings(seeded.logs), ['Using legacy JSON parser, because it is in configuration state.', "Unsupported array nesting in 't'! Converting to JSON string."]);
+    const seeded = await runOutput([{ batches: [{ rows: '[[]]', type: 't' }] }], {
+      struct: '{"t":{"data":"scalar"}}',
+      structVersion: 2,
+    });
+    assert.deepEqual(warnings(seeded.logs), [
+      'Using legacy JSON parser, because it is in configuration state.',
+      "Unsupported array nesting in 't'! Converting to JSON string.",
+    ]);
     assert.equal(seeded.files.get('b.t'), '"data"\n"[]"\n');
   });
 
   it('adds a `data` column when scalar rows follow object rows of a type', async () => {
-    assert.equal((await legacy([{ rows: '[{"x":1}]' }, { rows: '[2]' }])).files.get('b.a'), '"x","data"\n"1",""\n"","2"\n');
+    assert.equal(
+      (await legacy([{ rows: '[{"x":1}]' }, { rows: '[2]' }])).files.get('b.a'),
+      '"x","data"\n"1",""\n"","2"\n',
+    );
   });
 
   it('fails on incompatible types like GE', async () => {
-    await assert.rejects(legacy([{ rows: '[{"x":1},{"x":{"y":1}}]' }]), /Error parsing response JSON: Unhandled type change from "scalar" to "object" in 'a\.x'/);
-    await assert.rejects(legacy([{ rows: '[1]' }, { rows: '[{"x":1}]' }]), /Error parsing response JSON: Data array in 'a' contains incompatible data types 'scalar' and 'object'!/);
+    await assert.rejects(
+      legacy([{ rows: '[{"x":1},{"x":{"y":1}}]' }]),
+      /Error parsing response JSON: Unhandled type change from "scalar" to "object" in 'a\.x'/,
+    );
+    await assert.rejects(
+      legacy([{ rows: '[1]' }, { rows: '[{"x":1}]' }]),
+      /Error parsing response JSON: Data array in 'a' contains incompatible data types 'scalar' and 'object'!/,
+    );
     // a type without any property has no definitions: GE's legacy parser fails while writing
-    await assert.rejects(legacy([{ rows: '[{}]' }]), (e: Error) => e.name === 'ApplicationError' && /unknown definitions for 'a'/.test(e.message));
+    await assert.rejects(
+      legacy([{ rows: '[{}]' }]),
+      (e: Error) => e.name === 'ApplicationError' && /unknown definitions for 'a'/.test(e.message),
+    );
   });
 
   it('writes nothing for empty batches of unknown types', async () => {
@@ -185,11 +245,17 @@ describe('legacy parser: state structure', () => {
 
   it('keeps seeded columns and appends new ones', async () => {
     const struct = '{"users":{"id":"scalar","previous":"scalar"}}';
-    const { files } = await runOutput([{ batches: [{ rows: '[{"id":1,"new":2}]', type: 'users' }] }], { struct, structVersion: 2 });
+    const { files } = await runOutput([{ batches: [{ rows: '[{"id":1,"new":2}]', type: 'users' }] }], {
+      struct,
+      structVersion: 2,
+    });
     assert.equal(files.get('b.users'), '"id","previous","new"\n"1","","2"\n');
   });
 
   it('refuses an invalid saved structure', async () => {
-    await assert.rejects(runOutput([{ batches: [] }], { struct: '{"users":{"id":"text"}}', structVersion: 2 }), /'text' is not a valid data type/);
+    await assert.rejects(
+      runOutput([{ batches: [] }], { struct: '{"users":{"id":"text"}}', structVersion: 2 }),
+      /'text' is not a valid data type/,
+    );
   });
 });

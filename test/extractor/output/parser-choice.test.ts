@@ -5,7 +5,8 @@ import { StructState } from '../../../src/extractor/output/record-parser.js';
 import { decodeJson, JsonFloat } from '../../../src/json/index.js';
 import { runOutput } from '../../support/output.js';
 
-const v3 = '{"data":{"_a":{"[]":{"_id":{"nodeType":"scalar","headerNames":"id"},"_previous":{"nodeType":"scalar","headerNames":"previous"},"nodeType":"object","headerNames":"data"},"nodeType":"array"}},"parent_aliases":[]}';
+const v3 =
+  '{"data":{"_a":{"[]":{"_id":{"nodeType":"scalar","headerNames":"id"},"_previous":{"nodeType":"scalar","headerNames":"previous"},"nodeType":"object","headerNames":"data"},"nodeType":"array"}},"parent_aliases":[]}';
 const v2 = '{"a":{"id":"scalar","previous":"scalar"}}';
 const rows = '[{"id":1,"n.x":2}]';
 
@@ -26,7 +27,8 @@ describe('which JSON parser runs', () => {
       assert.equal(run.file, 'b.a__b', `compatLevel ${level}`);
       assert.match(run.logs, /Using legacy JSON parser, because it has been explicitly requested\./);
     }
-    for (const level of [2, 3, undefined]) assert.equal((await header({ compatLevel: level })).file, 'b.a_b', `compatLevel ${level}`);
+    for (const level of [2, 3, undefined])
+      assert.equal((await header({ compatLevel: level })).file, 'b.a_b', `compatLevel ${level}`);
   });
 
   it('a saved structure of version 2 (the integer) selects the legacy parser whatever the compatLevel', async () => {
@@ -58,7 +60,10 @@ describe('which JSON parser runs', () => {
 describe('state structure across configs', () => {
   it('the new parser saves version 3 and the legacy parser version 2, merged over the input', async () => {
     const input = decodeJson(`{"json_parser.struct":${v2},"json_parser.structVersion":2}`) as Map<string, never>;
-    const legacyRun = await runOutput([{ batches: [{ rows: '[{"id":1,"x":2}]', type: 'a' }] }], { struct: v2, structVersion: 2 });
+    const legacyRun = await runOutput([{ batches: [{ rows: '[{"id":1,"x":2}]', type: 'a' }] }], {
+      struct: v2,
+      structVersion: 2,
+    });
     assert.equal(
       outStateText(input, 5, legacyRun.state),
       '{"json_parser.struct":{"a":{"id":"scalar","previous":"scalar","x":"scalar"}},"json_parser.structVersion":2,"time":{"previousStart":5}}',
@@ -71,7 +76,13 @@ describe('state structure across configs', () => {
     const run = await runOutput([
       { bucket: 'one', batches: [{ rows: '[{"b":1,"a":2}]', type: 't' }] },
       { bucket: 'mapped', mappings: '{"m":{"x":"x"}}', batches: [{ rows: '[{"q":1}]', type: 't2' }] },
-      { bucket: 'two', batches: [{ rows: '[{"a":3,"c":4}]', type: 't' }, { rows: '[{"q":2}]', type: 't2' }] },
+      {
+        bucket: 'two',
+        batches: [
+          { rows: '[{"a":3,"c":4}]', type: 't' },
+          { rows: '[{"q":2}]', type: 't2' },
+        ],
+      },
     ]);
     assert.equal(run.files.get('one.t'), '"b","a"\n"1","2"\n');
     assert.equal(run.files.get('two.t'), '"b","a","c"\n"","3","4"\n');

@@ -30,7 +30,9 @@ describe('spool: the on-disk record queue', () => {
   });
 
   it('gives back identical values: floats stay floats, int64 and key order survive', async () => {
-    const rows = decodeJson('[{"2":"two","1":"one","f":1.0,"g":-0.0,"big":9223372036854775807,"n":null,"nested":{"a":[1,2.5,{"x":true}]}},[],{}]') as JsonValue[];
+    const rows = decodeJson(
+      '[{"2":"two","1":"one","f":1.0,"g":-0.0,"big":9223372036854775807,"n":null,"nested":{"a":[1,2.5,{"x":true}]}},[],{}]',
+    ) as JsonValue[];
     const injected = decodeJson('{"parent_id":1.5,"user":"u"}') as JsonObject;
     const [back] = await roundTrip([{ dataType: 'items', injected, rows }], tmp);
     assert.equal(back.dataType, 'items');
@@ -43,14 +45,28 @@ describe('spool: the on-disk record queue', () => {
   });
 
   it('reads batches in order, including ones larger than its read buffer', async () => {
-    const big = Array.from({ length: 30_000 }, (_, i) => new Map<string, JsonValue>([['id', i], ['text', `row ${i} `.repeat(8)]]));
+    const big = Array.from(
+      { length: 30_000 },
+      (_, i) =>
+        new Map<string, JsonValue>([
+          ['id', i],
+          ['text', `row ${i} `.repeat(8)],
+        ]),
+    );
     const batches = [
       { dataType: 'a', injected: new Map(), rows: [new Map<string, JsonValue>([['id', 1]])] },
       { dataType: 'b', injected: new Map(), rows: big },
       { dataType: 'a', injected: new Map(), rows: [new Map<string, JsonValue>([['id', 2]])] },
     ];
     const back = await roundTrip(batches, tmp);
-    assert.deepEqual(back.map((b) => [b.dataType, b.rows.length]), [['a', 1], ['b', 30_000], ['a', 1]]);
+    assert.deepEqual(
+      back.map((b) => [b.dataType, b.rows.length]),
+      [
+        ['a', 1],
+        ['b', 30_000],
+        ['a', 1],
+      ],
+    );
     assert.equal(stringifyExact(back[1].rows[29_999]), stringifyExact(big[29_999]));
   });
 

@@ -3,13 +3,21 @@ import { ConfigError } from '../../../src/common/errors.js';
 import { decodeJson, fromPlain } from '../../../src/json/index.js';
 import { createPaginator } from '../../../src/extractor/pagination/factory.js';
 import { readTotal } from '../../../src/extractor/pagination/first-page-total.js';
-import { Stop, type PageRequest, type Paginator, type ReceivedPage } from '../../../src/extractor/pagination/paginator.js';
+import {
+  Stop,
+  type PageRequest,
+  type Paginator,
+  type ReceivedPage,
+} from '../../../src/extractor/pagination/paginator.js';
 import { jobRequest, page, show } from '../../support/pagination.js';
 
 /** A paginator from plain `api.pagination` JSON, with its warnings collected. */
 function paginatorWithWarnings(config: Record<string, unknown>): { paginator: Paginator; warnings: string[] } {
   const warnings: string[] = [];
-  return { paginator: createPaginator(fromPlain(config), 'parameters.api.pagination', null, (m) => warnings.push(m)), warnings };
+  return {
+    paginator: createPaginator(fromPlain(config), 'parameters.api.pagination', null, (m) => warnings.push(m)),
+    warnings,
+  };
 }
 
 /** `{items: [n records]}` plus extra keys. */
@@ -18,7 +26,11 @@ function records(count: number, extra: Record<string, unknown> = {}): Record<str
 }
 
 /** Runs the job loop over `responses` (given per request, in order): the requests and the stop. */
-function run(paginator: Paginator, job: PageRequest, responses: Array<unknown>): { requests: string[]; stop: Stop | null } {
+function run(
+  paginator: Paginator,
+  job: PageRequest,
+  responses: Array<unknown>,
+): { requests: string[]; stop: Stop | null } {
   const requests = [show(paginator.first(job))];
   for (const response of responses) {
     const next = paginator.next(job, typeof response === 'string' ? pageOfText(response) : page(response));
@@ -39,7 +51,12 @@ describe('pagination total from the first page (totalPath, totalPagesPath)', () 
   describe('pagenum', () => {
     it('totalPagesPath: ends after the last page by it, later pages need not repeat it', () => {
       const { paginator } = paginatorWithWarnings({ method: 'pagenum', limit: 2, totalPagesPath: 'meta.pages' });
-      const { requests, stop } = run(paginator, job, [records(2, { meta: { pages: 3 } }), records(2), records(2), records(2)]);
+      const { requests, stop } = run(paginator, job, [
+        records(2, { meta: { pages: 3 } }),
+        records(2),
+        records(2),
+        records(2),
+      ]);
       assert.deepEqual(requests, ['items?page=1&limit=2', 'items?page=2&limit=2', 'items?page=3&limit=2']);
       assert.equal(stop?.code, 'total');
       assert.equal(stop?.reason, 'total: page 3 was the last (3 pages at meta.pages)');
@@ -48,7 +65,12 @@ describe('pagination total from the first page (totalPath, totalPagesPath)', () 
 
     it('totalPath: the page reaching the total is the last (no empty page asked for)', () => {
       const { paginator } = paginatorWithWarnings({ method: 'pagenum', limit: 2, totalPath: 'meta.total' });
-      const { requests, stop } = run(paginator, job, [records(2, { meta: { total: 6 } }), records(2), records(2), records(0)]);
+      const { requests, stop } = run(paginator, job, [
+        records(2, { meta: { total: 6 } }),
+        records(2),
+        records(2),
+        records(0),
+      ]);
       assert.equal(requests.length, 3);
       assert.equal(stop?.code, 'total');
       assert.equal(stop?.reason, 'total: page 3 was the last (6 records at meta.total, 2 per page)');
@@ -80,8 +102,17 @@ describe('pagination total from the first page (totalPath, totalPagesPath)', () 
     });
 
     it('firstPage 0: pages 0 .. pages − 1', () => {
-      const { paginator } = paginatorWithWarnings({ method: 'pagenum', limit: 1, firstPage: 0, totalPagesPath: 'pages' });
-      assert.deepEqual(run(paginator, job, [records(1, { pages: 3 }), records(1), records(1)]).requests, ['items?page=0&limit=1', 'items?page=1&limit=1', 'items?page=2&limit=1']);
+      const { paginator } = paginatorWithWarnings({
+        method: 'pagenum',
+        limit: 1,
+        firstPage: 0,
+        totalPagesPath: 'pages',
+      });
+      assert.deepEqual(run(paginator, job, [records(1, { pages: 3 }), records(1), records(1)]).requests, [
+        'items?page=0&limit=1',
+        'items?page=1&limit=1',
+        'items?page=2&limit=1',
+      ]);
     });
 
     it('predicts nothing until the first response tells the total, then only up to the last page', () => {
@@ -126,11 +157,21 @@ describe('pagination total from the first page (totalPath, totalPagesPath)', () 
       byPages.next(job, page(records(10, { pages: 7 })));
       assert.equal(byPages.expectedRecords!(), 70);
       // limitStop's count is the smaller bound here
-      const capped = paginatorWithWarnings({ method: 'pagenum', limit: 10, totalPath: 'total', limitStop: { count: 30 } }).paginator;
+      const capped = paginatorWithWarnings({
+        method: 'pagenum',
+        limit: 10,
+        totalPath: 'total',
+        limitStop: { count: 30 },
+      }).paginator;
       capped.first(job);
       capped.next(job, page(records(10, { total: 95 })));
       assert.equal(capped.expectedRecords!(), 30);
-      const totalFirst = paginatorWithWarnings({ method: 'pagenum', limit: 10, totalPath: 'total', limitStop: { count: 300 } }).paginator;
+      const totalFirst = paginatorWithWarnings({
+        method: 'pagenum',
+        limit: 10,
+        totalPath: 'total',
+        limitStop: { count: 300 },
+      }).paginator;
       totalFirst.first(job);
       totalFirst.next(job, page(records(10, { total: 95 })));
       assert.equal(totalFirst.expectedRecords!(), 95);
@@ -160,7 +201,12 @@ describe('pagination total from the first page (totalPath, totalPagesPath)', () 
     });
 
     it('offsetFromJob: the total still counts from offset 0; the ETA counts what is left', () => {
-      const { paginator } = paginatorWithWarnings({ method: 'offset', limit: 10, offsetFromJob: true, totalPath: 'total' });
+      const { paginator } = paginatorWithWarnings({
+        method: 'offset',
+        limit: 10,
+        offsetFromJob: true,
+        totalPath: 'total',
+      });
       const fromTwenty = jobRequest('items', { offset: 20 });
       const { requests, stop } = run(paginator, fromTwenty, [records(10, { total: 50 }), records(10), records(10)]);
       assert.deepEqual(requests, ['items?offset=20&limit=10', 'items?offset=30&limit=10', 'items?offset=40&limit=10']);
@@ -172,13 +218,21 @@ describe('pagination total from the first page (totalPath, totalPagesPath)', () 
 
     it('underflow keeps its reason and code', () => {
       const { paginator } = paginatorWithWarnings({ method: 'offset', limit: 10, totalPath: 'total' });
-      assert.equal(run(paginator, job, [records(10, { total: 25 }), records(10), records(5)]).stop?.reason, 'underflow: the page had 5 records, less than the limit 10');
+      assert.equal(
+        run(paginator, job, [records(10, { total: 25 }), records(10), records(5)]).stop?.reason,
+        'underflow: the page had 5 records, less than the limit 10',
+      );
     });
   });
 
   describe('caps stay absolute', () => {
     it('forceStop.pages bounds the prediction below a known total', () => {
-      const { paginator } = paginatorWithWarnings({ method: 'pagenum', limit: 10, totalPagesPath: 'pages', forceStop: { pages: 3 } });
+      const { paginator } = paginatorWithWarnings({
+        method: 'pagenum',
+        limit: 10,
+        totalPagesPath: 'pages',
+        forceStop: { pages: 3 },
+      });
       paginator.first(job);
       paginator.next(job, page(records(10, { pages: 100 })));
       assert.deepEqual(paginator.predict!(job, 20).map(show), ['items?page=3&limit=10']);
@@ -214,7 +268,12 @@ describe('pagination total from the first page (totalPath, totalPagesPath)', () 
     ];
     for (const [text, problem] of hostile) {
       it(`${text}: warned once, paging goes on as without the option`, () => {
-        const { paginator, warnings } = paginatorWithWarnings({ method: 'pagenum', limit: 2, totalPath: 'total', concurrency: 4 });
+        const { paginator, warnings } = paginatorWithWarnings({
+          method: 'pagenum',
+          limit: 2,
+          totalPath: 'total',
+          concurrency: 4,
+        });
         paginator.first(job);
         const next = paginator.next(job, pageOfText(text));
         assert.equal(show(next), 'items?page=2&limit=2', 'a full page: the next one is asked for');
@@ -235,7 +294,11 @@ describe('pagination total from the first page (totalPath, totalPagesPath)', () 
     }
 
     it('accepted: a whole float (100.0) and a digit string ("100")', () => {
-      for (const text of ['{"total":4.0,"items":[1,2]}', '{"total":" 4 ","items":[1,2]}', '{"total":"4","items":[1,2]}']) {
+      for (const text of [
+        '{"total":4.0,"items":[1,2]}',
+        '{"total":" 4 ","items":[1,2]}',
+        '{"total":"4","items":[1,2]}',
+      ]) {
         const { paginator, warnings } = paginatorWithWarnings({ method: 'pagenum', limit: 2, totalPath: 'total' });
         paginator.first(job);
         paginator.next(job, pageOfText(text));
@@ -280,26 +343,56 @@ describe('pagination total from the first page (totalPath, totalPagesPath)', () 
     };
 
     it('both keys at once name both', () => {
-      refused({ method: 'pagenum', totalPath: 'a', totalPagesPath: 'b' }, 'parameters.api.pagination', /has both 'totalPath' and 'totalPagesPath'.*Keep one/);
+      refused(
+        { method: 'pagenum', totalPath: 'a', totalPagesPath: 'b' },
+        'parameters.api.pagination',
+        /has both 'totalPath' and 'totalPagesPath'.*Keep one/,
+      );
     });
 
     it('a wrong type names the key and how to write it', () => {
       for (const value of [5, true, { path: 'a' }, ['a']]) {
-        refused({ method: 'offset', limit: 5, totalPath: value }, 'parameters.api.pagination.totalPath', /must be a string.*e\.g\. "meta\.total"/);
-        refused({ method: 'pagenum', totalPagesPath: value }, 'parameters.api.pagination.totalPagesPath', /must be a string/);
+        refused(
+          { method: 'offset', limit: 5, totalPath: value },
+          'parameters.api.pagination.totalPath',
+          /must be a string.*e\.g\. "meta\.total"/,
+        );
+        refused(
+          { method: 'pagenum', totalPagesPath: value },
+          'parameters.api.pagination.totalPagesPath',
+          /must be a string/,
+        );
       }
     });
 
     it('a method whose pages are not numbered refuses it', () => {
-      refused({ method: 'cursor', idKey: 'id', param: 'since', totalPath: 'total' }, 'parameters.api.pagination.totalPath', /works with pagenum and offset only, not with method "cursor"/);
-      refused({ method: 'response.url', totalPagesPath: 'pages' }, 'parameters.api.pagination.totalPagesPath', /not with method "response\.url"/);
+      refused(
+        { method: 'cursor', idKey: 'id', param: 'since', totalPath: 'total' },
+        'parameters.api.pagination.totalPath',
+        /works with pagenum and offset only, not with method "cursor"/,
+      );
+      refused(
+        { method: 'response.url', totalPagesPath: 'pages' },
+        'parameters.api.pagination.totalPagesPath',
+        /not with method "response\.url"/,
+      );
       refused({ totalPath: 'total' }, 'parameters.api.pagination.totalPath', /not with no pagination method/);
-      refused({ method: 'multiple', scrollers: { a: { method: 'pagenum' } }, totalPath: 'total' }, 'parameters.api.pagination.totalPath', /inside such a scroller/);
+      refused(
+        { method: 'multiple', scrollers: { a: { method: 'pagenum' } }, totalPath: 'total' },
+        'parameters.api.pagination.totalPath',
+        /inside such a scroller/,
+      );
     });
 
     it('empty or null is off; a scroller of multiple may have it', () => {
       assert.doesNotThrow(() => createPaginator(fromPlain({ method: 'pagenum', totalPath: '', totalPagesPath: null })));
-      const multiple = createPaginator(fromPlain({ method: 'multiple', scrollers: { a: { method: 'pagenum', limit: 1, totalPagesPath: 'pages' } }, default: 'a' }));
+      const multiple = createPaginator(
+        fromPlain({
+          method: 'multiple',
+          scrollers: { a: { method: 'pagenum', limit: 1, totalPagesPath: 'pages' } },
+          default: 'a',
+        }),
+      );
       const { requests, stop } = run(multiple, job, [records(1, { pages: 2 }), records(1), records(1)]);
       assert.equal(requests.length, 2);
       assert.equal(stop?.code, 'total');

@@ -27,7 +27,10 @@ describe('pagenum pagination rules against a real server', () => {
     server.requests.length = 0;
   });
 
-  async function requestsFor(pagination: Record<string, unknown>, job: Record<string, unknown> = {}): Promise<string[]> {
+  async function requestsFor(
+    pagination: Record<string, unknown>,
+    job: Record<string, unknown> = {},
+  ): Promise<string[]> {
     await runExtraction({
       api: { baseUrl: `${server.url}/api/`, pagination: { method: 'pagenum', ...pagination } },
       config: { outputBucket: 'b', jobs: [{ endpoint: 'items', dataField: 'items', ...job }] },
@@ -46,17 +49,29 @@ describe('pagenum pagination rules against a real server', () => {
 
   it('rule 2: with all defaults the requests carry page=1, page=2, … until an empty page', async () => {
     sizes = [3, 3, 1];
-    assert.deepEqual(await requestsFor({}), ['/api/items?page=1', '/api/items?page=2', '/api/items?page=3', '/api/items?page=4']);
+    assert.deepEqual(await requestsFor({}), [
+      '/api/items?page=1',
+      '/api/items?page=2',
+      '/api/items?page=3',
+      '/api/items?page=4',
+    ]);
   });
 
   it('rule 3: the page size goes in limitParam when a limit is set', async () => {
     sizes = [2, 1];
-    assert.deepEqual(await requestsFor({ limit: 2, limitParam: 'per_page' }), ['/api/items?page=1&per_page=2', '/api/items?page=2&per_page=2']);
+    assert.deepEqual(await requestsFor({ limit: 2, limitParam: 'per_page' }), [
+      '/api/items?page=1&per_page=2',
+      '/api/items?page=2&per_page=2',
+    ]);
   });
 
   it('rule 4: firstPageParams false sends the first request bare, the second carries firstPage + 1', async () => {
     sizes = [2, 2, 0];
-    assert.deepEqual(await requestsFor({ limit: 2, firstPageParams: false }), ['/api/items', '/api/items?page=2&limit=2', '/api/items?page=3&limit=2']);
+    assert.deepEqual(await requestsFor({ limit: 2, firstPageParams: false }), [
+      '/api/items',
+      '/api/items?page=2&limit=2',
+      '/api/items?page=3&limit=2',
+    ]);
     sizes = [2, 0];
     server.requests.length = 0;
     assert.deepEqual(await requestsFor({ limit: 2, firstPage: 0, firstPageParams: false, pageParam: 'p' }), [
@@ -68,7 +83,11 @@ describe('pagenum pagination rules against a real server', () => {
 
   it('rule 5: stops on underflow (fewer records than the limit, zero included)', async () => {
     sizes = [2, 2];
-    assert.deepEqual(await requestsFor({ limit: 2 }), ['/api/items?page=1&limit=2', '/api/items?page=2&limit=2', '/api/items?page=3&limit=2']);
+    assert.deepEqual(await requestsFor({ limit: 2 }), [
+      '/api/items?page=1&limit=2',
+      '/api/items?page=2&limit=2',
+      '/api/items?page=3&limit=2',
+    ]);
     server.requests.length = 0;
     sizes = [2, 1, 2];
     assert.deepEqual(await requestsFor({ limit: 2 }), ['/api/items?page=1&limit=2', '/api/items?page=2&limit=2']);
@@ -76,7 +95,12 @@ describe('pagenum pagination rules against a real server', () => {
 
   it('rule 5: without a limit only an empty page stops', async () => {
     sizes = [5, 1, 3];
-    assert.deepEqual(await requestsFor({}), ['/api/items?page=1', '/api/items?page=2', '/api/items?page=3', '/api/items?page=4']);
+    assert.deepEqual(await requestsFor({}), [
+      '/api/items?page=1',
+      '/api/items?page=2',
+      '/api/items?page=3',
+      '/api/items?page=4',
+    ]);
   });
 
   it('rule 6: jobs[].params[limitParam] overrides the limit for that job (its key keeps its place)', async () => {
@@ -101,7 +125,10 @@ describe('pagenum pagination rules against a real server', () => {
 
   it('a job limit of 0 falls back to the configured limit', async () => {
     sizes = [2, 1];
-    assert.deepEqual(await requestsFor({ limit: 2 }, { params: { limit: 0 } }), ['/api/items?limit=2&page=1', '/api/items?limit=2&page=2']);
+    assert.deepEqual(await requestsFor({ limit: 2 }, { params: { limit: 0 } }), [
+      '/api/items?limit=2&page=1',
+      '/api/items?limit=2&page=2',
+    ]);
   });
 });
 
@@ -118,7 +145,10 @@ describe('duplicate-page guard against a real server', () => {
         api: { baseUrl: `${server.url}/`, pagination: { method: 'pagenum' } },
         config: { outputBucket: 'b', jobs: [{ endpoint: 'x' }] },
       });
-      assert.deepEqual(server.requests.map((r) => r.url), ['/x?page=1', '/x?page=2', '/x?page=3']);
+      assert.deepEqual(
+        server.requests.map((r) => r.url),
+        ['/x?page=1', '/x?page=2', '/x?page=3'],
+      );
       assert.equal(run.files.get('b.x'), '"id"\n"1"\n"2"\n"3"\n"4"\n');
       assert.match(run.logs, /matched the previous one/);
     } finally {
@@ -156,19 +186,25 @@ describe('offset pagination against a real server', () => {
   }
 
   it('pages by limit and stops on underflow', async () => {
-    assert.deepEqual(await requests({ limit: 2 }), ['/users?limit=2&offset=0', '/users?limit=2&offset=2', '/users?limit=2&offset=4']);
-  });
-
-  it('renames the parameters and takes the start offset from the job with offsetFromJob', async () => {
-    assert.deepEqual(await requests({ limit: 2, limitParam: 'count', offsetParam: 'skip', offsetFromJob: true }, { skip: 1 }), [
-      '/users?skip=1&count=2',
-      '/users?skip=3&count=2',
-      '/users?skip=5&count=2',
+    assert.deepEqual(await requests({ limit: 2 }), [
+      '/users?limit=2&offset=0',
+      '/users?limit=2&offset=2',
+      '/users?limit=2&offset=4',
     ]);
   });
 
+  it('renames the parameters and takes the start offset from the job with offsetFromJob', async () => {
+    assert.deepEqual(
+      await requests({ limit: 2, limitParam: 'count', offsetParam: 'skip', offsetFromJob: true }, { skip: 1 }),
+      ['/users?skip=1&count=2', '/users?skip=3&count=2', '/users?skip=5&count=2'],
+    );
+  });
+
   it('ignores a job offset without offsetFromJob but keeps its place', async () => {
-    assert.deepEqual(await requests({ limit: 4, offsetParam: 'skip' }, { skip: '7', x: 1 }), ['/users?skip=0&x=1&limit=4', '/users?skip=4&x=1&limit=4']);
+    assert.deepEqual(await requests({ limit: 4, offsetParam: 'skip' }, { skip: '7', x: 1 }), [
+      '/users?skip=0&x=1&limit=4',
+      '/users?skip=4&x=1&limit=4',
+    ]);
   });
 
   it('requires a limit', async () => {

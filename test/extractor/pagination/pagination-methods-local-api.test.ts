@@ -14,11 +14,15 @@ describe('pagination methods against a real server', () => {
 
   describe('offset', () => {
     it('EX049: custom limitParam/offsetParam, stops on an empty page', async () => {
-      const run = await api.run({ method: 'offset', limit: 2, limitParam: 'count', offsetParam: 'skip' }, [{ endpoint: 'users', dataField: 'items' }], {
-        'users?count=2&skip=0': items(1, 2),
-        'users?count=2&skip=2': items(3, 4),
-        'users?count=2&skip=4': items(),
-      });
+      const run = await api.run(
+        { method: 'offset', limit: 2, limitParam: 'count', offsetParam: 'skip' },
+        [{ endpoint: 'users', dataField: 'items' }],
+        {
+          'users?count=2&skip=0': items(1, 2),
+          'users?count=2&skip=2': items(3, 4),
+          'users?count=2&skip=4': items(),
+        },
+      );
       assert.deepEqual(run.requests, ['users?count=2&skip=0', 'users?count=2&skip=2', 'users?count=2&skip=4']);
       assert.match(run.logs, /underflow: the page had 0 records, less than the limit 2/);
     });
@@ -47,11 +51,15 @@ describe('pagination methods against a real server', () => {
     });
 
     it('EX052: renamed pageParam/limitParam, the page before the limit, stops on underflow', async () => {
-      const run = await api.run({ method: 'pagenum', pageParam: 'set', limitParam: 'count', limit: 2 }, [{ endpoint: 'users', dataField: 'items' }], {
-        'users?set=1&count=2': items(1, 2),
-        'users?set=2&count=2': items(3, 4),
-        'users?set=3&count=2': items(5),
-      });
+      const run = await api.run(
+        { method: 'pagenum', pageParam: 'set', limitParam: 'count', limit: 2 },
+        [{ endpoint: 'users', dataField: 'items' }],
+        {
+          'users?set=1&count=2': items(1, 2),
+          'users?set=2&count=2': items(3, 4),
+          'users?set=3&count=2': items(5),
+        },
+      );
       assert.deepEqual(run.requests, ['users?set=1&count=2', 'users?set=2&count=2', 'users?set=3&count=2']);
     });
 
@@ -67,28 +75,40 @@ describe('pagination methods against a real server', () => {
 
   describe('response.url', () => {
     it('EX054: follows an absolute-path next URL until it is false', async () => {
-      const run = await api.run({ method: 'response.url', urlKey: 'links.next' }, [{ endpoint: 'users', dataField: 'items' }], {
-        users: { ...items(1, 2), links: { next: '/api/users?page=2' } },
-        'users?page=2': { ...items(3, 4), links: { next: false } },
-      });
+      const run = await api.run(
+        { method: 'response.url', urlKey: 'links.next' },
+        [{ endpoint: 'users', dataField: 'items' }],
+        {
+          users: { ...items(1, 2), links: { next: '/api/users?page=2' } },
+          'users?page=2': { ...items(3, 4), links: { next: false } },
+        },
+      );
       assert.deepEqual(run.requests, ['users', 'users?page=2']);
       assert.equal(run.files.get('b.users'), '"id","name"\n"1","user 1"\n"2","user 2"\n"3","user 3"\n"4","user 4"\n');
       assert.match(run.logs, /response\.url: no next page \(links\.next is false\)/);
     });
 
     it('EX055: includeParams appends the job params after the next URL query', async () => {
-      const run = await api.run({ method: 'response.url', urlKey: 'links.next', includeParams: true }, [{ endpoint: 'users', dataField: 'items', params: { account: 123 } }], {
-        'users?account=123': { ...items(1), links: { next: 'users?page=2' } },
-        'users?page=2&account=123': items(2),
-      });
+      const run = await api.run(
+        { method: 'response.url', urlKey: 'links.next', includeParams: true },
+        [{ endpoint: 'users', dataField: 'items', params: { account: 123 } }],
+        {
+          'users?account=123': { ...items(1), links: { next: 'users?page=2' } },
+          'users?page=2&account=123': items(2),
+        },
+      );
       assert.deepEqual(run.requests, ['users?account=123', 'users?page=2&account=123']);
     });
 
     it('a relative next URL resolves against baseUrl, not against the previous URL; without includeParams the job params are dropped', async () => {
-      const run = await api.run({ method: 'response.url' }, [{ endpoint: 'v1/users', dataField: 'items', params: { account: 1 } }], {
-        'v1/users?account=1': { ...items(1), next_page: 'v1/users?cursor=abc' },
-        'v1/users?cursor=abc': { ...items(2), next_page: null },
-      });
+      const run = await api.run(
+        { method: 'response.url' },
+        [{ endpoint: 'v1/users', dataField: 'items', params: { account: 1 } }],
+        {
+          'v1/users?account=1': { ...items(1), next_page: 'v1/users?cursor=abc' },
+          'v1/users?cursor=abc': { ...items(2), next_page: null },
+        },
+      );
       assert.deepEqual(run.requests, ['v1/users?account=1', 'v1/users?cursor=abc']);
     });
 
@@ -96,29 +116,42 @@ describe('pagination methods against a real server', () => {
       const run = await api.run(
         { method: 'response.url', urlKey: 'links.next', paramIsQuery: true, includeParams: true },
         [{ endpoint: 'users', dataField: 'items', params: { account: 123, page: 'start' } }],
-        { 'users?account=123&page=start': { ...items(1, 2), links: { next: '?page=2' } }, 'users?account=123&page=2': items(3, 4) },
+        {
+          'users?account=123&page=start': { ...items(1, 2), links: { next: '?page=2' } },
+          'users?account=123&page=2': items(3, 4),
+        },
       );
       assert.deepEqual(run.requests, ['users?account=123&page=start', 'users?account=123&page=2']);
     });
 
     it('paramIsQuery decodes the next query like Guzzle (+, %XX, repeated keys, bare keys) and re-encodes it', async () => {
-      const run = await api.run({ method: 'response.url', paramIsQuery: true }, [{ endpoint: 'users', dataField: 'items', params: { dropped: 1 } }], {
-        'users?dropped=1': { ...items(1), next_page: '??q=a+b%2Fc&tag=x&tag=y&flag' },
-        // flag has no value (null): http_build_query leaves it out; the list repeats the key with indexes
-        'users?q=a+b%2Fc&tag%5B0%5D=x&tag%5B1%5D=y': items(2),
-      });
+      const run = await api.run(
+        { method: 'response.url', paramIsQuery: true },
+        [{ endpoint: 'users', dataField: 'items', params: { dropped: 1 } }],
+        {
+          'users?dropped=1': { ...items(1), next_page: '??q=a+b%2Fc&tag=x&tag=y&flag' },
+          // flag has no value (null): http_build_query leaves it out; the list repeats the key with indexes
+          'users?q=a+b%2Fc&tag%5B0%5D=x&tag%5B1%5D=y': items(2),
+        },
+      );
       assert.deepEqual(run.requests, ['users?dropped=1', 'users?q=a+b%2Fc&tag%5B0%5D=x&tag%5B1%5D=y']);
     });
 
     for (const empty of [false, null, '', 0, '0']) {
       it(`stops when the next URL is ${JSON.stringify(empty)} (PHP-empty)`, async () => {
-        const run = await api.run({ method: 'response.url' }, [{ endpoint: 'users', dataField: 'items' }], { users: { ...items(1), next_page: empty } });
+        const run = await api.run({ method: 'response.url' }, [{ endpoint: 'users', dataField: 'items' }], {
+          users: { ...items(1), next_page: empty },
+        });
         assert.deepEqual(run.requests, ['users']);
       });
     }
 
     it('a next URL that is not a string is a user error', async () => {
-      const { error, requests } = await api.failure({ method: 'response.url' }, [{ endpoint: 'users', dataField: 'items' }], { users: { items: [], next_page: { href: 'x' } } });
+      const { error, requests } = await api.failure(
+        { method: 'response.url' },
+        [{ endpoint: 'users', dataField: 'items' }],
+        { users: { items: [], next_page: { href: 'x' } } },
+      );
       assert.deepEqual(requests, ['users']);
       assert.match(error.message, /next page URL at 'next_page' must be a string, got \{"href":"x"\}/);
     });
@@ -137,10 +170,14 @@ describe('pagination methods against a real server', () => {
 
   describe('response.param', () => {
     it('EX057: sends the response value as queryParam', async () => {
-      const run = await api.run({ method: 'response.param', responseParam: 'scrolling.next_page', queryParam: 'page' }, [{ endpoint: 'users', dataField: 'items' }], {
-        users: { ...items(1, 2), scrolling: { next_page: 2 } },
-        'users?page=2': { ...items(3), scrolling: { next_page: null } },
-      });
+      const run = await api.run(
+        { method: 'response.param', responseParam: 'scrolling.next_page', queryParam: 'page' },
+        [{ endpoint: 'users', dataField: 'items' }],
+        {
+          users: { ...items(1, 2), scrolling: { next_page: 2 } },
+          'users?page=2': { ...items(3), scrolling: { next_page: null } },
+        },
+      );
       assert.deepEqual(run.requests, ['users', 'users?page=2']);
     });
 
@@ -148,18 +185,29 @@ describe('pagination methods against a real server', () => {
       const run = await api.run(
         { method: 'response.param', responseParam: 'scrolling.next_page', queryParam: 'page', includeParams: true },
         [{ endpoint: 'users', dataField: 'items', params: { page: 'start', orderBy: 'id' } }],
-        { 'users?page=start&orderBy=id': { ...items(1, 2), scrolling: { next_page: 2 } }, 'users?page=2&orderBy=id': items(3) },
+        {
+          'users?page=start&orderBy=id': { ...items(1, 2), scrolling: { next_page: 2 } },
+          'users?page=2&orderBy=id': items(3),
+        },
       );
       assert.deepEqual(run.requests, ['users?page=start&orderBy=id', 'users?page=2&orderBy=id']);
     });
 
     it('EX059: a POST search, then GET scroll requests to another endpoint until the token is missing', async () => {
       const run = await api.run(
-        { method: 'response.param', responseParam: 'scroll.token', queryParam: 'scrollToken', scrollRequest: { endpoint: 'results', method: 'GET' } },
+        {
+          method: 'response.param',
+          responseParam: 'scroll.token',
+          queryParam: 'scrollToken',
+          scrollRequest: { endpoint: 'results', method: 'GET' },
+        },
         [{ endpoint: 'search', method: 'POST', dataField: 'items', params: { object: 'users', orderBy: 'id' } }],
         {
           search: { scroll: { token: 'b97d814f1a715d939f3f96bc574445de' } },
-          'results?scrollToken=b97d814f1a715d939f3f96bc574445de': { ...items(1, 2), scroll: { token: '4015e9ce43edfb0668ddaa973ebc7e87' } },
+          'results?scrollToken=b97d814f1a715d939f3f96bc574445de': {
+            ...items(1, 2),
+            scroll: { token: '4015e9ce43edfb0668ddaa973ebc7e87' },
+          },
           'results?scrollToken=4015e9ce43edfb0668ddaa973ebc7e87': { ...items(3), scroll: {} },
         },
       );
@@ -174,24 +222,37 @@ describe('pagination methods against a real server', () => {
 
     it('scrollRequest params are deep-merged over the job params', async () => {
       const run = await api.run(
-        { method: 'response.param', responseParam: 'next', queryParam: 'token', includeParams: true, scrollRequest: { params: { filter: { to: 9 }, scroll: '1m' } } },
+        {
+          method: 'response.param',
+          responseParam: 'next',
+          queryParam: 'token',
+          includeParams: true,
+          scrollRequest: { params: { filter: { to: 9 }, scroll: '1m' } },
+        },
         [{ endpoint: 'users', dataField: 'items', params: { filter: { from: 1, to: 5 }, q: 'x' } }],
         {
           'users?filter%5Bfrom%5D=1&filter%5Bto%5D=5&q=x': { ...items(1), next: 'T' },
           'users?filter%5Bfrom%5D=1&filter%5Bto%5D=9&q=x&scroll=1m&token=T': items(2),
         },
       );
-      assert.deepEqual(run.requests, ['users?filter%5Bfrom%5D=1&filter%5Bto%5D=5&q=x', 'users?filter%5Bfrom%5D=1&filter%5Bto%5D=9&q=x&scroll=1m&token=T']);
+      assert.deepEqual(run.requests, [
+        'users?filter%5Bfrom%5D=1&filter%5Bto%5D=5&q=x',
+        'users?filter%5Bfrom%5D=1&filter%5Bto%5D=9&q=x&scroll=1m&token=T',
+      ]);
     });
   });
 
   describe('cursor', () => {
     it('EX060: the highest id so far goes in param; an empty page stops', async () => {
-      const run = await api.run({ method: 'cursor', idKey: 'fields.id', param: 'continueAfter' }, [{ endpoint: 'users', dataField: 'items' }], {
-        users: { items: [{ fields: { id: 123 } }, { fields: { id: 234 } }] },
-        'users?continueAfter=234': { items: [{ fields: { id: 345 } }, { fields: { id: 456 } }] },
-        'users?continueAfter=456': { items: [] },
-      });
+      const run = await api.run(
+        { method: 'cursor', idKey: 'fields.id', param: 'continueAfter' },
+        [{ endpoint: 'users', dataField: 'items' }],
+        {
+          users: { items: [{ fields: { id: 123 } }, { fields: { id: 234 } }] },
+          'users?continueAfter=234': { items: [{ fields: { id: 345 } }, { fields: { id: 456 } }] },
+          'users?continueAfter=456': { items: [] },
+        },
+      );
       assert.deepEqual(run.requests, ['users', 'users?continueAfter=234', 'users?continueAfter=456']);
       assert.match(run.logs, /stopped: cursor: empty page/);
     });
@@ -206,14 +267,22 @@ describe('pagination methods against a real server', () => {
           'users?startWith=122&account=123': items(),
         },
       );
-      assert.deepEqual(run.requests, ['users?startWith=last&account=123', 'users?startWith=344&account=123', 'users?startWith=122&account=123']);
+      assert.deepEqual(run.requests, [
+        'users?startWith=last&account=123',
+        'users?startWith=344&account=123',
+        'users?startWith=122&account=123',
+      ]);
     });
 
     it('keeps the running maximum across pages (a page of lower ids does not move the cursor back)', async () => {
-      const run = await api.run({ method: 'cursor', idKey: 'id', param: 'after' }, [{ endpoint: 'users', dataField: 'items' }], {
-        users: items(10, 20),
-        'users?after=20': items(5, 15),
-      });
+      const run = await api.run(
+        { method: 'cursor', idKey: 'id', param: 'after' },
+        [{ endpoint: 'users', dataField: 'items' }],
+        {
+          users: items(10, 20),
+          'users?after=20': items(5, 15),
+        },
+      );
       // after=15 would be a 404; the repeated page is stopped by the duplicate-page guard
       assert.deepEqual(run.requests, ['users', 'users?after=20', 'users?after=20']);
       assert.match(run.logs, /matched the previous one/);
@@ -231,7 +300,11 @@ describe('pagination methods against a real server', () => {
   describe('multiple', () => {
     it('EX062: the default scroller, and a job naming its own', async () => {
       const run = await api.run(
-        { method: 'multiple', scrollers: { list_scroller: { method: 'offset', limit: '2' }, search_scroller: { method: 'pagenum' } }, default: 'list_scroller' },
+        {
+          method: 'multiple',
+          scrollers: { list_scroller: { method: 'offset', limit: '2' }, search_scroller: { method: 'pagenum' } },
+          default: 'list_scroller',
+        },
         [{ endpoint: 'users' }, { endpoint: 'search', scroller: 'search_scroller' }],
         {
           'users?limit=2&offset=0': [{ id: 1 }, { id: 2 }],
@@ -241,17 +314,34 @@ describe('pagination methods against a real server', () => {
           'search?page=3': [],
         },
       );
-      assert.deepEqual(run.requests, ['users?limit=2&offset=0', 'users?limit=2&offset=2', 'search?page=1', 'search?page=2', 'search?page=3']);
+      assert.deepEqual(run.requests, [
+        'users?limit=2&offset=0',
+        'users?limit=2&offset=2',
+        'search?page=1',
+        'search?page=2',
+        'search?page=3',
+      ]);
     });
 
     it('without a default, a job without scroller is not paginated', async () => {
-      const run = await api.run({ method: 'multiple', scrollers: { pages: { method: 'pagenum' } } }, [{ endpoint: 'users' }], { users: [{ id: 1 }] });
+      const run = await api.run(
+        { method: 'multiple', scrollers: { pages: { method: 'pagenum' } } },
+        [{ endpoint: 'users' }],
+        { users: [{ id: 1 }] },
+      );
       assert.deepEqual(run.requests, ['users']);
     });
 
     it('each scroller has its own stop conditions, and decorators next to "multiple" wrap them all', async () => {
       const run = await api.run(
-        { method: 'multiple', forceStop: { pages: 3 }, scrollers: { flagged: { method: 'pagenum', nextPageFlag: { field: 'more', stopOn: false } }, plain: { method: 'pagenum' } } },
+        {
+          method: 'multiple',
+          forceStop: { pages: 3 },
+          scrollers: {
+            flagged: { method: 'pagenum', nextPageFlag: { field: 'more', stopOn: false } },
+            plain: { method: 'pagenum' },
+          },
+        },
         [
           { endpoint: 'a', scroller: 'flagged' },
           { endpoint: 'b', scroller: 'plain' },
@@ -268,9 +358,16 @@ describe('pagination methods against a real server', () => {
     });
 
     it('an unknown scroller name is a user error listing the defined ones', async () => {
-      const { error, requests } = await api.failure({ method: 'multiple', scrollers: { a: { method: 'pagenum' }, b: { method: 'offset', limit: 1 } } }, [{ endpoint: 'users', scroller: 'c' }], {});
+      const { error, requests } = await api.failure(
+        { method: 'multiple', scrollers: { a: { method: 'pagenum' }, b: { method: 'offset', limit: 1 } } },
+        [{ endpoint: 'users', scroller: 'c' }],
+        {},
+      );
       assert.deepEqual(requests, []);
-      assert.match(error.message, /parameters\.api\.pagination\.scrollers: has no scroller 'c'.*scrollers defined: a, b/);
+      assert.match(
+        error.message,
+        /parameters\.api\.pagination\.scrollers: has no scroller 'c'.*scrollers defined: a, b/,
+      );
     });
   });
 });

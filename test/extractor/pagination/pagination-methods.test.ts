@@ -37,10 +37,15 @@ describe('pagination methods', () => {
   describe('response.url', () => {
     it('next request: the URL as endpoint, params dropped unless includeParams, method kept', () => {
       const job = jobRequest('search', { q: 'x' }, 'POST');
-      const next = (pagination: Record<string, unknown>) => plainRequest(paginatorFor(pagination).next(job, page({ next_page: 'search?page=2' })));
+      const next = (pagination: Record<string, unknown>) =>
+        plainRequest(paginatorFor(pagination).next(job, page({ next_page: 'search?page=2' })));
       assert.deepEqual(next({ method: 'response.url' }), { endpoint: 'search?page=2', method: 'POST', params: {} });
       // "false" is a true PHP bool
-      assert.deepEqual(next({ method: 'response.url', includeParams: 'false' }), { endpoint: 'search?page=2', method: 'POST', params: { q: 'x' } });
+      assert.deepEqual(next({ method: 'response.url', includeParams: 'false' }), {
+        endpoint: 'search?page=2',
+        method: 'POST',
+        params: { q: 'x' },
+      });
     });
 
     it('paramIsQuery: the job endpoint with the parsed query overlaid (response wins, job keys keep their place)', () => {
@@ -75,17 +80,26 @@ describe('pagination methods', () => {
     }
 
     it('an empty object is not PHP-empty in a response: it is refused as a URL', () => {
-      assert.throws(() => paginatorFor({ method: 'response.url' }).next(jobRequest(), page({ next_page: {} })), /must be a string, got \{\}/);
+      assert.throws(
+        () => paginatorFor({ method: 'response.url' }).next(jobRequest(), page({ next_page: {} })),
+        /must be a string, got \{\}/,
+      );
     });
   });
 
   describe('zendesk.response.url', () => {
     const now = 1_700_000_000;
-    const paginator = new ZendeskResponseUrlPaginator({ urlKey: 'next_page', delimiter: '.', includeParams: false, paramIsQuery: false }, () => now * 1000);
+    const paginator = new ZendeskResponseUrlPaginator(
+      { urlKey: 'next_page', delimiter: '.', includeParams: false, paramIsQuery: false },
+      () => now * 1000,
+    );
     const next = (url: string) => paginator.next(jobRequest('tickets'), page({ next_page: url }));
 
     it('goes on while start_time is at least 6 minutes old', () => {
-      assert.equal(show(next(`https://z.example/tickets?start_time=${now - 360}`)), `https://z.example/tickets?start_time=${now - 360}`);
+      assert.equal(
+        show(next(`https://z.example/tickets?start_time=${now - 360}`)),
+        `https://z.example/tickets?start_time=${now - 360}`,
+      );
       assert.ok(!(next(`tickets?start_time=${now - 3600}&cursor=x`) instanceof Stop));
     });
 
@@ -96,7 +110,12 @@ describe('pagination methods', () => {
     });
 
     it('ignores a start_time that is missing, "0" or not a number', () => {
-      for (const url of ['tickets?cursor=1', 'tickets?start_time=0', 'tickets?start_time=soon', `tickets?start_time=${now}x`]) {
+      for (const url of [
+        'tickets?cursor=1',
+        'tickets?start_time=0',
+        'tickets?start_time=soon',
+        `tickets?start_time=${now}x`,
+      ]) {
         assert.ok(!(next(url) instanceof Stop), url);
       }
     });
@@ -105,7 +124,10 @@ describe('pagination methods', () => {
   describe('response.param', () => {
     it('sends the value as it is, the only param without includeParams', () => {
       const paginator = paginatorFor({ method: 'response.param', responseParam: 'meta.next', queryParam: 'page' });
-      assert.deepEqual(plainRequest(paginator.next(jobRequest('users', { q: 'x' }), page({ meta: { next: 2 } }))).params, { page: 2 });
+      assert.deepEqual(
+        plainRequest(paginator.next(jobRequest('users', { q: 'x' }), page({ meta: { next: 2 } }))).params,
+        { page: 2 },
+      );
       const object = paginator.next(jobRequest(), page({ meta: { next: { a: 1 } } }));
       assert.equal(show(object), 'users?page%5Ba%5D=1');
     });
@@ -120,13 +142,22 @@ describe('pagination methods', () => {
     });
 
     it('scrollRequest replaces endpoint and method for the next pages', () => {
-      const paginator = paginatorFor({ method: 'response.param', responseParam: 't', queryParam: 'token', scrollRequest: { endpoint: 'scroll', method: 'form' } });
-      assert.equal(show(paginator.next(jobRequest('search', { q: 1 }, 'POST'), page({ t: 'abc' }))), 'FORM scroll?token=abc');
+      const paginator = paginatorFor({
+        method: 'response.param',
+        responseParam: 't',
+        queryParam: 'token',
+        scrollRequest: { endpoint: 'scroll', method: 'form' },
+      });
+      assert.equal(
+        show(paginator.next(jobRequest('search', { q: 1 }, 'POST'), page({ t: 'abc' }))),
+        'FORM scroll?token=abc',
+      );
     });
   });
 
   describe('cursor', () => {
-    const cursor = (extra: Record<string, unknown> = {}) => paginatorFor({ method: 'cursor', idKey: 'id', param: 'since', ...extra });
+    const cursor = (extra: Record<string, unknown> = {}) =>
+      paginatorFor({ method: 'cursor', idKey: 'id', param: 'since', ...extra });
 
     it('writes the cursor into the job params permanently (existing key keeps its place)', () => {
       const job = jobRequest('users', { since: 0, q: 'x' });
@@ -136,13 +167,15 @@ describe('pagination methods', () => {
     });
 
     it('keeps max and min across pages; reverse and increment', () => {
-      assert.deepEqual(drive(cursor(), jobRequest(), [ids(10, 20), ids(5, 15), ids()]).requests, ['users', 'users?since=20', 'users?since=20']);
-      assert.deepEqual(drive(cursor({ reverse: true, increment: -1 }), jobRequest(), [ids(10, 20), ids(15, 12), ids(3)]).requests, [
+      assert.deepEqual(drive(cursor(), jobRequest(), [ids(10, 20), ids(5, 15), ids()]).requests, [
         'users',
-        'users?since=9',
-        'users?since=9',
-        'users?since=2',
+        'users?since=20',
+        'users?since=20',
       ]);
+      assert.deepEqual(
+        drive(cursor({ reverse: true, increment: -1 }), jobRequest(), [ids(10, 20), ids(15, 12), ids(3)]).requests,
+        ['users', 'users?since=9', 'users?since=9', 'users?since=2'],
+      );
     });
 
     it('an empty page stops and resets: the next job starts from its own ids', () => {
@@ -158,7 +191,10 @@ describe('pagination methods', () => {
       assert.equal(next(12.9), 'users?since=12');
       assert.equal(next('1e3'), 'users?since=1000');
       assert.equal(next('9223372036854775806', '9223372036854775807'), 'users?since=9223372036854775807');
-      assert.equal(show(cursor().next(jobRequest(), page('{"items":[{"id":1234567890123456789}]}'))), 'users?since=1234567890123456789');
+      assert.equal(
+        show(cursor().next(jobRequest(), page('{"items":[{"id":1234567890123456789}]}'))),
+        'users?since=1234567890123456789',
+      );
     });
 
     it('reads idKey as a path in each record', () => {
@@ -184,7 +220,11 @@ describe('pagination methods', () => {
   });
 
   describe('multiple', () => {
-    const config = { method: 'multiple', scrollers: { pages: { method: 'pagenum' }, offsets: { method: 'offset', limit: 5 } }, default: 'offsets' };
+    const config = {
+      method: 'multiple',
+      scrollers: { pages: { method: 'pagenum' }, offsets: { method: 'offset', limit: 5 } },
+      default: 'offsets',
+    };
 
     it('picks the job scroller, else the default', () => {
       assert.equal(show(paginatorFor(config, 'pages').first(jobRequest())), 'users?page=1');
@@ -206,7 +246,10 @@ describe('pagination methods', () => {
     it('an unknown default fails when a job uses it', () => {
       const paginator = paginatorFor({ ...config, default: 'nope' }, 'pages');
       assert.equal(show(paginator.first(jobRequest())), 'users?page=1');
-      assert.throws(() => paginatorFor({ ...config, default: 'nope' }).first(jobRequest()), /pagination\.default: names the scroller 'nope', which does not exist \(scrollers defined: pages, offsets\)/);
+      assert.throws(
+        () => paginatorFor({ ...config, default: 'nope' }).first(jobRequest()),
+        /pagination\.default: names the scroller 'nope', which does not exist \(scrollers defined: pages, offsets\)/,
+      );
     });
 
     it('reset() resets every scroller; clone() copies them fresh', () => {

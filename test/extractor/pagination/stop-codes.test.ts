@@ -27,13 +27,33 @@ describe('stop codes (stoppedBy)', () => {
     ['offset underflow', { method: 'offset', limit: 5 }, [two], 'underflow'],
     ['cursor empty page', { method: 'cursor', idKey: 'id', param: 'since' }, [two, { items: [] }], 'emptyPage'],
     ['response.url without a next URL', { method: 'response.url' }, [two], 'noNextPage'],
-    ['response.param without a value', { method: 'response.param', responseParam: 'next', queryParam: 'p' }, [two], 'noNextPage'],
-    ['nextPageFlag', { method: 'pagenum', limit: 2, nextPageFlag: { field: 'more', stopOn: false } }, [{ more: false, ...two }], 'nextPageFlag'],
+    [
+      'response.param without a value',
+      { method: 'response.param', responseParam: 'next', queryParam: 'p' },
+      [two],
+      'noNextPage',
+    ],
+    [
+      'nextPageFlag',
+      { method: 'pagenum', limit: 2, nextPageFlag: { field: 'more', stopOn: false } },
+      [{ more: false, ...two }],
+      'nextPageFlag',
+    ],
     ['forceStop.pages', { method: 'pagenum', limit: 2, forceStop: { pages: 1 } }, [two], 'forceStop.pages'],
     ['forceStop.volume', { method: 'pagenum', limit: 2, forceStop: { volume: 10 } }, [two], 'forceStop.volume'],
     ['limitStop.count', { method: 'pagenum', limit: 2, limitStop: { count: 2 } }, [two], 'limitStop.count'],
-    ['limitStop.field', { method: 'pagenum', limit: 2, limitStop: { field: 'total' } }, [{ total: 2, ...two }], 'limitStop.field'],
-    ['limitStop.field missing', { method: 'pagenum', limit: 2, limitStop: { field: 'total' } }, [two], 'limitStop.field'],
+    [
+      'limitStop.field',
+      { method: 'pagenum', limit: 2, limitStop: { field: 'total' } },
+      [{ total: 2, ...two }],
+      'limitStop.field',
+    ],
+    [
+      'limitStop.field missing',
+      { method: 'pagenum', limit: 2, limitStop: { field: 'total' } },
+      [two],
+      'limitStop.field',
+    ],
     ['total', { method: 'pagenum', limit: 2, totalPagesPath: 'pages' }, [{ pages: 1, ...two }], 'total'],
   ];
   for (const [name, config, responses, code] of cases) {
@@ -42,7 +62,11 @@ describe('stop codes (stoppedBy)', () => {
 
   it('forceStop.time', () => {
     let now = 1_000_000;
-    const force = new ForceStop(createPaginator(fromPlain({ method: 'pagenum', limit: 2 })), { pages: null, time: 60, volume: null }, () => now);
+    const force = new ForceStop(
+      createPaginator(fromPlain({ method: 'pagenum', limit: 2 })),
+      { pages: null, time: 60, volume: null },
+      () => now,
+    );
     force.first(jobRequest());
     now += 61_000;
     const stop = force.next(jobRequest(), page(two));

@@ -68,21 +68,41 @@ describe('pagination stop conditions', () => {
 
     it('absent, null, or a list response: ifNotSet decides', () => {
       for (const response of [{ items: [] }, { more: null }, [{ more: false }]]) {
-        assert.ok(!(new NextPageFlag(new EndlessMethod(), { field: 'more', stopOn: false, ifNotSet: true }).next(jobRequest(), page(response)) instanceof Stop));
-        assert.ok(new NextPageFlag(new EndlessMethod(), { field: 'more', stopOn: false, ifNotSet: false }).next(jobRequest(), page(response)) instanceof Stop);
+        assert.ok(
+          !(
+            new NextPageFlag(new EndlessMethod(), { field: 'more', stopOn: false, ifNotSet: true }).next(
+              jobRequest(),
+              page(response),
+            ) instanceof Stop
+          ),
+        );
+        assert.ok(
+          new NextPageFlag(new EndlessMethod(), { field: 'more', stopOn: false, ifNotSet: false }).next(
+            jobRequest(),
+            page(response),
+          ) instanceof Stop,
+        );
       }
     });
 
     it('ifNotSet defaults to stopOn', () => {
       const flag = paginatorFor({ method: 'pagenum', nextPageFlag: { field: 'last', stopOn: true } });
-      assert.equal(stopReason(flag.next(jobRequest(), page(ids(1)))), 'nextPageFlag: last is not set, which counts as true');
+      assert.equal(
+        stopReason(flag.next(jobRequest(), page(ids(1)))),
+        'nextPageFlag: last is not set, which counts as true',
+      );
     });
   });
 
   describe('forceStop', () => {
     it('pages: at most that many requests', () => {
       for (const pages of [1, 2, 3]) {
-        const run = drive(paginatorFor({ method: 'pagenum', forceStop: { pages } }), jobRequest(), [ids(1), ids(2), ids(3), ids(4)]);
+        const run = drive(paginatorFor({ method: 'pagenum', forceStop: { pages } }), jobRequest(), [
+          ids(1),
+          ids(2),
+          ids(3),
+          ids(4),
+        ]);
         assert.equal(run.requests.length, pages);
         assert.equal(run.stop, `forceStop: ${pages} page${pages === 1 ? '' : 's'} reached`);
       }
@@ -100,14 +120,27 @@ describe('pagination stop conditions', () => {
     });
 
     it('time strings are PHP strtotime(time, 0); an unparsable one is 0 seconds', () => {
-      assert.match(paginatorFor({ method: 'pagenum', forceStop: { time: '1 hour' } }).describe(jobRequest()), /forceStop \(at most 3600 s\)/);
-      assert.match(paginatorFor({ method: 'pagenum', forceStop: { time: '2 days' } }).describe(jobRequest()), /at most 172800 s/);
-      assert.match(paginatorFor({ method: 'pagenum', forceStop: { time: 'soonish' } }).describe(jobRequest()), /at most 0 s/);
+      assert.match(
+        paginatorFor({ method: 'pagenum', forceStop: { time: '1 hour' } }).describe(jobRequest()),
+        /forceStop \(at most 3600 s\)/,
+      );
+      assert.match(
+        paginatorFor({ method: 'pagenum', forceStop: { time: '2 days' } }).describe(jobRequest()),
+        /at most 172800 s/,
+      );
+      assert.match(
+        paginatorFor({ method: 'pagenum', forceStop: { time: 'soonish' } }).describe(jobRequest()),
+        /at most 0 s/,
+      );
     });
 
     it('volume: the running PHP json_encode length; stops only when it exceeds the limit', () => {
       assert.equal(phpJsonEncode(fromPlain(sized(50))).length, 50);
-      const run = drive(paginatorFor({ method: 'pagenum', forceStop: { volume: '100' } }), jobRequest(), [sized(50), sized(50), sized(20)]);
+      const run = drive(paginatorFor({ method: 'pagenum', forceStop: { volume: '100' } }), jobRequest(), [
+        sized(50),
+        sized(50),
+        sized(20),
+      ]);
       assert.equal(run.requests.length, 3);
       assert.equal(run.stop, 'forceStop: 120 bytes received, over the volume limit of 100 bytes');
     });
@@ -128,7 +161,10 @@ describe('pagination stop conditions', () => {
       force.first(jobRequest()); // a shared child copy's next run: pages restart, volume stays at 40
       assert.ok(!(force.next(jobRequest(), page(sized(40))) instanceof Stop)); // 80
       force.first(jobRequest());
-      assert.equal(stopReason(force.next(jobRequest(), page(sized(40)))), 'forceStop: 120 bytes received, over the volume limit of 100 bytes');
+      assert.equal(
+        stopReason(force.next(jobRequest(), page(sized(40)))),
+        'forceStop: 120 bytes received, over the volume limit of 100 bytes',
+      );
     });
 
     it('reset() (the duplicate-page guard) restarts every counter and resets the method', () => {
@@ -186,11 +222,17 @@ describe('pagination stop conditions', () => {
 
     it('a missing field stops after the first page', () => {
       const limit = paginatorFor({ method: 'pagenum', limitStop: { field: 'meta.total' } });
-      assert.equal(stopReason(limit.next(jobRequest(), page(ids(1)))), 'limitStop: meta.total is not in the response (1 record so far)');
+      assert.equal(
+        stopReason(limit.next(jobRequest(), page(ids(1)))),
+        'limitStop: meta.total is not in the response (1 record so far)',
+      );
     });
 
     it('count is int-cast: "abc" is 0 and stops after the first page', () => {
-      const run = drive(paginatorFor({ method: 'pagenum', limitStop: { count: 'abc' } }), jobRequest(), [ids(1), ids(2)]);
+      const run = drive(paginatorFor({ method: 'pagenum', limitStop: { count: 'abc' } }), jobRequest(), [
+        ids(1),
+        ids(2),
+      ]);
       assert.deepEqual(run.requests, ['users?page=1']);
       assert.equal(run.stop, 'limitStop: 1 of 0 records');
     });
@@ -209,9 +251,17 @@ describe('pagination stop conditions', () => {
 
   describe('composition', () => {
     it('the factory wraps nextPageFlag, then forceStop, then limitStop (outermost)', () => {
-      const paginator = paginatorFor({ method: 'pagenum', nextPageFlag: { field: 'more', stopOn: false }, forceStop: { pages: 5 }, limitStop: { count: 9 } });
+      const paginator = paginatorFor({
+        method: 'pagenum',
+        nextPageFlag: { field: 'more', stopOn: false },
+        forceStop: { pages: 5 },
+        limitStop: { count: 9 },
+      });
       assert.ok(paginator instanceof LimitStop);
-      assert.equal(paginator.describe(jobRequest()), 'pagenum (page=1.., no limit); nextPageFlag (stop when more is false, missing = false); forceStop (at most 5 pages); limitStop (at most 9 records)');
+      assert.equal(
+        paginator.describe(jobRequest()),
+        'pagenum (page=1.., no limit); nextPageFlag (stop when more is false, missing = false); forceStop (at most 5 pages); limitStop (at most 9 records)',
+      );
     });
 
     it('the outermost stop wins and the inner ones are not asked', () => {
@@ -225,7 +275,12 @@ describe('pagination stop conditions', () => {
     });
 
     it("a stop condition does not reset the method; the method's own stop does not reset the conditions", () => {
-      const paginator = paginatorFor({ method: 'pagenum', limit: 2, limitStop: { count: 4 }, forceStop: { volume: 1000 } });
+      const paginator = paginatorFor({
+        method: 'pagenum',
+        limit: 2,
+        limitStop: { count: 4 },
+        forceStop: { volume: 1000 },
+      });
       const job = jobRequest();
       const run = drive(paginator, job, [ids(1, 2), ids(3, 4)]);
       assert.equal(run.stop, 'limitStop: 4 of 4 records');
@@ -237,7 +292,10 @@ describe('pagination stop conditions', () => {
 
     it('stop conditions work without a method (one request anyway)', () => {
       const paginator = paginatorFor({ forceStop: { pages: 3 } });
-      assert.deepEqual(drive(paginator, jobRequest(), [ids(1)]), { requests: ['users'], stop: 'no pagination is configured' });
+      assert.deepEqual(drive(paginator, jobRequest(), [ids(1)]), {
+        requests: ['users'],
+        stop: 'no pagination is configured',
+      });
     });
 
     it('clone() is a fresh copy of the whole chain', () => {
@@ -245,7 +303,10 @@ describe('pagination stop conditions', () => {
       const job = jobRequest();
       drive(paginator, job, [ids(1), ids(2)]);
       const copy = paginator.clone();
-      assert.deepEqual(drive(copy, job, [ids(1), ids(2)]).requests, ['users?limit=1&offset=0', 'users?limit=1&offset=1']);
+      assert.deepEqual(drive(copy, job, [ids(1), ids(2)]).requests, [
+        'users?limit=1&offset=0',
+        'users?limit=1&offset=1',
+      ]);
     });
   });
 });

@@ -84,7 +84,9 @@ describe('a page that ends the run', () => {
           {
             endpoint: 'parent/items',
             dataField: 'items',
-            children: [{ endpoint: 'conflict/items', dataField: 'items', dataType: 'child', placeholders: { id: 'id' } }],
+            children: [
+              { endpoint: 'conflict/items', dataField: 'items', dataType: 'child', placeholders: { id: 'id' } },
+            ],
           },
         ],
       },

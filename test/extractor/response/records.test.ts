@@ -15,7 +15,10 @@ describe('finding records (dataField)', () => {
   });
 
   it('wraps an object (or scalar) in a one-element list; "." is the whole response', () => {
-    assert.equal(encode(findRecords(json('{"user":{"id":1}}'), { path: 'user', delimiter: '.' }).records), '[{"id":1}]');
+    assert.equal(
+      encode(findRecords(json('{"user":{"id":1}}'), { path: 'user', delimiter: '.' }).records),
+      '[{"id":1}]',
+    );
     assert.equal(encode(findRecords(json('{"id":1}'), { path: '.', delimiter: '.' }).records), '[{"id":1}]');
     assert.equal(encode(findRecords(json('{"count":5}'), { path: 'count', delimiter: '.' }).records), '[5]');
   });
@@ -31,7 +34,14 @@ describe('finding records (dataField)', () => {
   it('calls the warning news only when the response holds data elsewhere and nothing is at the path', () => {
     const news = (body: string) => findRecords(json(body), { path: 'd', delimiter: '.' }).news;
     // an API saying "no records": an empty value at the path, or nothing at all in the answer
-    const saysNone = ['{}', '[]', '{"d":[]}', '{"d":null,"total":0}', '{"next":null,"meta":{}}', '{"d":[],"meta":{"page":1}}'];
+    const saysNone = [
+      '{}',
+      '[]',
+      '{"d":[]}',
+      '{"d":null,"total":0}',
+      '{"next":null,"meta":{}}',
+      '{"d":[],"meta":{"page":1}}',
+    ];
     for (const body of saysNone) {
       assert.equal(news(body), false, body);
     }
@@ -43,7 +53,10 @@ describe('finding records (dataField)', () => {
     assert.equal(encode(findRecords(json('[{"id":1}]'), null).records), '[{"id":1}]');
     assert.equal(encode(findRecords(json('{"meta":{"x":[1]},"items":[2]}'), null).records), '[2]');
     assert.equal(findRecords(json('{"meta":{}}'), null).warning, 'No data array found in response!');
-    assert.throws(() => findRecords(json('{"a":[],"b":[]}'), null), /More than one array found in response \('a', 'b'\)! Use 'dataField'/);
+    assert.throws(
+      () => findRecords(json('{"a":[],"b":[]}'), null),
+      /More than one array found in response \('a', 'b'\)! Use 'dataField'/,
+    );
     assert.throws(() => findRecords(json('"text"'), null), /Unknown response from API/);
   });
 });
@@ -70,7 +83,10 @@ describe('responseFilter', () => {
   });
 
   it('compat level 2 stringifies scalars and skips empty values', () => {
-    assert.equal(filtered('[{"a":"green","b":null,"c":true,"d":[1]}]', ['a', 'b', 'c', 'd'], '.', 2), '[{"a":"green","b":null,"c":"1","d":"[1]"}]');
+    assert.equal(
+      filtered('[{"a":"green","b":null,"c":true,"d":[1]}]', ['a', 'b', 'c', 'd'], '.', 2),
+      '[{"a":"green","b":null,"c":"1","d":"[1]"}]',
+    );
   });
 
   it('uses a custom delimiter so keys may contain dots', () => {

@@ -9,7 +9,13 @@ import {
 import { decodeResponse } from '../../../src/extractor/response/decode-response.js';
 
 const request = { method: 'GET' as const, url: 'http://api.test/items', headers: [] };
-const response = (body: Buffer, status = 200): HttpResponse => ({ status, statusMessage: 'OK', headers: {}, body, attempts: 1 });
+const response = (body: Buffer, status = 200): HttpResponse => ({
+  status,
+  statusMessage: 'OK',
+  headers: {},
+  body,
+  attempts: 1,
+});
 
 describe('response size limit: GEX_MAX_RESPONSE_SIZE', () => {
   it('defaults to 256 MiB, below the longest string V8 can decode a body into', () => {
@@ -27,15 +33,25 @@ describe('response size limit: GEX_MAX_RESPONSE_SIZE', () => {
 
   it('refuses nonsense, zero, and limits no body could be decoded under', () => {
     for (const value of ['0', '-5', 'lots', '1.5M', '10T', '512M', '1G', '100']) {
-      assert.throws(() => maxResponseBytesFromEnv({ GEX_MAX_RESPONSE_SIZE: value }), (e: Error) => e instanceof UserError && /^GEX_MAX_RESPONSE_SIZE must be a size from 1K to 511M/.test(e.message), value);
+      assert.throws(
+        () => maxResponseBytesFromEnv({ GEX_MAX_RESPONSE_SIZE: value }),
+        (e: Error) => e instanceof UserError && /^GEX_MAX_RESPONSE_SIZE must be a size from 1K to 511M/.test(e.message),
+        value,
+      );
     }
   });
 });
 
 describe('response decoding: only a malformed body is reported as one', () => {
-  it('bad UTF-8 and bad JSON are the API\'s: user errors saying so', () => {
-    assert.throws(() => decodeResponse(response(Buffer.from([0x5b, 0xff, 0x5d])), request, []), /Invalid JSON response from API: the body is not valid UTF-8 \(GET http:\/\/api\.test\/items, status 200\)/);
-    assert.throws(() => decodeResponse(response(Buffer.from('[1,')), request, []), /Invalid JSON response from API: Syntax error: .* at end of input/);
+  it("bad UTF-8 and bad JSON are the API's: user errors saying so", () => {
+    assert.throws(
+      () => decodeResponse(response(Buffer.from([0x5b, 0xff, 0x5d])), request, []),
+      /Invalid JSON response from API: the body is not valid UTF-8 \(GET http:\/\/api\.test\/items, status 200\)/,
+    );
+    assert.throws(
+      () => decodeResponse(response(Buffer.from('[1,')), request, []),
+      /Invalid JSON response from API: Syntax error: .* at end of input/,
+    );
   });
 
   it('with ignoreErrors, a malformed body of an ignored status becomes errorData', () => {
@@ -44,7 +60,10 @@ describe('response decoding: only a malformed body is reported as one', () => {
   });
 
   it('with ignoreErrors, an ignored status whose body is JSON null fails the run as GE does (its data is nothing)', () => {
-    assert.throws(() => decodeResponse(response(Buffer.from('null'), 404), request, [404]), (error: Error) => error instanceof UserError && /^The API request failed: \[404\]/.test(error.message));
+    assert.throws(
+      () => decodeResponse(response(Buffer.from('null'), 404), request, [404]),
+      (error: Error) => error instanceof UserError && /^The API request failed: \[404\]/.test(error.message),
+    );
     assert.deepEqual(decodeResponse(response(Buffer.from('{}'), 404), request, [404]), new Map());
     assert.equal(decodeResponse(response(Buffer.from('null'), 200), request, [404]), null);
   });
@@ -52,12 +71,18 @@ describe('response decoding: only a malformed body is reported as one', () => {
   it('any other failure is not blamed on the body (no "not valid UTF-8", no errorData)', () => {
     // a body the decoder cannot even take: a fault of gex, not of the API
     const broken = { length: 3 } as unknown as Buffer;
-    for (const [status, ignore] of [[200, []], [503, [503]]] as const) {
-      assert.throws(() => decodeResponse(response(broken, status), request, [...ignore]), (e: Error) => {
-        assert.ok(!(e instanceof UserError), `reported as a user error: ${e.message}`);
-        assert.doesNotMatch(e.message, /UTF-8|Invalid JSON/);
-        return true;
-      });
+    for (const [status, ignore] of [
+      [200, []],
+      [503, [503]],
+    ] as const) {
+      assert.throws(
+        () => decodeResponse(response(broken, status), request, [...ignore]),
+        (e: Error) => {
+          assert.ok(!(e instanceof UserError), `reported as a user error: ${e.message}`);
+          assert.doesNotMatch(e.message, /UTF-8|Invalid JSON/);
+          return true;
+        },
+      );
     }
   });
 });

@@ -7,9 +7,25 @@ import { StoreError } from '../../../src/store/store-error.js';
 
 const URL = 'http://storage.test';
 const CONFIG = {
-  id: 'main-1', name: 'Main', description: '', created: '2026-01-01T00:00:00+0000', creatorToken: { id: 7, description: 't' },
-  version: 3, changeDescription: 'x', isDisabled: false, isDeleted: false, configuration: { a: [], b: {} }, rowsSortOrder: [],
-  rows: [], state: {}, currentVersion: { created: '2026-01-01T00:00:00+0000', creatorToken: { id: 7, description: 't' }, changeDescription: 'x', versionIdentifier: '01ABC' },
+  id: 'main-1',
+  name: 'Main',
+  description: '',
+  created: '2026-01-01T00:00:00+0000',
+  creatorToken: { id: 7, description: 't' },
+  version: 3,
+  changeDescription: 'x',
+  isDisabled: false,
+  isDeleted: false,
+  configuration: { a: [], b: {} },
+  rowsSortOrder: [],
+  rows: [],
+  state: {},
+  currentVersion: {
+    created: '2026-01-01T00:00:00+0000',
+    creatorToken: { id: 7, description: 't' },
+    changeDescription: 'x',
+    versionIdentifier: '01ABC',
+  },
 };
 
 describe('HTTP config store client (nock)', () => {
@@ -33,7 +49,10 @@ describe('HTTP config store client (nock)', () => {
         return true;
       })
       .reply(200, JSON.stringify(CONFIG));
-    await client().updateConfiguration('ex-generic-v2', 'main-1', { configuration: fromPlain({ x: {} }), rowsSortOrder: ['b', 'a'] });
+    await client().updateConfiguration('ex-generic-v2', 'main-1', {
+      configuration: fromPlain({ x: {} }),
+      rowsSortOrder: ['b', 'a'],
+    });
     assert.equal(sent, '{"configuration":{"x":{}},"rowsSortOrder":["b","a"]}');
   });
 
@@ -50,7 +69,9 @@ describe('HTTP config store client (nock)', () => {
   });
 
   it('does not retry 4xx; the error carries status and code', async () => {
-    const scope = nock(URL).get('/v2/storage/branch/default/components/c/configs/x').reply(404, { error: 'Configuration x not found', code: 'notFound', status: 'error' });
+    const scope = nock(URL)
+      .get('/v2/storage/branch/default/components/c/configs/x')
+      .reply(404, { error: 'Configuration x not found', code: 'notFound', status: 'error' });
     await assert.rejects(client().getConfiguration('c', 'x'), (e: unknown) => {
       assert.ok(e instanceof StoreError);
       assert.equal(e.status, 404);
@@ -65,27 +86,64 @@ describe('HTTP config store client (nock)', () => {
   it("keeps a gex server's gexCode when it is a user error of the catalogue, and only then", async () => {
     const path = '/v2/storage/branch/default/components/c/configs/x';
     const body = { error: 'Table t not found', code: 'storage.tables.notFound', status: 'error' };
-    nock(URL).get(path).reply(404, { ...body, gexCode: 'GEX_TABLE_NOT_FOUND' });
-    await assert.rejects(client().getConfiguration('c', 'x'), (e: unknown) => e instanceof StoreError && e.gexCode === 'GEX_TABLE_NOT_FOUND');
+    nock(URL)
+      .get(path)
+      .reply(404, { ...body, gexCode: 'GEX_TABLE_NOT_FOUND' });
+    await assert.rejects(
+      client().getConfiguration('c', 'x'),
+      (e: unknown) => e instanceof StoreError && e.gexCode === 'GEX_TABLE_NOT_FOUND',
+    );
     for (const gexCode of ['GEX_INTERNAL', 'GEX_NO_SUCH_CODE', 42, 'constructor']) {
-      nock(URL).get(path).reply(404, { ...body, gexCode });
-      await assert.rejects(client().getConfiguration('c', 'x'), (e: unknown) => e instanceof StoreError && e.gexCode === 'GEX_STORE_NOT_FOUND', String(gexCode));
+      nock(URL)
+        .get(path)
+        .reply(404, { ...body, gexCode });
+      await assert.rejects(
+        client().getConfiguration('c', 'x'),
+        (e: unknown) => e instanceof StoreError && e.gexCode === 'GEX_STORE_NOT_FOUND',
+        String(gexCode),
+      );
     }
   });
 
   it('gives up after the retries with an application error', async () => {
     nock(URL).get('/v2/storage/tokens/verify').times(4).reply(500, { error: 'down' });
-    await assert.rejects(client().verifyToken(), (e: unknown) => e instanceof ApplicationError && /\[500\] down/.test(e.message));
+    await assert.rejects(
+      client().verifyToken(),
+      (e: unknown) => e instanceof ApplicationError && /\[500\] down/.test(e.message),
+    );
   });
 
   it('maps token verification to the token identity', async () => {
     nock(URL)
       .get('/v2/storage/tokens/verify')
-      .reply(200, { id: '44', description: 'ci', canManageBuckets: true, isMasterToken: false, owner: { id: '9', name: 'proj' }, created: 'c' });
-    assert.deepEqual(await client().verifyToken(), { id: 44, description: 'ci', projectId: 9, projectName: 'proj', readOnly: false, canManageTokens: false, created: 'c' });
+      .reply(200, {
+        id: '44',
+        description: 'ci',
+        canManageBuckets: true,
+        isMasterToken: false,
+        owner: { id: '9', name: 'proj' },
+        created: 'c',
+      });
+    assert.deepEqual(await client().verifyToken(), {
+      id: 44,
+      description: 'ci',
+      projectId: 9,
+      projectName: 'proj',
+      readOnly: false,
+      canManageTokens: false,
+      created: 'c',
+    });
     nock(URL)
       .get('/v2/storage/tokens/verify')
-      .reply(200, { id: '1', description: 'admin', canManageBuckets: true, canManageTokens: true, isMasterToken: true, owner: { id: '9', name: 'proj' }, created: 'c' });
+      .reply(200, {
+        id: '1',
+        description: 'admin',
+        canManageBuckets: true,
+        canManageTokens: true,
+        isMasterToken: true,
+        owner: { id: '9', name: 'proj' },
+        created: 'c',
+      });
     assert.equal((await client().verifyToken()).canManageTokens, true);
   });
 });

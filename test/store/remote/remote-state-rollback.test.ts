@@ -19,7 +19,12 @@ const C = 'ex-generic-v2';
 interface Summary {
   status: string;
   stateSaved: boolean;
-  stateRollback?: { status: string; failedRowId: string | null; restoredRowIds: Array<string | null>; notRestored: Array<{ rowId: string | null; reason: string }> };
+  stateRollback?: {
+    status: string;
+    failedRowId: string | null;
+    restoredRowIds: Array<string | null>;
+    notRestored: Array<{ rowId: string | null; reason: string }>;
+  };
   rows: Array<{ id: string; status: string; stateSaved: boolean }>;
 }
 
@@ -27,7 +32,10 @@ interface Summary {
  * A forwarder to the real server that answers one chosen state save itself with a 403 — a
  * Storage API that refuses the restore of a state.
  */
-async function refusingProxy(target: string, refuseStateSave: number): Promise<{ url: string; close(): Promise<void> }> {
+async function refusingProxy(
+  target: string,
+  refuseStateSave: number,
+): Promise<{ url: string; close(): Promise<void> }> {
   let stateSaves = 0;
   const server = http.createServer((req, res) => {
     if (req.method === 'PUT' && req.url?.endsWith('/state') && ++stateSaves === refuseStateSave) {
@@ -62,7 +70,9 @@ describe('gex run against gex serve: a failed state save puts back the states sa
   let token: string;
 
   before(async () => {
-    api = await startFixtureServer({ handler: (r) => (r.url.startsWith('/api/users') ? { body: [{ id: 1 }] } : undefined) });
+    api = await startFixtureServer({
+      handler: (r) => (r.url.startsWith('/api/users') ? { body: [{ id: 1 }] } : undefined),
+    });
     dir = await mkdtemp(path.join(os.tmpdir(), 'gex-remote-rollback-'));
     storeFile = path.join(dir, 'store.sqlite');
     const backend = await openEmbeddedStore(storeFile, KEY);
@@ -77,16 +87,30 @@ describe('gex run against gex serve: a failed state save puts back the states sa
   });
 
   /** A configuration whose row r2's state crosses 4 MB in the run (the server refuses to save it). */
-  async function configurationWithOversizedSecondRow(rowIds = ['r1', 'r2']): Promise<{ id: string; states: () => Promise<Record<string, string>> }> {
+  async function configurationWithOversizedSecondRow(
+    rowIds = ['r1', 'r2'],
+  ): Promise<{ id: string; states: () => Promise<Record<string, string>> }> {
     const backend = await openEmbeddedStore(storeFile, KEY);
     let id: string;
     try {
       const store = await backend.localSession();
-      const c = await store.createConfiguration(C, { name: 'rollback', configuration: fromPlain({ parameters: { api: { baseUrl: `${api.url}/api/` } } }), state: fromPlain({ root: 'kept' }) });
+      const c = await store.createConfiguration(C, {
+        name: 'rollback',
+        configuration: fromPlain({ parameters: { api: { baseUrl: `${api.url}/api/` } } }),
+        state: fromPlain({ root: 'kept' }),
+      });
       id = c.id;
       const job = fromPlain({ parameters: { config: { jobs: [{ endpoint: 'users' }] } } });
-      await store.createRow(C, id, { rowId: creatableRowId(rowIds[0], 0), configuration: job, state: fromPlain({ component: { before: 1, '#secret': 's3' }, other: 'kept' }) });
-      await store.createRow(C, id, { rowId: creatableRowId(rowIds[1], 1), configuration: job, state: stateOfSize(MAX_BODY_BYTES - 10) });
+      await store.createRow(C, id, {
+        rowId: creatableRowId(rowIds[0], 0),
+        configuration: job,
+        state: fromPlain({ component: { before: 1, '#secret': 's3' }, other: 'kept' }),
+      });
+      await store.createRow(C, id, {
+        rowId: creatableRowId(rowIds[1], 1),
+        configuration: job,
+        state: stateOfSize(MAX_BODY_BYTES - 10),
+      });
     } finally {
       await backend.close();
     }
@@ -97,7 +121,10 @@ describe('gex run against gex serve: a failed state save puts back the states sa
         const b = await openEmbeddedStore(storeFile, KEY);
         try {
           const c = await (await b.localSession()).getConfiguration(C, id);
-          return Object.fromEntries([['(configuration)', stringifyExact(c.state)], ...c.rows.map((r) => [r.id, stringifyExact(r.state)])]);
+          return Object.fromEntries([
+            ['(configuration)', stringifyExact(c.state)],
+            ...c.rows.map((r) => [r.id, stringifyExact(r.state)]),
+          ]);
         } finally {
           await b.close();
         }
@@ -106,20 +133,50 @@ describe('gex run against gex serve: a failed state save puts back the states sa
   }
 
   const run = (configId: string, storeUrl: string, name: string) =>
-    runGex(['run', '--config-id', configId, '--store', storeUrl, '--token', token, '--data-dir', path.join(dir, name), '--summary', path.join(dir, `${name}.json`)], KEY);
-  const summaryOf = async (name: string) => JSON.parse(await readFile(path.join(dir, `${name}.json`), 'utf8')) as Summary;
+    runGex(
+      [
+        'run',
+        '--config-id',
+        configId,
+        '--store',
+        storeUrl,
+        '--token',
+        token,
+        '--data-dir',
+        path.join(dir, name),
+        '--summary',
+        path.join(dir, `${name}.json`),
+      ],
+      KEY,
+    );
+  const summaryOf = async (name: string) =>
+    JSON.parse(await readFile(path.join(dir, `${name}.json`), 'utf8')) as Summary;
 
   it('the second save is refused: the first row gets its previous state back and the summary says so', async () => {
     const config = await configurationWithOversizedSecondRow();
     const before = await config.states();
     const result = await run(config.id, served.url, 'complete');
     assert.equal(result.code, 1, result.stderr + result.stdout);
-    assert.match(result.stderr, /No state is saved: Saving the state of row r2 failed: .*larger than 4 MB.*put back \(row r1\)/);
+    assert.match(
+      result.stderr,
+      /No state is saved: Saving the state of row r2 failed: .*larger than 4 MB.*put back \(row r1\)/,
+    );
     const summary = await summaryOf('complete');
     assert.equal(summary.status, 'error');
     assert.equal(summary.stateSaved, false);
-    assert.deepEqual(summary.stateRollback, { status: 'complete', failedRowId: 'r2', restoredRowIds: ['r1'], notRestored: [] });
-    assert.deepEqual(summary.rows.map((r) => [r.id, r.status, r.stateSaved]), [['r1', 'success', false], ['r2', 'success', false]]);
+    assert.deepEqual(summary.stateRollback, {
+      status: 'complete',
+      failedRowId: 'r2',
+      restoredRowIds: ['r1'],
+      notRestored: [],
+    });
+    assert.deepEqual(
+      summary.rows.map((r) => [r.id, r.status, r.stateSaved]),
+      [
+        ['r1', 'success', false],
+        ['r2', 'success', false],
+      ],
+    );
     assert.deepEqual(await config.states(), before, 'every state is as it was, the encrypted secret included');
   });
 
@@ -130,12 +187,30 @@ describe('gex run against gex serve: a failed state save puts back the states sa
     try {
       const result = await run(config.id, proxy.url, 'incomplete');
       assert.equal(result.code, 1, result.stderr + result.stdout);
-      assert.match(result.stderr, /State saved only in part: .*could not be put back and may hold the new state: row r1 \(Refused by the test proxy\)/);
+      assert.match(
+        result.stderr,
+        /State saved only in part: .*could not be put back and may hold the new state: row r1 \(Refused by the test proxy\)/,
+      );
       const summary = await summaryOf('incomplete');
       assert.equal(summary.stateSaved, false);
-      assert.deepEqual(summary.stateRollback, { status: 'incomplete', failedRowId: 'r2', restoredRowIds: [], notRestored: [{ rowId: 'r1', reason: 'Refused by the test proxy' }] });
-      assert.deepEqual(summary.rows.map((r) => [r.id, r.stateSaved]), [['r1', true], ['r2', false]]);
-      assert.match((await config.states()).r1, /"time":\{"previousStart":\d+\}/, 'r1 does hold the new state, as reported');
+      assert.deepEqual(summary.stateRollback, {
+        status: 'incomplete',
+        failedRowId: 'r2',
+        restoredRowIds: [],
+        notRestored: [{ rowId: 'r1', reason: 'Refused by the test proxy' }],
+      });
+      assert.deepEqual(
+        summary.rows.map((r) => [r.id, r.stateSaved]),
+        [
+          ['r1', true],
+          ['r2', false],
+        ],
+      );
+      assert.match(
+        (await config.states()).r1,
+        /"time":\{"previousStart":\d+\}/,
+        'r1 does hold the new state, as reported',
+      );
     } finally {
       await proxy.close();
     }

@@ -14,11 +14,16 @@ describe('gex configs against an unreachable remote store (real processes)', fun
     const server = await silentServer();
     try {
       const started = Date.now();
-      const result = await runGex(['configs', 'list', '--store', server.url, '--token', 'tok'], { GEX_STORE_TIMEOUT: '3' });
+      const result = await runGex(['configs', 'list', '--store', server.url, '--token', 'tok'], {
+        GEX_STORE_TIMEOUT: '3',
+      });
       const seconds = (Date.now() - started) / 1000;
       assert.equal(result.code, 1, result.stderr);
       assertOneLine(result.stderr, result.stdout);
-      assert.match(result.stderr, new RegExp(`^Error: The Storage API at ${server.url} cannot be reached: no answer within 3 s\\n$`));
+      assert.match(
+        result.stderr,
+        new RegExp(`^Error: The Storage API at ${server.url} cannot be reached: no answer within 3 s\\n$`),
+      );
       // well under the interactive default (20 s) even when parallel tests share the cores
       assert.ok(seconds >= 3 && seconds < 12, `took ${seconds} s`);
     } finally {
@@ -39,7 +44,11 @@ describe('remote store: the token never goes to another origin', () => {
       handle(req, res);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return { seen, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+    return {
+      seen,
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    };
   }
   const verified = (res: http.ServerResponse) => {
     res.writeHead(200, { 'Content-Type': 'application/json' });

@@ -59,7 +59,7 @@ describe('store retry budget (injected clock, nothing sleeps)', () => {
     assert.equal(clock.elapsed(), 20_000);
   });
 
-  it('run: the official client\'s 11 retries, but never more than 10 minutes, even when every attempt hangs', () => {
+  it("run: the official client's 11 retries, but never more than 10 minutes, even when every attempt hangs", () => {
     for (const attemptMs of [0, 1_000, RUN_STORE_RETRY.attemptTimeoutMs]) {
       const clock = fakeClock();
       const budget = new RetryBudget(RUN_STORE_RETRY, clock);
@@ -89,7 +89,10 @@ describe('store retry budget (injected clock, nothing sleeps)', () => {
     assert.equal(retrySettingsFromEnv(INTERACTIVE_STORE_RETRY, { GEX_STORE_TIMEOUT: '0.5' }).totalMs, 500);
     assert.equal(retrySettingsFromEnv(INTERACTIVE_STORE_RETRY, {}), INTERACTIVE_STORE_RETRY);
     for (const value of ['0', '-1', 'soon', '1e9']) {
-      assert.throws(() => retrySettingsFromEnv(RUN_STORE_RETRY, { GEX_STORE_TIMEOUT: value }), /^UserError: GEX_STORE_TIMEOUT must be a number of seconds/);
+      assert.throws(
+        () => retrySettingsFromEnv(RUN_STORE_RETRY, { GEX_STORE_TIMEOUT: value }),
+        /^UserError: GEX_STORE_TIMEOUT must be a number of seconds/,
+      );
     }
   });
 });
@@ -100,10 +103,18 @@ describe('HTTP config store client within its budget (injected clock)', () => {
 
   it('an unreachable store (a refused port): one user error naming the address and the attempts, within the interactive budget', async () => {
     const clock = fakeClock();
-    const client = new HttpConfigStore({ url: 'http://127.0.0.1:1', token: 't', retry: INTERACTIVE_STORE_RETRY, clock });
+    const client = new HttpConfigStore({
+      url: 'http://127.0.0.1:1',
+      token: 't',
+      retry: INTERACTIVE_STORE_RETRY,
+      clock,
+    });
     await assert.rejects(client.verifyToken(), (e: Error) => {
       assert.ok(e instanceof UserError);
-      assert.equal(e.message, 'The Storage API at http://127.0.0.1:1 cannot be reached: connect ECONNREFUSED 127.0.0.1:1 (6 attempts in 15.5 s)');
+      assert.equal(
+        e.message,
+        'The Storage API at http://127.0.0.1:1 cannot be reached: connect ECONNREFUSED 127.0.0.1:1 (6 attempts in 15.5 s)',
+      );
       return true;
     });
     assert.deepEqual(clock.slept, [500, 1000, 2000, 4000, 8000]);
@@ -122,7 +133,10 @@ describe('HTTP config store client within its budget (injected clock)', () => {
         return [503, { error: 'busy' }];
       });
     const client = new HttpConfigStore({ url: URL, token: 't', retry: INTERACTIVE_STORE_RETRY, clock });
-    await assert.rejects(client.verifyToken(), (e: Error) => e instanceof ApplicationError && /\[503\] busy \(2 attempts in 20\.5 s\)/.test(e.message));
+    await assert.rejects(
+      client.verifyToken(),
+      (e: Error) => e instanceof ApplicationError && /\[503\] busy \(2 attempts in 20\.5 s\)/.test(e.message),
+    );
     assert.equal(attempts, 2);
   });
 

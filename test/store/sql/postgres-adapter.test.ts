@@ -1,13 +1,29 @@
 import assert from 'node:assert/strict';
 import { numberPlaceholders } from '../../../src/store/sql/placeholders.js';
-import { isRetryableConflict, isUnavailable, isUniqueViolation, unavailableReason } from '../../../src/store/sql/postgres-errors.js';
-import { displayLocation, isPostgresStore, keyFileFor, postgresOptionsFromEnv } from '../../../src/store/store-location.js';
+import {
+  isRetryableConflict,
+  isUnavailable,
+  isUniqueViolation,
+  unavailableReason,
+} from '../../../src/store/sql/postgres-errors.js';
+import {
+  displayLocation,
+  isPostgresStore,
+  keyFileFor,
+  postgresOptionsFromEnv,
+} from '../../../src/store/store-location.js';
 
 describe('PostgreSQL adapter pieces', () => {
   describe('numberPlaceholders', () => {
     it('numbers ? in order and leaves quoted text and comments alone', () => {
-      assert.equal(numberPlaceholders('SELECT * FROM t WHERE a = ? AND b IN (?, ?)'), 'SELECT * FROM t WHERE a = $1 AND b IN ($2, $3)');
-      assert.equal(numberPlaceholders("SELECT '?', 'it''s ?', \"odd?col\" FROM t WHERE x = ? -- why?\nAND y = ?"), "SELECT '?', 'it''s ?', \"odd?col\" FROM t WHERE x = $1 -- why?\nAND y = $2");
+      assert.equal(
+        numberPlaceholders('SELECT * FROM t WHERE a = ? AND b IN (?, ?)'),
+        'SELECT * FROM t WHERE a = $1 AND b IN ($2, $3)',
+      );
+      assert.equal(
+        numberPlaceholders("SELECT '?', 'it''s ?', \"odd?col\" FROM t WHERE x = ? -- why?\nAND y = ?"),
+        "SELECT '?', 'it''s ?', \"odd?col\" FROM t WHERE x = $1 -- why?\nAND y = $2",
+      );
       assert.equal(numberPlaceholders('SELECT 1'), 'SELECT 1');
     });
   });
@@ -30,15 +46,25 @@ describe('PostgreSQL adapter pieces', () => {
       }
       assert.ok(!isUnavailable({ code: '42P01', message: 'relation "x" does not exist' }), 'a bug is not an outage');
       assert.ok(!isUnavailable({ code: '23505', message: 'duplicate key' }));
-      assert.match(unavailableReason({ code: '57014', message: 'canceling statement due to statement timeout' }), /did not answer in time/);
+      assert.match(
+        unavailableReason({ code: '57014', message: 'canceling statement due to statement timeout' }),
+        /did not answer in time/,
+      );
     });
   });
 
   describe('store locations', () => {
     it('recognises postgres:// and postgresql:// and hides passwords', () => {
-      assert.ok(isPostgresStore('postgres://u@h/db') && isPostgresStore('postgresql://u@h:5433/db') && isPostgresStore('POSTGRES://h/db'));
+      assert.ok(
+        isPostgresStore('postgres://u@h/db') &&
+          isPostgresStore('postgresql://u@h:5433/db') &&
+          isPostgresStore('POSTGRES://h/db'),
+      );
       assert.ok(!isPostgresStore('store.sqlite') && !isPostgresStore('https://x'));
-      assert.equal(displayLocation('postgres://u:pw@h:5432/db?sslmode=require'), 'postgres://u:***@h:5432/db?sslmode=require');
+      assert.equal(
+        displayLocation('postgres://u:pw@h:5432/db?sslmode=require'),
+        'postgres://u:***@h:5432/db?sslmode=require',
+      );
       assert.equal(displayLocation('postgresql://h/db?password=pw'), 'postgresql://h/db?password=***');
       assert.equal(displayLocation('dir/store.sqlite'), 'dir/store.sqlite');
     });
@@ -50,9 +76,15 @@ describe('PostgreSQL adapter pieces', () => {
     });
 
     it('reads pool size and timeouts from GEX_PG_* and refuses nonsense', () => {
-      assert.deepEqual(postgresOptionsFromEnv({ GEX_PG_POOL_SIZE: '4', GEX_PG_STATEMENT_TIMEOUT_MS: '5000' }), { poolSize: 4, statementTimeoutMs: 5000 });
+      assert.deepEqual(postgresOptionsFromEnv({ GEX_PG_POOL_SIZE: '4', GEX_PG_STATEMENT_TIMEOUT_MS: '5000' }), {
+        poolSize: 4,
+        statementTimeoutMs: 5000,
+      });
       assert.deepEqual(postgresOptionsFromEnv({}), {});
-      assert.throws(() => postgresOptionsFromEnv({ GEX_PG_POOL_SIZE: '0' }), /GEX_PG_POOL_SIZE must be a whole number above 0/);
+      assert.throws(
+        () => postgresOptionsFromEnv({ GEX_PG_POOL_SIZE: '0' }),
+        /GEX_PG_POOL_SIZE must be a whole number above 0/,
+      );
     });
   });
 });

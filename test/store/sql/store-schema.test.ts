@@ -23,7 +23,7 @@ describe('store schema: which schema a PostgreSQL store keeps its own tables in'
     assert.equal(firstSearchPathEntry('"unclosed'), null);
   });
 
-  it('keeps a schema the URL selects, else the one it names, else gex — never public or PostgreSQL\'s', () => {
+  it("keeps a schema the URL selects, else the one it names, else gex — never public or PostgreSQL's", () => {
     assert.deepEqual(chooseStoreSchema('public', '"$user", public'), { name: 'gex', legacy: 'public' });
     assert.deepEqual(chooseStoreSchema(null, '"$user", public'), { name: 'gex', legacy: null });
     assert.deepEqual(chooseStoreSchema('public', 'public'), { name: 'gex', legacy: 'public' });
@@ -37,13 +37,22 @@ describe('store schema: which schema a PostgreSQL store keeps its own tables in'
     assert.deepEqual(chooseStoreSchema(null, 'information_schema'), { name: 'gex', legacy: null });
   });
 
-  it('sets the search_path at connection start through the URL\'s options, after any the URL or PGOPTIONS has', () => {
+  it("sets the search_path at connection start through the URL's options, after any the URL or PGOPTIONS has", () => {
     const options = (url: string) => new URL(url).searchParams.get('options');
     assert.equal(options(withSearchPath('postgres://u:p%40ss@h:5432/db', 'gex')), '-c search_path="gex"');
-    assert.equal(options(withSearchPath('postgres://h/db?options=-c%20search_path%3Dt1&sslmode=disable', 't1')), '-c search_path=t1 -c search_path="t1"');
-    assert.equal(options(withSearchPath('postgres://h/db', 'My Store\\x"y', '-c work_mem=8MB')), '-c work_mem=8MB -c search_path="My\\ Store\\\\x""y"');
+    assert.equal(
+      options(withSearchPath('postgres://h/db?options=-c%20search_path%3Dt1&sslmode=disable', 't1')),
+      '-c search_path=t1 -c search_path="t1"',
+    );
+    assert.equal(
+      options(withSearchPath('postgres://h/db', 'My Store\\x"y', '-c work_mem=8MB')),
+      '-c work_mem=8MB -c search_path="My\\ Store\\\\x""y"',
+    );
     assert.equal(new URL(withSearchPath('postgres://u:p%40ss@h:5432/db?sslmode=disable', 'gex')).password, 'p%40ss');
-    assert.equal(new URL(withSearchPath('postgres://h/db?sslmode=disable', 'gex')).searchParams.get('sslmode'), 'disable');
+    assert.equal(
+      new URL(withSearchPath('postgres://h/db?sslmode=disable', 'gex')).searchParams.get('sslmode'),
+      'disable',
+    );
   });
 
   it('knows the tables of every migration (what moves with a store)', () => {
@@ -69,7 +78,10 @@ async function relations(url: string, schema: string): Promise<string[]> {
 }
 
 const schemaExists = (url: string, schema: string) =>
-  withPostgresClient(url, async (c) => (await c.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema])).rowCount === 1);
+  withPostgresClient(
+    url,
+    async (c) => (await c.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema])).rowCount === 1,
+  );
 
 if (!backend) {
   describe('store schema on PostgreSQL', () => {
@@ -108,7 +120,11 @@ if (!backend) {
       try {
         const { token } = await store.createToken({ description: 'kept', project: 'shop' });
         const info = (await store.authenticate(token))!;
-        await store.session(info).createConfiguration('ex-generic-v2', { name: 'kept', configurationId: 'kept', configuration: fromPlain({ parameters: { a: 1 } }) });
+        await store.session(info).createConfiguration('ex-generic-v2', {
+          name: 'kept',
+          configurationId: 'kept',
+          configuration: fromPlain({ parameters: { a: 1 } }),
+        });
         const file = path.join(dir, 'users.csv');
         await writeFile(file, '"id","name"\n"1","Ann"\n"2","Bob"\n');
         await store.tables(info).load(file, { destination: 'in.c-shop.users', primary_key: ['id'] });
@@ -120,7 +136,11 @@ if (!backend) {
 
     it('a store on a plain URL keeps every table of its own in schema gex, none in public; buckets in their schemas', async () => {
       await fill(url);
-      assert.deepEqual(await relations(url, 'gex'), ownTables(), 'every relation a migrated store has is one the layout knows (and moves)');
+      assert.deepEqual(
+        await relations(url, 'gex'),
+        ownTables(),
+        'every relation a migrated store has is one the layout knows (and moves)',
+      );
       assert.deepEqual(await relations(url, 'public'), []);
       assert.deepEqual(await relations(url, 'in.c-shop'), ['users']);
     });
@@ -158,12 +178,22 @@ if (!backend) {
         assert.ok(info, 'the token still authenticates');
         assert.equal((await store.session(info).getConfiguration('ex-generic-v2', 'kept')).name, 'kept');
         const tables = store.tables(info);
-        assert.deepEqual((await tables.preview('in.c-shop.users')).rows, [['1', 'Ann'], ['2', 'Bob']]);
+        assert.deepEqual((await tables.preview('in.c-shop.users')).rows, [
+          ['1', 'Ann'],
+          ['2', 'Bob'],
+        ]);
         // a table of the older layout takes new columns, reserved names too, and upserts by its key
         const file = path.join(dir, 'more.csv');
         await writeFile(file, '"id","name","xmin","ctid"\n"2","Bobby","b1","b2"\n"3","Cid","c1","c2"\n');
         await tables.load(file, { destination: 'in.c-shop.users', incremental: true, primary_key: ['id'] });
-        assert.deepEqual(await tables.preview('in.c-shop.users'), { columns: ['id', 'name', 'xmin', 'ctid'], rows: [['1', 'Ann', '', ''], ['2', 'Bobby', 'b1', 'b2'], ['3', 'Cid', 'c1', 'c2']] });
+        assert.deepEqual(await tables.preview('in.c-shop.users'), {
+          columns: ['id', 'name', 'xmin', 'ctid'],
+          rows: [
+            ['1', 'Ann', '', ''],
+            ['2', 'Bobby', 'b1', 'b2'],
+            ['3', 'Cid', 'c1', 'c2'],
+          ],
+        });
         assert.deepEqual(await migrate(store.db), [], 'opened again: nothing to apply, nothing moved');
       } finally {
         await store.close();
@@ -171,7 +201,7 @@ if (!backend) {
       assert.deepEqual(await relations(url, 'public'), ['my_own_data']);
     });
 
-    it('leaves another tool\'s tables in public alone (a schema_migrations that is not gex\'s)', async () => {
+    it("leaves another tool's tables in public alone (a schema_migrations that is not gex's)", async () => {
       await withPostgresClient(url, async (c) => {
         await c.query('CREATE TABLE public.schema_migrations (version varchar PRIMARY KEY)');
         await c.query('CREATE TABLE public.projects (id int)');
@@ -197,7 +227,10 @@ if (!backend) {
         const store = await openEmbeddedStore(location, TEST_KEY);
         try {
           const tables = new ProjectTables(store.db, (await localToken(store.db, 'shop')).projectId);
-          assert.deepEqual((await tables.listTables()).map((t) => t.id), ['in.c-shop.users']);
+          assert.deepEqual(
+            (await tables.listTables()).map((t) => t.id),
+            ['in.c-shop.users'],
+          );
           await tables.deleteBucket('in.c-shop');
         } finally {
           await store.close();

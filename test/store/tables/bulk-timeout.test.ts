@@ -23,7 +23,10 @@ const factory = postgresBackend();
       const file = path.join(dir, 'rows.csv');
       await writeFile(file, `id,v\n${Array.from({ length: 200_000 }, (_, i) => `${i},value ${i}`).join('\n')}\n`);
       const tables = new ProjectTables(db, projectId);
-      assert.equal((await tables.load(file, { destination: 'in.c-timeout.t', primary_key: ['id'] })).rowsInFile, 200_000);
+      assert.equal(
+        (await tables.load(file, { destination: 'in.c-timeout.t', primary_key: ['id'] })).rowsInFile,
+        200_000,
+      );
       assert.equal((await new ProjectTables(backend.db, projectId).table('in.c-timeout.t')).rowsCount, 200_000);
     } finally {
       await db.close();

@@ -27,7 +27,7 @@ async function feed(fifo: string): Promise<{ close(): void }> {
   out.on('error', () => undefined); // EPIPE once the reader is killed
   out.write('id,v,extra\n');
   let written = 0;
-  for (let row = 0; written < FED_BYTES; ) {
+  for (let row = 0; written < FED_BYTES;) {
     let chunk = '';
     for (let i = 0; i < 2000; i++, row++) chunk += `${row},"value ${row}, new",extra ${row}\n`;
     written += chunk.length;
@@ -50,11 +50,17 @@ for (const factory of storeBackends()) {
           const seed = path.join(dir, 'seed.csv');
           await writeFile(seed, 'id,v\n1,a\n2,b\n3,"c, ""quoted"""\n');
           await tables.load(seed, { destination: TABLE, primary_key: ['id'] });
-          const before = { detail: await tables.table(TABLE), rows: await tables.preview(TABLE), list: await tables.listTables() };
+          const before = {
+            detail: await tables.table(TABLE),
+            rows: await tables.preview(TABLE),
+            list: await tables.listTables(),
+          };
 
           const fifo = path.join(dir, 'load.csv');
           await promisify(execFile)('mkfifo', [fifo]);
-          const child = spawn(process.execPath, [CHILD, location, String(projectId), fifo, JSON.stringify(manifest)], { stdio: ['ignore', 'pipe', 'pipe'] });
+          const child = spawn(process.execPath, [CHILD, location, String(projectId), fifo, JSON.stringify(manifest)], {
+            stdio: ['ignore', 'pipe', 'pipe'],
+          });
           let output = '';
           child.stdout.on('data', (d) => (output += d));
           child.stderr.on('data', (d) => (output += d));
@@ -66,9 +72,14 @@ for (const factory of storeBackends()) {
           feeding.close();
           assert.deepEqual([code, signal], [null, 'SIGKILL']);
 
-          assert.deepEqual({ detail: await tables.table(TABLE), rows: await tables.preview(TABLE), list: await tables.listTables() }, before);
+          assert.deepEqual(
+            { detail: await tables.table(TABLE), rows: await tables.preview(TABLE), list: await tables.listTables() },
+            before,
+          );
           if (backend.db.dialect.name === 'postgres') {
-            const stages = await backend.db.all("SELECT relname FROM pg_class WHERE relname LIKE 'gex\\_stage\\_%' AND relpersistence = 't'");
+            const stages = await backend.db.all(
+              "SELECT relname FROM pg_class WHERE relname LIKE 'gex\\_stage\\_%' AND relpersistence = 't'",
+            );
             assert.deepEqual(stages, [], 'no temporary stage left behind');
           }
 

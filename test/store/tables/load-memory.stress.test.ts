@@ -26,7 +26,8 @@ async function writeCsv(file: string, bytes: number): Promise<number> {
   let rows = 0;
   while (written < bytes) {
     let chunk = '';
-    for (let i = 0; i < 5000; i++, rows++) chunk += `${rows},"alpha ${rows}",beta,gamma,"delta, with comma",epsilon,zeta,eta,theta,iota\n`;
+    for (let i = 0; i < 5000; i++, rows++)
+      chunk += `${rows},"alpha ${rows}",beta,gamma,"delta, with comma",epsilon,zeta,eta,theta,iota\n`;
     written += chunk.length;
     if (!out.write(chunk)) await once(out, 'drain');
   }
@@ -58,11 +59,20 @@ describe('loading a large CSV file (SQLite)', function () {
     const projectId = (await localToken(backend.db, 'default')).projectId;
     // a process of its own, whose heap holds this load alone; the heap limit makes a load that
     // kept the file in memory fail even if sampling missed its peak
-    const { stdout } = await run(process.execPath, [`--max-old-space-size=${HEAP_LIMIT_MB}`, CHILD, location, file, String(projectId)], { maxBuffer: 1024 * 1024 });
+    const { stdout } = await run(
+      process.execPath,
+      [`--max-old-space-size=${HEAP_LIMIT_MB}`, CHILD, location, file, String(projectId)],
+      { maxBuffer: 1024 * 1024 },
+    );
     const measured = JSON.parse(stdout) as { rows: number; baseline: number; peak: number; ms: number };
-    console.log(`      ${rows} rows, ${Math.round(TARGET_BYTES / 1048576)} MB in ${measured.ms} ms; heap growth ${Math.round((measured.peak - measured.baseline) / 1048576)} MB`);
+    console.log(
+      `      ${rows} rows, ${Math.round(TARGET_BYTES / 1048576)} MB in ${measured.ms} ms; heap growth ${Math.round((measured.peak - measured.baseline) / 1048576)} MB`,
+    );
     assert.equal(measured.rows, rows);
-    assert.ok(measured.peak - measured.baseline < MAX_HEAP_GROWTH, `heap grew by ${measured.peak - measured.baseline} bytes`);
+    assert.ok(
+      measured.peak - measured.baseline < MAX_HEAP_GROWTH,
+      `heap grew by ${measured.peak - measured.baseline} bytes`,
+    );
     const tables = new ProjectTables(backend.db, projectId);
     assert.equal((await tables.table('in.c-big.rows')).rowsCount, rows);
   });

@@ -38,7 +38,13 @@ export class DraftTables {
       this.files.push(file);
       return file;
     };
-    this.replay = new TableReplay(structure.clone(), new Map(aliases), open, (message) => this.keepError(message), checkTableName);
+    this.replay = new TableReplay(
+      structure.clone(),
+      new Map(aliases),
+      open,
+      (message) => this.keepError(message),
+      checkTableName,
+    );
   }
 
   /** false once the drafts are dropped: the structure changed or writing failed. */

@@ -32,7 +32,11 @@ export class JsonParser implements BucketParser {
    */
   constructor(
     private readonly spool: Spool,
-    private readonly options: { drafts?: boolean; checkTableName?: TableNameCheck; warn?: (message: string) => void } = {},
+    private readonly options: {
+      drafts?: boolean;
+      checkTableName?: TableNameCheck;
+      warn?: (message: string) => void;
+    } = {},
   ) {
     this.structure = new Structure(options.warn);
   }
@@ -88,7 +92,10 @@ export class JsonParser implements BucketParser {
   }
 
   /** Writes every table; returns them in the order they were created. */
-  async writeTables(openTable: (name: string) => CsvFile, onDataError: (message: string) => void): Promise<Map<string, CsvFile>> {
+  async writeTables(
+    openTable: (name: string) => CsvFile,
+    onDataError: (message: string) => void,
+  ): Promise<Map<string, CsvFile>> {
     const drafted = await this.drafts?.finish(onDataError);
     if (drafted) return drafted;
     const replay = new TableReplay(this.structure, this.aliases, openTable, onDataError, this.options.checkTableName);

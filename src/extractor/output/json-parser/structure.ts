@@ -72,7 +72,13 @@ export class Structure {
    * The value's path (for messages) is `parent` + `.key`, built only when needed: most values are
    * scalars that never need it, and building it for each would be most of the analysis' work.
    */
-  private analyseValue(value: JsonValue, node: SchemaNode, parent: string, key: string | undefined, inList: boolean): NodeType {
+  private analyseValue(
+    value: JsonValue,
+    node: SchemaNode,
+    parent: string,
+    key: string | undefined,
+    inList: boolean,
+  ): NodeType {
     let type: NodeType;
     if (value === null) type = 'null';
     else if (isJsonObject(value)) {
@@ -123,7 +129,10 @@ export class Structure {
     // properties recorded on the node itself (object → array) move into the item
     for (const [key, child] of node.children()) if (key !== ITEM_KEY) item.entries.set(key, child);
     item.nodeType = type !== 'array' ? type : old;
-    const upgraded = new Map<string, string | SchemaNode>([[ITEM_KEY, item], ['nodeType', 'array']]);
+    const upgraded = new Map<string, string | SchemaNode>([
+      [ITEM_KEY, item],
+      ['nodeType', 'array'],
+    ]);
     if (node.name) {
       item.name = 'data';
       upgraded.set('headerNames', node.name);
@@ -210,7 +219,8 @@ function nodeToState(node: SchemaNode): JsonObject {
 const NODE_TYPES = new Set(['null', 'array', 'object', 'scalar', 'string', 'integer', 'double', 'boolean']);
 
 function nodeFromState(value: JsonValue, path: string): SchemaNode {
-  if (!isJsonObject(value)) throw new UserError('GEX_STATE_INVALID', `Invalid parser structure in state at ${path}: expected an object`);
+  if (!isJsonObject(value))
+    throw new UserError('GEX_STATE_INVALID', `Invalid parser structure in state at ${path}: expected an object`);
   const node = new SchemaNode();
   for (const [k, v] of value) {
     if (isJsonObject(v)) node.entries.set(k, nodeFromState(v, `${path}.${k}`));
@@ -218,6 +228,7 @@ function nodeFromState(value: JsonValue, path: string): SchemaNode {
     else throw new UserError('GEX_STATE_INVALID', `Invalid parser structure in state at ${path}.${k}`);
   }
   const type = node.nodeType;
-  if (type === undefined || !NODE_TYPES.has(type)) throw new UserError('GEX_STATE_INVALID', `Invalid parser structure in state at ${path}: unknown node type`);
+  if (type === undefined || !NODE_TYPES.has(type))
+    throw new UserError('GEX_STATE_INVALID', `Invalid parser structure in state at ${path}: unknown node type`);
   return node;
 }

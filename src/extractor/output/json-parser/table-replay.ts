@@ -53,7 +53,9 @@ export class TableReplay {
     // GE's getHeaders runs when a table is created (its renames then apply to the batch's rows)
     // and again for every row; on an existing table only keys that are not injected columns yet
     // change anything, so the per-row pass is a lookup per key
-    const injected = creating ? this.addInjected(item, this.aliased(injectedRaw), true).keys : this.aliased(injectedRaw);
+    const injected = creating
+      ? this.addInjected(item, this.aliased(injectedRaw), true).keys
+      : this.aliased(injectedRaw);
     if (!table) {
       this.checkTableName(tableName, cleanPath);
       table = this.openTable(tableName);
@@ -89,7 +91,11 @@ export class TableReplay {
    * (its value overwrites the property) and only the columns read are renamed — GE adds a new,
    * always empty column for each such row, past the frozen header (ragged rows).
    */
-  private addInjected(item: SchemaNode, injected: JsonObject, creatingTable: boolean): { keys: JsonObject; changed: boolean } {
+  private addInjected(
+    item: SchemaNode,
+    injected: JsonObject,
+    creatingTable: boolean,
+  ): { keys: JsonObject; changed: boolean } {
     let keys = injected;
     let changed = false;
     for (const key of injected.keys()) {
@@ -147,7 +153,8 @@ export class TableReplay {
     // child rows all carry the same injected keys (JSON_parentId): merged once per key list
     if (cached.injected && sameKeys(cached.injected.keys, injected)) return cached.injected.columns;
     const merged = cached.columns.map((c): Column => (injected.has(c.key) ? { ...c, type: 'injected' } : c));
-    for (const key of injected.keys()) if (!merged.some((c) => c.key === key)) merged.push({ key, type: 'injected', child: node.prop(key) });
+    for (const key of injected.keys())
+      if (!merged.some((c) => c.key === key)) merged.push({ key, type: 'injected', child: node.prop(key) });
     cached.injected = { keys: [...injected.keys()], columns: merged };
     return merged;
   }
@@ -164,7 +171,14 @@ export class TableReplay {
    * row's too and win over its own properties of the same name; the merged row is built only
    * when its id is needed (json-parser merges them into every row).
    */
-  private rowCells(row: JsonObject, node: SchemaNode, cleanPath: string, outer: Lazy, columns: Column[], injected: JsonObject = NO_INJECTED): string[] {
+  private rowCells(
+    row: JsonObject,
+    node: SchemaNode,
+    cleanPath: string,
+    outer: Lazy,
+    columns: Column[],
+    injected: JsonObject = NO_INJECTED,
+  ): string[] {
     const { header, index } = this.layout(node);
     const cells = new Array<string>(header.length).fill('');
     let rowId: string | undefined;
@@ -178,16 +192,29 @@ export class TableReplay {
       if (type === 'array' && child?.item) {
         const parentId = id();
         setCell(cells, index, child.name, parentId, cleanPath);
-        this.writeList(Array.isArray(value) ? value : [value], child.item, this.childPath(child, cleanPath, key), new Map([['JSON_parentId', parentId]]));
+        this.writeList(
+          Array.isArray(value) ? value : [value],
+          child.item,
+          this.childPath(child, cleanPath, key),
+          new Map([['JSON_parentId', parentId]]),
+        );
       } else if (type === 'object' && child && isJsonObject(value)) {
-        const inner = this.rowCells(value, child, this.childPath(child, cleanPath, key), id, this.columns(child, NO_INJECTED));
+        const inner = this.rowCells(
+          value,
+          child,
+          this.childPath(child, cleanPath, key),
+          id,
+          this.columns(child, NO_INJECTED),
+        );
         const names = this.header(child);
         for (let i = 0; i < names.length; i++) setCell(cells, index, names[i], inner[i], cleanPath);
       } else if (isScalar(value)) {
         setCell(cells, index, child?.name ?? node.name, phpToString(value), cleanPath);
       } else {
         const json = phpJsonEncode(value);
-        this.onDataError(`Data parse error in '${key}' - unexpected '${Array.isArray(value) ? 'array' : 'object'}' where '${type}' was expected!`);
+        this.onDataError(
+          `Data parse error in '${key}' - unexpected '${Array.isArray(value) ? 'array' : 'object'}' where '${type}' was expected!`,
+        );
         setCell(cells, index, child?.name ?? node.name, json, cleanPath);
       }
     }
@@ -232,8 +259,17 @@ interface Column {
   child: SchemaNode | undefined;
 }
 
-function setCell(cells: string[], index: Map<string, number>, name: string | undefined, value: string, cleanPath: string): void {
+function setCell(
+  cells: string[],
+  index: Map<string, number>,
+  name: string | undefined,
+  value: string,
+  cleanPath: string,
+): void {
   const at = name === undefined ? undefined : index.get(name);
-  if (at === undefined) throw new TableWriteError(`Error assigning '${displayText(value)}' to a non-existing column '${displayText(String(name))}'! (in '${displayText(cleanPath)}')`);
+  if (at === undefined)
+    throw new TableWriteError(
+      `Error assigning '${displayText(value)}' to a non-existing column '${displayText(String(name))}'! (in '${displayText(cleanPath)}')`,
+    );
   cells[at] = value;
 }

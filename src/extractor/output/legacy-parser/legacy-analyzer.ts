@@ -42,7 +42,9 @@ export class LegacyAnalyzer {
     for (const row of data) {
       const newType = this.analyzeRow(row, type);
       if (rowType !== null && newType !== rowType && newType !== 'NULL' && rowType !== 'NULL') {
-        throw new StructureError(`Data array in '${type}' contains incompatible data types '${rowType}' and '${newType}'!`);
+        throw new StructureError(
+          `Data array in '${type}' contains incompatible data types '${rowType}' and '${newType}'!`,
+        );
       }
       rowType = newType;
     }

@@ -70,7 +70,8 @@ export class LegacyJsonParser implements BucketParser {
       }
     } catch (error) {
       // GE fails the same way: its legacy parser throws while the results are collected
-      if (error instanceof LegacyStructError) throw new ApplicationError('GEX_TABLE_WRITE_FAILED', `Legacy JSON parser: ${error.message}`);
+      if (error instanceof LegacyStructError)
+        throw new ApplicationError('GEX_TABLE_WRITE_FAILED', `Legacy JSON parser: ${error.message}`);
       throw error;
     }
     return replay.tables;

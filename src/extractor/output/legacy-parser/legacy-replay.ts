@@ -1,5 +1,12 @@
 import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../../../json/index.js';
-import { md5Hex, phpJsonEncode, phpJsonEncodeOrFalse, phpLooseEqualStrings, phpSerialize, phpToString } from '../../../php/index.js';
+import {
+  md5Hex,
+  phpJsonEncode,
+  phpJsonEncodeOrFalse,
+  phpLooseEqualStrings,
+  phpSerialize,
+  phpToString,
+} from '../../../php/index.js';
 import type { CsvFile } from '../csv-file.js';
 import { StructureError } from '../json-parser/structure.js';
 import type { OpenTable } from '../record-parser.js';
@@ -78,7 +85,8 @@ export class LegacyReplay {
     if (cached) return cached;
     const raw: string[] = [];
     for (const [column, dataType] of this.definitions(type)) {
-      if (dataType === 'object') for (const child of this.header(`${type}.${column}`, [])) raw.push(`${legacySafeName(column)}_${child}`);
+      if (dataType === 'object')
+        for (const child of this.header(`${type}.${column}`, [])) raw.push(`${legacySafeName(column)}_${child}`);
       else raw.push(column);
     }
     raw.push(...parentColumns);
@@ -106,7 +114,14 @@ export class LegacyReplay {
     return cells;
   }
 
-  private parseField(row: JsonObject, cells: CsvRow, rowId: string, column: string, declared: string, type: string): void {
+  private parseField(
+    row: JsonObject,
+    cells: CsvRow,
+    rowId: string,
+    column: string,
+    declared: string,
+    type: string,
+  ): void {
     const safeColumn = legacySafeName(column);
     let value = row.get(column);
     if (value === undefined || value === null || (Array.isArray(value) && value.length === 0)) {
@@ -129,14 +144,19 @@ export class LegacyReplay {
       setCell(cells, safeColumn, rowId, type);
       this.parse(items, `${type}.${column}`, new Map([['JSON_parentId', rowId]]));
     } else if (dataType === 'object') {
-      if (!isJsonObject(value)) throw new StructureError(`Unexpected '${Array.isArray(value) ? 'array' : 'scalar'}' where an object was expected in '${type}.${column}'`);
+      if (!isJsonObject(value))
+        throw new StructureError(
+          `Unexpected '${Array.isArray(value) ? 'array' : 'scalar'}' where an object was expected in '${type}.${column}'`,
+        );
       const child = this.parseRow(value, `${type}.${column}`, [], rowId);
       for (const [key, cell] of child) setCell(cells, legacySafeName(`${safeColumn}_${key}`), cell, type);
     } else if (isScalar(value)) {
       setCell(cells, safeColumn, value, type);
     } else {
       const json = phpJsonEncode(value);
-      this.onDataError(`Data parse error in '${column}' - unexpected '${isJsonObject(value) ? 'object' : 'array'}' where '${dataType}' was expected!`);
+      this.onDataError(
+        `Data parse error in '${column}' - unexpected '${isJsonObject(value) ? 'object' : 'array'}' where '${dataType}' was expected!`,
+      );
       setCell(cells, safeColumn, json, type);
     }
   }
@@ -145,7 +165,9 @@ export class LegacyReplay {
 /** `CsvRow::setValue`: only existing columns can be set. */
 function setCell(cells: CsvRow, column: string, value: JsonValue, type: string): void {
   if (!cells.has(column)) {
-    throw new StructureError(`Error assigning '${phpToString(value)}' to a non-existing column '${column}'! (in '${type}')`);
+    throw new StructureError(
+      `Error assigning '${phpToString(value)}' to a non-existing column '${column}'! (in '${type}')`,
+    );
   }
   cells.set(column, value);
 }

@@ -37,7 +37,10 @@ export class LegacyStruct {
         const item = typeof type === 'string' ? arrayItemType(type) : false;
         if (typeof type !== 'string' || (!VALID_TYPES.has(type) && !(item !== false && VALID_TYPES.has(item)))) {
           const shown = typeof type === 'string' ? type : phpJsonEncode(type);
-          throw new UserError('GEX_STATE_INVALID', `Invalid parser structure in state: Error loading data structure definition in '${key}.${node}'! '${shown}' is not a valid data type.`);
+          throw new UserError(
+            'GEX_STATE_INVALID',
+            `Invalid parser structure in state: Error loading data structure definition in '${key}.${node}'! '${shown}' is not a valid data type.`,
+          );
         }
         definitions.set(node, type);
       }
@@ -56,7 +59,10 @@ export class LegacyStruct {
     for (const [key, newType] of row) {
       const oldType = known.get(key);
       if (oldType === newType) continue;
-      known.set(key, this.update(oldType === undefined || phpEmpty(oldType) ? null : oldType, newType, `${type}.${key}`));
+      known.set(
+        key,
+        this.update(oldType === undefined || phpEmpty(oldType) ? null : oldType, newType, `${type}.${key}`),
+      );
     }
   }
 
@@ -66,9 +72,15 @@ export class LegacyStruct {
     if (newType === 'NULL' || newType === oldType) return oldType;
     const oldItem = arrayItemType(oldType);
     const newItem = arrayItemType(newType);
-    const upgradable = phpLooseEqualsString(oldItem, newType) || newType === `arrayOf${oldType}` || phpLooseEqualsString(oldItem, 'NULL') || phpLooseEqualsString(newItem, 'NULL');
+    const upgradable =
+      phpLooseEqualsString(oldItem, newType) ||
+      newType === `arrayOf${oldType}` ||
+      phpLooseEqualsString(oldItem, 'NULL') ||
+      phpLooseEqualsString(newItem, 'NULL');
     if (!upgradable) {
-      throw new StructureError(`Unhandled type change from ${phpJsonEncode(oldType)} to ${phpJsonEncode(newType)} in '${path}'`);
+      throw new StructureError(
+        `Unhandled type change from ${phpJsonEncode(oldType)} to ${phpJsonEncode(newType)} in '${path}'`,
+      );
     }
     if (oldItem !== false && !phpEmpty(oldItem)) {
       if (oldItem === 'NULL') return newItem !== false && !phpEmpty(newItem) ? newType : `arrayOf${newType}`;
@@ -84,7 +96,8 @@ export class LegacyStruct {
   /** `Struct::getDefinitions`; a type without definitions is an error in GE too. */
   definitions(type: string): Definitions {
     const definitions = this.struct.get(type);
-    if (!definitions || definitions.size === 0) throw new LegacyStructError(`Trying to retrieve unknown definitions for '${type}'`);
+    if (!definitions || definitions.size === 0)
+      throw new LegacyStructError(`Trying to retrieve unknown definitions for '${type}'`);
     return definitions;
   }
 
@@ -101,7 +114,8 @@ export class LegacyStruct {
   /** The flat map saved as `json_parser.struct`. */
   toState(): JsonObject {
     const out: JsonObject = new Map();
-    for (const [type, definitions] of this.struct) out.set(type, new Map([...definitions].map(([k, v]) => [k, v as JsonValue])));
+    for (const [type, definitions] of this.struct)
+      out.set(type, new Map([...definitions].map(([k, v]) => [k, v as JsonValue])));
     return out;
   }
 }

@@ -21,6 +21,7 @@ export function field(v: JsonValue | undefined, ...keys: string[]): JsonValue | 
 /** The PHP array key a destination becomes (`$result[$value] = …`); arrays are a user error. */
 export function arrayKey(v: JsonValue | undefined): string {
   const key = phpArrayKey(v);
-  if (key === undefined) throw new UserError('GEX_CONFIG_INVALID', 'Bad Json to CSV Mapping configuration: a destination must be a string');
+  if (key === undefined)
+    throw new UserError('GEX_CONFIG_INVALID', 'Bad Json to CSV Mapping configuration: a destination must be a string');
   return key;
 }

@@ -30,19 +30,29 @@ export class MappedParser implements BucketParser {
     private readonly logger: Logger,
   ) {
     for (const [type, mapping] of mappings) {
-      if (phpEmpty(mapping)) throw new UserError('GEX_CONFIG_INVALID', `Empty mapping for '${type}' data type in 'mappings' config.`);
+      if (phpEmpty(mapping))
+        throw new UserError('GEX_CONFIG_INVALID', `Empty mapping for '${type}' data type in 'mappings' config.`);
       const entries = asPhpArray(mapping);
       if (!entries) {
-        throw new UserError('GEX_CONFIG_INVALID', `Mapping must be 'array' type, '${phpGettype(mapping)}' type given, for '${type}' data type in 'mappings' config.`);
+        throw new UserError(
+          'GEX_CONFIG_INVALID',
+          `Mapping must be 'array' type, '${phpGettype(mapping)}' type given, for '${type}' data type in 'mappings' config.`,
+        );
       }
       this.mappers.set(type, new Mapper(entries, type, () => this.newFile()));
     }
   }
 
   /** `mappings` must be a non-empty object (or list); the work folder lives under `tmpRoot`. */
-  static async create(mappings: JsonValue, fallback: BucketParser, logger: Logger, tmpRoot = os.tmpdir()): Promise<MappedParser> {
+  static async create(
+    mappings: JsonValue,
+    fallback: BucketParser,
+    logger: Logger,
+    tmpRoot = os.tmpdir(),
+  ): Promise<MappedParser> {
     const entries = asPhpArray(mappings);
-    if (!entries || entries.size === 0) throw new UserError('GEX_CONFIG_INVALID', 'Cannot initialize JSON Mapper with no mapping');
+    if (!entries || entries.size === 0)
+      throw new UserError('GEX_CONFIG_INVALID', 'Cannot initialize JSON Mapper with no mapping');
     const workDir = await mkdtemp(path.join(tmpRoot, 'gex-mappings-'));
     try {
       return new MappedParser(entries, fallback, workDir, logger);
@@ -61,8 +71,13 @@ export class MappedParser implements BucketParser {
     try {
       mapper.parse(rows, injected);
     } catch (error) {
-      if (error instanceof BadMappingConfig) throw new UserError('GEX_CONFIG_INVALID', `Bad Json to CSV Mapping configuration: ${error.message}`);
-      if (error instanceof BadMappingData) throw new UserError('GEX_RESPONSE_NOT_TABULAR', `Error saving '${dataType}' data to CSV column: ${error.message}`);
+      if (error instanceof BadMappingConfig)
+        throw new UserError('GEX_CONFIG_INVALID', `Bad Json to CSV Mapping configuration: ${error.message}`);
+      if (error instanceof BadMappingData)
+        throw new UserError(
+          'GEX_RESPONSE_NOT_TABULAR',
+          `Error saving '${dataType}' data to CSV column: ${error.message}`,
+        );
       throw error;
     }
   }
@@ -111,9 +126,15 @@ export class MappedParser implements BucketParser {
     }
     this.logger.debug(`Merging results for '${table.name}'.`);
     if (!sameHeader(existing.csv.header, table.csv.header)) {
-      throw new UserError('GEX_RESPONSE_NOT_TABULAR', `Multiple results for '${table.name}' table have different columns!`);
+      throw new UserError(
+        'GEX_RESPONSE_NOT_TABULAR',
+        `Multiple results for '${table.name}' table have different columns!`,
+      );
     }
-    await pipeline(createReadStream(table.csv.file, { start: table.csv.headerBytes }), createWriteStream(existing.csv.file, { flags: 'a' }));
+    await pipeline(
+      createReadStream(table.csv.file, { start: table.csv.headerBytes }),
+      createWriteStream(existing.csv.file, { flags: 'a' }),
+    );
     existing.csv.rows += table.csv.rows;
     await rm(table.csv.file, { force: true });
   }

@@ -1,5 +1,18 @@
 import { isScalar, type JsonObject, type JsonValue } from '../../../json/index.js';
-import { asPhpArray, getDataFromMappingPath, isIntegerKey, md5Hex, phpEmpty, phpJsonEncode, phpJsonEncodeOrFalse, phpLooseEqualsWord, phpSerialize, phpSerializeArray, phpToString, phpVarExport } from '../../../php/index.js';
+import {
+  asPhpArray,
+  getDataFromMappingPath,
+  isIntegerKey,
+  md5Hex,
+  phpEmpty,
+  phpJsonEncode,
+  phpJsonEncodeOrFalse,
+  phpLooseEqualsWord,
+  phpSerialize,
+  phpSerializeArray,
+  phpToString,
+  phpVarExport,
+} from '../../../php/index.js';
 import type { CsvFile } from '../csv-file.js';
 import type { ProducedTable } from '../record-parser.js';
 import { arrayKey, field } from './config-values.js';
@@ -50,7 +63,15 @@ export class Mapper {
     // (PHP made it an int key, which csvmap's `is_string($key)` skips: the entry then has no destination)
     for (const [key, settings] of mapping) {
       const shorthand = typeof settings === 'string' && !isIntegerKey(key);
-      this.mapping.set(key, shorthand ? new Map<string, JsonValue>([['type', 'column'], ['mapping', new Map([['destination', settings]])]]) : settings);
+      this.mapping.set(
+        key,
+        shorthand
+          ? new Map<string, JsonValue>([
+              ['type', 'column'],
+              ['mapping', new Map([['destination', settings]])],
+            ])
+          : settings,
+      );
     }
   }
 
@@ -62,7 +83,9 @@ export class Mapper {
       // keboola/csv refuses cells that are not scalar
       const bad = [...parsed].filter(([, v]) => v !== null && !isScalar(v));
       if (bad.length > 0) {
-        throw new BadMappingData(`Error writing '${bad.map(([k]) => k).join(',')}' column: Cannot write data into column: ${phpVarExport(bad[0][1])}`);
+        throw new BadMappingData(
+          `Error writing '${bad.map(([k]) => k).join(',')}' column: Cannot write data into column: ${phpVarExport(bad[0][1])}`,
+        );
       }
       table.csv.writeRow([...parsed.values()].map(phpToString));
     }
@@ -89,7 +112,10 @@ export class Mapper {
       const settings = this.settings(key);
       const delimiter = settings.get('delimiter');
       // the key "" is the record itself only for a scalar record; on objects it is the property ""
-      let value = key === '' && isScalar(row) ? row : getDataFromMappingPath(row, key, phpEmpty(delimiter) ? '.' : phpToString(delimiter));
+      let value =
+        key === '' && isScalar(row)
+          ? row
+          : getDataFromMappingPath(row, key, phpEmpty(delimiter) ? '.' : phpToString(delimiter));
       switch (rowEntryType(settings)) {
         case 'table': {
           const child = this.childMapper(settings, key);
@@ -115,7 +141,8 @@ export class Mapper {
           result.set(arrayKey(field(settings, 'mapping', 'destination')), getDataFromMappingPath(userData, key, '/'));
           break;
         default:
-          if (value !== null && !isScalar(value) && !phpEmpty(settings.get('forceType'))) value = phpJsonEncodeOrFalse(value);
+          if (value !== null && !isScalar(value) && !phpEmpty(settings.get('forceType')))
+            value = phpJsonEncodeOrFalse(value);
           result.set(arrayKey(field(settings, 'mapping', 'destination')), value);
       }
     }
@@ -129,7 +156,8 @@ export class Mapper {
     const primaryKey = new Map<string, JsonValue>();
     for (const key of this.mapping.keys()) {
       const settings = this.settings(key);
-      if (!phpEmpty(field(settings, 'mapping', 'primaryKey'))) primaryKey.set(key, field(settings, 'mapping', 'destination') ?? null);
+      if (!phpEmpty(field(settings, 'mapping', 'primaryKey')))
+        primaryKey.set(key, field(settings, 'mapping', 'destination') ?? null);
     }
     if (this.parentPK !== null && !phpEmpty(this.parentPK)) primaryKey.set(this.parentPK, this.parentPK);
     return primaryKey;
@@ -145,14 +173,17 @@ export class Mapper {
     for (const [path, column] of primaryKey) {
       const settings = this.settings(path);
       if (this.parentKey && phpLooseEqualsWord(column, this.parentKey[0])) values.push(this.parentKey[1]);
-      else if (!phpEmpty(settings.get('type')) && phpLooseEqualsWord(settings.get('type'), 'user')) values.push(userData.get(path) ?? null);
+      else if (!phpEmpty(settings.get('type')) && phpLooseEqualsWord(settings.get('type'), 'user'))
+        values.push(userData.get(path) ?? null);
       else {
         const delimiter = settings.get('delimiter');
         values.push(getDataFromMappingPath(row, path, phpEmpty(delimiter) ? '.' : phpToString(delimiter)));
       }
     }
     if (values.some((v) => v !== null && !isScalar(v))) {
-      throw new BadMappingConfig(`Only scalar values are allowed in primary key. Primary key: ${phpJsonEncode(values)}`);
+      throw new BadMappingConfig(
+        `Only scalar values are allowed in primary key. Primary key: ${phpJsonEncode(values)}`,
+      );
     }
     return values;
   }
@@ -167,7 +198,8 @@ export class Mapper {
       return this;
     }
     for (const required of ['tableMapping', 'destination']) {
-      if (phpEmpty(settings.get(required))) throw new BadMappingConfig(`Key '${required}' is not set for table '${key}'.`);
+      if (phpEmpty(settings.get(required)))
+        throw new BadMappingConfig(`Key '${required}' is not set for table '${key}'.`);
     }
     const name = arrayKey(destination);
     let child = this.children.get(name);
@@ -199,7 +231,8 @@ export class Mapper {
       const kind = headerEntryType(settings);
       if (kind === 'column') {
         const destination = field(settings, 'mapping', 'destination');
-        if (phpEmpty(destination)) throw new BadMappingConfig(`Key 'mapping.destination' is not set for column '${key}'.`);
+        if (phpEmpty(destination))
+          throw new BadMappingConfig(`Key 'mapping.destination' is not set for column '${key}'.`);
         header.push(headerCell(destination, key));
       } else if (kind === 'table' && !hasPrimaryKey) {
         const destination = settings.get('destination');

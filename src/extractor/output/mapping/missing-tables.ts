@@ -31,7 +31,10 @@ export interface MissingTable {
  * The manifest starts with `incremental` (the config's incrementalOutput), then `destination`,
  * then `primary_key`.
  */
-export function missingTables(configs: MissingTablesConfig[], exists: (bucket: string | null, table: string) => boolean): MissingTable[] {
+export function missingTables(
+  configs: MissingTablesConfig[],
+  exists: (bucket: string | null, table: string) => boolean,
+): MissingTable[] {
   const planned: MissingTable[] = [];
   const written = new Set<string>();
   for (const config of configs) {
@@ -60,10 +63,15 @@ export function missingTables(configs: MissingTablesConfig[], exists: (bucket: s
           const given = asPhpArray(entry.get('parentKey'));
           let key: JsonObject;
           if (phpEmpty(entry.get('parentKey'))) key = new Map([['destination', `${name}_pk`]]);
-          else if (phpEmpty(given?.get('destination'))) key = new Map([...(given ?? []), ['destination', `${name}_pk`]]);
+          else if (phpEmpty(given?.get('destination')))
+            key = new Map([...(given ?? []), ['destination', `${name}_pk`]]);
           else key = given!;
           const destination = entry.get('destination');
-          if (phpEmpty(destination)) throw new UserError('GEX_CONFIG_INVALID', `Bad Json to CSV Mapping configuration: Key 'destination' is not set for table '${itemName}'.`);
+          if (phpEmpty(destination))
+            throw new UserError(
+              'GEX_CONFIG_INVALID',
+              `Bad Json to CSV Mapping configuration: Key 'destination' is not set for table '${itemName}'.`,
+            );
           fill(arrayKey(destination), entry.get('tableMapping'), key);
         } else {
           throw new UserError('GEX_CONFIG_INVALID', `Invalid mapping type "${configText(type)}".`);
@@ -82,7 +90,13 @@ export function missingTables(configs: MissingTablesConfig[], exists: (bucket: s
       if (config.bucket !== null) manifest.set('destination', `in.c-${config.bucket}.${name}`);
       if (primaryKey.length > 0) manifest.set('primary_key', primaryKey);
       written.add(file);
-      planned.push({ file, bucket: config.bucket, name, header: columns.map(phpToString), manifest: phpJsonEncode(manifest, { objectsAreArrays: true }) });
+      planned.push({
+        file,
+        bucket: config.bucket,
+        name,
+        header: columns.map(phpToString),
+        manifest: phpJsonEncode(manifest, { objectsAreArrays: true }),
+      });
     };
     for (const [name, mapping] of mappings) fill(name, mapping, null);
   }

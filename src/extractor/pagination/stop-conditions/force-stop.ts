@@ -32,7 +32,11 @@ function timeLimit(value: JsonValue | undefined, path: string): number | null {
   if (phpEmpty(value)) return null;
   if ((typeof value === 'number' && Number.isInteger(value)) || typeof value === 'bigint') return Number(value);
   if (typeof value === 'string') return phpIntCast(PHP_FUNCTIONS.strtotime([value, 0]));
-  throw new ConfigError(path, `must be whole seconds or a time span, got ${describeValue(value!)}`, 'Write e.g. 3600 or "1 hour"');
+  throw new ConfigError(
+    path,
+    `must be whole seconds or a time span, got ${describeValue(value!)}`,
+    'Write e.g. 3600 or "1 hour"',
+  );
 }
 
 /**
@@ -57,7 +61,11 @@ export class ForceStop extends StopCondition {
 
   protected label(): string {
     const { pages, time, volume } = this.settings;
-    const limits = [pages === null ? '' : plural(pages, 'page'), time === null ? '' : `${time} s`, volume === null ? '' : plural(volume, 'byte')];
+    const limits = [
+      pages === null ? '' : plural(pages, 'page'),
+      time === null ? '' : `${time} s`,
+      volume === null ? '' : plural(volume, 'byte'),
+    ];
     return `forceStop (at most ${limits.filter(Boolean).join(', ') || 'no limit'})`;
   }
 
@@ -76,12 +84,17 @@ export class ForceStop extends StopCondition {
   /** GE's short-circuit: the volume is only counted when neither pages nor time stopped. */
   protected stopFor(page: ReceivedPage): Stop | null {
     const { pages, time, volume } = this.settings;
-    if (pages !== null && ++this.pageCounter > pages) return new Stop(`forceStop: ${plural(pages, 'page')} reached`, 'forceStop.pages');
-    if (time !== null && this.startTime + time <= this.now()) return new Stop(`forceStop: time limit of ${plural(time, 'second')} reached`, 'forceStop.time');
+    if (pages !== null && ++this.pageCounter > pages)
+      return new Stop(`forceStop: ${plural(pages, 'page')} reached`, 'forceStop.pages');
+    if (time !== null && this.startTime + time <= this.now())
+      return new Stop(`forceStop: time limit of ${plural(time, 'second')} reached`, 'forceStop.time');
     if (volume !== null) {
       this.volumeCounter += phpJsonEncode(page.response).length;
       if (this.volumeCounter > volume) {
-        return new Stop(`forceStop: ${plural(this.volumeCounter, 'byte')} received, over the volume limit of ${plural(volume, 'byte')}`, 'forceStop.volume');
+        return new Stop(
+          `forceStop: ${plural(this.volumeCounter, 'byte')} received, over the volume limit of ${plural(volume, 'byte')}`,
+          'forceStop.volume',
+        );
       }
     }
     return null;

@@ -1,6 +1,13 @@
 import { ConfigError } from '../../../common/errors.js';
 import type { JsonValue } from '../../../json/index.js';
-import { getDataFromPath, phpEmpty, phpGreaterOrEqual, phpIntCast, phpIsNumeric, phpJsonEncode } from '../../../php/index.js';
+import {
+  getDataFromPath,
+  phpEmpty,
+  phpGreaterOrEqual,
+  phpIntCast,
+  phpIsNumeric,
+  phpJsonEncode,
+} from '../../../php/index.js';
 import { groupThousands, plural } from '../../../common/text.js';
 import { describeValue, type PaginationOptions } from '../options.js';
 import { Stop, type Paginator, type ReceivedPage } from '../paginator.js';
@@ -16,7 +23,8 @@ export function limitStopSettings(options: PaginationOptions): LimitStopSettings
   if (phpEmpty(field) && phpEmpty(count)) throw new ConfigError(options.path, "needs one of 'field' or 'count'", fix);
   if (!phpEmpty(field) && !phpEmpty(count)) throw new ConfigError(options.path, "has both 'field' and 'count'", fix);
   if (phpEmpty(field)) return { count: phpIntCast(count) };
-  if (typeof field !== 'string') throw new ConfigError(options.at('field'), `must be a string, got ${describeValue(field!)}`, fix);
+  if (typeof field !== 'string')
+    throw new ConfigError(options.at('field'), `must be a string, got ${describeValue(field!)}`, fix);
   return { field };
 }
 
@@ -38,7 +46,10 @@ export class LimitStop extends StopCondition {
   }
 
   protected label(): string {
-    const limit = this.settings.field === undefined ? plural(this.settings.count, 'record') : `the records given by ${this.settings.field}`;
+    const limit =
+      this.settings.field === undefined
+        ? plural(this.settings.count, 'record')
+        : `the records given by ${this.settings.field}`;
     return `limitStop (at most ${limit})`;
   }
 
@@ -68,9 +79,17 @@ export class LimitStop extends StopCondition {
     const limit = field === undefined ? count : (getDataFromPath(page.response, field) ?? null);
     this.limit = limit;
     if (!phpGreaterOrEqual(this.total, limit)) return null;
-    if (field === undefined) return new Stop(`limitStop: ${groupThousands(this.total)} of ${plural(count, 'record')}`, 'limitStop.count');
-    if (limit === null) return new Stop(`limitStop: ${field} is not in the response (${plural(this.total, 'record')} so far)`, 'limitStop.field');
-    return new Stop(`limitStop: ${groupThousands(this.total)} of ${phpJsonEncode(limit)} records (${field})`, 'limitStop.field');
+    if (field === undefined)
+      return new Stop(`limitStop: ${groupThousands(this.total)} of ${plural(count, 'record')}`, 'limitStop.count');
+    if (limit === null)
+      return new Stop(
+        `limitStop: ${field} is not in the response (${plural(this.total, 'record')} so far)`,
+        'limitStop.field',
+      );
+    return new Stop(
+      `limitStop: ${groupThousands(this.total)} of ${phpJsonEncode(limit)} records (${field})`,
+      'limitStop.field',
+    );
   }
 
   protected around(inner: Paginator): Paginator {

@@ -15,15 +15,27 @@ export interface NextPageFlagSettings {
 }
 
 export function nextPageFlagSettings(options: PaginationOptions): NextPageFlagSettings {
-  const field = options.required('field', 'Set the response property that tells whether more pages follow, e.g. "hasMore"');
+  const field = options.required(
+    'field',
+    'Set the response property that tells whether more pages follow, e.g. "hasMore"',
+  );
   const stopOn = options.raw.get('stopOn');
   if (typeof stopOn !== 'boolean') {
-    const problem = stopOn === undefined || stopOn === null ? 'is required' : `must be true or false, got ${describeValue(stopOn)}`;
-    throw new ConfigError(options.at('stopOn'), problem, `Set the value of "${field}" on the last page: true or false, without quotes`);
+    const problem =
+      stopOn === undefined || stopOn === null ? 'is required' : `must be true or false, got ${describeValue(stopOn)}`;
+    throw new ConfigError(
+      options.at('stopOn'),
+      problem,
+      `Set the value of "${field}" on the last page: true or false, without quotes`,
+    );
   }
   const ifNotSet = options.raw.get('ifNotSet');
   if (ifNotSet !== undefined && ifNotSet !== null && typeof ifNotSet !== 'boolean') {
-    throw new ConfigError(options.at('ifNotSet'), `must be true or false, got ${describeValue(ifNotSet)}`, `Set the value assumed when "${field}" is missing, without quotes`);
+    throw new ConfigError(
+      options.at('ifNotSet'),
+      `must be true or false, got ${describeValue(ifNotSet)}`,
+      `Set the value assumed when "${field}" is missing, without quotes`,
+    );
   }
   return { field, stopOn, ifNotSet: typeof ifNotSet === 'boolean' ? ifNotSet : stopOn };
 }
@@ -64,6 +76,8 @@ export class NextPageFlag extends StopCondition {
     // response objects are never empty in PHP, hence objectsAreArrays = false
     const flag = phpBool(value, false);
     if (flag !== stopOn) return null;
-    return typeof value === 'boolean' ? `nextPageFlag: ${field} is ${value}` : `nextPageFlag: ${field} is ${phpJsonEncode(value)}, which counts as ${flag}`;
+    return typeof value === 'boolean'
+      ? `nextPageFlag: ${field} is ${value}`
+      : `nextPageFlag: ${field} is ${phpJsonEncode(value)}, which counts as ${flag}`;
   }
 }
