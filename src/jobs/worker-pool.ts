@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../common/logger.js';
+import { displayId } from '../common/log-text.js';
 import { PARENT_PID_VARIABLE } from '../cli/parent-watch.js';
 import { JobLogCollector } from './job-log.js';
 import type { QueueJob } from './job-record.js';
@@ -189,7 +190,7 @@ export class WorkerPool {
     const run: Running = { job, child, killed: false, timedOut: false };
     this.running.set(job.id, run);
     logger.info(
-      `Job ${job.id} started: configuration ${job.configId} of ${job.componentId} (project ${job.projectId})`,
+      `Job ${job.id} started: configuration ${displayId(job.configId)} of ${displayId(job.componentId)} (project ${job.projectId})`,
     );
 
     const log = new JobLogCollector();
