@@ -40,6 +40,12 @@ export interface QueueJob {
   result: JobResult | null;
   /** who runs it (host:pid) while it runs */
   worker: string | null;
+  /** 1 for the first run, +1 per retry */
+  attempt: number;
+  /** retries it may be given after an application error or a lost worker (fixed when created) */
+  retryLimit: number;
+  /** the configuration's own limit (`runtime.process_timeout`), when it sets one; a worker's lower limit wins */
+  timeoutSeconds: number | null;
 }
 
 /** What a create request decided, before the store gives it an id. */
@@ -55,6 +61,8 @@ export interface NewJob {
   configRowIds: string[];
   tag: string | null;
   orchestrationJobId: string | null;
+  /** the configuration's `runtime.process_timeout` (seconds), when set */
+  timeoutSeconds: number | null;
 }
 
 /** A line of a job's log. */

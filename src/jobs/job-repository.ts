@@ -1,4 +1,4 @@
-import type { Database, SqlExecutor, SqlParam } from '../store/sql/database.js';
+import type { Database, SqlExecutor, SqlParam, TransactionExecutor } from '../store/sql/database.js';
 import { StoreError } from '../store/store-error.js';
 import type { JobEvent, JobResult, NewJob, QueueJob } from './job-record.js';
 import { SORT_COLUMNS, type JobSearch } from './job-search.js';
@@ -37,6 +37,10 @@ function toJob(row: Row): QueueJob {
     durationSeconds: row.duration_seconds === null ? null : Number(row.duration_seconds),
     result: row.result === '[]' ? null : (JSON.parse(String(row.result)) as JobResult),
     worker: text(row.worker),
+    attempt: Number(row.attempt ?? 1),
+    retryLimit: Number(row.retry_limit ?? 0),
+    timeoutSeconds:
+      row.timeout_seconds === null || row.timeout_seconds === undefined ? null : Number(row.timeout_seconds),
   };
 }
 
@@ -48,6 +52,26 @@ function likeLiteral(text: string): string {
 /** The outcome a worker reports for a job whose process ended, given the status the job has now. */
 export type Outcome = (current: JobStatus) => { status: JobStatus; result: JobResult };
 
+export interface JobRepositoryOptions {
+  /** retries a job created here may be given after an application error or a lost worker (default 0) */
+  retryLimit?: number;
+  /**
+   * Told, after the change is committed, of jobs that became `created` — next to run for their
+   * configuration (a new job, the one after a finished or cancelled job, a retry): the dispatch.
+   */
+  onRunnable?: (jobIds: number[]) => void;
+}
+
+/** a configuration's jobs: the columns that name one */
+type ConfigKey = [projectId: number, componentId: string, configId: string, branchId: string];
+const CONFIG_WHERE = 'project_id = ? AND component_id = ? AND config_id = ? AND branch_id = ?';
+const configKeyOf = (row: Row): ConfigKey => [
+  Number(row.project_id),
+  String(row.component_id),
+  String(row.config_id),
+  String(row.branch_id),
+];
+
 /**
  * Queue jobs in the store's database (SQLite or PostgreSQL, the same statements). Every change is
  * one transaction; claiming is serialised by the database (SQLite: BEGIN IMMEDIATE; PostgreSQL: a
@@ -55,7 +79,35 @@ export type Outcome = (current: JobStatus) => { status: JobStatus; result: JobRe
  * whatever a claimer does.
  */
 export class JobRepository {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly options: JobRepositoryOptions = {},
+  ) {}
+
+  /** Tells the dispatch about jobs that became runnable (after the commit that made them so). */
+  private runnable(ids: ReadonlyArray<number | undefined>): void {
+    const found = ids.filter((id): id is number => id !== undefined);
+    if (found.length) this.options.onRunnable?.(found);
+  }
+
+  /**
+   * The oldest `waiting` job of the configuration becomes `created` (next to run) when nothing of
+   * the configuration runs or is next already; its id, or undefined.
+   */
+  private async promoteNext(tx: SqlExecutor, key: ConfigKey): Promise<number | undefined> {
+    const busy = await tx.get(
+      `SELECT id FROM queue_jobs WHERE ${CONFIG_WHERE} AND status IN ('created', ${inList(RUNNING)}) LIMIT 1`,
+      key,
+    );
+    if (busy) return undefined;
+    const next = await tx.get<Row>(
+      `SELECT id FROM queue_jobs WHERE ${CONFIG_WHERE} AND status = 'waiting' ORDER BY id LIMIT 1`,
+      key,
+    );
+    if (!next) return undefined;
+    await tx.run(`UPDATE queue_jobs SET status = 'created' WHERE id = ? AND status = 'waiting'`, [Number(next.id)]);
+    return Number(next.id);
+  }
 
   /** Serialises the transactions that decide which job of a configuration runs next. */
   private async lockQueue(tx: SqlExecutor): Promise<void> {
@@ -65,8 +117,8 @@ export class JobRepository {
   }
 
   /** Stores a new job: `created`, or `waiting` when another job of its configuration is ahead of it. */
-  create(job: NewJob, now = new Date()): Promise<QueueJob> {
-    return this.db.transaction(async (tx) => {
+  async create(job: NewJob, now = new Date()): Promise<QueueJob> {
+    const created = await this.db.transaction(async (tx) => {
       await this.lockQueue(tx);
       const seq = await tx.get<Row>(
         'INSERT INTO sequences (name, value) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET value = sequences.value + 1 RETURNING value',
@@ -81,8 +133,9 @@ export class JobRepository {
       const runId = job.parentRunId ? `${job.parentRunId}.${id}` : String(id);
       await tx.run(
         `INSERT INTO queue_jobs (id, project_id, component_id, config_id, branch_id, status, desired_status, mode, run_id,
-          parent_run_id, token_id, token_description, config_row_ids, tag, orchestration_job_id, created, result)
-          VALUES (?, ?, ?, ?, ?, ?, 'processing', ?, ?, ?, ?, ?, ?, ?, ?, ?, '[]')`,
+          parent_run_id, token_id, token_description, config_row_ids, tag, orchestration_job_id, created, result,
+          retry_limit, timeout_seconds)
+          VALUES (?, ?, ?, ?, ?, ?, 'processing', ?, ?, ?, ?, ?, ?, ?, ?, ?, '[]', ?, ?)`,
         [
           id,
           job.projectId,
@@ -99,10 +152,14 @@ export class JobRepository {
           job.tag,
           job.orchestrationJobId,
           now.toISOString(),
+          this.options.retryLimit ?? 0,
+          job.timeoutSeconds,
         ],
       );
       return toJob((await tx.get<Row>(`${SELECT} WHERE j.id = ?`, [id]))!);
     });
+    if (created.status === 'created') this.runnable([created.id]);
+    return created;
   }
 
   /** A job of the project (another project's is not found); any project's when `projectId` is null. */
@@ -192,11 +249,52 @@ export class JobRepository {
   }
 
   /**
+   * Marks job `id` `processing` for `worker` when it is next to run (`created`) and nothing of its
+   * configuration runs; undefined otherwise (cancelled meanwhile, already run, or a duplicate
+   * delivery). How a worker fed by a dispatch queue takes the job it was handed.
+   */
+  claim(id: number, worker: string, now = new Date()): Promise<QueueJob | undefined> {
+    return this.db.transaction(async (tx) => {
+      await this.lockQueue(tx);
+      const claimed = await tx.run(
+        `UPDATE queue_jobs SET status = 'processing', started = ?, worker = ? WHERE id = ? AND status = 'created'
+          AND NOT EXISTS (SELECT 1 FROM queue_jobs o WHERE ${SAME_CONFIG.replaceAll('j.', 'queue_jobs.')}
+            AND o.status IN (${inList(RUNNING)}))`,
+        [now.toISOString(), worker, id],
+      );
+      if (claimed.changes === 0) return undefined;
+      return toJob((await tx.get<Row>(`${SELECT} WHERE j.id = ?`, [id]))!);
+    });
+  }
+
+  /**
+   * What a dispatch must hand out, found again (after a crash between a commit and its dispatch,
+   * or jobs queued before the dispatch existed): every configuration with waiting jobs and none
+   * next or running gets its next one; the ids of all jobs next to run, oldest first.
+   */
+  async reconcile(limit = 1000): Promise<number[]> {
+    return this.db.transaction(async (tx) => {
+      await this.lockQueue(tx);
+      const stuck = await tx.all<Row>(
+        `SELECT DISTINCT project_id, component_id, config_id, branch_id FROM queue_jobs j WHERE j.status = 'waiting'
+          AND NOT EXISTS (SELECT 1 FROM queue_jobs o WHERE ${SAME_CONFIG} AND o.status IN ('created', ${inList(RUNNING)}))
+          LIMIT ?`,
+        [limit],
+      );
+      for (const row of stuck) await this.promoteNext(tx, configKeyOf(row));
+      const rows = await tx.all<Row>(`SELECT id FROM queue_jobs WHERE status = 'created' ORDER BY id LIMIT ?`, [limit]);
+      return rows.map((r) => Number(r.id));
+    });
+  }
+
+  /**
    * Kills a job of the project: a pending one is `cancelled` at once; a running one becomes
    * `terminating` (its worker stops the process and ends it `terminated`). A finished job: 400.
    */
-  kill(projectId: number, id: number, now = new Date()): Promise<QueueJob | undefined> {
-    return this.db.transaction(async (tx) => {
+  async kill(projectId: number, id: number, now = new Date()): Promise<QueueJob | undefined> {
+    let next: number | undefined;
+    const killed = await this.db.transaction(async (tx) => {
+      next = undefined;
       await this.lockQueue(tx);
       const row = await tx.get<Row>(`${SELECT} WHERE j.id = ? AND j.project_id = ?`, [id, projectId]);
       if (!row) return undefined;
@@ -219,30 +317,86 @@ export class JobRepository {
           `UPDATE queue_jobs SET status = 'cancelled', desired_status = 'terminating', ended = ?, result = ? WHERE id = ?`,
           [now.toISOString(), JSON.stringify(result), id],
         );
+        if (job.status === 'created') next = await this.promoteNext(tx, configKeyOf(row));
       } else {
         await tx.run(`UPDATE queue_jobs SET status = 'terminating', desired_status = 'terminating' WHERE id = ?`, [id]);
       }
       return toJob((await tx.get<Row>(`${SELECT} WHERE j.id = ?`, [id]))!);
     });
+    this.runnable([next]);
+    return killed;
   }
 
-  /** Ends a running job with the outcome its worker reports; false when it was no longer running. */
-  finish(id: number, outcome: Outcome, now = new Date()): Promise<boolean> {
-    return this.db.transaction(async (tx) => {
+  /**
+   * Ends a running job with the outcome its worker reports; false when it was no longer running.
+   * An application error (a lost worker is one) of a job with retries left sends it back to
+   * `created` for another attempt instead, said in its log; a user error, a timeout or a kill never
+   * does. The configuration's next job becomes runnable when this one is done.
+   */
+  async finish(id: number, outcome: Outcome, now = new Date()): Promise<boolean> {
+    let next: number | undefined;
+    const ended = await this.db.transaction(async (tx) => {
+      next = undefined;
       await this.lockQueue(tx);
-      const row = await tx.get<Row>('SELECT status, started FROM queue_jobs WHERE id = ?', [id]);
+      const row = await tx.get<Row>(
+        'SELECT status, started, attempt, retry_limit, project_id, component_id, config_id, branch_id FROM queue_jobs WHERE id = ?',
+        [id],
+      );
       const current = row?.status as JobStatus | undefined;
-      if (!current || !RUNNING.includes(current)) return false;
+      if (!row || !current || !RUNNING.includes(current)) return false;
       const { status, result } = outcome(current);
       if (!statusesLeadingTo(status).includes(current))
         throw new Error(`A job cannot move from ${current} to ${status}`);
-      const started = row!.started === null ? now : new Date(String(row!.started));
+      const attempt = Number(row.attempt);
+      if (
+        current === 'processing' &&
+        status === 'error' &&
+        result.error?.type === 'application' &&
+        attempt <= Number(row.retry_limit)
+      ) {
+        await tx.run(
+          `UPDATE queue_jobs SET status = 'created', attempt = attempt + 1, started = NULL, worker = NULL WHERE id = ?`,
+          [id],
+        );
+        await this.appendEventsIn(tx, { id, projectId: Number(row.project_id) }, [
+          {
+            created: now.toISOString(),
+            level: 'warning',
+            message: `Attempt ${attempt} ended with an application error (${result.error.message}): retrying, attempt ${attempt + 1} of ${Number(row.retry_limit) + 1}`,
+          },
+        ]);
+        next = id;
+        return true;
+      }
+      const started = row.started === null ? now : new Date(String(row.started));
       const duration = Math.max(0, Math.round((now.getTime() - started.getTime()) / 1000));
       await tx.run(
         'UPDATE queue_jobs SET status = ?, ended = ?, duration_seconds = ?, result = ?, worker = NULL WHERE id = ?',
         [status, now.toISOString(), duration, JSON.stringify(result), id],
       );
+      next = await this.promoteNext(tx, configKeyOf(row));
       return true;
+    });
+    this.runnable([next]);
+    return ended;
+  }
+
+  /**
+   * Deletes finished jobs (and their logs) that ended before `before`, at most `batch` at a time;
+   * how many were deleted.
+   */
+  async deleteFinishedBefore(before: Date, batch = 1000): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const rows = await tx.all<Row>(
+        `SELECT id FROM queue_jobs WHERE ended IS NOT NULL AND ended < ? ORDER BY ended LIMIT ?`,
+        [before.toISOString(), batch],
+      );
+      if (rows.length === 0) return 0;
+      const ids = rows.map((r) => Number(r.id));
+      const marks = ids.map(() => '?').join(', ');
+      await tx.run(`DELETE FROM queue_job_events WHERE job_id IN (${marks})`, ids);
+      await tx.run(`DELETE FROM queue_jobs WHERE id IN (${marks})`, ids);
+      return ids.length;
     });
   }
 
@@ -270,14 +424,20 @@ export class JobRepository {
     events: ReadonlyArray<Pick<JobEvent, 'created' | 'level' | 'message'>>,
   ): Promise<void> {
     if (events.length === 0) return Promise.resolve();
-    return this.db.transaction(async (tx) => {
-      const last = await tx.get<Row>('SELECT MAX(seq) AS seq FROM queue_job_events WHERE job_id = ?', [job.id]);
-      const first = last?.seq === null || last?.seq === undefined ? 1 : Number(last.seq) + 1;
-      await tx.runEach(
-        'INSERT INTO queue_job_events (job_id, seq, project_id, created, level, message) VALUES (?, ?, ?, ?, ?, ?)',
-        events.map((e, i) => [job.id, first + i, job.projectId, e.created, e.level, e.message]),
-      );
-    });
+    return this.db.transaction((tx) => this.appendEventsIn(tx, job, events));
+  }
+
+  private async appendEventsIn(
+    tx: TransactionExecutor,
+    job: { id: number; projectId: number },
+    events: ReadonlyArray<Pick<JobEvent, 'created' | 'level' | 'message'>>,
+  ): Promise<void> {
+    const last = await tx.get<Row>('SELECT MAX(seq) AS seq FROM queue_job_events WHERE job_id = ?', [job.id]);
+    const first = last?.seq === null || last?.seq === undefined ? 1 : Number(last.seq) + 1;
+    await tx.runEach(
+      'INSERT INTO queue_job_events (job_id, seq, project_id, created, level, message) VALUES (?, ?, ?, ?, ?, ?)',
+      events.map((e, i) => [job.id, first + i, job.projectId, e.created, e.level, e.message]),
+    );
   }
 
   /** The log of the project's jobs with one of these run ids (or of their child runs), oldest first. */

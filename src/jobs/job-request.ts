@@ -128,5 +128,22 @@ export async function newJobFromRequest(
     configRowIds: rowIds,
     tag: optionalText(body, 'tag'),
     orchestrationJobId: optionalText(body, 'orchestrationJobId'),
+    timeoutSeconds: processTimeout(configuration.configuration),
   };
+}
+
+/** the longest limit a configuration may set: a 30-day job is not a job */
+const MAX_PROCESS_TIMEOUT = 30 * 24 * 3600;
+
+/**
+ * The configuration's own job time limit, Keboola's `runtime.process_timeout` (seconds), when it
+ * is a whole number ≥ 1; anything else is no limit of its own (the worker's `--job-timeout` holds).
+ */
+export function processTimeout(configuration: JsonValue | undefined): number | null {
+  const runtime = isJsonObject(configuration) ? configuration.get('runtime') : undefined;
+  const value = isJsonObject(runtime) ? runtime.get('process_timeout') : undefined;
+  const seconds = typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : value;
+  return typeof seconds === 'number' && Number.isSafeInteger(seconds) && seconds >= 1
+    ? Math.min(seconds, MAX_PROCESS_TIMEOUT)
+    : null;
 }

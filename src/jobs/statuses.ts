@@ -19,8 +19,8 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
 export const TRANSITIONS: Readonly<Record<JobStatus, readonly JobStatus[]>> = {
   created: ['waiting', 'processing', 'cancelled'],
   waiting: ['processing', 'cancelled'],
-  // error also when the worker stopped or the job timed out
-  processing: ['success', 'error', 'warning', 'terminating'],
+  // error also when the worker stopped or the job timed out; created again for a retry (--retries)
+  processing: ['success', 'error', 'warning', 'terminating', 'created'],
   // the process may finish on its own before the SIGTERM lands; a lost worker ends it as error
   terminating: ['terminated', 'error'],
   success: [],

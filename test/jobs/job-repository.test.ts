@@ -48,6 +48,7 @@ describe('queue jobs in the store', function () {
           configRowIds: [],
           tag: null,
           orchestrationJobId: null,
+          timeoutSeconds: null,
           ...more,
         });
       });
@@ -94,6 +95,74 @@ describe('queue jobs in the store', function () {
         } finally {
           await second.close();
         }
+      });
+
+      it('hands the next job of a configuration to the dispatch when the one before it ends or is cancelled', async () => {
+        const told: number[][] = [];
+        const queue = new JobRepository(opened.backend.db, { onRunnable: (ids) => told.push(ids) });
+        const a1 = await queue.create(job('a'));
+        const a2 = await queue.create(job('a'));
+        const a3 = await queue.create(job('a'));
+        assert.deepEqual(told, [[a1.id]], 'only the first of a configuration is runnable');
+        assert.equal(await queue.claim(a2.id, 'w'), undefined, 'a waiting job is not claimed by id');
+        assert.equal((await queue.claim(a1.id, 'w'))?.status, 'processing');
+        assert.equal(await queue.claim(a1.id, 'w2'), undefined, 'a second delivery does not run it again');
+        await queue.finish(a1.id, () => ({ status: 'success', result: ok }));
+        assert.deepEqual(told.at(-1), [a2.id]);
+        assert.equal((await queue.get(null, a2.id))?.status, 'created');
+        await queue.kill(a2.projectId, a2.id);
+        assert.deepEqual(told.at(-1), [a3.id], 'cancelling the next one makes the one after it next');
+        assert.equal((await queue.get(null, a3.id))?.status, 'created');
+      });
+
+      it('retries an application error while retries are left, never a user error or a timeout', async () => {
+        const queue = new JobRepository(opened.backend.db, { retryLimit: 1 });
+        const failed = { ...ok, error: { type: 'application' as const, message: 'crashed' } };
+        const a = await queue.create(job('a'));
+        assert.equal(a.retryLimit, 1);
+        await queue.claim(a.id, 'w');
+        await queue.finish(a.id, () => ({ status: 'error', result: failed }));
+        const again = (await queue.get(null, a.id))!;
+        assert.equal(again.status, 'created');
+        assert.equal(again.attempt, 2);
+        assert.equal(again.worker, null);
+        const log = await queue.events(a.projectId, { jobId: a.id, limit: 10 });
+        assert.match(log[0].message, /Attempt 1 ended with an application error \(crashed\): retrying, attempt 2 of 2/);
+        await queue.claim(a.id, 'w');
+        await queue.finish(a.id, () => ({ status: 'error', result: failed }));
+        assert.equal((await queue.get(null, a.id))?.status, 'error', 'no retries left');
+        const u = await queue.create(job('u'));
+        await queue.claim(u.id, 'w');
+        await queue.finish(u.id, () => ({
+          status: 'error',
+          result: { ...ok, error: { type: 'user', message: 'bad' } },
+        }));
+        assert.equal((await queue.get(null, u.id))?.status, 'error', 'a user error is final');
+        assert.equal((await jobs.create(job('z'))).retryLimit, 0, 'retries are off by default');
+      });
+
+      it('reconcile finds what a crash between a commit and its dispatch left undispatched', async () => {
+        const a1 = await jobs.create(job('a'));
+        const a2 = await jobs.create(job('a'));
+        const b1 = await jobs.create(job('b'));
+        // a configuration whose next job is lost: waiting with nothing running (older servers left this)
+        await opened.backend.db.run(`UPDATE queue_jobs SET status = 'cancelled' WHERE id = ?`, [a1.id]);
+        assert.deepEqual(await jobs.reconcile(), [a2.id, b1.id]);
+        assert.equal((await jobs.get(null, a2.id))?.status, 'created');
+      });
+
+      it('deletes finished jobs and their logs older than the retention, keeps the rest', async () => {
+        const old = await jobs.create(job('a'));
+        await jobs.claim(old.id, 'w');
+        await jobs.appendEvents(old, [{ created: '2026-01-01T00:00:00.000Z', level: 'info', message: 'x' }]);
+        await jobs.finish(old.id, () => ({ status: 'success', result: ok }), new Date('2026-01-01T00:00:00Z'));
+        const running = await jobs.create(job('b'));
+        await jobs.claim(running.id, 'w');
+        assert.equal(await jobs.deleteFinishedBefore(new Date('2025-12-31T00:00:00Z')), 0);
+        assert.equal(await jobs.deleteFinishedBefore(new Date('2026-01-02T00:00:00Z')), 1);
+        assert.equal(await jobs.get(null, old.id), undefined);
+        assert.deepEqual(await jobs.events(old.projectId, { jobId: old.id, limit: 10 }), []);
+        assert.equal((await jobs.get(null, running.id))?.status, 'processing');
       });
 
       it('kill: a pending job is cancelled, a running one terminating; a finished one cannot be killed', async () => {

@@ -155,6 +155,17 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
         PRIMARY KEY (job_id, seq))`,
     ],
   },
+  {
+    version: 8,
+    description: 'queue job retries; finished jobs found by age (retention)',
+    statements: [
+      // retry_limit: retries the job may still be given after an application error or a lost worker, fixed when created;
+      // attempt: 1 for the first run, +1 per retry
+      `ALTER TABLE queue_jobs ADD COLUMN retry_limit INTEGER NOT NULL DEFAULT 0`,
+      `ALTER TABLE queue_jobs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1`,
+      `CREATE INDEX queue_jobs_ended ON queue_jobs (ended) WHERE ended IS NOT NULL`,
+    ],
+  },
 ];
 
 export const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied TEXT NOT NULL)`;
