@@ -16,6 +16,7 @@ import { loggingOptions } from './logging.js';
 import { installStopSignals } from './stop-signals.js';
 import { stopWhenParentGone } from './parent-watch.js';
 import { jobsCommand } from './commands/jobs.js';
+import { workerCommand } from './commands/worker.js';
 import { failHandler } from './unknown-command.js';
 
 /** Every command, by name: registered from this one list, which also answers a mistyped one. */
@@ -31,6 +32,7 @@ const COMMANDS: ReadonlyArray<readonly [string, (yargs: Argv) => Argv]> = [
   ['state', stateCommand],
   ['tables', tablesCommand],
   ['jobs', jobsCommand],
+  ['worker', workerCommand],
 ];
 
 /** The `gex` command line. */

@@ -38,3 +38,13 @@ export function cancelOnStop(): AbortSignal {
   controller ??= new AbortController();
   return controller.signal;
 }
+
+/** Resolves with the first SIGINT or SIGTERM (a second one exits at once): how a server or worker waits. */
+export function untilStopSignal(): Promise<string> {
+  const signal = cancelOnStop();
+  return new Promise((resolve) => {
+    const stop = () => resolve((signal.reason as RunCancelled).signal);
+    if (signal.aborted) stop();
+    else signal.addEventListener('abort', stop, { once: true });
+  });
+}

@@ -59,7 +59,13 @@ export interface JobRepositoryOptions {
    * Told, after the change is committed, of jobs that became `created` — next to run for their
    * configuration (a new job, the one after a finished or cancelled job, a retry): the dispatch.
    */
-  onRunnable?: (jobIds: number[]) => void;
+  onRunnable?: (jobs: RunnableJob[]) => Promise<void> | void;
+}
+
+/** A job next to run for its configuration, and which attempt that run is (a dispatch's identity). */
+export interface RunnableJob {
+  id: number;
+  attempt: number;
 }
 
 /** a configuration's jobs: the columns that name one */
@@ -85,28 +91,28 @@ export class JobRepository {
   ) {}
 
   /** Tells the dispatch about jobs that became runnable (after the commit that made them so). */
-  private runnable(ids: ReadonlyArray<number | undefined>): void {
-    const found = ids.filter((id): id is number => id !== undefined);
-    if (found.length) this.options.onRunnable?.(found);
+  private async runnable(jobs: ReadonlyArray<RunnableJob | undefined>): Promise<void> {
+    const found = jobs.filter((job): job is RunnableJob => job !== undefined);
+    if (found.length) await this.options.onRunnable?.(found);
   }
 
   /**
    * The oldest `waiting` job of the configuration becomes `created` (next to run) when nothing of
    * the configuration runs or is next already; its id, or undefined.
    */
-  private async promoteNext(tx: SqlExecutor, key: ConfigKey): Promise<number | undefined> {
+  private async promoteNext(tx: SqlExecutor, key: ConfigKey): Promise<RunnableJob | undefined> {
     const busy = await tx.get(
       `SELECT id FROM queue_jobs WHERE ${CONFIG_WHERE} AND status IN ('created', ${inList(RUNNING)}) LIMIT 1`,
       key,
     );
     if (busy) return undefined;
     const next = await tx.get<Row>(
-      `SELECT id FROM queue_jobs WHERE ${CONFIG_WHERE} AND status = 'waiting' ORDER BY id LIMIT 1`,
+      `SELECT id, attempt FROM queue_jobs WHERE ${CONFIG_WHERE} AND status = 'waiting' ORDER BY id LIMIT 1`,
       key,
     );
     if (!next) return undefined;
     await tx.run(`UPDATE queue_jobs SET status = 'created' WHERE id = ? AND status = 'waiting'`, [Number(next.id)]);
-    return Number(next.id);
+    return { id: Number(next.id), attempt: Number(next.attempt) };
   }
 
   /** Serialises the transactions that decide which job of a configuration runs next. */
@@ -158,7 +164,7 @@ export class JobRepository {
       );
       return toJob((await tx.get<Row>(`${SELECT} WHERE j.id = ?`, [id]))!);
     });
-    if (created.status === 'created') this.runnable([created.id]);
+    if (created.status === 'created') await this.runnable([created]);
     return created;
   }
 
@@ -272,7 +278,7 @@ export class JobRepository {
    * or jobs queued before the dispatch existed): every configuration with waiting jobs and none
    * next or running gets its next one; the ids of all jobs next to run, oldest first.
    */
-  async reconcile(limit = 1000): Promise<number[]> {
+  async reconcile(limit = 1000): Promise<RunnableJob[]> {
     return this.db.transaction(async (tx) => {
       await this.lockQueue(tx);
       const stuck = await tx.all<Row>(
@@ -282,8 +288,11 @@ export class JobRepository {
         [limit],
       );
       for (const row of stuck) await this.promoteNext(tx, configKeyOf(row));
-      const rows = await tx.all<Row>(`SELECT id FROM queue_jobs WHERE status = 'created' ORDER BY id LIMIT ?`, [limit]);
-      return rows.map((r) => Number(r.id));
+      const rows = await tx.all<Row>(
+        `SELECT id, attempt FROM queue_jobs WHERE status = 'created' ORDER BY id LIMIT ?`,
+        [limit],
+      );
+      return rows.map((r) => ({ id: Number(r.id), attempt: Number(r.attempt) }));
     });
   }
 
@@ -292,7 +301,7 @@ export class JobRepository {
    * `terminating` (its worker stops the process and ends it `terminated`). A finished job: 400.
    */
   async kill(projectId: number, id: number, now = new Date()): Promise<QueueJob | undefined> {
-    let next: number | undefined;
+    let next: RunnableJob | undefined;
     const killed = await this.db.transaction(async (tx) => {
       next = undefined;
       await this.lockQueue(tx);
@@ -323,7 +332,7 @@ export class JobRepository {
       }
       return toJob((await tx.get<Row>(`${SELECT} WHERE j.id = ?`, [id]))!);
     });
-    this.runnable([next]);
+    await this.runnable([next]);
     return killed;
   }
 
@@ -334,7 +343,7 @@ export class JobRepository {
    * does. The configuration's next job becomes runnable when this one is done.
    */
   async finish(id: number, outcome: Outcome, now = new Date()): Promise<boolean> {
-    let next: number | undefined;
+    let next: RunnableJob | undefined;
     const ended = await this.db.transaction(async (tx) => {
       next = undefined;
       await this.lockQueue(tx);
@@ -365,7 +374,7 @@ export class JobRepository {
             message: `Attempt ${attempt} ended with an application error (${result.error.message}): retrying, attempt ${attempt + 1} of ${Number(row.retry_limit) + 1}`,
           },
         ]);
-        next = id;
+        next = { id, attempt: attempt + 1 };
         return true;
       }
       const started = row.started === null ? now : new Date(String(row.started));
@@ -377,7 +386,7 @@ export class JobRepository {
       next = await this.promoteNext(tx, configKeyOf(row));
       return true;
     });
-    this.runnable([next]);
+    await this.runnable([next]);
     return ended;
   }
 

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { hostname, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../common/logger.js';
 import { displayId } from '../common/log-text.js';
@@ -9,23 +9,32 @@ import { JobLogCollector } from './job-log.js';
 import type { QueueJob } from './job-record.js';
 import type { JobRepository } from './job-repository.js';
 import { resultOfRun, resultWithMessage } from './job-result.js';
+import { WORKER_STOPPED, workerName, type ClaimedJob, type JobSource } from './job-source.js';
 
 export const DEFAULT_JOB_TIMEOUT_SECONDS = 3600;
+export const DEFAULT_JOB_RETENTION_DAYS = 30;
 /** the fallback check for jobs created or killed through another server (the hooks wake the pool at once) */
 const POLL_MS = 1000;
+/** how often finished jobs past their retention are deleted */
+const RETENTION_CHECK_MS = 3600_000;
 /** log lines reach the store at least this often while a job runs */
 const LOG_FLUSH_MS = 250;
+/** how long a job's `gex run` waits for its configuration's run lock */
+const RUN_LOCK_WAIT_SECONDS = 30;
 /** a process that ignores SIGTERM this long is killed */
 const KILL_GRACE_MS = 30_000;
 /** a summary file larger than this is not read (the job's result then says only the exit code) */
 const MAX_SUMMARY_BYTES = 16 * 1024 * 1024;
-export const WORKER_STOPPED = 'The job ended with an error: the worker stopped while it ran (its process is gone).';
 
 export interface WorkerPoolOptions {
   jobs: JobRepository;
+  /** where jobs come from: the store itself (SQLite) or pg-boss (PostgreSQL) */
+  source: JobSource;
   /** jobs run at once */
   workers: number;
   jobTimeoutSeconds: number;
+  /** finished jobs older than this many days are deleted */
+  retentionDays?: number;
   /** the store the children run against (passed in their environment, never on a command line) */
   store: string;
   /** how to start gex: [node, script] */
@@ -39,31 +48,21 @@ interface Running {
   child: ChildProcess;
   killed: boolean;
   timedOut: boolean;
-}
-
-/** This process as a worker: host and pid (a job's `worker`; lost when that process is gone). */
-export function workerName(): string {
-  return `${hostname()}:${process.pid}`;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  /** stopped because this worker can no longer guard it (its locks' session broke) */
+  abandoned: boolean;
 }
 
 /**
- * The embedded worker pool of `gex serve --workers N`: claims jobs from the store and runs each as
- * its own `gex run` process (crash and memory isolation), its output kept as the job's log and its
- * summary as the job's result. Woken when a job is created or killed; polls as a fallback.
+ * The worker pool of `gex serve --workers N` and `gex worker --concurrency N`: claims jobs from its
+ * source and runs each as its own `gex run` process (crash and memory isolation), its output kept
+ * as the job's log and its summary as the job's result. Woken when a job is created or dispatched;
+ * polls as a fallback, and for kill requests sent to other servers.
  */
 export class WorkerPool {
   private readonly running = new Map<number, Running>();
   private readonly name = workerName();
   private timer: NodeJS.Timeout | undefined;
+  private retention: NodeJS.Timeout | undefined;
   private ticking = false;
   private again = false;
   private stopping = false;
@@ -71,29 +70,36 @@ export class WorkerPool {
 
   constructor(private readonly options: WorkerPoolOptions) {}
 
-  /** Ends the jobs a dead worker of this host left running, then starts claiming. */
+  /** Ends the jobs dead workers left running (the source knows how to tell), then starts claiming. */
   async start(): Promise<void> {
-    await this.recoverLost();
+    await this.options.source.start(() => this.wake());
     this.timer = setInterval(() => this.poll(), POLL_MS);
     this.timer.unref();
+    void this.deleteExpired();
+    this.retention = setInterval(() => void this.deleteExpired(), RETENTION_CHECK_MS);
+    this.retention.unref();
     this.wake();
   }
 
-  /** Jobs left running by a process of this host that is gone: ended as `error`, the next job of their configuration may run. */
-  async recoverLost(): Promise<number[]> {
-    const host = hostname();
-    const lost = (await this.options.jobs.running()).filter(({ worker }) => {
-      const [workerHost, pid] = (worker ?? '').split(/:(?=\d+$)/);
-      return worker === null || (workerHost === host && Number(pid) !== process.pid && !isAlive(Number(pid)));
-    });
-    for (const { id } of lost) {
-      await this.options.jobs.finish(id, () => ({
-        status: 'error',
-        result: resultWithMessage(WORKER_STOPPED, 'application'),
-      }));
-      this.options.logger.warn(`Job ${id} was left running by a worker that stopped: ended as error`);
+  /** Finished jobs past the retention, deleted (every server and worker does it; deleting twice is harmless). */
+  private async deleteExpired(): Promise<void> {
+    const days = this.options.retentionDays ?? DEFAULT_JOB_RETENTION_DAYS;
+    const before = new Date(Date.now() - days * 86_400_000);
+    try {
+      let deleted = 0;
+      for (let n; (n = await this.options.jobs.deleteFinishedBefore(before)) > 0 && !this.stopping;) deleted += n;
+      if (deleted) this.options.logger.info(`Deleted ${deleted} jobs that ended more than ${days} days ago`);
+    } catch (error) {
+      this.options.logger.warn(`Job retention: ${(error as Error).message}`);
     }
-    return lost.map((l) => l.id);
+  }
+
+  /** Every running job's process stopped: their jobs end as error (the worker stopped), or are retried. */
+  abandonAll(): void {
+    for (const run of this.running.values()) {
+      run.abandoned = true;
+      this.terminate(run);
+    }
   }
 
   /** Look for work now (a job was created or finished). */
@@ -125,10 +131,13 @@ export class WorkerPool {
 
   /** Stops claiming; stops the running processes (their jobs end as error: the worker stopped). */
   async stop(): Promise<void> {
+    if (this.stopping) return;
     this.stopping = true;
     clearInterval(this.timer);
+    clearInterval(this.retention);
     for (const run of this.running.values()) this.terminate(run);
     await Promise.all([...this.finished]);
+    await this.options.source.stop();
   }
 
   private poll(): void {
@@ -145,9 +154,9 @@ export class WorkerPool {
 
   private async fill(): Promise<void> {
     while (!this.stopping && this.running.size < this.options.workers) {
-      const job = await this.options.jobs.claimNext(this.name);
-      if (!job) return;
-      await this.launch(job);
+      const claimed = await this.options.source.claim(this.options.workers - this.running.size, this.name);
+      if (claimed.length === 0) return;
+      for (const one of claimed) await this.launch(one);
     }
   }
 
@@ -160,8 +169,9 @@ export class WorkerPool {
     ).unref();
   }
 
-  private async launch(job: QueueJob): Promise<void> {
+  private async launch({ job, release }: ClaimedJob): Promise<void> {
     const { jobs, logger } = this.options;
+    const timeoutSeconds = Math.min(this.options.jobTimeoutSeconds, job.timeoutSeconds ?? Infinity);
     const dir = await mkdtemp(path.join(tmpdir(), `gex-job-${job.id}-`));
     const summaryFile = path.join(dir, 'summary.json');
     const args = [
@@ -179,6 +189,10 @@ export class WorkerPool {
       path.join(dir, 'data'),
       '--summary',
       summaryFile,
+      // the run lock of a job's configuration may still be held for a moment by the `gex run` of a worker
+      // that died (it stops within a second of its parent); a run started by hand beside the queue is waited for as long
+      '--wait',
+      String(RUN_LOCK_WAIT_SECONDS),
     ];
     // the job's own identity, not the server's: no Keboola variable of the server reaches the run
     const env = Object.fromEntries(
@@ -187,7 +201,7 @@ export class WorkerPool {
     env.GEX_STORE = this.options.store;
     env[PARENT_PID_VARIABLE] = String(process.pid);
     const child = spawn(this.options.command[0], args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const run: Running = { job, child, killed: false, timedOut: false };
+    const run: Running = { job, child, killed: false, timedOut: false, abandoned: false };
     this.running.set(job.id, run);
     logger.info(
       `Job ${job.id} started: configuration ${displayId(job.configId)} of ${displayId(job.componentId)} (project ${job.projectId})`,
@@ -208,7 +222,7 @@ export class WorkerPool {
     const timeout = setTimeout(() => {
       run.timedOut = true;
       this.terminate(run);
-    }, this.options.jobTimeoutSeconds * 1000);
+    }, timeoutSeconds * 1000);
 
     const done = new Promise<void>((resolve) => {
       child.on('error', (error) => log.write('stderr', `Cannot start gex run: ${error.message}\n`));
@@ -227,16 +241,20 @@ export class WorkerPool {
                 };
               }
               if (run.timedOut) {
-                const message = `The job timed out after ${this.options.jobTimeoutSeconds} seconds: its process was stopped (no state saved).`;
+                const message = `The job timed out after ${timeoutSeconds} seconds: its process was stopped (no state saved).`;
                 return { status: 'error', result: resultWithMessage(message, 'user') };
               }
-              if (this.stopping) return { status: 'error', result: resultWithMessage(WORKER_STOPPED, 'application') };
+              if (this.stopping || run.abandoned)
+                return { status: 'error', result: resultWithMessage(WORKER_STOPPED, 'application') };
               return resultOfRun(summary, code);
             });
             logger.info(`Job ${job.id} ended (exit ${code ?? 'signal'})${ended ? '' : ': it was no longer running'}`);
           } catch (error) {
             logger.error({ err: error }, `Job ${job.id}: cannot record its end: ${(error as Error).message}`);
           } finally {
+            await release().catch((error: unknown) =>
+              logger.warn(`Job ${job.id}: cannot give up its lock: ${(error as Error).message}`),
+            );
             this.running.delete(job.id);
             await rm(dir, { recursive: true, force: true }).catch(() => undefined);
             resolve();

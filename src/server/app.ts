@@ -17,6 +17,7 @@ import { bucketRoutes } from './routes/buckets.js';
 import { componentDetailRoute, componentListRoute, publicComponentRoute } from './routes/components.js';
 import { configurationRoutes } from './routes/configurations.js';
 import { jobRoutes } from './routes/jobs.js';
+import type { JobRepository } from '../jobs/job-repository.js';
 import { queueRoutes, type QueueHooks } from './routes/queue.js';
 import { queueEventRoutes } from './routes/queue-events.js';
 import { metadataRoutes } from './routes/metadata.js';
@@ -54,6 +55,8 @@ export interface ServerOptions {
   previews?: PreviewLimits;
   /** told of created and killed queue jobs (the embedded worker pool); none: jobs wait for a worker's poll */
   queueHooks?: QueueHooks;
+  /** the job queue the Queue API serves (default: the backend's, without a dispatch) */
+  queue?: JobRepository;
 }
 
 const NO_HOOKS: QueueHooks = { created: () => undefined, killed: () => undefined };
@@ -142,7 +145,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
         configurationScope(root);
         tableScope(root, previews);
         jobRoutes(root);
-        const queueJobs = backend.queueJobs?.();
+        const queueJobs = options.queue ?? backend.queueJobs?.();
         if (queueJobs) queueEventRoutes(root, queueJobs);
       },
       { prefix: '/v2/storage' },
@@ -162,7 +165,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     );
 
     // Keboola's Job Queue API, at the origin (the API index lists it as the service "queue")
-    const queueJobs = backend.queueJobs?.();
+    const queueJobs = options.queue ?? backend.queueJobs?.();
     if (queueJobs) await api.register(async (queue) => queueRoutes(queue, queueJobs, options.queueHooks ?? NO_HOOKS));
   });
 

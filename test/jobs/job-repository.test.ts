@@ -99,7 +99,7 @@ describe('queue jobs in the store', function () {
 
       it('hands the next job of a configuration to the dispatch when the one before it ends or is cancelled', async () => {
         const told: number[][] = [];
-        const queue = new JobRepository(opened.backend.db, { onRunnable: (ids) => told.push(ids) });
+        const queue = new JobRepository(opened.backend.db, { onRunnable: (next) => void told.push(next.map((j) => j.id)) });
         const a1 = await queue.create(job('a'));
         const a2 = await queue.create(job('a'));
         const a3 = await queue.create(job('a'));
@@ -147,7 +147,10 @@ describe('queue jobs in the store', function () {
         const b1 = await jobs.create(job('b'));
         // a configuration whose next job is lost: waiting with nothing running (older servers left this)
         await opened.backend.db.run(`UPDATE queue_jobs SET status = 'cancelled' WHERE id = ?`, [a1.id]);
-        assert.deepEqual(await jobs.reconcile(), [a2.id, b1.id]);
+        assert.deepEqual(await jobs.reconcile(), [
+          { id: a2.id, attempt: 1 },
+          { id: b1.id, attempt: 1 },
+        ]);
         assert.equal((await jobs.get(null, a2.id))?.status, 'created');
       });
 

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
 import { repoRoot, runGex, startServe } from '../support/cli.js';
+import { call, childrenOf, untilFinished, type Json } from '../support/queue.js';
 
 const PHP_CLIENT = path.resolve(repoRoot, '..', 'shared', 'clients', 'job-queue-php');
 const KEY = { GEX_MASTER_KEY: '66'.repeat(32) };
@@ -15,49 +16,6 @@ interface Served {
   child: import('node:child_process').ChildProcess;
   url: string;
   output: () => string;
-}
-type Json = Record<string, any>;
-
-async function call(
-  url: string,
-  token: string,
-  method: string,
-  pathAndQuery: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-) {
-  const res = await fetch(`${url}${pathAndQuery}`, {
-    method,
-    headers: {
-      'X-StorageApi-Token': token,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-      ...headers,
-    },
-    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : null) as Json };
-}
-
-async function untilFinished(url: string, token: string, id: string, timeoutMs = 20_000): Promise<Json> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const job = (await call(url, token, 'GET', `/jobs/${id}`)).body;
-    if (job.isFinished) return job;
-    if (Date.now() > end) throw new Error(`job ${id} not finished: ${JSON.stringify(job)}`);
-    await sleep(50);
-  }
-}
-
-/** the `gex run` processes a server started (they carry its pid in their environment) */
-async function childrenOf(serverPid: number): Promise<number[]> {
-  const found: number[] = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const environ = await readFile(`/proc/${entry}/environ`, 'utf8').catch(() => '');
-    if (environ.split('\0').includes(`GEX_JOB_PARENT_PID=${serverPid}`)) found.push(Number(entry));
-  }
-  return found;
 }
 
 /**

@@ -81,7 +81,11 @@ export function postgresBackendAt(url: string): BackendFactory {
     await withPostgresClient(url, (c) => c.query(`CREATE SCHEMA ${schema}`));
     return {
       location: inSchema(url, schema),
-      dispose: () => withPostgresClient(url, (c) => c.query(`DROP SCHEMA ${schema} CASCADE`)).then(() => undefined),
+      // pg-boss keeps a store's job dispatch in a schema beside it (src/jobs/dispatch)
+      dispose: () =>
+        withPostgresClient(url, (c) =>
+          c.query(`DROP SCHEMA ${schema} CASCADE; DROP SCHEMA IF EXISTS ${schema}_pgboss CASCADE`),
+        ).then(() => undefined),
     };
   });
 }

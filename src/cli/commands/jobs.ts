@@ -10,6 +10,7 @@ import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
 import { splitIdList } from '../id-list.js';
 import { withEmbeddedBackend } from '../embedded-only.js';
 import { GENERIC_EXTRACTOR_ID } from '../builtin-components.js';
+import { createLogger } from '../../common/logger.js';
 
 interface JobsArgs {
   store?: string;
@@ -21,12 +22,19 @@ const REFUSAL = 'gex jobs works on the embedded store (against a server: use its
 /** how often `--wait` and `log --follow` look again */
 const POLL_MS = 500;
 
-/** The project's queue: the repository and the project's local identity. */
-async function projectQueue(backend: EmbeddedBackend, project: string | undefined) {
-  const store = await backend.localSession(project);
+/** The project's queue (with the store's dispatch: a job created here reaches every worker) and local identity. */
+async function projectQueue(backend: EmbeddedBackend, args: JobsArgs) {
+  const store = await backend.localSession(args.project);
   const token = await store.verifyToken();
-  return { jobs: backend.queueJobs(), store, token };
+  const { openJobQueue } = await import('../../jobs/job-queue.js');
+  // only a dispatch problem is logged (the job is then sent by a server's or worker's next check)
+  const queue = await openJobQueue(backend, { logger: createLogger({ level: 'warn' }) });
+  closing.push(() => queue.close());
+  return { jobs: queue.jobs, store, token };
 }
+
+/** what the action opened, closed when it ends */
+const closing: Array<() => Promise<void>> = [];
 
 function jobId(text: unknown): number {
   if (typeof text !== 'string' && typeof text !== 'number') throw new UserError('GEX_CLI_USAGE', 'Name a job id');
@@ -85,9 +93,18 @@ type Action = (backend: EmbeddedBackend, args: JobsArgs & Record<string, unknown
 function handler(action: Action) {
   return async (args: JobsArgs & Record<string, unknown>) => {
     try {
-      process.exitCode = await withEmbeddedBackend(args.store, REFUSAL, (backend) => action(backend, args), {
-        mustExist: true,
-      });
+      process.exitCode = await withEmbeddedBackend(
+        args.store,
+        REFUSAL,
+        async (backend) => {
+          try {
+            return await action(backend, args);
+          } finally {
+            for (const close of closing.splice(0)) await close();
+          }
+        },
+        { mustExist: true },
+      );
     } catch (error) {
       process.stderr.write(`${(error as Error).message}\n`);
       process.exitCode = exitCodeOf(error);
@@ -134,7 +151,7 @@ export function jobsCommand(yargs: Argv): Argv {
                   'wait until the job ends; exit with its code (0 ok, 1 user error, 2 application error, 143 killed)',
               }),
           handler(async (backend, args) => {
-            const { jobs, store, token } = await projectQueue(backend, args.project);
+            const { jobs, store, token } = await projectQueue(backend, args);
             const { newJobFromRequest } = await import('../../jobs/job-request.js');
             const body = new Map<string, import('../../json/index.js').JsonValue>([
               ['component', String(args['component-id'])],
@@ -161,7 +178,7 @@ export function jobsCommand(yargs: Argv): Argv {
               .option('config', { type: 'string', array: true, describe: 'only jobs of these configurations' })
               .option('limit', { type: 'number', default: DEFAULT_SEARCH_LIMIT }),
           handler(async (backend, args) => {
-            const { jobs, token } = await projectQueue(backend, args.project);
+            const { jobs, token } = await projectQueue(backend, args);
             const statuses = (args.status as string[] | undefined)?.flatMap(splitIdList);
             const bad = statuses?.find((s) => !isJobStatus(s));
             if (bad !== undefined) throw new UserError('GEX_CLI_USAGE', `Unknown status ${JSON.stringify(bad)}`);
@@ -186,7 +203,7 @@ export function jobsCommand(yargs: Argv): Argv {
           'one job',
           (c) => c.positional('id', { type: 'string' }),
           handler(async (backend, args) => {
-            const { jobs, token } = await projectQueue(backend, args.project);
+            const { jobs, token } = await projectQueue(backend, args);
             const job = await jobs.get(token.projectId, jobId(args.id));
             if (!job) throw new UserError('GEX_JOB_NOT_FOUND', `Job ${String(args.id)} not found`);
             show(job, args.json);
@@ -198,7 +215,7 @@ export function jobsCommand(yargs: Argv): Argv {
           'the log lines of a job',
           (c) => c.positional('id', { type: 'string' }).option('follow', { type: 'boolean', default: false }),
           handler(async (backend, args) => {
-            const { jobs, token } = await projectQueue(backend, args.project);
+            const { jobs, token } = await projectQueue(backend, args);
             await printLog(jobs, token.projectId, jobId(args.id), Boolean(args.follow));
             return 0;
           }),
@@ -208,7 +225,7 @@ export function jobsCommand(yargs: Argv): Argv {
           'cancel a waiting job or stop a running one',
           (c) => c.positional('id', { type: 'string' }),
           handler(async (backend, args) => {
-            const { jobs, token } = await projectQueue(backend, args.project);
+            const { jobs, token } = await projectQueue(backend, args);
             const job = await jobs.kill(token.projectId, jobId(args.id));
             if (!job) throw new UserError('GEX_JOB_NOT_FOUND', `Job ${String(args.id)} not found`);
             show(job, args.json);

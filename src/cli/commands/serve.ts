@@ -1,5 +1,4 @@
 import type { Argv } from 'yargs';
-import type { RunCancelled } from '../../common/cancellation.js';
 import { errorLogFields, exitCodeOf, UserError } from '../../common/errors.js';
 import { DEFAULT_BODY_LIMIT } from '../../server/limits.js';
 import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
@@ -12,10 +11,12 @@ import {
 import { DEFAULT_STORE_FILE, isRemoteStore } from '../../store/store-location.js';
 import { builtinComponents } from '../builtin-components.js';
 import { createCliLogging, type LoggingArgs } from '../logging.js';
-import { cancelOnStop } from '../stop-signals.js';
-import { DEFAULT_JOB_TIMEOUT_SECONDS, type WorkerPool } from '../../jobs/worker-pool.js';
+import { untilStopSignal } from '../stop-signals.js';
+import type { WorkerPool } from '../../jobs/worker-pool.js';
+import type { JobQueue } from '../../jobs/job-queue.js';
+import { checkJobWorkerArgs, jobWorkerOptions, startWorkerPool, type JobWorkerArgs } from '../job-worker-options.js';
 
-interface ServeArgs extends LoggingArgs {
+interface ServeArgs extends LoggingArgs, JobWorkerArgs {
   port: number;
   host: string;
   store: string;
@@ -23,7 +24,6 @@ interface ServeArgs extends LoggingArgs {
   durability?: string;
   metrics: boolean;
   workers: number;
-  'job-timeout': number;
 }
 
 export function serveCommand(yargs: Argv): Argv {
@@ -31,7 +31,7 @@ export function serveCommand(yargs: Argv): Argv {
     'serve',
     'Serve the configuration store over HTTP, compatible with Keboola Storage API v2 (component configurations)',
     (y) =>
-      y
+      jobWorkerOptions(y)
         .option('port', { type: 'number', default: 8080, describe: 'TCP port to listen on (0 = any free port)' })
         .option('host', {
           type: 'string',
@@ -66,11 +66,6 @@ export function serveCommand(yargs: Argv): Argv {
           describe:
             'queue jobs run at once by this server, each as its own gex run process (0 = accept jobs, run none)',
         })
-        .option('job-timeout', {
-          type: 'number',
-          default: DEFAULT_JOB_TIMEOUT_SECONDS,
-          describe: 'seconds a queue job may run before it is stopped (ends as error)',
-        })
         .example('$0 serve --store gex-store.sqlite', 'serve a SQLite store on http://127.0.0.1:8080/v2/storage')
         .example(
           '$0 serve --host 0.0.0.0 --port 8080 --store postgres://gex@db/gex',
@@ -81,16 +76,6 @@ export function serveCommand(yargs: Argv): Argv {
       process.exitCode = await serve(args);
     },
   );
-}
-
-/** Resolves with the first SIGINT or SIGTERM (a second one exits at once: see stop-signals). */
-function untilStopSignal(): Promise<string> {
-  const signal = cancelOnStop();
-  return new Promise((resolve) => {
-    const stop = () => resolve((signal.reason as RunCancelled).signal);
-    if (signal.aborted) stop();
-    else signal.addEventListener('abort', stop, { once: true });
-  });
 }
 
 function listenError(error: unknown, args: ServeArgs): unknown {
@@ -119,11 +104,11 @@ export async function serve(args: ServeArgs): Promise<number> {
   const { logger } = createCliLogging(args, { batchStdout: true });
   let backend: EmbeddedBackend | undefined;
   let pool: WorkerPool | undefined;
+  let queue: JobQueue | undefined;
   try {
     if (!Number.isSafeInteger(args.workers) || args.workers < 0 || args.workers > 256)
       throw new UserError('GEX_CLI_USAGE', '--workers takes a whole number from 0 to 256');
-    if (!Number.isSafeInteger(args['job-timeout']) || args['job-timeout'] < 1)
-      throw new UserError('GEX_CLI_USAGE', '--job-timeout takes a whole number of seconds ≥ 1');
+    checkJobWorkerArgs(args);
     if (isRemoteStore(args.store))
       throw new UserError(
         'GEX_CLI_USAGE',
@@ -145,22 +130,15 @@ export async function serve(args: ServeArgs): Promise<number> {
       builtinComponents: builtinComponents(),
       onCreate: (what) => logger.warn(`Created ${what}`),
     });
-    const { WorkerPool } = await import('../../jobs/worker-pool.js');
-    const workers = new WorkerPool({
-      jobs: backend.queueJobs(),
-      workers: args.workers,
-      jobTimeoutSeconds: args['job-timeout'],
-      store: args.store,
-      // this same gex: node and its script
-      command: [process.execPath, process.argv[1]],
-      logger,
-    });
+    const { openJobQueue } = await import('../../jobs/job-queue.js');
+    queue = await openJobQueue(backend, { logger, retryLimit: args.retries, supervise: true });
+    // jobs a server or worker that died left running end as error (or are retried) before anything is claimed
+    const workers = await startWorkerPool(queue, args, args.workers, logger);
     pool = workers;
-    // jobs a server that died left running end as error before anything is claimed
-    await workers.start();
     const queueHooks = { created: () => workers.wake(), killed: (job: { id: number }) => workers.kill(job.id) };
     const app = await buildServer({
       backend,
+      queue: queue.jobs,
       logger,
       bodyLimit: args['body-limit'],
       metrics: args.metrics,
@@ -183,6 +161,7 @@ export async function serve(args: ServeArgs): Promise<number> {
     return exitCodeOf(error);
   } finally {
     await pool?.stop();
+    await queue?.close();
     await backend?.close();
   }
 }

@@ -83,7 +83,8 @@ export class PostgresDatabase implements Database {
   private readonly settings: Required<Omit<PostgresOptions, 'label'>>;
 
   constructor(
-    private readonly connectionString: string,
+    /** the URL the store was opened with (a session of its own, or an engine sharing the database, connects with it) */
+    readonly connectionString: string,
     options: PostgresOptions = {},
   ) {
     this.settings = { ...POSTGRES_DEFAULTS, ...options };

@@ -1,0 +1,80 @@
+import type { Argv } from 'yargs';
+import { errorLogFields, exitCodeOf, UserError } from '../../common/errors.js';
+import type { JobQueue } from '../../jobs/job-queue.js';
+import type { WorkerPool } from '../../jobs/worker-pool.js';
+import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
+import { displayLocation, isPostgresStore } from '../../store/store-location.js';
+import { builtinComponents } from '../builtin-components.js';
+import { checkJobWorkerArgs, jobWorkerOptions, startWorkerPool, type JobWorkerArgs } from '../job-worker-options.js';
+import { createCliLogging, type LoggingArgs } from '../logging.js';
+import { untilStopSignal } from '../stop-signals.js';
+
+interface WorkerArgs extends LoggingArgs, JobWorkerArgs {
+  store?: string;
+  concurrency: number;
+}
+
+/** `gex worker`: runs the queue jobs of a PostgreSQL store, beside any number of other workers and servers. */
+export function workerCommand(yargs: Argv): Argv {
+  return yargs.command<WorkerArgs>(
+    'worker',
+    'Run queue jobs of a PostgreSQL store; start as many workers on as many machines as you like (docs/jobs.md)',
+    (y) =>
+      jobWorkerOptions(y)
+        .option('store', {
+          type: 'string',
+          defaultDescription: '$GEX_STORE',
+          describe: 'the store: a postgres:// URL (the database every server and worker shares)',
+        })
+        .option('concurrency', { type: 'number', default: 1, describe: 'jobs this worker runs at once' })
+        .example(
+          '$0 worker --store postgres://gex@db/gex --concurrency 4',
+          'run up to 4 jobs at once',
+        ) as Argv<WorkerArgs>,
+    async (args) => {
+      process.exitCode = await runWorker(args);
+    },
+  );
+}
+
+/** Runs jobs until SIGINT/SIGTERM; then stops its jobs' processes (their jobs end as error, or are retried). */
+export async function runWorker(args: WorkerArgs): Promise<number> {
+  const { logger } = createCliLogging(args);
+  let backend: EmbeddedBackend | undefined;
+  let queue: JobQueue | undefined;
+  let pool: WorkerPool | undefined;
+  try {
+    const store = args.store ?? process.env.GEX_STORE ?? '';
+    if (!isPostgresStore(store))
+      throw new UserError(
+        'GEX_CLI_USAGE',
+        store === ''
+          ? 'gex worker needs the store: --store postgres://… (or $GEX_STORE)'
+          : 'gex worker runs the jobs of a PostgreSQL store (--store postgres://…); the jobs of a SQLite store are run by its one server: gex serve --workers N',
+      );
+    if (!Number.isSafeInteger(args.concurrency) || args.concurrency < 1 || args.concurrency > 256)
+      throw new UserError('GEX_CLI_USAGE', '--concurrency takes a whole number from 1 to 256');
+    checkJobWorkerArgs(args);
+    const [{ openEmbeddedStore }, { openJobQueue }] = await Promise.all([
+      import('../../store/open-store.js'),
+      import('../../jobs/job-queue.js'),
+    ]);
+    backend = await openEmbeddedStore(store, process.env, { builtinComponents: builtinComponents() });
+    queue = await openJobQueue(backend, { logger, retryLimit: args.retries, supervise: true });
+    pool = await startWorkerPool(queue, { ...args, store }, args.concurrency, logger);
+    logger.info(
+      `Worker ready: up to ${args.concurrency} ${args.concurrency === 1 ? 'job' : 'jobs'} at once from ${displayLocation(store)}`,
+    );
+    const signal = await untilStopSignal();
+    logger.info(`${signal} received: stopping (running jobs are stopped and end as error, or are retried)`);
+    return 0;
+  } catch (error) {
+    if (error instanceof UserError) logger.error(errorLogFields(error), error.message);
+    else logger.error({ err: error, ...errorLogFields(error) }, `Application error: ${(error as Error).message}`);
+    return exitCodeOf(error);
+  } finally {
+    await pool?.stop();
+    await queue?.close();
+    await backend?.close();
+  }
+}

@@ -1,0 +1,75 @@
+import type { Argv } from 'yargs';
+import { UserError } from '../common/errors.js';
+import type { Logger } from '../common/logger.js';
+import type { JobQueue } from '../jobs/job-queue.js';
+import { DEFAULT_JOB_RETENTION_DAYS, DEFAULT_JOB_TIMEOUT_SECONDS, type WorkerPool } from '../jobs/worker-pool.js';
+
+/** The options of whatever runs queue jobs: `gex serve` and `gex worker`. */
+export interface JobWorkerArgs {
+  'job-timeout': number;
+  retries: number;
+  'job-retention-days': number;
+}
+
+export function jobWorkerOptions<T>(y: Argv<T>): Argv<T & JobWorkerArgs> {
+  return y
+    .option('job-timeout', {
+      type: 'number',
+      default: DEFAULT_JOB_TIMEOUT_SECONDS,
+      describe:
+        "seconds a queue job may run before it is stopped (ends as error); a configuration's runtime.process_timeout may lower it",
+    })
+    .option('retries', {
+      type: 'number',
+      default: 0,
+      describe:
+        'retries of a job after an application error or a lost worker, for jobs created here (never after a user error; 0 = none, as in Keboola)',
+    })
+    .option('job-retention-days', {
+      type: 'number',
+      default: DEFAULT_JOB_RETENTION_DAYS,
+      describe: 'finished jobs and their logs are deleted this many days after they ended',
+    });
+}
+
+function wholeNumber(value: number, option: string, min: number, max: number, unit = ''): number {
+  if (!Number.isSafeInteger(value) || value < min || value > max)
+    throw new UserError('GEX_CLI_USAGE', `--${option} takes a whole number${unit} from ${min} to ${max}`);
+  return value;
+}
+
+/** The options checked: a bad value is a clear error, not a silent default. */
+export function checkJobWorkerArgs(args: JobWorkerArgs): void {
+  wholeNumber(args['job-timeout'], 'job-timeout', 1, 30 * 86_400, ' of seconds');
+  wholeNumber(args.retries, 'retries', 0, 10);
+  wholeNumber(args['job-retention-days'], 'job-retention-days', 1, 3650, ' of days');
+}
+
+/** Starts a pool of `workers` on the queue (jobs dead workers left are ended first). */
+export async function startWorkerPool(
+  queue: JobQueue,
+  args: JobWorkerArgs & { store: string },
+  workers: number,
+  logger: Logger,
+): Promise<WorkerPool> {
+  const { WorkerPool } = await import('../jobs/worker-pool.js');
+  const holder: { pool?: WorkerPool } = {};
+  const source = await queue.source((error) => {
+    logger.error(`Job locks lost (${error.message}): stopping this worker's jobs, another worker may run them again`);
+    holder.pool?.abandonAll();
+  });
+  const pool = new WorkerPool({
+    jobs: queue.jobs,
+    source,
+    workers,
+    jobTimeoutSeconds: args['job-timeout'],
+    retentionDays: args['job-retention-days'],
+    store: args.store,
+    // this same gex: node and its script
+    command: [process.execPath, process.argv[1]],
+    logger,
+  });
+  holder.pool = pool;
+  await pool.start();
+  return pool;
+}

@@ -1,0 +1,57 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export type Json = Record<string, any>;
+
+/** One call to a gex server's API with a token; the status and the parsed body. */
+export async function call(
+  url: string,
+  token: string,
+  method: string,
+  pathAndQuery: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
+  const res = await fetch(`${url}${pathAndQuery}`, {
+    method,
+    headers: {
+      'X-StorageApi-Token': token,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      ...headers,
+    },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : null) as Json };
+}
+
+/** The job once `done` says so (default: finished), polled every 50 ms. */
+export async function untilJob(
+  url: string,
+  token: string,
+  id: string,
+  timeoutMs = 20_000,
+  done: (job: Json) => boolean = (job) => job.isFinished === true,
+): Promise<Json> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const job = (await call(url, token, 'GET', `/jobs/${id}`)).body;
+    if (done(job)) return job;
+    if (Date.now() > end) throw new Error(`job ${id} not as expected in ${timeoutMs} ms: ${JSON.stringify(job)}`);
+    await sleep(50);
+  }
+}
+
+export const untilFinished = (url: string, token: string, id: string, timeoutMs = 20_000) =>
+  untilJob(url, token, id, timeoutMs);
+
+/** the `gex run` processes a server or worker started (they carry its pid in their environment) */
+export async function childrenOf(parentPid: number): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const environ = await readFile(`/proc/${entry}/environ`, 'utf8').catch(() => '');
+    if (environ.split('\0').includes(`GEX_JOB_PARENT_PID=${parentPid}`)) found.push(Number(entry));
+  }
+  return found;
+}
