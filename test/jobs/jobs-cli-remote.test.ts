@@ -135,6 +135,42 @@ describe('gex jobs against a server (Queue API over HTTP)', function () {
     assert.ok(log.every((l) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00 (INFO|WARNING|ERROR) /.test(l)));
   });
 
+  it('KBC_RUNID is the parent run in both modes; the embedded mode waits for the server to run the job', async () => {
+    const over = await remote(['run', configs.ok, '--json'], { KBC_RUNID: '4242' });
+    assert.equal(over.code, 0, over.stderr);
+    const queued = JSON.parse(over.stdout) as Json;
+    assert.equal(queued.runId, `4242.${queued.id}`);
+    const local = await runGex(['jobs', 'run', configs.ok, '--wait', '--json', '--store', store], {
+      ...KEY,
+      KBC_RUNID: '4243',
+    });
+    assert.equal(local.code, 0, local.stderr);
+    const ended = JSON.parse(local.stdout.trim().split('\n')[1]) as Json;
+    assert.equal(ended.runId, `4243.${ended.id}`);
+    assert.equal(ended.status, 'success');
+  });
+
+  it('a server whose index lists no queue, or one gex does not send the token to: a clear refusal', async () => {
+    for (const services of [[], [{ id: 'queue', url: 'file:///etc/passwd' }], [{ id: 'queue', url: 'ftp://x' }]]) {
+      const index = await startFixtureServer({ handler: () => ({ body: { api: 'storage', services } }) });
+      try {
+        const r = await remote(['list'], { KBC_URL: index.url });
+        assert.equal(r.code, 1, JSON.stringify(services));
+        assert.match(
+          r.stderr,
+          services.length ? /names as its Job Queue .*not an http\(s\) address/ : /lists no Job Queue/,
+        );
+        assert.deepEqual(
+          index.requests.map((q) => q.url),
+          ['/v2/storage?exclude=components'],
+          'nothing but the index was asked',
+        );
+      } finally {
+        await index.close();
+      }
+    }
+  });
+
   it('an unknown job id, a wrong token and no token: one clear line, exit 1, no token in the output', async () => {
     for (const args of [
       ['show', '999999'],

@@ -28,10 +28,7 @@ async function waitFor(backend: JobsBackend, id: string): Promise<JobView> {
   const progress = new WaitProgress((line) => process.stderr.write(`${line}\n`));
   for (;;) {
     const job = await backend.get(id);
-    await progress.seen(job, async () => {
-      const newest = await backend.newestLine(job);
-      return newest && logLine(newest);
-    });
+    await progress.seen(job, async () => (await backend.newestLine(job))?.message);
     if (job.isFinished) return job;
     await sleep(backend.pollMs);
   }

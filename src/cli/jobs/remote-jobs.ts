@@ -164,13 +164,13 @@ class RemoteJobs implements JobsBackend {
     }
     found.sort((a, b) => a.id - b.id);
     const newest = found.length ? found[found.length - 1].id : since;
-    const lines = found.filter((e) => e.jobId === job.id).map((e) => e.line);
+    const lines = found.filter((e) => ofJob(e, job)).map((e) => e.line);
     return { lines, cursor: newest === undefined ? undefined : String(newest) };
   }
 
   async newestLine(job: JobView): Promise<LogLine | undefined> {
     // a child run's lines come too: the newest of this job's among a few
-    return (await this.events(job, 20)).find((e) => e.jobId === job.id)?.line;
+    return (await this.events(job, 20)).find((e) => ofJob(e, job))?.line;
   }
 
   close(): Promise<void> {
@@ -182,6 +182,11 @@ interface RemoteEvent {
   id: number;
   jobId: string;
   line: LogLine;
+}
+
+/** gex's events name their job (a child run's lines come with the run's); Keboola's may not, and are kept. */
+function ofJob(event: RemoteEvent, job: JobView): boolean {
+  return event.jobId === '' || event.jobId === job.id;
 }
 
 function eventOf(value: JsonValue): RemoteEvent | undefined {
