@@ -304,8 +304,10 @@ export class JobRepository {
       params.push(options.jobId);
     }
     if (options.runId !== undefined) {
-      where.push(`(j.run_id = ? OR j.run_id LIKE ? ESCAPE '\\')`);
-      params.push(options.runId, `${likeLiteral(options.runId)}.%`);
+      // the run's jobs first (a job is one row, its log many): the database then reads only their lines
+      where.push(`e.job_id IN (SELECT j.id FROM queue_jobs j WHERE j.project_id = ?
+        AND (j.run_id = ? OR j.run_id LIKE ? ESCAPE '\\'))`);
+      params.push(projectId, options.runId, `${likeLiteral(options.runId)}.%`);
     }
     if (options.sinceSeq !== undefined) {
       where.push('e.seq > ?');
@@ -321,7 +323,7 @@ export class JobRepository {
     }
     const order = options.newestFirst ? 'DESC' : 'ASC';
     const rows = await this.db.all<Row>(
-      `SELECT e.* FROM queue_job_events e JOIN queue_jobs j ON j.id = e.job_id WHERE ${where.join(' AND ')}
+      `SELECT e.* FROM queue_job_events e WHERE ${where.join(' AND ')}
         ORDER BY e.job_id ${order}, e.seq ${order} LIMIT ?`,
       [...params, options.limit],
     );
