@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
 import { JobRepository } from '../../src/jobs/job-repository.js';
-import { runGex, startServe } from '../support/cli.js';
+import { gexBin, runGex, startServe } from '../support/cli.js';
 import { openEmbeddedStore } from '../support/open-store.js';
 
 const KEY = { GEX_MASTER_KEY: '77'.repeat(32) };
@@ -73,6 +74,10 @@ describe('gex jobs against a server (Queue API over HTTP)', function () {
     await rm(dir, { recursive: true, force: true });
   });
 
+  const jobStatus = async (id: string) => {
+    const res = await fetch(`${served.url}/jobs/${id}`, { headers: { 'X-StorageApi-Token': token } });
+    return ((await res.json()) as Json).status as string;
+  };
   let okJob: string;
   let failJob: string;
 
@@ -198,9 +203,21 @@ describe('gex jobs against a server (Queue API over HTTP)', function () {
     const started = await remote(['run', configs.slow, '--json']);
     assert.equal(started.code, 0, started.stderr);
     const slow = (JSON.parse(started.stdout) as Json).id as string;
-    const following = remote(['log', slow, '--follow']);
-    const followed = await following;
+    // the first lines arrive while the job still runs
+    const child = spawn(process.execPath, [gexBin, 'jobs', 'log', slow, '--follow'], {
+      env: { ...process.env, GEX_STORE: '', KBC_URL: served.url, KBC_TOKEN: token },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const followed = { stdout: '', stderr: '', code: -1 };
+    let statusAtFirstLine: Promise<string> | undefined;
+    child.stdout.on('data', (chunk: Buffer) => {
+      statusAtFirstLine ??= jobStatus(slow);
+      followed.stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => (followed.stderr += chunk.toString()));
+    followed.code = await new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
     assert.equal(followed.code, 0, followed.stderr);
+    assert.equal(await statusAtFirstLine, 'processing', 'lines are printed while the job runs');
     assert.equal(JSON.parse((await remote(['show', slow, '--json'])).stdout).status, 'success');
     assert.equal(followed.stdout, (await remote(['log', slow])).stdout, 'every line, once, in order');
     assert.ok(followed.stdout.split('\n').length > 2);

@@ -159,7 +159,9 @@ class RemoteJobs implements JobsBackend {
         ...page.filter((e) => (since === undefined || e.id > since) && (maxId === undefined || e.id <= maxId)),
       );
       const oldest = Math.min(...page.map((e) => e.id));
-      if (page.length < EVENTS_PAGE || found.length >= MAX_LOG_LINES || !(oldest > (since ?? 0))) break;
+      if (page.length < EVENTS_PAGE || found.length >= MAX_LOG_LINES || oldest <= (since ?? 0)) break;
+      // a server that ignores maxId would hand back the same page forever
+      if (maxId !== undefined && oldest > maxId) break;
       maxId = oldest - 1;
     }
     found.sort((a, b) => a.id - b.id);
