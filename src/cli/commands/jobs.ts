@@ -11,8 +11,6 @@ import { EmbeddedJobs, jobId, type JobsBackend } from '../jobs/jobs-backend.js';
 import { exitCodeOfJob, jobLine, logLine, printJob, type JobView } from '../jobs/job-view.js';
 import { WaitProgress } from '../jobs/wait-progress.js';
 
-export { exitCodeOfJob };
-
 interface JobsArgs {
   store?: string;
   token?: string;
@@ -54,12 +52,7 @@ async function withJobs(args: JobsArgs, work: (backend: JobsBackend) => Promise<
   const location = storeLocationFromArgs(args.store);
   if (isRemoteStore(location)) {
     const { openRemoteJobs } = await import('../jobs/remote-jobs.js');
-    const backend = await openRemoteJobs(location, args.token ?? process.env.KBC_TOKEN, process.env);
-    try {
-      return await work(backend);
-    } finally {
-      await backend.close();
-    }
+    return work(await openRemoteJobs(location, args.token ?? process.env.KBC_TOKEN, process.env));
   }
   return withEmbeddedBackend(
     args.store,
@@ -67,7 +60,7 @@ async function withJobs(args: JobsArgs, work: (backend: JobsBackend) => Promise<
     async (backend) => {
       const store = await backend.localSession(args.project);
       const token = await store.verifyToken();
-      return work(new EmbeddedJobs(backend.queueJobs(), store, token, () => Promise.resolve()));
+      return work(new EmbeddedJobs(backend.queueJobs(), store, token));
     },
     { mustExist: true },
   );

@@ -40,7 +40,6 @@ export interface JobsBackend {
   log(job: JobView, cursor: string | undefined): Promise<{ lines: LogLine[]; cursor: string | undefined }>;
   /** the job's newest log line */
   newestLine(job: JobView): Promise<LogLine | undefined>;
-  close(): Promise<void>;
 }
 
 export function notFound(id: string, cause?: Error): UserError {
@@ -66,7 +65,6 @@ export class EmbeddedJobs implements JobsBackend {
     private readonly jobs: JobRepository,
     private readonly store: EmbeddedConfigStore,
     private readonly token: TokenInfo,
-    private readonly closeStore: () => Promise<void>,
   ) {}
 
   private view(job: QueueJob): JobView {
@@ -127,9 +125,5 @@ export class EmbeddedJobs implements JobsBackend {
   async newestLine(job: JobView): Promise<LogLine | undefined> {
     const [e] = await this.jobs.events(this.token.projectId, { jobId: Number(job.id), newestFirst: true, limit: 1 });
     return e && { created: wireTime(e.created) ?? '', level: e.level, message: e.message };
-  }
-
-  close(): Promise<void> {
-    return this.closeStore();
   }
 }

@@ -55,7 +55,7 @@ export async function openRemoteJobs(
     logger,
     service: { name: 'Job Queue API', path: '' },
   });
-  return new RemoteJobs(storage, api);
+  return new RemoteJobs(storage, api, url);
 }
 
 /** The queue's address from the index: http(s) only, and not plain http behind an https Storage API. */
@@ -81,7 +81,27 @@ class RemoteJobs implements JobsBackend {
   constructor(
     private readonly storage: StorageApiClient,
     private readonly api: StorageApiClient,
+    private readonly url: string,
   ) {}
+
+  private queue(...args: Parameters<StorageApiClient['call']>): Promise<JsonValue> {
+    return this.api.call(...args).catch((error: unknown) => this.refused(error));
+  }
+
+  private storageCall(...args: Parameters<StorageApiClient['call']>): Promise<JsonValue> {
+    return this.storage.call(...args).catch((error: unknown) => this.refused(error));
+  }
+
+  /** A 401 says which server refused which token (by where it came from, never its text). */
+  private refused(error: unknown): never {
+    if (error instanceof StoreError && error.status === 401)
+      throw new UserError(
+        'GEX_STORE_TOKEN_INVALID',
+        `The server at ${this.url} refused the token (KBC_TOKEN or --token): ${error.message}`,
+        { cause: error },
+      );
+    throw error;
+  }
 
   private job(value: JsonValue, what: string): JobView {
     const view = jobView(value);
@@ -107,7 +127,7 @@ class RemoteJobs implements JobsBackend {
       ['configRowIds', request.configRowIds],
     ]);
     const headers = request.parentRunId ? { 'X-KBC-RunId': request.parentRunId } : undefined;
-    const answer = await this.api.call('POST', 'jobs', body, undefined, {
+    const answer = await this.queue('POST', 'jobs', body, undefined, {
       retry: false,
       headers,
       maxBytes: MAX_JOBS_BYTES,
@@ -117,7 +137,7 @@ class RemoteJobs implements JobsBackend {
 
   get(id: string): Promise<JobView> {
     return this.one(id, `GET /jobs/${id}`, () =>
-      this.api.call('GET', `jobs/${id}`, undefined, undefined, { maxBytes: MAX_JOBS_BYTES }),
+      this.queue('GET', `jobs/${id}`, undefined, undefined, { maxBytes: MAX_JOBS_BYTES }),
     );
   }
 
@@ -125,7 +145,7 @@ class RemoteJobs implements JobsBackend {
     const query = new URLSearchParams({ limit: String(filter.limit), sortBy: 'id', sortOrder: 'desc' });
     for (const status of filter.statuses ?? []) query.append('status[]', status);
     for (const config of filter.configIds ?? []) query.append('config[]', config);
-    const found = await this.api.call('GET', 'search/jobs', undefined, query, { maxBytes: MAX_JOBS_BYTES });
+    const found = await this.queue('GET', 'search/jobs', undefined, query, { maxBytes: MAX_JOBS_BYTES });
     if (!Array.isArray(found))
       throw new UserError('GEX_STORAGE_API_REFUSED', 'The Job Queue API answered GET /search/jobs with no list.');
     return found.map((j) => this.job(j, 'GET /search/jobs'));
@@ -133,7 +153,7 @@ class RemoteJobs implements JobsBackend {
 
   kill(id: string): Promise<JobView> {
     return this.one(id, `POST /jobs/${id}/kill`, () =>
-      this.api.call('POST', `jobs/${id}/kill`, undefined, undefined, { retry: false, maxBytes: MAX_JOBS_BYTES }),
+      this.queue('POST', `jobs/${id}/kill`, undefined, undefined, { retry: false, maxBytes: MAX_JOBS_BYTES }),
     );
   }
 
@@ -142,7 +162,7 @@ class RemoteJobs implements JobsBackend {
     const query: Query = new URLSearchParams({ runId: job.runId, limit: String(limit) });
     if (sinceId !== undefined) query.set('sinceId', String(sinceId));
     if (maxId !== undefined) query.set('maxId', String(maxId));
-    const page = await this.storage.call('GET', 'events', undefined, query, { maxBytes: MAX_EVENTS_BYTES });
+    const page = await this.storageCall('GET', 'events', undefined, query, { maxBytes: MAX_EVENTS_BYTES });
     if (!Array.isArray(page))
       throw new UserError('GEX_STORAGE_API_REFUSED', 'The Storage API answered GET /v2/storage/events with no list.');
     return page.flatMap((e) => eventOf(e) ?? []);
@@ -173,10 +193,6 @@ class RemoteJobs implements JobsBackend {
   async newestLine(job: JobView): Promise<LogLine | undefined> {
     // a child run's lines come too: the newest of this job's among a few
     return (await this.events(job, 20)).find((e) => ofJob(e, job))?.line;
-  }
-
-  close(): Promise<void> {
-    return Promise.resolve();
   }
 }
 
