@@ -176,6 +176,57 @@ describe('gex jobs against a server (Queue API over HTTP)', function () {
     }
   });
 
+  it("a Keboola-like stack: the queue at the index's address, GETs retried, a POST sent once, size limits, Keboola's events", async () => {
+    let base = '';
+    let gets = 0;
+    const job = {
+      id: '7',
+      runId: '7',
+      status: 'success',
+      component: 'keboola.ex-x',
+      config: 'c1',
+      configRowIds: [],
+      createdTime: '2026-01-01T00:00:00+01:00',
+      durationSeconds: 3,
+      isFinished: true,
+      result: { message: 'done' },
+    };
+    const stack = await startFixtureServer({
+      handler: (r) => {
+        const url = new URL(r.url, 'http://x');
+        if (url.pathname === '/v2/storage') return { body: { services: [{ id: 'queue', url: `${base}/queue/` }] } };
+        if (r.method === 'GET' && url.pathname === '/queue/jobs/7')
+          return ++gets < 3 ? { status: 503, body: { error: 'busy', code: 503 } } : { body: job };
+        if (r.method === 'POST' && url.pathname === '/queue/jobs')
+          return { status: 503, body: { error: 'Service unavailable', code: 503, status: 'error' } };
+        if (url.pathname === '/queue/search/jobs') return { body: `[${' '.repeat(17 * 1024 * 1024)}]` };
+        if (url.pathname === '/v2/storage/events' && url.searchParams.get('runId') === '7')
+          return { body: [{ id: '123', type: 'warn', message: 'careful', created: '2026-01-01T00:00:01+01:00' }] };
+        return undefined;
+      },
+    });
+    base = stack.url;
+    try {
+      const env = { KBC_URL: stack.url };
+      const shown = await remote(['show', '7'], env);
+      assert.equal(shown.code, 0, shown.stderr);
+      assert.equal(shown.stdout, '7\tsuccess\tkeboola.ex-x c1\t2026-01-01T00:00:00+01:00 3s\n  done\n');
+      assert.equal(gets, 3, 'a GET answered 503 is retried');
+      const run = await remote(['run', 'c1', '--component-id', 'keboola.ex-x'], env);
+      assert.equal(run.code, 2, run.stderr);
+      assert.match(run.stderr, /Job Queue API POST jobs failed: \[503\] Service unavailable/);
+      assert.equal(stack.requests.filter((q) => q.method === 'POST').length, 1, 'a POST is sent once');
+      const listed = await remote(['list'], env);
+      assert.equal(listed.code, 1);
+      assert.match(listed.stderr, /answered GET search\/jobs with more than 16777216 bytes/);
+      const log = await remote(['log', '7'], env);
+      assert.equal(log.stdout, '2026-01-01T00:00:01+01:00 WARNING careful\n', log.stderr);
+      assert.ok(stack.requests.every((q) => q.headers['x-storageapi-token'] === token));
+    } finally {
+      await stack.close();
+    }
+  });
+
   it('an unknown job id, a wrong token and no token: one clear line, exit 1, no token in the output', async () => {
     for (const args of [
       ['show', '999999'],

@@ -15,6 +15,10 @@ const EVENTS_PAGE = 1000;
 const MAX_EVENTS_BYTES = 16 * 1024 * 1024;
 /** lines of one read of a log: a job keeps at most 5,001; a server that sends more is not followed further */
 const MAX_LOG_LINES = 20_000;
+const NOT_SENT = 'far more than a job list or log takes: not read';
+const JOBS_LIMIT = { maxBytes: MAX_JOBS_BYTES, tooLargeHint: NOT_SENT };
+const EVENTS_LIMIT = { maxBytes: MAX_EVENTS_BYTES, tooLargeHint: NOT_SENT };
+const INDEX_LIMIT = { maxBytes: MAX_INDEX_BYTES, tooLargeHint: NOT_SENT };
 const LEVELS: Record<string, string> = { info: 'info', warn: 'warning', warning: 'warning', error: 'error' };
 
 /**
@@ -37,7 +41,7 @@ export async function openRemoteJobs(
   // a person is waiting: a server that does not answer fails within seconds, not minutes
   const retry = retrySettingsFromEnv(INTERACTIVE_STORE_RETRY, env);
   const storage = new StorageApiClient({ url, token, retry, logger });
-  const index = await storage.call('GET', '', undefined, { exclude: 'components' }, { maxBytes: MAX_INDEX_BYTES });
+  const index = await storage.call('GET', '', undefined, { exclude: 'components' }, INDEX_LIMIT);
   const services = isJsonObject(index) ? index.get('services') : undefined;
   const queue = Array.isArray(services)
     ? services.find((s) => isJsonObject(s) && s.get('id') === 'queue' && typeof s.get('url') === 'string')
@@ -130,22 +134,20 @@ class RemoteJobs implements JobsBackend {
     const answer = await this.queue('POST', 'jobs', body, undefined, {
       retry: false,
       headers,
-      maxBytes: MAX_JOBS_BYTES,
+      ...JOBS_LIMIT,
     });
     return this.job(answer, 'POST /jobs');
   }
 
   get(id: string): Promise<JobView> {
-    return this.one(id, `GET /jobs/${id}`, () =>
-      this.queue('GET', `jobs/${id}`, undefined, undefined, { maxBytes: MAX_JOBS_BYTES }),
-    );
+    return this.one(id, `GET /jobs/${id}`, () => this.queue('GET', `jobs/${id}`, undefined, undefined, JOBS_LIMIT));
   }
 
   async search(filter: JobFilter): Promise<JobView[]> {
     const query = new URLSearchParams({ limit: String(filter.limit), sortBy: 'id', sortOrder: 'desc' });
     for (const status of filter.statuses ?? []) query.append('status[]', status);
     for (const config of filter.configIds ?? []) query.append('config[]', config);
-    const found = await this.queue('GET', 'search/jobs', undefined, query, { maxBytes: MAX_JOBS_BYTES });
+    const found = await this.queue('GET', 'search/jobs', undefined, query, JOBS_LIMIT);
     if (!Array.isArray(found))
       throw new UserError('GEX_STORAGE_API_REFUSED', 'The Job Queue API answered GET /search/jobs with no list.');
     return found.map((j) => this.job(j, 'GET /search/jobs'));
@@ -153,7 +155,7 @@ class RemoteJobs implements JobsBackend {
 
   kill(id: string): Promise<JobView> {
     return this.one(id, `POST /jobs/${id}/kill`, () =>
-      this.queue('POST', `jobs/${id}/kill`, undefined, undefined, { retry: false, maxBytes: MAX_JOBS_BYTES }),
+      this.queue('POST', `jobs/${id}/kill`, undefined, undefined, { retry: false, ...JOBS_LIMIT }),
     );
   }
 
@@ -162,7 +164,7 @@ class RemoteJobs implements JobsBackend {
     const query: Query = new URLSearchParams({ runId: job.runId, limit: String(limit) });
     if (sinceId !== undefined) query.set('sinceId', String(sinceId));
     if (maxId !== undefined) query.set('maxId', String(maxId));
-    const page = await this.storageCall('GET', 'events', undefined, query, { maxBytes: MAX_EVENTS_BYTES });
+    const page = await this.storageCall('GET', 'events', undefined, query, EVENTS_LIMIT);
     if (!Array.isArray(page))
       throw new UserError('GEX_STORAGE_API_REFUSED', 'The Storage API answered GET /v2/storage/events with no list.');
     return page.flatMap((e) => eventOf(e) ?? []);

@@ -44,6 +44,8 @@ export interface StorageApiClientOptions {
 /** What one call may differ in: a size limit on the answer, no retry (a call that is not idempotent), headers. */
 export interface CallOptions {
   maxBytes?: number;
+  /** what the message about a larger answer suggests (default: fewer rows or columns) */
+  tooLargeHint?: string;
   /** false: one attempt only (POST /jobs: a retry after a lost answer could queue the job twice) */
   retry?: boolean;
   headers?: Record<string, string>;
@@ -165,7 +167,7 @@ export class StorageApiClient {
           if (tooLarge)
             throw new UserError(
               'GEX_STORAGE_API_REFUSED',
-              `The ${this.name} at ${this.options.url} answered ${method} ${url} with more than ${maxBytes} bytes; ask for fewer rows or columns.`,
+              `The ${this.name} at ${this.options.url} answered ${method} ${url} with more than ${maxBytes} bytes; ${options.tooLargeHint ?? 'ask for fewer rows or columns'}.`,
             );
           throw error;
         }
