@@ -74,3 +74,9 @@ export interface JobEvent {
   level: 'info' | 'warning' | 'error';
   message: string;
 }
+
+/** Where a log line stands among the lines of many jobs: its job, then its number in that job's log. */
+export interface EventPosition {
+  jobId: number;
+  seq: number;
+}

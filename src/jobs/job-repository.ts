@@ -1,6 +1,6 @@
 import type { Database, SqlExecutor, SqlParam, TransactionExecutor } from '../store/sql/database.js';
 import { StoreError } from '../store/store-error.js';
-import type { JobEvent, JobResult, NewJob, QueueJob } from './job-record.js';
+import type { EventPosition, JobEvent, JobResult, NewJob, QueueJob } from './job-record.js';
 import { SORT_COLUMNS, type JobSearch } from './job-search.js';
 import { isFinished, PENDING, RUNNING, statusesLeadingTo, type JobStatus } from './statuses.js';
 
@@ -449,10 +449,22 @@ export class JobRepository {
     );
   }
 
-  /** The log of the project's jobs with one of these run ids (or of their child runs), oldest first. */
+  /**
+   * The log of the project's jobs with this id or run id (or of their child runs): oldest first, or
+   * with `newestFirst` the newest `limit` lines, ordered and cut in SQL so that memory stays bounded
+   * however long the log. A line's position is (job id, seq); `after` and `atMost` bound it.
+   */
   async events(
     projectId: number,
-    options: { jobId?: number; runId?: string; sinceSeq?: number; limit: number },
+    options: {
+      jobId?: number;
+      runId?: string;
+      sinceSeq?: number;
+      after?: EventPosition;
+      atMost?: EventPosition;
+      newestFirst?: boolean;
+      limit: number;
+    },
   ): Promise<JobEvent[]> {
     const where = ['e.project_id = ?'];
     const params: SqlParam[] = [projectId];
@@ -461,16 +473,27 @@ export class JobRepository {
       params.push(options.jobId);
     }
     if (options.runId !== undefined) {
-      where.push(`(j.run_id = ? OR j.run_id LIKE ? ESCAPE '\\')`);
-      params.push(options.runId, `${likeLiteral(options.runId)}.%`);
+      // the run's jobs first (a job is one row, its log many): the database then reads only their lines
+      where.push(`e.job_id IN (SELECT j.id FROM queue_jobs j WHERE j.project_id = ?
+        AND (j.run_id = ? OR j.run_id LIKE ? ESCAPE '\\'))`);
+      params.push(projectId, options.runId, `${likeLiteral(options.runId)}.%`);
     }
     if (options.sinceSeq !== undefined) {
       where.push('e.seq > ?');
       params.push(options.sinceSeq);
     }
+    if (options.after) {
+      where.push('(e.job_id > ? OR (e.job_id = ? AND e.seq > ?))');
+      params.push(options.after.jobId, options.after.jobId, options.after.seq);
+    }
+    if (options.atMost) {
+      where.push('(e.job_id < ? OR (e.job_id = ? AND e.seq <= ?))');
+      params.push(options.atMost.jobId, options.atMost.jobId, options.atMost.seq);
+    }
+    const order = options.newestFirst ? 'DESC' : 'ASC';
     const rows = await this.db.all<Row>(
-      `SELECT e.* FROM queue_job_events e JOIN queue_jobs j ON j.id = e.job_id WHERE ${where.join(' AND ')}
-        ORDER BY e.job_id, e.seq LIMIT ?`,
+      `SELECT e.* FROM queue_job_events e WHERE ${where.join(' AND ')}
+        ORDER BY e.job_id ${order}, e.seq ${order} LIMIT ?`,
       [...params, options.limit],
     );
     return rows.map((r) => ({

@@ -221,6 +221,41 @@ describe('queue jobs in the store', function () {
         );
         assert.deepEqual(await jobs.events(other, { jobId: a.id, limit: 10 }), []);
       });
+
+      it('events newest first: the limit and the bounds (after, atMost) applied in SQL, child runs included', async () => {
+        const parent = await jobs.create(job('a', { parentRunId: '9' }));
+        const child = await jobs.create(job('b', { parentRunId: `9.${parent.id}` }));
+        const stranger = await jobs.create(job('c', { parentRunId: '90' }));
+        const lines = (n: number, name: string) =>
+          Array.from({ length: n }, (_, i) => ({
+            created: 'now',
+            level: 'info' as const,
+            message: `${name} ${i + 1}`,
+          }));
+        await jobs.appendEvents(parent, lines(1200, 'p'));
+        await jobs.appendEvents(child, lines(3, 'c'));
+        await jobs.appendEvents(stranger, lines(2, 's'));
+        const messages = async (options: Partial<Parameters<JobRepository['events']>[1]>) =>
+          (await jobs.events(parent.projectId, { runId: '9', newestFirst: true, limit: 1000, ...options })).map(
+            (e) => e.message,
+          );
+        const newest = await messages({});
+        assert.equal(newest.length, 1000);
+        assert.deepEqual(newest.slice(0, 4), ['c 3', 'c 2', 'c 1', 'p 1200']);
+        assert.equal(newest[999], 'p 204');
+        assert.deepEqual(await messages({ limit: 2, atMost: { jobId: parent.id, seq: 203 } }), ['p 203', 'p 202']);
+        assert.deepEqual(await messages({ after: { jobId: parent.id, seq: 1199 } }), ['c 3', 'c 2', 'c 1', 'p 1200']);
+        assert.deepEqual(
+          await messages({ after: { jobId: parent.id, seq: 1 }, atMost: { jobId: parent.id, seq: 3 } }),
+          ['p 3', 'p 2'],
+        );
+        assert.deepEqual(await messages({ runId: `9.${parent.id}.${child.id}`, limit: 5 }), ['c 3', 'c 2', 'c 1']);
+        assert.deepEqual(
+          (await jobs.events(parent.projectId, { jobId: parent.id, newestFirst: true, limit: 1 })).map((e) => e.seq),
+          [1200],
+        );
+        assert.deepEqual(await jobs.events(other, { runId: '9', newestFirst: true, limit: 10 }), []);
+      });
     });
   }
 });

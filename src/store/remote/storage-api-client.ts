@@ -37,6 +37,18 @@ export interface StorageApiClientOptions {
   /** replaced in tests: the retry loop's time and waits */
   clock?: Clock;
   logger?: Logger;
+  /** another API of the stack with the same token (the Job Queue): its name in messages and its path prefix */
+  service?: { name: string; path: string };
+}
+
+/** What one call may differ in: a size limit on the answer, no retry (a call that is not idempotent), headers. */
+export interface CallOptions {
+  maxBytes?: number;
+  /** what the message about a larger answer suggests (default: fewer rows or columns) */
+  tooLargeHint?: string;
+  /** false: one attempt only (POST /jobs: a retry after a lost answer could queue the job twice) */
+  retry?: boolean;
+  headers?: Record<string, string>;
 }
 
 /** Query parameters: a record, or URLSearchParams for a repeated one (`whereValues[]`). */
@@ -54,6 +66,8 @@ export class StorageApiClient {
   private readonly http: Got;
   private readonly retry: RetryBudgetSettings;
   private readonly origin: string;
+  private readonly name: string;
+  private readonly path: string;
 
   constructor(private readonly options: StorageApiClientOptions) {
     const base = options.retry ?? RUN_STORE_RETRY;
@@ -64,6 +78,8 @@ export class StorageApiClient {
       attemptTimeoutMs: options.timeoutMs ?? base.attemptTimeoutMs,
     };
     this.origin = new URL(options.url).origin;
+    this.name = options.service?.name ?? 'Storage API';
+    this.path = options.service?.path ?? 'v2/storage/';
     this.http = got.extend({
       prefixUrl: options.url.replace(/\/+$/, ''),
       throwHttpErrors: false,
@@ -83,8 +99,14 @@ export class StorageApiClient {
     return url !== null && url.origin === this.origin;
   }
 
-  async call(method: Method, path: string, payload?: JsonObject, query?: Query): Promise<JsonValue> {
-    const { body } = await this.send(method, path, { payload, query });
+  async call(
+    method: Method,
+    path: string,
+    payload?: JsonObject,
+    query?: Query,
+    options: CallOptions = {},
+  ): Promise<JsonValue> {
+    const { body } = await this.send(method, path, { ...options, payload, query });
     // an empty answer (204) is null; text that is not JSON is returned as it is
     return body === '' ? null : safeDecode(body);
   }
@@ -106,10 +128,11 @@ export class StorageApiClient {
   private async send(
     method: Method,
     path: string,
-    options: { payload?: JsonObject; query?: Query; maxBytes?: number; accept?: string },
+    options: CallOptions & { payload?: JsonObject; query?: Query; accept?: string },
   ): Promise<{ status: number; body: string }> {
     const { payload, query, maxBytes } = options;
-    const url = `v2/storage/${path}`;
+    // the index itself is `v2/storage` (no trailing slash)
+    const url = path === '' ? this.path.replace(/\/$/, '') : `${this.path}${path}`;
     const budget = new RetryBudget(this.retry, this.options.clock ?? SYSTEM_CLOCK);
     for (let attempt = 1; ; attempt++) {
       let retryReason: string;
@@ -123,6 +146,7 @@ export class StorageApiClient {
           headers: {
             ...(payload ? { 'Content-Type': 'application/json' } : {}),
             ...(options.accept ? { Accept: options.accept } : {}),
+            ...options.headers,
           },
           timeout,
         });
@@ -143,7 +167,7 @@ export class StorageApiClient {
           if (tooLarge)
             throw new UserError(
               'GEX_STORAGE_API_REFUSED',
-              `The Storage API at ${this.options.url} answered ${method} ${url} with more than ${maxBytes} bytes; ask for fewer rows or columns.`,
+              `The ${this.name} at ${this.options.url} answered ${method} ${url} with more than ${maxBytes} bytes; ${options.tooLargeHint ?? 'ask for fewer rows or columns'}.`,
             );
           throw error;
         }
@@ -151,7 +175,7 @@ export class StorageApiClient {
         if (elsewhere && !this.sameOrigin(elsewhere)) {
           throw new UserError(
             'GEX_STORAGE_API_REFUSED',
-            `The Storage API at ${this.options.url} redirected ${method} ${url} to another origin, ${elsewhere.origin}; gex does not send the token there. ` +
+            `The ${this.name} at ${this.options.url} redirected ${method} ${url} to another origin, ${elsewhere.origin}; gex does not send the token there. ` +
               'If that is the right address, use it as --store (KBC_URL).',
           );
         }
@@ -176,13 +200,13 @@ export class StorageApiClient {
           response.statusCode >= 500
             ? new ApplicationError(
                 'GEX_STORAGE_API_FAILED',
-                `Storage API ${method} ${url} failed: [${response.statusCode}] ${message}${this.gaveUp(attempt, budget)}`,
+                `${this.name} ${method} ${url} failed: [${response.statusCode}] ${message}${this.gaveUp(attempt, budget)}`,
               )
             : new StoreError(response.statusCode, code, message, undefined, gexCode);
       } catch (error) {
         if (!(error instanceof RequestError)) throw error;
         const unfixable = unfixableNetworkError(error, 'NODE_EXTRA_CA_CERTS=<its CA file>');
-        const reached = `The Storage API at ${this.options.url} cannot be reached: ${reachFailure(error, timeout)}`;
+        const reached = `The ${this.name} at ${this.options.url} cannot be reached: ${reachFailure(error, timeout)}`;
         // the same on every attempt (a host name that does not exist, a certificate not trusted): not retried
         if (unfixable)
           throw new UserError('GEX_STORAGE_API_UNREACHABLE', `${sentence(reached)} Not retried: ${unfixable}`, {
@@ -192,7 +216,7 @@ export class StorageApiClient {
         failure = () =>
           new UserError('GEX_STORAGE_API_UNREACHABLE', `${reached}${this.gaveUp(attempt, budget)}`, { cause: error });
       }
-      const delay = budget.delayBefore(attempt);
+      const delay = options.retry === false ? null : budget.delayBefore(attempt);
       if (delay === null) throw failure();
       // at the first retry: when the call gives up if the store stays away (its time budget)
       const outlook =
@@ -201,7 +225,7 @@ export class StorageApiClient {
           : '';
       // info: a command someone waits for shows only its one-line outcome (it logs at warn)
       this.options.logger?.info(
-        `Storage API ${method} ${url}: ${retryReason}; retry ${attempt} of ${this.retry.maxRetries} in ${(delay / 1000).toFixed(1)} s${outlook}`,
+        `${this.name} ${method} ${url}: ${retryReason}; retry ${attempt} of ${this.retry.maxRetries} in ${(delay / 1000).toFixed(1)} s${outlook}`,
       );
       await budget.sleep(delay);
     }

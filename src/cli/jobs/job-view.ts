@@ -1,0 +1,91 @@
+import { displayText } from '../../common/log-text.js';
+import { isJsonObject, stringifyExact, toPlain, type JsonObject, type JsonValue } from '../../json/index.js';
+
+/**
+ * What `gex jobs` prints of a job, read from the Queue API's job object — the same wire shape on
+ * the embedded store (`jobToWire`) and from a server, so both modes print alike. A server's
+ * answer is not trusted to have the right types: every field is read defensively.
+ */
+export interface JobView {
+  id: string;
+  runId: string;
+  status: string;
+  component: string;
+  config: string;
+  configRowIds: string[];
+  created: string;
+  durationSeconds: number | null;
+  isFinished: boolean;
+  /** the result's message, once finished */
+  message?: string;
+  /** `user` or `application` when the job failed */
+  errorType?: string;
+  /** the job object as it came, for `--json` */
+  wire: JsonObject;
+}
+
+const FINISHED = new Set(['success', 'error', 'warning', 'terminated', 'cancelled']);
+
+function text(value: JsonValue | undefined): string {
+  if (value === null || value === undefined) return '';
+  return typeof value === 'string' ? value : stringifyExact(value);
+}
+
+/** The view of a job object; `undefined` when `wire` is no job object (no id, no status). */
+export function jobView(wire: JsonValue): JobView | undefined {
+  if (!isJsonObject(wire)) return undefined;
+  const id = text(wire.get('id'));
+  const status = text(wire.get('status'));
+  if (!/^\d{1,15}$/.test(id) || status === '') return undefined;
+  const result = wire.get('result');
+  const error = isJsonObject(result) ? result.get('error') : undefined;
+  const rows = wire.get('configRowIds');
+  const duration = toPlain(wire.get('durationSeconds') ?? null);
+  return {
+    id,
+    runId: text(wire.get('runId')),
+    status,
+    component: text(wire.get('component')),
+    config: text(wire.get('config')),
+    configRowIds: Array.isArray(rows) ? rows.map(text) : [],
+    created: text(wire.get('createdTime')),
+    durationSeconds: typeof duration === 'number' ? duration : null,
+    isFinished: wire.get('isFinished') === true || FINISHED.has(status),
+    message: isJsonObject(result) && result.has('message') ? text(result.get('message')) : undefined,
+    errorType: isJsonObject(error) ? text(error.get('type')) : undefined,
+    wire,
+  };
+}
+
+/** One line: id, status, what runs, when it was created and how long it took. */
+export function jobLine(job: JobView): string {
+  const f = displayText;
+  const rows = job.configRowIds.length ? ` rows ${job.configRowIds.map(f).join(',')}` : '';
+  const took = job.durationSeconds === null ? '' : ` ${job.durationSeconds}s`;
+  return `${job.id}\t${f(job.status)}\t${f(job.component)} ${f(job.config)}${rows}\t${f(job.created)}${took}`;
+}
+
+/** A job as `gex jobs run|show|kill` print it: its line and result message, or its JSON. */
+export function printJob(job: JobView, json: boolean, out: (text: string) => void): void {
+  if (json) return out(`${stringifyExact(job.wire)}\n`);
+  out(`${jobLine(job)}\n`);
+  if (job.message !== undefined) out(`  ${displayText(job.message)}\n`);
+}
+
+/** 0 success, 1 a user error, 2 an application error, 143 killed or cancelled */
+export function exitCodeOfJob(job: Pick<JobView, 'status' | 'errorType'>): number {
+  if (job.status === 'success' || job.status === 'warning') return 0;
+  if (job.status === 'terminated' || job.status === 'cancelled') return 143;
+  return job.errorType === 'user' ? 1 : 2;
+}
+
+/** A line of a job's log, in either mode (`created` as the Queue API writes times). */
+export interface LogLine {
+  created: string;
+  level: string;
+  message: string;
+}
+
+export function logLine(line: LogLine): string {
+  return `${displayText(line.created)} ${displayText(line.level.toUpperCase())} ${displayText(line.message)}`;
+}
