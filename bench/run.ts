@@ -5,12 +5,14 @@
  *
  * GEX_BENCH_QUICK=1 runs smaller sizes (a smoke test of the benchmarks, not figures to quote).
  * GEX_BENCH_ONLY=extraction runs sections 1–2 only (extraction against the floors, peak memory)
- * and writes bench/results-extraction.json instead.
+ * and writes bench/results-extraction.json instead; GEX_BENCH_ONLY=queue the queue jobs' section
+ * (bench/results-queue.json).
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { childrenRateLimited, childrenSpeedups } from './children-bench.js';
 import { compareWithFloor, type FloorComparison } from './extraction-bench.js';
+import { queueFigures } from './queue-bench.js';
 import { repoRoot } from './measure.js';
 import { rowHistoryFigure, type RowHistoryFigure } from './row-history-bench.js';
 import { parallelSpeedups } from './parallel-bench.js';
@@ -29,8 +31,8 @@ import { POSTGRES_EXAMPLE, postgresBackendAt, sqliteBackend } from '../test/supp
 
 const quick = process.env.GEX_BENCH_QUICK === '1';
 const only = process.env.GEX_BENCH_ONLY;
-if (only !== undefined && only !== 'extraction')
-  throw new Error(`GEX_BENCH_ONLY=${only}: the only section group that runs alone is "extraction"`);
+if (only !== undefined && only !== 'extraction' && only !== 'queue')
+  throw new Error(`GEX_BENCH_ONLY=${only}: the section groups that run alone are "extraction" and "queue"`);
 const results: Record<string, unknown> = { date: new Date().toISOString(), quick };
 
 /**
@@ -43,6 +45,20 @@ const FLAT_RATIO_TARGET = 1.1;
 
 function section(title: string): void {
   console.log(`\n== ${title}`);
+}
+
+/** queue jobs (issue 25): dispatch latency, throughput against direct runs, an idle worker's memory */
+async function queueSection(): Promise<void> {
+  section('queue jobs: dispatch to an idle worker; PostgreSQL throughput with gex workers; worker memory');
+  results.queue = await queueFigures(process.env.GEX_TEST_POSTGRES?.trim() || undefined, quick);
+}
+
+if (only === 'queue') {
+  await queueSection();
+  const file = path.join(repoRoot, 'bench', 'results-queue.json');
+  await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(`\nresults written to ${path.relative(process.cwd(), file)}`);
+  process.exit(0);
 }
 
 function verdict(ok: boolean): string {
@@ -265,6 +281,8 @@ for (const backend of [sqliteBackend, postgresBackendAt(postgresUrl)]) {
   }
 }
 results.tableLoads = tableLoads;
+
+await queueSection();
 
 const file = path.join(repoRoot, 'bench', 'results.json');
 await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);

@@ -1,37 +1,14 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
-import { gexBin, runGex, startServe } from '../support/cli.js';
-import { call, childrenOf, untilFinished, untilJob, type Json } from '../support/queue.js';
+import { runGex, startServe } from '../support/cli.js';
+import { call, childrenOf, startWorker, untilFinished, untilJob, type Json, type Worker } from '../support/queue.js';
 import { inSchema, POSTGRES_VARIABLE, postgresBackend, withPostgresClient } from '../support/store.js';
 
 const KEY = { GEX_MASTER_KEY: '67'.repeat(32) };
 const CONFIGS = '/v2/storage/branch/default/components/ex-generic-v2/configs';
-
-interface Worker {
-  child: ChildProcess;
-  output: () => string;
-}
-
-/** Starts `gex worker` and resolves once it says it is ready. */
-function startWorker(store: string, args: string[] = []): Promise<Worker> {
-  const child = spawn(process.execPath, [gexBin, 'worker', '--store', store, ...args], {
-    env: { ...process.env, ...KEY },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk;
-      if (output.includes('Worker ready')) resolve({ child, output: () => output });
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`gex worker exited with ${code}: ${output}`)));
-  });
-}
 
 function exited(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
@@ -98,7 +75,9 @@ describe('queue jobs on PostgreSQL: gex worker processes on one database (pg-bos
       configs[tag] = String(created.body.id);
     }
     workers.push(
-      ...(await Promise.all([1, 2, 3].map(() => startWorker(store, ['--concurrency', '2', '--log-level', 'debug'])))),
+      ...(await Promise.all(
+        [1, 2, 3].map(() => startWorker(store, KEY, ['--concurrency', '2', '--log-level', 'debug'])),
+      )),
     );
   });
   after(async () => {

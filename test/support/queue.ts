@@ -1,5 +1,7 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { gexBin } from './cli.js';
 
 export type Json = Record<string, any>;
 
@@ -54,4 +56,27 @@ export async function childrenOf(parentPid: number): Promise<number[]> {
     if (environ.split('\0').includes(`GEX_JOB_PARENT_PID=${parentPid}`)) found.push(Number(entry));
   }
   return found;
+}
+
+export interface Worker {
+  child: ChildProcess;
+  output: () => string;
+}
+
+/** Starts `gex worker` on `store` and resolves once it says it is ready. */
+export function startWorker(store: string, env: NodeJS.ProcessEnv, args: string[] = []): Promise<Worker> {
+  const child = spawn(process.execPath, [gexBin, 'worker', '--store', store, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      if (output.includes('Worker ready')) resolve({ child, output: () => output });
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`gex worker exited with ${code}: ${output}`)));
+  });
 }
