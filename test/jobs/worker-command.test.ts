@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { runGex } from '../support/cli.js';
+
+/** `gex worker` and the job options of `gex serve`: bad input is refused before anything is opened. */
+describe('gex worker: refusals', function () {
+  this.timeout(30_000);
+  const noStore = { GEX_STORE: '' };
+  const cases: Array<[string, string[], RegExp]> = [
+    ['a SQLite store', ['worker', '--store', 'jobs.sqlite'], /PostgreSQL store .*gex serve --workers N/],
+    ['no store at all', ['worker'], /needs the store: --store postgres:/],
+    [
+      '--concurrency 0',
+      ['worker', '--store', 'postgres://nobody@127.0.0.1:1/x', '--concurrency', '0'],
+      /--concurrency takes a whole number from 1 to 256/,
+    ],
+    [
+      '--retries -1',
+      ['worker', '--store', 'postgres://nobody@127.0.0.1:1/x', '--retries', '-1'],
+      /--retries takes a whole number from 0 to 10/,
+    ],
+    [
+      '--job-retention-days 0 on serve',
+      ['serve', '--store', 'x.sqlite', '--job-retention-days', '0'],
+      /--job-retention-days takes a whole number of days from 1/,
+    ],
+    [
+      '--job-timeout 1.5 on serve',
+      ['serve', '--store', 'x.sqlite', '--job-timeout', '1.5'],
+      /--job-timeout takes a whole number of seconds/,
+    ],
+  ];
+  for (const [what, args, message] of cases) {
+    it(`refuses ${what} (exit 1, says how to fix it, creates nothing)`, async () => {
+      const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-worker-'));
+      try {
+        const r = await runGex(args, noStore, { cwd: dir });
+        assert.equal(r.code, 1, r.stderr);
+        assert.match(r.stdout + r.stderr, message);
+        assert.deepEqual(await readdir(dir), [], 'no store file created');
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+  }
+});
