@@ -172,7 +172,17 @@ export class WorkerPool {
   private async launch({ job, release }: ClaimedJob): Promise<void> {
     const { jobs, logger } = this.options;
     const timeoutSeconds = Math.min(this.options.jobTimeoutSeconds, job.timeoutSeconds ?? Infinity);
-    const dir = await mkdtemp(path.join(tmpdir(), `gex-job-${job.id}-`));
+    let dir: string;
+    try {
+      dir = await mkdtemp(path.join(tmpdir(), `gex-job-${job.id}-`));
+    } catch (error) {
+      // claimed but not startable (a full or read-only temp folder): ended, not left processing
+      const message = `The job could not start: no temporary folder (${(error as Error).message}).`;
+      await jobs.finish(job.id, () => ({ status: 'error', result: resultWithMessage(message, 'application') }));
+      await release();
+      logger.error(`Job ${job.id}: ${message}`);
+      return;
+    }
     const summaryFile = path.join(dir, 'summary.json');
     const args = [
       ...this.options.command.slice(1),
