@@ -132,12 +132,13 @@ export class PgBossDispatch {
     return notifyChannelOf((await this.db.storeSchema()).name);
   }
 
-  /** Sends one message per job (idempotent per job and attempt), then wakes the workers. */
+  /** Sends one message per job (idempotent per job and attempt), then wakes the workers if any was new. */
   async send(jobs: readonly RunnableJob[]): Promise<void> {
     if (jobs.length === 0) return;
     const { boss, schema } = await this.boss();
+    let sent = 0;
     for (const job of jobs) {
-      await boss.send(
+      const id = await boss.send(
         DISPATCH_QUEUE,
         { jobId: job.id, attempt: job.attempt },
         {
@@ -147,8 +148,10 @@ export class PgBossDispatch {
           retryDelay: 1,
         },
       );
+      if (id !== null) sent++;
     }
-    await this.db.run(`SELECT pg_notify(?, '')`, [notifyChannelOf(schema)]);
+    // a message pg-boss had already (a repeated send) wakes nobody
+    if (sent > 0) await this.db.run(`SELECT pg_notify(?, '')`, [notifyChannelOf(schema)]);
   }
 
   /** Up to `max` messages, each now this worker's to claim. */

@@ -6,8 +6,10 @@ import { lostWorkerOutcome, type ClaimedJob, type JobSource } from '../job-sourc
 import { JobLocks } from './job-locks.js';
 import type { PgBossDispatch } from './pg-boss-dispatch.js';
 
-/** how often every server and worker looks for jobs whose worker died, and for undispatched jobs */
+/** how often every server and worker looks for jobs whose worker died */
 export const MONITOR_INTERVAL_MS = 5000;
+/** every this many checks, also for jobs a crash left undispatched (rare: a message is sent with its commit) */
+const RECONCILE_EVERY = 12;
 
 export interface PgBossSourceOptions {
   db: PostgresDatabase;
@@ -32,6 +34,8 @@ export class PgBossSource implements JobSource {
   private monitor: NodeJS.Timeout | undefined;
   private monitoring: Promise<void> | undefined;
   private stopped = false;
+  private checks = 0;
+  private wake: () => void = () => undefined;
 
   constructor(private readonly options: PgBossSourceOptions) {
     this.locks = new JobLocks(options.db, 'worker', options.onLocksLost);
@@ -39,9 +43,10 @@ export class PgBossSource implements JobSource {
   }
 
   async start(wake: () => void): Promise<void> {
+    this.wake = wake;
     await this.options.dispatch.ready();
     await this.check();
-    await this.listen(wake);
+    await this.listen();
     this.monitor = setInterval(() => {
       if (this.monitoring) return;
       this.monitoring = this.check().finally(() => (this.monitoring = undefined));
@@ -50,13 +55,13 @@ export class PgBossSource implements JobSource {
   }
 
   /** Wakes the pool when a job is dispatched (by any process); the pool's poll covers a lost connection. */
-  private async listen(wake: () => void): Promise<void> {
+  private async listen(): Promise<void> {
     const channel = await this.options.dispatch.channel();
     const client = await this.options.db.openSession(`gex worker listener pid ${process.pid}`.slice(0, 63), (error) => {
       this.options.logger.warn(`Job dispatch: the notification connection broke (${error.message}); polling`);
       this.listener = undefined;
     });
-    client.on('notification', () => wake());
+    client.on('notification', () => this.wake());
     await client.query(`LISTEN ${channel}`);
     this.listener = client;
   }
@@ -75,7 +80,8 @@ export class PgBossSource implements JobSource {
           await this.monitorLocks.unlock(id);
         }
       }
-      await dispatch.send(await jobs.reconcile());
+      if (this.checks++ % RECONCILE_EVERY === 0) await dispatch.send(await jobs.reconcile());
+      if (!this.listener && this.checks > 1 && !this.stopped) await this.listen();
     } catch (error) {
       logger.warn(`Job monitor: ${(error as Error).message}`);
     }
