@@ -17,13 +17,15 @@ const CHUNK_CHARS = 64 * 1024;
  * anything but a string (never passed: cells are PHP string conversions) goes to csv-stringify.
  */
 export function csvLine(cells: string[]): string {
-  let line = '';
+  if (cells.length === 0) return '\n';
+  let quotes = false;
   for (let i = 0; i < cells.length; i++) {
     const cell = cells[i];
     if (typeof cell !== 'string') return stringify([cells], DIALECT);
-    line += (i === 0 ? '"' : ',"') + (cell.includes('"') ? cell.replaceAll('"', '""') : cell) + '"';
+    if (!quotes && cell.includes('"')) quotes = true;
   }
-  return line + '\n';
+  // one join: the line is a single flat string, not a tree of concatenations the GC copies
+  return `"${(quotes ? cells.map((cell) => cell.replaceAll('"', '""')) : cells).join('","')}"\n`;
 }
 
 /**
