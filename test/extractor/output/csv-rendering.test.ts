@@ -64,9 +64,28 @@ describe('CSV bytes', () => {
 
 describe('csvLine', () => {
   const dialect = { quoted: true, quoted_empty: true, record_delimiter: 'unix', eof: true } as const;
-  const alphabet = ['', 'a', '"', '""', ',', '\n', '\r', '\t', ' ', '\\', "'", '=', '-', 'é', '😀', '\ud800', '\udc90', '\u2028'];
+  const alphabet = [
+    '',
+    'a',
+    '"',
+    '""',
+    ',',
+    '\n',
+    '\r',
+    '\t',
+    ' ',
+    '\\',
+    "'",
+    '=',
+    '-',
+    'é',
+    '😀',
+    '\ud800',
+    '\udc90',
+    '\u2028',
+  ];
 
-  it('writes what csv-stringify writes in GE\'s dialect, byte for byte', () => {
+  it("writes what csv-stringify writes in GE's dialect, byte for byte", () => {
     // a fixed linear congruential sequence: the same hostile cells in every run
     let seed = 24;
     const next = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
