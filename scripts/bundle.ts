@@ -35,6 +35,84 @@ const lazyListFormat: Plugin = {
   },
 };
 
+/**
+ * string-width (three copies: yargs' own, cliui's and wrap-ansi's) builds an `Intl.Segmenter` and
+ * Unicode property regexps (`\\p{RGI_Emoji}` expands to thousands of strings) when it loads: ~30%
+ * of gex's own start-up instructions (callgrind), for help text that a run never lays out. The
+ * module's body now runs on the first call of `stringWidth`, its only export.
+ */
+const lazyStringWidth: Plugin = {
+  name: 'lazy-string-width',
+  setup(bundle) {
+    bundle.onLoad({ filter: /[\\/]string-width[\\/]index\.js$/ }, async (args) => {
+      const source = await readFile(args.path, 'utf8');
+      const lines = source.split('\n');
+      const imports = lines.filter((line) => line.startsWith('import '));
+      const body = lines.filter((line) => !line.startsWith('import ')).join('\n');
+      const exported = 'export default function stringWidth(';
+      const usable = body.split(exported).length === 2 && !/^export /m.test(body.replace(exported, ''));
+      if (!usable)
+        return { warnings: [{ text: `${args.path} changed shape: drop or adapt the lazy-string-width plugin` }] };
+      const contents = [
+        ...imports,
+        'let __gexStringWidth;',
+        'export default function stringWidth(...args) {',
+        `  return (__gexStringWidth ??= (() => {\n${body.replace(exported, 'function stringWidth(')}\nreturn stringWidth;\n})())(...args);`,
+        '}',
+      ].join('\n');
+      return { contents, loader: 'js' };
+    });
+  },
+};
+
+/**
+ * http2-wrapper finds a class it needs for HTTP/2 proxies by making a TLS socket when it loads,
+ * which reads all of Node's root certificates: ~30% of the start-up instructions of gex (and of
+ * any got client), paid by every run, most of which send no request over TLS. Found on first use.
+ */
+const lazyJsStreamSocket: Plugin = {
+  name: 'lazy-js-stream-socket',
+  setup(bundle) {
+    bundle.onLoad({ filter: /[\\/]http2-wrapper[\\/]source[\\/]utils[\\/]js-stream-socket\.js$/ }, async (args) => {
+      const source = await readFile(args.path, 'utf8');
+      const eager =
+        'const JSStreamSocket = (new tls.TLSSocket(new stream.PassThrough()))._handle._parentWrap.constructor;';
+      if (!source.includes(eager))
+        return { warnings: [{ text: `${args.path} changed: drop or adapt the lazy-js-stream-socket plugin` }] };
+      const lazy = [
+        'let real;',
+        'const JSStreamSocket = new Proxy(function JSStreamSocket() {}, {',
+        '  construct: (_target, args) =>',
+        '    Reflect.construct((real ??= new tls.TLSSocket(new stream.PassThrough())._handle._parentWrap.constructor), args),',
+        '});',
+      ].join('\n');
+      return { contents: source.replace(eager, lazy), loader: 'js' };
+    });
+  },
+};
+
+/**
+ * yargs renders the whole help text of a command (string widths, wrapping) right after starting
+ * its handler, to have it at hand should the handler fail. gex never shows it then: its failure
+ * handler rethrows a command's errors, and `--help` renders help on its own path. Not cached, a
+ * run starts sooner (with the lazy string-width above: −16% of gex's start-up instructions).
+ */
+const noHelpCache: Plugin = {
+  name: 'no-help-cache',
+  setup(bundle) {
+    bundle.onLoad({ filter: /[\\/]yargs[\\/]build[\\/]lib[\\/]usage\.js$/ }, async (args) => {
+      const source = await readFile(args.path, 'utf8');
+      const eager = /self\.cacheHelpMessage = function \(\) \{\s*cachedHelpMessage = this\.help\(\);\s*\};/;
+      const found = eager.test(source);
+      return {
+        contents: source.replace(eager, 'self.cacheHelpMessage = function () {};'),
+        loader: 'js',
+        warnings: found ? [] : [{ text: 'yargs caches help differently now: drop the no-help-cache plugin' }],
+      };
+    });
+  },
+};
+
 const dist = (relative: string) => fileURLToPath(new URL(`../${relative}`, import.meta.url));
 const outdir = dist('bundle');
 
@@ -50,7 +128,7 @@ await build({
   target: 'node20',
   sourcemap: 'linked',
   logLevel: 'warning',
-  plugins: [lazyListFormat],
+  plugins: [lazyListFormat, lazyStringWidth, lazyJsStreamSocket, noHelpCache],
   // native addons, packages that load files next to their own code, and the big lazily used ones
   external: ['better-sqlite3', 'pg', 'fastify', 'locutus', 'ajv'],
   // CommonJS dependencies call require() for Node's built-ins; an ES module has none of its own

@@ -7,28 +7,36 @@ import { phpStringBytes } from '../../php/index.js';
 /** GE's CSV dialect: every field quoted (header and empty cells too), `""` escaping, LF endings. */
 const DIALECT = { quoted: true, quoted_empty: true, record_delimiter: 'unix', eof: true } as const;
 
-/**
- * Rows buffered before csv-stringify turns them into text. Few: a row waiting in memory is an
- * array of strings that survives V8's young-generation collections (copied, then promoted),
- * while its CSV text is one flat string a fraction of the size.
- */
-const CHUNK_ROWS = 100;
 /** CSV text buffered before it is handed to the file stream: fewer, larger writes. */
 const CHUNK_CHARS = 64 * 1024;
 
-/** One CSV record in GE's dialect (a record without fields is just the line end); write it with phpStringBytes. */
+/**
+ * One CSV record in GE's dialect (a record without fields is just the line end); write it with
+ * phpStringBytes. What csv-stringify writes with DIALECT for string cells, byte for byte, without
+ * its per-field option handling and arrays (it allocated more than a whole run's decoding);
+ * anything but a string (never passed: cells are PHP string conversions) goes to csv-stringify.
+ */
 export function csvLine(cells: string[]): string {
-  return stringify([cells], DIALECT);
+  if (cells.length === 0) return '\n';
+  let quotes = false;
+  for (let i = 0; i < cells.length; i++) {
+    const cell = cells[i];
+    if (typeof cell !== 'string') return stringify([cells], DIALECT);
+    if (!quotes && cell.includes('"')) quotes = true;
+  }
+  // one join: the line is a single flat string, not a tree of concatenations the GC copies
+  return `"${(quotes ? cells.map((cell) => cell.replaceAll('"', '""')) : cells).join('","')}"\n`;
 }
 
 /**
- * One output CSV. Rows are buffered and handed to csv-stringify in chunks; `flush()` waits for the
- * file stream to drain so memory stays bounded however many rows pass through.
+ * One output CSV. Each row becomes CSV text at once (a row kept as an array of strings survives
+ * V8's young-generation collections, its text is one string a fraction of the size); the text is
+ * handed to the file stream in chunks, and `flush()` waits for the stream to drain so memory stays
+ * bounded however many rows pass through.
  */
 export class CsvFile {
   private readonly stream: WriteStream;
-  private pending: string[][] = [];
-  /** CSV text of rows already stringified, not yet handed to the stream */
+  /** CSV text of rows not yet handed to the stream */
   private pendingText = '';
   private lastWrite: Promise<void> = Promise.resolve();
   rows = 0;
@@ -59,15 +67,14 @@ export class CsvFile {
   writeHeader(columns: string[]): void {
     this.header = columns;
     if (columns.length === 0) return;
-    this.headerBytes = phpStringBytes(csvLine(columns)).length;
-    this.pending.push(columns);
+    const line = csvLine(columns);
+    this.headerBytes = phpStringBytes(line).length;
+    this.pendingText += line;
   }
 
   writeRow(cells: string[]): void {
-    this.pending.push(cells);
+    this.pendingText += csvLine(cells);
     this.rows++;
-    if (this.pending.length < CHUNK_ROWS) return;
-    this.stringifyPending();
     if (this.pendingText.length >= CHUNK_CHARS) this.writePending();
   }
 
@@ -101,14 +108,7 @@ export class CsvFile {
     this.stream.destroy();
   }
 
-  private stringifyPending(): void {
-    if (this.pending.length === 0) return;
-    this.pendingText += stringify(this.pending, DIALECT);
-    this.pending = [];
-  }
-
   private writePending(): void {
-    this.stringifyPending();
     if (this.pendingText === '') return;
     // PHP byte strings (e.g. a raw digest in userData) are written as the bytes they hold
     const chunk = phpStringBytes(this.pendingText);
