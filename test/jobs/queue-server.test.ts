@@ -170,6 +170,38 @@ describe('Queue API and the embedded worker pool (gex serve --workers)', functio
     assert.deepEqual([...started].sort(), started, 'in the order they were created');
   });
 
+  it('a configuration whose secret cannot be decrypted: the job ends as error naming the key, no request sent', async () => {
+    const configuration = {
+      parameters: {
+        api: { baseUrl: `${api.url}/v1/`, http: { headers: { 'X-Key': { attr: '#token' } } } },
+        '#token': 'KBC::ProjectSecure::bm90IGEgY2lwaGVydGV4dA==',
+        config: {
+          outputBucket: 'q-secret',
+          jobs: [{ endpoint: 'users', dataField: 'data', params: { tag: 'secret' } }],
+        },
+      },
+    };
+    const created = await call(
+      served.url,
+      token,
+      'POST',
+      '/v2/storage/branch/default/components/ex-generic-v2/configs',
+      {
+        name: 'secret',
+        configuration,
+      },
+    );
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const job = (
+      await call(served.url, token, 'POST', '/jobs', { component: 'ex-generic-v2', config: created.body.id })
+    ).body;
+    const ended = await untilFinished(served.url, token, job.id, 30_000);
+    assert.equal(ended.status, 'error');
+    assert.match(ended.result.message, /#token/);
+    assert.equal(ended.result.error.type, 'user');
+    assert.equal(calls.get('secret'), undefined, 'no request was sent');
+  });
+
   it('kill: a waiting job is cancelled, a running one terminated', async () => {
     const first = (await call(served.url, token, 'POST', '/jobs', { component: 'ex-generic-v2', config: configs.slow }))
       .body;
