@@ -260,8 +260,9 @@ export class JobRepository {
    * delivery). How a worker fed by a dispatch queue takes the job it was handed.
    */
   claim(id: number, worker: string, now = new Date()): Promise<QueueJob | undefined> {
+    // one statement decides (only a `created` job, nothing of its configuration running; the unique index
+    // backs it): no queue lock needed, which keeps a dispatched job's start short
     return this.db.transaction(async (tx) => {
-      await this.lockQueue(tx);
       const claimed = await tx.run(
         `UPDATE queue_jobs SET status = 'processing', started = ?, worker = ? WHERE id = ? AND status = 'created'
           AND NOT EXISTS (SELECT 1 FROM queue_jobs o WHERE ${SAME_CONFIG.replaceAll('j.', 'queue_jobs.')}

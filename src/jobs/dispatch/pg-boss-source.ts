@@ -109,8 +109,8 @@ export class PgBossSource implements JobSource {
         claimed.push({ job, release: () => this.locks.unlock(id) });
       } else await this.locks.unlock(handout.id);
       // handled either way: the job is this worker's now, or not to run (cancelled, run already); a message
-      // not marked done is handed out again after its expiry and then found handled
-      await dispatch.done(handout.messageId).catch(() => undefined);
+      // not marked done is handed out again after its expiry and then found handled — so the job need not wait
+      void dispatch.done(handout.messageId).catch(() => undefined);
     }
     return claimed;
   }
