@@ -145,6 +145,15 @@ describe('queue jobs on PostgreSQL: gex worker processes on one database (pg-bos
     assert.match(ended.result.message, /timed out after 2 seconds/);
   });
 
+  it('gex jobs run on the store itself dispatches to the workers like the API (--wait exits 0)', async () => {
+    const started = Date.now();
+    const r = await runGex(['jobs', 'run', configs.b, '--store', store, '--wait', '--json'], KEY);
+    assert.equal(r.code, 0, r.stderr);
+    const printed = r.stdout.trim().split('\n');
+    assert.equal(JSON.parse(printed[printed.length - 1]).status, 'success');
+    assert.ok(Date.now() - started < 30_000, 'not left for the once-a-minute reconcile');
+  });
+
   it('kill -9 of a worker: its gex run is gone at once, its job ends (or is retried) within 60 s, the next job runs', async () => {
     // no retries: the lost job ends as error and the configuration's next job runs
     const lost = await create(plain.url, configs.slow);
