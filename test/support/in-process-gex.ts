@@ -92,11 +92,11 @@ async function runOnce(args: string[], env: NodeJS.ProcessEnv, options: { cwd?: 
     // yargs prints help and its messages with console.log/error: the global console holds the old streams
     globalThis.console = new Console({ stdout: out, stderr: err });
     process.exitCode = undefined;
-    process.exit = ((code?: number | string | null) => {
+    process.exit = (code?: number | string | null) => {
       exited ??= Number(code ?? process.exitCode ?? 0);
       writable = false;
       throw new ProcessExit(exited);
-    });
+    };
 
     try {
       await main([process.execPath, gexBin, ...args]);
