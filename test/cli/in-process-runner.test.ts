@@ -3,6 +3,8 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { runGex, type CliResult } from '../support/cli.js';
+import { startFixtureServer } from '../../src/fixture-server/fixture-server.js';
+import { makeDataDir, readTables } from '../support/extraction.js';
 import { runGexInProcess } from '../support/in-process-gex.js';
 import { TEST_KEY } from '../support/store.js';
 
@@ -79,6 +81,60 @@ describe('gex in the test process answers byte for byte as the real binary', fun
     const r = await same(() => ['check', '--data-dir', dir, '--log-file', path.join(dir, 'out', 'x.log')]);
     assert.equal(r.code, 1);
     assert.ok(r.stderr.length > 0);
+  });
+
+  /** JSON log lines without what differs between two runs: times, durations, the data folder's name. */
+  const logLines = (text: string, dataDir: string) =>
+    text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l.replaceAll(dataDir, 'DATA')) as Record<string, unknown>)
+      .map((line) => ({
+        ...line,
+        time: undefined,
+        durationMs: undefined,
+        msg: String(line.msg).replace(/\d+ ms\b/, 'N ms'),
+      }));
+
+  it('gex run on a data folder: the same log, exit code and tables; a failing run alike', async () => {
+    const server = await startFixtureServer({
+      handler: (request) => {
+        const page = Number(new URL(request.url, 'http://x').searchParams.get('page'));
+        if (request.url.startsWith('/v1/users'))
+          return { body: { data: page < 3 ? [{ id: page, name: `user ${page}`, tags: ['a'] }] : [] } };
+        return undefined; // 404
+      },
+    });
+    try {
+      for (const endpoint of ['users', 'missing']) {
+        const config = {
+          parameters: {
+            api: { baseUrl: `${server.url}/v1/`, pagination: { method: 'pagenum' } },
+            config: { outputBucket: 'shop', jobs: [{ endpoint, dataField: 'data' }] },
+          },
+        };
+        const runs = [];
+        for (const run of [runGex, runGexInProcess]) {
+          const dataDir = await makeDataDir(config);
+          try {
+            const r = await run(['run', '--data-dir', dataDir, '--log-format', 'json'], { GEX_LOG_LEVEL: 'debug' });
+            runs.push({
+              code: r.code,
+              stdout: logLines(r.stdout, dataDir),
+              stderr: logLines(r.stderr, dataDir),
+              tables: await readTables(dataDir),
+            });
+          } finally {
+            await rm(dataDir, { recursive: true, force: true });
+          }
+        }
+        assert.deepEqual(runs[1], runs[0]);
+        assert.equal(runs[1].code, endpoint === 'users' ? 0 : 1);
+        if (endpoint === 'users') assert.equal(runs[1].tables.size, 4, 'users and its tags, each with a manifest');
+      }
+    } finally {
+      await server.close();
+    }
   });
 
   it('leaves the test process as it found it: environment, folder, streams, exit code, listeners', async () => {
