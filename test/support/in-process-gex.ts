@@ -20,7 +20,7 @@ export function runGexInProcess(
   args: string[],
   env: NodeJS.ProcessEnv = {},
   options: { cwd?: string } = {},
-): Promise<CliResult> {
+): Promise<CliResult & { output: string }> {
   const run = queue.then(() => runOnce(args, env, options));
   queue = run.catch(() => undefined);
   return run;
@@ -58,15 +58,25 @@ function collector(sink: (text: string) => void): Writable {
 const PROCESS_EVENTS = ['exit', 'SIGINT', 'SIGTERM'] as const;
 type Swapped = 'stdout' | 'stderr' | 'stdin';
 
-async function runOnce(args: string[], env: NodeJS.ProcessEnv, options: { cwd?: string }): Promise<CliResult> {
+async function runOnce(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  options: { cwd?: string },
+): Promise<CliResult & { output: string }> {
   const main = await loadMain();
   let stdout = '';
   let stderr = '';
+  // both, in the order written (as one pipe for both would have them)
+  let output = '';
   let exited: number | undefined;
   // after process.exit only the 'exit' listeners still write: what the unwinding command would write is lost
   let writable = true;
-  const out = collector((text) => (writable ? (stdout += text) : undefined));
-  const err = collector((text) => (writable ? (stderr += text) : undefined));
+  const out = collector((text) => {
+    if (writable) ((stdout += text), (output += text));
+  });
+  const err = collector((text) => {
+    if (writable) ((stderr += text), (output += text));
+  });
 
   const savedEnv = { ...process.env };
   const savedCwd = process.cwd();
@@ -113,7 +123,7 @@ async function runOnce(args: string[], env: NodeJS.ProcessEnv, options: { cwd?: 
     for (const listener of emitter.listeners('exit'))
       if (!listenersBefore.get('exit')!.has(listener)) (listener as (code: number) => void)(code);
     writable = false;
-    return { code, stdout, stderr };
+    return { code, stdout, stderr, output };
   } finally {
     for (const event of PROCESS_EVENTS)
       for (const listener of emitter.listeners(event))
