@@ -72,10 +72,14 @@ async function runOnce(
   // after process.exit only the 'exit' listeners still write: what the unwinding command would write is lost
   let writable = true;
   const out = collector((text) => {
-    if (writable) ((stdout += text), (output += text));
+    if (!writable) return;
+    stdout += text;
+    output += text;
   });
   const err = collector((text) => {
-    if (writable) ((stderr += text), (output += text));
+    if (!writable) return;
+    stderr += text;
+    output += text;
   });
 
   const savedEnv = { ...process.env };
