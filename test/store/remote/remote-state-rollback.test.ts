@@ -9,7 +9,8 @@ import { startFixtureServer, type FixtureServer } from '../../../src/fixture-ser
 import { fromPlain, stringifyExact } from '../../../src/json/index.js';
 import { MAX_BODY_BYTES } from '../../../src/store/embedded/session.js';
 import { openEmbeddedStore } from '../../support/open-store.js';
-import { runGex, startServe } from '../../support/cli.js';
+import { startServe } from '../../support/cli.js';
+import { runGexInProcess } from '../../support/in-process-gex.js';
 import { stateOfSize } from '../../support/states.js';
 import { creatableRowId, plantRowIds } from '../../support/planted-rows.js';
 
@@ -133,7 +134,7 @@ describe('gex run against gex serve: a failed state save puts back the states sa
   }
 
   const run = (configId: string, storeUrl: string, name: string) =>
-    runGex(
+    runGexInProcess(
       [
         'run',
         '--config-id',
