@@ -144,20 +144,22 @@ describe('gex in the test process answers byte for byte as the real binary', fun
     const cwd = process.cwd();
     const stdout = process.stdout;
     const exit = process.exit;
-    const listeners = ['exit', 'SIGINT', 'SIGTERM'].map((e) => process.listenerCount(e));
+    const listeners = ['beforeExit', 'exit', 'SIGINT', 'SIGTERM'].map((e) => process.listenerCount(e));
     await runGexInProcess(
       ['configs', 'list', '--store', path.join(dir, 'gone.sqlite')],
       { GEX_LOG_LEVEL: 'debug' },
       { cwd: dir },
     );
     await runGexInProcess(['rnu']);
+    // a run watches the GC until its process ends ('beforeExit')
+    assert.equal((await runGexInProcess(['run', '--data-dir', path.join(dir, 'no-data')])).code, 1);
     assert.deepEqual({ ...process.env }, env);
     assert.equal(process.cwd(), cwd);
     assert.equal(process.stdout, stdout);
     assert.equal(process.exit, exit);
     assert.equal(process.exitCode, undefined);
     assert.deepEqual(
-      ['exit', 'SIGINT', 'SIGTERM'].map((e) => process.listenerCount(e)),
+      ['beforeExit', 'exit', 'SIGINT', 'SIGTERM'].map((e) => process.listenerCount(e)),
       listeners,
     );
     assert.deepEqual(await readdir(dir).then((names) => names.includes('gone.sqlite')), false);

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
+import v8 from 'node:v8';
 import type { CliResult } from './cli.js';
 import { gexBin, repoRoot } from './cli.js';
 
@@ -55,7 +56,7 @@ function collector(sink: (text: string) => void): Writable {
   });
 }
 
-const PROCESS_EVENTS = ['exit', 'SIGINT', 'SIGTERM'] as const;
+const PROCESS_EVENTS = ['beforeExit', 'exit', 'SIGINT', 'SIGTERM'] as const;
 type Swapped = 'stdout' | 'stderr' | 'stdin';
 
 async function runOnce(
@@ -122,10 +123,13 @@ async function runOnce(
       }
     }
     const code = exited ?? Number(process.exitCode ?? 0);
-    // the process ends: its 'exit' listeners run (batched output flushed, lock and spool files removed)
+    // the process ends: its 'beforeExit' listeners run (a run's GC observer stops; not after process.exit),
+    // then its 'exit' listeners (batched output flushed, lock and spool files removed)
     writable = true;
-    for (const listener of emitter.listeners('exit'))
-      if (!listenersBefore.get('exit')!.has(listener)) (listener as (code: number) => void)(code);
+    const ending = exited === undefined ? (['beforeExit', 'exit'] as const) : (['exit'] as const);
+    for (const event of ending)
+      for (const listener of emitter.listeners(event))
+        if (!listenersBefore.get(event)!.has(listener)) (listener as (code: number) => void)(code);
     writable = false;
     return { code, stdout, stderr, output };
   } finally {
@@ -133,6 +137,10 @@ async function runOnce(
       for (const listener of emitter.listeners(event))
         if (!listenersBefore.get(event)!.has(listener)) emitter.removeListener(event, listener as () => void);
     process.exit = savedExit;
+    // gex run tunes the GC of its process (heap growth, young generation): not the test process's, so
+    // back to V8's defaults (no test runs node with either flag)
+    v8.setFlagsFromString('--heap-growing-percent=0');
+    v8.setFlagsFromString('--semi-space-growth-factor=2');
     globalThis.console = savedConsole;
     process.exitCode = undefined;
     for (const [name, descriptor] of savedStreams) Object.defineProperty(process, name, descriptor);

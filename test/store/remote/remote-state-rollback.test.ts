@@ -9,8 +9,7 @@ import { startFixtureServer, type FixtureServer } from '../../../src/fixture-ser
 import { fromPlain, stringifyExact } from '../../../src/json/index.js';
 import { MAX_BODY_BYTES } from '../../../src/store/embedded/session.js';
 import { openEmbeddedStore } from '../../support/open-store.js';
-import { startServe } from '../../support/cli.js';
-import { runGexInProcess } from '../../support/in-process-gex.js';
+import { runGex, startServe } from '../../support/cli.js';
 import { stateOfSize } from '../../support/states.js';
 import { creatableRowId, plantRowIds } from '../../support/planted-rows.js';
 
@@ -134,7 +133,7 @@ describe('gex run against gex serve: a failed state save puts back the states sa
   }
 
   const run = (configId: string, storeUrl: string, name: string) =>
-    runGexInProcess(
+    runGex(
       [
         'run',
         '--config-id',
