@@ -32,7 +32,7 @@ describe('gex in the test process answers byte for byte as the real binary', fun
       .replace(/\d{4}-\d\d-\d\dT[\d:.]+(Z|[+-]\d\d:?\d\d)?/g, 'TIME')
       .replace(/\b\d\d:\d\d:\d\d\.\d{3}\b/g, 'TIME');
 
-  /** Runs `args` both ways, each on its own fresh store in `dir`, and returns the in-process result. */
+  /** Runs `args` both ways, each on its own fresh store in `dir` (made in this process), and returns the in-process result. */
   async function same(args: (store: string) => string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
     const results: CliResult[] = [];
     for (const [way, run] of [
@@ -41,7 +41,7 @@ describe('gex in the test process answers byte for byte as the real binary', fun
     ] as const) {
       const store = path.join(dir, `${way}-${results.length}-${Date.now()}.sqlite`);
       const fullEnv = { ...TEST_KEY, KBC_URL: '', KBC_TOKEN: '', GEX_STORE: '', ...env };
-      const setup = await run(
+      const setup = await runGexInProcess(
         ['configs', 'create', '--store', store, '--name', 'n', '--component-id', 'ex-generic-v2'],
         fullEnv,
         {
