@@ -16,6 +16,7 @@ import { gexBin, repoRoot } from './cli.js';
  * Only for tests of a command's output, exit code and effects. Whatever concerns the process itself
  * (signals, locks between processes, standard input, a terminal, start-up, another uid) runs the
  * real binary (runGex). Runs are serialized: a process-wide swap admits one command at a time.
+ * A process gex starts with inherited stdio (an $EDITOR) writes to the test process's own output.
  */
 export function runGexInProcess(
   args: string[],
@@ -64,7 +65,6 @@ async function runOnce(
   env: NodeJS.ProcessEnv,
   options: { cwd?: string },
 ): Promise<CliResult & { output: string }> {
-  const main = await loadMain();
   let stdout = '';
   let stderr = '';
   // both, in the order written (as one pipe for both would have them)
@@ -114,6 +114,9 @@ async function runOnce(
     };
 
     try {
+      // loaded with the stand-ins in place: a module that keeps process.stdin from its start keeps one
+      // that is no terminal, as a spawned gex's is not
+      const main = await loadMain();
       await main([process.execPath, gexBin, ...args]);
     } catch (error) {
       // what bin/gex.js does with an error main lets through
