@@ -33,4 +33,16 @@ export function killChildren(which: 'test' | 'all'): number {
   return killed;
 }
 
+/** Lets children a test already signalled (a server sent SIGTERM in an `after`) end for up to `graceMs`. */
+export async function stopping(graceMs = 5_000): Promise<void> {
+  const ending = [...running.keys()].filter((child) => child.killed);
+  if (ending.length === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.all(ending.map((child) => new Promise((resolve) => child.once('exit', resolve)))),
+    new Promise((resolve) => (timer = setTimeout(resolve, graceMs))),
+  ]);
+  clearTimeout(timer);
+}
+
 process.on('exit', () => killChildren('all'));

@@ -1,4 +1,4 @@
-import { killChildren, nextTest } from './children.js';
+import { killChildren, nextTest, stopping } from './children.js';
 
 /**
  * Mocha root hooks (.mocharc.json "require"; in parallel mode they run for each test file): no
@@ -15,7 +15,8 @@ export const mochaHooks = {
         console.error(`  (killed ${killed} process(es) left by the failed test "${this.currentTest.title}")`);
     }
   },
-  afterAll(): void {
+  async afterAll(): Promise<void> {
+    await stopping();
     const killed = killChildren('all');
     if (killed > 0) console.error(`  (killed ${killed} process(es) still running at the end of a test file)`);
   },
