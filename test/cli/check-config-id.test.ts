@@ -5,12 +5,12 @@ import path from 'node:path';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
 import { fromPlain } from '../../src/json/index.js';
 import { openEmbeddedStore } from '../support/open-store.js';
-import { runGex } from '../support/cli.js';
+import { runGexInProcess } from '../support/in-process-gex.js';
 
 const KEY = '55'.repeat(32);
 const SECRET = 'row-secret-8f2k1';
 
-describe('gex check --config-id and gex run --dry-run --config-id (CLI process, SQLite store)', () => {
+describe('gex check --config-id and gex run --dry-run --config-id (CLI, SQLite store)', () => {
   let server: FixtureServer;
   let dir: string;
   let storeFile: string;
@@ -61,7 +61,7 @@ describe('gex check --config-id and gex run --dry-run --config-id (CLI process, 
 
   it('checks every row merged with the root (disabled ones too), secrets decrypted and masked; --request sends each first request', async () => {
     const before = await readdir(dir);
-    const result = await runGex(['check', '--config-id', configId, '--request'], env());
+    const result = await runGexInProcess(['check', '--config-id', configId, '--request'], env());
     // the disabled row's endpoint answers 404: a run would skip it, a check reports it
     assert.equal(result.code, 1, result.stderr);
     assert.match(
@@ -78,7 +78,7 @@ describe('gex check --config-id and gex run --dry-run --config-id (CLI process, 
     assert.equal(server.requests.at(-1)!.headers['x-key'], SECRET, 'the decrypted secret was sent');
     assert.deepEqual(await readdir(dir), before, 'no data folder, no lock, no temporary folder');
 
-    const one = await runGex(['check', '--config-id', configId, '--row-id', 'users', '--json'], env());
+    const one = await runGexInProcess(['check', '--config-id', configId, '--row-id', 'users', '--json'], env());
     assert.equal(one.code, 0, one.stderr);
     assert.deepEqual(
       JSON.parse(one.stdout).units.map((u: { rowId: string }) => u.rowId),
@@ -89,7 +89,7 @@ describe('gex check --config-id and gex run --dry-run --config-id (CLI process, 
   it('gex run --dry-run: the rows a run would run, nothing sent, nothing written', async () => {
     const before = await readdir(dir);
     const requests = server.requests.length;
-    const result = await runGex(['run', '--dry-run', '--config-id', configId], env());
+    const result = await runGexInProcess(['run', '--dry-run', '--config-id', configId], env());
     assert.equal(result.code, 0, result.stderr);
     // rows in the configuration's order (no rowsSortOrder: by id), the disabled one skipped
     assert.match(result.stdout, /^Row 1 of 2: typo Typo: valid$/m);
@@ -100,14 +100,14 @@ describe('gex check --config-id and gex run --dry-run --config-id (CLI process, 
   });
 
   it('an unknown row or configuration: exit 1 naming what exists; a missing store is not created', async () => {
-    const row = await runGex(['check', '--config-id', configId, '--row-id', 'nope'], env());
+    const row = await runGexInProcess(['check', '--config-id', configId, '--row-id', 'nope'], env());
     assert.equal(row.code, 1);
     assert.match(
       row.stderr,
       /Row "nope" not found in configuration .*Existing rows: off, typo \(Typo\), users \(Users\)/,
     );
     const missing = path.join(dir, 'absent.sqlite');
-    const store = await runGex(['check', '--config-id', configId, '--store', missing], env());
+    const store = await runGexInProcess(['check', '--config-id', configId, '--store', missing], env());
     assert.equal(store.code, 1);
     assert.match(store.stderr, /No store at/);
     assert.deepEqual(

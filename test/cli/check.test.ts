@@ -3,7 +3,7 @@ import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
-import { runGex } from '../support/cli.js';
+import { runGexInProcess } from '../support/in-process-gex.js';
 import { makeDataDir } from '../support/extraction.js';
 
 const SECRET = 'Zq9-very-secret-token';
@@ -19,7 +19,7 @@ async function listing(dir: string): Promise<string[]> {
   return out.sort();
 }
 
-describe('gex check and gex run --dry-run (CLI process)', () => {
+describe('gex check and gex run --dry-run (CLI)', () => {
   let server: FixtureServer;
   let tmp: string;
 
@@ -72,7 +72,7 @@ describe('gex check and gex run --dry-run (CLI process)', () => {
     try {
       const before = await listing(dir);
       const requests = server.requests.length;
-      const result = await runGex(['check', '--data-dir', dir, ...args], { TMPDIR: tmp, ...env });
+      const result = await runGexInProcess(['check', '--data-dir', dir, ...args], { TMPDIR: tmp, ...env });
       assert.deepEqual(await listing(dir), before, 'the data folder is unchanged');
       assert.deepEqual(await readdir(tmp), [], 'no temporary folder is left');
       return { ...result, sent: server.requests.slice(requests) };
@@ -242,7 +242,7 @@ describe('gex check and gex run --dry-run (CLI process)', () => {
     try {
       const before = await listing(dir);
       const requests = server.requests.length;
-      const result = await runGex(['run', '--dry-run', '--data-dir', dir], { TMPDIR: tmp });
+      const result = await runGexInProcess(['run', '--dry-run', '--data-dir', dir], { TMPDIR: tmp });
       assert.equal(result.code, 0, result.stderr);
       assert.match(result.stdout, new RegExp(`GET ${server.url}/v1/users\\?page=1\\n    X-Token: \\[hidden\\]`));
       assert.ok(!(result.stdout + result.stderr).includes(SECRET));
@@ -254,7 +254,7 @@ describe('gex check and gex run --dry-run (CLI process)', () => {
     const invalid = await makeDataDir(config({ pagination: { method: 'pages' } }));
     try {
       const before = await listing(invalid);
-      const result = await runGex(['run', '--dry-run', '--data-dir', invalid]);
+      const result = await runGexInProcess(['run', '--dry-run', '--data-dir', invalid]);
       assert.equal(result.code, 1);
       assert.match(result.stdout, /parameters\.api\.pagination\.method/);
       assert.deepEqual(await listing(invalid), before);
@@ -265,7 +265,7 @@ describe('gex check and gex run --dry-run (CLI process)', () => {
 
   it('a data folder without config.json: exit 1 saying where it looked, nothing created', async () => {
     const missing = path.join(tmp, 'nope');
-    const result = await runGex(['check', '--data-dir', missing]);
+    const result = await runGexInProcess(['check', '--data-dir', missing]);
     assert.equal(result.code, 1);
     assert.match(result.stderr, /No configuration file at .*nope\/config\.json/);
     assert.deepEqual(await readdir(tmp), []);

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
-import { runGex } from '../support/cli.js';
+import { runGexInProcess } from '../support/in-process-gex.js';
 import { storeBackends, TEST_KEY, type FreshStore } from '../support/store.js';
 
 /**
@@ -37,7 +37,7 @@ for (const backend of storeBackends()) {
         path.join(dir, 'components.json'),
         JSON.stringify([{ id: 'keboola.ex-custom', type: 'extractor' }]),
       );
-      const components = await runGex(['components', 'import', path.join(dir, 'components.json')], env);
+      const components = await runGexInProcess(['components', 'import', path.join(dir, 'components.json')], env);
       assert.equal(components.code, 0, components.stderr);
       assert.match(components.stdout, /Registered 1 component: keboola\.ex-custom/);
 
@@ -53,7 +53,7 @@ for (const backend of storeBackends()) {
         ],
       };
       await writeFile(path.join(dir, 'config.json'), JSON.stringify(document));
-      const imported = await runGex(
+      const imported = await runGexInProcess(
         ['configs', 'import', path.join(dir, 'config.json'), '--store', store.location, '--json'],
         TEST_KEY,
       );
@@ -61,7 +61,10 @@ for (const backend of storeBackends()) {
       const configId = (JSON.parse(imported.stdout) as { id: string }).id;
       assert.ok(!imported.stdout.includes('hush'), 'the secret is stored encrypted');
 
-      const run = await runGex(['run', '--config-id', configId], { ...env, KBC_DATADIR: path.join(dir, 'data') });
+      const run = await runGexInProcess(['run', '--config-id', configId], {
+        ...env,
+        KBC_DATADIR: path.join(dir, 'data'),
+      });
       assert.equal(run.code, 0, run.stderr);
       assert.equal(
         await readFile(path.join(dir, 'data/rows/users/out/tables/cli.users'), 'utf8'),
@@ -72,7 +75,7 @@ for (const backend of storeBackends()) {
         'the runner decrypted the secret',
       );
 
-      const shown = await runGex(['configs', 'get', configId, '--json'], env);
+      const shown = await runGexInProcess(['configs', 'get', configId, '--json'], env);
       assert.equal(shown.code, 0, shown.stderr);
       const stored = JSON.parse(shown.stdout) as {
         version: number;

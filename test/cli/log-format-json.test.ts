@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
 import { fromPlain } from '../../src/json/index.js';
-import { runGex } from '../support/cli.js';
+import { runGexInProcess } from '../support/in-process-gex.js';
 import { openEmbeddedStore } from '../support/open-store.js';
 
 const KEY = '77'.repeat(32);
@@ -17,7 +17,7 @@ type Line = Record<string, unknown> & { level: string; msg: string };
  * what it is about, and a secret the API echoes (into an error message, and in the URL of a retry
  * line's field) hidden everywhere.
  */
-describe('gex run --log-format json (CLI process, SQLite store)', function () {
+describe('gex run --log-format json (CLI, SQLite store)', function () {
   this.timeout(60_000);
   let server: FixtureServer;
   let dir: string;
@@ -80,7 +80,7 @@ describe('gex run --log-format json (CLI process, SQLite store)', function () {
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
   const run = (format: 'json' | 'text') =>
-    runGex(
+    runGexInProcess(
       [
         ...['run', '--config-id', configId, '--store', storeFile, '--data-dir', path.join(dir, 'data')],
         ...['--summary', path.join(dir, 'summary.json'), '--log-format', format, '--log-level', 'debug'],
@@ -185,7 +185,7 @@ describe('gex run --log-format json (CLI process, SQLite store)', function () {
   });
 });
 
-describe('gex run --log-file (CLI process)', function () {
+describe('gex run --log-file (CLI)', function () {
   this.timeout(60_000);
   let server: FixtureServer;
   let dir: string;
@@ -219,7 +219,7 @@ describe('gex run --log-file (CLI process)', function () {
     const logFile = path.join(dir, 'run.log');
     await writeFile(logFile, 'earlier line\n');
     const dataDir = path.join(dir, 'data');
-    const result = await runGex(['run', '--data-dir', dataDir, '--log-file', logFile, '--log-level', 'debug']);
+    const result = await runGexInProcess(['run', '--data-dir', dataDir, '--log-file', logFile, '--log-level', 'debug']);
     assert.equal(result.code, 1, result.stderr);
     const logged = await readFile(logFile, 'utf8');
     assert.ok(logged.startsWith('earlier line\n'), 'appended');
@@ -237,7 +237,7 @@ describe('gex run --log-file (CLI process)', function () {
   it("refuses a log file in the data folder's out/ before doing anything (exit 1)", async () => {
     const { readdir } = await import('node:fs/promises');
     const logFile = path.join(dir, 'data', 'out', 'run.log');
-    const result = await runGex(['run', '--data-dir', path.join(dir, 'data'), '--log-file', logFile]);
+    const result = await runGexInProcess(['run', '--data-dir', path.join(dir, 'data'), '--log-file', logFile]);
     assert.equal(result.code, 1);
     assert.match(result.stderr, /ERROR Refusing --log-file .*: it is inside .*data\/out, which gex writes and clears/);
     assert.equal(server.requests.length, 0);

@@ -6,11 +6,11 @@ import path from 'node:path';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
 import { fromPlain } from '../../src/json/index.js';
 import { openEmbeddedStore } from '../support/open-store.js';
-import { runGex } from '../support/cli.js';
+import { runGexInProcess } from '../support/in-process-gex.js';
 
 const KEY = '44'.repeat(32);
 
-describe('gex run --config-id (CLI process, SQLite store)', () => {
+describe('gex run --config-id (CLI, SQLite store)', () => {
   let server: FixtureServer;
   let dir: string;
   let storeFile: string;
@@ -57,7 +57,7 @@ describe('gex run --config-id (CLI process, SQLite store)', () => {
   const env = () => ({ GEX_MASTER_KEY: KEY, KBC_DATADIR: path.join(dir, 'data'), GEX_STORE: storeFile });
 
   it('takes the config id from KBC_CONFIGID, exits 0 and writes the summary', async () => {
-    const result = await runGex(['run', '--summary', path.join(dir, 'summary.json')], {
+    const result = await runGexInProcess(['run', '--summary', path.join(dir, 'summary.json')], {
       ...env(),
       KBC_CONFIGID: configId,
     });
@@ -83,7 +83,7 @@ describe('gex run --config-id (CLI process, SQLite store)', () => {
   });
 
   it('exits 1 when a forced row fails (KBC_CONFIGROWID), and the summary says why', async () => {
-    const result = await runGex(['run', '--config-id', configId, '--summary', path.join(dir, 's.json')], {
+    const result = await runGexInProcess(['run', '--config-id', configId, '--summary', path.join(dir, 's.json')], {
       ...env(),
       KBC_CONFIGROWID: 'fail',
     });
@@ -103,7 +103,7 @@ describe('gex run --config-id (CLI process, SQLite store)', () => {
       [[], { KBC_CONFIGROWID: 'users, fail' }],
     ] as const) {
       const summaryFile = path.join(dir, 'rows.json');
-      const result = await runGex(['run', '--config-id', configId, '--summary', summaryFile, ...args], {
+      const result = await runGexInProcess(['run', '--config-id', configId, '--summary', summaryFile, ...args], {
         ...env(),
         ...extra,
       });
@@ -122,7 +122,7 @@ describe('gex run --config-id (CLI process, SQLite store)', () => {
   });
 
   it('exits 1 for an unknown row id, listing the rows', async () => {
-    const result = await runGex(['run', '--config-id', configId, '--row-id', 'zzz'], env());
+    const result = await runGexInProcess(['run', '--config-id', configId, '--row-id', 'zzz'], env());
     assert.equal(result.code, 1);
     assert.match(result.stderr, /Row "zzz" not found in configuration .* Existing rows: fail, users \(Users\)\./);
   });
@@ -131,7 +131,7 @@ describe('gex run --config-id (CLI process, SQLite store)', () => {
     // a damaged database: the SQLite header, then garbage
     const damaged = path.join(dir, 'damaged.sqlite');
     await writeFile(damaged, Buffer.concat([Buffer.from('SQLite format 3\u0000', 'latin1'), Buffer.alloc(4096, 0xab)]));
-    const result = await runGex(
+    const result = await runGexInProcess(
       ['run', '--config-id', configId, '--store', damaged, '--summary', path.join(dir, 'f.json')],
       env(),
     );
@@ -142,7 +142,7 @@ describe('gex run --config-id (CLI process, SQLite store)', () => {
   });
 
   it('exits 1 when --store names a file in a folder that does not exist (a user mistake), creating nothing', async () => {
-    const result = await runGex(
+    const result = await runGexInProcess(
       ['run', '--config-id', configId, '--store', path.join(dir, 'no', 'such', 'dir', 'x.sqlite')],
       env(),
     );

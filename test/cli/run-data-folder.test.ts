@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
-import { runGex } from '../support/cli.js';
+import { runGexInProcess } from '../support/in-process-gex.js';
 import { makeDataDir } from '../support/extraction.js';
 
-describe('gex run (CLI process)', () => {
+describe('gex run (CLI)', () => {
   let server: FixtureServer;
   const secret = 's3cr3t-Value/42';
 
@@ -33,7 +33,7 @@ describe('gex run (CLI process)', () => {
   it('exits 0, writes tables, manifests and state, and logs why pagination stopped', async () => {
     const dir = await makeDataDir(config());
     try {
-      const result = await runGex(['run', '--data-dir', dir]);
+      const result = await runGexInProcess(['run', '--data-dir', dir]);
       assert.equal(result.code, 0, result.stderr);
       assert.equal(await readFile(path.join(dir, 'out/tables/cli.users'), 'utf8'), '"id"\n"1"\n"2"\n');
       assert.equal(
@@ -53,7 +53,7 @@ describe('gex run (CLI process)', () => {
   it('reads the data folder from KBC_DATADIR', async () => {
     const dir = await makeDataDir(config());
     try {
-      const result = await runGex(['run'], { KBC_DATADIR: dir });
+      const result = await runGexInProcess(['run'], { KBC_DATADIR: dir });
       assert.equal(result.code, 0, result.stderr);
       assert.match(await readFile(path.join(dir, 'out/tables/cli.users'), 'utf8'), /"1"/);
     } finally {
@@ -69,7 +69,7 @@ describe('gex run (CLI process)', () => {
       },
     });
     try {
-      const result = await runGex(['run', '--data-dir', dir]);
+      const result = await runGexInProcess(['run', '--data-dir', dir]);
       assert.equal(result.code, 1);
       assert.match(
         result.stderr,
@@ -82,7 +82,7 @@ describe('gex run (CLI process)', () => {
   });
 
   it('exits 1 when there is no config.json, saying where it looked', async () => {
-    const result = await runGex(['run', '--data-dir', '/nonexistent/gex-data']);
+    const result = await runGexInProcess(['run', '--data-dir', '/nonexistent/gex-data']);
     assert.equal(result.code, 1);
     assert.match(result.stderr, /No configuration file at \/nonexistent\/gex-data\/config\.json/);
   });
@@ -90,7 +90,7 @@ describe('gex run (CLI process)', () => {
   it('exits 1 when the API refuses, naming URL and status, with secrets hidden everywhere', async () => {
     const dir = await makeDataDir(config({ '#password': secret }, { endpoint: 'echo', params: { '#apiKey': secret } }));
     try {
-      const result = await runGex(['run', '--data-dir', dir, '--log-level', 'debug']);
+      const result = await runGexInProcess(['run', '--data-dir', dir, '--log-level', 'debug']);
       assert.equal(result.code, 1);
       assert.match(
         result.stderr,
@@ -109,7 +109,7 @@ describe('gex run (CLI process)', () => {
     const dir = await makeDataDir(config());
     try {
       await writeFile(path.join(dir, 'out'), 'not a folder');
-      const result = await runGex(['run', '--data-dir', dir]);
+      const result = await runGexInProcess(['run', '--data-dir', dir]);
       assert.equal(result.code, 1);
       assert.match(result.stderr, /Cannot use .*\/out in the data folder: gex needs a folder there and it is a file/);
       assert.doesNotMatch(result.stderr, /Application error/);
@@ -122,7 +122,7 @@ describe('gex run (CLI process)', () => {
     const dir = await makeDataDir(config());
     try {
       await mkdir(path.join(dir, 'out'), { recursive: true });
-      const result = await runGex(['run', '--data-dir', dir, '--log-format', 'json']);
+      const result = await runGexInProcess(['run', '--data-dir', dir, '--log-format', 'json']);
       assert.equal(result.code, 0);
       const lines = result.stdout
         .trim()

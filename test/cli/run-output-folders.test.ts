@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
 import { fromPlain } from '../../src/json/index.js';
-import { runGex } from '../support/cli.js';
+import { runGexInProcess } from '../support/in-process-gex.js';
 import { openEmbeddedStore } from '../support/open-store.js';
 import { creatableRowId, plantRowIds } from '../support/planted-rows.js';
 
@@ -21,7 +21,7 @@ const HOSTILE_ID = 'x\n12:00:00.000 INFO    row users → /etc: \u001b[31mforged
  * Where a run's tables went: the report at the end of `gex run --config-id`, the default data
  * folder, and a data-folder rerun removing the tables of the run before (and nothing else).
  */
-describe('gex run: where the tables go (CLI process)', function () {
+describe('gex run: where the tables go (CLI)', function () {
   this.timeout(60_000);
   let server: FixtureServer;
   let dir: string;
@@ -82,9 +82,12 @@ describe('gex run: where the tables go (CLI process)', function () {
       const storeFile = path.join(dir, 'store.sqlite');
       const configId = await storeConfiguration(storeFile, ['users', HOSTILE_ID]);
       const dataDir = path.join(dir, 'data');
-      const result = await runGex(['run', '--config-id', configId, '--store', storeFile, '--data-dir', dataDir], {
-        GEX_MASTER_KEY: KEY,
-      });
+      const result = await runGexInProcess(
+        ['run', '--config-id', configId, '--store', storeFile, '--data-dir', dataDir],
+        {
+          GEX_MASTER_KEY: KEY,
+        },
+      );
       assert.equal(result.code, 0, result.stderr);
       const lines = result.stdout.split('\n');
       const at = lines.findIndex((l) => l.endsWith(`INFO  Tables are in ${dataDir}:`));
@@ -108,7 +111,7 @@ describe('gex run: where the tables go (CLI process)', function () {
     it('carries the report as fields in JSON lines', async () => {
       const storeFile = path.join(dir, 'store.sqlite');
       const configId = await storeConfiguration(storeFile, ['users', HOSTILE_ID]);
-      const result = await runGex(
+      const result = await runGexInProcess(
         [
           'run',
           '--config-id',
@@ -145,13 +148,13 @@ describe('gex run: where the tables go (CLI process)', function () {
   describe('the default data folder', () => {
     it('outside a container, a data-folder run without --data-dir uses ./data', async () => {
       await writeDataFolder(path.join(dir, 'data'), 'orders');
-      const result = await runGex(['run'], { GEX_CONTAINER: '0', KBC_DATADIR: undefined }, { cwd: dir });
+      const result = await runGexInProcess(['run'], { GEX_CONTAINER: '0', KBC_DATADIR: undefined }, { cwd: dir });
       assert.equal(result.code, 0, result.stderr);
       assert.equal(await readFile(path.join(dir, 'data/out/tables/b.orders'), 'utf8'), '"id"\n"1"\n');
     });
 
     it('outside a container, a missing ./data is exit 1 saying what was looked for and how to point elsewhere', async () => {
-      const result = await runGex(['run'], { GEX_CONTAINER: '0', KBC_DATADIR: undefined }, { cwd: dir });
+      const result = await runGexInProcess(['run'], { GEX_CONTAINER: '0', KBC_DATADIR: undefined }, { cwd: dir });
       assert.equal(result.code, 1, result.stderr);
       assert.match(
         result.stderr,
@@ -164,7 +167,7 @@ describe('gex run: where the tables go (CLI process)', function () {
     it('inside a container an existing ./data wins, for a data-folder run and a --config-id run alike, and the log says why', async () => {
       await writeDataFolder(path.join(dir, 'data'), 'orders');
       const container = { GEX_CONTAINER: '1', KBC_DATADIR: undefined };
-      const result = await runGex(['run'], container, { cwd: dir });
+      const result = await runGexInProcess(['run'], container, { cwd: dir });
       assert.equal(result.code, 0, result.stderr);
       assert.match(
         result.stdout,
@@ -175,7 +178,7 @@ describe('gex run: where the tables go (CLI process)', function () {
       assert.equal(await readFile(path.join(dir, 'data/out/tables/b.orders'), 'utf8'), '"id"\n"1"\n');
       const storeFile = path.join(dir, 'store.sqlite');
       const configId = await storeConfiguration(storeFile, ['users']);
-      const stored = await runGex(
+      const stored = await runGexInProcess(
         ['run', '--config-id', configId, '--store', storeFile],
         { ...container, GEX_MASTER_KEY: KEY },
         { cwd: dir },
@@ -194,7 +197,7 @@ describe('gex run: where the tables go (CLI process)', function () {
         this.skip();
       }
       const container = { GEX_CONTAINER: '1', KBC_DATADIR: undefined };
-      const result = await runGex(['run'], container, { cwd: dir });
+      const result = await runGexInProcess(['run'], container, { cwd: dir });
       assert.equal(result.code, 1, result.stderr);
       assert.match(
         result.stderr,
@@ -202,7 +205,7 @@ describe('gex run: where the tables go (CLI process)', function () {
       );
       const storeFile = path.join(dir, 'store.sqlite');
       const configId = await storeConfiguration(storeFile, ['users']);
-      const stored = await runGex(
+      const stored = await runGexInProcess(
         ['run', '--config-id', configId, '--store', storeFile],
         { ...container, GEX_MASTER_KEY: KEY },
         { cwd: dir },
@@ -219,7 +222,7 @@ describe('gex run: where the tables go (CLI process)', function () {
     it('outside a container, a --config-id run without --data-dir writes below ./data', async () => {
       const storeFile = path.join(dir, 'store.sqlite');
       const configId = await storeConfiguration(storeFile, ['users']);
-      const result = await runGex(
+      const result = await runGexInProcess(
         ['run', '--config-id', configId, '--store', storeFile],
         { GEX_MASTER_KEY: KEY, GEX_CONTAINER: '0', KBC_DATADIR: undefined },
         { cwd: dir },
@@ -237,7 +240,7 @@ describe('gex run: where the tables go (CLI process)', function () {
     it('removes the tables and manifests the previous run wrote, and nothing else', async () => {
       const dataDir = path.join(dir, 'data');
       await writeDataFolder(dataDir, 'users', 'orders');
-      assert.equal((await runGex(['run', '--data-dir', dataDir])).code, 0);
+      assert.equal((await runGexInProcess(['run', '--data-dir', dataDir])).code, 0);
       const tables = path.join(dataDir, 'out/tables');
       assert.deepEqual((await readdir(tables)).sort(), [
         'b.orders',
@@ -248,7 +251,7 @@ describe('gex run: where the tables go (CLI process)', function () {
       await writeFile(path.join(tables, 'mine.csv'), 'a user file\n');
 
       await writeDataFolder(dataDir, 'users');
-      const result = await runGex(['run', '--data-dir', dataDir]);
+      const result = await runGexInProcess(['run', '--data-dir', dataDir]);
       assert.equal(result.code, 0, result.stderr);
       assert.match(result.stdout, /Removed 4 files of the previous run from out\/tables/);
       assert.deepEqual((await readdir(tables)).sort(), ['b.users', 'b.users.manifest', 'mine.csv']);
@@ -257,7 +260,7 @@ describe('gex run: where the tables go (CLI process)', function () {
     it('never follows a symbolic link: a link planted in out/tables under a table name stays, and so does its target', async () => {
       const dataDir = path.join(dir, 'data');
       await writeDataFolder(dataDir, 'users', 'orders');
-      assert.equal((await runGex(['run', '--data-dir', dataDir])).code, 0);
+      assert.equal((await runGexInProcess(['run', '--data-dir', dataDir])).code, 0);
       const tables = path.join(dataDir, 'out/tables');
       // outside the data folder: a file and a folder with a file of a table's name
       const victim = path.join(dir, 'victim.txt');
@@ -277,7 +280,7 @@ describe('gex run: where the tables go (CLI process)', function () {
       );
 
       await writeDataFolder(dataDir, 'users');
-      const result = await runGex(['run', '--data-dir', dataDir]);
+      const result = await runGexInProcess(['run', '--data-dir', dataDir]);
       assert.equal(result.code, 0, result.stderr);
       assert.match(result.stdout, /Left b\.orders in out\/tables: it is a symbolic link, not a table gex wrote/);
       assert.equal(await readFile(victim, 'utf8'), 'keep me\n');
@@ -288,7 +291,7 @@ describe('gex run: where the tables go (CLI process)', function () {
     it('refuses the run when out/tables itself is a symbolic link: nothing removed or written there', async () => {
       const dataDir = path.join(dir, 'data');
       await writeDataFolder(dataDir, 'users');
-      assert.equal((await runGex(['run', '--data-dir', dataDir])).code, 0);
+      assert.equal((await runGexInProcess(['run', '--data-dir', dataDir])).code, 0);
       // out/tables replaced by a link to a folder outside holding a file of the recorded table's name
       const outside = path.join(dir, 'outside');
       await mkdir(outside);
@@ -296,7 +299,7 @@ describe('gex run: where the tables go (CLI process)', function () {
       await rm(path.join(dataDir, 'out/tables'), { recursive: true });
       await symlink(outside, path.join(dataDir, 'out/tables'));
       await writeDataFolder(dataDir, 'orders');
-      const result = await runGex(['run', '--data-dir', dataDir]);
+      const result = await runGexInProcess(['run', '--data-dir', dataDir]);
       assert.equal(result.code, 1, result.stderr);
       assert.match(result.stderr, /Refusing to use .*\/data\/out\/tables: it is a symbolic link/);
       assert.equal(await readFile(path.join(outside, 'b.users'), 'utf8'), "not gex's\n");

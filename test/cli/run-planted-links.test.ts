@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
 import { fromPlain } from '../../src/json/index.js';
-import { runGex, type CliResult } from '../support/cli.js';
+import type { CliResult } from '../support/cli.js';
+import { runGexInProcess } from '../support/in-process-gex.js';
 import { openEmbeddedStore } from '../support/open-store.js';
 import { Outside, type PlantedLink } from '../support/outside.js';
 
@@ -26,7 +27,7 @@ function assertRefused(result: CliResult, link: string, what: string): void {
  * a summary file in the data folder) and every path of a `--data-dir` run. Each is refused before
  * any request, naming the link, and nothing outside the data folder changes.
  */
-describe('gex run: a symbolic link planted in the data folder (CLI process)', function () {
+describe('gex run: a symbolic link planted in the data folder (CLI)', function () {
   this.timeout(120_000);
   let server: FixtureServer;
   let dir: string;
@@ -65,7 +66,7 @@ describe('gex run: a symbolic link planted in the data folder (CLI process)', fu
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
   const runConfig = (configId: string, dataDir: string, ...more: string[]) =>
-    runGex(['run', '--config-id', configId, '--store', storeFile, '--data-dir', dataDir, ...more], KEY);
+    runGexInProcess(['run', '--config-id', configId, '--store', storeFile, '--data-dir', dataDir, ...more], KEY);
 
   const cases: Array<{ configId: string; planted: string; kind: PlantedLink }> = [
     { configId: 'rows', planted: 'rows', kind: 'dir' },
@@ -138,7 +139,7 @@ describe('gex run: a symbolic link planted in the data folder (CLI process)', fu
         },
       }),
     );
-    assert.equal((await runGex(['run', '--data-dir', template])).code, 0);
+    assert.equal((await runGexInProcess(['run', '--data-dir', template])).code, 0);
     const written = (await readdir(template, { recursive: true }))
       .map((p) => p.split(path.sep).join('/'))
       .filter((p) => p !== 'config.json');
@@ -162,7 +163,7 @@ describe('gex run: a symbolic link planted in the data folder (CLI process)', fu
         await outside.plant(link, kind);
         const before = await outside.snapshot();
         server.requests.length = 0;
-        const result = await runGex(['run', '--data-dir', dataDir]);
+        const result = await runGexInProcess(['run', '--data-dir', dataDir]);
         const what = `${planted} → ${kind}`;
         assert.deepEqual(await outside.snapshot(), before, `${what}: nothing outside changed`);
         if (planted.startsWith('out/tables/b.') || planted === '.gex-tables.json') {

@@ -3,7 +3,8 @@ import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { gexBin, runGex } from '../support/cli.js';
+import { gexBin } from '../support/cli.js';
+import { runGexInProcess } from '../support/in-process-gex.js';
 import { POSTGRES_VARIABLE, postgresBackend, TEST_KEY, withPostgresClient } from '../support/store.js';
 
 /** Everything below `dir` (folders end in "/"), sorted: what a command may not change. */
@@ -12,19 +13,14 @@ async function listing(dir: string): Promise<string[]> {
   return entries.map((e) => path.relative(dir, path.join(e.parentPath, e.name)) + (e.isDirectory() ? '/' : '')).sort();
 }
 
-/** `gex` as a process started in `cwd`: relative store paths (`htp://x` is one) land there. */
-function runGexIn(cwd: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [gexBin, ...args], {
-      cwd,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    child.on('close', (code) => resolve({ code: code ?? -1, output }));
-  });
+/** `gex` run in `cwd`: relative store paths (`htp://x` is one) land there. */
+async function runGexIn(
+  cwd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number; output: string }> {
+  const { code, stdout, stderr } = await runGexInProcess(args, env, { cwd });
+  return { code, output: stdout + stderr };
 }
 
 /** The permission bits of a file. */
@@ -33,11 +29,11 @@ async function mode(file: string): Promise<number> {
 }
 
 /**
- * `--store` mistakes through real `gex` processes in temporary folders: commands that only read
- * create nothing, a location of the wrong kind is exit 1 with what was expected, and the files of
- * a new store are private (0600) whatever the umask.
+ * `--store` mistakes in temporary folders: commands that only read create nothing, a location of
+ * the wrong kind is exit 1 with what was expected (gex run in this process), and the files of a new
+ * store are private (0600) whatever the umask (real processes: the umask is the process's).
  */
-describe('--store mistakes (gex processes)', function () {
+describe('--store mistakes', function () {
   this.timeout(60_000);
   let dir: string;
   // no GEX_MASTER_KEY: the key file is what a first use would create
@@ -70,7 +66,7 @@ describe('--store mistakes (gex processes)', function () {
       const before = await listing(dir);
       for (const store of ['new.sqlite', path.join('sub', 'deeper', 'new.sqlite')]) {
         // a run's data folder is elsewhere: what matters here is the store's folder
-        const result = await runGex([...command, '--store', path.join(dir, store)], {
+        const result = await runGexInProcess([...command, '--store', path.join(dir, store)], {
           ...noKey,
           KBC_DATADIR: path.join(os.tmpdir(), 'gex-no-such-data-folder'),
         });
@@ -87,9 +83,9 @@ describe('--store mistakes (gex processes)', function () {
 
   it('run --config-id with a mistyped store next to an existing one creates nothing (and no key beside it)', async () => {
     const store = path.join(dir, 'gex-store.sqlite');
-    assert.equal((await runGex(['tokens', 'create', '--description', 'x', '--store', store], noKey)).code, 0);
+    assert.equal((await runGexInProcess(['tokens', 'create', '--description', 'x', '--store', store], noKey)).code, 0);
     const before = await listing(dir);
-    const result = await runGex(
+    const result = await runGexInProcess(
       ['run', '--config-id', '1', '--store', path.join(dir, 'gex-stor.sqlite'), '--data-dir', path.join(dir, 'data')],
       noKey,
     );
@@ -100,10 +96,10 @@ describe('--store mistakes (gex processes)', function () {
 
   it('a read-only command on an existing store without its key file creates no key file', async () => {
     const store = path.join(dir, 's.sqlite');
-    assert.equal((await runGex(['tokens', 'create', '--description', 'x', '--store', store], noKey)).code, 0);
+    assert.equal((await runGexInProcess(['tokens', 'create', '--description', 'x', '--store', store], noKey)).code, 0);
     await rm(`${store}.key`);
     const before = await listing(dir);
-    const result = await runGex(['configs', 'list', '--store', store], noKey);
+    const result = await runGexInProcess(['configs', 'list', '--store', store], noKey);
     assert.equal(result.code, 1);
     assert.match(
       result.stderr,
@@ -119,7 +115,7 @@ describe('--store mistakes (gex processes)', function () {
       ['configs', 'import', path.join(dir, 'none.json')],
       ['tokens', 'create', '--description', 'x'],
     ]) {
-      const result = await runGex([...command, '--store', path.join(dir, 'folder')], noKey);
+      const result = await runGexInProcess([...command, '--store', path.join(dir, 'folder')], noKey);
       assert.equal(result.code, 1, result.stderr);
       assert.match(
         result.stderr,
@@ -136,7 +132,7 @@ describe('--store mistakes (gex processes)', function () {
       ['configs', 'list'],
       ['tokens', 'create', '--description', 'x'],
     ]) {
-      const result = await runGex([...command, '--store', text], noKey);
+      const result = await runGexInProcess([...command, '--store', text], noKey);
       assert.equal(result.code, 1, result.stderr);
       assert.match(result.stderr, /The store .*notes\.txt is not a SQLite database: expected a SQLite file path/);
     }
@@ -221,7 +217,7 @@ describe('--store mistakes (gex processes)', function () {
     assert.equal(created, 0);
     assert.equal((await mode(store)).toString(8), '600');
     assert.equal((await mode(`${store}.key`)).toString(8), '600');
-    const listed = await runGex(['configs', 'list', '--store', store], noKey);
+    const listed = await runGexInProcess(['configs', 'list', '--store', store], noKey);
     assert.equal(listed.code, 0, listed.stderr);
     assert.match(listed.stdout, /No configurations of ex-generic-v2/);
   });
@@ -231,7 +227,7 @@ describe('--store mistakes (gex processes)', function () {
     it('configs list and run on a PostgreSQL database without a store exit 1 with "no store" and create no tables', async () => {
       const fresh = await postgres.fresh();
       try {
-        const run = await runGex(
+        const run = await runGexInProcess(
           ['run', '--config-id', '1', '--store', fresh.location, '--data-dir', path.join(dir, 'data')],
           TEST_KEY,
         );
@@ -240,7 +236,7 @@ describe('--store mistakes (gex processes)', function () {
           run.stderr,
           /No store in the PostgreSQL database .*: this command only reads or runs, so it creates no store/,
         );
-        const result = await runGex(['configs', 'list', '--store', fresh.location], TEST_KEY);
+        const result = await runGexInProcess(['configs', 'list', '--store', fresh.location], TEST_KEY);
         assert.equal(result.code, 1, result.stderr);
         assert.match(
           result.stderr,

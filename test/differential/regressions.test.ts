@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compareSides, requestOrderOf } from './compare.js';
 import { explainingDeviation } from './deviations.js';
-import { gexEngine } from './engines.js';
+import { gexInProcessEngine } from './engines.js';
 import { loadRegressions, referenceSide } from './regression-case.js';
 import { runCase } from './run-case.js';
 
@@ -35,7 +35,7 @@ describe("differential regressions: shrunk cases with the reference GE's recorde
 
   for (const { file, saved } of regressions) {
     it(`${file}${saved.note ? `: ${saved.note}` : ''}`, async () => {
-      const [gex] = await runCase(saved.case, [gexEngine()], workDir, 30_000);
+      const [gex] = await runCase(saved.case, [gexInProcessEngine()], workDir, 30_000);
       const reference = referenceSide(saved);
       const differences = compareSides(reference, gex, requestOrderOf(saved.case.parameters));
       const deviation = explainingDeviation(reference, gex, differences);

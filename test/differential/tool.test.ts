@@ -6,7 +6,7 @@ import { answer } from './api-model.js';
 import type { ApiModel, Collection } from './case-model.js';
 import { compareSides, requestOrderOf } from './compare.js';
 import { caseOfSeed, runOneCase } from './differential.js';
-import { gexEngine, type Engine } from './engines.js';
+import { gexInProcessEngine, type Engine } from './engines.js';
 import { num, ordered, toJsonText } from './json-text.js';
 import type { SideResult } from './run-case.js';
 
@@ -180,7 +180,7 @@ describe('differential tester: real runs with gex on both sides', function () {
 
   it('finds no difference between gex and itself (the harness is deterministic)', async () => {
     for (const seed of [1, 2, 3]) {
-      const report = await runOneCase(seed, options(gexEngine(), gexEngine()), workDir);
+      const report = await runOneCase(seed, options(gexInProcessEngine(), gexInProcessEngine()), workDir);
       assert.equal(report.outcome, 'same', `seed ${seed}: ${report.differences.map((d) => d.detail).join('\n')}`);
     }
   });
@@ -190,7 +190,7 @@ describe('differential tester: real runs with gex on both sides', function () {
     const planted: Engine = {
       name: 'gex-planted',
       run: async (dataDir, timeoutMs) => {
-        const run = await gexEngine().run(dataDir, timeoutMs);
+        const run = await gexInProcessEngine().run(dataDir, timeoutMs);
         const tables = path.join(dataDir, 'out', 'tables');
         for (const name of await readdir(tables).catch(() => []))
           if (!name.endsWith('.manifest')) await appendFile(path.join(tables, name), 'x');
@@ -198,11 +198,11 @@ describe('differential tester: real runs with gex on both sides', function () {
       },
     };
     let seed = 1;
-    // a few shrink runs show that shrinking keeps the difference (each run is a pair of gex processes)
+    // a few shrink runs show that shrinking keeps the difference (each run is a pair of gex runs)
     const shrinkRuns = 4;
-    let report = await runOneCase(seed, options(gexEngine(), planted, shrinkRuns), workDir);
+    let report = await runOneCase(seed, options(gexInProcessEngine(), planted, shrinkRuns), workDir);
     while (report.outcome !== 'different' && seed < 30)
-      report = await runOneCase(++seed, options(gexEngine(), planted, shrinkRuns), workDir);
+      report = await runOneCase(++seed, options(gexInProcessEngine(), planted, shrinkRuns), workDir);
     assert.equal(report.outcome, 'different');
     assert.match(report.differences[0].where, /^output table/);
     const shrunk = report.shrunk!;

@@ -359,6 +359,8 @@ echo json_encode($out);
         i++
       )
         await sleep(50);
+      // 'processing' is stored as the worker starts the process: under load it may show a moment later
+      for (let i = 0; i < 100 && (await childrenOf(first.child.pid!)).length === 0; i++) await sleep(50);
       assert.equal((await childrenOf(first.child.pid!)).length, 1, 'one gex run runs the job');
       first.child.kill('SIGKILL');
       await new Promise((resolve) => first.child.once('exit', resolve));

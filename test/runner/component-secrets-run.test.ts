@@ -7,7 +7,8 @@ import { fromPlain } from '../../src/json/index.js';
 import { phpUrlencode } from '../../src/php/index.js';
 import { COMPONENT_CIPHER_PREFIX } from '../../src/store/encryption.js';
 import { openEmbeddedStore } from '../support/open-store.js';
-import { runGex, startServe } from '../support/cli.js';
+import { startServe } from '../support/cli.js';
+import { runGexInProcess } from '../support/in-process-gex.js';
 import { assertNoSecret } from '../support/secret-forms.js';
 
 const KEY = '6b'.repeat(32);
@@ -40,7 +41,7 @@ describe('gex run: image parameters from the component registry', function () {
         { id: ID, type: 'extractor', name: 'Secretive', data: { image_parameters: { '#secret': PLAIN } } },
       ]),
     );
-    const imported = await runGex(['components', 'import', file], env);
+    const imported = await runGexInProcess(['components', 'import', file], env);
     assert.equal(imported.code, 0, imported.stderr);
     assert.ok(
       !(await readFile(storeFile)).toString('utf8').includes('Rg5Mv2Xy'),
@@ -64,7 +65,7 @@ describe('gex run: image parameters from the component registry', function () {
     await backend.close();
 
     const data = path.join(dir, 'data');
-    const result = await runGex(
+    const result = await runGexInProcess(
       ['run', '--config-id', c.id, '--component-id', ID, '--log-level', 'debug', '--data-dir', data],
       env,
     );
@@ -87,9 +88,9 @@ describe('gex run: image parameters from the component registry', function () {
       file,
       JSON.stringify([{ id: ID, type: 'extractor', data: { image_parameters: { '#secret': PLAIN } } }]),
     );
-    assert.equal((await runGex(['components', 'import', file, '--store', storeFile], key)).code, 0);
+    assert.equal((await runGexInProcess(['components', 'import', file, '--store', storeFile], key)).code, 0);
     const token = (
-      await runGex(['tokens', 'create', '--description', 'runner', '--store', storeFile], key)
+      await runGexInProcess(['tokens', 'create', '--description', 'runner', '--store', storeFile], key)
     ).stdout.trim();
     const backend = await openEmbeddedStore(storeFile, key);
     const info = (await backend.authenticate(token))!;
@@ -120,10 +121,12 @@ describe('gex run: image parameters from the component registry', function () {
         '--log-level',
         'debug',
       ];
-      const withKey = await runGex([...args, '--data-dir', path.join(dir, 'served-data')], key);
+      const withKey = await runGexInProcess([...args, '--data-dir', path.join(dir, 'served-data')], key);
       assert.equal(withKey.code, 0, withKey.stderr);
       assert.match(withKey.stdout, /items\?q=\[hidden\]/, 'decrypted and registered with the masker');
-      const withoutKey = await runGex([...args, '--data-dir', path.join(dir, 'served-data-2')], { GEX_MASTER_KEY: '' });
+      const withoutKey = await runGexInProcess([...args, '--data-dir', path.join(dir, 'served-data-2')], {
+        GEX_MASTER_KEY: '',
+      });
       assert.equal(withoutKey.code, 0, withoutKey.stderr);
       const config = JSON.parse(await readFile(path.join(dir, 'served-data-2', 'config.json'), 'utf8'));
       assert.ok(config.image_parameters['#secret'].startsWith(COMPONENT_CIPHER_PREFIX));

@@ -6,7 +6,7 @@ import { encodePathSegment } from '../../src/common/safe-path.js';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
 import { fromPlain } from '../../src/json/index.js';
 import { openEmbeddedStore } from '../support/open-store.js';
-import { runGex } from '../support/cli.js';
+import { runGexInProcess } from '../support/in-process-gex.js';
 import { creatableRowId, plantRowIds } from '../support/planted-rows.js';
 
 const KEY = '66'.repeat(32);
@@ -30,11 +30,11 @@ interface Summary {
 }
 
 /**
- * Row ids are opaque text from the store. Each test runs the real `gex run --config-id` process
+ * Row ids are opaque text from the store. Each test runs `gex run --config-id` (in this process)
  * against a real SQLite store holding the hostile ids, and checks that nothing outside the run's
  * own folders is touched and that every row's output survives the run.
  */
-describe('gex run --config-id with hostile row ids (CLI process, SQLite store)', function () {
+describe('gex run --config-id with hostile row ids (CLI, SQLite store)', function () {
   this.timeout(60_000);
   let server: FixtureServer;
   let dir: string;
@@ -95,7 +95,7 @@ describe('gex run --config-id with hostile row ids (CLI process, SQLite store)',
   }
 
   const run = (configId: string, extra: string[] = []) =>
-    runGex(
+    runGexInProcess(
       [
         'run',
         '--config-id',
@@ -195,7 +195,7 @@ describe('gex run --config-id with hostile row ids (CLI process, SQLite store)',
     } finally {
       await backend.close();
     }
-    const result = await runGex(['configs', 'list', '--store', storeFile], { GEX_MASTER_KEY: KEY });
+    const result = await runGexInProcess(['configs', 'list', '--store', storeFile], { GEX_MASTER_KEY: KEY });
     assert.equal(result.code, 0, result.stderr);
     const lines = result.stdout.split('\n').filter(Boolean);
     assert.equal(lines.length, 2, result.stdout);

@@ -9,7 +9,7 @@ import {
 } from '../../src/fixture-server/fixture-server.js';
 import { fromPlain, toPlain } from '../../src/json/index.js';
 import { openEmbeddedStore } from '../support/open-store.js';
-import { runGex } from '../support/cli.js';
+import { runGexInProcess } from '../support/in-process-gex.js';
 import { assertNoSecret } from '../support/secret-forms.js';
 
 const KEY = '5a'.repeat(32);
@@ -130,7 +130,7 @@ describe('secrets never leave a run (gex run --config-id, debug logs, failing AP
     it(`${rowId}: exit 1; stdout, stderr, summary and the data folder hold the secret in no encoding`, async () => {
       const summaryFile = path.join(dir, `summary-${rowId}.json`);
       const data = path.join(dir, `data-${rowId}`);
-      const result = await runGex(
+      const result = await runGexInProcess(
         [
           'run',
           '--config-id',
@@ -182,7 +182,7 @@ describe('secrets never leave a run (gex run --config-id, debug logs, failing AP
   it('state: secrets in non-# state values are hidden in out/state.json, the summary and the stored state; # values stay usable', async () => {
     const summaryFile = path.join(dir, 'summary-state.json');
     const data = path.join(dir, 'data-state');
-    const result = await runGex(
+    const result = await runGexInProcess(
       [
         'run',
         '--config-id',

@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
 import { fromPlain, toPlain } from '../../src/json/index.js';
-import { runGex, type CliResult } from '../support/cli.js';
+import type { CliResult } from '../support/cli.js';
+import { runGexInProcess } from '../support/in-process-gex.js';
 import { openConfigStore } from '../support/open-store.js';
 import type { EmbeddedOpenedStore } from '../../src/store/open-config-store.js';
 import { describeEachBackend, TestServer } from '../support/storage-api-server.js';
@@ -98,7 +99,7 @@ describeEachBackend('gex run loads tables into the project', (factory) => {
   }
 
   const run = (id: string, extra: string[] = []): Promise<CliResult> =>
-    runGex(
+    runGexInProcess(
       [
         'run',
         '--config-id',
@@ -301,8 +302,8 @@ describeEachBackend('gex run loads tables into the project', (factory) => {
     assert.equal(await readFile(path.join(folder, 'long-ago.csv'), 'utf8'), '"xmin","ctid"\n"0","4"\n"10","14"\n');
     assert.equal(await readFile(path.join(folder, 'far-ahead.csv'), 'utf8'), '"xmin"\n');
     assert.equal(await readFile(path.join(folder, 'nul.csv'), 'utf8'), '"xmin"\n"0"\n"10"\n');
-    // gex tables preview, a real process, reads it under the same names
-    const preview = await runGex(
+    // gex tables preview (the CLI) reads it under the same names
+    const preview = await runGexInProcess(
       [
         'tables',
         'preview',
@@ -505,7 +506,7 @@ describe('gex run against a remote Storage API keeps files only', function () {
         },
       },
     });
-    const result = await runGex(
+    const result = await runGexInProcess(
       [
         'run',
         '--config-id',

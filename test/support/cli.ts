@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { track } from './children.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const gexBin = path.join(repoRoot, 'bin', 'gex.js');
@@ -23,13 +24,15 @@ export function runGex(
 ): Promise<CliResult> {
   return new Promise((resolve) => {
     const stdin: 'ignore' | 'pipe' = options.input === undefined ? 'ignore' : 'pipe';
-    const child = spawn(process.execPath, [gexBin, ...args], {
-      env: { ...process.env, ...env },
-      stdio: [stdin, 'pipe', 'pipe'],
-      cwd: options.cwd,
-      uid: options.uid,
-      gid: options.gid,
-    });
+    const child = track(
+      spawn(process.execPath, [gexBin, ...args], {
+        env: { ...process.env, ...env },
+        stdio: [stdin, 'pipe', 'pipe'],
+        cwd: options.cwd,
+        uid: options.uid,
+        gid: options.gid,
+      }),
+    );
     // a command that does not read its input may end first: the pipe breaking then is no error
     child.stdin?.on('error', () => undefined);
     if (options.input !== undefined) child.stdin?.end(options.input);
@@ -46,10 +49,12 @@ export function startServe(
   args: string[],
   env: NodeJS.ProcessEnv,
 ): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const child = spawn(process.execPath, [gexBin, 'serve', '--port', '0', ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = track(
+    spawn(process.execPath, [gexBin, 'serve', '--port', '0', ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   let output = '';
   return new Promise((resolve, reject) => {
     const onData = (chunk: Buffer) => {

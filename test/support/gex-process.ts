@@ -3,6 +3,7 @@ import { startFixtureServer, type FixtureServer } from '../../src/fixture-server
 import { fromPlain, toPlain } from '../../src/json/index.js';
 import { openEmbeddedStore } from './open-store.js';
 import { gexBin } from './cli.js';
+import { track } from './children.js';
 
 /** A `gex` process the test can signal, with its output and its end (exit code or killing signal). */
 export interface GexProcess {
@@ -20,10 +21,12 @@ export function startGex(
   options: { command?: string[]; input?: boolean } & SpawnOptions = {},
 ): GexProcess {
   const command = options.command ?? [process.execPath, gexBin];
-  const child = spawn(command[0], [...command.slice(1), ...args], {
-    env: { ...process.env, ...env },
-    stdio: [options.input ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-  });
+  const child = track(
+    spawn(command[0], [...command.slice(1), ...args], {
+      env: { ...process.env, ...env },
+      stdio: [options.input ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    }),
+  );
   let output = '';
   const listeners = new Set<() => void>();
   const onData = (chunk: Buffer) => {

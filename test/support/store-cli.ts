@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { runGex, type CliResult } from './cli.js';
+import { runGexInProcess } from './in-process-gex.js';
 
 /** A secret that tests put into configurations: it must never appear in any output of gex. */
 export const SECRET = 'hunter2-plain-secret';
 
 /**
  * Runs store commands with fixed environment and keeps every output, so a test can check at the
- * end that no secret leaked into any of them.
+ * end that no secret leaked into any of them. Commands run in this process (runGexInProcess), but
+ * for one that reads standard input: that one runs the real binary with `input` on its stdin.
  */
 export class StoreCli {
   readonly outputs: string[] = [];
@@ -19,7 +21,9 @@ export class StoreCli {
 
   /** `input`: what the command reads on standard input (none by default) */
   async run(args: string[], env: NodeJS.ProcessEnv = {}, input?: string): Promise<CliResult> {
-    const result = await runGex(args, { ...this.env, ...env }, { cwd: this.cwd, input });
+    const result = readsStdin(args, input)
+      ? await runGex(args, { ...this.env, ...env }, { cwd: this.cwd, input })
+      : await runGexInProcess(args, { ...this.env, ...env }, { cwd: this.cwd });
     this.outputs.push(result.stdout, result.stderr);
     return result;
   }
@@ -52,4 +56,9 @@ export class StoreCli {
     for (const output of this.outputs)
       assert.ok(!output.includes(secret), `the secret appeared in an output:\n${output}`);
   }
+}
+
+/** Given input, `-` for a file, or a --set-secret (read from stdin when it is no terminal). */
+function readsStdin(args: string[], input: string | undefined): boolean {
+  return input !== undefined || args.some((a) => a === '-' || a.endsWith('=-') || a.startsWith('--set-secret'));
 }

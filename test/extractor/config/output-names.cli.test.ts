@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startFixtureServer, type FixtureServer } from '../../../src/fixture-server/fixture-server.js';
-import { runGex } from '../../support/cli.js';
+import { runGexInProcess } from '../../support/in-process-gex.js';
 
 /** Every file below `root`, relative, sorted. */
 async function filesBelow(root: string): Promise<string[]> {
@@ -15,13 +15,13 @@ async function filesBelow(root: string): Promise<string[]> {
 }
 
 /**
- * Hostile output names through `gex run --data-dir` (a real process). The data folder sits in a
+ * Hostile output names through `gex run --data-dir` (the CLI, in this process). The data folder sits in a
  * temporary "canary" folder: names that climb out of out/tables (`../../../canary`) or name an
  * absolute path inside it would create files there. Each run must exit 1 with a message that names
  * the configuration key (or the response path), send no request when the configuration is at fault,
  * and leave no file anywhere but the configuration it was given.
  */
-describe('output names cannot write outside out/tables (gex run process)', () => {
+describe('output names cannot write outside out/tables (gex run)', () => {
   let server: FixtureServer;
   let canary: string;
   let dataDir: string;
@@ -50,7 +50,7 @@ describe('output names cannot write outside out/tables (gex run process)', () =>
       path.join(dataDir, 'config.json'),
       JSON.stringify({ parameters: { api: { baseUrl: `${server.url}/` }, config, ...extra } }),
     );
-    const result = await runGex(['run', '--data-dir', dataDir]);
+    const result = await runGexInProcess(['run', '--data-dir', dataDir]);
     assert.deepEqual(await filesBelow(canary), ['data/config.json'], `files written: ${result.stdout}${result.stderr}`);
     assert.equal(result.code, 1, result.stderr);
     assert.doesNotMatch(result.stderr + result.stdout, /\n\s+at /, 'no stack trace');
