@@ -99,7 +99,9 @@ describe('queue jobs in the store', function () {
 
       it('hands the next job of a configuration to the dispatch when the one before it ends or is cancelled', async () => {
         const told: number[][] = [];
-        const queue = new JobRepository(opened.backend.db, { onRunnable: (next) => void told.push(next.map((j) => j.id)) });
+        const queue = new JobRepository(opened.backend.db, {
+          onRunnable: (next) => void told.push(next.map((j) => j.id)),
+        });
         const a1 = await queue.create(job('a'));
         const a2 = await queue.create(job('a'));
         const a3 = await queue.create(job('a'));
