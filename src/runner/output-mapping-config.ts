@@ -113,9 +113,13 @@ export function parseOutputMapping(storage: JsonObject, unit: string): OutputMap
     let destination: string | null = null;
     if (keys.destination !== undefined) {
       const text = keys.destination;
-      if (typeof text === 'string' && /^[^.]+\.c-/.test(text) && !/^(in|out)\./.test(text))
+      if (typeof text === 'string' && /\.c-/.test(text) && !/^(in|out)\./.test(text))
         fail(`${where}.destination`, `${shown(text)} is not a bucket of this project (only in.c-… and out.c-…)`);
-      destination = tableIdText(parseTableId(text, `${unit}: ${where}.destination`));
+      try {
+        destination = tableIdText(parseTableId(text, `${unit}: ${where}.destination`));
+      } catch (error) {
+        throw new UserError('GEX_OUTPUT_MAPPING_INVALID', (error as Error).message, { cause: error });
+      }
       keys.destination = destination;
     }
     if (DELETE_KEYS.some((k) => k in keys)) {
