@@ -97,6 +97,10 @@ export const ERROR_CATALOGUE = {
 
   // Storage tables
   GEX_INPUT_MAPPING_INVALID: { type: 'user', message: '{row}: storage.input.tables[{i}] {problem}.' },
+  GEX_OUTPUT_MAPPING_INVALID: {
+    type: 'user',
+    message: '{row}: storage.output.tables[{i}] {problem}. / {row}: Table sources not found: "{source}". …',
+  },
   GEX_TABLE_LOAD_REFUSED: {
     type: 'user',
     message: '{file}: {what in the file, its manifest or the table breaks the load}.',

@@ -3,8 +3,15 @@ import type { Logger } from '../common/logger.js';
 import { displayId, displayText } from '../common/log-text.js';
 import { groupThousands, plural } from '../common/text.js';
 import type { DataFolder } from '../extractor/data-folder.js';
-import { parseLoadManifest, readManifest, type ProjectTables } from '../store/tables/index.js';
+import { parseLoadManifest, readManifest, readCsvHeader, type ProjectTables } from '../store/tables/index.js';
 import { defaultBucketId, defaultDestination } from './default-bucket.js';
+import {
+  checkHeader,
+  checkSources,
+  effectiveLoad,
+  type DestinationReason,
+  type OutputMappingEntry,
+} from './output-mapping-config.js';
 
 /** One table file of a unit, loaded into the project. */
 export interface LoadedTable {
@@ -14,13 +21,16 @@ export interface LoadedTable {
   rows: number;
   incremental: boolean;
   primaryKey: string[];
+  /** why the table is where it is */
+  reason: DestinationReason;
 }
 
 /**
  * Keboola's output mapping for one run: after a unit succeeds, each table file it wrote to
  * `out/tables` is loaded with its manifest into the project's Storage tables, one transaction per
- * table, before the next unit starts. A file whose manifest names no destination goes to the
- * configuration's default bucket.
+ * table, before the next unit starts. The configuration's `storage.output.tables` entry of a file
+ * overrides its manifest key by key (output-mapping-config.ts); a file whose mapping and manifest
+ * name no destination goes to the configuration's default bucket.
  */
 export class OutputMapping {
   constructor(
@@ -29,30 +39,56 @@ export class OutputMapping {
     private readonly configId: string,
   ) {}
 
-  /** Loads `files` (names in the folder's out/tables) in order; the first failure stops and is thrown. */
-  async load(folder: DataFolder, files: readonly string[], logger: Logger): Promise<LoadedTable[]> {
+  /**
+   * Loads `files` (names in the folder's out/tables) in order with the unit's output mapping
+   * `entries`; the first failure stops and is thrown. A mapping naming no file fails before any load.
+   */
+  async load(
+    folder: DataFolder,
+    files: readonly string[],
+    logger: Logger,
+    mapping: { entries: readonly OutputMappingEntry[]; unit: string } = { entries: [], unit: 'The configuration' },
+  ): Promise<LoadedTable[]> {
+    checkSources(mapping.entries, files, mapping.unit);
+    const bySource = new Map(mapping.entries.map((e) => [e.source, e]));
     const loaded: LoadedTable[] = [];
-    for (const file of files) loaded.push(await this.loadOne(folder, file, logger));
+    for (const file of files) loaded.push(await this.loadOne(folder, file, logger, bySource.get(file)));
     return loaded;
   }
 
-  private async loadOne(folder: DataFolder, file: string, logger: Logger): Promise<LoadedTable> {
+  private async loadOne(
+    folder: DataFolder,
+    file: string,
+    logger: Logger,
+    entry: OutputMappingEntry | undefined,
+  ): Promise<LoadedTable> {
     const path = folder.tableFile(file);
     try {
-      const manifest = await readManifest(`${path}.manifest`);
-      const needsDefault =
-        typeof manifest === 'object' && manifest !== null && (manifest as Record<string, unknown>).destination == null;
-      const fallback = needsDefault
-        ? defaultDestination(defaultBucketId(this.componentId, this.configId), file)
-        : undefined;
-      const parsed = parseLoadManifest(manifest, `${file}.manifest`, fallback);
-      const result = await this.tables.load(path, manifest, fallback);
+      const read = await readManifest(`${path}.manifest`);
+      const effective = effectiveLoad(read, entry, () =>
+        defaultDestination(defaultBucketId(this.componentId, this.configId), file),
+      );
+      const { manifest } = effective;
+      const parsed = parseLoadManifest(
+        manifest,
+        entry ? `${file} (${entry.where} over its manifest)` : `${file}.manifest`,
+      );
+      if (effective.headerMustBe && entry) {
+        const header = await readCsvHeader(path, {
+          label: file,
+          delimiter: parsed.delimiter,
+          enclosure: parsed.enclosure,
+        });
+        checkHeader(file, header, effective.headerMustBe, `storage.output.tables (${entry.where})`);
+      }
+      const result = await this.tables.load(path, manifest);
       const table: LoadedTable = {
         file,
         tableId: result.tableId,
         rows: result.rowsInFile,
         incremental: parsed.incremental,
         primaryKey: [...parsed.primaryKey],
+        reason: effective.reason,
       };
       const how = table.incremental
         ? `incremental${table.primaryKey.length > 0 ? `, key ${table.primaryKey.map(displayId).join(', ')}` : ''}`
@@ -66,6 +102,7 @@ export class OutputMapping {
           primaryKey: table.primaryKey,
           tableCreated: result.tableCreated,
           columnsAdded: result.columnsAdded,
+          destinationFrom: table.reason,
         },
         `Loaded table ${displayId(table.tableId)}: ${plural(table.rows, 'row')} (${how})` +
           (result.columnsAdded.length > 0

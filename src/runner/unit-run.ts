@@ -13,6 +13,7 @@ import { stringifyExact, type JsonObject } from '../json/index.js';
 import type { ProjectTables } from '../store/tables/index.js';
 import { exportInputTables, parseInputTables, unitName as unitNameOf, type InputTable } from './input-mapping.js';
 import type { OutputMapping } from './output-mapping.js';
+import { parseOutputMapping, type OutputMappingEntry } from './output-mapping-config.js';
 import type { PlannedUnit } from './run-plan.js';
 import type { RunFolder, RunFolders } from './run-folders.js';
 import { jobRunSummaries, type InputTableSummary, type RowSummary } from './run-summary.js';
@@ -82,9 +83,13 @@ export async function runUnit(
 
   const unitName = unitNameOf(unit.row?.id ?? null);
   let inputTables: InputTable[] = [];
+  let outputTables: OutputMappingEntry[] = [];
   try {
     // checked before the unit's folder is touched: a hostile destination never reaches the disk
-    if (mode.storage) inputTables = parseInputTables(unit.storage, unitName, new Date(context.now()));
+    if (mode.storage) {
+      inputTables = parseInputTables(unit.storage, unitName, new Date(context.now()));
+      outputTables = parseOutputMapping(unit.storage, unitName);
+    }
   } catch (error) {
     summary.reason = (error as Error).message;
     throw error;
@@ -130,7 +135,10 @@ export async function runUnit(
     }));
     // Keboola's output mapping: this row's tables are in the project before the next row starts
     if (mode.storage?.outputMapping) {
-      const loaded = await mode.storage.outputMapping.load(data, tableFiles, logger);
+      const loaded = await mode.storage.outputMapping.load(data, tableFiles, logger, {
+        entries: outputTables,
+        unit: unitName,
+      });
       loaded.forEach((table, i) => Object.assign(summary.tables[i], { loaded: true, tableId: table.tableId }));
     }
     Object.assign(summary, {

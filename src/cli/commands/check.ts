@@ -62,16 +62,22 @@ export async function checkFromCli(args: TargetArgs, mode: CheckMode): Promise<n
       import('../../extractor/check/report.js'),
     ]);
     const { units, warnings } = await unitsToCheck(args, mode, masker, logger);
+    const tablePlans = await tablesOf(args, units);
     const checked = [];
-    for (const unit of units) {
-      checked.push(
-        await checkInput(unit.input, unit.checkLabel, unit.row?.id ?? null, {
-          logger,
-          masker,
-          sendRequests: mode.sendRequests ? {} : undefined,
-          signal,
-        }),
-      );
+    for (const [i, unit] of units.entries()) {
+      const result = await checkInput(unit.input, unit.checkLabel, unit.row?.id ?? null, {
+        logger,
+        masker,
+        sendRequests: mode.sendRequests ? {} : undefined,
+        signal,
+      });
+      const plan = tablePlans?.[i];
+      if (plan && 'lines' in plan) result.tables = plan.lines;
+      else if (plan) {
+        result.valid = false;
+        result.error ??= { message: plan.error.message, code: plan.error.gexCode };
+      }
+      checked.push(result);
     }
     const report = { ok: reportOk(checked), units: checked, warnings: warnings.map((w) => masker.mask(w)) };
     process.stdout.write(mode.json ? renderJson(report, masker) : renderText(report, masker));
@@ -86,6 +92,26 @@ export async function checkFromCli(args: TargetArgs, mode: CheckMode): Promise<n
     else logger.error({ err: error, ...errorLogFields(error) }, `Application error: ${(error as Error).message}`);
     return exitCodeOf(error);
   }
+}
+
+/** A stored configuration's table destinations per unit (output and input mapping); undefined for a data folder. */
+async function tablesOf(args: TargetArgs, units: PlannedUnit[]) {
+  if (!args['config-id'] || units.length === 0) return undefined;
+  const [{ planTables }, { defaultBucketId }, { unitName }] = await Promise.all([
+    import('../../runner/output-mapping-config.js'),
+    import('../../runner/default-bucket.js'),
+    import('../../runner/input-mapping.js'),
+  ]);
+  let bucket: string | null = null;
+  try {
+    bucket = defaultBucketId(args['component-id'], args['config-id']);
+  } catch {
+    // an id a bucket cannot hold: the run says so only when a table needs the default bucket
+  }
+  return planTables(
+    units.map((u) => ({ label: u.label, storage: u.storage, unit: unitName(u.row?.id ?? null) })),
+    bucket,
+  );
 }
 
 /**

@@ -35,6 +35,7 @@ function unitLines(unit: UnitCheck): string[] {
   const lines = [`${displayText(unit.label)}: ${unit.valid ? 'valid' : 'invalid'}`];
   for (const warning of unit.warnings) lines.push(`  warning: ${displayText(warning)}`);
   if (unit.error) lines.push(`  error: ${displayText(unit.error.message)}`);
+  for (const table of unit.tables ?? []) lines.push(`  ${displayText(table)}`);
   for (const job of unit.jobs) lines.push(...jobLines(job));
   return lines;
 }

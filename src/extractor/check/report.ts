@@ -51,6 +51,8 @@ export interface UnitCheck {
   error?: { message: string; path?: string; code: string };
   warnings: string[];
   jobs: JobCheck[];
+  /** a stored configuration's: where each table goes and why, where input tables come from */
+  tables?: string[];
 }
 
 export interface CheckReport {

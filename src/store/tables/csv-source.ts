@@ -148,3 +148,17 @@ async function lineAt(file: string, offset: number): Promise<number> {
   }
   return line;
 }
+
+/** The header row of a CSV file with one (e.g. to compare it with an output mapping's columns); [] for an empty file. */
+export async function readCsvHeader(
+  file: string,
+  options: Pick<CsvOptions, 'label' | 'delimiter' | 'enclosure'>,
+): Promise<string[]> {
+  const batches = readCsvBatches(file, { ...options, columns: null }, 1);
+  try {
+    const first = await batches.next();
+    return first.done ? [] : ((first.value as { columns?: string[] }).columns ?? []);
+  } finally {
+    await batches.return(undefined);
+  }
+}
