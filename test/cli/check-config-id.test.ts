@@ -66,7 +66,7 @@ describe('gex check --config-id and gex run --dry-run --config-id (CLI, SQLite s
     assert.equal(result.code, 1, result.stderr);
     assert.match(
       result.stdout,
-      /Row 3 of 3: users Users: valid\n {2}job "users": first request\n {4}GET http:\/\/127\.0\.0\.1:\d+\/api\/users\?per=5\n {4}X-Key: \[hidden\]/,
+      /Row 3 of 3: users Users: valid\n {2}tables → manifest or default bucket in\.c-ex-generic-v2-\w+, decided after extraction\n {2}job "users": first request\n {4}GET http:\/\/127\.0\.0\.1:\d+\/api\/users\?per=5\n {4}X-Key: \[hidden\]/,
     );
     assert.match(
       result.stdout,

@@ -61,6 +61,7 @@ for (const factory of storeBackends()) {
         rows: 3,
         incremental: false,
         primaryKey: [],
+        reason: 'manifest',
       });
       assert.deepEqual(await rows('in.c-ev.events'), [
         ['1', 'a'],
