@@ -7,6 +7,8 @@
  * `*` is one path segment, `**` any rest (also none).
  */
 const UNIMPLEMENTED: ReadonlyArray<readonly [template: string, what: string]> = [
+  ['files/*/refresh', 'refreshing File Storage upload credentials (gex uploads go to the server itself)'],
+  ['files/*/tags**', 'changing the tags of a file (give them when the file is prepared)'],
   ['tables/*/import', 'table import'],
   ['buckets/*/tables-definition', 'typed table creation'],
   ['buckets/*/tables', 'table creation over HTTP (gex loads tables from runs: docs/storage-tables.md)'],

@@ -416,7 +416,10 @@ describeEachBackend('server: File Storage and table imports/exports', (backend) 
       token,
     );
     assert.equal(header.status, 'error');
-    assert.match(header.error.message, new RegExp(`File ${mismatch} \\("?nick.csv"?\\) has the header "?id"?, "?nick"?`));
+    assert.match(
+      header.error.message,
+      new RegExp(`File ${mismatch} \\("?nick.csv"?\\) has the header "?id"?, "?nick"?`),
+    );
     assert.match(header.error.message, /in\.c-b\.t/);
 
     const otherKey = await upload(server(), 'id,name\n2,Bo\n');
@@ -427,7 +430,10 @@ describeEachBackend('server: File Storage and table imports/exports', (backend) 
       token,
     );
     assert.equal(key.status, 'error');
-    assert.match(key.error.message, /^The table "?in\.c-b\.t"? has primary key "?id"?; the import asks for key "?name"?\.$/);
+    assert.match(
+      key.error.message,
+      /^The table "?in\.c-b\.t"? has primary key "?id"?; the import asks for key "?name"?\.$/,
+    );
 
     const missing = await upload(server(), 'a,b\n1,2\n');
     const badKey = await submit(

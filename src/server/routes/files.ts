@@ -6,6 +6,7 @@ import {
   MAX_LIST_LIMIT,
   MAX_TAG,
   MAX_TAGS,
+  type StoredFile,
 } from '../../store/files/project-files.js';
 import { StoreError } from '../../store/store-error.js';
 import { sessionOf } from '../auth.js';
@@ -127,16 +128,17 @@ export function fileRoutes(app: FastifyInstance, limit: number): void {
       '/files/:fileId/content',
       { preParsing: refuseOversized(limit) },
       async (request, reply) => {
+        let file: StoredFile;
         try {
           const session = sessionOf(request);
           requireWriteAccess(session);
-          const file = await session.files.upload(fileId(request.params.fileId), request.raw, limit);
-          return sendJson(reply, 200, fileToWire(request, file));
+          file = await session.files.upload(fileId(request.params.fileId), request.raw, limit);
         } catch (error) {
           // what the client still sends is not read: close the connection after the answer
           if (!request.raw.readableEnded) void reply.header('connection', 'close');
           throw error;
         }
+        return sendJson(reply, 200, fileToWire(request, file));
       },
     );
   });
