@@ -51,6 +51,8 @@ export const MAX_TAG = 1000;
 export const MAX_TAGS = 100;
 /** Most files one list answers (Keboola's limit). */
 export const MAX_LIST_LIMIT = 1000;
+/** Files read from the database at a time by a list. */
+const LIST_PAGE = 500;
 
 const COLUMNS = 'id, name, created, expires, is_encrypted, tags, state, size_bytes, token_id, token_description';
 
@@ -148,18 +150,31 @@ export class ProjectFiles {
     return file;
   }
 
-  /** Newest first; with tags, only files that have every one of them. */
+  /**
+   * Newest first; with tags, only files that have every one of them. Read from the database a page
+   * at a time, so a project with many files never has them all in memory.
+   */
   async list(options: { limit: number; offset: number; tags?: readonly string[] }): Promise<StoredFile[]> {
     await this.purgeExpired();
-    const rows = await this.db.all(
-      `SELECT ${COLUMNS} FROM storage_files WHERE project_id = ? ORDER BY created DESC, id DESC`,
-      [this.projectId],
-    );
     const tags = options.tags ?? [];
-    return rows
-      .map(fileOf)
-      .filter((f) => tags.every((t) => f.tags.includes(t)))
-      .slice(options.offset, options.offset + options.limit);
+    const found: StoredFile[] = [];
+    let skip = options.offset;
+    for (let page = 0; found.length < options.limit; page++) {
+      const rows = await this.db.all(
+        `SELECT ${COLUMNS} FROM storage_files WHERE project_id = ? ORDER BY created DESC, id DESC LIMIT ? OFFSET ?`,
+        [this.projectId, LIST_PAGE, tags.length === 0 ? options.offset + page * LIST_PAGE : page * LIST_PAGE],
+      );
+      for (const file of rows.map(fileOf)) {
+        if (!tags.every((t) => file.tags.includes(t))) continue;
+        if (tags.length > 0 && skip > 0) {
+          skip--;
+          continue;
+        }
+        if (found.length < options.limit) found.push(file);
+      }
+      if (rows.length < LIST_PAGE) break;
+    }
+    return found;
   }
 
   async delete(id: number): Promise<void> {
@@ -192,10 +207,12 @@ export class ProjectFiles {
     try {
       await this.db.run('DELETE FROM storage_file_chunks WHERE file_id = ?', [id]);
       const size = await writeChunks(this.db, id, body, limit);
-      await this.db.run(
+      const done = await this.db.run(
         `UPDATE storage_files SET state = 'uploaded', size_bytes = ? WHERE project_id = ? AND id = ? AND state = 'uploading'`,
         [size, this.projectId, id],
       );
+      // deleted while it was uploaded: its chunks go too (below)
+      if (done.changes === 0) throw fileNotFound(id);
     } catch (error) {
       await this.db
         .transaction(async (tx) => {
