@@ -79,6 +79,10 @@ for (const factory of storeBackends()) {
         let status = 'waiting';
         while (status === 'waiting') status = (await job(served.url, token, id)).status;
         assert.equal(status, 'processing', 'the import was caught while it ran');
+        // the server answers other requests while the job loads (on SQLite: on a connection of its own)
+        const listed = await call(served.url, token, 'GET', `${S}/tables/in.c-kill.t`);
+        assert.equal(listed.status, 200);
+        assert.equal((await job(served.url, token, id)).status, 'processing', 'answered while the job ran');
         const exited = once(served.child, 'exit');
         served.child.kill('SIGKILL');
         await exited;

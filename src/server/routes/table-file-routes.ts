@@ -11,6 +11,7 @@ import {
 import { timestamp } from '../../store/identifiers.js';
 import { absoluteUri } from '../absolute-uri.js';
 import { sessionOf, type Session } from '../auth.js';
+import type { JobScope } from '../backend.js';
 import { BodyFields, numericId } from '../body-fields.js';
 import { commaList } from '../query.js';
 import { sendJson } from '../reply.js';
@@ -27,6 +28,16 @@ async function dataFile(session: Session, body: BodyFields) {
   const id = numericId(text);
   if (id === undefined) throw fileNotFound(text);
   return session.files.uploaded(id);
+}
+
+/** Runs a job's work on the project's job scope (its own SQLite connection), closed after. */
+async function inJobScope<T>(session: Session, work: (scope: JobScope) => Promise<T>): Promise<T> {
+  const scope = session.jobScope();
+  try {
+    return await work(scope);
+  } finally {
+    await scope.close();
+  }
 }
 
 /** `primaryKey`: `a,b` (Keboola's form) or a list. */
@@ -125,14 +136,16 @@ export function tableFileRoutes(app: FastifyInstance, runner: StorageJobRunner, 
       runner,
       { operationName: 'tableCreate', tableId, operationParams: { name, dataFileId: file.id, primaryKey } },
       () =>
-        importFile(session.tables, session.files, {
-          tableId,
-          file,
-          manifest,
-          columns,
-          withoutHeaders: false,
-          create: true,
-        }),
+        inJobScope(session, (scope) =>
+          importFile(scope.tables, scope.files, {
+            tableId,
+            file,
+            manifest,
+            columns,
+            withoutHeaders: false,
+            create: true,
+          }),
+        ),
     );
     return sendJson(reply, 202, fromPlain(job));
   });
@@ -173,15 +186,17 @@ export function tableFileRoutes(app: FastifyInstance, runner: StorageJobRunner, 
         operationParams: { source: { fileId: file.id }, params: { incremental, columns: columns ?? [] } },
       },
       () =>
-        importFile(session.tables, session.files, {
-          tableId,
-          file,
-          manifest,
-          columns,
-          withoutHeaders,
-          primaryKey,
-          create: false,
-        }),
+        inJobScope(session, (scope) =>
+          importFile(scope.tables, scope.files, {
+            tableId,
+            file,
+            manifest,
+            columns,
+            withoutHeaders,
+            primaryKey,
+            create: false,
+          }),
+        ),
     );
     return sendJson(reply, 202, fromPlain(job));
   });
@@ -199,14 +214,16 @@ export function tableFileRoutes(app: FastifyInstance, runner: StorageJobRunner, 
       runner,
       { operationName: 'tableExport', tableId, operationParams: { export: { gzip } } },
       () =>
-        tableCall(() =>
-          exportToFile(session.tables, session.files, {
-            tableId,
-            query,
-            gzip,
-            token: session.token,
-            limit: fileLimit,
-          }),
+        inJobScope(session, (scope) =>
+          tableCall(() =>
+            exportToFile(scope.tables, scope.files, {
+              tableId,
+              query,
+              gzip,
+              token: session.token,
+              limit: fileLimit,
+            }),
+          ),
         ),
     );
     return sendJson(reply, 202, fromPlain(job));
