@@ -230,7 +230,7 @@ export class ProjectFiles {
 
   /**
    * The bytes of an uploaded file, read chunk by chunk as the consumer pulls them (one chunk in
-   * memory at a time). A file deleted while it is read ends the stream with an error.
+   * memory at a time). A file deleted while it is read ends the stream with its not-found error.
    */
   content(file: StoredFile): Readable {
     const { db } = this;
@@ -242,7 +242,7 @@ export class ProjectFiles {
           'SELECT bytes FROM storage_file_chunks WHERE file_id = ? AND seq = ?',
           [file.id, seq],
         );
-        if (!row) throw new Error(`File ${file.id} was deleted while it was read.`);
+        if (!row) throw fileNotFound(file.id); // deleted (or expired and purged) while it was read
         read += row.bytes.length;
         yield Buffer.from(row.bytes);
       }
