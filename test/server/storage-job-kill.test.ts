@@ -39,6 +39,16 @@ async function tableState(url: string, token: string): Promise<unknown> {
   return { rows: d.rowsCount, columns: d.columns, key: d.primaryKey, preview: await preview.text() };
 }
 
+/** gex serve on `location`, a token made with `gex tokens create`, and the bucket in.c-kill. */
+async function serveWithBucket(location: string) {
+  const served = await startServe(['--store', location, '--workers', '0'], TEST_KEY);
+  const created = await runGex(['tokens', 'create', '--description', 'kill', '--store', location], TEST_KEY);
+  assert.equal(created.code, 0, created.stderr);
+  const token = created.stdout.trim();
+  await call(served.url, token, 'POST', `${S}/buckets`, { name: 'kill', stage: 'in' });
+  return { served, token };
+}
+
 for (const factory of storeBackends()) {
   describe(`kill -9 of gex serve during an import job (${factory.name})`, function () {
     this.timeout(180_000);
@@ -46,14 +56,9 @@ for (const factory of storeBackends()) {
     it('leaves the table unchanged, and the next server ends the job error', async () => {
       const store = await factory.fresh();
       try {
-        let served = await startServe(['--store', store.location, '--workers', '0'], TEST_KEY);
-        const created = await runGex(
-          ['tokens', 'create', '--description', 'kill', '--store', store.location],
-          TEST_KEY,
-        );
-        assert.equal(created.code, 0, created.stderr);
-        const token = created.stdout.trim();
-        await call(served.url, token, 'POST', `${S}/buckets`, { name: 'kill', stage: 'in' });
+        const first = await serveWithBucket(store.location);
+        const { token } = first;
+        let { served } = first;
         const seed = await uploadFile(served.url, token, 'id,v\n1,a\n2,b\n');
         const create = await call(served.url, token, 'POST', `${S}/buckets/in.c-kill/tables-async`, {
           name: 't',
@@ -105,13 +110,9 @@ for (const factory of storeBackends()) {
     it('leaves a file whose upload a kill -9 cut not uploaded: not readable, not importable', async () => {
       const store = await factory.fresh();
       try {
-        let served = await startServe(['--store', store.location, '--workers', '0'], TEST_KEY);
-        const created = await runGex(
-          ['tokens', 'create', '--description', 'kill', '--store', store.location],
-          TEST_KEY,
-        );
-        const token = created.stdout.trim();
-        await call(served.url, token, 'POST', `${S}/buckets`, { name: 'kill', stage: 'in' });
+        const first = await serveWithBucket(store.location);
+        const { token } = first;
+        let { served } = first;
         const prepared = await call(served.url, token, 'POST', `${S}/files/prepare`, { name: 'cut.csv' });
         const id = (prepared.body as { id: number }).id;
         const target = new URL((prepared.body as { uploadParams: { url: string } }).uploadParams.url);

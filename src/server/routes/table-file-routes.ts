@@ -16,7 +16,7 @@ import { BodyFields, numericId } from '../body-fields.js';
 import { commaList } from '../query.js';
 import { sendJson } from '../reply.js';
 import type { JobOutcome, StorageJobRunner, StorageJobWire } from '../storage-job-runner.js';
-import { exportToFile, importFile } from '../table-file-jobs.js';
+import { exportToFile, importFile, type ImportInput } from '../table-file-jobs.js';
 import { pathBucketId, pathTableId, requireWriteAccess, tableCall } from '../table-errors.js';
 
 const VALIDATION = 'storage.tables.validation';
@@ -38,6 +38,11 @@ async function inJobScope<T>(session: Session, work: (scope: JobScope) => Promis
   } finally {
     await scope.close();
   }
+}
+
+/** The work of an import or create job. */
+function importJob(session: Session, input: ImportInput): () => Promise<JobOutcome> {
+  return () => inJobScope(session, (scope) => importFile(scope.tables, scope.files, input));
 }
 
 /** `primaryKey`: `a,b` (Keboola's form) or a list. */
@@ -135,17 +140,7 @@ export function tableFileRoutes(app: FastifyInstance, runner: StorageJobRunner, 
       request,
       runner,
       { operationName: 'tableCreate', tableId, operationParams: { name, dataFileId: file.id, primaryKey } },
-      () =>
-        inJobScope(session, (scope) =>
-          importFile(scope.tables, scope.files, {
-            tableId,
-            file,
-            manifest,
-            columns,
-            withoutHeaders: false,
-            create: true,
-          }),
-        ),
+      importJob(session, { tableId, file, manifest, columns, withoutHeaders: false, create: true }),
     );
     return sendJson(reply, 202, fromPlain(job));
   });
@@ -185,18 +180,7 @@ export function tableFileRoutes(app: FastifyInstance, runner: StorageJobRunner, 
         tableId,
         operationParams: { source: { fileId: file.id }, params: { incremental, columns: columns ?? [] } },
       },
-      () =>
-        inJobScope(session, (scope) =>
-          importFile(scope.tables, scope.files, {
-            tableId,
-            file,
-            manifest,
-            columns,
-            withoutHeaders,
-            primaryKey,
-            create: false,
-          }),
-        ),
+      importJob(session, { tableId, file, manifest, columns, withoutHeaders, primaryKey, create: false }),
     );
     return sendJson(reply, 202, fromPlain(job));
   });
