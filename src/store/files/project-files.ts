@@ -235,16 +235,24 @@ export class ProjectFiles {
   content(file: StoredFile): Readable {
     const { db } = this;
     const size = file.sizeBytes ?? 0;
+    const fetch = (seq: number) => {
+      const row = db.get<{ bytes: Buffer }>('SELECT bytes FROM storage_file_chunks WHERE file_id = ? AND seq = ?', [
+        file.id,
+        seq,
+      ]);
+      row.catch(() => undefined); // awaited below; a reader gone early leaves it unread
+      return row;
+    };
     async function* chunks(): AsyncGenerator<Buffer> {
       let read = 0;
+      // the next chunk is read from the database while this one is sent
+      let next = fetch(0);
       for (let seq = 0; read < size; seq++) {
-        const row = await db.get<{ bytes: Buffer }>(
-          'SELECT bytes FROM storage_file_chunks WHERE file_id = ? AND seq = ?',
-          [file.id, seq],
-        );
+        const row = await next;
         if (!row) throw fileNotFound(file.id); // deleted (or expired and purged) while it was read
         read += row.bytes.length;
-        yield Buffer.from(row.bytes);
+        if (read < size) next = fetch(seq + 1);
+        yield row.bytes;
       }
     }
     return Readable.from(chunks(), { objectMode: false, highWaterMark: CHUNK_BYTES });
@@ -279,21 +287,32 @@ async function writeChunks(
   let pendingBytes = 0;
   let size = 0;
   let seq = 0;
+  // one insert in flight while the next chunk arrives: at most two chunks in memory
+  let writing: Promise<unknown> = Promise.resolve();
   const flush = async (): Promise<void> => {
     if (pendingBytes === 0) return;
     const bytes = pending.length === 1 ? pending[0] : Buffer.concat(pending, pendingBytes);
     pending = [];
     pendingBytes = 0;
-    await db.run('INSERT INTO storage_file_chunks (file_id, seq, bytes) VALUES (?, ?, ?)', [id, seq++, bytes]);
+    await writing;
+    writing = db.run('INSERT INTO storage_file_chunks (file_id, seq, bytes) VALUES (?, ?, ?)', [id, seq++, bytes]);
+    writing.catch(() => undefined); // awaited by the next flush or at the end
   };
-  for await (const piece of body) {
-    const buffer = typeof piece === 'string' ? Buffer.from(piece) : piece;
-    size += buffer.length;
-    if (size > limit) throw fileTooLarge(limit);
-    pending.push(buffer);
-    pendingBytes += buffer.length;
-    if (pendingBytes >= CHUNK_BYTES) await flush();
+  try {
+    for await (const piece of body) {
+      const buffer = typeof piece === 'string' ? Buffer.from(piece) : piece;
+      size += buffer.length;
+      if (size > limit) throw fileTooLarge(limit);
+      pending.push(buffer);
+      pendingBytes += buffer.length;
+      if (pendingBytes >= CHUNK_BYTES) await flush();
+    }
+    await flush();
+    await writing;
+  } catch (error) {
+    // the caller drops the chunks written: none may land after that
+    await writing.catch(() => undefined);
+    throw error;
   }
-  await flush();
   return size;
 }
