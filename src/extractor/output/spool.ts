@@ -87,7 +87,7 @@ export class Spool {
     this.batches++;
   }
 
-  /** The body is written as it is (a second write, not a copy: a huge response is not held twice). */
+  /** The body is written as it is (not copied into a frame: a huge response is not held twice). */
   private appendBody(batch: SpoolBatch, { body, status, recipe }: PageSource): void {
     let index = this.recipeIndex.get(recipe);
     if (index === undefined) {
@@ -96,8 +96,11 @@ export class Spool {
     }
     const meta = v8.serialize([batch.dataType, batch.injected, index, status]);
     const head = frameHead(4 + meta.length + body.length, BODY);
+    // corked: both parts go to the file in one write
+    this.stream!.cork();
     this.stream!.write(Buffer.concat([head, uint32(meta.length), meta]));
     this.stream!.write(body);
+    this.stream!.uncork();
   }
 
   /** Back-pressure between pages: waits while the file stream holds more than its buffer, so memory stays flat. */
