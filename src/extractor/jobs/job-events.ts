@@ -4,6 +4,7 @@ import type { HttpRequest } from '../http/types.js';
 import type { Paginator, Stop } from '../pagination/paginator.js';
 import type { Placeholder } from '../children/placeholders.js';
 import type { JobConfig } from '../config/job-config.js';
+import type { PageSource } from '../output/spool.js';
 import type { JobInstance } from './job-instance.js';
 
 /**
@@ -48,6 +49,8 @@ export interface PageFetched {
   bytes: number;
   durationMs: number;
   data: JsonValue[];
+  /** the response `data` was found in, and how: the parser may queue it instead of `data` */
+  source?: PageSource;
   /** the dataField warning of this page, if any */
   warning?: string;
   /** whether the warning is news (see FoundData): else it is a debug line */

@@ -6,14 +6,14 @@ import type { ApiSettings } from '../config/api-settings.js';
 import type { HttpClient } from '../http/http-client.js';
 import { buildHttpRequest } from '../http/request-builder.js';
 import { Stop, type PageRequest, type Paginator } from '../pagination/paginator.js';
-import { findRecords } from '../response/data-field.js';
 import { decodeResponse } from '../response/decode-response.js';
-import { applyResponseFilter } from '../response/response-filter.js';
+import type { JobConfig } from '../config/job-config.js';
 import { childEntries } from './child-task.js';
 import type { ChildScheduler } from './child-scheduler.js';
 import type { ChildTask, JobEventStream } from './job-events.js';
 import { evaluateUserData, jobTemplate, type FunctionScope, type JobInstance } from './job-instance.js';
 import { PageFetcher } from './page-fetcher.js';
+import { PageRecipe, pageRecords } from './page-records.js';
 
 export interface ProducerContext extends FunctionScope {
   api: ApiSettings;
@@ -33,6 +33,9 @@ export interface ProducerContext extends FunctionScope {
  * does, in Generic Extractor's order, however far ahead this has fetched.
  */
 export class JobProducer {
+  /** per job: how the parser finds a queued page's records in its body again */
+  private readonly recipes = new Map<JobConfig, PageRecipe>();
+
   constructor(
     private readonly ctx: ProducerContext,
     private readonly scheduler: ChildScheduler,
@@ -76,6 +79,12 @@ export class JobProducer {
     } catch (error) {
       stream.push({ kind: 'error', error });
     }
+  }
+
+  private recipeOf(job: JobConfig): PageRecipe {
+    let recipe = this.recipes.get(job);
+    if (!recipe) this.recipes.set(job, (recipe = new PageRecipe(job, this.ctx.api.ignoreErrors, this.ctx.compatLevel)));
+    return recipe;
   }
 
   private async produceInstance(
@@ -126,13 +135,8 @@ export class JobProducer {
           return;
         }
         previous = decoded;
-        const found = findRecords(decoded, job.dataField);
-        const data = applyResponseFilter(
-          found.records,
-          job.responseFilter,
-          job.responseFilterDelimiter,
-          this.ctx.compatLevel,
-        );
+        const found = pageRecords(decoded, job, this.ctx.compatLevel);
+        const data = found.records;
         const children = childEntries(instance, data, paginator, [...order, page]);
         // a paginator that fails on this page fails after the page and its children, as in GE
         let next: PageRequest | Stop | { failed: unknown };
@@ -148,6 +152,7 @@ export class JobProducer {
           bytes: response.body.length,
           durationMs: Date.now() - started,
           data,
+          source: { body: response.body, status: response.status, recipe: this.recipeOf(job) },
           warning: found.warning,
           warningIsNews: found.news,
           expectedRecords: paginator.expectedRecords?.(),

@@ -161,7 +161,7 @@ export class JobRunner {
     }
     // The page is analysed before the next request may leave: when the parser refuses it (a type
     // conflict, a bad mapping) the run ends where GE's does, without a request GE never sends.
-    parser.process(page.data, instance.job.dataType, instance.injected);
+    parser.process(page.data, instance.job.dataType, instance.injected, page.source);
     // Without child runs the next request is known now: send it before waiting for this page's
     // rows to reach the disk (same requests, same order).
     if (page.children.length === 0) stream.fetchNext();

@@ -1,10 +1,15 @@
 import type { JsonObject, JsonValue } from '../../json/index.js';
 import type { CsvFile } from './csv-file.js';
+import type { PageSource } from './spool.js';
 
 /** What the job loop hands records to (GE's `ParserInterface::process`). */
 export interface RecordParser {
-  /** Takes one page of records of `dataType` with the injected columns (userData, parent_*). */
-  process(rows: JsonValue[], dataType: string, injected?: JsonObject): unknown;
+  /**
+   * Takes one page of records of `dataType` with the injected columns (userData, parent_*);
+   * `source`, when given, is the response the records were found in (a parser may keep that
+   * instead of the records, see Spool).
+   */
+  process(rows: JsonValue[], dataType: string, injected?: JsonObject, source?: PageSource): unknown;
   /** Back-pressure: resolves when what `process()` queued or wrote has reached the disk. */
   settle(): Promise<void>;
 }

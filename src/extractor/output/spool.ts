@@ -15,16 +15,41 @@ export interface SpoolBatch {
 }
 
 /**
+ * Where a batch's records came from: a response body and the steps that found them in it. The
+ * spool then keeps the body, bytes the run already holds, instead of serializing the records, and
+ * finds the records in it again only when the queue is read.
+ */
+export interface PageSource {
+  body: Buffer;
+  status: number;
+  recipe: RecordRecipe;
+}
+
+/** The steps from a response body to its records; must give equal records every time. */
+export interface RecordRecipe {
+  records(body: Buffer, status: number): JsonValue[];
+}
+
+/** Frame kinds: the records V8-serialized, or a response body with the recipe that gives them. */
+const SERIALIZED = 0;
+const BODY = 1;
+
+/**
  * The parser's queue on disk. GE analyses everything before it writes any CSV (headers cover the
  * whole run); keeping the queue in a file instead of memory keeps memory flat however many pages
- * a run fetches. Batches are V8-serialized (several times faster than JSON text, and Maps,
- * bigints and key order survive as they are), each framed by its byte length.
+ * a run fetches. A batch with a `PageSource` is queued as its response body (the records are found
+ * in it again when read: no serializing on the way, the usual case of a run whose drafts hold); any
+ * other batch is V8-serialized (several times faster than JSON text, and Maps, bigints and key
+ * order survive as they are). Each frame is prefixed by its byte length and kind.
  */
 export class Spool {
   private stream: WriteStream | null;
   /** a write error (e.g. disk full), rethrown by the next call; nothing may crash the process */
   private failure: Error | null = null;
   batches = 0;
+  /** the recipes of queued bodies, by the index their frames name (one per job, not per page) */
+  private readonly recipes: RecordRecipe[] = [];
+  private readonly recipeIndex = new Map<RecordRecipe, number>();
 
   private constructor(
     /** the spool's own temporary folder, removed by `dispose()` */
@@ -52,13 +77,30 @@ export class Spool {
     return new Spool(dir, path.join(dir, 'batches.bin'));
   }
 
-  append(batch: SpoolBatch): void {
+  append(batch: SpoolBatch, source?: PageSource): void {
     this.check();
-    const frame = v8.serialize([batch.dataType, batch.injected, batch.rows]);
-    const length = Buffer.allocUnsafe(4);
-    length.writeUInt32LE(frame.length);
-    this.stream!.write(Buffer.concat([length, frame]));
+    if (source) this.appendBody(batch, source);
+    else {
+      const frame = v8.serialize([batch.dataType, batch.injected, batch.rows]);
+      this.stream!.write(Buffer.concat([frameHead(frame.length, SERIALIZED), frame]));
+    }
     this.batches++;
+  }
+
+  /** The body is written as it is (not copied into a frame: a huge response is not held twice). */
+  private appendBody(batch: SpoolBatch, { body, status, recipe }: PageSource): void {
+    let index = this.recipeIndex.get(recipe);
+    if (index === undefined) {
+      index = this.recipes.push(recipe) - 1;
+      this.recipeIndex.set(recipe, index);
+    }
+    const meta = v8.serialize([batch.dataType, batch.injected, index, status]);
+    const head = frameHead(4 + meta.length + body.length, BODY);
+    // corked: both parts go to the file in one write
+    this.stream!.cork();
+    this.stream!.write(Buffer.concat([head, uint32(meta.length), meta]));
+    this.stream!.write(body);
+    this.stream!.uncork();
   }
 
   /** Back-pressure between pages: waits while the file stream holds more than its buffer, so memory stays flat. */
@@ -78,9 +120,21 @@ export class Spool {
 
   async *read(): AsyncGenerator<SpoolBatch> {
     await this.finish();
-    for await (const frame of readFrames(this.file)) {
-      const [dataType, injected, rows] = v8.deserialize(frame) as [string, JsonObject, JsonValue[]];
-      yield { dataType, injected: restoreFloats(injected) as JsonObject, rows: restoreFloats(rows) as JsonValue[] };
+    for await (const { kind, frame } of readFrames(this.file)) {
+      if (kind === BODY) {
+        const metaEnd = 4 + frame.readUInt32LE(0);
+        const [dataType, injected, index, status] = v8.deserialize(frame.subarray(4, metaEnd)) as [
+          string,
+          JsonObject,
+          number,
+          number,
+        ];
+        const rows = this.recipes[index].records(frame.subarray(metaEnd), status);
+        yield { dataType, injected: restoreFloats(injected) as JsonObject, rows };
+      } else {
+        const [dataType, injected, rows] = v8.deserialize(frame) as [string, JsonObject, JsonValue[]];
+        yield { dataType, injected: restoreFloats(injected) as JsonObject, rows: restoreFloats(rows) as JsonValue[] };
+      }
     }
   }
 
@@ -121,25 +175,63 @@ const liveSpools = new (class {
 })();
 
 const BUFFER_BYTES = 1024 * 1024;
+/** a frame's length and kind */
+const HEAD_BYTES = 5;
+
+function uint32(value: number): Buffer {
+  const buffer = Buffer.allocUnsafe(4);
+  buffer.writeUInt32LE(value);
+  return buffer;
+}
+
+function frameHead(length: number, kind: number): Buffer {
+  if (length > MAX_FRAME_BYTES)
+    throw new ApplicationError('GEX_TABLE_WRITE_FAILED', `A page of ${length} bytes is too large for the record queue`);
+  const head = Buffer.allocUnsafe(HEAD_BYTES);
+  head.writeUInt32LE(length);
+  head.writeUInt8(kind, 4);
+  return head;
+}
+
+const MAX_FRAME_BYTES = 0xffff_ffff;
 
 /**
  * The frames of a spool file, pulled only as fast as the consumer takes them (the stream's async
- * iterator applies back-pressure while CSVs are being written).
+ * iterator applies back-pressure while CSVs are being written). A frame longer than the read
+ * buffer is gathered chunk by chunk and joined once.
  */
-async function* readFrames(file: string): AsyncGenerator<Buffer> {
+async function* readFrames(file: string): AsyncGenerator<{ kind: number; frame: Buffer }> {
   let pending: Buffer = Buffer.alloc(0);
+  /** chunks of a frame that does not fit what is pending, and their bytes in all */
+  let gathered: Buffer[] = [];
+  let gatheredBytes = 0;
+  let needed = 0;
   for await (const chunk of createReadStream(file, { highWaterMark: BUFFER_BYTES })) {
-    pending = pending.length === 0 ? (chunk as Buffer) : Buffer.concat([pending, chunk as Buffer]);
+    if (gathered.length > 0) {
+      gathered.push(chunk as Buffer);
+      gatheredBytes += (chunk as Buffer).length;
+      if (gatheredBytes < needed) continue;
+      pending = Buffer.concat(gathered, gatheredBytes);
+      gathered = [];
+      gatheredBytes = 0;
+    } else pending = pending.length === 0 ? (chunk as Buffer) : Buffer.concat([pending, chunk as Buffer]);
     let start = 0;
-    while (pending.length - start >= 4) {
-      const end = start + 4 + pending.readUInt32LE(start);
+    while (pending.length - start >= HEAD_BYTES) {
+      const end = start + HEAD_BYTES + pending.readUInt32LE(start);
       if (end > pending.length) break;
-      yield pending.subarray(start + 4, end);
+      yield { kind: pending.readUInt8(start + 4), frame: pending.subarray(start + HEAD_BYTES, end) };
       start = end;
     }
     pending = pending.subarray(start);
+    if (pending.length >= HEAD_BYTES) {
+      needed = HEAD_BYTES + pending.readUInt32LE(0);
+      if (needed > pending.length + BUFFER_BYTES) {
+        gathered = [pending];
+        gatheredBytes = pending.length;
+      }
+    }
   }
-  if (pending.length > 0)
+  if (pending.length > 0 || gathered.length > 0)
     throw new ApplicationError('GEX_TABLE_WRITE_FAILED', `The record queue ${file} ends in a truncated batch`);
 }
 

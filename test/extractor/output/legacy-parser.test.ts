@@ -200,8 +200,8 @@ describe('legacy parser: analysis', () => {
   });
 
   it('queues records on disk like the new parser, writing CSVs only at the end', async () => {
-    // a frame: 4 bytes of length, then the V8-serialized batch
-    const lines = [1, 2].map((id) => 'x'.repeat(4 + v8.serialize(['a', new Map(), [new Map([['id', id]])]]).length));
+    // a frame: 4 bytes of length and 1 of kind, then the V8-serialized batch
+    const lines = [1, 2].map((id) => 'x'.repeat(5 + v8.serialize(['a', new Map(), [new Map([['id', id]])]]).length));
     const sizes: number[] = [];
     let pages = 0;
     await legacy([{ rows: '[{"id":1}]' }, { rows: '[{"id":2}]' }], {

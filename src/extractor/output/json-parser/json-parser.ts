@@ -4,7 +4,7 @@ import { isJsonObject, type JsonObject, type JsonValue } from '../../../json/ind
 import { isIntegerKey } from '../../../php/index.js';
 import type { CsvFile } from '../csv-file.js';
 import { closedTables, StructState, type BucketParser, type OpenTable, type ProducedTable } from '../record-parser.js';
-import type { Spool } from '../spool.js';
+import type { PageSource, Spool } from '../spool.js';
 import type { TableNameCheck } from '../table-files.js';
 import { DraftTables } from './draft-tables.js';
 import { ITEM_KEY } from './schema-node.js';
@@ -54,13 +54,13 @@ export class JsonParser implements BucketParser {
    * other single PHP-empty values (`[false]`, `[0]`, `[""]`, `[[]]`) still make a table, as in GE
    * (unlike the legacy parser, which skips them all).
    */
-  process(rows: JsonValue[], dataType: string, injected: JsonObject = new Map()): boolean {
+  process(rows: JsonValue[], dataType: string, injected: JsonObject = new Map(), source?: PageSource): boolean {
     if (rows.length === 0 || (rows.length === 1 && rows[0] === null)) return false;
     for (const key of injected.keys()) refuseInjectedKey(key);
     this.structure.analyse(rows, dataType);
     this.structure.assignNames();
     const batch = { dataType, injected, rows };
-    this.spool.append(batch);
+    this.spool.append(batch, source);
     if (this.options.drafts !== false) {
       this.drafts ??= new DraftTables(this.structure, this.aliases, this.spool.dir, this.options.checkTableName);
       this.drafts.write(batch);

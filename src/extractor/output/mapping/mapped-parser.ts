@@ -9,6 +9,7 @@ import type { JsonObject, JsonValue } from '../../../json/index.js';
 import { asPhpArray, phpEmpty, phpGettype } from '../../../php/index.js';
 import { CsvFile } from '../csv-file.js';
 import type { BucketParser, OpenTable, ProducedTable, StructState } from '../record-parser.js';
+import type { PageSource } from '../spool.js';
 import { BadMappingConfig, BadMappingData, Mapper } from './mapper.js';
 
 /**
@@ -62,10 +63,10 @@ export class MappedParser implements BucketParser {
     }
   }
 
-  process(rows: JsonValue[], dataType: string, injected: JsonObject = new Map()): void {
+  process(rows: JsonValue[], dataType: string, injected: JsonObject = new Map(), source?: PageSource): void {
     const mapper = this.mappers.get(dataType);
     if (!mapper) {
-      this.fallback.process(rows, dataType, injected);
+      this.fallback.process(rows, dataType, injected, source);
       return;
     }
     try {
