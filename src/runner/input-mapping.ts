@@ -1,9 +1,12 @@
+import type { FileHandle } from 'node:fs/promises';
 import { stringify } from 'csv-stringify/sync';
 import { UserError } from '../common/errors.js';
 import { displayId, quoteForLog } from '../common/log-text.js';
 import { resolveInside, unsafeFileNameProblem } from '../common/safe-path.js';
 import { toPlain, type JsonObject } from '../json/index.js';
 import type { DataFolder } from '../extractor/data-folder.js';
+import type { TableTransfer } from '../store/remote/table-transfer.js';
+import type { TableSource } from '../store/table-source.js';
 import {
   parseChangedSince,
   parseTableId,
@@ -162,11 +165,61 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
+ * Where a run reads its input tables: the embedded store's tables (read in bounded batches), or a
+ * gex server's (an export job's file, downloaded streamed). Either writes Keboola's CSV.
+ */
+export interface InputTableReader {
+  table(tableId: string): Promise<TableDetail>;
+  /** The query's rows as Keboola's CSV, header first, into `out`; returns the rows and the columns read. */
+  writeCsv(
+    tableId: string,
+    query: TableQuery,
+    header: string[],
+    out: FileHandle,
+  ): Promise<{ rows: number; columns: string[] }>;
+}
+
+/** The embedded store's tables as an InputTableReader. */
+export function embeddedInputTables(tables: ProjectTables): InputTableReader {
+  return {
+    table: (tableId) => tables.table(tableId),
+    async writeCsv(tableId, query, header, out) {
+      let rows = 0;
+      await out.write(stringify([header], DIALECT));
+      const columns = await tables.read(tableId, query, async (batch) => {
+        rows += batch.length;
+        await out.write(stringify(batch, DIALECT));
+      });
+      return { rows, columns };
+    },
+  };
+}
+
+/** A gex server's tables as an InputTableReader: export-async writes a file, downloaded streamed. */
+export function remoteInputTables(source: TableSource, transfer: TableTransfer): InputTableReader {
+  return {
+    table: (tableId) => source.table(tableId),
+    async writeCsv(tableId, query, header, out) {
+      // the handle stays open: exportInputTables closes it
+      const stream = out.createWriteStream({ autoClose: false });
+      const finished = new Promise<void>((resolve, reject) => {
+        stream.once('finish', resolve);
+        stream.once('error', reject);
+      });
+      const { rows } = await transfer.exportTable(tableId, query, stream);
+      stream.end();
+      await finished;
+      return { rows, columns: header };
+    },
+  };
+}
+
+/**
  * Exports each input table into `in/tables/<destination>` (streamed in bounded batches, one
  * snapshot per table) with Keboola's input manifest beside it. `unit` names the row in errors.
  */
 export async function exportInputTables(
-  tables: ProjectTables,
+  tables: InputTableReader,
   inputs: readonly InputTable[],
   data: DataFolder,
   unit: string,
@@ -177,7 +230,7 @@ export async function exportInputTables(
     try {
       detail = await tables.table(input.source);
     } catch (error) {
-      if (error instanceof UserError) {
+      if (error instanceof UserError && /NOT_FOUND$/.test(error.gexCode)) {
         throw new UserError(
           'GEX_INPUT_MAPPING_INVALID',
           `${unit}: ${input.where}.source: table ${displayId(input.source)} does not exist in this project. Load it first (an earlier row's output), or fix the source.`,
@@ -193,11 +246,7 @@ export async function exportInputTables(
     // created new: nothing planted at the name (a link) is written through
     const handle = await data.guard.createFile(file);
     try {
-      await handle.write(stringify([columns], DIALECT));
-      columns = await tables.read(input.source, input.query, async (batch) => {
-        rows += batch.length;
-        await handle.write(stringify(batch, DIALECT));
-      });
+      ({ rows, columns } = await tables.writeCsv(input.source, input.query, columns, handle));
     } catch (error) {
       if (error instanceof UserError)
         throw new UserError(
