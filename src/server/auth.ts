@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { ConfigStore } from '../store/config-store.js';
 import { StoreError } from '../store/store-error.js';
+import type { ProjectFiles } from '../store/files/project-files.js';
 import type { ProjectTables, StorageJobs } from '../store/tables/index.js';
 import type { TokenInfo } from '../store/types.js';
 import type { ServerBackend } from './backend.js';
@@ -18,6 +19,7 @@ export interface Session {
   /** the project's Storage tables and finished jobs */
   tables: ProjectTables;
   jobs: StorageJobs;
+  files: ProjectFiles;
   /** shared by all sessions: entries are keyed by token */
   reads: ReadCache;
 }
@@ -49,6 +51,7 @@ export function requireToken(backend: ServerBackend, reads: ReadCache) {
       store: backend.session(token),
       tables: backend.tables(token),
       jobs: backend.jobs(token),
+      files: backend.files(token),
       reads,
     });
   };

@@ -6,7 +6,8 @@ import type { ConfigStore } from '../config-store.js';
 import { cipherScope, componentCipherScope, type SecretCipher } from '../encryption.js';
 import { addressableIdProblem } from '../addressable-id.js';
 import type { Database } from '../sql/database.js';
-import { ProjectTables, StorageJobs } from '../tables/index.js';
+import { ProjectFiles, purgeExpiredFiles } from '../files/project-files.js';
+import { endOrphanedJobs, ProjectTables, StorageJobs } from '../tables/index.js';
 import { migrate } from '../sql/migrations.js';
 import type { Component, TokenInfo } from '../types.js';
 import { EmbeddedConfigStore } from './embedded-config-store.js';
@@ -94,6 +95,18 @@ export class EmbeddedBackend {
 
   jobs(token: TokenInfo): StorageJobs {
     return new StorageJobs(this.db, token.projectId);
+  }
+
+  files(token: TokenInfo): ProjectFiles {
+    return new ProjectFiles(this.db, token.projectId);
+  }
+
+  endOrphanedJobs(isGone: (worker: string) => boolean): Promise<number[]> {
+    return endOrphanedJobs(this.db, isGone);
+  }
+
+  purgeExpiredFiles(): Promise<number> {
+    return purgeExpiredFiles(this.db, new Date());
   }
 
   /** The queue jobs of every project (the Job Queue API and the worker pool). */

@@ -7,7 +7,8 @@ import { StoreError } from '../store-error.js';
  * live in the adapters and in `Dialect` (row locks, collation, the migration lock), not in the
  * store's queries.
  */
-export type SqlParam = string | number | bigint | null;
+/** `Buffer`: bytes (SQLite BLOB, PostgreSQL BYTEA), as File Storage keeps a file's chunks. */
+export type SqlParam = string | number | bigint | Buffer | null;
 
 export interface SqlExecutor {
   all<T = Record<string, unknown>>(sql: string, params?: SqlParam[]): Promise<T[]>;

@@ -166,6 +166,30 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
       `CREATE INDEX queue_jobs_ended ON queue_jobs (ended) WHERE ended IS NOT NULL`,
     ],
   },
+  {
+    version: 9,
+    description: 'File Storage (files and their chunks); Storage jobs that run after their request (status, worker)',
+    statements: [
+      // expires: null for a permanent file; state: prepared, uploading (chunks being written, not readable) or uploaded;
+      // size_bytes: null until uploaded; tags: JSON list
+      `CREATE TABLE storage_files (
+        id BIGINT PRIMARY KEY, project_id BIGINT NOT NULL REFERENCES projects(id),
+        name TEXT NOT NULL, created TEXT NOT NULL, expires TEXT, is_encrypted INTEGER NOT NULL,
+        tags TEXT NOT NULL, state TEXT NOT NULL, size_bytes BIGINT,
+        token_id BIGINT NOT NULL, token_description TEXT NOT NULL)`,
+      `CREATE INDEX storage_files_project ON storage_files (project_id, created)`,
+      `CREATE INDEX storage_files_expires ON storage_files (expires) WHERE expires IS NOT NULL`,
+      // a file's bytes in pieces of about 1 MiB (seq from 0), so neither side ever holds a whole file;
+      // BYTEA: PostgreSQL's bytes; SQLite stores the blob as given whatever the declared type
+      `CREATE TABLE storage_file_chunks (
+        file_id BIGINT NOT NULL, seq INTEGER NOT NULL, bytes BYTEA NOT NULL, PRIMARY KEY (file_id, seq))`,
+      // jobs recorded before this version had finished: success
+      `ALTER TABLE storage_jobs ADD COLUMN status TEXT NOT NULL DEFAULT 'success'`,
+      // who runs a waiting or processing job (host:pid:start mark), to end it when that process is gone
+      `ALTER TABLE storage_jobs ADD COLUMN worker TEXT`,
+      `CREATE INDEX storage_jobs_running ON storage_jobs (status) WHERE status IN ('waiting', 'processing')`,
+    ],
+  },
 ];
 
 export const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied TEXT NOT NULL)`;
