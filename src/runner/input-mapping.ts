@@ -1,4 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
+import { Writable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
 import { UserError } from '../common/errors.js';
 import { displayId, quoteForLog } from '../common/log-text.js';
@@ -200,8 +201,14 @@ export function remoteInputTables(source: TableSource, transfer: TableTransfer):
   return {
     table: (tableId) => source.table(tableId),
     async writeCsv(tableId, query, header, out) {
-      // the handle stays open: exportInputTables closes it
-      const stream = out.createWriteStream({ autoClose: false });
+      // each chunk written through the handle, which stays open (exportInputTables closes it)
+      const stream = new Writable({
+        write: (chunk: Buffer, _encoding, callback) =>
+          void out.write(chunk).then(
+            () => callback(),
+            (error: Error) => callback(error),
+          ),
+      });
       const finished = new Promise<void>((resolve, reject) => {
         stream.once('finish', resolve);
         stream.once('error', reject);

@@ -9,7 +9,11 @@ import { runGexInProcess } from '../support/in-process-gex.js';
 import { openConfigStore } from '../support/open-store.js';
 import type { EmbeddedOpenedStore } from '../../src/store/open-config-store.js';
 import { describeEachBackend, TestServer } from '../support/storage-api-server.js';
-import type { FreshStore } from '../support/store.js';
+import type { FastifyInstance } from 'fastify';
+import { buildServer } from '../../src/server/app.js';
+import type { EmbeddedBackend } from '../../src/store/embedded/embedded-backend.js';
+import { openEmbeddedStore } from '../support/open-store.js';
+import type { BackendFactory, FreshStore } from '../support/store.js';
 
 const KEY = { GEX_MASTER_KEY: '77'.repeat(32) };
 const C = 'ex-generic-v2';
@@ -30,13 +34,27 @@ interface Summary {
  * (a SQLite file; PostgreSQL with GEX_TEST_POSTGRES): each row's tables land in the project before
  * the next row starts, and a row reads an earlier row's table from in/tables.
  */
-describeEachBackend('gex run loads tables into the project', (factory) => {
+/**
+ * How a run reaches the store: `embedded` opens it (--store <file or URL>); `served` runs against a
+ * gex server on it (--store <http URL> --token), loading through files and import jobs — every
+ * test below holds for both.
+ */
+type Reach = 'embedded' | 'served';
+
+for (const reach of ['embedded', 'served'] as const)
+  describeEachBackend(`gex run loads tables into the project (${reach})`, (factory) =>
+    tableMappingSuite(factory, reach),
+  );
+
+function tableMappingSuite(factory: BackendFactory, reach: Reach): void {
   let server: FixtureServer;
   /** what /api/<name> answers (a JSON list); a name not here is a 404 */
   let answers: Record<string, unknown[]>;
   let dir: string;
   let dataDir: string;
   let store: FreshStore;
+  /** the gex server on the store when `reach` is served */
+  let served: { app: FastifyInstance; backend: EmbeddedBackend; url: string; token: string } | undefined;
 
   before(async () => {
     server = await startFixtureServer({
@@ -55,9 +73,21 @@ describeEachBackend('gex run loads tables into the project', (factory) => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'gex-table-mapping-'));
     dataDir = path.join(dir, 'data');
     store = await factory.fresh();
+    if (reach === 'served') {
+      const backend = await openEmbeddedStore(store.location, KEY);
+      // the project the embedded store's commands use without a token
+      const { token } = await backend.createToken({ description: 'runner', project: 'default' });
+      const app = await buildServer({ backend });
+      served = { app, backend, token, url: await app.listen({ port: 0, host: '127.0.0.1' }) };
+    }
   });
   afterEach(async function () {
     this.timeout(60_000);
+    if (served) {
+      await served.app.close();
+      await served.backend.close();
+      served = undefined;
+    }
     // PostgreSQL bucket schemas live beside the store's schema: drop them with the store
     await withStore(async (opened) => {
       for (const b of await opened.tables.listBuckets()) await opened.tables.deleteBucket(b.id);
@@ -106,8 +136,7 @@ describeEachBackend('gex run loads tables into the project', (factory) => {
         id,
         '--data-dir',
         dataDir,
-        '--store',
-        store.location,
+        ...(served ? ['--store', served.url, '--token', served.token] : ['--store', store.location]),
         '--summary',
         path.join(dir, 'summary.json'),
         ...extra,
@@ -384,7 +413,10 @@ describeEachBackend('gex run loads tables into the project', (factory) => {
     assert.equal(result.code, 1, result.stdout + result.stderr);
     assert.match(
       result.stdout + result.stderr,
-      /Cannot load out\/tables\/shop\.users into the project: shop\.users: primary_key \["id"\] differs from the key of table in\.c-shop\.users, \["other"\]/,
+      reach === 'embedded'
+        ? /Cannot load out\/tables\/shop\.users into the project: shop\.users: primary_key \["id"\] differs from the key of table in\.c-shop\.users, \["other"\]/
+        : // the server's import job says it
+          /Cannot load out\/tables\/shop\.users into the project: The Storage API at \S+ failed loading shop\.users into table "?in\.c-shop\.users"? \(job "?\d+"?\): The table in\.c-shop\.users has primary key other; the import asks for key id/,
     );
     assert.deepEqual(await rowsOf('in.c-shop.users'), [['9', 'x']], 'the failed load changed nothing');
     assert.deepEqual(await rowsOf('in.c-shop.orders'), [['1']], "the first row's table stays");
@@ -477,7 +509,7 @@ describeEachBackend('gex run loads tables into the project', (factory) => {
     );
     assert.deepEqual(await tableIds(), []);
   });
-});
+}
 
 describe('gex run against a remote Storage API keeps files only', function () {
   this.timeout(60_000);
