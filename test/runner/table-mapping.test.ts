@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -511,24 +513,60 @@ function tableMappingSuite(factory: BackendFactory, reach: Reach): void {
   });
 }
 
-describe('gex run against a remote Storage API keeps files only', function () {
+/**
+ * A Keboola stack in front of a gex server: every call forwarded, but tokens/verify says the
+ * files live in Keboola's cloud (owner.fileStorageProvider "aws").
+ */
+async function keboolaStackProxy(target: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (c: Buffer) => chunks.push(c));
+    request.on('end', () => {
+      const headers = Object.fromEntries(
+        Object.entries(request.headers).filter(([k]) => k !== 'host' && k !== 'content-length'),
+      ) as Record<string, string>;
+      void fetch(`${target}${request.url}`, {
+        method: request.method,
+        headers,
+        body: chunks.length > 0 ? Buffer.concat(chunks) : undefined,
+      }).then(async (answer) => {
+        let body = await answer.text();
+        if (request.url?.startsWith('/v2/storage/tokens/verify'))
+          body = body.replace('"fileStorageProvider":"gex"', '"fileStorageProvider":"aws"');
+        response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/plain' });
+        response.end(body);
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('gex run against a Keboola stack keeps files only', function () {
   this.timeout(60_000);
   let server: FixtureServer;
   let api: TestServer;
+  let stack: { url: string; close: () => Promise<void> };
   let dir: string;
 
   before(async () => {
     server = await startFixtureServer({ handler: () => ({ body: [{ id: 1 }] }) });
     api = await TestServer.start();
+    stack = await keboolaStackProxy(api.baseUrl);
     dir = await mkdtemp(path.join(os.tmpdir(), 'gex-remote-load-'));
   });
   after(async () => {
+    await stack.close();
     await api.close();
     await server.close();
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('runs, writes the files and logs one line saying tables were not loaded', async () => {
+  it('runs, writes the files and warns once at the start that tables are not loaded', async () => {
     const config = await api.createConfig({
       name: 'remote',
       configuration: {
@@ -546,7 +584,7 @@ describe('gex run against a remote Storage API keeps files only', function () {
         '--data-dir',
         path.join(dir, 'data'),
         '--store',
-        api.baseUrl,
+        stack.url,
         '--token',
         api.token,
         '--summary',
@@ -555,10 +593,18 @@ describe('gex run against a remote Storage API keeps files only', function () {
       {},
     );
     assert.equal(result.code, 0, result.stdout + result.stderr);
+    const said = result.stdout.match(/WARN  Tables are not loaded into Storage tables: [^\n]*/g) ?? [];
+    assert.equal(said.length, 1, result.stdout);
     assert.match(
-      result.stdout,
-      /Tables are not loaded into Storage tables: the store is a remote Storage API \(gex loads only into the embedded store\); they stay files in the data folder/,
+      said[0],
+      /the Storage API at http:\/\/127\.0\.0\.1:\d+ keeps its files in cloud storage \("?aws"?\), which gex does not write to \(only a gex server takes uploads\); they stay files in the data folder/,
     );
+    assert.ok(
+      result.stdout.indexOf(said[0]) < result.stdout.indexOf('Running configuration'),
+      'said before the first unit runs',
+    );
+    const tables = await api.request('GET', '/v2/storage/tables');
+    assert.deepEqual(tables.body, [], 'nothing was loaded');
     assert.equal(await readFile(path.join(dir, 'data/out/tables/shop.users'), 'utf8'), '"id"\n"1"\n');
     const summary = JSON.parse(await readFile(path.join(dir, 'summary.json'), 'utf8')) as Summary;
     assert.deepEqual(summary.rows[0].tables, [{ file: 'out/tables/shop.users', rows: 1, loaded: false }]);
