@@ -248,12 +248,12 @@ export async function exportInputTables(
     }
     const file = resolveInside(data.inputTablesDir, input.destination);
     // the columns read: the query's, else the table's (read() checks them against the table)
-    let columns = input.query.columns && input.query.columns.length > 0 ? [...input.query.columns] : detail.columns;
-    let rows = 0;
+    const header = input.query.columns && input.query.columns.length > 0 ? [...input.query.columns] : detail.columns;
+    let written: { rows: number; columns: string[] };
     // created new: nothing planted at the name (a link) is written through
     const handle = await data.guard.createFile(file);
     try {
-      ({ rows, columns } = await tables.writeCsv(input.source, input.query, columns, handle));
+      written = await tables.writeCsv(input.source, input.query, header, handle);
     } catch (error) {
       if (error instanceof UserError)
         throw new UserError(
@@ -265,8 +265,11 @@ export async function exportInputTables(
     } finally {
       await handle.close();
     }
-    await data.guard.writeFile(`${file}.manifest`, `${JSON.stringify(inputManifest(detail, columns), null, 2)}\n`);
-    exported.push({ source: input.source, file: `in/tables/${input.destination}`, rows });
+    await data.guard.writeFile(
+      `${file}.manifest`,
+      `${JSON.stringify(inputManifest(detail, written.columns), null, 2)}\n`,
+    );
+    exported.push({ source: input.source, file: `in/tables/${input.destination}`, rows: written.rows });
   }
   return exported;
 }

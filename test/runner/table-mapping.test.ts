@@ -593,7 +593,7 @@ describe('gex run against a Keboola stack keeps files only', function () {
       {},
     );
     assert.equal(result.code, 0, result.stdout + result.stderr);
-    const said = result.stdout.match(/WARN  Tables are not loaded into Storage tables: [^\n]*/g) ?? [];
+    const said = result.stdout.match(/WARN {2}Tables are not loaded into Storage tables: [^\n]*/g) ?? [];
     assert.equal(said.length, 1, result.stdout);
     assert.match(
       said[0],
