@@ -69,7 +69,14 @@ export class TableTransfer implements TableLoadTarget {
    * server (files on the server itself), Keboola's cloud ("aws", "azure", "gcp") otherwise; '' when not said.
    */
   async fileStorageProvider(): Promise<string> {
-    const verified = await this.api.call('GET', 'tokens/verify');
+    let verified: JsonValue;
+    try {
+      verified = await this.api.call('GET', 'tokens/verify');
+    } catch (error) {
+      // an API without token verification names no provider: not a gex server
+      if (error instanceof StoreError && error.status === 404) return '';
+      throw error;
+    }
     return text(field(field(verified, 'owner'), 'fileStorageProvider')).slice(0, 40);
   }
 
