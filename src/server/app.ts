@@ -146,7 +146,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
 
   app.addHook('onClose', async () => {
     clearInterval(purge);
-    await storage.runner.onIdle();
+    await storage.runner.close();
   });
   registerBodyParsers(app);
   app.setErrorHandler(errorHandler(bodyLimit));

@@ -4,7 +4,7 @@ import { StoreError } from '../store/store-error.js';
 import type { ProjectFiles } from '../store/files/project-files.js';
 import type { ProjectTables, StorageJobs } from '../store/tables/index.js';
 import type { TokenInfo } from '../store/types.js';
-import type { ServerBackend } from './backend.js';
+import type { JobScope, ServerBackend } from './backend.js';
 import type { ReadCache } from './read-cache.js';
 
 /**
@@ -20,6 +20,8 @@ export interface Session {
   tables: ProjectTables;
   jobs: StorageJobs;
   files: ProjectFiles;
+  /** the project's tables and files for a Storage job (close after it) */
+  jobScope: () => JobScope;
   /** shared by all sessions: entries are keyed by token */
   reads: ReadCache;
 }
@@ -52,6 +54,12 @@ export function requireToken(backend: ServerBackend, reads: ReadCache) {
       tables: backend.tables(token),
       jobs: backend.jobs(token),
       files: backend.files(token),
+      jobScope: () =>
+        backend.forJob?.(token) ?? {
+          tables: backend.tables(token),
+          files: backend.files(token),
+          close: async () => undefined,
+        },
       reads,
     });
   };

@@ -5,6 +5,12 @@ import type { ProjectFiles } from '../store/files/project-files.js';
 import type { ProjectTables, StorageJobs } from '../store/tables/index.js';
 import type { Component, TokenInfo } from '../store/types.js';
 
+export interface JobScope {
+  tables: ProjectTables;
+  files: ProjectFiles;
+  close(): Promise<void>;
+}
+
 /**
  * What the server needs from a store backend: token lookup, a per-token session and the component
  * registry (for the public component detail and the API index). EmbeddedBackend provides it.
@@ -18,6 +24,12 @@ export interface ServerBackend {
   jobs(token: TokenInfo): StorageJobs;
   /** the File Storage of the token's project */
   files(token: TokenInfo): ProjectFiles;
+  /**
+   * The tables and files of the token's project for a Storage job, on a connection of their own
+   * where the store needs one (SQLite) so the job does not hold up other requests; `close` after.
+   * Absent: the request's own (`tables`, `files`).
+   */
+  forJob?(token: TokenInfo): JobScope;
   /** ends `error` the Storage jobs of processes that are gone (`isGone(worker)`); returns their ids */
   endOrphanedJobs?(isGone: (worker: string) => boolean): Promise<number[]>;
   /** deletes expired files of every project; returns how many */

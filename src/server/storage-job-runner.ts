@@ -73,6 +73,8 @@ function jobError(error: unknown): { code: string; message: string } {
 export class StorageJobRunner {
   private readonly queue: PQueue;
   private readonly worker = thisWorker();
+  /** jobs queued and not started yet: ended `error` if the server stops first */
+  private readonly waiting = new Map<number, { jobs: StorageJobs; state: StorageJobWire }>();
 
   constructor(
     options: { concurrency?: number; logger?: Logger } = {},
@@ -102,7 +104,11 @@ export class StorageJobRunner {
     };
     await jobs.record(state.id, JSON.stringify(state), 'waiting', this.worker);
     const answered = { ...state };
-    void this.queue.add(() => this.run(jobs, state, work));
+    this.waiting.set(state.id, { jobs, state });
+    void this.queue.add(() => {
+      this.waiting.delete(state.id);
+      return this.run(jobs, state, work);
+    });
     return answered;
   }
 
@@ -130,8 +136,22 @@ export class StorageJobRunner {
     }
   }
 
-  /** Resolves when no job of this process is waiting or running (tests; a graceful stop). */
-  onIdle(): Promise<void> {
-    return this.queue.onIdle();
+  /**
+   * A graceful stop: jobs not started yet end `error` (nothing was changed), running ones are
+   * waited for.
+   */
+  async close(): Promise<void> {
+    this.queue.clear();
+    for (const { jobs, state } of this.waiting.values()) {
+      state.status = 'error';
+      state.endTime = new Date().toISOString();
+      state.error = {
+        code: 'storage.jobs.stopped',
+        message: 'The server stopped before the job started; nothing was changed. Run the job again.',
+      };
+      await jobs.update(state.id, 'error', JSON.stringify(state)).catch(() => undefined);
+    }
+    this.waiting.clear();
+    await this.queue.onIdle();
   }
 }

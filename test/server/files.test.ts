@@ -153,6 +153,8 @@ describeEachBackend('server: File Storage and table imports/exports', (backend) 
     assert.equal(content.status, 200);
     assert.equal(content.headers.get('content-type'), 'application/octet-stream');
     assert.equal(await content.text(), 'id\n1\n');
+    const branchForm = await server().get(`${S}/branch/default/files/${id}`, { token });
+    assert.equal(branchForm.body.sizeBytes, 5);
     const noToken = await fetch(done.body.url);
     assert.equal(noToken.status, 401);
     assert.equal((await server().delete(`${S}/files/${id}`, { token })).status, 204);

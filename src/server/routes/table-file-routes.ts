@@ -11,11 +11,12 @@ import {
 import { timestamp } from '../../store/identifiers.js';
 import { absoluteUri } from '../absolute-uri.js';
 import { sessionOf, type Session } from '../auth.js';
+import type { JobScope } from '../backend.js';
 import { BodyFields, numericId } from '../body-fields.js';
 import { commaList } from '../query.js';
 import { sendJson } from '../reply.js';
 import type { JobOutcome, StorageJobRunner, StorageJobWire } from '../storage-job-runner.js';
-import { exportToFile, importFile } from '../table-file-jobs.js';
+import { exportToFile, importFile, type ImportInput } from '../table-file-jobs.js';
 import { pathBucketId, pathTableId, requireWriteAccess, tableCall } from '../table-errors.js';
 
 const VALIDATION = 'storage.tables.validation';
@@ -27,6 +28,21 @@ async function dataFile(session: Session, body: BodyFields) {
   const id = numericId(text);
   if (id === undefined) throw fileNotFound(text);
   return session.files.uploaded(id);
+}
+
+/** Runs a job's work on the project's job scope (its own SQLite connection), closed after. */
+async function inJobScope<T>(session: Session, work: (scope: JobScope) => Promise<T>): Promise<T> {
+  const scope = session.jobScope();
+  try {
+    return await work(scope);
+  } finally {
+    await scope.close();
+  }
+}
+
+/** The work of an import or create job. */
+function importJob(session: Session, input: ImportInput): () => Promise<JobOutcome> {
+  return () => inJobScope(session, (scope) => importFile(scope.tables, scope.files, input));
 }
 
 /** `primaryKey`: `a,b` (Keboola's form) or a list. */
@@ -124,15 +140,7 @@ export function tableFileRoutes(app: FastifyInstance, runner: StorageJobRunner, 
       request,
       runner,
       { operationName: 'tableCreate', tableId, operationParams: { name, dataFileId: file.id, primaryKey } },
-      () =>
-        importFile(session.tables, session.files, {
-          tableId,
-          file,
-          manifest,
-          columns,
-          withoutHeaders: false,
-          create: true,
-        }),
+      importJob(session, { tableId, file, manifest, columns, withoutHeaders: false, create: true }),
     );
     return sendJson(reply, 202, fromPlain(job));
   });
@@ -172,16 +180,7 @@ export function tableFileRoutes(app: FastifyInstance, runner: StorageJobRunner, 
         tableId,
         operationParams: { source: { fileId: file.id }, params: { incremental, columns: columns ?? [] } },
       },
-      () =>
-        importFile(session.tables, session.files, {
-          tableId,
-          file,
-          manifest,
-          columns,
-          withoutHeaders,
-          primaryKey,
-          create: false,
-        }),
+      importJob(session, { tableId, file, manifest, columns, withoutHeaders, primaryKey, create: false }),
     );
     return sendJson(reply, 202, fromPlain(job));
   });
@@ -199,14 +198,16 @@ export function tableFileRoutes(app: FastifyInstance, runner: StorageJobRunner, 
       runner,
       { operationName: 'tableExport', tableId, operationParams: { export: { gzip } } },
       () =>
-        tableCall(() =>
-          exportToFile(session.tables, session.files, {
-            tableId,
-            query,
-            gzip,
-            token: session.token,
-            limit: fileLimit,
-          }),
+        inJobScope(session, (scope) =>
+          tableCall(() =>
+            exportToFile(scope.tables, scope.files, {
+              tableId,
+              query,
+              gzip,
+              token: session.token,
+              limit: fileLimit,
+            }),
+          ),
         ),
     );
     return sendJson(reply, 202, fromPlain(job));

@@ -101,6 +101,18 @@ export class EmbeddedBackend {
     return new ProjectFiles(this.db, token.projectId);
   }
 
+  /** The project's tables and files on a connection of their own where SQLite needs one (a long job must not hold the server's). */
+  forJob(token: TokenInfo): { tables: ProjectTables; files: ProjectFiles; close(): Promise<void> } {
+    const db = this.db.separateConnection?.() ?? this.db;
+    return {
+      tables: new ProjectTables(db, token.projectId),
+      files: new ProjectFiles(db, token.projectId),
+      close: async () => {
+        if (db !== this.db) await db.close();
+      },
+    };
+  }
+
   endOrphanedJobs(isGone: (worker: string) => boolean): Promise<number[]> {
     return endOrphanedJobs(this.db, isGone);
   }

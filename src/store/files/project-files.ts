@@ -51,6 +51,8 @@ export const MAX_TAG = 1000;
 export const MAX_TAGS = 100;
 /** Most files one list answers (Keboola's limit). */
 export const MAX_LIST_LIMIT = 1000;
+/** Files read from the database at a time by a list. */
+const LIST_PAGE = 500;
 
 const COLUMNS = 'id, name, created, expires, is_encrypted, tags, state, size_bytes, token_id, token_description';
 
@@ -148,18 +150,31 @@ export class ProjectFiles {
     return file;
   }
 
-  /** Newest first; with tags, only files that have every one of them. */
+  /**
+   * Newest first; with tags, only files that have every one of them. Read from the database a page
+   * at a time, so a project with many files never has them all in memory.
+   */
   async list(options: { limit: number; offset: number; tags?: readonly string[] }): Promise<StoredFile[]> {
     await this.purgeExpired();
-    const rows = await this.db.all(
-      `SELECT ${COLUMNS} FROM storage_files WHERE project_id = ? ORDER BY created DESC, id DESC`,
-      [this.projectId],
-    );
     const tags = options.tags ?? [];
-    return rows
-      .map(fileOf)
-      .filter((f) => tags.every((t) => f.tags.includes(t)))
-      .slice(options.offset, options.offset + options.limit);
+    const found: StoredFile[] = [];
+    let skip = options.offset;
+    for (let page = 0; found.length < options.limit; page++) {
+      const rows = await this.db.all(
+        `SELECT ${COLUMNS} FROM storage_files WHERE project_id = ? ORDER BY created DESC, id DESC LIMIT ? OFFSET ?`,
+        [this.projectId, LIST_PAGE, tags.length === 0 ? options.offset + page * LIST_PAGE : page * LIST_PAGE],
+      );
+      for (const file of rows.map(fileOf)) {
+        if (!tags.every((t) => file.tags.includes(t))) continue;
+        if (tags.length > 0 && skip > 0) {
+          skip--;
+          continue;
+        }
+        if (found.length < options.limit) found.push(file);
+      }
+      if (rows.length < LIST_PAGE) break;
+    }
+    return found;
   }
 
   async delete(id: number): Promise<void> {
@@ -192,10 +207,12 @@ export class ProjectFiles {
     try {
       await this.db.run('DELETE FROM storage_file_chunks WHERE file_id = ?', [id]);
       const size = await writeChunks(this.db, id, body, limit);
-      await this.db.run(
+      const done = await this.db.run(
         `UPDATE storage_files SET state = 'uploaded', size_bytes = ? WHERE project_id = ? AND id = ? AND state = 'uploading'`,
         [size, this.projectId, id],
       );
+      // deleted while it was uploaded: its chunks go too (below)
+      if (done.changes === 0) throw fileNotFound(id);
     } catch (error) {
       await this.db
         .transaction(async (tx) => {
@@ -213,21 +230,29 @@ export class ProjectFiles {
 
   /**
    * The bytes of an uploaded file, read chunk by chunk as the consumer pulls them (one chunk in
-   * memory at a time). A file deleted while it is read ends the stream with an error.
+   * memory at a time). A file deleted while it is read ends the stream with its not-found error.
    */
   content(file: StoredFile): Readable {
     const { db } = this;
     const size = file.sizeBytes ?? 0;
+    const fetch = (seq: number) => {
+      const row = db.get<{ bytes: Buffer }>('SELECT bytes FROM storage_file_chunks WHERE file_id = ? AND seq = ?', [
+        file.id,
+        seq,
+      ]);
+      row.catch(() => undefined); // awaited below; a reader gone early leaves it unread
+      return row;
+    };
     async function* chunks(): AsyncGenerator<Buffer> {
       let read = 0;
+      // the next chunk is read from the database while this one is sent
+      let next = fetch(0);
       for (let seq = 0; read < size; seq++) {
-        const row = await db.get<{ bytes: Buffer }>(
-          'SELECT bytes FROM storage_file_chunks WHERE file_id = ? AND seq = ?',
-          [file.id, seq],
-        );
-        if (!row) throw new Error(`File ${file.id} was deleted while it was read.`);
+        const row = await next;
+        if (!row) throw fileNotFound(file.id); // deleted (or expired and purged) while it was read
         read += row.bytes.length;
-        yield Buffer.from(row.bytes);
+        if (read < size) next = fetch(seq + 1);
+        yield row.bytes;
       }
     }
     return Readable.from(chunks(), { objectMode: false, highWaterMark: CHUNK_BYTES });
@@ -262,21 +287,32 @@ async function writeChunks(
   let pendingBytes = 0;
   let size = 0;
   let seq = 0;
+  // one insert in flight while the next chunk arrives: at most two chunks in memory
+  let writing: Promise<unknown> = Promise.resolve();
   const flush = async (): Promise<void> => {
     if (pendingBytes === 0) return;
     const bytes = pending.length === 1 ? pending[0] : Buffer.concat(pending, pendingBytes);
     pending = [];
     pendingBytes = 0;
-    await db.run('INSERT INTO storage_file_chunks (file_id, seq, bytes) VALUES (?, ?, ?)', [id, seq++, bytes]);
+    await writing;
+    writing = db.run('INSERT INTO storage_file_chunks (file_id, seq, bytes) VALUES (?, ?, ?)', [id, seq++, bytes]);
+    writing.catch(() => undefined); // awaited by the next flush or at the end
   };
-  for await (const piece of body) {
-    const buffer = typeof piece === 'string' ? Buffer.from(piece) : piece;
-    size += buffer.length;
-    if (size > limit) throw fileTooLarge(limit);
-    pending.push(buffer);
-    pendingBytes += buffer.length;
-    if (pendingBytes >= CHUNK_BYTES) await flush();
+  try {
+    for await (const piece of body) {
+      const buffer = typeof piece === 'string' ? Buffer.from(piece) : piece;
+      size += buffer.length;
+      if (size > limit) throw fileTooLarge(limit);
+      pending.push(buffer);
+      pendingBytes += buffer.length;
+      if (pendingBytes >= CHUNK_BYTES) await flush();
+    }
+    await flush();
+    await writing;
+  } catch (error) {
+    // the caller drops the chunks written: none may land after that
+    await writing.catch(() => undefined);
+    throw error;
   }
-  await flush();
   return size;
 }

@@ -89,6 +89,13 @@ export interface Database extends SqlExecutor {
    * an older gex kept them; absent on SQLite, whose file is the store's alone.
    */
   storeSchema?(): Promise<StoreSchema>;
+  /**
+   * SQLite: a connection of its own to the same file, for long work (a Storage job's load) that
+   * must not hold this connection's queue — other requests keep being answered meanwhile (WAL
+   * reads are never blocked; writers wait for the lock). Absent on PostgreSQL, whose pool already
+   * gives each transaction its own connection. The caller closes it.
+   */
+  separateConnection?(): Database;
   close(): Promise<void>;
 }
 

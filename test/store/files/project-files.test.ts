@@ -81,6 +81,41 @@ for (const factory of storeBackends()) {
       assert.equal((await files.get(permanent.id)).name, 'p.csv');
     });
 
+    it('lists newest first, by tags, with limit and offset', async () => {
+      let now = new Date('2026-02-01T00:00:00Z');
+      const listing = (await localToken(opened.backend.db, 'listing')).projectId;
+      const files = new ProjectFiles(opened.backend.db, listing, () => now);
+      for (const [i, name] of ['a', 'b', 'c', 'd'].entries()) {
+        now = new Date(now.getTime() + 1000);
+        await files.prepare({ name, token: TOKEN, tags: i % 2 === 0 ? ['even'] : ['odd'] });
+      }
+      const names = async (options: Parameters<ProjectFiles['list']>[0]) =>
+        (await files.list(options)).map((f) => f.name);
+      assert.deepEqual(await names({ limit: 100, offset: 0 }), ['d', 'c', 'b', 'a']);
+      assert.deepEqual(await names({ limit: 100, offset: 0, tags: ['even'] }), ['c', 'a']);
+      assert.deepEqual(await names({ limit: 1, offset: 1, tags: ['odd'] }), ['b']);
+      assert.deepEqual(await names({ limit: 2, offset: 1 }), ['c', 'b']);
+      // another project's files are not listed
+      assert.ok(
+        (await new ProjectFiles(opened.backend.db, projectId).list({ limit: 100, offset: 0 })).every(
+          (f) => !['a', 'b', 'c', 'd'].includes(f.name),
+        ),
+      );
+    });
+
+    it('drops the chunks of a file deleted while it was uploaded', async () => {
+      const files = new ProjectFiles(opened.backend.db, projectId);
+      const file = await files.prepare({ name: 'gone.csv', token: TOKEN });
+      async function* body(): AsyncGenerator<Buffer> {
+        yield Buffer.alloc(CHUNK_BYTES, 2);
+        await files.delete(file.id);
+        yield Buffer.from('more');
+      }
+      await assert.rejects(files.upload(file.id, body(), 10 * CHUNK_BYTES), /not found/);
+      const chunks = await opened.backend.db.all('SELECT seq FROM storage_file_chunks WHERE file_id = ?', [file.id]);
+      assert.deepEqual(chunks, []);
+    });
+
     it('ends `error` the jobs of a process that is gone, and only those', async () => {
       const jobs = new StorageJobs(opened.backend.db, projectId);
       const body = (id: number) => JSON.stringify({ id, status: 'processing', error: null });
