@@ -1,9 +1,13 @@
+import type { FileHandle } from 'node:fs/promises';
+import { Writable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
 import { UserError } from '../common/errors.js';
 import { displayId, quoteForLog } from '../common/log-text.js';
 import { resolveInside, unsafeFileNameProblem } from '../common/safe-path.js';
 import { toPlain, type JsonObject } from '../json/index.js';
 import type { DataFolder } from '../extractor/data-folder.js';
+import type { TableTransfer } from '../store/remote/table-transfer.js';
+import type { TableSource } from '../store/table-source.js';
 import {
   parseChangedSince,
   parseTableId,
@@ -162,11 +166,67 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
+ * Where a run reads its input tables: the embedded store's tables (read in bounded batches), or a
+ * gex server's (an export job's file, downloaded streamed). Either writes Keboola's CSV.
+ */
+export interface InputTableReader {
+  table(tableId: string): Promise<TableDetail>;
+  /** The query's rows as Keboola's CSV, header first, into `out`; returns the rows and the columns read. */
+  writeCsv(
+    tableId: string,
+    query: TableQuery,
+    header: string[],
+    out: FileHandle,
+  ): Promise<{ rows: number; columns: string[] }>;
+}
+
+/** The embedded store's tables as an InputTableReader. */
+export function embeddedInputTables(tables: ProjectTables): InputTableReader {
+  return {
+    table: (tableId) => tables.table(tableId),
+    async writeCsv(tableId, query, header, out) {
+      let rows = 0;
+      await out.write(stringify([header], DIALECT));
+      const columns = await tables.read(tableId, query, async (batch) => {
+        rows += batch.length;
+        await out.write(stringify(batch, DIALECT));
+      });
+      return { rows, columns };
+    },
+  };
+}
+
+/** A gex server's tables as an InputTableReader: export-async writes a file, downloaded streamed. */
+export function remoteInputTables(source: TableSource, transfer: TableTransfer): InputTableReader {
+  return {
+    table: (tableId) => source.table(tableId),
+    async writeCsv(tableId, query, header, out) {
+      // each chunk written through the handle, which stays open (exportInputTables closes it)
+      const stream = new Writable({
+        write: (chunk: Buffer, _encoding, callback) =>
+          void out.write(chunk).then(
+            () => callback(),
+            (error: Error) => callback(error),
+          ),
+      });
+      const finished = new Promise<void>((resolve, reject) => {
+        stream.once('finish', resolve);
+        stream.once('error', reject);
+      });
+      const { rows } = await transfer.exportTable(tableId, query, stream);
+      stream.end();
+      await finished;
+      return { rows, columns: header };
+    },
+  };
+}
+
+/**
  * Exports each input table into `in/tables/<destination>` (streamed in bounded batches, one
  * snapshot per table) with Keboola's input manifest beside it. `unit` names the row in errors.
  */
 export async function exportInputTables(
-  tables: ProjectTables,
+  tables: InputTableReader,
   inputs: readonly InputTable[],
   data: DataFolder,
   unit: string,
@@ -177,7 +237,7 @@ export async function exportInputTables(
     try {
       detail = await tables.table(input.source);
     } catch (error) {
-      if (error instanceof UserError) {
+      if (error instanceof UserError && /NOT_FOUND$/.test(error.gexCode)) {
         throw new UserError(
           'GEX_INPUT_MAPPING_INVALID',
           `${unit}: ${input.where}.source: table ${displayId(input.source)} does not exist in this project. Load it first (an earlier row's output), or fix the source.`,
@@ -188,16 +248,12 @@ export async function exportInputTables(
     }
     const file = resolveInside(data.inputTablesDir, input.destination);
     // the columns read: the query's, else the table's (read() checks them against the table)
-    let columns = input.query.columns && input.query.columns.length > 0 ? [...input.query.columns] : detail.columns;
-    let rows = 0;
+    const header = input.query.columns && input.query.columns.length > 0 ? [...input.query.columns] : detail.columns;
+    let written: { rows: number; columns: string[] };
     // created new: nothing planted at the name (a link) is written through
     const handle = await data.guard.createFile(file);
     try {
-      await handle.write(stringify([columns], DIALECT));
-      columns = await tables.read(input.source, input.query, async (batch) => {
-        rows += batch.length;
-        await handle.write(stringify(batch, DIALECT));
-      });
+      written = await tables.writeCsv(input.source, input.query, header, handle);
     } catch (error) {
       if (error instanceof UserError)
         throw new UserError(
@@ -209,8 +265,11 @@ export async function exportInputTables(
     } finally {
       await handle.close();
     }
-    await data.guard.writeFile(`${file}.manifest`, `${JSON.stringify(inputManifest(detail, columns), null, 2)}\n`);
-    exported.push({ source: input.source, file: `in/tables/${input.destination}`, rows });
+    await data.guard.writeFile(
+      `${file}.manifest`,
+      `${JSON.stringify(inputManifest(detail, written.columns), null, 2)}\n`,
+    );
+    exported.push({ source: input.source, file: `in/tables/${input.destination}`, rows: written.rows });
   }
   return exported;
 }

@@ -3,7 +3,8 @@ import type { Logger } from '../common/logger.js';
 import { displayId, displayText } from '../common/log-text.js';
 import { groupThousands, plural } from '../common/text.js';
 import type { DataFolder } from '../extractor/data-folder.js';
-import { parseLoadManifest, readManifest, readCsvHeader, type ProjectTables } from '../store/tables/index.js';
+import type { TableLoadTarget } from '../store/table-load-target.js';
+import { parseLoadManifest, readManifest, readCsvHeader } from '../store/tables/index.js';
 import { defaultBucketId, defaultDestination } from './default-bucket.js';
 import {
   checkHeader,
@@ -27,14 +28,14 @@ export interface LoadedTable {
 
 /**
  * Keboola's output mapping for one run: after a unit succeeds, each table file it wrote to
- * `out/tables` is loaded with its manifest into the project's Storage tables, one transaction per
- * table, before the next unit starts. The configuration's `storage.output.tables` entry of a file
+ * `out/tables` is loaded with its manifest into the project's Storage tables (the embedded store's,
+ * or a gex server's through its API), one transaction or import job per table, before the next unit starts. The configuration's `storage.output.tables` entry of a file
  * overrides its manifest key by key (output-mapping-config.ts); a file whose mapping and manifest
  * name no destination goes to the configuration's default bucket.
  */
 export class OutputMapping {
   constructor(
-    private readonly tables: ProjectTables,
+    private readonly tables: TableLoadTarget,
     private readonly componentId: string,
     private readonly configId: string,
   ) {}

@@ -8,6 +8,7 @@ import type { SecretMasker } from '../common/secret-masker.js';
 import type { OpenedStore } from '../store/open-config-store.js';
 import type { StateWrite } from '../store/config-store.js';
 import { StateSaveFailed, type StateOwner } from '../store/state-save-failed.js';
+import { embeddedInputTables, remoteInputTables } from './input-mapping.js';
 import { OutputMapping } from './output-mapping.js';
 import { planRun, type PlanObserver, type PlannedUnit, type RunSource } from './run-plan.js';
 import { RunFolders, type RunFolder } from './run-folders.js';
@@ -20,7 +21,7 @@ import {
   type RunSummary,
 } from './run-summary.js';
 import { storedState } from './stored-state.js';
-import { runUnit, type UnitResult, type UnitRunMode } from './unit-run.js';
+import { runUnit, type StorageMapping, type UnitResult, type UnitRunMode } from './unit-run.js';
 
 export type { RunSummary } from './run-summary.js';
 
@@ -37,8 +38,8 @@ export type RunTarget =
       force?: boolean;
       /**
        * Storage table mapping (default true): each row's input tables exported into its in/tables
-       * before it runs, its out/tables loaded into the project's tables after it succeeds. Needs a
-       * store with tables (the embedded one); false, or a remote store, keeps files only.
+       * before it runs, its out/tables loaded into the project's tables after it succeeds: the
+       * embedded store's, or a gex server's through its API. false, or a Keboola stack, keeps files only.
        */
       load?: boolean;
     }
@@ -76,7 +77,9 @@ export class Runner {
   private readonly folders: RunFolders;
   /** every line of a stored configuration's run names its configuration (JSON log lines: as fields) */
   private readonly logger: Logger;
-  private readonly mode: UnitRunMode;
+  private mode: UnitRunMode;
+  /** said once at the start of a stored configuration's run: how its tables reach the project */
+  private storageNote: StorageDecision['note'] = null;
 
   constructor(private readonly options: RunOptions) {
     const { target } = options;
@@ -87,10 +90,8 @@ export class Runner {
     this.now = options.now ?? Date.now;
     this.started = this.now();
     this.folders = new RunFolders(options.dataDir);
-    this.mode =
-      target.kind === 'stored'
-        ? { storage: storageMapping(target), report: 'unit' }
-        : { storage: null, report: 'extraction' };
+    // a stored configuration's mapping is decided when the run starts (a remote store is asked)
+    this.mode = { storage: null, report: target.kind === 'stored' ? 'unit' : 'extraction' };
     this.summary = startedRunSummary(target.componentId, target.kind === 'stored' ? target.configId : '');
   }
 
@@ -119,6 +120,11 @@ export class Runner {
     const { target, dataDir, masker } = this.options;
     const source: RunSource = target.kind === 'stored' ? { ...target, kind: 'stored' } : { kind: 'folder', dataDir };
     const force = target.kind === 'stored' && target.force;
+    if (target.kind === 'stored') {
+      const decision = await storageMapping(target);
+      this.mode = { ...this.mode, storage: decision.storage };
+      this.storageNote = decision.note;
+    }
     const plan = await planRun(source, { masker, select: 'run', force, observer: this.observer() });
     if (plan.configuration && plan.configuration.rows.length > 0 && plan.units.length === 0) {
       this.summary.message = 'No configurations executed.';
@@ -183,13 +189,8 @@ export class Runner {
           );
         }
         this.summary.rowsSkipped = plan.skipped.length;
-        const { target } = this.options;
-        if (target.kind === 'stored' && target.load !== false && target.store.kind === 'remote') {
-          logger.info(
-            { tablesLoaded: false },
-            'Tables are not loaded into Storage tables: the store is a remote Storage API (gex loads only into the embedded store); they stay files in the data folder',
-          );
-        }
+        const note = this.storageNote;
+        if (note) logger[note.level]({ tablesLoaded: note.loaded }, note.text);
         if (configuration.rows.length === 0) return;
         for (const { row, forced } of plan.run)
           if (forced) logger.info({ rowId: row.id }, `Force running disabled row ${displayId(row.id)}`);
@@ -288,12 +289,62 @@ export class Runner {
   }
 }
 
-/** The mapping of a stored configuration's units: into the store's Storage tables unless --no-load or a remote store. */
-function storageMapping(target: StoredTarget): UnitRunMode['storage'] {
-  const tables = target.load === false || target.store.kind === 'remote' ? null : target.store.tables;
+/** How a stored configuration's tables reach the project, and what the run says about it once at its start. */
+interface StorageDecision {
+  storage: StorageMapping;
+  note: { level: 'info' | 'warn'; text: string; loaded: boolean } | null;
+}
+
+/**
+ * The mapping of a stored configuration's units: the embedded store's Storage tables; a gex
+ * server's through its API (files and storage jobs); none with --no-load or against a Keboola
+ * stack, whose files live in a cloud bucket gex does not write to (tokens/verify's
+ * `owner.fileStorageProvider` is not "gex").
+ */
+async function storageMapping(target: StoredTarget): Promise<StorageDecision> {
+  const { store, componentId, configId } = target;
+  if (target.load === false)
+    return {
+      storage: { inputTables: null, outputMapping: null, notExported: 'are not exported with --no-load' },
+      note: null,
+    };
+  if (store.kind !== 'remote')
+    return {
+      storage: {
+        inputTables: embeddedInputTables(store.tables),
+        outputMapping: new OutputMapping(store.tables, componentId, configId),
+        notExported: '',
+      },
+      note: null,
+    };
+  const provider = await store.tableTransfer.fileStorageProvider();
+  if (provider !== 'gex') {
+    return {
+      storage: {
+        inputTables: null,
+        outputMapping: null,
+        notExported: 'a Keboola stack cannot export to gex (its files live in its cloud storage)',
+      },
+      note: {
+        level: 'warn',
+        loaded: false,
+        text:
+          `Tables are not loaded into Storage tables: the Storage API at ${store.location} keeps its files in ` +
+          `${provider ? `cloud storage (${quoteForLog(provider)})` : 'storage it does not name'}, which gex does not write to ` +
+          '(only a gex server takes uploads); they stay files in the data folder',
+      },
+    };
+  }
   return {
-    tables,
-    outputMapping: tables && new OutputMapping(tables, target.componentId, target.configId),
-    notExported: target.load === false ? 'are not exported with --no-load' : 'a remote store cannot export',
+    storage: {
+      inputTables: remoteInputTables(store.remoteTables, store.tableTransfer),
+      outputMapping: new OutputMapping(store.tableTransfer, componentId, configId),
+      notExported: '',
+    },
+    note: {
+      level: 'info',
+      loaded: true,
+      text: `Tables are loaded into the project through the Storage API at ${store.location} (a file upload and an import job per table)`,
+    },
   };
 }

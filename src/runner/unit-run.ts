@@ -10,8 +10,13 @@ import type { DataFolder } from '../extractor/data-folder.js';
 import { extract } from '../extractor/extractor.js';
 import { PreviousTables } from '../extractor/previous-tables.js';
 import { stringifyExact, type JsonObject } from '../json/index.js';
-import type { ProjectTables } from '../store/tables/index.js';
-import { exportInputTables, parseInputTables, unitName as unitNameOf, type InputTable } from './input-mapping.js';
+import {
+  exportInputTables,
+  parseInputTables,
+  unitName as unitNameOf,
+  type InputTable,
+  type InputTableReader,
+} from './input-mapping.js';
 import type { OutputMapping } from './output-mapping.js';
 import { parseOutputMapping, type OutputMappingEntry } from './output-mapping-config.js';
 import type { PlannedUnit } from './run-plan.js';
@@ -28,11 +33,11 @@ import { redactSecrets, stateAsInFolder } from './stored-state.js';
 
 /** Keboola's input and output mapping of a stored configuration's units. */
 export interface StorageMapping {
-  /** null: tables stay files (--no-load, or a store without Storage tables) */
-  tables: ProjectTables | null;
-  /** set with `tables` */
+  /** where input tables are read; null: in/tables stays empty (--no-load, or a store without Storage tables) */
+  inputTables: InputTableReader | null;
+  /** null: output tables stay files */
   outputMapping: OutputMapping | null;
-  /** why input tables are not exported when `tables` is null ("are not exported with --no-load") */
+  /** why input tables are not exported when `inputTables` is null ("are not exported with --no-load") */
   notExported: string;
 }
 
@@ -200,7 +205,7 @@ async function exportInputs(
   storage: StorageMapping,
   logger: Logger,
 ): Promise<InputTableSummary[] | undefined> {
-  if (!storage.tables) {
+  if (!storage.inputTables) {
     logger.warn(
       { inputTables: inputs.length },
       `${unitName} lists ${plural(inputs.length, 'input table')} (storage.input.tables) that ${storage.notExported}: in/tables stays empty`,
@@ -208,7 +213,7 @@ async function exportInputs(
     return undefined;
   }
   await data.guard.mkdir(data.inputTablesDir);
-  const exported = await exportInputTables(storage.tables, inputs, data, unitName);
+  const exported = await exportInputTables(storage.inputTables, inputs, data, unitName);
   for (const table of exported) {
     logger.info(
       { tableId: table.source, file: table.file, rows: table.rows },

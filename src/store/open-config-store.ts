@@ -7,6 +7,8 @@ import type { EmbeddedBackend } from './embedded/embedded-backend.js';
 import { displayLocation, isRemoteStore, openEmbeddedStore } from './open-store.js';
 import { HttpConfigStore } from './remote/http-config-store.js';
 import { HttpTableSource } from './remote/http-table-source.js';
+import { StorageApiClient } from './remote/storage-api-client.js';
+import { TableTransfer } from './remote/table-transfer.js';
 import { RUN_STORE_RETRY, retrySettingsFromEnv, type RetryBudgetSettings } from './remote/retry-budget.js';
 import type { TableSource } from './table-source.js';
 import { ProjectTables } from './tables/index.js';
@@ -42,6 +44,8 @@ export interface RemoteOpenedStore extends StoreAccess {
   kind: 'remote';
   /** the project's tables, through Keboola's table API */
   remoteTables: TableSource;
+  /** table loads and exports through files and storage jobs (a gex server; a Keboola stack refuses them) */
+  tableTransfer: TableTransfer;
 }
 
 /** A store opened for the CLI or the runner: which kind it is says what else it offers. */
@@ -108,6 +112,10 @@ export async function openConfigStore(location: string, options: OpenConfigStore
       location,
       runLocks: NO_RUN_LOCKS,
       remoteTables: new HttpTableSource({ url: location, token, logger: options.logger, retry }),
+      tableTransfer: new TableTransfer({
+        api: new StorageApiClient({ url: location, token, logger: options.logger, retry }),
+        url: location,
+      }),
       async decryptSecrets(componentId, value) {
         if (!containsCipher(value)) return value;
         projectId ??= (await store.verifyToken()).projectId;

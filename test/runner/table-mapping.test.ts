@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,7 +11,11 @@ import { runGexInProcess } from '../support/in-process-gex.js';
 import { openConfigStore } from '../support/open-store.js';
 import type { EmbeddedOpenedStore } from '../../src/store/open-config-store.js';
 import { describeEachBackend, TestServer } from '../support/storage-api-server.js';
-import type { FreshStore } from '../support/store.js';
+import type { FastifyInstance } from 'fastify';
+import { buildServer } from '../../src/server/app.js';
+import type { EmbeddedBackend } from '../../src/store/embedded/embedded-backend.js';
+import { openEmbeddedStore } from '../support/open-store.js';
+import type { BackendFactory, FreshStore } from '../support/store.js';
 
 const KEY = { GEX_MASTER_KEY: '77'.repeat(32) };
 const C = 'ex-generic-v2';
@@ -30,13 +36,27 @@ interface Summary {
  * (a SQLite file; PostgreSQL with GEX_TEST_POSTGRES): each row's tables land in the project before
  * the next row starts, and a row reads an earlier row's table from in/tables.
  */
-describeEachBackend('gex run loads tables into the project', (factory) => {
+/**
+ * How a run reaches the store: `embedded` opens it (--store <file or URL>); `served` runs against a
+ * gex server on it (--store <http URL> --token), loading through files and import jobs — every
+ * test below holds for both.
+ */
+type Reach = 'embedded' | 'served';
+
+for (const reach of ['embedded', 'served'] as const)
+  describeEachBackend(`gex run loads tables into the project (${reach})`, (factory) =>
+    tableMappingSuite(factory, reach),
+  );
+
+function tableMappingSuite(factory: BackendFactory, reach: Reach): void {
   let server: FixtureServer;
   /** what /api/<name> answers (a JSON list); a name not here is a 404 */
   let answers: Record<string, unknown[]>;
   let dir: string;
   let dataDir: string;
   let store: FreshStore;
+  /** the gex server on the store when `reach` is served */
+  let served: { app: FastifyInstance; backend: EmbeddedBackend; url: string; token: string } | undefined;
 
   before(async () => {
     server = await startFixtureServer({
@@ -55,9 +75,21 @@ describeEachBackend('gex run loads tables into the project', (factory) => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'gex-table-mapping-'));
     dataDir = path.join(dir, 'data');
     store = await factory.fresh();
+    if (reach === 'served') {
+      const backend = await openEmbeddedStore(store.location, KEY);
+      // the project the embedded store's commands use without a token
+      const { token } = await backend.createToken({ description: 'runner', project: 'default' });
+      const app = await buildServer({ backend });
+      served = { app, backend, token, url: await app.listen({ port: 0, host: '127.0.0.1' }) };
+    }
   });
   afterEach(async function () {
     this.timeout(60_000);
+    if (served) {
+      await served.app.close();
+      await served.backend.close();
+      served = undefined;
+    }
     // PostgreSQL bucket schemas live beside the store's schema: drop them with the store
     await withStore(async (opened) => {
       for (const b of await opened.tables.listBuckets()) await opened.tables.deleteBucket(b.id);
@@ -106,8 +138,7 @@ describeEachBackend('gex run loads tables into the project', (factory) => {
         id,
         '--data-dir',
         dataDir,
-        '--store',
-        store.location,
+        ...(served ? ['--store', served.url, '--token', served.token] : ['--store', store.location]),
         '--summary',
         path.join(dir, 'summary.json'),
         ...extra,
@@ -384,7 +415,10 @@ describeEachBackend('gex run loads tables into the project', (factory) => {
     assert.equal(result.code, 1, result.stdout + result.stderr);
     assert.match(
       result.stdout + result.stderr,
-      /Cannot load out\/tables\/shop\.users into the project: shop\.users: primary_key \["id"\] differs from the key of table in\.c-shop\.users, \["other"\]/,
+      reach === 'embedded'
+        ? /Cannot load out\/tables\/shop\.users into the project: shop\.users: primary_key \["id"\] differs from the key of table in\.c-shop\.users, \["other"\]/
+        : // the server's import job says it
+          /Cannot load out\/tables\/shop\.users into the project: The Storage API at \S+ failed loading shop\.users into table "?in\.c-shop\.users"? \(job "?\d+"?\): The table in\.c-shop\.users has primary key other; the import asks for key id/,
     );
     assert.deepEqual(await rowsOf('in.c-shop.users'), [['9', 'x']], 'the failed load changed nothing');
     assert.deepEqual(await rowsOf('in.c-shop.orders'), [['1']], "the first row's table stays");
@@ -477,26 +511,62 @@ describeEachBackend('gex run loads tables into the project', (factory) => {
     );
     assert.deepEqual(await tableIds(), []);
   });
-});
+}
 
-describe('gex run against a remote Storage API keeps files only', function () {
+/**
+ * A Keboola stack in front of a gex server: every call forwarded, but tokens/verify says the
+ * files live in Keboola's cloud (owner.fileStorageProvider "aws").
+ */
+async function keboolaStackProxy(target: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (c: Buffer) => chunks.push(c));
+    request.on('end', () => {
+      const headers = Object.fromEntries(
+        Object.entries(request.headers).filter(([k]) => k !== 'host' && k !== 'content-length'),
+      ) as Record<string, string>;
+      void fetch(`${target}${request.url}`, {
+        method: request.method,
+        headers,
+        body: chunks.length > 0 ? Buffer.concat(chunks) : undefined,
+      }).then(async (answer) => {
+        let body = await answer.text();
+        if (request.url?.startsWith('/v2/storage/tokens/verify'))
+          body = body.replace('"fileStorageProvider":"gex"', '"fileStorageProvider":"aws"');
+        response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/plain' });
+        response.end(body);
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('gex run against a Keboola stack keeps files only', function () {
   this.timeout(60_000);
   let server: FixtureServer;
   let api: TestServer;
+  let stack: { url: string; close: () => Promise<void> };
   let dir: string;
 
   before(async () => {
     server = await startFixtureServer({ handler: () => ({ body: [{ id: 1 }] }) });
     api = await TestServer.start();
+    stack = await keboolaStackProxy(api.baseUrl);
     dir = await mkdtemp(path.join(os.tmpdir(), 'gex-remote-load-'));
   });
   after(async () => {
+    await stack.close();
     await api.close();
     await server.close();
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('runs, writes the files and logs one line saying tables were not loaded', async () => {
+  it('runs, writes the files and warns once at the start that tables are not loaded', async () => {
     const config = await api.createConfig({
       name: 'remote',
       configuration: {
@@ -514,7 +584,7 @@ describe('gex run against a remote Storage API keeps files only', function () {
         '--data-dir',
         path.join(dir, 'data'),
         '--store',
-        api.baseUrl,
+        stack.url,
         '--token',
         api.token,
         '--summary',
@@ -523,10 +593,18 @@ describe('gex run against a remote Storage API keeps files only', function () {
       {},
     );
     assert.equal(result.code, 0, result.stdout + result.stderr);
+    const said = result.stdout.match(/WARN {2}Tables are not loaded into Storage tables: [^\n]*/g) ?? [];
+    assert.equal(said.length, 1, result.stdout);
     assert.match(
-      result.stdout,
-      /Tables are not loaded into Storage tables: the store is a remote Storage API \(gex loads only into the embedded store\); they stay files in the data folder/,
+      said[0],
+      /the Storage API at http:\/\/127\.0\.0\.1:\d+ keeps its files in cloud storage \("?aws"?\), which gex does not write to \(only a gex server takes uploads\); they stay files in the data folder/,
     );
+    assert.ok(
+      result.stdout.indexOf(said[0]) < result.stdout.indexOf('Running configuration'),
+      'said before the first unit runs',
+    );
+    const tables = await api.request('GET', '/v2/storage/tables');
+    assert.deepEqual(tables.body, [], 'nothing was loaded');
     assert.equal(await readFile(path.join(dir, 'data/out/tables/shop.users'), 'utf8'), '"id"\n"1"\n');
     const summary = JSON.parse(await readFile(path.join(dir, 'summary.json'), 'utf8')) as Summary;
     assert.deepEqual(summary.rows[0].tables, [{ file: 'out/tables/shop.users', rows: 1, loaded: false }]);

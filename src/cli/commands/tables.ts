@@ -1,9 +1,12 @@
+import { stat } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import { UserError } from '../../common/errors.js';
 import { displayId, displayText } from '../../common/log-text.js';
 import { unsafeFileNameProblem } from '../../common/safe-path.js';
 import { plural } from '../../common/text.js';
 import type { JsonValue } from '../../json/index.js';
+import type { OpenedStore } from '../../store/open-config-store.js';
+import type { TableLoadTarget } from '../../store/table-load-target.js';
 import { embeddedTableSource, type TableSource } from '../../store/table-source.js';
 import { MAX_PREVIEW_ROWS, type TableDetail } from '../../store/tables/index.js';
 import { runCliAction } from '../command-runner.js';
@@ -11,7 +14,7 @@ import { fields, print, say } from '../store-command.js';
 import { openStoreFromArgs, storeOptions, type StoreArgs } from '../store-options.js';
 import { previewGrid } from '../tables/preview-grid.js';
 import { queryFromArgs, queryOptions } from '../tables/query-options.js';
-import { exportToFile, exportToStdout, keboolaCsv } from '../tables/table-export.js';
+import { exportToFile, exportToStdout, keboolaCsv, sourceCsvWriter, type CsvWriter } from '../tables/table-export.js';
 
 interface TablesArgs extends StoreArgs {
   json: boolean;
@@ -21,16 +24,58 @@ const tablesOptions = <T>(y: Argv<T>) =>
   storeOptions(y).option('json', { type: 'boolean', default: false, describe: 'print JSON' }) as Argv<T & TablesArgs>;
 
 /** Runs `work` with the tables of the store the arguments name: the embedded store's database, or a Storage API's table API. */
-function withTables(args: StoreArgs, work: (tables: TableSource, location: string) => Promise<void>): Promise<void> {
+function withTables(
+  args: StoreArgs,
+  work: (tables: TableSource, location: string, opened: OpenedStore) => Promise<void>,
+): Promise<void> {
   return runCliAction(async (logger) => {
     const opened = await openStoreFromArgs(args, logger, { mustExist: true });
     try {
       const source = opened.kind === 'remote' ? opened.remoteTables : embeddedTableSource(opened.tables);
-      await work(source, opened.location);
+      await work(source, opened.location, opened);
     } finally {
       await opened.close();
     }
   });
+}
+
+/**
+ * How an export reads a table: a gex server writes it to a file with an export job (export-async,
+ * downloaded streamed: any size); the embedded store reads it in batches; a Keboola stack through
+ * data-preview (at most MAX_PREVIEW_ROWS rows: its files live in its cloud storage).
+ */
+async function csvWriterOf(opened: OpenedStore, source: TableSource): Promise<CsvWriter> {
+  if (opened.kind !== 'remote' || (await opened.tableTransfer.fileStorageProvider()) !== 'gex')
+    return sourceCsvWriter(source);
+  const transfer = opened.tableTransfer;
+  return async (tableId, query, out) => {
+    const table = await source.table(tableId);
+    const { rows } = await transfer.exportTable(tableId, query, out);
+    return { rows, columns: query.columns && query.columns.length > 0 ? [...query.columns] : table.columns, table };
+  };
+}
+
+/** Where `gex tables import` loads: the embedded store's tables, or a gex server's (a Keboola stack is refused). */
+async function loadTargetOf(opened: OpenedStore): Promise<TableLoadTarget> {
+  if (opened.kind !== 'remote') return opened.tables;
+  const provider = await opened.tableTransfer.fileStorageProvider();
+  if (provider !== 'gex')
+    throw new UserError(
+      'GEX_STORAGE_API_REFUSED',
+      `The Storage API at ${displayText(opened.location)} keeps its files in ${provider ? `cloud storage (${displayId(provider)})` : 'storage it does not name'}, which gex does not write to: ` +
+        'gex imports tables into a gex server or its store only.',
+    );
+  return opened.tableTransfer;
+}
+
+/** A file to import: a regular file that exists (named as given in messages). */
+async function checkImportFile(file: string): Promise<void> {
+  const found = await stat(file).catch(() => null);
+  if (!found?.isFile())
+    throw new UserError(
+      'GEX_CLI_USAGE',
+      `${displayText(file)} ${found ? 'is not a file' : 'does not exist'}: name the CSV file to import (a header row, then the rows).`,
+    );
 }
 
 /** A table as `--json` prints it: the fields of Keboola's table detail that gex knows. */
@@ -69,11 +114,11 @@ function defaultOutput(tableId: string): string {
   return name;
 }
 
-/** `gex tables list|show|preview|export|delete`: the project's Storage tables in any store. */
+/** `gex tables list|show|preview|import|export|delete`: the project's Storage tables in any store. */
 export function tablesCommand(yargs: Argv): Argv {
   return yargs.command(
     'tables <action>',
-    "Inspect, export and delete the project's Storage tables (what gex run loads)",
+    "Inspect, import, export and delete the project's Storage tables (what gex run loads)",
     (y) =>
       y
         .example('$0 tables list --store gex-store.sqlite', 'every table: id, rows, columns, last import')
@@ -195,16 +240,17 @@ export function tablesCommand(yargs: Argv): Argv {
               .option('force', { type: 'boolean', default: false, describe: 'replace an existing file and manifest' })
               .example('$0 tables export in.c-shop.users --output - | head', 'the CSV to stdout'),
           (args) =>
-            withTables(args, async (source) => {
+            withTables(args, async (source, _location, opened) => {
               const tableId = args['table-id'];
               const query = queryFromArgs(args);
+              const write = await csvWriterOf(opened, source);
               if (args.output === '-') {
-                await exportToStdout(source, tableId, query);
+                await exportToStdout(write, tableId, query);
                 return;
               }
               // the default file is named after the table: only once it is known to be one
               const file = args.output ?? defaultOutput((await source.table(tableId)).id);
-              const result = await exportToFile(source, tableId, query, file, args.force);
+              const result = await exportToFile(write, tableId, query, file, args.force);
               if (args.json)
                 return print(
                   fields({
@@ -217,6 +263,66 @@ export function tablesCommand(yargs: Argv): Argv {
                 );
               say(
                 `Exported ${plural(result.rows, 'row')} of table ${displayId(result.table.id)} to ${displayText(file)} (manifest ${displayText(`${file}.manifest`)}).`,
+              );
+            }),
+        )
+        .command(
+          'import <file>',
+          'Load a CSV file (a header row, then the rows) into a table, as gex run loads a table: created, replaced, or with --incremental added to',
+          (c) =>
+            tablesOptions(c)
+              .positional('file', { type: 'string', demandOption: true, describe: 'the CSV file' })
+              .option('table', {
+                type: 'string',
+                demandOption: true,
+                nargs: 1,
+                describe: 'the table: in.c-<bucket>.<table> (made, with its bucket, when missing)',
+              })
+              .option('incremental', {
+                type: 'boolean',
+                default: false,
+                describe: 'add the rows (with a primary key: replace the rows of the same key); else replace the table',
+              })
+              .option('primary-key', {
+                type: 'string',
+                nargs: 1,
+                describe: "the primary key's columns, comma-separated (a table that has one keeps it)",
+              })
+              .option('delimiter', { type: 'string', nargs: 1, default: ',', describe: "the file's delimiter" })
+              .option('enclosure', { type: 'string', nargs: 1, default: '"', describe: "the file's enclosure" })
+              .example(
+                '$0 tables import users.csv --table in.c-shop.users --incremental --primary-key id',
+                'upsert the rows of users.csv by id',
+              ),
+          (args) =>
+            withTables(args, async (_source, _location, opened) => {
+              await checkImportFile(args.file);
+              const target = await loadTargetOf(opened);
+              const primaryKey = (args['primary-key'] ?? '')
+                .split(',')
+                .map((k) => k.trim())
+                .filter((k) => k !== '');
+              const manifest = {
+                destination: args.table,
+                incremental: args.incremental,
+                primary_key: primaryKey,
+                delimiter: args.delimiter,
+                enclosure: args.enclosure,
+              };
+              const result = await target.load(args.file, manifest);
+              if (args.json)
+                return print(
+                  fields({
+                    id: result.tableId,
+                    rows: result.rowsInFile,
+                    created: result.tableCreated,
+                    columnsAdded: result.columnsAdded,
+                  }),
+                );
+              say(
+                `Loaded ${plural(result.rowsInFile, 'row')} into table ${displayId(result.tableId)} ` +
+                  `(${result.tableCreated ? 'created' : args.incremental ? 'incremental' : 'replaced'}` +
+                  `${result.columnsAdded.length > 0 ? `; new columns ${someIds(result.columnsAdded)}` : ''}).`,
               );
             }),
         )

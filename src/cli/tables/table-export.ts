@@ -26,9 +26,17 @@ export function inputManifest(table: TableDetail, columns: string[]): Record<str
   };
 }
 
+/** Writes a query's rows as Keboola's CSV (header first) into `out`, streamed. */
+export type CsvWriter = (tableId: string, query: TableQuery, out: NodeJS.WritableStream) => Promise<ExportResult>;
+
+/** A TableSource's rows read in batches (the embedded store, or data-preview of a Keboola stack). */
+export function sourceCsvWriter(source: TableSource): CsvWriter {
+  return (tableId, query, out) => streamCsv(source, tableId, query, out);
+}
+
 /** Exports to stdout: the CSV only (a manifest has no place there). */
-export function exportToStdout(source: TableSource, tableId: string, query: TableQuery): Promise<ExportResult> {
-  return streamCsv(source, tableId, query, process.stdout);
+export function exportToStdout(write: CsvWriter, tableId: string, query: TableQuery): Promise<ExportResult> {
+  return write(tableId, query, process.stdout);
 }
 
 async function exists(file: string): Promise<boolean> {
@@ -54,7 +62,7 @@ async function closeStream(stream: WriteStream): Promise<void> {
  * appeared meanwhile.
  */
 export async function exportToFile(
-  source: TableSource,
+  write: CsvWriter,
   tableId: string,
   query: TableQuery,
   file: string,
@@ -90,7 +98,7 @@ export async function exportToFile(
       ),
     );
     failed.catch(() => undefined);
-    const result = await Promise.race([streamCsv(source, tableId, query, stream), failed]);
+    const result = await Promise.race([write(tableId, query, stream), failed]);
     await Promise.race([closeStream(stream), failed]);
     await writeFile(tempManifest, `${JSON.stringify(inputManifest(result.table, result.columns), null, 2)}\n`, {
       flag: 'wx',

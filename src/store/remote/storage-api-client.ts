@@ -1,5 +1,7 @@
 import { got, RequestError, TimeoutError, type Got, type Method, type PlainResponse, type Response } from 'got';
-import { isUserErrorCode } from '../../common/error-catalogue.js';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { isUserErrorCode, type UserErrorCode } from '../../common/error-catalogue.js';
 import { ApplicationError, UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { describeNetworkError, unfixableNetworkError } from '../../common/network-errors.js';
@@ -181,16 +183,7 @@ export class StorageApiClient {
         }
         const text = response.body;
         if (response.statusCode < 300) return { status: response.statusCode, body: text };
-        const parsed = text === '' ? null : safeDecode(text);
-        const code = isJsonObject(parsed) ? String(parsed.get('code') ?? '') : '';
-        const message =
-          isJsonObject(parsed) && typeof parsed.get('error') === 'string'
-            ? String(parsed.get('error'))
-            : `${response.statusCode} ${response.statusMessage ?? ''}`.trim();
-        // a gex server says its code (gexCode): kept when it is a user error of the catalogue, so the
-        // CLI reports the code the server logged; anything else follows the status
-        const said = isJsonObject(parsed) ? parsed.get('gexCode') : undefined;
-        const gexCode = isUserErrorCode(said) ? said : undefined;
+        const { code, message, gexCode } = refusalOf(response, text);
         const retryable =
           (response.statusCode >= 500 && response.statusCode !== 501) ||
           (response.statusCode === 409 && code === VERSION_CONFLICT);
@@ -231,6 +224,121 @@ export class StorageApiClient {
     }
   }
 
+  /**
+   * PUTs `body` (a file's bytes, streamed; `size` of them: its Content-Length) to `url` — an absolute address that must
+   * be this API's origin (a File Storage upload address: gex sends no file, and no token, to
+   * another host). One attempt: a file is uploaded once, so a failure is retried by the caller
+   * with a new file. Returns the decoded answer.
+   */
+  async upload(url: string, body: () => NodeJS.ReadableStream, size: number): Promise<JsonValue> {
+    const target = this.checkSameOrigin(url, 'upload a file to');
+    const budget = new RetryBudget(this.retry, this.options.clock ?? SYSTEM_CLOCK);
+    let response: Response<string>;
+    try {
+      response = await this.http(target, {
+        prefixUrl: '',
+        method: 'PUT',
+        // opened only once the address is checked
+        body: body() as Readable,
+        headers: { 'Content-Type': 'application/octet-stream', 'Content-Length': String(size) },
+        // a large file takes as long as it takes: only a connection that goes quiet fails
+        timeout: { connect: budget.connectTimeoutMs(), socket: budget.attemptTimeoutMs() },
+      });
+    } catch (error) {
+      throw this.unreachable(error, 'PUT', target.pathname);
+    }
+    if (response.statusCode >= 300) throw this.refusal(response, response.body, 'PUT', target.pathname);
+    return response.body === '' ? null : safeDecode(response.body);
+  }
+
+  /**
+   * GETs `url` (an absolute address of this API's origin, e.g. a file's `url`) and streams the
+   * answer's bytes into `out`, never holding them whole. One attempt. Returns the bytes written.
+   */
+  async download(url: string, out: NodeJS.WritableStream): Promise<number> {
+    const target = this.checkSameOrigin(url, 'download a file from');
+    const budget = new RetryBudget(this.retry, this.options.clock ?? SYSTEM_CLOCK);
+    const stream = this.http.stream(target, {
+      prefixUrl: '',
+      headers: { Accept: 'application/octet-stream, text/csv' },
+      timeout: { connect: budget.connectTimeoutMs(), socket: budget.attemptTimeoutMs() },
+    });
+    let response: PlainResponse;
+    try {
+      response = await new Promise<PlainResponse>((resolve, reject) => {
+        stream.once('response', resolve);
+        stream.once('error', reject);
+      });
+    } catch (error) {
+      throw this.unreachable(error, 'GET', target.pathname);
+    }
+    if (response.statusCode >= 300) {
+      // an error answer is small; more than 64 KiB of it is not read
+      let text = '';
+      for await (const chunk of stream) {
+        text += String(chunk);
+        if (text.length > 65536) break;
+      }
+      stream.destroy();
+      throw this.refusal(response, text, 'GET', target.pathname);
+    }
+    let bytes = 0;
+    stream.on('data', (chunk: Buffer) => (bytes += chunk.length));
+    try {
+      await pipeline(stream, out);
+    } catch (error) {
+      throw this.unreachable(error, 'GET', target.pathname);
+    }
+    return bytes;
+  }
+
+  /** `url` parsed when it is this API's origin; else refused, naming both. */
+  private checkSameOrigin(url: string, doing: string): URL {
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      throw new UserError(
+        'GEX_STORAGE_API_REFUSED',
+        `The ${this.name} at ${this.options.url} asked gex to ${doing} an address that is not a URL; is it a Storage API?`,
+      );
+    }
+    if (target.origin !== this.origin)
+      throw new UserError(
+        'GEX_STORAGE_API_REFUSED',
+        `The ${this.name} at ${this.options.url} asked gex to ${doing} another origin, ${displayOrigin(target)}; ` +
+          "gex sends files and the token only to the Storage API's own address (a Keboola stack keeps files in its cloud storage, which gex does not write to).",
+      );
+    return target;
+  }
+
+  /** A failed answer (status ≥ 300) as the error call() gives for it. */
+  private refusal(response: PlainResponse, text: string, method: string, path: string): Error {
+    const elsewhere = redirectTarget(response);
+    if (elsewhere && !this.sameOrigin(elsewhere))
+      return new UserError(
+        'GEX_STORAGE_API_REFUSED',
+        `The ${this.name} at ${this.options.url} redirected ${method} ${path} to another origin, ${elsewhere.origin}; gex does not send the token there.`,
+      );
+    const { code, message, gexCode } = refusalOf(response, text);
+    if (response.statusCode >= 500 && response.statusCode !== 501)
+      return new ApplicationError(
+        'GEX_STORAGE_API_FAILED',
+        `${this.name} ${method} ${path} failed: [${response.statusCode}] ${message}`,
+      );
+    return new StoreError(response.statusCode, code, message, undefined, gexCode);
+  }
+
+  /** A network failure of a one-attempt transfer. */
+  private unreachable(error: unknown, method: string, path: string): unknown {
+    if (!(error instanceof RequestError)) return error;
+    return new UserError(
+      'GEX_STORAGE_API_UNREACHABLE',
+      `The ${this.name} at ${this.options.url} cannot be reached (${method} ${path}): ${describeNetworkError(error)}`,
+      { cause: error },
+    );
+  }
+
   private gaveUp(attempts: number, budget: RetryBudget): string {
     return attempts === 1 ? '' : ` (${attempts} attempts in ${(budget.elapsedMs() / 1000).toFixed(1)} s)`;
   }
@@ -254,6 +362,28 @@ function reachFailure(error: RequestError, timeout: { connect: number; request: 
   return error.event === 'connect'
     ? `no connection within ${seconds(timeout.connect)}`
     : `no answer within ${seconds(timeout.request)}`;
+}
+
+/** Keboola's error body of a refused call: its code, message and (a gex server's) catalogue code. */
+function refusalOf(
+  response: PlainResponse,
+  text: string,
+): { code: string; message: string; gexCode: UserErrorCode | undefined } {
+  const parsed = text === '' ? null : safeDecode(text);
+  const code = isJsonObject(parsed) ? String(parsed.get('code') ?? '') : '';
+  const message =
+    isJsonObject(parsed) && typeof parsed.get('error') === 'string'
+      ? String(parsed.get('error'))
+      : `${response.statusCode} ${response.statusMessage ?? ''}`.trim();
+  // a gex server says its code (gexCode): kept when it is a user error of the catalogue, so the
+  // CLI reports the code the server logged; anything else follows the status
+  const said = isJsonObject(parsed) ? parsed.get('gexCode') : undefined;
+  return { code, message, gexCode: isUserErrorCode(said) ? said : undefined };
+}
+
+/** An origin as a message shows it: bounded, no credentials. */
+function displayOrigin(url: URL): string {
+  return url.origin.slice(0, 200);
 }
 
 function safeDecode(text: string): JsonValue {
