@@ -1,5 +1,6 @@
 import { UserError } from '../../common/errors.js';
 import { JobRepository } from '../../jobs/job-repository.js';
+import { ScheduleRepository } from '../../jobs/schedules/schedule-repository.js';
 import { isJsonObject, type JsonValue } from '../../json/index.js';
 import { phpToString } from '../../php/index.js';
 import type { ConfigStore } from '../config-store.js';
@@ -99,6 +100,11 @@ export class EmbeddedBackend {
   /** The queue jobs of every project (the Job Queue API and the worker pool). */
   queueJobs(): JobRepository {
     return new JobRepository(this.db);
+  }
+
+  /** The schedules of every project (the Scheduler API and the tickers of servers and workers). */
+  schedules(): ScheduleRepository {
+    return new ScheduleRepository(this.db);
   }
 
   /** Access for the local CLI and runner (no token needed): an internal token of the project. */
