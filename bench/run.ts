@@ -6,7 +6,8 @@
  * GEX_BENCH_QUICK=1 runs smaller sizes (a smoke test of the benchmarks, not figures to quote).
  * GEX_BENCH_ONLY=extraction runs sections 1–2 only (extraction against the floors, peak memory)
  * and writes bench/results-extraction.json instead; GEX_BENCH_ONLY=queue the queue jobs' section
- * (bench/results-queue.json).
+ * (bench/results-queue.json); GEX_BENCH_ONLY=files tables loaded through gex serve against the embedded
+ * load (bench/results-files.json).
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -19,6 +20,7 @@ import { parallelSpeedups } from './parallel-bench.js';
 import { rateLimitedRun } from './rate-limit-bench.js';
 import { runWithLoadVsNoLoad } from './run-load-bench.js';
 import { describeComparison, tableLoadComparison, type TableLoadComparison } from './table-load-bench.js';
+import { describeFilesComparison, filesLoadComparison, type FilesLoadComparison } from './files-bench.js';
 import {
   concurrentUpdateRate,
   historyLatency,
@@ -31,8 +33,8 @@ import { POSTGRES_EXAMPLE, postgresBackendAt, sqliteBackend } from '../test/supp
 
 const quick = process.env.GEX_BENCH_QUICK === '1';
 const only = process.env.GEX_BENCH_ONLY;
-if (only !== undefined && only !== 'extraction' && only !== 'queue')
-  throw new Error(`GEX_BENCH_ONLY=${only}: the section groups that run alone are "extraction" and "queue"`);
+if (only !== undefined && only !== 'extraction' && only !== 'queue' && only !== 'files')
+  throw new Error(`GEX_BENCH_ONLY=${only}: the section groups that run alone are "extraction", "queue" and "files"`);
 const results: Record<string, unknown> = { date: new Date().toISOString(), quick };
 
 /**
@@ -51,6 +53,32 @@ function section(title: string): void {
 async function queueSection(): Promise<void> {
   section('queue jobs: dispatch to an idle worker; PostgreSQL throughput with gex workers; worker memory');
   results.queue = await queueFigures(process.env.GEX_TEST_POSTGRES?.trim() || undefined, quick);
+}
+
+/** tables loaded through gex serve (issue 26): upload + import job against the embedded load of the same file */
+async function filesSection(): Promise<void> {
+  section('tables through gex serve: prepare + upload + tables-async + polls vs ProjectTables.load, 10 columns');
+  const figures: FilesLoadComparison[] = [];
+  const postgres = process.env.GEX_TEST_POSTGRES?.trim() || POSTGRES_EXAMPLE;
+  for (const backend of [sqliteBackend, postgresBackendAt(postgres)]) {
+    try {
+      const r = await filesLoadComparison(backend, quick ? 100_000 : 1_000_000);
+      figures.push(r);
+      console.log(describeFilesComparison(r));
+    } catch (error) {
+      if (backend.name === 'SQLite') throw error;
+      console.log(`${backend.name}: skipped (${(error as Error).message.split('\n')[0]})`);
+    }
+  }
+  results.files = figures;
+}
+
+if (only === 'files') {
+  await filesSection();
+  const file = path.join(repoRoot, 'bench', 'results-files.json');
+  await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(`\nresults written to ${path.relative(process.cwd(), file)}`);
+  process.exit(0);
 }
 
 if (only === 'queue') {
@@ -281,6 +309,8 @@ for (const backend of [sqliteBackend, postgresBackendAt(postgresUrl)]) {
   }
 }
 results.tableLoads = tableLoads;
+
+await filesSection();
 
 await queueSection();
 

@@ -110,6 +110,12 @@ export const ERROR_CATALOGUE = {
   GEX_BUCKET_NOT_FOUND: { type: 'user', status: 404, message: 'Bucket {id} does not exist in this project.' },
   GEX_BUCKET_EXISTS: { type: 'user', status: 400, message: 'Bucket {id} already exists in this project; …' },
   GEX_BUCKET_NOT_EMPTY: { type: 'user', status: 400, message: 'Bucket {id} has {n} tables …' },
+  GEX_FILE_NOT_FOUND: { type: 'user', status: 404, message: 'File {id} not found in this project …' },
+  GEX_FILE_TOO_LARGE: {
+    type: 'user',
+    status: 413,
+    message: "The file is larger than this server's limit of {n} bytes …",
+  },
 
   // the store (a SQLite file, PostgreSQL or a Storage API) and gex serve's answers
   GEX_STORE_MISSING: { type: 'user', message: 'No store at {location}: …' },

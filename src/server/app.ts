@@ -28,7 +28,10 @@ import { tableRoutes, type PreviewBounds } from './routes/tables.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { versionRoutes } from './routes/versions.js';
 
-import { DEFAULT_BODY_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS } from './limits.js';
+import { DEFAULT_BODY_LIMIT, DEFAULT_FILE_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS } from './limits.js';
+import { fileRoutes } from './routes/files.js';
+import { tableFileRoutes } from './routes/table-file-routes.js';
+import { StorageJobRunner, workerGone } from './storage-job-runner.js';
 import {
   ByteBudget,
   DEFAULT_PREVIEW_MAX_BYTES,
@@ -36,7 +39,7 @@ import {
   type PreviewLimits,
 } from './table-preview.js';
 
-export { DEFAULT_BODY_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS };
+export { DEFAULT_BODY_LIMIT, DEFAULT_FILE_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS };
 
 export interface ServerOptions {
   backend: ServerBackend;
@@ -58,14 +61,31 @@ export interface ServerOptions {
   queueHooks?: QueueHooks;
   /** the job queue the Queue API serves (default: the backend's, without a dispatch) */
   queue?: JobRepository;
+  /** largest file uploaded to File Storage, in bytes (default 5 GiB); larger ones get 413 */
+  fileLimit?: number;
+  /** Storage jobs (imports, exports) this process runs at once (default 2) */
+  storageJobConcurrency?: number;
+  /** how often expired files are deleted (default hourly; they are also refused and purged when read) */
+  filePurgeIntervalMs?: number;
 }
+
+/** Expired files are deleted this often besides when a project's files are listed or prepared. */
+const FILE_PURGE_INTERVAL_MS = 60 * 60 * 1000;
 
 const NO_HOOKS: QueueHooks = { created: () => undefined, killed: () => undefined };
 
-/** Storage buckets and tables (docs/storage-api.md#tables), the same in both path forms. */
-function tableScope(app: FastifyInstance, previews: PreviewBounds): void {
+interface StorageScope {
+  previews: PreviewBounds;
+  runner: StorageJobRunner;
+  fileLimit: number;
+}
+
+/** Storage buckets, tables and files (docs/storage-api.md#tables, #files), the same in both path forms. */
+function tableScope(app: FastifyInstance, scope: StorageScope): void {
   bucketRoutes(app);
-  tableRoutes(app, previews);
+  tableRoutes(app, scope.previews);
+  tableFileRoutes(app, scope.runner, scope.fileLimit);
+  fileRoutes(app, scope.fileLimit);
 }
 
 /** Routes of configurations and everything under them, the same in both path forms. */
@@ -107,7 +127,28 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     budget: new ByteBudget(options.previews?.totalBytes ?? DEFAULT_PREVIEW_TOTAL_BYTES),
   };
   const revision = options.revision ?? gexRevision();
+  const storage: StorageScope = {
+    previews,
+    runner: new StorageJobRunner({ concurrency: options.storageJobConcurrency, logger: options.logger }),
+    fileLimit: options.fileLimit ?? DEFAULT_FILE_LIMIT,
+  };
+  // jobs of a process that died (kill -9, a crash) while they ran: their transaction never committed
+  const orphans = await backend.endOrphanedJobs?.(workerGone);
+  if (orphans?.length)
+    options.logger?.warn(
+      { jobs: orphans },
+      `Ended ${orphans.length} Storage jobs of a server that stopped while they ran`,
+    );
+  const purge = setInterval(
+    () => void backend.purgeExpiredFiles?.().catch(() => undefined),
+    options.filePurgeIntervalMs ?? FILE_PURGE_INTERVAL_MS,
+  );
+  purge.unref();
 
+  app.addHook('onClose', async () => {
+    clearInterval(purge);
+    await storage.runner.close();
+  });
   registerBodyParsers(app);
   app.setErrorHandler(errorHandler(bodyLimit));
   app.setNotFoundHandler(notFoundHandler);
@@ -144,7 +185,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
         branchRoutes(root);
         componentListRoute(root);
         configurationScope(root);
-        tableScope(root, previews);
+        tableScope(root, storage);
         jobRoutes(root);
         const queueJobs = options.queue ?? backend.queueJobs?.();
         if (queueJobs) queueEventRoutes(root, queueJobs);
@@ -159,7 +200,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
         componentDetailRoute(branch);
         componentListRoute(branch);
         configurationScope(branch);
-        tableScope(branch, previews);
+        tableScope(branch, storage);
         metadataRoutes(branch);
       },
       { prefix: '/v2/storage/branch/:branchId' },

@@ -1,9 +1,10 @@
 import type { FastifyRequest } from 'fastify';
 import type { ConfigStore } from '../store/config-store.js';
 import { StoreError } from '../store/store-error.js';
+import type { ProjectFiles } from '../store/files/project-files.js';
 import type { ProjectTables, StorageJobs } from '../store/tables/index.js';
 import type { TokenInfo } from '../store/types.js';
-import type { ServerBackend } from './backend.js';
+import type { JobScope, ServerBackend } from './backend.js';
 import type { ReadCache } from './read-cache.js';
 
 /**
@@ -18,6 +19,9 @@ export interface Session {
   /** the project's Storage tables and finished jobs */
   tables: ProjectTables;
   jobs: StorageJobs;
+  files: ProjectFiles;
+  /** the project's tables and files for a Storage job (close after it) */
+  jobScope: () => JobScope;
   /** shared by all sessions: entries are keyed by token */
   reads: ReadCache;
 }
@@ -49,6 +53,13 @@ export function requireToken(backend: ServerBackend, reads: ReadCache) {
       store: backend.session(token),
       tables: backend.tables(token),
       jobs: backend.jobs(token),
+      files: backend.files(token),
+      jobScope: () =>
+        backend.forJob?.(token) ?? {
+          tables: backend.tables(token),
+          files: backend.files(token),
+          close: async () => undefined,
+        },
       reads,
     });
   };

@@ -2,8 +2,15 @@ import type { JobRepository } from '../jobs/job-repository.js';
 import type { ScheduleRepository } from '../jobs/schedules/schedule-repository.js';
 import type { ConfigStore } from '../store/config-store.js';
 import type { ProjectTokens } from '../store/embedded/tokens.js';
+import type { ProjectFiles } from '../store/files/project-files.js';
 import type { ProjectTables, StorageJobs } from '../store/tables/index.js';
 import type { Component, TokenInfo } from '../store/types.js';
+
+export interface JobScope {
+  tables: ProjectTables;
+  files: ProjectFiles;
+  close(): Promise<void>;
+}
 
 /**
  * What the server needs from a store backend: token lookup, a per-token session and the component
@@ -16,6 +23,18 @@ export interface ServerBackend {
   tables(token: TokenInfo): ProjectTables;
   /** the finished Storage jobs of the token's project */
   jobs(token: TokenInfo): StorageJobs;
+  /** the File Storage of the token's project */
+  files(token: TokenInfo): ProjectFiles;
+  /**
+   * The tables and files of the token's project for a Storage job, on a connection of their own
+   * where the store needs one (SQLite) so the job does not hold up other requests; `close` after.
+   * Absent: the request's own (`tables`, `files`).
+   */
+  forJob?(token: TokenInfo): JobScope;
+  /** ends `error` the Storage jobs of processes that are gone (`isGone(worker)`); returns their ids */
+  endOrphanedJobs?(isGone: (worker: string) => boolean): Promise<number[]>;
+  /** deletes expired files of every project; returns how many */
+  purgeExpiredFiles?(): Promise<number>;
   /** the tokens of the token's project (token management over HTTP) */
   tokens(token: TokenInfo): ProjectTokens;
   /** the queue jobs of every project (the Queue API filters by the token's project); absent: no Queue API */

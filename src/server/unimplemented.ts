@@ -7,14 +7,9 @@
  * `*` is one path segment, `**` any rest (also none).
  */
 const UNIMPLEMENTED: ReadonlyArray<readonly [template: string, what: string]> = [
-  ['files/**', 'File Storage (file uploads, downloads, lists and tags)'],
-  [
-    'tables/*/export-async',
-    'asynchronous table export to File Storage (read rows with data-preview, at most 1000 at a time)',
-  ],
-  ['tables/*/import-async', 'table import from File Storage'],
+  ['files/*/refresh', 'refreshing File Storage upload credentials (gex uploads go to the server itself)'],
+  ['files/*/tags**', 'changing the tags of a file (give them when the file is prepared)'],
   ['tables/*/import', 'table import'],
-  ['buckets/*/tables-async', 'table creation from File Storage'],
   ['buckets/*/tables-definition', 'typed table creation'],
   ['buckets/*/tables', 'table creation over HTTP (gex loads tables from runs: docs/storage-tables.md)'],
   ['tables/*/rows', 'deleting table rows over HTTP'],

@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { createLogger } from '../../src/common/logger.js';
 import { buildServer } from '../../src/server/app.js';
+import type { ProjectFiles } from '../../src/store/files/project-files.js';
 import type { ServerBackend } from '../../src/server/backend.js';
 import type { ConfigStore } from '../../src/store/config-store.js';
 import type { ProjectTokens } from '../../src/store/embedded/tokens.js';
@@ -30,6 +31,7 @@ const failingBackend: ServerBackend = {
     }) as unknown as ConfigStore,
   tables: () => ({}) as ProjectTables,
   jobs: () => ({}) as StorageJobs,
+  files: () => ({}) as ProjectFiles,
   tokens: () => ({}) as ProjectTokens,
   listComponents: async () => [],
   getComponent: async () => undefined,

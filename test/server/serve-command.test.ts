@@ -81,4 +81,21 @@ describe('gex serve', () => {
     }
     assert.equal(await firstExit, 0);
   });
+
+  it('refuses a --request-timeout or --max-file-size that is no whole number in range', async () => {
+    for (const [option, value, message] of [
+      ['--request-timeout', '0', /--request-timeout takes a whole number of seconds from 1 to 86400/],
+      ['--request-timeout', '1.5', /--request-timeout takes a whole number of seconds/],
+      ['--max-file-size', '-1', /--max-file-size takes a whole number of bytes/],
+    ] as const) {
+      const child = spawn(process.execPath, [gexBin, 'serve', '--port', '0', '--store', store, option, value], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout.on('data', (d) => (output += d));
+      child.stderr.on('data', (d) => (output += d));
+      assert.equal(await exitOf(child), 1, output);
+      assert.match(output, message);
+    }
+  });
 });

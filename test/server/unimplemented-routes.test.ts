@@ -27,14 +27,11 @@ describe('server: routes gex does not implement', () => {
   describe('unimplementedFeature', () => {
     it('names the feature of a Keboola route in both path forms, with or without a trailing slash; null for anything else', () => {
       const cases: Array<[string, RegExp | null]> = [
-        ['/v2/storage/files', /File Storage/],
-        ['/v2/storage/files/', /File Storage/],
-        ['/v2/storage/files/prepare', /File Storage/],
-        ['/v2/storage/files/123/tags/x', /File Storage/],
-        ['/v2/storage/branch/default/files/123', /File Storage/],
-        ['/v2/storage/tables/in.c-a.b/export-async', /asynchronous table export/],
-        ['/v2/storage/branch/1/tables/in.c-a.b/import-async', /table import from File Storage/],
-        ['/v2/storage/buckets/in.c-a/tables-async', /table creation from File Storage/],
+        ['/v2/storage/files/123/tags/x', /tags of a file/],
+        ['/v2/storage/branch/default/files/123/refresh', /upload credentials/],
+        ['/v2/storage/files', null],
+        ['/v2/storage/files/prepare', null],
+        ['/v2/storage/tables/in.c-a.b/import', /table import/],
         ['/v2/storage/buckets/in.c-a/share-to-projects', /bucket sharing/],
         ['/v2/storage/buckets/in.c-a/refresh-tables-info', /external buckets/],
         ['/v2/storage/tables/in.c-a.b/alias-filter', /alias tables/],
@@ -58,19 +55,11 @@ describe('server: routes gex does not implement', () => {
     });
   });
 
-  it("answers the Python client's table export and file calls with 501 saying what is not implemented (both path forms, with or without a token)", async () => {
+  it('answers routes gex does not implement with 501 saying what is not implemented (both path forms, with or without a token)', async () => {
     const calls: Array<[string, string, RegExp]> = [
-      [
-        'POST',
-        '/tables/in.c-main.t/export-async',
-        /asynchronous table export to File Storage \(read rows with data-preview/,
-      ],
-      ['POST', '/files/prepare', /File Storage/],
-      ['GET', '/files', /File Storage/],
-      ['GET', '/files/42', /File Storage/],
-      ['DELETE', '/files/42', /File Storage/],
-      ['POST', '/buckets/in.c-main/tables-async', /table creation from File Storage/],
-      ['POST', '/tables/in.c-main.t/import-async', /table import from File Storage/],
+      ['POST', '/files/42/tags', /tags of a file/],
+      ['PUT', '/files/42/refresh', /upload credentials/],
+      ['POST', '/tables/in.c-main.t/import', /table import/],
       ['GET', '/tables/in.c-main.t/metadata', /table metadata/],
       ['POST', '/workspaces', /workspaces/],
       ['GET', '/jobs', /list of Storage jobs/],

@@ -74,7 +74,7 @@ export class TestServer {
   ) {}
 
   static async start(
-    options: { bodyLimit?: number; backend?: BackendFactory; requestTimeoutMs?: number } = {},
+    options: { bodyLimit?: number; backend?: BackendFactory; requestTimeoutMs?: number; fileLimit?: number } = {},
   ): Promise<TestServer> {
     const { backend, dispose, location } = await (options.backend ?? storeBackends()[0]).open();
     await backend.importComponents(
@@ -85,6 +85,7 @@ export class TestServer {
       backend,
       bodyLimit: options.bodyLimit,
       requestTimeoutMs: options.requestTimeoutMs,
+      fileLimit: options.fileLimit,
     });
     const address = await app.listen({ port: 0, host: '127.0.0.1' });
     return new TestServer(app, backend, address, token, dispose, location);

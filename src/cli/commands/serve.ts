@@ -1,6 +1,6 @@
 import type { Argv } from 'yargs';
 import { errorLogFields, exitCodeOf, UserError } from '../../common/errors.js';
-import { DEFAULT_BODY_LIMIT } from '../../server/limits.js';
+import { DEFAULT_BODY_LIMIT, DEFAULT_FILE_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS } from '../../server/limits.js';
 import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
 import {
   DURABILITY_LEVELS,
@@ -21,6 +21,8 @@ interface ServeArgs extends LoggingArgs, JobWorkerArgs {
   host: string;
   store: string;
   'body-limit': number;
+  'max-file-size': number;
+  'request-timeout': number;
   durability?: string;
   metrics: boolean;
   workers: number;
@@ -48,6 +50,16 @@ export function serveCommand(yargs: Argv): Argv {
           type: 'number',
           default: DEFAULT_BODY_LIMIT,
           describe: 'largest request body in bytes (larger → 413)',
+        })
+        .option('max-file-size', {
+          type: 'number',
+          default: DEFAULT_FILE_LIMIT,
+          describe: 'largest file uploaded to File Storage in bytes (larger → 413)',
+        })
+        .option('request-timeout', {
+          type: 'number',
+          default: DEFAULT_REQUEST_TIMEOUT_MS / 1000,
+          describe: 'seconds to receive a whole request, File Storage uploads included (slower → 408)',
         })
         .option('durability', {
           type: 'string',
@@ -106,6 +118,14 @@ export async function serve(args: ServeArgs): Promise<number> {
   let pool: WorkerPool | undefined;
   let queue: JobQueue | undefined;
   try {
+    if (
+      !Number.isSafeInteger(args['request-timeout']) ||
+      args['request-timeout'] < 1 ||
+      args['request-timeout'] > 86_400
+    )
+      throw new UserError('GEX_CLI_USAGE', '--request-timeout takes a whole number of seconds from 1 to 86400');
+    if (!Number.isSafeInteger(args['max-file-size']) || args['max-file-size'] < 0)
+      throw new UserError('GEX_CLI_USAGE', '--max-file-size takes a whole number of bytes');
     if (!Number.isSafeInteger(args.workers) || args.workers < 0 || args.workers > 256)
       throw new UserError('GEX_CLI_USAGE', '--workers takes a whole number from 0 to 256');
     checkJobWorkerArgs(args);
@@ -141,6 +161,8 @@ export async function serve(args: ServeArgs): Promise<number> {
       queue: queue.jobs,
       logger,
       bodyLimit: args['body-limit'],
+      fileLimit: args['max-file-size'],
+      requestTimeoutMs: args['request-timeout'] * 1000,
       metrics: args.metrics,
       queueHooks,
     });

@@ -3,18 +3,14 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { link, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { stringify } from 'csv-stringify/sync';
 import { UserError } from '../../common/errors.js';
-import { displayId, displayText } from '../../common/log-text.js';
+import { displayText } from '../../common/log-text.js';
+import { streamCsv, type ExportResult } from '../../store/table-csv.js';
 import type { TableSource } from '../../store/table-source.js';
-import type { TableDetail, TableQuery } from '../../store/tables/index.js';
+import { keboolaCsv, type TableDetail, type TableQuery } from '../../store/tables/index.js';
 
-/** Keboola's CSV: a header, every value quoted (empty ones too), `""` inside, LF line ends. */
-const KEBOOLA_CSV = { quoted: true, quoted_empty: true, record_delimiter: 'unix' } as const;
-
-export function keboolaCsv(rows: readonly (readonly string[])[]): string {
-  return rows.length === 0 ? '' : stringify(rows as string[][], KEBOOLA_CSV);
-}
+export { keboolaCsv };
+export type { ExportResult };
 
 /** Keboola's input-mapping manifest of an exported table (`<file>.manifest`). */
 export function inputManifest(table: TableDetail, columns: string[]): Record<string, unknown> {
@@ -28,45 +24,6 @@ export function inputManifest(table: TableDetail, columns: string[]): Record<str
     last_import_date: table.lastImportDate,
     last_change_date: table.lastChangeDate,
   };
-}
-
-export interface ExportResult {
-  rows: number;
-  columns: string[];
-  table: TableDetail;
-}
-
-/** Writes to a stream, waiting whenever it asks to (memory stays bounded whatever the table's size). */
-async function writeChunk(stream: NodeJS.WritableStream, text: string): Promise<void> {
-  if (text !== '' && !stream.write(text)) await once(stream, 'drain');
-}
-
-/**
- * Streams the rows of a query as Keboola's CSV to `out`: the header (the columns asked for, else
- * the table's), then the rows batch by batch. A table whose columns changed while it was read is
- * refused, so that the header always names the values below it.
- */
-async function streamCsv(
-  source: TableSource,
-  tableId: string,
-  query: TableQuery,
-  out: NodeJS.WritableStream,
-): Promise<ExportResult> {
-  const table = await source.table(tableId);
-  const expected = query.columns && query.columns.length > 0 ? [...query.columns] : table.columns;
-  await writeChunk(out, keboolaCsv([expected]));
-  let rows = 0;
-  const columns = await source.read(tableId, query, async (batch) => {
-    rows += batch.length;
-    await writeChunk(out, keboolaCsv(batch));
-  });
-  if (columns.length !== expected.length || columns.some((c, i) => c !== expected[i])) {
-    throw new UserError(
-      'GEX_FILE_NOT_WRITTEN',
-      `Table ${displayId(tableId)} changed its columns while it was exported; run the export again.`,
-    );
-  }
-  return { rows, columns, table };
 }
 
 /** Exports to stdout: the CSV only (a manifest has no place there). */

@@ -56,6 +56,8 @@ export function tokenToWire(token: TokenInfo, uri: string, secret?: string): Jso
     new Map([
       ['id', String(token.projectId)],
       ['name', token.projectName],
+      // Keboola names its cloud here (aws, azure, gcp): "gex" tells a client that files go to this server
+      ['fileStorageProvider', 'gex'],
     ]),
   );
   return wire;

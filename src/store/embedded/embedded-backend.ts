@@ -7,7 +7,8 @@ import type { ConfigStore } from '../config-store.js';
 import { cipherScope, componentCipherScope, type SecretCipher } from '../encryption.js';
 import { addressableIdProblem } from '../addressable-id.js';
 import type { Database } from '../sql/database.js';
-import { ProjectTables, StorageJobs } from '../tables/index.js';
+import { ProjectFiles, purgeExpiredFiles } from '../files/project-files.js';
+import { endOrphanedJobs, ProjectTables, StorageJobs } from '../tables/index.js';
 import { migrate } from '../sql/migrations.js';
 import type { Component, TokenInfo } from '../types.js';
 import { EmbeddedConfigStore } from './embedded-config-store.js';
@@ -95,6 +96,30 @@ export class EmbeddedBackend {
 
   jobs(token: TokenInfo): StorageJobs {
     return new StorageJobs(this.db, token.projectId);
+  }
+
+  files(token: TokenInfo): ProjectFiles {
+    return new ProjectFiles(this.db, token.projectId);
+  }
+
+  /** The project's tables and files on a connection of their own where SQLite needs one (a long job must not hold the server's). */
+  forJob(token: TokenInfo): { tables: ProjectTables; files: ProjectFiles; close(): Promise<void> } {
+    const db = this.db.separateConnection?.() ?? this.db;
+    return {
+      tables: new ProjectTables(db, token.projectId),
+      files: new ProjectFiles(db, token.projectId),
+      close: async () => {
+        if (db !== this.db) await db.close();
+      },
+    };
+  }
+
+  endOrphanedJobs(isGone: (worker: string) => boolean): Promise<number[]> {
+    return endOrphanedJobs(this.db, isGone);
+  }
+
+  purgeExpiredFiles(): Promise<number> {
+    return purgeExpiredFiles(this.db, new Date());
   }
 
   /** The queue jobs of every project (the Job Queue API and the worker pool). */

@@ -7,7 +7,8 @@ import { StoreError } from '../store-error.js';
  * live in the adapters and in `Dialect` (row locks, collation, the migration lock), not in the
  * store's queries.
  */
-export type SqlParam = string | number | bigint | null;
+/** `Buffer`: bytes (SQLite BLOB, PostgreSQL BYTEA), as File Storage keeps a file's chunks. */
+export type SqlParam = string | number | bigint | Buffer | null;
 
 export interface SqlExecutor {
   all<T = Record<string, unknown>>(sql: string, params?: SqlParam[]): Promise<T[]>;
@@ -88,6 +89,13 @@ export interface Database extends SqlExecutor {
    * an older gex kept them; absent on SQLite, whose file is the store's alone.
    */
   storeSchema?(): Promise<StoreSchema>;
+  /**
+   * SQLite: a connection of its own to the same file, for long work (a Storage job's load) that
+   * must not hold this connection's queue — other requests keep being answered meanwhile (WAL
+   * reads are never blocked; writers wait for the lock). Absent on PostgreSQL, whose pool already
+   * gives each transaction its own connection. The caller closes it.
+   */
+  separateConnection?(): Database;
   close(): Promise<void>;
 }
 

@@ -1,9 +1,9 @@
 import { versionListsToRanges } from '../embedded/version-ranges-migration.js';
-import type { Database, SqlExecutor } from './database.js';
+import type { Database, Dialect, SqlExecutor } from './database.js';
 import { prepareStoreSchema } from './store-schema.js';
 
-/** A statement, or a step that carries data over in code (in the migration's transaction). */
-type MigrationStep = string | ((tx: SqlExecutor) => Promise<void>);
+/** A statement, or a step in code (in the migration's transaction): carrying data over, a dialect's own setting. */
+type MigrationStep = string | ((tx: SqlExecutor, dialect: Dialect) => Promise<void>);
 
 /**
  * Versioned schema migrations, in SQL both SQLite and PostgreSQL accept. A database is brought
@@ -168,6 +168,35 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
   },
   {
     version: 9,
+    description: 'File Storage (files and their chunks); Storage jobs that run after their request (status, worker)',
+    statements: [
+      // expires: null for a permanent file; state: prepared, uploading (chunks being written, not readable) or uploaded;
+      // size_bytes: null until uploaded; tags: JSON list
+      `CREATE TABLE storage_files (
+        id BIGINT PRIMARY KEY, project_id BIGINT NOT NULL REFERENCES projects(id),
+        name TEXT NOT NULL, created TEXT NOT NULL, expires TEXT, is_encrypted INTEGER NOT NULL,
+        tags TEXT NOT NULL, state TEXT NOT NULL, size_bytes BIGINT,
+        token_id BIGINT NOT NULL, token_description TEXT NOT NULL)`,
+      `CREATE INDEX storage_files_project ON storage_files (project_id, created)`,
+      `CREATE INDEX storage_files_expires ON storage_files (expires) WHERE expires IS NOT NULL`,
+      // a file's bytes in pieces of about 1 MiB (seq from 0), so neither side ever holds a whole file;
+      // BYTEA: PostgreSQL's bytes; SQLite stores the blob as given whatever the declared type
+      `CREATE TABLE storage_file_chunks (
+        file_id BIGINT NOT NULL, seq INTEGER NOT NULL, bytes BYTEA NOT NULL, PRIMARY KEY (file_id, seq))`,
+      // PostgreSQL would compress every chunk (4x the upload's time for CSV): files are stored as sent
+      async (tx, dialect) => {
+        if (dialect.name === 'postgres')
+          await tx.run('ALTER TABLE storage_file_chunks ALTER COLUMN bytes SET STORAGE EXTERNAL');
+      },
+      // jobs recorded before this version had finished: success
+      `ALTER TABLE storage_jobs ADD COLUMN status TEXT NOT NULL DEFAULT 'success'`,
+      // who runs a waiting or processing job (host, pid and start mark), to end it when that process is gone
+      `ALTER TABLE storage_jobs ADD COLUMN worker TEXT`,
+      `CREATE INDEX storage_jobs_running ON storage_jobs (status) WHERE status IN ('waiting', 'processing')`,
+    ],
+  },
+  {
+    version: 10,
     description: 'schedules (activated keboola.scheduler configurations) and their fired ticks',
     statements: [
       // definition: the schedule and target as activated (JSON); stopped: why it no longer fires, null while it does
@@ -224,7 +253,7 @@ export async function migrate(db: Database, options: { upTo?: number } = {}): Pr
         if (await tx.get('SELECT version FROM schema_migrations WHERE version = ?', [migration.version])) return;
         for (const step of migration.statements) {
           if (typeof step === 'string') await tx.run(step);
-          else await step(tx);
+          else await step(tx, db.dialect);
         }
         await tx.run('INSERT INTO schema_migrations (version, description, applied) VALUES (?, ?, ?)', [
           migration.version,

@@ -68,7 +68,7 @@ export class SqliteDatabase implements Database {
 
   constructor(
     private readonly file: string,
-    options: SqliteOptions = {},
+    private readonly options: SqliteOptions = {},
   ) {
     this.maxBusyWaitMs = options.busy?.maxWaitMs ?? DEFAULT_MAX_BUSY_WAIT_MS;
     this.now = options.busy?.now ?? Date.now;
@@ -188,6 +188,10 @@ export class SqliteDatabase implements Database {
       this.localWrites++;
       this.db.exec(sql);
     });
+  }
+
+  separateConnection(): SqliteDatabase {
+    return new SqliteDatabase(this.file, this.options);
   }
 
   async changeMarker(): Promise<string> {

@@ -14,4 +14,11 @@ export { checkBucketId, parseTableId, tableIdText, type TableId } from './table-
 export { MAX_WHERE_VALUES, type TableQuery } from './table-query.js';
 export { parseChangedSince, storedMoment } from './moments.js';
 export { BucketExists, BucketNotEmpty, BucketNotFound, TableNotFound } from './errors.js';
-export { StorageJobs, type StorageJob } from './storage-jobs.js';
+export {
+  StorageJobs,
+  endOrphanedJobs,
+  ORPHANED_JOB_MESSAGE,
+  type StorageJob,
+  type StorageJobStatus,
+} from './storage-jobs.js';
+export { keboolaCsv } from './keboola-csv.js';

@@ -2,11 +2,18 @@ import { randomInt } from 'node:crypto';
 import type { Database } from '../sql/database.js';
 
 /**
- * Storage jobs of a project: gex runs every table and bucket operation at once, but Keboola's
- * clients ask for a job (`async=true`) and poll `GET /v2/storage/jobs/{id}` until it has finished.
- * The finished job is kept in the database (so any server process on the store answers the poll)
- * for a day, then dropped.
+ * Storage jobs of a project. Most table and bucket operations run at once, but Keboola's clients
+ * ask for a job (`async=true`) and poll `GET /v2/storage/jobs/{id}` until it has finished; imports
+ * and exports from File Storage run after their request answered (`waiting` → `processing` →
+ * `success`/`error`). A job is kept in the database (so any server process on the store answers
+ * the poll) for a day, then dropped. A job whose process died is ended `error` by the next server
+ * that starts on the store (`endOrphans`).
  */
+
+export type StorageJobStatus = 'waiting' | 'processing' | 'success' | 'error';
+
+/** What an orphaned job's error says: its work ran in one transaction that never committed. */
+export const ORPHANED_JOB_MESSAGE = 'The server stopped while the job ran; the table is unchanged. Run the job again.';
 
 export interface StorageJob {
   readonly id: number;
@@ -30,20 +37,32 @@ export class StorageJobs {
   }
 
   /** Saves a finished job and drops the project's jobs past their retention. */
-  async record(id: number, body: string): Promise<void> {
+  async record(
+    id: number,
+    body: string,
+    status: StorageJobStatus = 'success',
+    worker: string | null = null,
+  ): Promise<void> {
     const now = this.now();
     await this.db.transaction(async (tx) => {
       await tx.run('DELETE FROM storage_jobs WHERE project_id = ? AND created < ?', [
         this.projectId,
         new Date(now.getTime() - JOB_RETENTION_MS).toISOString(),
       ]);
-      await tx.run('INSERT INTO storage_jobs (id, project_id, created, body) VALUES (?, ?, ?, ?)', [
-        id,
-        this.projectId,
-        now.toISOString(),
-        body,
-      ]);
+      await tx.run(
+        'INSERT INTO storage_jobs (id, project_id, created, body, status, worker) VALUES (?, ?, ?, ?, ?, ?)',
+        [id, this.projectId, now.toISOString(), body, status, worker],
+      );
     });
+  }
+
+  /** A recorded job's new status and body (a finished job no longer has a worker). */
+  async update(id: number, status: StorageJobStatus, body: string): Promise<void> {
+    const finished = status === 'success' || status === 'error';
+    await this.db.run(
+      `UPDATE storage_jobs SET status = ?, body = ?${finished ? ', worker = NULL' : ''} WHERE project_id = ? AND id = ?`,
+      [status, body, this.projectId, id],
+    );
   }
 
   /** The project's job, or undefined (another project's job is not found either). */
@@ -54,4 +73,33 @@ export class StorageJobs {
     ]);
     return row && { id, body: String(row.body) };
   }
+}
+
+/**
+ * Ends `error` every waiting or processing job (of any project) whose worker `isGone` says is no
+ * longer running; returns their ids. Their work was one transaction, which its process's death
+ * rolled back.
+ */
+export async function endOrphanedJobs(
+  db: Database,
+  isGone: (worker: string) => boolean,
+  now = new Date(),
+): Promise<number[]> {
+  const running = await db.all<{ id: unknown; worker: unknown; body: unknown }>(
+    "SELECT id, worker, body FROM storage_jobs WHERE status IN ('waiting', 'processing')",
+  );
+  const ended: number[] = [];
+  for (const row of running) {
+    if (row.worker !== null && !isGone(String(row.worker))) continue;
+    const body = JSON.parse(String(row.body)) as Record<string, unknown>;
+    body.status = 'error';
+    body.endTime = now.toISOString();
+    body.error = { code: 'storage.jobs.orphaned', message: ORPHANED_JOB_MESSAGE };
+    const changed = await db.run(
+      "UPDATE storage_jobs SET status = 'error', body = ?, worker = NULL WHERE id = ? AND status IN ('waiting', 'processing')",
+      [JSON.stringify(body), Number(row.id)],
+    );
+    if (changed.changes > 0) ended.push(Number(row.id));
+  }
+  return ended;
 }

@@ -1,0 +1,145 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  fileNotFound,
+  fileTooLarge,
+  MAX_FILE_NAME,
+  MAX_LIST_LIMIT,
+  MAX_TAG,
+  MAX_TAGS,
+  type StoredFile,
+} from '../../store/files/project-files.js';
+import { StoreError } from '../../store/store-error.js';
+import { sessionOf } from '../auth.js';
+import { BodyFields, numericId } from '../body-fields.js';
+import { fileToWire } from '../file-wire.js';
+import { queryValue, type Query } from '../query.js';
+import { sendJson, sendNoContent } from '../reply.js';
+import { requireWriteAccess } from '../table-errors.js';
+
+interface FileParams {
+  fileId: string;
+}
+
+const VALIDATION = 'storage.files.validation';
+
+function fileId(text: string): number {
+  const id = numericId(text);
+  if (id === undefined) throw fileNotFound(text);
+  return id;
+}
+
+/** `tags[]` of a list query: every value of `tags` and `tags[]`. */
+function queryList(query: Query, name: string): string[] {
+  return [name, `${name}[]`].flatMap((key) => {
+    const value = query[key];
+    return value === undefined ? [] : Array.isArray(value) ? value : [value];
+  });
+}
+
+function queryNumber(query: Query, name: string, fallback: number, max: number): number {
+  const text = queryValue(query, name)?.trim();
+  if (text === undefined || text === '') return fallback;
+  if (!/^\d{1,9}$/.test(text) || Number(text) > max)
+    throw new StoreError(400, VALIDATION, `Invalid parameters - ${name}: expected a whole number from 0 to ${max}.`);
+  return Number(text);
+}
+
+/**
+ * Before the body is read: a Content-Length over the limit is refused at once (413), and the
+ * connection is closed after the answer so that the body is never read.
+ */
+function refuseOversized(limit: number) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const length = request.headers['content-length'];
+    if (length !== undefined && /^\d+$/.test(length) && Number(length) > limit) {
+      void reply.header('connection', 'close');
+      throw fileTooLarge(limit);
+    }
+  };
+}
+
+/**
+ * File Storage (docs/storage-api.md#files): prepare, upload to the server itself, detail, list,
+ * download, delete. `limit`: the largest file in bytes.
+ */
+export function fileRoutes(app: FastifyInstance, limit: number): void {
+  app.post('/files/prepare', async (request, reply) => {
+    const session = sessionOf(request);
+    requireWriteAccess(session);
+    const body = new BodyFields(request.body, VALIDATION);
+    const name = body.text('name', MAX_FILE_NAME)?.trim() ?? '';
+    if (name === '') throw body.invalid('name', 'This value should not be blank.');
+    if (body.flag('isSliced', false))
+      throw body.invalid('isSliced', 'sliced files are not supported by gex: upload the file whole.');
+    const tags = body.list('tags', MAX_TAGS) ?? [];
+    if (tags.some((t) => t.length > MAX_TAG || t === ''))
+      throw body.invalid('tags', `a tag must have 1 to ${MAX_TAG} characters.`);
+    const file = await session.files.prepare({
+      name,
+      isPermanent: body.flag('isPermanent', false),
+      isEncrypted: body.flag('isEncrypted', false),
+      tags: [...new Set(tags)],
+      token: session.token,
+    });
+    return sendJson(reply, 200, fileToWire(request, file, { upload: true }));
+  });
+
+  app.get<{ Querystring: Query }>('/files', async (request, reply) => {
+    const files = await sessionOf(request).files.list({
+      limit: queryNumber(request.query, 'limit', 100, MAX_LIST_LIMIT),
+      offset: queryNumber(request.query, 'offset', 0, 1_000_000_000),
+      tags: queryList(request.query, 'tags'),
+    });
+    return sendJson(
+      reply,
+      200,
+      files.map((f) => fileToWire(request, f)),
+    );
+  });
+
+  app.get<{ Params: FileParams }>('/files/:fileId', async (request, reply) =>
+    sendJson(reply, 200, fileToWire(request, await sessionOf(request).files.get(fileId(request.params.fileId)))),
+  );
+
+  app.delete<{ Params: FileParams }>('/files/:fileId', async (request, reply) => {
+    const session = sessionOf(request);
+    requireWriteAccess(session);
+    await session.files.delete(fileId(request.params.fileId));
+    return sendNoContent(reply);
+  });
+
+  app.get<{ Params: FileParams }>('/files/:fileId/content', async (request, reply) => {
+    const files = sessionOf(request).files;
+    const file = await files.uploaded(fileId(request.params.fileId));
+    const content = files.content(file);
+    reply.raw.once('close', () => content.destroy());
+    return reply
+      .code(200)
+      .header('content-type', 'application/octet-stream')
+      .header('content-length', String(file.sizeBytes ?? 0))
+      .send(content);
+  });
+
+  // the body is the file's bytes: read here as a stream, never buffered by a content-type parser
+  void app.register(async (raw) => {
+    raw.removeAllContentTypeParsers();
+    raw.addContentTypeParser('*', (_request, _payload, done) => done(null));
+    raw.put<{ Params: FileParams }>(
+      '/files/:fileId/content',
+      { preParsing: refuseOversized(limit) },
+      async (request, reply) => {
+        let file: StoredFile;
+        try {
+          const session = sessionOf(request);
+          requireWriteAccess(session);
+          file = await session.files.upload(fileId(request.params.fileId), request.raw, limit);
+        } catch (error) {
+          // what the client still sends is not read: close the connection after the answer
+          if (!request.raw.readableEnded) void reply.header('connection', 'close');
+          throw error;
+        }
+        return sendJson(reply, 200, fileToWire(request, file));
+      },
+    );
+  });
+}
