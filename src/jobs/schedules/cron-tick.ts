@@ -34,8 +34,11 @@ export function cronTicks(expression: string, timeZone: string): CronTicks {
     throw new CronProblem(`expected a cron expression of at most ${MAX_EXPRESSION} characters`);
   const fields = expression.trim().split(/\s+/);
   if (fields.length !== 5 && fields.length !== 6)
-    throw new CronProblem(`expected 5 fields (minute hour day month weekday) or 6 (with seconds first), got ${fields.length}`);
-  if (!isKnownTimeZone(timeZone)) throw new CronProblem('unknown time zone: expected an IANA name such as Europe/Prague or UTC');
+    throw new CronProblem(
+      `expected 5 fields (minute hour day month weekday) or 6 (with seconds first), got ${fields.length}`,
+    );
+  if (!isKnownTimeZone(timeZone))
+    throw new CronProblem('unknown time zone: expected an IANA name such as Europe/Prague or UTC');
   const parse = (currentDate: Date) => cronParser.parseExpression(expression, { currentDate, tz: timeZone });
   try {
     parse(new Date(0));
@@ -46,7 +49,9 @@ export function cronTicks(expression: string, timeZone: string): CronTicks {
     latestAtOrBefore(now) {
       // prev() is strictly before its start: start one millisecond later to include `now` itself
       try {
-        return parse(new Date(now.getTime() + 1)).prev().toDate();
+        return parse(new Date(now.getTime() + 1))
+          .prev()
+          .toDate();
       } catch {
         return undefined;
       }

@@ -53,33 +53,42 @@ export class ScheduleRepository {
   constructor(private readonly db: Database) {}
 
   /**
-   * Activates a configuration version as the configuration's schedule: one schedule per
-   * configuration, so an activation replaces the one before (its executions go with it).
+   * Activates a configuration version as the configuration's one schedule: a new schedule, or the
+   * configuration's existing one updated in place (same id, its executions kept, firing again).
    */
-  async activate(
-    input: Omit<ScheduleRecord, 'id' | 'created' | 'stopped'>,
-    now = new Date(),
-  ): Promise<ScheduleRecord> {
+  async activate(input: Omit<ScheduleRecord, 'id' | 'created' | 'stopped'>, now = new Date()): Promise<ScheduleRecord> {
     return this.db.transaction(async (tx) => {
-      await this.deleteWhere(tx, 'project_id = ? AND configuration_id = ?', [input.projectId, input.configurationId]);
-      const seq = await tx.get<Row>(
-        'INSERT INTO sequences (name, value) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET value = sequences.value + 1 RETURNING value',
-        ['schedule'],
+      const existing = await tx.get<Row>(
+        'SELECT id FROM schedules WHERE project_id = ? AND configuration_id = ? ORDER BY id LIMIT 1',
+        [input.projectId, input.configurationId],
       );
-      const id = Number(seq!.value);
-      await tx.run(
-        `INSERT INTO schedules (id, project_id, configuration_id, configuration_version_id, token_id, definition, created)
-          VALUES (?, ?, ?, ?, ?, ?, ?)`,
-        [
-          id,
-          input.projectId,
-          input.configurationId,
-          input.configurationVersionId,
-          input.tokenId,
-          JSON.stringify(input.definition),
-          now.toISOString(),
-        ],
-      );
+      let id: number;
+      if (existing) {
+        id = Number(existing.id);
+        await tx.run(
+          `UPDATE schedules SET configuration_version_id = ?, token_id = ?, definition = ?, stopped = NULL WHERE id = ?`,
+          [input.configurationVersionId, input.tokenId, JSON.stringify(input.definition), id],
+        );
+      } else {
+        const seq = await tx.get<Row>(
+          'INSERT INTO sequences (name, value) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET value = sequences.value + 1 RETURNING value',
+          ['schedule'],
+        );
+        id = Number(seq!.value);
+        await tx.run(
+          `INSERT INTO schedules (id, project_id, configuration_id, configuration_version_id, token_id, definition, created)
+            VALUES (?, ?, ?, ?, ?, ?, ?)`,
+          [
+            id,
+            input.projectId,
+            input.configurationId,
+            input.configurationVersionId,
+            input.tokenId,
+            JSON.stringify(input.definition),
+            now.toISOString(),
+          ],
+        );
+      }
       return toRecord((await tx.get<Row>(`${SELECT} WHERE id = ?`, [id]))!);
     });
   }
@@ -101,7 +110,9 @@ export class ScheduleRepository {
 
   /** Deletes a schedule of the project; false when there is none. */
   async remove(projectId: number, id: number): Promise<boolean> {
-    return this.db.transaction(async (tx) => (await this.deleteWhere(tx, 'project_id = ? AND id = ?', [projectId, id])) > 0);
+    return this.db.transaction(
+      async (tx) => (await this.deleteWhere(tx, 'project_id = ? AND id = ?', [projectId, id])) > 0,
+    );
   }
 
   /** Deletes every schedule of a `keboola.scheduler` configuration; how many there were. */
@@ -138,7 +149,8 @@ export class ScheduleRepository {
     );
     for (const row of rows) {
       const list = found.get(Number(row.schedule_id));
-      if (list && list.length < EXECUTIONS_KEPT) list.push({ jobId: Number(row.job_id), executionTime: String(row.tick) });
+      if (list && list.length < EXECUTIONS_KEPT)
+        list.push({ jobId: Number(row.job_id), executionTime: String(row.tick) });
     }
     return found;
   }
@@ -147,7 +159,13 @@ export class ScheduleRepository {
    * Fires `tick` of a schedule: its row and the job are stored in one transaction, or neither.
    * Returns the job, or undefined when the tick had been fired already (by any process).
    */
-  async fire(schedule: ScheduleRecord, tick: Date, job: NewJob, jobs: JobRepository, now = new Date()): Promise<QueueJob | undefined> {
+  async fire(
+    schedule: ScheduleRecord,
+    tick: Date,
+    job: NewJob,
+    jobs: JobRepository,
+    now = new Date(),
+  ): Promise<QueueJob | undefined> {
     const tickText = tick.toISOString();
     return jobs.createIf(
       job,
@@ -155,7 +173,9 @@ export class ScheduleRepository {
         // the schedule may have been removed or replaced since the ticker read it
         if (!(await tx.get('SELECT id FROM schedules WHERE id = ? AND stopped IS NULL', [schedule.id]))) return false;
         // fired already: checked before a job id is taken (the queue lock serialises this transaction)
-        if (await tx.get('SELECT job_id FROM schedule_ticks WHERE schedule_id = ? AND tick = ?', [schedule.id, tickText]))
+        if (
+          await tx.get('SELECT job_id FROM schedule_ticks WHERE schedule_id = ? AND tick = ?', [schedule.id, tickText])
+        )
           return false;
         const inserted = await tx.run(
           'INSERT INTO schedule_ticks (schedule_id, tick, job_id, fired) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',

@@ -2,6 +2,7 @@ import type { Logger } from '../../common/logger.js';
 import { displayId } from '../../common/log-text.js';
 import { fromPlain } from '../../json/index.js';
 import type { ConfigStore } from '../../store/config-store.js';
+import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
 import { StoreError } from '../../store/store-error.js';
 import type { TokenInfo } from '../../store/types.js';
 import type { QueueJob } from '../job-record.js';
@@ -21,8 +22,8 @@ const MISSED_COUNT_CAP = 10_000;
 export interface ScheduleTickerOptions {
   schedules: ScheduleRepository;
   jobs: JobRepository;
-  /** the tokens of every project (a schedule fires on behalf of the token that activated it) */
-  tokens(): Promise<TokenInfo[]>;
+  /** a token by id, of any project (a schedule fires on behalf of the token that activated it) */
+  token(id: number): Promise<TokenInfo | undefined>;
   /** the configuration store a token sees (the target is checked in it as `POST /jobs` checks it) */
   storeOf(token: TokenInfo): ConfigStore;
   logger: Logger;
@@ -87,7 +88,6 @@ export class ScheduleTicker {
 
   private async checkAll(now: Date): Promise<void> {
     const schedules = (await this.options.schedules.firing()).filter((s) => s.definition.state === 'enabled');
-    let tokens: Map<number, TokenInfo> | undefined;
     for (const schedule of schedules) {
       const ticks = this.ticksOf(schedule);
       const tick = ticks.latestAtOrBefore(now);
@@ -95,7 +95,11 @@ export class ScheduleTicker {
       let seen = this.seen.get(schedule.id);
       if (seen === undefined || seen < tick.getTime()) {
         const last = await this.options.schedules.lastTick(schedule.id);
-        seen = Math.max(seen ?? -Infinity, last === undefined ? -Infinity : Date.parse(last), schedule.created ? Date.parse(schedule.created) - 1 : -Infinity);
+        seen = Math.max(
+          seen ?? -Infinity,
+          last === undefined ? -Infinity : Date.parse(last),
+          schedule.created ? Date.parse(schedule.created) - 1 : -Infinity,
+        );
         this.seen.set(schedule.id, seen);
       }
       if (seen >= tick.getTime()) continue;
@@ -103,8 +107,7 @@ export class ScheduleTicker {
         this.reportMissed(schedule, ticks, seen, tick);
         continue;
       }
-      tokens ??= new Map((await this.options.tokens()).map((t) => [t.id, t]));
-      await this.fire(schedule, tick, tokens.get(schedule.tokenId), now);
+      await this.fire(schedule, tick, await this.options.token(schedule.tokenId), now);
     }
     // forget schedules that are gone
     const ids = new Set(schedules.map((s) => s.id));
@@ -117,7 +120,11 @@ export class ScheduleTicker {
     let first = latest;
     if (Number.isFinite(seen)) {
       count = 0;
-      for (let t = ticks.nextAfter(new Date(seen)); t && t <= latest && count < MISSED_COUNT_CAP; t = ticks.nextAfter(t)) {
+      for (
+        let t = ticks.nextAfter(new Date(seen));
+        t && t <= latest && count < MISSED_COUNT_CAP;
+        t = ticks.nextAfter(t)
+      ) {
         if (count === 0) first = t;
         count++;
       }
@@ -125,7 +132,7 @@ export class ScheduleTicker {
     const next = ticks.nextAfter(latest);
     this.options.logger.warn(
       { scheduleId: schedule.id, missedTicks: count },
-      `Schedule ${schedule.id} (${displayId(schedule.configurationId)}): ${count === 1 ? `the tick of ${latest.toISOString()} was` : `${count >= MISSED_COUNT_CAP ? 'at least ' : ''}${count} ticks from ${first.toISOString()} to ${latest.toISOString()} were`} missed while no worker ran; not made up${next ? `, next ${next.toISOString()}` : ''}`,
+      `Schedule ${schedule.id} (${displayId(schedule.configurationId)}): ${count === 1 ? `the tick of ${latest.toISOString()} was` : `${count >= MISSED_COUNT_CAP ? 'at least ' : ''}${count} ticks from ${first.toISOString()} to ${latest.toISOString()} were`} missed (no worker ran, or the schedule was disabled); not made up${next ? `, next ${next.toISOString()}` : ''}`,
     );
   }
 
@@ -134,14 +141,22 @@ export class ScheduleTicker {
     const label = `Schedule ${schedule.id} (${displayId(schedule.configurationId)})`;
     if (!token) {
       await schedules.stop(schedule.id, `the token ${schedule.tokenId} that activated it was deleted`);
-      logger.error({ scheduleId: schedule.id }, `${label} stopped firing: the token ${schedule.tokenId} that activated it was deleted; activate it again with a valid token`);
+      logger.error(
+        { scheduleId: schedule.id },
+        `${label} stopped firing: the token ${schedule.tokenId} that activated it was deleted; activate it again with a valid token`,
+      );
       return;
     }
     const { target } = schedule.definition;
     let job;
     try {
       job = await newJobFromRequest(
-        fromPlain({ component: target.componentId, config: target.configurationId, configRowIds: target.configurationRowIds, mode: target.mode }),
+        fromPlain({
+          component: target.componentId,
+          config: target.configurationId,
+          configRowIds: target.configurationRowIds,
+          mode: target.mode,
+        }),
         undefined,
         token,
         this.options.storeOf(token),
@@ -164,4 +179,23 @@ export class ScheduleTicker {
     );
     this.options.onJob?.(created);
   }
+}
+
+/** The ticker of a process that serves or runs jobs of an embedded store (started; stop it before closing the store). */
+export function startScheduleTicker(
+  backend: EmbeddedBackend,
+  jobs: JobRepository,
+  logger: Logger,
+  onJob?: (job: QueueJob) => void,
+): ScheduleTicker {
+  const ticker = new ScheduleTicker({
+    schedules: backend.schedules(),
+    jobs,
+    token: (id) => backend.tokenById(id),
+    storeOf: (token) => backend.session(token),
+    logger,
+    onJob,
+  });
+  ticker.start();
+  return ticker;
 }

@@ -152,6 +152,11 @@ export class EmbeddedBackend {
     return this.transaction((repo) => repo.listTokens());
   }
 
+  /** A token by id, internal ones included; undefined when it was deleted. */
+  tokenById(id: number): Promise<TokenInfo | undefined> {
+    return this.transaction((repo) => repo.tokenById(id));
+  }
+
   /** Revokes (deletes) a token; false when there is no such token. Requests with it get 401 from then on. */
   revokeToken(id: number): Promise<boolean> {
     return this.transaction((repo) => repo.deleteToken(id));
