@@ -64,13 +64,17 @@ async function until(what: string, check: () => Promise<boolean> | boolean, time
   }
 }
 
-/** A schedule's executions, oldest first: distinct ticks, and every job finished successfully. */
-async function finishedExecutions(server: string, token: string, id: string): Promise<Json[]> {
+/**
+ * A schedule's executions, oldest first, once every job has finished; `stopped`: jobs a stopped
+ * server ended ("the worker stopped") may be among them, every other one succeeded.
+ */
+async function finishedExecutions(server: string, token: string, id: string, stopped = false): Promise<Json[]> {
   const schedule = (await call(server, token, 'GET', `/schedules/${id}`)).body;
   const executions = [...(schedule.executions as Json[])].reverse();
   for (const e of executions) {
     const job = await untilFinished(server, token, e.jobId, 60_000);
-    assert.equal(job.status, 'success', JSON.stringify(job.result));
+    if (stopped && job.status === 'error') assert.match(String(job.result.message), /worker stopped/);
+    else assert.equal(job.status, 'success', JSON.stringify(job.result));
   }
   return executions;
 }
@@ -96,7 +100,7 @@ describe('schedules fired by real servers and workers', function () {
       await sleep(2500); // at least one tick falls while nothing runs
       served = await startServe(['--store', store, '--workers', '2'], KEY);
       await until('a run after the restart', () => count('sqlite') >= before + 1);
-      const executions = await finishedExecutions(served.url, token, schedule.id);
+      const executions = await finishedExecutions(served.url, token, schedule.id, true);
       const ticks = executions.map((e) => Date.parse(e.executionTime as string));
       assert.equal(new Set(ticks).size, ticks.length, 'no tick twice');
       assert.ok(
@@ -106,8 +110,13 @@ describe('schedules fired by real servers and workers', function () {
       assert.ok(ticks.length >= 3);
       assert.equal((await call(served.url, token, 'DELETE', `/schedules/${schedule.id}`)).status, 204);
       const jobs = (await call(served.url, token, 'GET', '/search/jobs?limit=500')).body as Json[];
-      for (const job of jobs) await untilFinished(served.url, token, String(job.id), 60_000);
-      assert.equal(count('sqlite'), jobs.length, 'one request per job: no job ran twice');
+      const ended = await Promise.all(jobs.map((job) => untilFinished(served!.url, token, String(job.id), 60_000)));
+      // a job the stopping server ended may not have reached the API; none reached it twice
+      const succeeded = ended.filter((j) => j.status === 'success').length;
+      assert.ok(
+        count('sqlite') >= succeeded && count('sqlite') <= jobs.length,
+        `${count('sqlite')} requests, ${succeeded} of ${jobs.length} jobs succeeded`,
+      );
       assert.ok(jobs.length >= executions.length);
       const runs = count('sqlite');
       await sleep(2500);

@@ -37,7 +37,7 @@ export async function checkTarget(definition: ScheduleDefinition, token: TokenIn
     const key = error instanceof StoreError ? error.details?.[0]?.key : undefined;
     const field = key !== undefined ? TARGET_FIELDS[key] : undefined;
     if (!(error instanceof StoreError) || field === undefined) throw error;
-    const detail = error.details![0]!.message;
+    const detail = error.details![0].message;
     throw new StoreError(error.status, 'scheduler.validation', `Invalid schedule: ${field}: ${detail}`, [
       { key: field, message: detail },
     ]);
