@@ -1,4 +1,5 @@
 import { parametersSchema } from '../extractor/config/schema.js';
+import { SCHEDULER_COMPONENT_ID } from '../jobs/schedules/schedule-definition.js';
 import { fromPlain } from '../json/index.js';
 import type { Component } from '../store/types.js';
 
@@ -9,7 +10,7 @@ export const GENERIC_EXTRACTOR_ID = 'ex-generic-v2';
  * application decides what is built in.
  */
 export function builtinComponents(): Component[] {
-  return [genericExtractorComponent()];
+  return [genericExtractorComponent(), schedulerComponent()];
 }
 
 /** Generic Extractor as a registered component, with the JSON Schema of the parameters gex accepts. */
@@ -46,4 +47,33 @@ export function genericExtractorComponent(): Component {
     documentationUrl: 'https://developers.keboola.com/extend/generic-extractor/',
   };
   return { id: GENERIC_EXTRACTOR_ID, type: 'extractor', name: 'Generic Extractor', definition: fromPlain(definition) };
+}
+
+/**
+ * Keboola's Scheduler as a component: its configurations are schedules (`{schedule, target}`),
+ * stored and versioned like any configuration, activated through the Scheduler API.
+ */
+export function schedulerComponent(): Component {
+  const definition = {
+    id: SCHEDULER_COMPONENT_ID,
+    type: 'other',
+    name: 'Scheduler',
+    description: 'Run a configuration on a cron schedule',
+    version: 1,
+    hasUI: false,
+    hasRun: false,
+    ico32: '',
+    ico64: '',
+    data: { definition: { type: 'builder', uri: 'gex', tag: 'latest' }, configuration_format: 'json' },
+    flags: [],
+    configurationSchema: {},
+    emptyConfiguration: {
+      schedule: { cronTab: '0 * * * *', timezone: 'UTC', state: 'enabled' },
+      target: { componentId: GENERIC_EXTRACTOR_ID, configurationId: '', configurationRowIds: [], mode: 'run' },
+    },
+    uiOptions: {},
+    configurationDescription: null,
+    documentationUrl: 'https://help.keboola.com/flows/#schedules',
+  };
+  return { id: SCHEDULER_COMPONENT_ID, type: 'other', name: 'Scheduler', definition: fromPlain(definition) };
 }

@@ -16,6 +16,7 @@ import { loggingOptions } from './logging.js';
 import { installStopSignals } from './stop-signals.js';
 import { stopWhenParentGone } from './parent-watch.js';
 import { jobsCommand } from './commands/jobs.js';
+import { schedulesCommand } from './commands/schedules.js';
 import { workerCommand } from './commands/worker.js';
 import { failHandler } from './unknown-command.js';
 
@@ -32,6 +33,7 @@ const COMMANDS: ReadonlyArray<readonly [string, (yargs: Argv) => Argv]> = [
   ['state', stateCommand],
   ['tables', tablesCommand],
   ['jobs', jobsCommand],
+  ['schedules', schedulesCommand],
   ['worker', workerCommand],
 ];
 

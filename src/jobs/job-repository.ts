@@ -124,13 +124,24 @@ export class JobRepository {
 
   /** Stores a new job: `created`, or `waiting` when another job of its configuration is ahead of it. */
   async create(job: NewJob, now = new Date()): Promise<QueueJob> {
+    return (await this.createIf(job, () => Promise.resolve(true), now))!;
+  }
+
+  /**
+   * Stores a new job only when `claim`, run first in the same transaction, says so (a schedule's
+   * tick row: whoever inserts it creates the tick's job, atomically); undefined otherwise.
+   */
+  async createIf(
+    job: NewJob,
+    claim: (tx: SqlExecutor, jobId: () => Promise<number>) => Promise<boolean>,
+    now = new Date(),
+  ): Promise<QueueJob | undefined> {
     const created = await this.db.transaction(async (tx) => {
       await this.lockQueue(tx);
-      const seq = await tx.get<Row>(
-        'INSERT INTO sequences (name, value) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET value = sequences.value + 1 RETURNING value',
-        ['queue_job'],
-      );
-      const id = Number(seq!.value);
+      let reserved: number | undefined;
+      const nextId = async () => (reserved ??= await this.nextJobId(tx));
+      if (!(await claim(tx, nextId))) return undefined;
+      const id = await nextId();
       const ahead = await tx.get(
         `SELECT id FROM queue_jobs WHERE project_id = ? AND component_id = ? AND config_id = ? AND branch_id = ?
           AND status IN (${inList([...PENDING, ...RUNNING])}) LIMIT 1`,
@@ -164,8 +175,16 @@ export class JobRepository {
       );
       return toJob((await tx.get<Row>(`${SELECT} WHERE j.id = ?`, [id]))!);
     });
-    if (created.status === 'created') await this.runnable([created]);
+    if (created?.status === 'created') await this.runnable([created]);
     return created;
+  }
+
+  private async nextJobId(tx: SqlExecutor): Promise<number> {
+    const seq = await tx.get<Row>(
+      'INSERT INTO sequences (name, value) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET value = sequences.value + 1 RETURNING value',
+      ['queue_job'],
+    );
+    return Number(seq!.value);
   }
 
   /** A job of the project (another project's is not found); any project's when `projectId` is null. */

@@ -19,6 +19,7 @@ import { configurationRoutes } from './routes/configurations.js';
 import { jobRoutes } from './routes/jobs.js';
 import type { JobRepository } from '../jobs/job-repository.js';
 import { queueRoutes, type QueueHooks } from './routes/queue.js';
+import { scheduleRoutes } from './routes/schedules.js';
 import { queueEventRoutes } from './routes/queue-events.js';
 import { metadataRoutes } from './routes/metadata.js';
 import { rowVersionRoutes } from './routes/row-versions.js';
@@ -208,6 +209,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     // Keboola's Job Queue API, at the origin (the API index lists it as the service "queue")
     const queueJobs = options.queue ?? backend.queueJobs?.();
     if (queueJobs) await api.register(async (queue) => queueRoutes(queue, queueJobs, options.queueHooks ?? NO_HOOKS));
+    // Keboola's Scheduler API beside it (the service "scheduler"): schedules fire queue jobs
+    const schedules = queueJobs && backend.schedules?.();
+    if (schedules) await api.register(async (scheduler) => scheduleRoutes(scheduler, schedules));
   });
 
   await app.ready();

@@ -1,4 +1,5 @@
 import type { JobRepository } from '../jobs/job-repository.js';
+import type { ScheduleRepository } from '../jobs/schedules/schedule-repository.js';
 import type { ConfigStore } from '../store/config-store.js';
 import type { ProjectTokens } from '../store/embedded/tokens.js';
 import type { ProjectFiles } from '../store/files/project-files.js';
@@ -38,6 +39,8 @@ export interface ServerBackend {
   tokens(token: TokenInfo): ProjectTokens;
   /** the queue jobs of every project (the Queue API filters by the token's project); absent: no Queue API */
   queueJobs?(): JobRepository;
+  /** the schedules of every project (the Scheduler API filters by the token's project); served with the Queue API */
+  schedules?(): ScheduleRepository;
   listComponents(): Promise<Component[]>;
   getComponent(id: string): Promise<Component | undefined>;
   /** resolves when the database answers a cheap query (the health check) */

@@ -88,7 +88,10 @@ describe('Queue API and the embedded worker pool (gex serve --workers)', functio
 
   it('lists the queue in the API index and answers with the whole job object', async () => {
     const index = await call(served.url, token, 'GET', '/v2/storage');
-    assert.deepEqual(index.body.services, [{ id: 'queue', url: served.url }]);
+    assert.deepEqual(index.body.services, [
+      { id: 'queue', url: served.url },
+      { id: 'scheduler', url: served.url },
+    ]);
     const created = await call(
       served.url,
       token,

@@ -126,16 +126,18 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
         assert.match(res.body.revision, /^gex-\d+\.\d+\.\d+/);
         assert.equal(typeof res.body.host, 'string');
         assert.match(res.body.documentation, /^https:\/\//);
-        // the Job Queue API, at the server's origin
-        assert.equal(res.body.services.length, 1);
-        assert.equal(res.body.services[0].id, 'queue');
-        assert.match(res.body.services[0].url, /^http:\/\/(127\.0\.0\.1|localhost):\d+$/);
+        // the Job Queue and Scheduler APIs, at the server's origin
+        assert.deepEqual(
+          res.body.services.map((s: { id: string }) => s.id),
+          ['queue', 'scheduler'],
+        );
+        for (const service of res.body.services) assert.match(service.url, /^http:\/\/(127\.0\.0\.1|localhost):\d+$/);
         assert.deepEqual(res.body.features, []);
         assert.deepEqual(res.body.urlTemplates, {
           orchestrationJob: '/admin/projects/{projectId}/orchestrations/{orchestrationId}/jobs/{jobId}',
         });
         const ids = res.body.components.map((c: { id: string }) => c.id).sort();
-        assert.deepEqual(ids, [COMPONENT, 'keboola.wr-db']);
+        assert.deepEqual(ids, [COMPONENT, 'keboola.scheduler', 'keboola.wr-db']);
         const gex = res.body.components.find((c: { id: string }) => c.id === COMPONENT);
         assert.ok(gex.data && gex.configurationSchema, 'full component details');
       }

@@ -13,6 +13,7 @@ import { builtinComponents } from '../builtin-components.js';
 import { createCliLogging, type LoggingArgs } from '../logging.js';
 import { untilStopSignal } from '../stop-signals.js';
 import type { WorkerPool } from '../../jobs/worker-pool.js';
+import type { ScheduleTicker } from '../../jobs/schedules/schedule-ticker.js';
 import type { JobQueue } from '../../jobs/job-queue.js';
 import { checkJobWorkerArgs, jobWorkerOptions, startWorkerPool, type JobWorkerArgs } from '../job-worker-options.js';
 
@@ -116,6 +117,7 @@ export async function serve(args: ServeArgs): Promise<number> {
   const { logger } = createCliLogging(args, { batchStdout: true });
   let backend: EmbeddedBackend | undefined;
   let pool: WorkerPool | undefined;
+  let ticker: ScheduleTicker | undefined;
   let queue: JobQueue | undefined;
   try {
     if (
@@ -156,6 +158,9 @@ export async function serve(args: ServeArgs): Promise<number> {
     const workers = await startWorkerPool(queue, args, args.workers, logger);
     pool = workers;
     const queueHooks = { created: () => workers.wake(), killed: (job: { id: number }) => workers.kill(job.id) };
+    // every server and worker fires due schedule ticks; the store makes each tick one job
+    const { startScheduleTicker } = await import('../../jobs/schedules/schedule-ticker.js');
+    ticker = startScheduleTicker(backend, queue.jobs, logger, () => workers.wake());
     const app = await buildServer({
       backend,
       queue: queue.jobs,
@@ -174,6 +179,7 @@ export async function serve(args: ServeArgs): Promise<number> {
     });
     const signal = await untilStopSignal();
     logger.info(`${signal} received: stopping`);
+    await ticker.stop();
     await app.close();
     await workers.stop();
     return 0;
@@ -182,6 +188,7 @@ export async function serve(args: ServeArgs): Promise<number> {
     else logger.error({ err: error, ...errorLogFields(error) }, `Application error: ${(error as Error).message}`);
     return exitCodeOf(error);
   } finally {
+    await ticker?.stop();
     await pool?.stop();
     await queue?.close();
     await backend?.close();

@@ -2,6 +2,7 @@ import type { Argv } from 'yargs';
 import { errorLogFields, exitCodeOf, UserError } from '../../common/errors.js';
 import type { JobQueue } from '../../jobs/job-queue.js';
 import type { WorkerPool } from '../../jobs/worker-pool.js';
+import type { ScheduleTicker } from '../../jobs/schedules/schedule-ticker.js';
 import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
 import { displayLocation, isPostgresStore } from '../../store/store-location.js';
 import { builtinComponents } from '../builtin-components.js';
@@ -43,6 +44,7 @@ export async function runWorker(args: WorkerArgs): Promise<number> {
   let backend: EmbeddedBackend | undefined;
   let queue: JobQueue | undefined;
   let pool: WorkerPool | undefined;
+  let ticker: ScheduleTicker | undefined;
   try {
     const store = args.store ?? process.env.GEX_STORE ?? '';
     if (!isPostgresStore(store))
@@ -62,6 +64,9 @@ export async function runWorker(args: WorkerArgs): Promise<number> {
     backend = await openEmbeddedStore(store, process.env, { builtinComponents: builtinComponents() });
     queue = await openJobQueue(backend, { logger, retryLimit: args.retries, supervise: true });
     pool = await startWorkerPool(queue, { ...args, store }, args.concurrency, logger);
+    const { startScheduleTicker } = await import('../../jobs/schedules/schedule-ticker.js');
+    const workers = pool;
+    ticker = startScheduleTicker(backend, queue.jobs, logger, () => workers.wake());
     logger.info(
       `Worker ready: up to ${args.concurrency} ${args.concurrency === 1 ? 'job' : 'jobs'} at once from ${displayLocation(store)}`,
     );
@@ -73,6 +78,7 @@ export async function runWorker(args: WorkerArgs): Promise<number> {
     else logger.error({ err: error, ...errorLogFields(error) }, `Application error: ${(error as Error).message}`);
     return exitCodeOf(error);
   } finally {
+    await ticker?.stop();
     await pool?.stop();
     await queue?.close();
     await backend?.close();

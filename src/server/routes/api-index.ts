@@ -46,16 +46,18 @@ export function apiIndexRoutes(app: FastifyInstance, backend: ServerBackend, rev
       const components = (await backend.listComponents()).map((c) => componentToWire(c));
       index.set('components', exclude.has('componentDetails') ? components.map(summary) : components);
     }
-    // the Job Queue API is served at this server's origin (clients look it up here)
+    // the Job Queue and Scheduler APIs are served at this server's origin (clients look them up here)
+    const origin = absoluteUri(request, '');
     index.set(
       'services',
       queue
-        ? [
-            new Map<string, JsonValue>([
-              ['id', 'queue'],
-              ['url', absoluteUri(request, '')],
-            ]),
-          ]
+        ? ['queue', 'scheduler'].map(
+            (id) =>
+              new Map<string, JsonValue>([
+                ['id', id],
+                ['url', origin],
+              ]),
+          )
         : [],
     );
     index.set('features', []);

@@ -1,5 +1,6 @@
 import { UserError } from '../../common/errors.js';
 import { JobRepository } from '../../jobs/job-repository.js';
+import { ScheduleRepository } from '../../jobs/schedules/schedule-repository.js';
 import { isJsonObject, type JsonValue } from '../../json/index.js';
 import { phpToString } from '../../php/index.js';
 import type { ConfigStore } from '../config-store.js';
@@ -126,6 +127,11 @@ export class EmbeddedBackend {
     return new JobRepository(this.db);
   }
 
+  /** The schedules of every project (the Scheduler API and the tickers of servers and workers). */
+  schedules(): ScheduleRepository {
+    return new ScheduleRepository(this.db);
+  }
+
   /** Access for the local CLI and runner (no token needed): an internal token of the project. */
   async localSession(project = DEFAULT_PROJECT): Promise<EmbeddedConfigStore> {
     return new EmbeddedConfigStore(this.db, this.cipher, await localToken(this.db, project));
@@ -144,6 +150,11 @@ export class EmbeddedBackend {
   /** Every token but the projects' internal ones; never the token text (only its hash is stored). */
   listTokens(): Promise<TokenInfo[]> {
     return this.transaction((repo) => repo.listTokens());
+  }
+
+  /** A token by id, internal ones included; undefined when it was deleted. */
+  tokenById(id: number): Promise<TokenInfo | undefined> {
+    return this.transaction((repo) => repo.tokenById(id));
   }
 
   /** Revokes (deletes) a token; false when there is no such token. Requests with it get 401 from then on. */

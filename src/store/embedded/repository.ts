@@ -143,6 +143,12 @@ export class Repository {
     return row ? { info: tokenInfoFromDb(row), internal: Number(row.internal) === 1 } : undefined;
   }
 
+  /** Any token by id, a project's internal one included (what a schedule fires on behalf of). */
+  async tokenById(id: number): Promise<TokenInfo | undefined> {
+    const row = await this.tx.get<DbRow>(`${TOKEN_WITH_PROJECT} WHERE t.id = ?`, [id]);
+    return row ? tokenInfoFromDb(row) : undefined;
+  }
+
   /** The project's internal token (local access), if made already. */
   async internalTokenOf(projectId: number): Promise<TokenInfo | undefined> {
     const row = await this.tx.get<DbRow>(`${TOKEN_WITH_PROJECT} WHERE t.project_id = ? AND t.internal = 1`, [

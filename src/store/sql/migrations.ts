@@ -195,6 +195,22 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
       `CREATE INDEX storage_jobs_running ON storage_jobs (status) WHERE status IN ('waiting', 'processing')`,
     ],
   },
+  {
+    version: 10,
+    description: 'schedules (activated keboola.scheduler configurations) and their fired ticks',
+    statements: [
+      // definition: the schedule and target as activated (JSON); stopped: why it no longer fires, null while it does
+      `CREATE TABLE schedules (
+        id BIGINT PRIMARY KEY, project_id BIGINT NOT NULL REFERENCES projects(id),
+        configuration_id TEXT NOT NULL, configuration_version_id INTEGER NOT NULL,
+        token_id BIGINT NOT NULL, definition TEXT NOT NULL, created TEXT NOT NULL, stopped TEXT)`,
+      `CREATE INDEX schedules_project ON schedules (project_id, configuration_id)`,
+      // one row per fired tick: the primary key is what makes a tick fire once across every process
+      `CREATE TABLE schedule_ticks (
+        schedule_id BIGINT NOT NULL, tick TEXT NOT NULL, job_id BIGINT NOT NULL, fired TEXT NOT NULL,
+        PRIMARY KEY (schedule_id, tick))`,
+    ],
+  },
 ];
 
 export const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied TEXT NOT NULL)`;

@@ -1,0 +1,195 @@
+import type { Database, SqlExecutor } from '../../store/sql/database.js';
+import type { JobRepository } from '../job-repository.js';
+import type { NewJob, QueueJob } from '../job-record.js';
+import type { ScheduleDefinition } from './schedule-definition.js';
+
+/** An activated schedule: a version of a `keboola.scheduler` configuration, fired on behalf of a token. */
+export interface ScheduleRecord {
+  id: number;
+  projectId: number;
+  configurationId: string;
+  configurationVersionId: number;
+  tokenId: number;
+  definition: ScheduleDefinition;
+  created: string;
+  /** why it no longer fires (its target or token is gone); null while it fires */
+  stopped: string | null;
+}
+
+export interface Execution {
+  jobId: number;
+  /** the tick the job was created for (ISO, UTC) */
+  executionTime: string;
+}
+
+/** executions kept per schedule (older tick rows are deleted as new ones are fired) */
+export const EXECUTIONS_KEPT = 100;
+
+type Row = Record<string, unknown>;
+
+const SELECT = `SELECT id, project_id, configuration_id, configuration_version_id, token_id, definition, created, stopped
+  FROM schedules`;
+
+function toRecord(row: Row): ScheduleRecord {
+  return {
+    id: Number(row.id),
+    projectId: Number(row.project_id),
+    configurationId: String(row.configuration_id),
+    configurationVersionId: Number(row.configuration_version_id),
+    tokenId: Number(row.token_id),
+    definition: JSON.parse(String(row.definition)) as ScheduleDefinition,
+    created: String(row.created),
+    stopped: row.stopped === null || row.stopped === undefined ? null : String(row.stopped),
+  };
+}
+
+/**
+ * Schedules and their fired ticks in the store's database. A tick is fired by inserting its
+ * `(schedule, tick)` row in the transaction that creates its job: whichever process inserts it
+ * first creates the job, every other one finds the row and does nothing — on SQLite and on
+ * PostgreSQL, across any number of servers and workers and across crashes.
+ */
+export class ScheduleRepository {
+  constructor(private readonly db: Database) {}
+
+  /**
+   * Activates a configuration version as the configuration's one schedule: a new schedule, or the
+   * configuration's existing one updated in place (same id, its executions kept, firing again).
+   */
+  async activate(input: Omit<ScheduleRecord, 'id' | 'created' | 'stopped'>, now = new Date()): Promise<ScheduleRecord> {
+    return this.db.transaction(async (tx) => {
+      const existing = await tx.get<Row>(
+        'SELECT id FROM schedules WHERE project_id = ? AND configuration_id = ? ORDER BY id LIMIT 1',
+        [input.projectId, input.configurationId],
+      );
+      let id: number;
+      if (existing) {
+        id = Number(existing.id);
+        await tx.run(
+          `UPDATE schedules SET configuration_version_id = ?, token_id = ?, definition = ?, stopped = NULL WHERE id = ?`,
+          [input.configurationVersionId, input.tokenId, JSON.stringify(input.definition), id],
+        );
+      } else {
+        const seq = await tx.get<Row>(
+          'INSERT INTO sequences (name, value) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET value = sequences.value + 1 RETURNING value',
+          ['schedule'],
+        );
+        id = Number(seq!.value);
+        await tx.run(
+          `INSERT INTO schedules (id, project_id, configuration_id, configuration_version_id, token_id, definition, created)
+            VALUES (?, ?, ?, ?, ?, ?, ?)`,
+          [
+            id,
+            input.projectId,
+            input.configurationId,
+            input.configurationVersionId,
+            input.tokenId,
+            JSON.stringify(input.definition),
+            now.toISOString(),
+          ],
+        );
+      }
+      return toRecord((await tx.get<Row>(`${SELECT} WHERE id = ?`, [id]))!);
+    });
+  }
+
+  /** The project's schedules by id; another project's are not there. */
+  async list(projectId: number): Promise<ScheduleRecord[]> {
+    return (await this.db.all<Row>(`${SELECT} WHERE project_id = ? ORDER BY id`, [projectId])).map(toRecord);
+  }
+
+  async get(projectId: number, id: number): Promise<ScheduleRecord | undefined> {
+    const row = await this.db.get<Row>(`${SELECT} WHERE project_id = ? AND id = ?`, [projectId, id]);
+    return row && toRecord(row);
+  }
+
+  /** Every schedule that still fires, of every project (what a ticker looks at). */
+  async firing(): Promise<ScheduleRecord[]> {
+    return (await this.db.all<Row>(`${SELECT} WHERE stopped IS NULL ORDER BY id`)).map(toRecord);
+  }
+
+  /** Deletes a schedule of the project; false when there is none. */
+  async remove(projectId: number, id: number): Promise<boolean> {
+    return this.db.transaction(
+      async (tx) => (await this.deleteWhere(tx, 'project_id = ? AND id = ?', [projectId, id])) > 0,
+    );
+  }
+
+  /** Deletes every schedule of a `keboola.scheduler` configuration; how many there were. */
+  async removeByConfiguration(projectId: number, configurationId: string): Promise<number> {
+    return this.db.transaction((tx) =>
+      this.deleteWhere(tx, 'project_id = ? AND configuration_id = ?', [projectId, configurationId]),
+    );
+  }
+
+  private async deleteWhere(tx: SqlExecutor, where: string, params: Array<string | number>): Promise<number> {
+    await tx.run(`DELETE FROM schedule_ticks WHERE schedule_id IN (SELECT id FROM schedules WHERE ${where})`, params);
+    return (await tx.run(`DELETE FROM schedules WHERE ${where}`, params)).changes;
+  }
+
+  /** Stops a schedule for good, saying why (shown by the API's list and `gex schedules list`). */
+  async stop(id: number, reason: string): Promise<void> {
+    await this.db.run('UPDATE schedules SET stopped = ? WHERE id = ? AND stopped IS NULL', [reason.slice(0, 500), id]);
+  }
+
+  /** The latest fired tick of a schedule (ISO), if any. */
+  async lastTick(id: number): Promise<string | undefined> {
+    const row = await this.db.get<Row>('SELECT MAX(tick) AS tick FROM schedule_ticks WHERE schedule_id = ?', [id]);
+    return row?.tick === null || row?.tick === undefined ? undefined : String(row.tick);
+  }
+
+  /** Executions of schedules, newest first, at most EXECUTIONS_KEPT each. */
+  async executions(ids: readonly number[]): Promise<Map<number, Execution[]>> {
+    const found = new Map<number, Execution[]>(ids.map((id) => [id, []]));
+    if (ids.length === 0) return found;
+    const rows = await this.db.all<Row>(
+      `SELECT schedule_id, tick, job_id FROM schedule_ticks WHERE schedule_id IN (${ids.map(() => '?').join(', ')})
+        ORDER BY tick DESC`,
+      [...ids],
+    );
+    for (const row of rows) {
+      const list = found.get(Number(row.schedule_id));
+      if (list && list.length < EXECUTIONS_KEPT)
+        list.push({ jobId: Number(row.job_id), executionTime: String(row.tick) });
+    }
+    return found;
+  }
+
+  /**
+   * Fires `tick` of a schedule: its row and the job are stored in one transaction, or neither.
+   * Returns the job, or undefined when the tick had been fired already (by any process).
+   */
+  async fire(
+    schedule: ScheduleRecord,
+    tick: Date,
+    job: NewJob,
+    jobs: JobRepository,
+    now = new Date(),
+  ): Promise<QueueJob | undefined> {
+    const tickText = tick.toISOString();
+    return jobs.createIf(
+      job,
+      async (tx, jobId) => {
+        // the schedule may have been removed or replaced since the ticker read it
+        if (!(await tx.get('SELECT id FROM schedules WHERE id = ? AND stopped IS NULL', [schedule.id]))) return false;
+        // fired already: checked before a job id is taken (the queue lock serialises this transaction)
+        if (
+          await tx.get('SELECT job_id FROM schedule_ticks WHERE schedule_id = ? AND tick = ?', [schedule.id, tickText])
+        )
+          return false;
+        const inserted = await tx.run(
+          'INSERT INTO schedule_ticks (schedule_id, tick, job_id, fired) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+          [schedule.id, tickText, await jobId(), now.toISOString()],
+        );
+        if (inserted.changes !== 1) return false;
+        await tx.run(
+          `DELETE FROM schedule_ticks WHERE schedule_id = ? AND tick < (
+            SELECT tick FROM schedule_ticks WHERE schedule_id = ? ORDER BY tick DESC LIMIT 1 OFFSET ${EXECUTIONS_KEPT - 1})`,
+          [schedule.id, schedule.id],
+        );
+        return true;
+      },
+      now,
+    );
+  }
+}
