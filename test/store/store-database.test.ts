@@ -75,7 +75,7 @@ for (const factory of storeBackends()) {
         try {
           const ran = await Promise.all(dbs.map((db) => migrate(db)));
           assert.deepEqual(
-            ran.flat().sort(),
+            ran.flat().sort((a, b) => a - b),
             Array.from({ length: LATEST }, (_, i) => i + 1),
           );
         } finally {
