@@ -66,9 +66,12 @@ export async function importFile(tables: ProjectTables, files: ProjectFiles, inp
       'GEX_TABLE_LOAD_REFUSED',
       `Table ${displayId(tableId)} already exists; import into it instead.`,
     );
+  // a table without a key takes the import's key, as a load into the embedded store does
+  let newKey: readonly string[] = [];
   if (!input.create && input.primaryKey !== undefined) {
     const table = await tables.table(tableId);
-    if (JSON.stringify(table.primaryKey) !== JSON.stringify(input.primaryKey))
+    if (table.primaryKey.length === 0) newKey = input.primaryKey;
+    else if (JSON.stringify(table.primaryKey) !== JSON.stringify(input.primaryKey))
       throw new UserError(
         'GEX_TABLE_LOAD_REFUSED',
         `The table ${displayId(tableId)} has primary key ${keyText(table.primaryKey)}; the import asks for key ${keyText(input.primaryKey)}.`,
@@ -98,6 +101,7 @@ export async function importFile(tables: ProjectTables, files: ProjectFiles, inp
       ...input.manifest,
       destination: tableId,
       ...(input.withoutHeaders ? { columns: imported } : {}),
+      ...(newKey.length > 0 ? { primary_key: [...newKey] } : {}),
     };
     const loaded = await tables.load(csv, manifest);
     const table = await tables.table(tableId);

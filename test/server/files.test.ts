@@ -437,6 +437,20 @@ describeEachBackend('server: File Storage and table imports/exports', (backend) 
       /^The table "?in\.c-b\.t"? has primary key "?id"?; the import asks for key "?name"?\.$/,
     );
 
+    // a table without a key takes the import's key (as a load into the embedded store does), then upserts by it
+    const plain = await upload(server(), 'id,name\n1,Al\n');
+    await submit(server(), `${S}/buckets/in.c-b/tables-async`, { name: 'nokey', dataFileId: plain }, token);
+    const keyed = await upload(server(), 'id,name\n1,Ann\n2,Bo\n');
+    const setKey = await submit(
+      server(),
+      `${S}/tables/in.c-b.nokey/import-async`,
+      { dataFileId: keyed, incremental: 1, primaryKey: 'id' },
+      token,
+    );
+    assert.equal(setKey.status, 'success', JSON.stringify(setKey.error));
+    assert.deepEqual((await server().get(`${S}/tables/in.c-b.nokey`, { token })).body.primaryKey, ['id']);
+    assert.equal(await rows(server(), 'in.c-b.nokey', token), '"id","name"\n"1","Ann"\n"2","Bo"\n');
+
     const missing = await upload(server(), 'a,b\n1,2\n');
     const badKey = await submit(
       server(),

@@ -17,7 +17,7 @@ export const TICK_CHECK_MS = 1000;
 const MIN_GRACE_MS = 5_000;
 const MAX_GRACE_MS = 60_000;
 /** missed ticks are counted up to this many (a yearly gap of a per-second schedule is not walked) */
-const MISSED_COUNT_CAP = 10_000;
+const MISSED_COUNT_CAP = 1_000;
 
 export interface ScheduleTickerOptions {
   schedules: ScheduleRepository;
