@@ -26,8 +26,8 @@ export function isKnownTimeZone(timeZone: string): boolean {
 
 /**
  * Parses a 5-field (minute first) or 6-field (second first) cron expression in `timeZone`.
- * Local times are what the fields mean: a tick skipped by a spring-forward change does not
- * happen, and a tick in an hour repeated at fall-back happens once (cron-parser's rules).
+ * Local times are what the fields mean: a tick in the hour skipped by a spring-forward change
+ * fires an hour later, and a daily tick in an hour repeated at fall-back fires once (cron-parser's rules).
  */
 export function cronTicks(expression: string, timeZone: string): CronTicks {
   if (expression.length === 0 || expression.length > MAX_EXPRESSION)
