@@ -67,10 +67,14 @@ export interface ServerOptions {
   storageJobConcurrency?: number;
   /** how often expired files are deleted (default hourly; they are also refused and purged when read) */
   filePurgeIntervalMs?: number;
+  /** how often Storage jobs of dead servers are looked for (PostgreSQL; default 5 s) */
+  orphanCheckIntervalMs?: number;
 }
 
 /** Expired files are deleted this often besides when a project's files are listed or prepared. */
 const FILE_PURGE_INTERVAL_MS = 60 * 60 * 1000;
+/** how often a server on a PostgreSQL store looks for Storage jobs of servers that are gone */
+const ORPHAN_CHECK_MS = 5000;
 
 const NO_HOOKS: QueueHooks = { created: () => undefined, killed: () => undefined };
 
@@ -127,18 +131,35 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     budget: new ByteBudget(options.previews?.totalBytes ?? DEFAULT_PREVIEW_TOTAL_BYTES),
   };
   const revision = options.revision ?? gexRevision();
+  const liveness = backend.storageJobLiveness?.((error) =>
+    options.logger?.error(
+      `Storage jobs' liveness locks lost (${error.message}): other servers may end this one's jobs`,
+    ),
+  );
   const storage: StorageScope = {
     previews,
-    runner: new StorageJobRunner({ concurrency: options.storageJobConcurrency, logger: options.logger }),
+    runner: new StorageJobRunner({ concurrency: options.storageJobConcurrency, logger: options.logger, liveness }),
     fileLimit: options.fileLimit ?? DEFAULT_FILE_LIMIT,
   };
-  // jobs of a process that died (kill -9, a crash) while they ran: their transaction never committed
-  const orphans = await backend.endOrphanedJobs?.(workerGone);
-  if (orphans?.length)
-    options.logger?.warn(
-      { jobs: orphans },
-      `Ended ${orphans.length} Storage jobs of a server that stopped while they ran`,
-    );
+  // jobs of a process that died (kill -9, a crash) while they ran: their transaction never committed.
+  // Checked at start; on PostgreSQL also every few seconds, for servers on other machines.
+  const endOrphans = async () => {
+    const orphans = await backend.endOrphanedJobs?.(liveness ?? { gone: workerGone });
+    if (orphans?.length)
+      options.logger?.warn(
+        { jobs: orphans },
+        `Ended ${orphans.length} Storage jobs of a server that stopped while they ran`,
+      );
+  };
+  await endOrphans();
+  const orphanMonitor = liveness
+    ? setInterval(
+        () =>
+          void endOrphans().catch((error: unknown) => options.logger?.warn({ err: error }, 'Storage job check failed')),
+        options.orphanCheckIntervalMs ?? ORPHAN_CHECK_MS,
+      )
+    : undefined;
+  orphanMonitor?.unref();
   const purge = setInterval(
     () => void backend.purgeExpiredFiles?.().catch(() => undefined),
     options.filePurgeIntervalMs ?? FILE_PURGE_INTERVAL_MS,
@@ -147,7 +168,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
 
   app.addHook('onClose', async () => {
     clearInterval(purge);
+    clearInterval(orphanMonitor);
     await storage.runner.close();
+    await liveness?.close();
   });
   registerBodyParsers(app);
   app.setErrorHandler(errorHandler(bodyLimit));

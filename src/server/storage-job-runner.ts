@@ -4,7 +4,7 @@ import { UserError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import { holderLiveness, processStartMark } from '../common/process-liveness.js';
 import { StoreError } from '../store/store-error.js';
-import { StorageJobs, type StorageJobStatus } from '../store/tables/index.js';
+import { StorageJobs, type StorageJobLiveness, type StorageJobStatus } from '../store/tables/index.js';
 import { tableStoreError } from './table-errors.js';
 
 /**
@@ -76,11 +76,21 @@ export class StorageJobRunner {
   /** jobs queued and not started yet: ended `error` if the server stops first */
   private readonly waiting = new Map<number, { jobs: StorageJobs; state: StorageJobWire }>();
 
+  private readonly liveness: StorageJobLiveness | undefined;
+
   constructor(
-    options: { concurrency?: number; logger?: Logger } = {},
+    options: { concurrency?: number; logger?: Logger; liveness?: StorageJobLiveness } = {},
     private readonly logger = options.logger,
   ) {
     this.queue = new PQueue({ concurrency: options.concurrency ?? DEFAULT_JOB_CONCURRENCY });
+    this.liveness = options.liveness;
+  }
+
+  /** Lets go of a job's liveness lock once its end is recorded (a failure only costs a lock until exit). */
+  private async release(id: number): Promise<void> {
+    await this.liveness
+      ?.release(id)
+      .catch((error: unknown) => this.logger?.warn({ err: error }, `Storage job ${id}: lock not released`));
   }
 
   /**
@@ -102,7 +112,16 @@ export class StorageJobRunner {
       metrics: { inCompressed: false, inBytes: 0, outCompressed: false, outBytes: 0 },
       error: null,
     };
-    await jobs.record(state.id, JSON.stringify(state), 'waiting', this.worker);
+    // held from before the job is recorded until after its end is: a server on another machine that
+    // can take it knows this one is gone
+    if (this.liveness && !(await this.liveness.hold(state.id)))
+      this.logger?.warn(`Storage job ${state.id}: its liveness lock is held by another session`);
+    try {
+      await jobs.record(state.id, JSON.stringify(state), 'waiting', this.worker);
+    } catch (error) {
+      await this.release(state.id);
+      throw error;
+    }
     const answered = { ...state };
     this.waiting.set(state.id, { jobs, state });
     void this.queue.add(() => {
@@ -133,6 +152,8 @@ export class StorageJobRunner {
     } catch (error) {
       // the database is gone: the job stays as last recorded, and is ended by the next server start
       this.logger?.error({ err: error }, `Storage job ${state.id} could not be recorded`);
+    } finally {
+      await this.release(state.id);
     }
   }
 
@@ -150,6 +171,7 @@ export class StorageJobRunner {
         message: 'The server stopped before the job started; nothing was changed. Run the job again.',
       };
       await jobs.update(state.id, 'error', JSON.stringify(state)).catch(() => undefined);
+      await this.release(state.id);
     }
     this.waiting.clear();
     await this.queue.onIdle();

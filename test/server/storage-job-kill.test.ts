@@ -53,7 +53,7 @@ for (const factory of storeBackends()) {
   describe(`kill -9 of gex serve during an import job (${factory.name})`, function () {
     this.timeout(180_000);
 
-    it('leaves the table unchanged, and the next server ends the job error', async () => {
+    it('leaves the table unchanged; another server ends the job error (PostgreSQL: one already running, within seconds)', async () => {
       const store = await factory.fresh();
       try {
         const first = await serveWithBucket(store.location);
@@ -88,11 +88,22 @@ for (const factory of storeBackends()) {
         const listed = await call(served.url, token, 'GET', `${S}/tables/in.c-kill.t`);
         assert.equal(listed.status, 200);
         assert.equal((await job(served.url, token, id)).status, 'processing', 'answered while the job ran');
+        // PostgreSQL: another server that keeps running ends the job by itself (the dead server's
+        // liveness lock went with its session), wherever that server ran; SQLite: the next start does
+        const other =
+          factory.name === 'PostgreSQL'
+            ? await startServe(['--store', store.location, '--workers', '0'], TEST_KEY)
+            : undefined;
         const exited = once(served.child, 'exit');
         served.child.kill('SIGKILL');
         await exited;
 
-        served = await startServe(['--store', store.location, '--workers', '0'], TEST_KEY);
+        if (other) {
+          const deadline = Date.now() + 30_000;
+          while ((await job(other.url, token, id)).status === 'processing' && Date.now() < deadline)
+            await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        served = other ?? (await startServe(['--store', store.location, '--workers', '0'], TEST_KEY));
         try {
           const ended = await job(served.url, token, id);
           assert.equal(ended.status, 'error');

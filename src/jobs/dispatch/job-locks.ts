@@ -3,10 +3,14 @@ import type pg from 'pg';
 import type { PostgresDatabase } from '../../store/sql/postgres-database.js';
 
 /**
- * The two-key advisory lock of a job: the store's schema (hashed by the server) and the job id.
- * The run lock's one-key locks (store/run-lock) live in another part of the lock space.
+ * The two-key advisory lock of a job: the store's schema (hashed by the server) and the job id — a
+ * queue job's id as is, a Storage job's (up to 2^47) hashed. The run lock's one-key locks
+ * (store/run-lock) live in another part of the lock space.
  */
-const LOCK_ARGS = `hashtext('gex.queue-job:' || $2::text), $1::int`;
+const LOCK_ARGS = {
+  'queue-job': `hashtext('gex.queue-job:' || $2::text), $1::int`,
+  'storage-job': `hashtext('gex.storage-job:' || $2::text), hashtext($1::text)`,
+} as const;
 const LOCK_TRIES = 5;
 const LOCK_RETRY_MS = 50;
 
@@ -26,6 +30,7 @@ export class JobLocks {
     private readonly purpose: string,
     /** the session broke: every lock it held is gone */
     private readonly onLost: (error: Error) => void,
+    private readonly kind: keyof typeof LOCK_ARGS = 'queue-job',
   ) {}
 
   private session(): Promise<pg.Client> {
@@ -51,7 +56,7 @@ export class JobLocks {
     const client = await this.session();
     for (let i = 0; i < LOCK_TRIES; i++) {
       const { rows } = await client.query<{ ok: boolean }>(
-        `SELECT pg_try_advisory_lock(${LOCK_ARGS}) AS ok`,
+        `SELECT pg_try_advisory_lock(${LOCK_ARGS[this.kind]}) AS ok`,
         await this.key(jobId),
       );
       if (rows[0]?.ok) return true;
@@ -62,7 +67,7 @@ export class JobLocks {
 
   async unlock(jobId: number): Promise<void> {
     const client = await this.session();
-    await client.query(`SELECT pg_advisory_unlock(${LOCK_ARGS})`, await this.key(jobId));
+    await client.query(`SELECT pg_advisory_unlock(${LOCK_ARGS[this.kind]})`, await this.key(jobId));
   }
 
   /**
@@ -72,7 +77,7 @@ export class JobLocks {
   async takeIfOrphaned(jobId: number): Promise<boolean> {
     const client = await this.session();
     const { rows } = await client.query<{ ok: boolean }>(
-      `SELECT pg_try_advisory_lock(${LOCK_ARGS}) AS ok`,
+      `SELECT pg_try_advisory_lock(${LOCK_ARGS[this.kind]}) AS ok`,
       await this.key(jobId),
     );
     return rows[0]?.ok === true;

@@ -8,7 +8,15 @@ import { cipherScope, componentCipherScope, type SecretCipher } from '../encrypt
 import { addressableIdProblem } from '../addressable-id.js';
 import type { Database } from '../sql/database.js';
 import { ProjectFiles, purgeExpiredFiles } from '../files/project-files.js';
-import { endOrphanedJobs, ProjectTables, StorageJobs } from '../tables/index.js';
+import { JobLocks } from '../../jobs/dispatch/job-locks.js';
+import type { PostgresDatabase } from '../sql/postgres-database.js';
+import {
+  endOrphanedJobs,
+  ProjectTables,
+  StorageJobs,
+  type OrphanCheck,
+  type StorageJobLiveness,
+} from '../tables/index.js';
 import { migrate } from '../sql/migrations.js';
 import type { Component, TokenInfo } from '../types.js';
 import { EmbeddedConfigStore } from './embedded-config-store.js';
@@ -114,8 +122,20 @@ export class EmbeddedBackend {
     };
   }
 
-  endOrphanedJobs(isGone: (worker: string) => boolean): Promise<number[]> {
+  endOrphanedJobs(isGone: OrphanCheck): Promise<number[]> {
     return endOrphanedJobs(this.db, isGone);
+  }
+
+  /** PostgreSQL: Storage jobs' liveness by session advisory locks (any machine); SQLite: none (one machine). */
+  storageJobLiveness(onLost: (error: Error) => void): StorageJobLiveness | undefined {
+    if (this.db.dialect.name !== 'postgres') return undefined;
+    const locks = new JobLocks(this.db as PostgresDatabase, 'storage jobs', onLost, 'storage-job');
+    return {
+      hold: (id) => locks.lock(id),
+      release: (id) => locks.unlock(id),
+      gone: (_worker, id) => locks.takeIfOrphaned(id),
+      close: () => locks.close(),
+    };
   }
 
   purgeExpiredFiles(): Promise<number> {

@@ -18,7 +18,9 @@ export {
   StorageJobs,
   endOrphanedJobs,
   ORPHANED_JOB_MESSAGE,
+  type OrphanCheck,
   type StorageJob,
+  type StorageJobLiveness,
   type StorageJobStatus,
 } from './storage-jobs.js';
 export { keboolaCsv } from './keboola-csv.js';

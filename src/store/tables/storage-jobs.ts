@@ -80,26 +80,54 @@ export class StorageJobs {
  * longer running; returns their ids. Their work was one transaction, which its process's death
  * rolled back.
  */
-export async function endOrphanedJobs(
-  db: Database,
-  isGone: (worker: string) => boolean,
-  now = new Date(),
-): Promise<number[]> {
+export async function endOrphanedJobs(db: Database, isGone: OrphanCheck, now = new Date()): Promise<number[]> {
   const running = await db.all<{ id: unknown; worker: unknown; body: unknown }>(
     "SELECT id, worker, body FROM storage_jobs WHERE status IN ('waiting', 'processing')",
   );
   const ended: number[] = [];
   for (const row of running) {
-    if (row.worker !== null && !isGone(String(row.worker))) continue;
-    const body = JSON.parse(String(row.body)) as Record<string, unknown>;
-    body.status = 'error';
-    body.endTime = now.toISOString();
-    body.error = { code: 'storage.jobs.orphaned', message: ORPHANED_JOB_MESSAGE };
-    const changed = await db.run(
-      "UPDATE storage_jobs SET status = 'error', body = ?, worker = NULL WHERE id = ? AND status IN ('waiting', 'processing')",
-      [JSON.stringify(body), Number(row.id)],
-    );
-    if (changed.changes > 0) ended.push(Number(row.id));
+    const id = Number(row.id);
+    const checked = row.worker !== null;
+    if (checked && !(await isGone.gone(String(row.worker), id))) continue;
+    try {
+      if (await endOrphan(db, id, String(row.body), now)) ended.push(id);
+    } finally {
+      if (checked) await isGone.release?.(id);
+    }
   }
   return ended;
+}
+
+/**
+ * Whether a waiting or processing job's worker is gone. `gone` may take the job's liveness lock
+ * (PostgreSQL): `release` lets it go once the job's end is recorded.
+ */
+export interface OrphanCheck {
+  gone(worker: string, jobId: number): boolean | Promise<boolean>;
+  release?(jobId: number): Promise<void>;
+}
+
+/**
+ * Liveness told by the database (PostgreSQL: a session advisory lock per job, held by its server
+ * from before it is recorded until after its end is): a job whose lock anyone can take has no
+ * server, on whichever machine that server ran.
+ */
+export interface StorageJobLiveness extends OrphanCheck {
+  /** taken before the job is recorded; false when it could not be (the job then relies on the host check) */
+  hold(jobId: number): Promise<boolean>;
+  release(jobId: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Records an orphaned job's end; false when it had ended meanwhile. */
+async function endOrphan(db: Database, id: number, text: string, now: Date): Promise<boolean> {
+  const body = JSON.parse(text) as Record<string, unknown>;
+  body.status = 'error';
+  body.endTime = now.toISOString();
+  body.error = { code: 'storage.jobs.orphaned', message: ORPHANED_JOB_MESSAGE };
+  const changed = await db.run(
+    "UPDATE storage_jobs SET status = 'error', body = ?, worker = NULL WHERE id = ? AND status IN ('waiting', 'processing')",
+    [JSON.stringify(body), id],
+  );
+  return changed.changes > 0;
 }

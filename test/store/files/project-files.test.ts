@@ -121,7 +121,7 @@ for (const factory of storeBackends()) {
       const body = (id: number) => JSON.stringify({ id, status: 'processing', error: null });
       await jobs.record(11, body(11), 'processing', 'gone');
       await jobs.record(12, body(12), 'processing', 'alive');
-      const ended = await endOrphanedJobs(opened.backend.db, (worker) => worker === 'gone');
+      const ended = await endOrphanedJobs(opened.backend.db, { gone: (worker) => worker === 'gone' });
       assert.deepEqual(ended, [11]);
       const gone = JSON.parse((await jobs.get(11))!.body) as { status: string; error: { message: string } };
       assert.equal(gone.status, 'error');
