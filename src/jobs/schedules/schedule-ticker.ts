@@ -104,9 +104,12 @@ export class ScheduleTicker {
       }
       if (seen >= tick.getTime()) continue;
       if (now.getTime() - tick.getTime() > graceOf(ticks, tick)) {
-        this.reportMissed(schedule, ticks, seen, tick);
+        this.seen.set(schedule.id, tick.getTime());
+        this.reportMissed(schedule, ticks, seen, tick, true);
         continue;
       }
+      // the latest tick is due; any between it and the last one seen fell while nothing ran
+      this.reportMissed(schedule, ticks, seen, tick, false);
       await this.fire(schedule, tick, await this.options.token(schedule.tokenId), now);
     }
     // forget schedules that are gone
@@ -114,25 +117,35 @@ export class ScheduleTicker {
     for (const id of this.seen.keys()) if (!ids.has(id)) this.seen.delete(id);
   }
 
-  private reportMissed(schedule: ScheduleRecord, ticks: CronTicks, seen: number, latest: Date): void {
-    this.seen.set(schedule.id, latest.getTime());
-    let count = 1;
-    let first = latest;
-    if (Number.isFinite(seen)) {
-      count = 0;
-      for (
-        let t = ticks.nextAfter(new Date(seen));
-        t && t <= latest && count < MISSED_COUNT_CAP;
-        t = ticks.nextAfter(t)
-      ) {
-        if (count === 0) first = t;
-        count++;
-      }
+  /** Logs (once) the ticks after `seen` up to `until` (with it when `inclusive`) that were not fired. */
+  private reportMissed(
+    schedule: ScheduleRecord,
+    ticks: CronTicks,
+    seen: number,
+    until: Date,
+    inclusive: boolean,
+  ): void {
+    let count = 0;
+    let first: Date | undefined;
+    let last: Date | undefined;
+    for (
+      let t = ticks.nextAfter(new Date(seen));
+      t && (t < until || (inclusive && t.getTime() === until.getTime())) && count < MISSED_COUNT_CAP;
+      t = ticks.nextAfter(t)
+    ) {
+      first ??= t;
+      last = t;
+      count++;
     }
-    const next = ticks.nextAfter(latest);
+    if (!first || !last) return;
+    const next = ticks.nextAfter(inclusive ? until : new Date(until.getTime() - 1));
+    const which =
+      count === 1
+        ? `the tick of ${first.toISOString()} was`
+        : `${count >= MISSED_COUNT_CAP ? 'at least ' : ''}${count} ticks from ${first.toISOString()} to ${last.toISOString()} were`;
     this.options.logger.warn(
       { scheduleId: schedule.id, missedTicks: count },
-      `Schedule ${schedule.id} (${displayId(schedule.configurationId)}): ${count === 1 ? `the tick of ${latest.toISOString()} was` : `${count >= MISSED_COUNT_CAP ? 'at least ' : ''}${count} ticks from ${first.toISOString()} to ${latest.toISOString()} were`} missed (no worker ran, or the schedule was disabled); not made up${next ? `, next ${next.toISOString()}` : ''}`,
+      `Schedule ${schedule.id} (${displayId(schedule.configurationId)}): ${which} missed (no worker ran, or the schedule was disabled); not made up${next ? `, next ${next.toISOString()}` : ''}`,
     );
   }
 

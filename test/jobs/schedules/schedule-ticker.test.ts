@@ -111,6 +111,23 @@ describe('schedules fired by tickers', function () {
         assert.equal((await jobsOf()).length, 1);
       });
 
+      it('after a gap, fires the due tick only and logs the ticks between as missed', async () => {
+        await schedule('*/2 * * * * *');
+        const t = ticker();
+        clock = new Date('2030-01-01T00:00:00.300Z');
+        await t.ticker.check();
+        assert.equal((await jobsOf()).length, 1);
+        // nothing ran for 20 s: the tick at 00:20 is due, the nine between were missed
+        clock = new Date('2030-01-01T00:00:20.400Z');
+        await t.ticker.check();
+        assert.equal((await jobsOf()).length, 2, 'one job for the due tick, none for the missed ones');
+        assert.match(
+          t.logger.text(),
+          /9 ticks from 2030-01-01T00:00:02\.000Z to 2030-01-01T00:00:18\.000Z were missed \(no worker ran, or the schedule was disabled\); not made up, next 2030-01-01T00:00:20\.000Z/,
+        );
+        assert.match(t.logger.text(), /fired the tick of 2030-01-01T00:00:20\.000Z/);
+      });
+
       it('a disabled schedule does not fire; one whose target or token is gone stops and says so', async () => {
         const every = await schedule('* * * * * *');
         clock = new Date(Date.now() + 2000);
