@@ -135,6 +135,46 @@ describe('Scheduler API (gex serve)', function () {
     assert.equal(((await call(served.url, token, 'GET', '/schedules')).body as unknown as Json[]).length, before);
   });
 
+  it('gex schedules works against the server as on the embedded store (through its Storage and Scheduler APIs)', async () => {
+    const gex = (...args: string[]) => runGex(['schedules', ...args, '--store', served.url, '--token', token]);
+    const added = await gex('add', target, '--cron', '*/30 * * * *', '--timezone', 'Europe/Prague', '--json');
+    assert.equal(added.code, 0, added.stderr);
+    const schedule = JSON.parse(added.stdout);
+    assert.equal(schedule.state, 'enabled');
+    assert.equal(schedule.target.configurationId, target);
+    assert.ok(schedule.nextRun);
+    const viaApi = (await call(served.url, token, 'GET', `/schedules/${schedule.id}`)).body;
+    assert.deepEqual(viaApi.schedule, { cronTab: '*/30 * * * *', timezone: 'Europe/Prague', state: 'enabled' });
+
+    assert.match((await gex('disable', String(schedule.id))).stdout, new RegExp(`Schedule ${schedule.id} disabled`));
+    assert.equal((await call(served.url, token, 'GET', `/schedules/${schedule.id}`)).body.schedule.state, 'disabled');
+    const listed = await gex('list');
+    assert.match(
+      listed.stdout,
+      new RegExp(`^${schedule.id} {2}"\\*/30 \\* \\* \\* \\*" Europe/Prague {2}disabled {2}ex-generic-v2 `, 'm'),
+    );
+    assert.equal((await gex('enable', String(schedule.id))).code, 0);
+
+    // a target the server refuses: nothing is left behind
+    const configsBefore = (await call(served.url, token, 'GET', SCHEDULER_CONFIGS)).body as unknown as Json[];
+    const refused = await gex('add', 'no-such-config', '--cron', '* * * * *');
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /target\.configurationId: configuration no-such-config of ex-generic-v2 not found/);
+    assert.equal(
+      ((await call(served.url, token, 'GET', SCHEDULER_CONFIGS)).body as unknown as Json[]).length,
+      configsBefore.length,
+    );
+    // checked before anything is sent
+    const badCron = await gex('add', target, '--cron', '99 * * * *');
+    assert.equal(badCron.code, 1);
+    assert.match(badCron.stderr, /schedule\.cronTab/);
+
+    assert.match((await gex('remove', String(schedule.id))).stdout, /removed/);
+    assert.equal((await call(served.url, token, 'GET', `/schedules/${schedule.id}`)).status, 404);
+    const other = await runGex(['schedules', 'list', '--store', served.url, '--token', stranger]);
+    assert.match(other.stdout, /No schedules/);
+  });
+
   it("keeps projects apart and read-only tokens out; another project's schedule is not found", async () => {
     const config = await schedulerConfig(token, every(target));
     const mine = (await call(served.url, token, 'POST', '/schedules', { configurationId: config })).body;

@@ -1,61 +1,51 @@
 import type { Argv } from 'yargs';
-import { UserError } from '../../common/errors.js';
 import { displayId } from '../../common/log-text.js';
 import { fromPlain, type JsonValue } from '../../json/index.js';
 import { cronTicks } from '../../jobs/schedules/cron-tick.js';
-import { activateSchedule, checkTarget } from '../../jobs/schedules/schedule-activation.js';
-import {
-  scheduleConfiguration,
-  scheduleDefinition,
-  SCHEDULER_COMPONENT_ID,
-} from '../../jobs/schedules/schedule-definition.js';
-import type { ScheduleRecord } from '../../jobs/schedules/schedule-repository.js';
-import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
+import { scheduleConfiguration, scheduleDefinition } from '../../jobs/schedules/schedule-definition.js';
 import { GENERIC_EXTRACTOR_ID } from '../builtin-components.js';
 import { runCliAction } from '../command-runner.js';
-import { withEmbeddedBackend } from '../embedded-only.js';
+import { EmbeddedSchedules } from '../schedules/embedded-schedules.js';
+import { RemoteSchedules } from '../schedules/remote-schedules.js';
+import type { SchedulesBackend, ScheduleView } from '../schedules/schedules-backend.js';
 import { fields, print, rowIdsOption, say } from '../store-command.js';
+import { openStoreFromArgs, storeOptions, type StoreArgs } from '../store-options.js';
 
-interface SchedulesArgs {
-  store?: string;
-  project?: string;
+interface SchedulesArgs extends StoreArgs {
   json: boolean;
 }
 
-const REFUSAL = 'gex schedules works on the embedded store (a server is driven through its Scheduler API)';
-
-function onSchedules(args: SchedulesArgs, work: (backend: EmbeddedBackend) => Promise<void>): Promise<void> {
-  return runCliAction(() => withEmbeddedBackend(args.store, REFUSAL, work, { mustExist: true }));
+/** Runs `work` with the schedules of the store the arguments name: the embedded store, or a server's APIs. */
+function onSchedules(args: SchedulesArgs, work: (schedules: SchedulesBackend) => Promise<void>): Promise<void> {
+  return runCliAction(async (logger) => {
+    const opened = await openStoreFromArgs(args, logger, { mustExist: true });
+    try {
+      const schedules =
+        opened.kind === 'remote'
+          ? await RemoteSchedules.open(
+              opened.location,
+              args.token ?? process.env.KBC_TOKEN,
+              opened.store,
+              process.env,
+              logger,
+            )
+          : await EmbeddedSchedules.open(opened.backend, args.project);
+      await work(schedules);
+    } finally {
+      await opened.close();
+    }
+  });
 }
 
-function scheduleId(value: unknown): number {
-  const text = String(value);
-  if (!/^\d{1,15}$/.test(text))
-    throw new UserError(
-      'GEX_CLI_USAGE',
-      `A schedule id is a number (gex schedules list shows them), got ${displayId(text.slice(0, 40))}`,
-    );
-  return Number(text);
-}
-
-async function scheduleOf(backend: EmbeddedBackend, args: SchedulesArgs, id: number) {
-  const store = await backend.localSession(args.project);
-  const token = await store.verifyToken();
-  const schedules = backend.schedules();
-  const schedule = await schedules.get(token.projectId, id);
-  if (!schedule) throw new UserError('GEX_STORE_NOT_FOUND', `Schedule ${id} not found (gex schedules list shows them)`);
-  return { store, token, schedules, schedule };
-}
-
-/** What `list` shows of a schedule: its definition, whether and when it fires next, its last job. */
-function describe(schedule: ScheduleRecord, now: Date, lastJob: { id: number; status: string } | undefined) {
+/** What `list` and `--json` show of a schedule: its definition, whether and when it fires next, its last job. */
+function describe(schedule: ScheduleView, now: Date) {
   const { definition } = schedule;
   const next =
     schedule.stopped === null && definition.state === 'enabled'
       ? (cronTicks(definition.cronTab, definition.timezone).nextAfter(now)?.toISOString() ?? null)
       : null;
   return fields({
-    id: schedule.id,
+    id: Number(schedule.id),
     configurationId: schedule.configurationId,
     cronTab: definition.cronTab,
     timezone: definition.timezone,
@@ -63,39 +53,40 @@ function describe(schedule: ScheduleRecord, now: Date, lastJob: { id: number; st
     stoppedBecause: schedule.stopped,
     target: fromPlain(definition.target),
     nextRun: next,
-    lastJob: lastJob ? fields({ id: lastJob.id, status: lastJob.status }) : null,
+    lastJob: schedule.lastJob ? fields({ id: Number(schedule.lastJob.id), status: schedule.lastJob.status }) : null,
   });
 }
 
-/** Sets a schedule's state: a new version of its configuration, activated in place (same id). */
-async function setState(
-  backend: EmbeddedBackend,
-  args: SchedulesArgs & { id: unknown },
-  state: 'enabled' | 'disabled',
-) {
-  const { store, token, schedules, schedule } = await scheduleOf(backend, args, scheduleId(args.id));
-  const current = await store.getConfiguration(SCHEDULER_COMPONENT_ID, schedule.configurationId);
-  const definition = { ...scheduleDefinition(current.configuration), state };
-  await store.updateConfiguration(SCHEDULER_COMPONENT_ID, schedule.configurationId, {
-    configuration: fromPlain(scheduleConfiguration(definition)),
-    changeDescription: `Schedule ${state}`,
-  });
-  await activateSchedule(store, token, schedules, schedule.configurationId);
-  say(`Schedule ${schedule.id} ${state}`);
+function line(schedule: ScheduleView, now: Date): string {
+  const row = describe(schedule, now);
+  const get = (key: string): JsonValue | undefined => row.get(key);
+  const { target } = schedule.definition;
+  const last = schedule.lastJob ? `job ${schedule.lastJob.id} ${schedule.lastJob.status}` : 'none';
+  return (
+    `${schedule.id}  ${displayId(schedule.definition.cronTab)} ${schedule.definition.timezone}  ${String(get('state'))}  ` +
+    `${displayId(target.componentId)} ${displayId(target.configurationId)}  next ${String(get('nextRun') ?? '-')}  last ${last}` +
+    (schedule.stopped ? `  (stopped: ${schedule.stopped})` : '')
+  );
 }
 
-/** `gex schedules add|list|enable|disable|remove`: configurations run on a cron (docs/jobs.md#schedules). */
+function setState(args: SchedulesArgs & { id: string }, state: 'enabled' | 'disabled'): Promise<void> {
+  return onSchedules(args, async (schedules) => {
+    const schedule = await schedules.setState(args.id, state);
+    if (args.json) return print(describe(schedule, new Date()));
+    say(`Schedule ${schedule.id} ${state}`);
+  });
+}
+
+/**
+ * `gex schedules add|list|enable|disable|remove`: configurations run on a cron (docs/jobs.md#schedules),
+ * on the embedded store or through a server's Storage and Scheduler APIs.
+ */
 export function schedulesCommand(yargs: Argv): Argv {
   return yargs.command(
     'schedules <action>',
-    'Run configurations on a cron: schedules fired by gex serve --workers N or gex worker (docs/jobs.md#schedules)',
+    'Run configurations on a cron: schedules fired by gex serve or gex worker (docs/jobs.md#schedules)',
     (y) =>
-      y
-        .option('store', {
-          type: 'string',
-          describe: 'the embedded store: a SQLite file or a postgres:// URL ($GEX_STORE, else gex-store.sqlite)',
-        })
-        .option('project', { type: 'string', describe: 'project of the embedded store (default: "default")' })
+      storeOptions(y)
         .option('json', { type: 'boolean', default: false, describe: 'print JSON' })
         .example("$0 schedules add shop --cron '0 * * * *'", 'run configuration shop every hour (UTC)')
         .example("$0 schedules add shop --cron '30 6 * * 1-5' --timezone Europe/Prague", 'weekdays at 6:30 in Prague')
@@ -121,30 +112,27 @@ export function schedulesCommand(yargs: Argv): Argv {
               'run only these rows',
             ),
           (args) =>
-            onSchedules(args, async (backend) => {
-              const store = await backend.localSession(args.project);
-              const token = await store.verifyToken();
-              const body = scheduleConfiguration({
-                cronTab: args.cron,
-                timezone: args.timezone,
-                state: args.disabled ? 'disabled' : 'enabled',
-                target: {
-                  componentId: args.component,
-                  configurationId: args['config-id'],
-                  configurationRowIds: args['row-id'] ?? [],
-                  mode: 'run',
-                },
-              });
-              // checked before anything is stored: a refused schedule leaves no configuration behind
-              const definition = scheduleDefinition(fromPlain(body));
-              await checkTarget(definition, token, store);
-              const configuration = await store.createConfiguration(SCHEDULER_COMPONENT_ID, {
-                name: `Schedule of ${args['config-id']}`.slice(0, 256),
-                configuration: fromPlain(body),
-              });
-              const schedule = await activateSchedule(store, token, backend.schedules(), configuration.id);
-              const next = cronTicks(definition.cronTab, definition.timezone).nextAfter(new Date());
-              if (args.json) return print(describe(schedule, new Date(), undefined));
+            onSchedules(args, async (schedules) => {
+              // the schedule's own fields are checked before anything is stored or sent
+              const definition = scheduleDefinition(
+                fromPlain(
+                  scheduleConfiguration({
+                    cronTab: args.cron,
+                    timezone: args.timezone,
+                    state: args.disabled ? 'disabled' : 'enabled',
+                    target: {
+                      componentId: args.component,
+                      configurationId: args['config-id'],
+                      configurationRowIds: args['row-id'] ?? [],
+                      mode: 'run',
+                    },
+                  }),
+                ),
+              );
+              const schedule = await schedules.add(definition, `Schedule of ${args['config-id']}`.slice(0, 256));
+              const now = new Date();
+              if (args.json) return print(describe(schedule, now));
+              const next = cronTicks(definition.cronTab, definition.timezone).nextAfter(now);
               say(
                 `Schedule ${schedule.id} added: ${displayId(definition.cronTab)} (${definition.timezone}) runs ${displayId(args.component)} ${displayId(args['config-id'])}` +
                   (definition.state === 'enabled' ? `; next run ${next?.toISOString() ?? 'never'}` : '; disabled'),
@@ -156,58 +144,34 @@ export function schedulesCommand(yargs: Argv): Argv {
           "List the project's schedules: cron, state, next run, last job",
           (c) => c,
           (args) =>
-            onSchedules(args, async (backend) => {
-              const store = await backend.localSession(args.project);
-              const token = await store.verifyToken();
-              const schedules = backend.schedules();
-              const list = await schedules.list(token.projectId);
-              const executions = await schedules.executions(list.map((s) => s.id));
-              const lastIds = list.map((s) => executions.get(s.id)?.[0]?.jobId).filter((id) => id !== undefined);
-              const statuses = await backend.queueJobs().statuses(lastIds);
+            onSchedules(args, async (schedules) => {
+              const list = await schedules.list();
               const now = new Date();
-              const rows = list.map((s) => {
-                const last = executions.get(s.id)?.[0];
-                return describe(s, now, last && { id: last.jobId, status: statuses.get(last.jobId) ?? 'deleted' });
-              });
-              if (args.json) return print(rows);
-              if (rows.length === 0) return say('No schedules (gex schedules add CONFIG --cron …)');
-              for (const row of rows) {
-                const get = (key: string): JsonValue | undefined => row.get(key);
-                const last = get('lastJob');
-                const lastText =
-                  last instanceof Map ? `job ${String(last.get('id'))} ${String(last.get('status'))}` : 'none';
-                const target = get('target') as Map<string, JsonValue>;
-                say(
-                  `${String(get('id'))}  ${displayId(String(get('cronTab')))} ${String(get('timezone'))}  ${String(get('state'))}  ` +
-                    `${displayId(String(target.get('componentId')))} ${displayId(String(target.get('configurationId')))}  ` +
-                    `next ${String(get('nextRun') ?? '-')}  last ${lastText}` +
-                    (get('stoppedBecause') ? `  (stopped: ${String(get('stoppedBecause'))})` : ''),
-                );
-              }
+              if (args.json) return print(list.map((s) => describe(s, now)));
+              if (list.length === 0) return say('No schedules (gex schedules add CONFIG --cron …)');
+              for (const schedule of list) say(line(schedule, now));
             }),
         )
         .command(
           'enable <id>',
           'Fire a schedule again (ticks while it was disabled are not made up)',
           (c) => c.positional('id', { type: 'string', demandOption: true }),
-          (args) => onSchedules(args, (backend) => setState(backend, args, 'enabled')),
+          (args) => setState(args, 'enabled'),
         )
         .command(
           'disable <id>',
           'Stop firing a schedule (kept; enable it again later)',
           (c) => c.positional('id', { type: 'string', demandOption: true }),
-          (args) => onSchedules(args, (backend) => setState(backend, args, 'disabled')),
+          (args) => setState(args, 'disabled'),
         )
         .command(
           'remove <id>',
           'Delete a schedule and its keboola.scheduler configuration (jobs it created stay)',
           (c) => c.positional('id', { type: 'string', demandOption: true }),
           (args) =>
-            onSchedules(args, async (backend) => {
-              const { store, token, schedules, schedule } = await scheduleOf(backend, args, scheduleId(args.id));
-              await schedules.remove(token.projectId, schedule.id);
-              await store.deleteConfiguration(SCHEDULER_COMPONENT_ID, schedule.configurationId).catch(() => undefined);
-              say(`Schedule ${schedule.id} removed`);
+            onSchedules(args, async (schedules) => {
+              await schedules.remove(args.id);
+              say(`Schedule ${args.id} removed`);
             }),
         )
         .demandCommand(1, 'Name an action: add, list, enable, disable or remove'),

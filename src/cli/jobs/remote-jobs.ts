@@ -1,14 +1,13 @@
 import { UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../../json/index.js';
-import { INTERACTIVE_STORE_RETRY, retrySettingsFromEnv } from '../../store/remote/retry-budget.js';
-import { StorageApiClient, type Query } from '../../store/remote/storage-api-client.js';
+import type { StorageApiClient, Query } from '../../store/remote/storage-api-client.js';
+import { openService } from '../remote-service.js';
 import { StoreError } from '../../store/store-error.js';
 import { notFound, type JobFilter, type JobRequest, type JobsBackend } from './jobs-backend.js';
 import { jobView, type JobView, type LogLine } from './job-view.js';
 
 /** Answers larger than these are refused, not held in memory. */
-const MAX_INDEX_BYTES = 1024 * 1024;
 const MAX_JOBS_BYTES = 16 * 1024 * 1024;
 /** events per request: the events route's maximum (a page is at most ~9 MB: lines are at most 8 KiB) */
 const EVENTS_PAGE = 1000;
@@ -18,7 +17,6 @@ const MAX_LOG_LINES = 20_000;
 const NOT_SENT = 'far more than a job list or log takes: not read';
 const JOBS_LIMIT = { maxBytes: MAX_JOBS_BYTES, tooLargeHint: NOT_SENT };
 const EVENTS_LIMIT = { maxBytes: MAX_EVENTS_BYTES, tooLargeHint: NOT_SENT };
-const INDEX_LIMIT = { maxBytes: MAX_INDEX_BYTES, tooLargeHint: NOT_SENT };
 const LEVELS: Record<string, string> = { info: 'info', warn: 'warning', warning: 'warning', error: 'error' };
 
 /**
@@ -33,50 +31,8 @@ export async function openRemoteJobs(
   env: NodeJS.ProcessEnv,
   logger?: Logger,
 ): Promise<JobsBackend> {
-  if (!token)
-    throw new UserError(
-      'GEX_STORE_TOKEN_INVALID',
-      `A token is needed for the Storage API at ${url}: set KBC_TOKEN or pass --token`,
-    );
-  // a person is waiting: a server that does not answer fails within seconds, not minutes
-  const retry = retrySettingsFromEnv(INTERACTIVE_STORE_RETRY, env);
-  const storage = new StorageApiClient({ url, token, retry, logger });
-  const index = await storage.call('GET', '', undefined, { exclude: 'components' }, INDEX_LIMIT);
-  const services = isJsonObject(index) ? index.get('services') : undefined;
-  const queue = Array.isArray(services)
-    ? services.find((s) => isJsonObject(s) && s.get('id') === 'queue' && typeof s.get('url') === 'string')
-    : undefined;
-  if (!isJsonObject(queue))
-    throw new UserError(
-      'GEX_STORAGE_API_REFUSED',
-      `The Storage API at ${url} lists no Job Queue in its index (services: queue); a gex serve lists its own.`,
-    );
-  const queueUrl = queueAddress(url, String(queue.get('url')));
-  const api = new StorageApiClient({
-    url: queueUrl,
-    token,
-    retry,
-    logger,
-    service: { name: 'Job Queue API', path: '' },
-  });
-  return new RemoteJobs(storage, api, url);
-}
-
-/** The queue's address from the index: http(s) only, and not plain http behind an https Storage API. */
-function queueAddress(storageUrl: string, text: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(text);
-  } catch {
-    parsed = new URL('invalid:');
-  }
-  const downgrade = parsed.protocol === 'http:' && new URL(storageUrl).protocol === 'https:';
-  if ((parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || downgrade || parsed.username || parsed.password)
-    throw new UserError(
-      'GEX_STORAGE_API_REFUSED',
-      `The Storage API at ${storageUrl} names as its Job Queue ${JSON.stringify(text.slice(0, 200))}: not an http(s) address gex sends the token to.`,
-    );
-  return parsed.toString().replace(/\/+$/, '');
+  const { storage, service } = await openService(url, token, env, { id: 'queue', name: 'Job Queue API' }, logger);
+  return new RemoteJobs(storage, service, url);
 }
 
 class RemoteJobs implements JobsBackend {

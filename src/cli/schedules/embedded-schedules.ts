@@ -1,0 +1,92 @@
+import { UserError } from '../../common/errors.js';
+import { fromPlain } from '../../json/index.js';
+import { activateSchedule, checkTarget } from '../../jobs/schedules/schedule-activation.js';
+import {
+  scheduleConfiguration,
+  scheduleDefinition,
+  SCHEDULER_COMPONENT_ID,
+  type ScheduleDefinition,
+} from '../../jobs/schedules/schedule-definition.js';
+import type { ScheduleRecord } from '../../jobs/schedules/schedule-repository.js';
+import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
+import type { EmbeddedConfigStore } from '../../store/embedded/embedded-config-store.js';
+import type { TokenInfo } from '../../store/types.js';
+import { scheduleIdArg, type SchedulesBackend, type ScheduleView } from './schedules-backend.js';
+
+/** The schedules of a project of the embedded store, through its internal token. */
+export class EmbeddedSchedules implements SchedulesBackend {
+  private constructor(
+    private readonly backend: EmbeddedBackend,
+    private readonly store: EmbeddedConfigStore,
+    private readonly token: TokenInfo,
+  ) {}
+
+  static async open(backend: EmbeddedBackend, project?: string): Promise<EmbeddedSchedules> {
+    const store = await backend.localSession(project);
+    return new EmbeddedSchedules(backend, store, await store.verifyToken());
+  }
+
+  private get schedules() {
+    return this.backend.schedules();
+  }
+
+  private async views(records: ScheduleRecord[]): Promise<ScheduleView[]> {
+    const executions = await this.schedules.executions(records.map((s) => s.id));
+    const lastIds = records.map((s) => executions.get(s.id)?.[0]?.jobId).filter((id) => id !== undefined);
+    const statuses = await this.backend.queueJobs().statuses(lastIds);
+    return records.map((s) => {
+      const last = executions.get(s.id)?.[0];
+      return {
+        id: String(s.id),
+        configurationId: s.configurationId,
+        definition: s.definition,
+        stopped: s.stopped,
+        lastJob: last ? { id: String(last.jobId), status: statuses.get(last.jobId) ?? 'deleted' } : null,
+      };
+    });
+  }
+
+  private async record(id: string): Promise<ScheduleRecord> {
+    const schedule = await this.schedules.get(this.token.projectId, Number(scheduleIdArg(id)));
+    if (!schedule)
+      throw new UserError('GEX_STORE_NOT_FOUND', `Schedule ${id} not found (gex schedules list shows them)`);
+    return schedule;
+  }
+
+  async add(definition: ScheduleDefinition, name: string): Promise<ScheduleView> {
+    // checked before anything is stored: a refused schedule leaves no configuration behind
+    await checkTarget(definition, this.token, this.store);
+    const configuration = await this.store.createConfiguration(SCHEDULER_COMPONENT_ID, {
+      name,
+      configuration: fromPlain(scheduleConfiguration(definition)),
+    });
+    const schedule = await activateSchedule(this.store, this.token, this.schedules, configuration.id);
+    return (await this.views([schedule]))[0];
+  }
+
+  async list(): Promise<ScheduleView[]> {
+    return this.views(await this.schedules.list(this.token.projectId));
+  }
+
+  async setState(id: string, state: 'enabled' | 'disabled'): Promise<ScheduleView> {
+    const schedule = await this.record(id);
+    const current = await this.store.getConfiguration(SCHEDULER_COMPONENT_ID, schedule.configurationId);
+    const definition = { ...scheduleDefinition(current.configuration), state };
+    await this.store.updateConfiguration(SCHEDULER_COMPONENT_ID, schedule.configurationId, {
+      configuration: fromPlain(scheduleConfiguration(definition)),
+      changeDescription: `Schedule ${state}`,
+    });
+    const activated = await activateSchedule(this.store, this.token, this.schedules, schedule.configurationId);
+    return (await this.views([activated]))[0];
+  }
+
+  async remove(id: string): Promise<void> {
+    const schedule = await this.record(id);
+    await this.schedules.remove(this.token.projectId, schedule.id);
+    await this.store.deleteConfiguration(SCHEDULER_COMPONENT_ID, schedule.configurationId).catch(() => undefined);
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
