@@ -235,11 +235,9 @@ export class ProjectFiles {
   content(file: StoredFile): Readable {
     const { db } = this;
     const size = file.sizeBytes ?? 0;
+    const sql = 'SELECT bytes FROM storage_file_chunks WHERE file_id = ? AND seq = ?';
     const fetch = (seq: number) => {
-      const row = db.get<{ bytes: Buffer }>('SELECT bytes FROM storage_file_chunks WHERE file_id = ? AND seq = ?', [
-        file.id,
-        seq,
-      ]);
+      const row = db.get<{ bytes: Buffer }>(sql, [file.id, seq]).then((r) => r?.bytes);
       row.catch(() => undefined); // awaited below; a reader gone early leaves it unread
       return row;
     };
@@ -248,14 +246,23 @@ export class ProjectFiles {
       // the next chunk is read from the database while this one is sent
       let next = fetch(0);
       for (let seq = 0; read < size; seq++) {
-        const row = await next;
-        if (!row) throw fileNotFound(file.id); // deleted (or expired and purged) while it was read
-        read += row.bytes.length;
+        const bytes = await next;
+        if (!bytes) throw fileNotFound(file.id); // deleted (or expired and purged) while it was read
+        read += bytes.length;
         if (read < size) next = fetch(seq + 1);
-        yield row.bytes;
+        yield bytes;
       }
     }
     return Readable.from(chunks(), { objectMode: false, highWaterMark: CHUNK_BYTES });
+  }
+
+  /**
+   * Whether `content` can be read while a transaction of the same store is open: on PostgreSQL the
+   * chunks are read on another pooled connection; SQLite's one connection would make the read wait
+   * for the transaction that waits for it.
+   */
+  get readableInTransactions(): boolean {
+    return this.db.dialect.name !== 'sqlite';
   }
 
   /** Deletes the project's files past their expiry with their chunks. */
