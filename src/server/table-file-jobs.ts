@@ -9,13 +9,14 @@ import { displayId, displayText } from '../common/log-text.js';
 import type { ProjectFiles, StoredFile } from '../store/files/project-files.js';
 import { streamCsv } from '../store/table-csv.js';
 import { embeddedTableSource } from '../store/table-source.js';
-import { readCsvHeader, type ProjectTables, type TableQuery } from '../store/tables/index.js';
+import { readCsvHeader, type CsvSource, type ProjectTables, type TableQuery } from '../store/tables/index.js';
 import type { JobOutcome } from './storage-job-runner.js';
 
 /**
- * The work of the File Storage jobs (docs/storage-api.md#jobs): a stored file is copied to a
- * temporary file chunk by chunk and loaded as `gex run` loads a table (ProjectTables.load: one
- * transaction, the table as it was when anything fails); an export writes the table's CSV to a
+ * The work of the File Storage jobs (docs/storage-api.md#jobs): a stored file is loaded as `gex run`
+ * loads a table (ProjectTables.load: one transaction, the table as it was when anything fails),
+ * read straight from its stored chunks on PostgreSQL, copied to a temporary file first on SQLite
+ * (whose one connection is the load's until it ends); an export writes the table's CSV to a
  * temporary file and stores it as a new file. Memory stays bounded whatever the sizes.
  */
 
@@ -48,6 +49,16 @@ async function withTempDir<T>(work: (dir: string) => Promise<T>): Promise<T> {
   }
 }
 
+/** `work` given the file's CSV: its stored chunks as they are read, or a temporary copy where they cannot be. */
+async function withCsv<T>(files: ProjectFiles, file: StoredFile, work: (csv: CsvSource) => Promise<T>): Promise<T> {
+  if (files.readableInTransactions) return work(() => files.content(file));
+  return withTempDir(async (dir) => {
+    const csv = path.join(dir, `file-${file.id}.csv`);
+    await pipeline(files.content(file), createWriteStream(csv, { flags: 'wx' }));
+    return work(csv);
+  });
+}
+
 async function tableExists(tables: ProjectTables, tableId: string): Promise<boolean> {
   try {
     await tables.table(tableId);
@@ -77,9 +88,7 @@ export async function importFile(tables: ProjectTables, files: ProjectFiles, inp
         `The table ${displayId(tableId)} has primary key ${keyText(table.primaryKey)}; the import asks for key ${keyText(input.primaryKey)}.`,
       );
   }
-  return withTempDir(async (dir) => {
-    const csv = path.join(dir, `file-${file.id}.csv`);
-    await pipeline(files.content(file), createWriteStream(csv, { flags: 'wx' }));
+  return withCsv(files, file, async (csv) => {
     const delimiter = typeof input.manifest.delimiter === 'string' ? input.manifest.delimiter : ',';
     const enclosure = typeof input.manifest.enclosure === 'string' ? input.manifest.enclosure : '"';
     let imported = input.columns ? [...input.columns] : null;
@@ -103,7 +112,7 @@ export async function importFile(tables: ProjectTables, files: ProjectFiles, inp
       ...(input.withoutHeaders ? { columns: imported } : {}),
       ...(newKey.length > 0 ? { primary_key: [...newKey] } : {}),
     };
-    const loaded = await tables.load(csv, manifest);
+    const loaded = await tables.loadFrom(csv, `file-${file.id}.csv`, manifest);
     const table = await tables.table(tableId);
     return {
       results: {

@@ -4,6 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { CHUNK_BYTES } from '../../src/store/files/project-files.js';
 import { ProjectTables } from '../../src/store/tables/index.js';
 import {
   describeEachBackend,
@@ -527,5 +528,39 @@ describeEachBackend('server: File Storage and table imports/exports', (backend) 
   it('names gex as the file storage provider in the token detail', async () => {
     const res = await server().get(`${S}/tokens/verify`, { token });
     assert.equal(res.body.owner.fileStorageProvider, 'gex');
+  });
+});
+
+describeEachBackend('server: imports of files of several stored chunks', (backend) => {
+  const big = useTestServer({ backend, fileLimit: 4 * CHUNK_BYTES });
+  let token: string;
+
+  beforeEach(async () => {
+    token = await big().createToken({ project: 'files-big' });
+    projectToken = token;
+  });
+
+  it('imports a file of several stored chunks, and names the line of a NUL found in a later chunk', async () => {
+    await big().post(`${S}/buckets`, { token, json: { name: 'b', stage: 'in' } });
+    // ~1.6 MB: two stored chunks, read one after the other by the import (PostgreSQL: straight into the load)
+    const lines = Array.from({ length: 50_000 }, (_, i) => `${i},value number ${i} of the file\n`);
+    const whole = await upload(big(), `id,v\n${lines.join('')}`, 'big.csv');
+    const created = await submit(big(), `${S}/buckets/in.c-b/tables-async`, { name: 't', dataFileId: whole }, token);
+    assert.equal(created.status, 'success', JSON.stringify(created.error));
+    assert.equal(created.results.totalRowsCount, 50_000);
+
+    lines[45_000] = '45000,a \0 in the second chunk\n';
+    const withNul = await upload(big(), `id,v\n${lines.join('')}`, 'nul.csv');
+    const refused = await submit(
+      big(),
+      `${S}/tables/in.c-b.t/import-async`,
+      { dataFileId: withNul, incremental: 1 },
+      token,
+    );
+    assert.equal(refused.status, 'error');
+    // row 45000 is line 45002: the header is line 1
+    assert.match(refused.error.message, /line 45002: a value contains a NUL character/);
+    const table = await big().get(`${S}/tables/in.c-b.t`, { token });
+    assert.equal(table.body.rowsCount, 50_000, 'the failed import changed nothing');
   });
 });

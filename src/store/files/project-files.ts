@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { Readable } from 'node:stream';
+import { setImmediate } from 'node:timers/promises';
 import { displayId } from '../../common/log-text.js';
 import type { Database, SqlExecutor } from '../sql/database.js';
 import { StoreError } from '../store-error.js';
@@ -51,6 +52,11 @@ export const MAX_TAG = 1000;
 export const MAX_TAGS = 100;
 /** Most files one list answers (Keboola's limit). */
 export const MAX_LIST_LIMIT = 1000;
+/**
+ * Connections a pool needs for imports to read a file's chunks beside their load's transaction: a
+ * server runs two storage jobs at once, each holding one connection for its load and one for reads.
+ */
+export const POOL_FOR_READS_IN_TRANSACTIONS = 4;
 /** Files read from the database at a time by a list. */
 const LIST_PAGE = 500;
 
@@ -235,11 +241,9 @@ export class ProjectFiles {
   content(file: StoredFile): Readable {
     const { db } = this;
     const size = file.sizeBytes ?? 0;
+    const sql = 'SELECT bytes FROM storage_file_chunks WHERE file_id = ? AND seq = ?';
     const fetch = (seq: number) => {
-      const row = db.get<{ bytes: Buffer }>('SELECT bytes FROM storage_file_chunks WHERE file_id = ? AND seq = ?', [
-        file.id,
-        seq,
-      ]);
+      const row = db.get<{ bytes: Buffer }>(sql, [file.id, seq]).then((r) => r?.bytes);
       row.catch(() => undefined); // awaited below; a reader gone early leaves it unread
       return row;
     };
@@ -248,14 +252,27 @@ export class ProjectFiles {
       // the next chunk is read from the database while this one is sent
       let next = fetch(0);
       for (let seq = 0; read < size; seq++) {
-        const row = await next;
-        if (!row) throw fileNotFound(file.id); // deleted (or expired and purged) while it was read
-        read += row.bytes.length;
+        const bytes = await next;
+        if (!bytes) throw fileNotFound(file.id); // deleted (or expired and purged) while it was read
+        read += bytes.length;
         if (read < size) next = fetch(seq + 1);
-        yield row.bytes;
+        // a chunk read ahead is ready at once: without this the consumer (a load) would run chunk
+        // after chunk in microtasks and starve the server's other requests until it ends
+        await setImmediate();
+        yield bytes;
       }
     }
     return Readable.from(chunks(), { objectMode: false, highWaterMark: CHUNK_BYTES });
+  }
+
+  /**
+   * Whether `content` can be read while a transaction of the same store is open: on PostgreSQL the
+   * chunks are read on another pooled connection, if the pool has one for every running job's reads
+   * besides its load's; SQLite's one connection would make the read wait for the transaction that
+   * waits for it.
+   */
+  get readableInTransactions(): boolean {
+    return (this.db.poolSize ?? 0) >= POOL_FOR_READS_IN_TRANSACTIONS;
   }
 
   /** Deletes the project's files past their expiry with their chunks. */

@@ -89,6 +89,8 @@ export interface Database extends SqlExecutor {
    * an older gex kept them; absent on SQLite, whose file is the store's alone.
    */
   storeSchema?(): Promise<StoreSchema>;
+  /** PostgreSQL: the most connections this process opens at once (its pool); absent on SQLite. */
+  readonly poolSize?: number;
   /**
    * SQLite: a connection of its own to the same file, for long work (a Storage job's load) that
    * must not hold this connection's queue — other requests keep being answered meanwhile (WAL

@@ -92,6 +92,10 @@ export class PostgresDatabase implements Database {
     this.statementTimeoutMs = this.settings.statementTimeoutMs;
   }
 
+  get poolSize(): number {
+    return this.settings.poolSize;
+  }
+
   /**
    * The schema of the store's own tables (store-schema.ts), found on first use from what the
    * URL's own session selects (one short connection). The pool is made then: every connection of

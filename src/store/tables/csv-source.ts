@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
 import { UserError } from '../../common/errors.js';
 import { displayId, displayText } from '../../common/log-text.js';
 import { CsvScanner } from './csv-scanner.js';
@@ -24,6 +25,14 @@ export interface CsvOptions {
    */
   readonly records?: 'values' | 'text';
 }
+
+/**
+ * Where a CSV comes from: a file's path, or a function that opens its bytes from the start (e.g.
+ * a stored file's chunks, read as they are consumed) — opened again only to find the line of an error.
+ */
+export type CsvSource = string | (() => Readable);
+
+const openSource = (source: CsvSource): Readable => (typeof source === 'string' ? createReadStream(source) : source());
 
 /** Checks a table's column list: names usable, none twice, not too many. */
 export function checkColumns(columns: readonly string[], where: string): void {
@@ -56,7 +65,7 @@ export function checkColumns(columns: readonly string[], where: string): void {
  * cannot hold it; refused on SQLite too, so that a file loads the same everywhere).
  */
 export async function* readCsvBatches(
-  file: string,
+  file: CsvSource,
   options: CsvOptions,
   batchSize: number,
 ): AsyncGenerator<{ columns: string[] } | { rows: string[][] } | { texts: string[] }> {
@@ -97,7 +106,7 @@ export async function* readCsvBatches(
   const decoder = new TextDecoder('utf-8');
   let offset = 0;
   let headerYielded = !headerFromFile;
-  const stream = createReadStream(file);
+  const stream = openSource(file);
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       const nul = chunk.indexOf(0);
@@ -140,18 +149,27 @@ export async function* readCsvBatches(
 }
 
 /** The line (1-based) of byte `offset` of the file: the line breaks before it, counted. */
-async function lineAt(file: string, offset: number): Promise<number> {
+async function lineAt(file: CsvSource, offset: number): Promise<number> {
   let line = 1;
+  let read = 0;
   if (offset === 0) return line;
-  for await (const chunk of createReadStream(file, { end: offset - 1 }) as AsyncIterable<Buffer>) {
-    for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) line++;
+  const stream = typeof file === 'string' ? createReadStream(file, { end: offset - 1 }) : file();
+  try {
+    for await (const piece of stream as AsyncIterable<Buffer>) {
+      const chunk = read + piece.length > offset ? piece.subarray(0, offset - read) : piece;
+      read += chunk.length;
+      for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) line++;
+      if (read >= offset) break;
+    }
+  } finally {
+    stream.destroy();
   }
   return line;
 }
 
 /** The header row of a CSV file with one (e.g. to compare it with an output mapping's columns); [] for an empty file. */
 export async function readCsvHeader(
-  file: string,
+  file: CsvSource,
   options: Pick<CsvOptions, 'label' | 'delimiter' | 'enclosure'>,
 ): Promise<string[]> {
   const batches = readCsvBatches(file, { ...options, columns: null }, 1);

@@ -9,7 +9,7 @@ export {
   type TablePreview,
 } from './project-tables.js';
 export { parseLoadManifest, type LoadManifest } from './manifest.js';
-export { readCsvHeader } from './csv-source.js';
+export { readCsvHeader, type CsvSource } from './csv-source.js';
 export { checkBucketId, parseTableId, tableIdText, type TableId } from './table-id.js';
 export { MAX_WHERE_VALUES, type TableQuery } from './table-query.js';
 export { parseChangedSince, storedMoment } from './moments.js';

@@ -7,6 +7,7 @@ import type { Database, Dialect } from '../sql/database.js';
 import { createBucket } from './bucket-creation.js';
 import { Catalog, qualifiedName, type CatalogBucket, type CatalogTable } from './catalog.js';
 import { BucketExists, BucketNotEmpty, BucketNotFound, TableNotFound } from './errors.js';
+import type { CsvSource } from './csv-source.js';
 import { parseLoadManifest } from './manifest.js';
 import { quoteIdentifier } from './physical-names.js';
 import { compileQuery, readPages, type TableQuery } from './table-query.js';
@@ -69,7 +70,20 @@ export class ProjectTables {
    * `defaultDestination` is used when the manifest names none.
    */
   async load(file: string, manifest: unknown, defaultDestination?: string): Promise<LoadResult> {
-    const label = path.basename(file);
+    return this.loadFrom(file, path.basename(file), manifest, defaultDestination);
+  }
+
+  /**
+   * Loads a CSV from `source` (a path, or a function opening a stream of its bytes), named `label`
+   * in errors, as `load` does: one transaction. A stream that fails fails the load.
+   */
+  async loadFrom(
+    source: CsvSource,
+    label: string,
+    manifest: unknown,
+    defaultDestination?: string,
+  ): Promise<LoadResult> {
+    const file = source;
     const parsed = parseLoadManifest(manifest, `${label}.manifest`, defaultDestination);
     return this.db.transaction(
       (tx) =>

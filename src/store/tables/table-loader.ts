@@ -3,7 +3,7 @@ import { displayId, displayText } from '../../common/log-text.js';
 import { timestamp } from '../identifiers.js';
 import type { Dialect, TransactionExecutor } from '../sql/database.js';
 import { Catalog, qualifiedName, type CatalogTable, type StoredColumn } from './catalog.js';
-import { readCsvBatches } from './csv-source.js';
+import { readCsvBatches, type CsvSource } from './csv-source.js';
 import type { LoadManifest } from './manifest.js';
 import { createBucket } from './bucket-creation.js';
 import { physicalColumnName, physicalTableName, quoteIdentifier, TIMESTAMP_COLUMN } from './physical-names.js';
@@ -26,7 +26,7 @@ export interface LoadResult {
 }
 
 export interface LoadInput {
-  readonly file: string;
+  readonly file: CsvSource;
   /** the file as errors name it */
   readonly label: string;
   readonly manifest: LoadManifest;

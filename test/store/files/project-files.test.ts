@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { localToken } from '../../../src/store/embedded/tokens.js';
-import { CHUNK_BYTES, ProjectFiles, purgeExpiredFiles } from '../../../src/store/files/project-files.js';
+import {
+  CHUNK_BYTES,
+  POOL_FOR_READS_IN_TRANSACTIONS,
+  ProjectFiles,
+  purgeExpiredFiles,
+} from '../../../src/store/files/project-files.js';
+import { PostgresDatabase } from '../../../src/store/sql/postgres-database.js';
 import { endOrphanedJobs, ORPHANED_JOB_MESSAGE, StorageJobs } from '../../../src/store/tables/index.js';
 import { storeBackends } from '../../support/store.js';
 
@@ -130,3 +136,15 @@ for (const factory of storeBackends()) {
     });
   });
 }
+
+describe('File Storage read beside an import transaction', () => {
+  it('reads chunks beside the load only where the pool has a connection for them', () => {
+    const url = 'postgres://postgres@127.0.0.1:5432/unused';
+    const files = (poolSize: number) => new ProjectFiles(new PostgresDatabase(url, { poolSize }), 1);
+    assert.equal(files(10).readableInTransactions, true, 'the default pool of 10');
+    assert.equal(files(POOL_FOR_READS_IN_TRANSACTIONS).readableInTransactions, true);
+    // GEX_PG_POOL_SIZE=3: two jobs' loads would leave their reads one connection; they copy first instead
+    assert.equal(files(POOL_FOR_READS_IN_TRANSACTIONS - 1).readableInTransactions, false);
+    assert.equal(files(1).readableInTransactions, false);
+  });
+});

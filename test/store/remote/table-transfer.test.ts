@@ -124,7 +124,7 @@ describe('table transfer over a gex server: files and storage jobs (nock)', () =
     assert.deepEqual(result, { tableId: 'in.c-shop.users', rowsInFile: 2, tableCreated: true, columnsAdded: [] });
     assert.equal(uploaded, content, 'the bytes as they are');
     assert.deepEqual(created, { dataFileId: '7', delimiter: ',', enclosure: '"', primaryKey: 'id', name: 'users' });
-    assert.deepEqual(clock.slept, [200, 300], 'waits grow between polls');
+    assert.deepEqual(clock.slept, [50, 75], 'waits grow between polls');
     assert.ok(scope.isDone());
   });
 
