@@ -144,7 +144,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   // jobs of a process that died (kill -9, a crash) while they ran: their transaction never committed.
   // Checked at start; on PostgreSQL also every few seconds, for servers on other machines.
   const endOrphans = async () => {
-    const orphans = await backend.endOrphanedJobs?.(liveness ?? { gone: workerGone });
+    const orphans = await backend.endOrphanedJobs?.(liveness?.orphans ?? { gone: workerGone });
     if (orphans?.length)
       options.logger?.warn(
         { jobs: orphans },

@@ -129,12 +129,17 @@ export class EmbeddedBackend {
   /** PostgreSQL: Storage jobs' liveness by session advisory locks (any machine); SQLite: none (one machine). */
   storageJobLiveness(onLost: (error: Error) => void): StorageJobLiveness | undefined {
     if (this.db.dialect.name !== 'postgres') return undefined;
-    const locks = new JobLocks(this.db as PostgresDatabase, 'storage jobs', onLost, 'storage-job');
+    const db = this.db as PostgresDatabase;
+    const held = new JobLocks(db, 'storage jobs', onLost, 'storage-job');
+    const checked = new JobLocks(db, 'storage job monitor', () => undefined, 'storage-job');
     return {
-      hold: (id) => locks.lock(id),
-      release: (id) => locks.unlock(id),
-      gone: (_worker, id) => locks.takeIfOrphaned(id),
-      close: () => locks.close(),
+      hold: (id) => held.lock(id),
+      release: (id) => held.unlock(id),
+      orphans: { gone: (_worker, id) => checked.takeIfOrphaned(id), release: (id) => checked.unlock(id) },
+      close: async () => {
+        await held.close();
+        await checked.close();
+      },
     };
   }
 

@@ -112,10 +112,15 @@ export interface OrphanCheck {
  * from before it is recorded until after its end is): a job whose lock anyone can take has no
  * server, on whichever machine that server ran.
  */
-export interface StorageJobLiveness extends OrphanCheck {
+export interface StorageJobLiveness {
   /** taken before the job is recorded; false when it could not be (the job then relies on the host check) */
   hold(jobId: number): Promise<boolean>;
   release(jobId: number): Promise<void>;
+  /**
+   * The orphan check, on a session of its own: advisory locks are re-entrant within a session, so
+   * the holder's own session would find its running jobs' locks free.
+   */
+  readonly orphans: OrphanCheck;
   close(): Promise<void>;
 }
 
