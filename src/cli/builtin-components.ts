@@ -1,5 +1,5 @@
 import { parametersSchema } from '../extractor/config/schema.js';
-import { SCHEDULER_COMPONENT_ID } from '../jobs/schedules/schedule-definition.js';
+import { SCHEDULER_COMPONENT_ID } from '../jobs/schedules/scheduler-component.js';
 import { fromPlain } from '../json/index.js';
 import type { Component } from '../store/types.js';
 

@@ -1,6 +1,6 @@
 import { UserError } from '../common/errors.js';
 import { displayId } from '../common/log-text.js';
-import { checkBucketId } from '../store/tables/index.js';
+import { checkBucketId } from '../store/tables/table-id.js';
 
 /** A configuration id usable in a bucket name as it is: Keboola bucket names hold only these. */
 const BUCKET_NAME_PART = /^[A-Za-z0-9_-]+$/;

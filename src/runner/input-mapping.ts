@@ -8,14 +8,10 @@ import { toPlain, type JsonObject } from '../json/index.js';
 import type { DataFolder } from '../extractor/data-folder.js';
 import type { TableTransfer } from '../store/remote/table-transfer.js';
 import type { TableSource } from '../store/table-source.js';
-import {
-  parseChangedSince,
-  parseTableId,
-  tableIdText,
-  type ProjectTables,
-  type TableDetail,
-  type TableQuery,
-} from '../store/tables/index.js';
+import { parseChangedSince } from '../store/tables/moments.js';
+import type { ProjectTables, TableDetail } from '../store/tables/project-tables.js';
+import { parseTableId, tableIdText } from '../store/tables/table-id.js';
+import type { TableQuery } from '../store/tables/table-query.js';
 
 /** One table of a row's input mapping (`storage.input.tables[i]`), checked. */
 export interface InputTable {

@@ -2,7 +2,8 @@ import { UserError } from '../common/errors.js';
 import { displayId, displayText, quoteForLog } from '../common/log-text.js';
 import { unsafeFileNameProblem } from '../common/safe-path.js';
 import { toPlain, type JsonObject } from '../json/index.js';
-import { parseLoadManifest, parseTableId, tableIdText } from '../store/tables/index.js';
+import { parseLoadManifest } from '../store/tables/manifest.js';
+import { parseTableId, tableIdText } from '../store/tables/table-id.js';
 
 /**
  * The configuration's own output mapping (`storage.output.tables`), Keboola's rules: an entry is

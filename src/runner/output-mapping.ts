@@ -4,7 +4,8 @@ import { displayId, displayText } from '../common/log-text.js';
 import { groupThousands, plural } from '../common/text.js';
 import type { DataFolder } from '../extractor/data-folder.js';
 import type { TableLoadTarget } from '../store/table-load-target.js';
-import { parseLoadManifest, readManifest, readCsvHeader } from '../store/tables/index.js';
+import { readCsvHeader } from '../store/tables/csv-source.js';
+import { parseLoadManifest, readManifest } from '../store/tables/manifest.js';
 import { defaultBucketId, defaultDestination } from './default-bucket.js';
 import {
   checkHeader,

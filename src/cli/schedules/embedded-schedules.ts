@@ -4,9 +4,9 @@ import { activateSchedule, checkTarget } from '../../jobs/schedules/schedule-act
 import {
   scheduleConfiguration,
   scheduleDefinition,
-  SCHEDULER_COMPONENT_ID,
   type ScheduleDefinition,
 } from '../../jobs/schedules/schedule-definition.js';
+import { SCHEDULER_COMPONENT_ID } from '../../jobs/schedules/scheduler-component.js';
 import type { ScheduleRecord } from '../../jobs/schedules/schedule-repository.js';
 import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
 import type { EmbeddedConfigStore } from '../../store/embedded/embedded-config-store.js';

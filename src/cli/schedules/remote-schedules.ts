@@ -4,9 +4,9 @@ import { fromPlain, isJsonObject, isList, type JsonValue } from '../../json/inde
 import {
   scheduleConfiguration,
   scheduleDefinition,
-  SCHEDULER_COMPONENT_ID,
   type ScheduleDefinition,
 } from '../../jobs/schedules/schedule-definition.js';
+import { SCHEDULER_COMPONENT_ID } from '../../jobs/schedules/scheduler-component.js';
 import type { ConfigStore } from '../../store/config-store.js';
 import type { StorageApiClient } from '../../store/remote/storage-api-client.js';
 import { StoreError } from '../../store/store-error.js';

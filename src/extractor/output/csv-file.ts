@@ -11,6 +11,12 @@ const DIALECT = { quoted: true, quoted_empty: true, record_delimiter: 'unix', eo
 const CHUNK_CHARS = 64 * 1024;
 
 /**
+ * Bytes the file stream may hold before `flush()`/`drained()` wait for the disk. Node's default
+ * (16 KB) is less than one chunk: every chunk made the run wait for its write, idle, between pages.
+ */
+const STREAM_BUFFER_BYTES = 4 * CHUNK_CHARS;
+
+/**
  * One CSV record in GE's dialect (a record without fields is just the line end); write it with
  * phpStringBytes. What csv-stringify writes with DIALECT for string cells, byte for byte, without
  * its per-field option handling and arrays (it allocated more than a whole run's decoding);
@@ -50,7 +56,7 @@ export class CsvFile {
 
   constructor(readonly file: string) {
     // always a new file in gex's own work folder: `wx` never writes through something planted there
-    this.stream = createWriteStream(file, { flags: 'wx' });
+    this.stream = createWriteStream(file, { flags: 'wx', highWaterMark: STREAM_BUFFER_BYTES });
     this.stream.on('error', (error) => {
       this.failure ??= error;
     });

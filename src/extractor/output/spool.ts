@@ -50,6 +50,14 @@ export class Spool {
   /** the recipes of queued bodies, by the index their frames name (one per job, not per page) */
   private readonly recipes: RecordRecipe[] = [];
   private readonly recipeIndex = new Map<RecordRecipe, number>();
+  /** frames not yet handed to the file stream, and their bytes */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+
+  /** Bytes of frames gathered in memory, not yet handed to the file (below SPOOL_WRITE_BYTES). */
+  get bytesInMemory(): number {
+    return this.pendingBytes;
+  }
 
   private constructor(
     /** the spool's own temporary folder, removed by `dispose()` */
@@ -82,12 +90,12 @@ export class Spool {
     if (source) this.appendBody(batch, source);
     else {
       const frame = v8.serialize([batch.dataType, batch.injected, batch.rows]);
-      this.stream!.write(Buffer.concat([frameHead(frame.length, SERIALIZED), frame]));
+      this.queue(frameHead(frame.length, SERIALIZED), frame);
     }
     this.batches++;
   }
 
-  /** The body is written as it is (not copied into a frame: a huge response is not held twice). */
+  /** The body is queued as it is (not copied into a frame: a huge response is not held twice). */
   private appendBody(batch: SpoolBatch, { body, status, recipe }: PageSource): void {
     let index = this.recipeIndex.get(recipe);
     if (index === undefined) {
@@ -96,11 +104,27 @@ export class Spool {
     }
     const meta = v8.serialize([batch.dataType, batch.injected, index, status]);
     const head = frameHead(4 + meta.length + body.length, BODY);
-    // corked: both parts go to the file in one write
-    this.stream!.cork();
-    this.stream!.write(Buffer.concat([head, uint32(meta.length), meta]));
-    this.stream!.write(body);
-    this.stream!.uncork();
+    this.queue(Buffer.concat([head, uint32(meta.length), meta]), body);
+  }
+
+  /**
+   * Frames wait in memory until a write's worth has gathered, then go to the file in one write:
+   * a write per page was a file system call per page, and most of the spool's time.
+   */
+  private queue(head: Buffer, payload: Buffer): void {
+    this.pending.push(head, payload);
+    this.pendingBytes += head.length + payload.length;
+    if (this.pendingBytes >= SPOOL_WRITE_BYTES) this.writePending();
+  }
+
+  private writePending(): void {
+    if (this.pending.length === 0) return;
+    const stream = this.stream!;
+    stream.cork();
+    for (const part of this.pending) stream.write(part);
+    stream.uncork();
+    this.pending = [];
+    this.pendingBytes = 0;
   }
 
   /** Back-pressure between pages: waits while the file stream holds more than its buffer, so memory stays flat. */
@@ -113,6 +137,7 @@ export class Spool {
   async finish(): Promise<void> {
     if (!this.stream) return;
     this.check();
+    this.writePending();
     this.stream.end();
     await once(this.stream, 'finish');
     this.stream = null;
@@ -139,6 +164,7 @@ export class Spool {
   }
 
   async dispose(): Promise<void> {
+    this.pending = [];
     this.stream?.destroy();
     this.stream = null;
     await rm(this.dir, { recursive: true, force: true });
@@ -175,6 +201,8 @@ const liveSpools = new (class {
 })();
 
 const BUFFER_BYTES = 1024 * 1024;
+/** frames gathered before they are written */
+export const SPOOL_WRITE_BYTES = 256 * 1024;
 /** a frame's length and kind */
 const HEAD_BYTES = 5;
 

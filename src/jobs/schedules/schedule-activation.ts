@@ -4,7 +4,8 @@ import type { ConfigStore } from '../../store/config-store.js';
 import { StoreError } from '../../store/store-error.js';
 import type { TokenInfo } from '../../store/types.js';
 import { newJobFromRequest } from '../job-request.js';
-import { scheduleDefinition, SCHEDULER_COMPONENT_ID, type ScheduleDefinition } from './schedule-definition.js';
+import { scheduleDefinition, type ScheduleDefinition } from './schedule-definition.js';
+import { SCHEDULER_COMPONENT_ID } from './scheduler-component.js';
 import type { ScheduleRecord, ScheduleRepository } from './schedule-repository.js';
 
 /** `POST /jobs`'s keys, as a schedule's fields name them */

@@ -2,9 +2,7 @@ import { displayId } from '../../common/log-text.js';
 import { isJsonObject, isList, type JsonValue } from '../../json/index.js';
 import { StoreError } from '../../store/store-error.js';
 import { cronTicks, CronProblem } from './cron-tick.js';
-
-/** The component whose configurations are schedules (Keboola's Scheduler). */
-export const SCHEDULER_COMPONENT_ID = 'keboola.scheduler';
+import { SCHEDULER_COMPONENT_ID } from './scheduler-component.js';
 
 /** What a schedule configuration says: when, and which configuration it runs. */
 export interface ScheduleDefinition {

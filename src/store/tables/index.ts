@@ -1,6 +1,5 @@
 export {
   ProjectTables,
-  readManifest,
   MAX_PREVIEW_ROWS,
   EXPORT_BATCH_ROWS,
   type BucketInfo,
@@ -8,7 +7,7 @@ export {
   type TableDetail,
   type TablePreview,
 } from './project-tables.js';
-export { parseLoadManifest, type LoadManifest } from './manifest.js';
+export { parseLoadManifest, readManifest, type LoadManifest } from './manifest.js';
 export { readCsvHeader, type CsvSource } from './csv-source.js';
 export { checkBucketId, parseTableId, tableIdText, type TableId } from './table-id.js';
 export { MAX_WHERE_VALUES, type TableQuery } from './table-query.js';

@@ -1,5 +1,7 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { UserError } from '../../common/errors.js';
-import { displayId, quoteForLog } from '../../common/log-text.js';
+import { displayId, displayText, quoteForLog } from '../../common/log-text.js';
 import { parseTableId, type TableId } from './table-id.js';
 
 /** What a table's `.manifest` asks of a load (Keboola's output mapping), checked. */
@@ -89,4 +91,32 @@ export function parseLoadManifest(manifest: unknown, source: string, defaultDest
     delimiter,
     enclosure,
   };
+}
+
+/** Largest manifest file read (a manifest is a few hundred bytes; this bounds a hostile one). */
+const MAX_MANIFEST_BYTES = 1024 * 1024;
+
+/** A manifest file's JSON; an absent file is an empty manifest. */
+export async function readManifest(file: string): Promise<unknown> {
+  let text: string;
+  try {
+    const data = await readFile(file);
+    if (data.length > MAX_MANIFEST_BYTES)
+      throw new UserError(
+        'GEX_TABLE_LOAD_REFUSED',
+        `${displayText(path.basename(file))} is larger than ${MAX_MANIFEST_BYTES} bytes.`,
+      );
+    text = data.toString('utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw error;
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new UserError(
+      'GEX_TABLE_LOAD_REFUSED',
+      `${displayText(path.basename(file))} is not valid JSON: ${(error as Error).message}`,
+    );
+  }
 }

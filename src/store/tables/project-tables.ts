@@ -1,14 +1,13 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UserError } from '../../common/errors.js';
-import { displayId, displayText } from '../../common/log-text.js';
+import { displayId } from '../../common/log-text.js';
 import { timestamp } from '../identifiers.js';
 import type { Database, Dialect } from '../sql/database.js';
 import { createBucket } from './bucket-creation.js';
 import { Catalog, qualifiedName, type CatalogBucket, type CatalogTable } from './catalog.js';
 import { BucketExists, BucketNotEmpty, BucketNotFound, TableNotFound } from './errors.js';
 import type { CsvSource } from './csv-source.js';
-import { parseLoadManifest } from './manifest.js';
+import { parseLoadManifest, readManifest } from './manifest.js';
 import { quoteIdentifier } from './physical-names.js';
 import { compileQuery, readPages, type TableQuery } from './table-query.js';
 import { checkBucketId, parseTableId, tableIdText } from './table-id.js';
@@ -46,8 +45,6 @@ export interface TablePreview {
 export const MAX_PREVIEW_ROWS = 1000;
 /** Rows per query of a read: bounds its memory whatever the table's size. */
 export const EXPORT_BATCH_ROWS = 5000;
-/** Largest manifest file read (a manifest is a few hundred bytes; this bounds a hostile one). */
-const MAX_MANIFEST_BYTES = 1024 * 1024;
 
 /**
  * A project's Storage tables in the store's database: loading `out/tables` files (one
@@ -279,27 +276,3 @@ function detail(t: CatalogTable, stats: { rows: number; bytes: number }): TableD
   };
 }
 
-/** A manifest file's JSON; an absent file is an empty manifest. */
-export async function readManifest(file: string): Promise<unknown> {
-  let text: string;
-  try {
-    const data = await readFile(file);
-    if (data.length > MAX_MANIFEST_BYTES)
-      throw new UserError(
-        'GEX_TABLE_LOAD_REFUSED',
-        `${displayText(path.basename(file))} is larger than ${MAX_MANIFEST_BYTES} bytes.`,
-      );
-    text = data.toString('utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw error;
-  }
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new UserError(
-      'GEX_TABLE_LOAD_REFUSED',
-      `${displayText(path.basename(file))} is not valid JSON: ${(error as Error).message}`,
-    );
-  }
-}

@@ -200,11 +200,27 @@ describe('legacy parser: analysis', () => {
   });
 
   it('queues records on disk like the new parser, writing CSVs only at the end', async () => {
+    // pages larger than what the queue gathers in memory (256 KB) reach the file page by page;
     // a frame: 4 bytes of length and 1 of kind, then the V8-serialized batch
-    const lines = [1, 2].map((id) => 'x'.repeat(5 + v8.serialize(['a', new Map(), [new Map([['id', id]])]]).length));
+    const big = 'v'.repeat(300_000);
+    const lines = [1, 2].map((id) =>
+      'x'.repeat(
+        5 +
+          v8.serialize([
+            'a',
+            new Map(),
+            [
+              new Map<string, string | number>([
+                ['id', id],
+                ['s', big],
+              ]),
+            ],
+          ]).length,
+      ),
+    );
     const sizes: number[] = [];
     let pages = 0;
-    await legacy([{ rows: '[{"id":1}]' }, { rows: '[{"id":2}]' }], {
+    await legacy([{ rows: `[{"id":1,"s":"${big}"}]` }, { rows: `[{"id":2,"s":"${big}"}]` }], {
       afterPage: async (tmpDir) => {
         const [spool] = (await readdir(tmpDir)).filter((d) => d.startsWith('gex-spool-'));
         const expected = lines.slice(0, ++pages).join('').length;

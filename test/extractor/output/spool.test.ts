@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, truncate } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Spool, type SpoolBatch } from '../../../src/extractor/output/spool.js';
+import { Spool, SPOOL_WRITE_BYTES, type SpoolBatch } from '../../../src/extractor/output/spool.js';
 import { decodeJson, JsonFloat, stringifyExact, type JsonObject, type JsonValue } from '../../../src/json/index.js';
 
 async function roundTrip(batches: SpoolBatch[], tmp: string): Promise<SpoolBatch[]> {
@@ -68,6 +68,38 @@ describe('spool: the on-disk record queue', () => {
       ],
     );
     assert.equal(stringifyExact(back[1].rows[29_999]), stringifyExact(big[29_999]));
+  });
+
+  it('gathers small pages in memory up to a write of 256 KB, then hands them to the file at once', async () => {
+    const spool = await Spool.create(tmp);
+    const recipe = { records: (body: Buffer) => decodeJson(body.toString()) as JsonValue[] };
+    const page = (id: number, size: number) => Buffer.from(JSON.stringify([{ id, text: 'x'.repeat(size) }]));
+    try {
+      let held = 0;
+      let id = 0;
+      // pages of ~10 KB: held until the next one would pass the threshold's worth
+      while (held < SPOOL_WRITE_BYTES - 20_000) {
+        spool.append(
+          { dataType: 'a', injected: new Map(), rows: [] },
+          { body: page(++id, 10_000), status: 200, recipe },
+        );
+        assert.ok(spool.bytesInMemory > held, 'a small page is held in memory');
+        held = spool.bytesInMemory;
+      }
+      spool.append({ dataType: 'a', injected: new Map(), rows: [] }, { body: page(++id, 30_000), status: 200, recipe });
+      assert.equal(spool.bytesInMemory, 0, 'once a write is worth it, everything held goes to the file');
+      spool.append({ dataType: 'a', injected: new Map(), rows: [] }, { body: page(++id, 10), status: 200, recipe });
+      assert.ok(spool.bytesInMemory > 0);
+      const ids: number[] = [];
+      // reading finishes the file: the last page held is written too
+      for await (const batch of spool.read()) ids.push(...batch.rows.map((r) => (r as JsonObject).get('id') as number));
+      assert.deepEqual(
+        ids,
+        Array.from({ length: id }, (_, i) => i + 1),
+      );
+    } finally {
+      await spool.dispose();
+    }
   });
 
   it('reports a truncated queue file instead of dropping records silently', async () => {

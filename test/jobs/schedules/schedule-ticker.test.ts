@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { GENERIC_EXTRACTOR_ID } from '../../../src/cli/builtin-components.js';
 import { JobRepository } from '../../../src/jobs/job-repository.js';
 import { activateSchedule } from '../../../src/jobs/schedules/schedule-activation.js';
-import { SCHEDULER_COMPONENT_ID } from '../../../src/jobs/schedules/schedule-definition.js';
+import { SCHEDULER_COMPONENT_ID } from '../../../src/jobs/schedules/scheduler-component.js';
 import { EXECUTIONS_KEPT } from '../../../src/jobs/schedules/schedule-repository.js';
 import { ScheduleTicker } from '../../../src/jobs/schedules/schedule-ticker.js';
 import { fromPlain } from '../../../src/json/index.js';

@@ -139,22 +139,34 @@ export class TableReplay {
   private columns(node: SchemaNode, injected: JsonObject): Column[] {
     let cached = this.columnCache.get(node);
     if (!cached || cached.version !== this.structure.version) {
+      const layout = this.layout(node);
+      const column = (key: string, type: ColumnType, child: SchemaNode | undefined): Column => ({
+        key,
+        type,
+        child,
+        layout,
+        at: cellIndex(layout, child?.name ?? node.name),
+      });
       const columns: Column[] = [];
       if (node.nodeType === 'object') {
         for (const [entryKey, child] of node.children()) {
           const key = decodeKey(entryKey);
-          columns.push({ key, type: child.nodeType!, child: node.prop(key) });
+          columns.push(column(key, child.nodeType!, node.prop(key)));
         }
-      } else if (node.nodeType === 'scalar') columns.push({ key: 'data', type: 'scalar', child: node.prop('data') });
+      } else if (node.nodeType === 'scalar') columns.push(column('data', 'scalar', node.prop('data')));
       cached = { version: this.structure.version, columns };
       this.columnCache.set(node, cached);
     }
     if (injected.size === 0) return cached.columns;
     // child rows all carry the same injected keys (JSON_parentId): merged once per key list
     if (cached.injected && sameKeys(cached.injected.keys, injected)) return cached.injected.columns;
+    const layout = this.layout(node);
     const merged = cached.columns.map((c): Column => (injected.has(c.key) ? { ...c, type: 'injected' } : c));
     for (const key of injected.keys())
-      if (!merged.some((c) => c.key === key)) merged.push({ key, type: 'injected', child: node.prop(key) });
+      if (!merged.some((c) => c.key === key)) {
+        const child = node.prop(key);
+        merged.push({ key, type: 'injected', child, layout, at: cellIndex(layout, child?.name ?? node.name) });
+      }
     cached.injected = { keys: [...injected.keys()], columns: merged };
     return merged;
   }
@@ -179,17 +191,20 @@ export class TableReplay {
     columns: Column[],
     injected: JsonObject = NO_INJECTED,
   ): string[] {
-    const { header, index } = this.layout(node);
+    const layout = this.layout(node);
+    const { header, index } = layout;
     const cells = new Array<string>(header.length).fill('');
-    let rowId: string | undefined;
-    const id = (): string => (rowId ??= `${cleanPath}_${md5Hex(phpSerialize(withInjected(row, injected)) + outer())}`);
-    for (const { key, type, child } of columns) {
+    // the row's id, made only for a row with nested data (most rows have none)
+    let id: Lazy | undefined;
+    for (const column of columns) {
+      const { key, type, child } = column;
       const value = injected.size > 0 && injected.has(key) ? injected.get(key) : row.get(key);
       if (value === undefined || value === null || (Array.isArray(value) && value.length === 0)) {
-        if (type !== 'object') setCell(cells, index, child?.name ?? node.name, '', cleanPath);
+        if (type !== 'object') putCell(cells, column, layout, node, '', cleanPath);
         continue;
       }
       if (type === 'array' && child?.item) {
+        id ??= rowIdOf(row, injected, cleanPath, outer);
         const parentId = id();
         setCell(cells, index, child.name, parentId, cleanPath);
         this.writeList(
@@ -199,6 +214,7 @@ export class TableReplay {
           new Map([['JSON_parentId', parentId]]),
         );
       } else if (type === 'object' && child && isJsonObject(value)) {
+        id ??= rowIdOf(row, injected, cleanPath, outer);
         const inner = this.rowCells(
           value,
           child,
@@ -209,17 +225,26 @@ export class TableReplay {
         const names = this.header(child);
         for (let i = 0; i < names.length; i++) setCell(cells, index, names[i], inner[i], cleanPath);
       } else if (isScalar(value)) {
-        setCell(cells, index, child?.name ?? node.name, phpToString(value), cleanPath);
+        putCell(cells, column, layout, node, phpToString(value), cleanPath);
       } else {
         const json = phpJsonEncode(value);
         this.onDataError(
           `Data parse error in '${key}' - unexpected '${Array.isArray(value) ? 'array' : 'object'}' where '${type}' was expected!`,
         );
-        setCell(cells, index, child?.name ?? node.name, json, cleanPath);
+        putCell(cells, column, layout, node, json, cleanPath);
       }
     }
     return cells;
   }
+}
+
+/**
+ * A row's id (json-parser: the md5 of the PHP-serialised row with its injected columns, after the
+ * id of the row it is nested in), made once, when first asked for.
+ */
+function rowIdOf(row: JsonObject, injected: JsonObject, cleanPath: string, outer: Lazy): Lazy {
+  let rowId: string | undefined;
+  return () => (rowId ??= `${cleanPath}_${md5Hex(phpSerialize(withInjected(row, injected)) + outer())}`);
 }
 
 /** The row as json-parser sees it: its properties, then the injected columns (overwriting a property of the same name in place). */
@@ -257,6 +282,28 @@ interface Column {
   type: ColumnType;
   /** the property's node (none for an injected key without one) */
   child: SchemaNode | undefined;
+  /** the layout `at` was read from: valid while the row is written against the same one */
+  layout: Layout;
+  /** where a scalar value of the column goes in the row's cells; undefined: no such column (an error) */
+  at: number | undefined;
+}
+
+/** The position of column `name` in a row's cells. */
+function cellIndex(layout: Layout, name: string | undefined): number | undefined {
+  return name === undefined ? undefined : layout.index.get(name);
+}
+
+/** Puts a column's scalar value (or its emptiness) in its cell; a column the header lacks is an error, as in setCell. */
+function putCell(
+  cells: string[],
+  column: Column,
+  layout: Layout,
+  node: SchemaNode,
+  value: string,
+  cleanPath: string,
+): void {
+  if (column.at !== undefined && column.layout === layout) cells[column.at] = value;
+  else setCell(cells, layout.index, column.child?.name ?? node.name, value, cleanPath);
 }
 
 function setCell(
