@@ -240,15 +240,19 @@ class Parser {
     const start = this.pos;
     let p = start;
     let isFloat = false;
-    if (t.charCodeAt(p) === 0x2d) p++;
+    const negative = t.charCodeAt(p) === 0x2d;
+    if (negative) p++;
     const first = t.charCodeAt(p);
+    // the integer part's value, exact up to 15 digits: most numbers are such integers, read without a token
+    let integer = 0;
     if (first === 0x30) p++;
     else if (first >= 0x31 && first <= 0x39) {
-      while (isDigit(t.charCodeAt(p))) p++;
+      for (let c = first; isDigit(c); c = t.charCodeAt(++p)) integer = integer * 10 + (c - 0x30);
     } else {
       this.pos = p;
       this.fail('digit expected');
     }
+    const integerDigits = p - start - (negative ? 1 : 0);
     if (t.charCodeAt(p) === 0x2e) {
       isFloat = true;
       p++;
@@ -271,6 +275,8 @@ class Parser {
       while (isDigit(t.charCodeAt(p))) p++;
     }
     this.pos = p;
+    // JSON -0 is PHP int 0
+    if (!isFloat && integerDigits <= 15) return negative && integer !== 0 ? -integer : integer;
     const token = t.slice(start, p);
     if (isFloat) return new JsonFloat(Number(token));
     return integerToken(token);

@@ -67,6 +67,15 @@ describe('gex binary: the bundled build', () => {
         [],
         'ajv was loaded to compile the schema',
       );
+      // commands are imported when named: a run compiles none of the others, nor what only they use
+      const loaded = await Promise.all(own.map((u) => readFile(new URL(u), 'utf8')));
+      for (const [text, what] of [
+        ['Serve the configuration store over HTTP', 'the serve command'],
+        ['Run configurations on a cron', 'the schedules command'],
+        ['Invalid cron expression', 'the cron parser'],
+      ]) {
+        assert.ok(!loaded.some((code) => code.includes(text)), `a run loaded ${what}`);
+      }
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }

@@ -81,33 +81,27 @@ export function buildHttpRequest(page: PageRequest, jobHeaders: JsonObject, api:
   const params = arrayReplaceRecursive(api.defaultParams, page.params, {
     replacementObjectsOpaque: true,
   }) as JsonObject;
-  const requestHeaders = arrayReplaceRecursive(api.defaultHeaders, jobHeaders) as JsonObject;
-  const headers: Array<[string, string]> = [];
-  for (const [name, value] of requestHeaders)
-    headers.push([headerName(name, `headers.${name}`), headerValue(value, `headers.${name}`)]);
-
+  const made = jobHeadersOf(jobHeaders, api);
+  let headers: Array<[string, string]>;
   let target = page.endpoint;
   let body: string | undefined;
-  if (page.method === 'GET') target = buildUrl(page.endpoint, params);
-  else if (page.method === 'POST') {
-    refuseRawBytes(params);
-    refuseNonFinite(params);
-    // GE's JSON parser has set serialize_precision to 17 before the first request: 0.1 is sent as 0.10000000000000001
-    body = phpJsonEncode(params, { objectsAreArrays: true, floatPrecision: 17 });
-    setHeader(headers, 'Content-Type', 'application/json');
+  if (page.method === 'GET') {
+    target = buildUrl(page.endpoint, params);
+    headers = [...made.get];
   } else {
-    body = phpHttpBuildQuery(params);
-    setHeader(headers, 'Content-Type', 'application/x-www-form-urlencoded');
+    headers = [...made.own];
+    if (page.method === 'POST') {
+      refuseRawBytes(params);
+      refuseNonFinite(params);
+      // GE's JSON parser has set serialize_precision to 17 before the first request: 0.1 is sent as 0.10000000000000001
+      body = phpJsonEncode(params, { objectsAreArrays: true, floatPrecision: 17 });
+      setHeader(headers, 'Content-Type', 'application/json');
+    } else {
+      body = phpHttpBuildQuery(params);
+      setHeader(headers, 'Content-Type', 'application/x-www-form-urlencoded');
+    }
+    addClientHeaders(headers, api);
   }
-  // Guzzle adds a client header when the request lacks it, checked against the request's own
-  // headers only: client headers differing in case only (`Name`, `name`) are all sent
-  const requestHas = new Set(headers.map(([n]) => n.toLowerCase()));
-  for (const [name, value] of api.clientHeaders) {
-    if (requestHas.has(name.toLowerCase())) continue;
-    const at = `parameters.api.http.headers.${name}`;
-    headers.push([headerName(name, at), headerValue(value, at)]);
-  }
-  if (!hasHeader(headers, 'User-Agent')) headers.push(['User-Agent', USER_AGENT]);
   let url: string;
   try {
     url = resolveGuzzleUrl(api.baseUrl, target);
@@ -120,4 +114,44 @@ export function buildHttpRequest(page: PageRequest, jobHeaders: JsonObject, api:
     headers,
     body,
   };
+}
+
+interface JobHeaders {
+  api: ApiSettings;
+  /** `defaultHeaders` under the job's own */
+  own: ReadonlyArray<[string, string]>;
+  /** what a GET sends: its own headers, then the client's it lacks */
+  get: ReadonlyArray<[string, string]>;
+}
+
+/** A job's headers, made once per job and API: every page of it sends the same. */
+const madeHeaders = new WeakMap<JsonObject, JobHeaders>();
+
+function jobHeadersOf(jobHeaders: JsonObject, api: ApiSettings): JobHeaders {
+  const made = madeHeaders.get(jobHeaders);
+  if (made?.api === api) return made;
+  const merged = arrayReplaceRecursive(api.defaultHeaders, jobHeaders) as JsonObject;
+  const own: Array<[string, string]> = [];
+  for (const [name, value] of merged)
+    own.push([headerName(name, `headers.${name}`), headerValue(value, `headers.${name}`)]);
+  const get = [...own];
+  addClientHeaders(get, api);
+  const headers = { api, own, get };
+  madeHeaders.set(jobHeaders, headers);
+  return headers;
+}
+
+/**
+ * Guzzle adds a client header when the request lacks it, checked against the request's own
+ * headers only (its Content-Type included): client headers differing in case only (`Name`,
+ * `name`) are all sent. Then its User-Agent, if none was given.
+ */
+function addClientHeaders(headers: Array<[string, string]>, api: ApiSettings): void {
+  const requestHas = new Set(headers.map(([n]) => n.toLowerCase()));
+  for (const [name, value] of api.clientHeaders) {
+    if (requestHas.has(name.toLowerCase())) continue;
+    const at = `parameters.api.http.headers.${name}`;
+    headers.push([headerName(name, at), headerValue(value, at)]);
+  }
+  if (!hasHeader(headers, 'User-Agent')) headers.push(['User-Agent', USER_AGENT]);
 }

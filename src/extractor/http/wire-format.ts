@@ -24,15 +24,23 @@ export function rawRequestTarget(url: string): string | undefined {
 export function exactTargetRequest(url: string): RequestFunction | undefined {
   const target = rawRequestTarget(url);
   if (target === undefined) return undefined;
-  let href: string;
-  try {
-    href = new URL(url).href;
-  } catch {
-    return undefined;
-  }
+  // got parses the URL before calling this; most URLs are already in its form, so parsing again
+  // (to tell the URL from a redirect target) is needed only when they differ
+  let href: string | null | undefined;
+  const isTheUrl = (parsedHref: string): boolean => {
+    if (parsedHref === url) return true;
+    if (href === undefined) {
+      try {
+        href = new URL(url).href;
+      } catch {
+        href = null;
+      }
+    }
+    return parsedHref === href;
+  };
   return (parsed, options, callback) => {
     const transport = parsed.protocol === 'https:' ? https : http;
-    const exact = parsed.href === href ? { ...options, path: target } : options;
+    const exact = isTheUrl(parsed.href) ? { ...options, path: target } : options;
     return transport.request(parsed, exact as http.RequestOptions, callback);
   };
 }

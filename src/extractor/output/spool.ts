@@ -50,6 +50,8 @@ export class Spool {
   /** the recipes of queued bodies, by the index their frames name (one per job, not per page) */
   private readonly recipes: RecordRecipe[] = [];
   private readonly recipeIndex = new Map<RecordRecipe, number>();
+  /** serialized fields of body frames without injected columns, by recipe, status and data type */
+  private readonly plainMeta = new Map<string, Buffer>();
   /** frames not yet handed to the file stream, and their bytes */
   private pending: Buffer[] = [];
   private pendingBytes = 0;
@@ -102,9 +104,25 @@ export class Spool {
       index = this.recipes.push(recipe) - 1;
       this.recipeIndex.set(recipe, index);
     }
-    const meta = v8.serialize([batch.dataType, batch.injected, index, status]);
+    const meta = this.metaOf(batch, index, status);
     const head = frameHead(4 + meta.length + body.length, BODY);
     this.queue(Buffer.concat([head, uint32(meta.length), meta]), body);
+  }
+
+  /**
+   * A body frame's own fields, serialized. Pages of one job without injected columns repeat the
+   * same ones: made once for them (the few combinations a run has; any other batch is made anew).
+   */
+  private metaOf(batch: SpoolBatch, index: number, status: number): Buffer {
+    if (batch.injected.size > 0) return v8.serialize([batch.dataType, batch.injected, index, status]);
+    const key = `${index} ${status} ${batch.dataType}`;
+    let meta = this.plainMeta.get(key);
+    if (!meta) {
+      if (this.plainMeta.size >= MAX_PLAIN_META) this.plainMeta.clear();
+      meta = v8.serialize([batch.dataType, batch.injected, index, status]);
+      this.plainMeta.set(key, meta);
+    }
+    return meta;
   }
 
   /**
@@ -201,6 +219,8 @@ const liveSpools = new (class {
 })();
 
 const BUFFER_BYTES = 1024 * 1024;
+/** distinct body frame fields kept serialized at most */
+const MAX_PLAIN_META = 64;
 /** frames gathered before they are written */
 export const SPOOL_WRITE_BYTES = 256 * 1024;
 /** a frame's length and kind */
