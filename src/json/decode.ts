@@ -32,8 +32,17 @@ export function decodeJson(text: string): JsonValue {
   return value;
 }
 
+/** Property names remembered per nesting level, by position in their object (bounded). */
+const MAX_HINTED_KEYS = 64;
+
 class Parser {
   pos = 0;
+  /**
+   * The property names last read at each depth, by position: records of one response repeat
+   * their names in the same order, so a name is usually found by comparing it with the text at
+   * hand instead of cutting a new string from it (and hashing that again for the Map).
+   */
+  private readonly keyHints: string[][] = [];
   constructor(private readonly text: string) {}
 
   fail(what: string, kind: typeof JsonSyntaxError = JsonSyntaxError): never {
@@ -88,9 +97,10 @@ class Parser {
       this.pos++;
       return result;
     }
-    for (;;) {
+    const hints = (this.keyHints[depth] ??= []);
+    for (let index = 0; ; index++) {
       if (this.text.charCodeAt(this.pos) !== 0x22) this.fail('property name expected');
-      const key = this.string();
+      const key = this.key(hints, index);
       this.skipWhitespace();
       if (this.text.charCodeAt(this.pos) !== 0x3a) this.fail("':' expected");
       this.pos++;
@@ -107,6 +117,25 @@ class Parser {
       this.pos--;
       this.fail("',' or '}' expected");
     }
+  }
+
+  /**
+   * A property name (at its opening quote): the hint for its position when the text holds exactly
+   * that name, else read as a string. Only names read without escapes become hints, so a hint that
+   * matches the text up to a closing quote is what reading it would give.
+   */
+  key(hints: string[], index: number): string {
+    const t = this.text;
+    const start = this.pos;
+    const hint = hints[index];
+    if (hint !== undefined && t.startsWith(hint, start + 1) && t.charCodeAt(start + 1 + hint.length) === 0x22) {
+      this.pos = start + 2 + hint.length;
+      return hint;
+    }
+    const key = this.string();
+    // as long as its text: no escape in it
+    if (index < MAX_HINTED_KEYS && this.pos - start - 2 === key.length) hints[index] = key;
+    return key;
   }
 
   array(depth: number): JsonValue[] {

@@ -37,6 +37,44 @@ describe('json: decoding', () => {
     it(`rejects ${JSON.stringify(bad)}`, () => assert.throws(() => decodeJson(bad), JsonSyntaxError));
   }
 
+  it('reads names repeated from record to record as written, escapes and control characters included', () => {
+    // the second record's names sit where the first one's were: each must still be read from its own text
+    const v = decodeJson(
+      '[{"id":1,"a\\"b":2,"ab":3,"":4},{"id":5,"a\\"b":6,"ab\\u0022":7,"":8},{"i\\u0064":9,"ab":10,"x":11}]',
+    ) as Array<Map<string, unknown>>;
+    assert.deepEqual(
+      v.map((record) => [...record.entries()]),
+      [
+        [
+          ['id', 1],
+          ['a"b', 2],
+          ['ab', 3],
+          ['', 4],
+        ],
+        [
+          ['id', 5],
+          ['a"b', 6],
+          ['ab"', 7],
+          ['', 8],
+        ],
+        [
+          ['id', 9],
+          ['ab', 10],
+          ['x', 11],
+        ],
+      ],
+    );
+    for (const bad of ['[{"id":1},{"id\u0001":2}]', '[{"ab":1},{"ab', '[{"a\\"b":1},{"a"b":1}]'])
+      assert.throws(() => decodeJson(bad), JsonSyntaxError, bad);
+  });
+
+  it('reads integers of up to 15 digits and beyond exactly', () => {
+    for (const text of ['0', '7', '-7', '999999999999999', '-999999999999999', '1000000000000000', '-1000000000000001'])
+      assert.equal(decodeJson(text), Number(text), text);
+    assert.equal(decodeJson('9223372036854775807'), 9223372036854775807n);
+    assert.ok(decodeJson('9223372036854775808') instanceof JsonFloat);
+  });
+
   it('limits the nesting depth like PHP', () => {
     assert.throws(() => decodeJson('['.repeat(600) + ']'.repeat(600)), /nesting depth/);
     assert.doesNotThrow(() => decodeJson('['.repeat(500) + ']'.repeat(500)));
