@@ -145,6 +145,7 @@ export class TableReplay {
         type,
         child,
         layout,
+        name: child?.name ?? node.name,
         at: cellIndex(layout, child?.name ?? node.name),
       });
       const columns: Column[] = [];
@@ -165,7 +166,8 @@ export class TableReplay {
     for (const key of injected.keys())
       if (!merged.some((c) => c.key === key)) {
         const child = node.prop(key);
-        merged.push({ key, type: 'injected', child, layout, at: cellIndex(layout, child?.name ?? node.name) });
+        const name = child?.name ?? node.name;
+        merged.push({ key, type: 'injected', child, layout, name, at: cellIndex(layout, name) });
       }
     cached.injected = { keys: [...injected.keys()], columns: merged };
     return merged;
@@ -282,8 +284,9 @@ interface Column {
   type: ColumnType;
   /** the property's node (none for an injected key without one) */
   child: SchemaNode | undefined;
-  /** the layout `at` was read from: valid while the row is written against the same one */
+  /** the layout and the column name `at` was read for: valid while a row is written against both */
   layout: Layout;
+  name: string | undefined;
   /** where a scalar value of the column goes in the row's cells; undefined: no such column (an error) */
   at: number | undefined;
 }
@@ -302,8 +305,10 @@ function putCell(
   value: string,
   cleanPath: string,
 ): void {
-  if (column.at !== undefined && column.layout === layout) cells[column.at] = value;
-  else setCell(cells, layout.index, column.child?.name ?? node.name, value, cleanPath);
+  // a node can be named after its column was cached (an injected key renamed `_u0` as rows arrive)
+  const name = column.child?.name ?? node.name;
+  if (column.at !== undefined && column.layout === layout && column.name === name) cells[column.at] = value;
+  else setCell(cells, layout.index, name, value, cleanPath);
 }
 
 function setCell(
