@@ -275,4 +275,3 @@ function detail(t: CatalogTable, stats: { rows: number; bytes: number }): TableD
     lastChangeDate: t.lastChangeDate,
   };
 }
-
