@@ -35,9 +35,9 @@ function serializeValue(v: JsonValue, arrays: boolean): string {
     return `${out}}`;
   }
   let out = arrays ? `a:${v.size}:{` : `O:8:"stdClass":${v.size}:{`;
-  v.forEach((x, k) => {
-    out += `${arrays && isIntegerKey(k) ? `i:${k};` : stringKey(k)}${serializeValue(x, arrays)}`;
-  });
+  // a plain loop: a recursive call inside a forEach callback runs unoptimized and allocates per call
+  for (const k of v.keys())
+    out += `${arrays && isIntegerKey(k) ? `i:${k};` : stringKey(k)}${serializeValue(v.get(k)!, arrays)}`;
   return `${out}}`;
 }
 
