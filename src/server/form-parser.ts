@@ -17,6 +17,11 @@ class FormParserWorker {
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
 
+  /** parses handed to the thread and not answered yet */
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
   parse(bytes: Buffer): Promise<unknown> {
     const worker = this.running();
     const id = this.nextId++;
@@ -62,6 +67,11 @@ class FormParserWorker {
 }
 
 const worker = new FormParserWorker();
+
+/** How many form bodies the parser thread holds right now (an observable for tests and metrics). */
+export function formParsesInThread(): number {
+  return worker.inFlight;
+}
 
 /**
  * A form body as plain objects, arrays and strings (undefined when empty); throws

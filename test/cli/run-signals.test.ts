@@ -57,13 +57,10 @@ describe('gex run: stop signals (real processes and signals)', function () {
         filesUnder(tmp).some((f) => f.startsWith('gex-spool-')),
         'the run has a spool while it runs',
       );
-      const sent = Date.now();
       run.child.kill(signal);
+      // the API holds the in-flight request for ever: the run ends only because it aborted it
       const exit = await run.exited;
-      const stopMs = Date.now() - sent;
       assert.equal(exit.code, code, run.output());
-      // the in-flight request was aborted: the API would have held it for ever
-      assert.ok(stopMs < 5000, `stopped after ${stopMs} ms`);
       assert.match(run.output(), new RegExp(`cancelled by ${signal}: no state saved`));
       const summary = JSON.parse(await readFile(path.join(dir, 'summary.json'), 'utf8'));
       assert.equal(summary.status, 'cancelled');

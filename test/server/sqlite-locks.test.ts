@@ -96,23 +96,21 @@ describe('SQLite store locked by another process', function () {
     const write = server
       .put(configsPath(config.id), { json: { configuration: { n: 1 } } })
       .finally(() => (writeSettled = true));
+    // the lock is held until the holder releases it: every read answered before that was answered
+    // while the write waited, which a synchronous wait (the event loop held) could not allow
     const latencies: number[] = [];
     for (let i = 0; i < 20; i++) {
       const { value, ms } = await timed(() => server.get(configsPath(config.id)));
       assert.equal(value.status, 200);
       assert.deepEqual(value.body.configuration, { n: 0 }, 'the read sees the last committed data');
+      assert.equal(writeSettled, false, `read ${i + 1} was answered while the write waited for the lock`);
       latencies.push(ms);
     }
-    await new Promise((resolve) => setTimeout(resolve, 300));
     loop.disable();
-    assert.equal(writeSettled, false, 'the write is still waiting for the lock');
-    const slowest = Math.max(...latencies);
-    const maxLoopDelayMs = loop.max / 1e6;
+    // figures only: on a loaded machine a wall-clock bound would measure the machine, not gex
     console.log(
-      `      while locked: slowest of 20 GETs ${slowest.toFixed(1)} ms, longest event-loop delay ${maxLoopDelayMs.toFixed(1)} ms`,
+      `      while locked: slowest of 20 GETs ${Math.max(...latencies).toFixed(1)} ms, longest event-loop delay ${(loop.max / 1e6).toFixed(1)} ms`,
     );
-    assert.ok(slowest < 250, `reads answered promptly (slowest ${slowest.toFixed(1)} ms)`);
-    assert.ok(maxLoopDelayMs < 250, `the event loop was never blocked (longest delay ${maxLoopDelayMs.toFixed(1)} ms)`);
 
     await holder.release();
     const written = await write;
@@ -130,13 +128,10 @@ describe('SQLite store locked by another process', function () {
       const write = db
         .run("UPDATE schema_migrations SET description = description || '!' WHERE version = 1")
         .finally(() => (settled = true));
-      const { value: read, ms } = await timed(() =>
-        db.get<{ n: number }>('SELECT count(*) AS n FROM schema_migrations'),
-      );
+      const read = await db.get<{ n: number }>('SELECT count(*) AS n FROM schema_migrations');
       assert.ok(read!.n >= 1);
-      assert.ok(ms < 250, `a read on the same connection is not held up by the waiting write (${ms.toFixed(1)} ms)`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      assert.equal(settled, false, 'the write waits for the lock');
+      // the lock is still held: the read was not held up by the waiting write
+      assert.equal(settled, false, 'a read on the same connection is answered while the write waits for the lock');
       await holder.release();
       assert.deepEqual(await write, { changes: 1 });
       const row = await db.get<{ description: string }>('SELECT description FROM schema_migrations WHERE version = 1');

@@ -215,14 +215,11 @@ describe('unknown configuration keys', () => {
       assert.match(line, /"a\\u202eb\\u2028c"/);
     });
 
-    it('cuts a 10,000-character key to a bounded line, quickly', () => {
+    it('cuts a 10,000-character key to a bounded line', () => {
       const key = 'k'.repeat(10_000);
-      const started = process.hrtime.bigint();
       const [line] = warnings({ ...base, config: { ...base.config, [key]: 1 } });
-      const elapsedMs = Number(process.hrtime.bigint() - started) / 1e6;
       assert.ok(line.length < 200, `line of ${line.length} characters`);
       assert.equal(line, `Unknown key parameters.config.${'k'.repeat(64)}…(10000 characters) (ignored)`);
-      assert.ok(elapsedMs < 500, `took ${elapsedMs} ms`);
     });
 
     it('cuts a long key between characters, never inside a surrogate pair', () => {
