@@ -159,15 +159,12 @@ describe('SQLite store locked by another process', function () {
     const config = await server.createConfig({ name: 'Locked', configuration: { n: 0 } });
     holder = await LockHolder.start(server.location);
 
-    const { value: res, ms } = await timed(() =>
-      server.put(configsPath(config.id), { json: { configuration: { n: 1 } } }),
-    );
+    const res = await server.put(configsPath(config.id), { json: { configuration: { n: 1 } } });
     assert.equal(res.status, 503, res.text);
     assert.equal(res.body.code, 'storage.databaseUnavailable');
     assert.equal(res.body.status, 'error');
     assert.match(res.body.exceptionId, /^exception-[0-9a-f]{32}$/);
     assert.match(res.body.error, /locked for 10 s/);
-    assert.ok(ms < 5_000, `failed within the injected bound, not a real 10 s (${ms.toFixed(0)} ms)`);
     assert.equal(
       waits.reduce((a, b) => a + b, 0),
       10_000,

