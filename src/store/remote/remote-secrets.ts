@@ -42,7 +42,8 @@ export class RemoteSecrets {
     return mapCiphers(value, prefix, (cipher, where) => {
       if (refusal) throw new SecretNotDecrypted(where, refusal.reason, refusal.fix);
       const text = this.plain.get(this.key(scope, componentId, cipher));
-      if (typeof text !== 'string') throw new SecretNotDecrypted(where, NOT_DECRYPTED, REENTER);
+      if (typeof text !== 'string')
+        throw new SecretNotDecrypted(where, NOT_DECRYPTED, scope === 'project' ? REENTER : REREGISTER);
       return text;
     });
   }
@@ -105,5 +106,6 @@ export class RemoteSecrets {
 }
 
 const NOT_DECRYPTED =
-  'the server cannot decrypt it as a secret of this project and component: it was encrypted with another master key, for another project or component, or is damaged';
+  'the server cannot decrypt it: it was encrypted with another master key, for another project or component, or is damaged';
 const REENTER = 'Enter the secret again through this server (gex configs edit, gex rows edit).';
+const REREGISTER = "Register the component again in the server's store (gex components import).";

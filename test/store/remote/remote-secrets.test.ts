@@ -93,8 +93,15 @@ describe('RemoteSecrets: a remote store decrypting through its server', () => {
       secrets().decrypt('project', C, fromPlain({ api: { '#key': `${P}bad` } }), 'fail'),
       (e: Error & { keyPath?: string }) =>
         e.keyPath === 'api.#key' &&
-        /the server cannot decrypt it as a secret of this project and component/.test(e.message) &&
+        /the server cannot decrypt it: it was encrypted with another master key, for another project or component/.test(
+          e.message,
+        ) &&
         !e.message.includes(`${P}bad`),
+    );
+    await assert.rejects(
+      secrets().decrypt('component', C, fromPlain({ '#k': 'KBC::ComponentSecure::x' }), 'keep'),
+      (e: Error & { fix?: string }) => /gex components import/.test(e.fix ?? ''),
+      'a runner token whose image parameter does not decrypt: the run fails, as on the embedded store',
     );
   });
 
