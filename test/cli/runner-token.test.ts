@@ -114,6 +114,9 @@ describe('a runner token: gex run against gex serve without any key, and every o
     await rm(dir, { recursive: true, force: true });
   });
 
+  /** requests to the decryption route the server has logged so far */
+  const decryptCalls = () => served.output().match(/method=POST route=\/v2\/storage\/gex\/decrypt /g)?.length ?? 0;
+
   /** `gex run` in this process, as a runner elsewhere: the URL and a token only */
   const run = (token: string, name: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}) =>
     runGexInProcess(
@@ -156,8 +159,11 @@ describe('a runner token: gex run against gex serve without any key, and every o
 
   it('the runner token runs every row: the API gets the secrets, the log, summary and data folder hold none', async () => {
     const before = server.requests.length;
+    const decryptsBefore = decryptCalls();
     const result = await run(tokens.runner, 'runner');
     assert.equal(result.code, 0, result.stdout + result.stderr);
+    // the root's secret recurs in every row's merged configuration: asked once, then the row's state
+    assert.equal(decryptCalls() - decryptsBefore, 2, served.output());
     const sent = server.requests.slice(before);
     assert.ok(
       sent.some((r) => r.url === `/api/ok?key=${phpUrlencode(SECRET)}`),
