@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # gex: Generic Extractor-compatible extraction, config store and runner.
 #   docker build -t gex .
-#   docker run -e KBC_URL -e KBC_TOKEN -e KBC_CONFIGID gex
+#   docker run -e KBC_URL -e KBC_TOKEN -e KBC_CONFIGID gex    # KBC_TOKEN: a runner token, no master key
 #   docker run -v "$PWD/data:/data" gex run --data-dir /data
 
 # --- build: compile TypeScript, bundle the CLI, build the native SQLite addon, drop dev dependencies ---

@@ -61,7 +61,8 @@ export const ERROR_CATALOGUE = {
   },
   GEX_MASTER_KEY_INVALID: {
     type: 'user',
-    message: 'No master key: … / The master key from {source} is not the key of this store …',
+    message:
+      'No master key: … / The master key from {source} is not the key of this store … / {variable} is set, but against the Storage API at {url} gex uses no master key of its own …',
   },
 
   // the API being extracted

@@ -42,7 +42,8 @@ export async function componentImageParameters(store: OpenedStore, componentId: 
 
 /**
  * What the extractor gets for one configuration or row: its secrets decrypted in memory only (what
- * goes to disk keeps the stored, encrypted form), each registered with the masker. A `#` value
+ * goes to disk keeps the stored, encrypted form), each registered with the masker — by the store's
+ * key, or by a remote store's server for a runner token: one path, one registration. A `#` value
  * that does not decrypt is a UserError naming the row (`rowId`, null for the configuration) and
  * the key path (`parameters.#token`), never the value.
  */
@@ -79,9 +80,10 @@ export async function decryptedInput(
 function notDecrypted(error: unknown, part: string, owner: string, componentId: string): unknown {
   if (error instanceof SecretNotDecrypted) {
     const fix =
-      part === 'image_parameters'
+      error.fix ??
+      (part === 'image_parameters'
         ? `Register the component ${displayId(componentId)} again in this store (gex components import), or run with the master key of the store that encrypted it (GEX_MASTER_KEY).`
-        : 'Run with the master key of the store that encrypted it (GEX_MASTER_KEY), or enter the secret again in this store (gex configs edit, gex rows edit).';
+        : 'Run with the master key of the store that encrypted it (GEX_MASTER_KEY), or enter the secret again in this store (gex configs edit, gex rows edit).');
     return new UserError(
       'GEX_SECRET_NOT_DECRYPTED',
       `Cannot decrypt ${displayText(`${part}.${error.keyPath}`)} of ${owner}: ${error.reason}. ${fix}`,

@@ -20,6 +20,7 @@ import { jobRoutes } from './routes/jobs.js';
 import type { JobRepository } from '../jobs/job-repository.js';
 import { queueRoutes, type QueueHooks } from './routes/queue.js';
 import { scheduleRoutes } from './routes/schedules.js';
+import { secretRoutes } from './routes/secrets.js';
 import { queueEventRoutes } from './routes/queue-events.js';
 import { metadataRoutes } from './routes/metadata.js';
 import { rowVersionRoutes } from './routes/row-versions.js';
@@ -205,6 +206,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     await api.register(
       async (root) => {
         tokenRoutes(root, backend);
+        secretRoutes(root, backend);
         branchRoutes(root);
         componentListRoute(root);
         configurationScope(root);

@@ -1,6 +1,7 @@
 import type { JobRepository } from '../jobs/job-repository.js';
 import type { ScheduleRepository } from '../jobs/schedules/schedule-repository.js';
 import type { ConfigStore } from '../store/config-store.js';
+import type { RevealRequest } from '../store/secret-reveal.js';
 import type { ProjectTokens } from '../store/embedded/tokens.js';
 import type { ProjectFiles } from '../store/files/project-files.js';
 import type { OrphanCheck, ProjectTables, StorageJobLiveness, StorageJobs } from '../store/tables/index.js';
@@ -43,6 +44,11 @@ export interface ServerBackend {
   queueJobs?(): JobRepository;
   /** the schedules of every project (the Scheduler API filters by the token's project); served with the Queue API */
   schedules?(): ScheduleRepository;
+  /**
+   * plaintext of a runner token's ciphers (null: does not decrypt as its project's or the
+   * registry's); 403 for any other token. Absent: the server decrypts for no one (501)
+   */
+  revealSecrets?(token: TokenInfo, request: RevealRequest): Array<string | null>;
   listComponents(): Promise<Component[]>;
   getComponent(id: string): Promise<Component | undefined>;
   /** resolves when the database answers a cheap query (the health check) */

@@ -73,6 +73,11 @@ export function tokenCreateInput(body: unknown): TokenCreateInput {
   if (description.includes('\u0000')) throw invalid('description', 'This value contains a NUL character; remove it.');
   requireEmpty(fields, 'bucketPermissions', 'per-bucket permissions');
   requireEmpty(fields, 'componentAccess', 'per-component access');
+  if (flag(fields, 'gexRunner'))
+    throw invalid(
+      'gexRunner',
+      'a runner token receives secrets decrypted; only the operator of the store makes one ("gex tokens create --runner"), never a token over HTTP.',
+    );
   const expiresIn = present(fields, 'expiresIn');
   if (expiresIn !== undefined && expiresIn !== '') {
     throw invalid(

@@ -20,6 +20,8 @@ export class SecretNotDecrypted extends UserError {
   constructor(
     readonly keyPath: string,
     readonly reason: string,
+    /** what the user can do, when the caller knows better than the default (a remote store's server decrypts) */
+    readonly fix?: string,
   ) {
     super('GEX_SECRET_NOT_DECRYPTED', `Cannot decrypt ${displayText(keyPath)}: ${reason}`);
     this.name = 'SecretNotDecrypted';
@@ -119,16 +121,21 @@ export class SecretCipher {
    * does not decrypt throws a SecretNotDecrypted naming its key path (`at` prefixes it).
    */
   decryptTree(value: JsonValue, scope: CipherScope, at = ''): JsonValue {
-    if (Array.isArray(value)) return value.map((v, i) => this.decryptTree(v, scope, `${at}[${i}]`));
-    if (!isJsonObject(value)) return value;
-    const out: JsonObject = new Map();
-    for (const [key, v] of value) {
-      const where = at === '' ? key : `${at}.${key}`;
-      if (key.startsWith('#') && typeof v === 'string' && v.startsWith(scope.prefix))
-        out.set(key, this.decryptAt(v, scope, where));
-      else out.set(key, this.decryptTree(v, scope, where));
-    }
-    return out;
+    return mapCiphers(value, scope.prefix, (cipher, where) => this.decryptAt(cipher, scope, where), at);
+  }
+
+  /**
+   * Each cipher's plaintext, or null for one that is not a cipher of the scope or does not decrypt
+   * under this key — never why (what a runner token is given: docs/security.md#who-sees-a-secret).
+   */
+  decryptEach(ciphers: readonly string[], scope: CipherScope): Array<string | null> {
+    return ciphers.map((cipher) => {
+      try {
+        return this.decrypt(cipher, scope);
+      } catch {
+        return null;
+      }
+    });
   }
 
   private decryptAt(value: string, scope: CipherScope, where: string): string {
@@ -140,6 +147,38 @@ export class SecretCipher {
       throw new SecretNotDecrypted(where, WRONG_KEY);
     }
   }
+}
+
+/**
+ * `value` with every cipher of `prefix` that is a string under a `#` key replaced by
+ * `replace(cipher, keyPath)` (`parameters.#token`, `jobs[0].#key`, after `at`): the one rule of
+ * which values are secrets to decrypt, for the store's own key and for a server that decrypts.
+ */
+export function mapCiphers(
+  value: JsonValue,
+  prefix: string,
+  replace: (cipher: string, keyPath: string) => string,
+  at = '',
+): JsonValue {
+  if (Array.isArray(value)) return value.map((v, i) => mapCiphers(v, prefix, replace, `${at}[${i}]`));
+  if (!isJsonObject(value)) return value;
+  const out: JsonObject = new Map();
+  for (const [key, v] of value) {
+    const where = at === '' ? key : `${at}.${key}`;
+    if (key.startsWith('#') && typeof v === 'string' && v.startsWith(prefix)) out.set(key, replace(v, where));
+    else out.set(key, mapCiphers(v, prefix, replace, where));
+  }
+  return out;
+}
+
+/** The distinct ciphers mapCiphers would replace in `value`, in the order first met. */
+export function ciphersIn(value: JsonValue, prefix: string): string[] {
+  const found = new Set<string>();
+  mapCiphers(value, prefix, (cipher) => {
+    found.add(cipher);
+    return cipher;
+  });
+  return [...found];
 }
 
 export function cipherScope(projectId: number, componentId: string): CipherScope {

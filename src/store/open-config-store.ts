@@ -2,11 +2,11 @@ import { UserError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import type { JsonValue } from '../json/index.js';
 import type { ConfigStore } from './config-store.js';
-import { CIPHER_PREFIX, cipherScope, componentCipherScope, SecretCipher, type CipherScope } from './encryption.js';
 import type { EmbeddedBackend } from './embedded/embedded-backend.js';
 import { displayLocation, isRemoteStore, openEmbeddedStore } from './open-store.js';
 import { HttpConfigStore } from './remote/http-config-store.js';
 import { HttpTableSource } from './remote/http-table-source.js';
+import { RemoteSecrets } from './remote/remote-secrets.js';
 import { StorageApiClient } from './remote/storage-api-client.js';
 import { TableTransfer } from './remote/table-transfer.js';
 import { RUN_STORE_RETRY, retrySettingsFromEnv, type RetryBudgetSettings } from './remote/retry-budget.js';
@@ -64,22 +64,34 @@ export interface OpenConfigStoreOptions {
   remoteRetry?: RetryBudgetSettings;
   /** components an embedded store registers (refreshes) on open, see OpenEmbeddedStoreOptions */
   builtinComponents?: readonly Component[];
+  /** the command decrypts secrets (run, check): against a Storage API, a master key of its own is refused */
+  decrypts?: boolean;
 }
 
 /** The store location from an option, else GEX_STORE, else the default file. */
 export { resolveStoreLocation, storeLocationFromArgs } from './store-location.js';
 
-function containsCipher(value: JsonValue): boolean {
-  if (typeof value === 'string') return value.startsWith('KBC::');
-  if (Array.isArray(value)) return value.some(containsCipher);
-  if (value instanceof Map) return [...value.values()].some(containsCipher);
-  return false;
+/**
+ * A command that decrypts (run, check) against a Storage API is refused a master key of its own:
+ * the server decrypts for a runner token, and a key meant for it would be one that decrypts every
+ * project's secrets on a machine that needs none of them (docs/security.md#who-sees-a-secret).
+ * GEX_MASTER_KEY and GEX_KEY_FILE alike, so neither is ever silently ignored.
+ */
+function refuseLocalKey(location: string, env: NodeJS.ProcessEnv): void {
+  const set = ['GEX_MASTER_KEY', 'GEX_KEY_FILE'].filter((name) => env[name]?.trim());
+  if (set.length === 0) return;
+  throw new UserError(
+    'GEX_MASTER_KEY_INVALID',
+    `${set.join(' and ')} ${set.length > 1 ? 'are' : 'is'} set, but against the Storage API at ${location} gex uses no master key of its own: ` +
+      'the server decrypts the secrets for a runner token ("gex tokens create --runner"). ' +
+      `Unset ${set.join(' and ')} for this command; the master key decrypts every project's secrets and belongs only where the store is.`,
+  );
 }
 
 /**
- * Opens a SQLite file or a PostgreSQL database (embedded) or an http(s) Storage API (gex serve or a Keboola stack). A
- * remote store's secrets can be decrypted only when they are gex ciphers and GEX_MASTER_KEY is
- * the server's key; Keboola's own ciphers never leave Keboola.
+ * Opens a SQLite file or a PostgreSQL database (embedded) or an http(s) Storage API (gex serve or a
+ * Keboola stack). A remote store's secrets are decrypted by its server, for a runner token only;
+ * Keboola's own ciphers never leave Keboola.
  */
 export async function openConfigStore(location: string, options: OpenConfigStoreOptions = {}): Promise<OpenedStore> {
   const env = options.env ?? process.env;
@@ -91,46 +103,22 @@ export async function openConfigStore(location: string, options: OpenConfigStore
         `A token is needed for the Storage API at ${location}: set KBC_TOKEN or pass --token`,
       );
     const retry = retrySettingsFromEnv(options.remoteRetry ?? RUN_STORE_RETRY, env);
+    if (options.decrypts) refuseLocalKey(location, env);
     const store = new HttpConfigStore({ url: location, token, logger: options.logger, retry });
-    const key = env.GEX_MASTER_KEY?.trim();
-    let projectId: number | undefined;
-    const decrypt = (value: JsonValue, scope: CipherScope): JsonValue => {
-      if (!containsCipher(value)) return value;
-      if (!key) {
-        throw new UserError(
-          'GEX_MASTER_KEY_INVALID',
-          `The configuration holds encrypted values (${CIPHER_PREFIX}…) that only the store can decrypt. ` +
-            'Set GEX_MASTER_KEY to the key of the gex server, or run against the embedded store.',
-        );
-      }
-      const hex = /^[0-9a-fA-F]{64}$/.test(key);
-      return new SecretCipher(Buffer.from(key, hex ? 'hex' : 'base64')).decryptTree(value, scope);
-    };
+    const api = new StorageApiClient({ url: location, token, logger: options.logger, retry });
+    // the server decrypts, for a runner token only: a runner elsewhere never holds the master key
+    const secrets = new RemoteSecrets(api, location);
     return {
       kind: 'remote',
       store,
       location,
       runLocks: NO_RUN_LOCKS,
       remoteTables: new HttpTableSource({ url: location, token, logger: options.logger, retry }),
-      tableTransfer: new TableTransfer({
-        api: new StorageApiClient({ url: location, token, logger: options.logger, retry }),
-        url: location,
-      }),
-      async decryptSecrets(componentId, value) {
-        if (!containsCipher(value)) return value;
-        projectId ??= (await store.verifyToken()).projectId;
-        return decrypt(value, cipherScope(projectId, componentId));
-      },
-      // image parameters are decrypted when the key can (a gex server's ciphers); a Keboola stack's
-      // stay ciphers, as before — Generic Extractor does not need their plaintext
-      decryptComponentSecrets: async (componentId, value) => {
-        if (!key || !containsCipher(value)) return value;
-        try {
-          return decrypt(value, componentCipherScope(componentId));
-        } catch {
-          return value;
-        }
-      },
+      tableTransfer: new TableTransfer({ api, url: location }),
+      decryptSecrets: (componentId, value) => secrets.decrypt('project', componentId, value, 'fail'),
+      // a token that is not a runner token, or a Keboola stack, passes image parameters on as ciphers,
+      // as before: Generic Extractor does not need their plaintext
+      decryptComponentSecrets: (componentId, value) => secrets.decrypt('component', componentId, value, 'keep'),
       close: async () => undefined,
     };
   }

@@ -182,6 +182,11 @@ export interface TokenInfo {
   readOnly: boolean;
   /** a master token: may create, list, refresh and delete the project's tokens over HTTP (never read-only) */
   canManageTokens: boolean;
+  /**
+   * a runner token: may also receive its project's secrets decrypted, for a run elsewhere
+   * (`gex tokens create --runner`; docs/security.md#who-sees-a-secret). Read-write, never master.
+   */
+  runner: boolean;
   created: string;
   /** when its secret was last replaced; absent when never */
   refreshed?: string;

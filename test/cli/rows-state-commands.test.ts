@@ -191,8 +191,17 @@ for (const backend of storeBackends()) {
       assert.ok(!created.stderr.includes('\u001b'));
       const listed = await cli.json(['tokens', 'list']);
       assert.equal(listed.length, 1, 'internal tokens are not listed');
-      assert.deepEqual(Object.keys(listed[0]), ['id', 'description', 'project', 'readOnly', 'master', 'created']);
+      assert.deepEqual(Object.keys(listed[0]), [
+        'id',
+        'description',
+        'project',
+        'readOnly',
+        'master',
+        'runner',
+        'created',
+      ]);
       assert.equal(listed[0].master, false, 'a token is a master token only when asked for');
+      assert.equal(listed[0].runner, false, 'and a runner token only when asked for');
       assert.equal(listed[0].project, 'p1');
       const text = await cli.ok(['tokens', 'list']);
       assert.ok(!text.includes(token) && !text.includes(token.slice(-20)) && !text.includes('\u001b'), text);
@@ -233,6 +242,27 @@ for (const backend of storeBackends()) {
         /--master and --read-only exclude each other/,
       );
       assert.match(await cli.fails(['tokens', 'create', '--description', ' ']), /A token needs a description/);
+
+      // a runner token receives secrets decrypted: read-write, never master
+      const runner = await cli.run(['tokens', 'create', '--description', 'airflow', '--runner', '--project', 'p2']);
+      assert.equal(runner.code, 0, runner.stderr);
+      assert.match(
+        runner.stderr,
+        /Token \d+ "airflow" of project "p2" \(runner: receives the project's secrets decrypted\)/,
+      );
+      assert.deepEqual(
+        (await cli.json(['tokens', 'list', '--project', 'p2'])).map((t: { runner: boolean; master: boolean }) => [
+          t.runner,
+          t.master,
+        ]),
+        [[true, false]],
+      );
+      assert.match(await cli.ok(['tokens', 'list', '--project', 'p2']), /\tp2\trunner\t/);
+      for (const other of ['--master', '--read-only'])
+        assert.match(
+          await cli.fails(['tokens', 'create', '--description', 'x', '--runner', other]),
+          new RegExp(`--runner and ${other} exclude each other`),
+        );
       assert.match(
         await cli.fails(['tokens', 'list', '--store', 'http://127.0.0.1:9/']),
         /Tokens live in the embedded store/,

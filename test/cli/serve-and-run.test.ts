@@ -8,7 +8,8 @@ import { runGex, startServe } from '../support/cli.js';
 /**
  * The documented flow on a fresh store, every step a real `gex` process: create a token, register
  * a component, serve the store, manage configurations over HTTP with `gex configs`, and run one
- * with KBC_URL / KBC_TOKEN / KBC_CONFIGID — the container's usage — saving state through the API.
+ * with KBC_URL / KBC_TOKEN / KBC_CONFIGID and a runner token, no key — the container's usage —
+ * saving state through the API.
  */
 describe('gex serve + tokens + components + configs + run against the HTTP store', function () {
   this.timeout(60_000);
@@ -40,6 +41,8 @@ describe('gex serve + tokens + components + configs + run against the HTTP store
     const readOnly = (
       await runGex(['tokens', 'create', '--description', 'viewer', '--read-only', '--store', store], key)
     ).stdout.trim();
+    const runner = await runGex(['tokens', 'create', '--description', 'runner', '--runner', '--store', store], key);
+    assert.match(runner.stderr, /\(runner: receives the project's secrets decrypted\)/);
 
     await writeFile(
       path.join(dir, 'components.json'),
@@ -90,8 +93,10 @@ describe('gex serve + tokens + components + configs + run against the HTTP store
       assert.equal(denied.code, 1);
       assert.match(denied.stderr, /don't have access/);
 
+      // the runner holds the URL and a runner token, no master key: the server decrypts for it
       const run = await runGex(['run', '--summary', path.join(dir, 'summary.json')], {
-        ...remote,
+        GEX_MASTER_KEY: '',
+        KBC_TOKEN: runner.stdout.trim(),
         KBC_URL: url,
         KBC_CONFIGID: configId,
         KBC_DATADIR: path.join(dir, 'data'),

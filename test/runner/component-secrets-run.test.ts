@@ -80,7 +80,7 @@ describe('gex run: image parameters from the component registry', function () {
     assert.ok(config.image_parameters['#secret'].startsWith(COMPONENT_CIPHER_PREFIX), 'config.json keeps the cipher');
   });
 
-  it('against a gex server: the runner decrypts image parameters with the server key; without it they stay ciphers and the run still works', async () => {
+  it('against a gex server: a runner token gets image parameters decrypted by the server; another token passes them on as ciphers and the run still works', async () => {
     const storeFile = path.join(dir, 'served.sqlite');
     const key = { GEX_MASTER_KEY: KEY };
     const file = path.join(dir, 'components-served.json');
@@ -89,9 +89,12 @@ describe('gex run: image parameters from the component registry', function () {
       JSON.stringify([{ id: ID, type: 'extractor', data: { image_parameters: { '#secret': PLAIN } } }]),
     );
     assert.equal((await runGexInProcess(['components', 'import', file, '--store', storeFile], key)).code, 0);
-    const token = (
-      await runGexInProcess(['tokens', 'create', '--description', 'runner', '--store', storeFile], key)
-    ).stdout.trim();
+    const tokenOf = async (...flags: string[]) =>
+      (
+        await runGexInProcess(['tokens', 'create', '--description', 'runner', ...flags, '--store', storeFile], key)
+      ).stdout.trim();
+    const token = await tokenOf();
+    const runner = await tokenOf('--runner');
     const backend = await openEmbeddedStore(storeFile, key);
     const info = (await backend.authenticate(token))!;
     const c = await backend.session(info).createConfiguration(ID, {
@@ -108,7 +111,7 @@ describe('gex run: image parameters from the component registry', function () {
     try {
       const detail = await (await fetch(`${served.url}/v2/storage/components/${ID}`)).text();
       assert.ok(!detail.includes('Rg5Mv2Xy') && detail.includes(COMPONENT_CIPHER_PREFIX), 'served as a cipher');
-      const args = [
+      const args = (as: string) => [
         'run',
         '--config-id',
         c.id,
@@ -117,16 +120,16 @@ describe('gex run: image parameters from the component registry', function () {
         '--store',
         served.url,
         '--token',
-        token,
+        as,
         '--log-level',
         'debug',
       ];
-      const withKey = await runGexInProcess([...args, '--data-dir', path.join(dir, 'served-data')], key);
-      assert.equal(withKey.code, 0, withKey.stderr);
-      assert.match(withKey.stdout, /items\?q=\[hidden\]/, 'decrypted and registered with the masker');
-      const withoutKey = await runGexInProcess([...args, '--data-dir', path.join(dir, 'served-data-2')], {
-        GEX_MASTER_KEY: '',
-      });
+      const noKey = { GEX_MASTER_KEY: '' };
+      const byRunner = await runGexInProcess([...args(runner), '--data-dir', path.join(dir, 'served-data')], noKey);
+      assert.equal(byRunner.code, 0, byRunner.stderr);
+      assert.match(byRunner.stdout, /items\?q=\[hidden\]/, 'decrypted by the server and registered with the masker');
+      assertNoSecret(byRunner.stdout + byRunner.stderr, PLAIN, ['Rg5Mv2Xy'], 'run output');
+      const withoutKey = await runGexInProcess([...args(token), '--data-dir', path.join(dir, 'served-data-2')], noKey);
       assert.equal(withoutKey.code, 0, withoutKey.stderr);
       const config = JSON.parse(await readFile(path.join(dir, 'served-data-2', 'config.json'), 'utf8'));
       assert.ok(config.image_parameters['#secret'].startsWith(COMPONENT_CIPHER_PREFIX));

@@ -263,6 +263,7 @@ describeEachBackend("server: Keboola's response shapes", (backend) => {
             'componentAccess',
             'organization',
             'owner',
+            'gexRunner',
           ],
           label,
         );

@@ -17,6 +17,7 @@ const TOKEN: TokenInfo = {
   projectName: 'p',
   readOnly: false,
   canManageTokens: false,
+  runner: false,
   created: '2024-01-01T00:00:00+0000',
 };
 

@@ -375,7 +375,7 @@ describeEachBackend('server: token management never logs a secret', (backend) =>
 
 for (const factory of storeBackends()) {
   describe(`store: tokens made before token management (${factory.name})`, () => {
-    it('keep working after migration 5 and are not master: an upgrade gives no token a new power', async () => {
+    it('keep working after migrations 5 and 11 and are neither master nor runner: an upgrade gives no token a new power', async () => {
       const store = await factory.fresh();
       try {
         const db = await openDatabase(store.location, TEST_KEY);
@@ -399,6 +399,7 @@ for (const factory of storeBackends()) {
             projectName: 'old',
             readOnly: false,
             canManageTokens: false,
+            runner: false,
             created: '2024-01-01T00:00:00+0000',
           });
         } finally {

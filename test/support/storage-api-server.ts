@@ -91,14 +91,18 @@ export class TestServer {
     return new TestServer(app, backend, address, token, dispose, location);
   }
 
-  /** A token of `project` (default alpha); `master` makes a master token (token management over HTTP). */
+  /**
+   * A token of `project` (default alpha); `master` makes a master token (token management over
+   * HTTP), `runner` a runner token (receives secrets decrypted).
+   */
   async createToken(
-    options: { description?: string; readOnly?: boolean; master?: boolean; project?: string } = {},
+    options: { description?: string; readOnly?: boolean; master?: boolean; runner?: boolean; project?: string } = {},
   ): Promise<string> {
     const { token } = await this.backend.createToken({
       description: options.description ?? 'test token',
       readOnly: options.readOnly,
       canManageTokens: options.master,
+      runner: options.runner,
       project: options.project ?? 'alpha',
     });
     return token;

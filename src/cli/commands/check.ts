@@ -136,6 +136,7 @@ async function unitsToCheck(
     logger,
     builtinComponents: builtinComponents(),
     mustExist: true,
+    decrypts: true,
   });
   try {
     const source = {

@@ -118,6 +118,7 @@ export async function runFromCli(args: RunArgs): Promise<number> {
         logger,
         builtinComponents: builtinComponents(),
         mustExist: true,
+        decrypts: true,
       });
       let unlock: () => Promise<void> = async () => undefined;
       try {

@@ -34,8 +34,15 @@ function tokenToJson(t: TokenInfo): JsonValue {
     ['project', t.projectName],
     ['readOnly', t.readOnly],
     ['master', t.canManageTokens],
+    ['runner', t.runner],
     ['created', t.created],
   ]);
+}
+
+function accessOf(t: TokenInfo): string {
+  if (t.readOnly) return 'read-only';
+  if (t.canManageTokens) return 'master';
+  return t.runner ? 'runner' : 'read-write';
 }
 
 /** `gex tokens create|list|revoke`: Storage API tokens of the embedded store. */
@@ -47,6 +54,10 @@ export function tokensCommand(yargs: Argv): Argv {
       .example(
         '$0 tokens create --description admin --master',
         'a master token: may also create, list, refresh and delete tokens over HTTP',
+      )
+      .example(
+        '$0 tokens create --description airflow --runner',
+        'a runner token: a run elsewhere gets its secrets decrypted by the server (no master key)',
       )
       .command(
         'create',
@@ -64,6 +75,12 @@ export function tokensCommand(yargs: Argv): Argv {
               default: false,
               describe: "a master token: may also manage the project's tokens over HTTP (Keboola's token API)",
             })
+            .option('runner', {
+              type: 'boolean',
+              default: false,
+              describe:
+                "a runner token: may also receive the project's secrets decrypted, so that `gex run` against the server needs no master key (read-write, never master)",
+            })
             .option('project', {
               type: 'string',
               describe: 'project the token belongs to (created if new; default "default")',
@@ -80,14 +97,26 @@ export function tokensCommand(yargs: Argv): Argv {
                 'GEX_CLI_USAGE',
                 '--master and --read-only exclude each other: a master token creates and deletes tokens.',
               );
+            if (args.runner && (args.master || args['read-only']))
+              throw new UserError(
+                'GEX_CLI_USAGE',
+                `--runner and ${args.master ? '--master' : '--read-only'} exclude each other: ${args.master ? 'a master token manages tokens and never sees a secret, a runner token runs' : 'a run saves state and loads tables'}.`,
+              );
             const { token, info } = await backend.createToken({
               description: args.description,
               readOnly: args['read-only'],
               canManageTokens: args.master,
+              runner: args.runner,
               project: args.project,
             });
             process.stdout.write(`${token}\n`);
-            const kind = info.readOnly ? ' (read-only)' : info.canManageTokens ? ' (master)' : '';
+            const kind = info.readOnly
+              ? ' (read-only)'
+              : info.canManageTokens
+                ? ' (master)'
+                : info.runner
+                  ? " (runner: receives the project's secrets decrypted)"
+                  : '';
             process.stderr.write(
               `Token ${info.id} ${quoteForLog(info.description)} of project ${quoteForLog(info.projectName)}${kind} created. Store it now: it is not shown again.\n`,
             );
@@ -95,7 +124,7 @@ export function tokensCommand(yargs: Argv): Argv {
       )
       .command(
         'list',
-        'List the tokens: id, project, access (read-only, read-write or master), created, description (never the token itself: only its hash is stored)',
+        'List the tokens: id, project, access (read-only, read-write, master or runner), created, description (never the token itself: only its hash is stored)',
         (c) =>
           storeOption(c)
             .option('project', { type: 'string', describe: 'only this project' })
@@ -111,7 +140,7 @@ export function tokensCommand(yargs: Argv): Argv {
               if (tokens.length === 0) say('No tokens.');
               for (const t of tokens)
                 say(
-                  `${t.id}\t${displayText(t.projectName)}\t${t.readOnly ? 'read-only' : t.canManageTokens ? 'master' : 'read-write'}\t${t.created}\t${displayText(t.description)}`,
+                  `${t.id}\t${displayText(t.projectName)}\t${accessOf(t)}\t${t.created}\t${displayText(t.description)}`,
                 );
             },
             { mustExist: true },

@@ -60,6 +60,8 @@ export function tokenToWire(token: TokenInfo, uri: string, secret?: string): Jso
       ['fileStorageProvider', 'gex'],
     ]),
   );
+  // gex's own: a runner token receives its project's secrets decrypted (POST /v2/storage/gex/decrypt)
+  wire.set('gexRunner', token.runner);
   return wire;
 }
 
@@ -143,6 +145,11 @@ export function tokenRoutes(app: FastifyInstance, backend: Pick<ServerBackend, '
       if (!own && target.canManageTokens)
         throw StoreError.accessDenied(
           `Token ${id} is a master token: only it can refresh itself ("gex tokens revoke" removes it).`,
+        );
+      // the new text of a runner token would give the master token the plaintext of every secret
+      if (!own && target.runner)
+        throw StoreError.accessDenied(
+          `Token ${id} is a runner token: only it can refresh itself (DELETE /v2/storage/tokens/${id} or "gex tokens revoke" removes it).`,
         );
     });
     if (!refreshed) throw tokenNotFound(id);

@@ -7,6 +7,7 @@ import type { ConfigStore } from '../config-store.js';
 import { cipherScope, componentCipherScope, type SecretCipher } from '../encryption.js';
 import { addressableIdProblem } from '../addressable-id.js';
 import type { Database } from '../sql/database.js';
+import { requireRunner, type RevealRequest } from '../secret-reveal.js';
 import { ProjectFiles, purgeExpiredFiles } from '../files/project-files.js';
 import { JobLocks } from '../../jobs/dispatch/job-locks.js';
 import type { PostgresDatabase } from '../sql/postgres-database.js';
@@ -233,6 +234,21 @@ export class EmbeddedBackend {
   /** Plaintext of the `#` values of a stored body — for the runner only, in memory. */
   decryptSecrets(projectId: number, componentId: string, value: JsonValue): JsonValue {
     return this.cipher.decryptTree(value, cipherScope(projectId, componentId));
+  }
+
+  /**
+   * The plaintext of ciphers for a run elsewhere, given only to a runner token
+   * (docs/security.md#who-sees-a-secret): `project` ciphers decrypt only as the token's own
+   * project's (the project is bound into each cipher), `component` ones as the registry's. Null for
+   * a value that does not decrypt so; a token that is not a runner token is refused (403).
+   */
+  revealSecrets(token: TokenInfo, request: RevealRequest): Array<string | null> {
+    requireRunner(token);
+    const scope =
+      request.scope === 'project'
+        ? cipherScope(token.projectId, request.componentId)
+        : componentCipherScope(request.componentId);
+    return this.cipher.decryptEach(request.ciphers, scope);
   }
 
   close(): Promise<void> {

@@ -114,6 +114,8 @@ export interface TokenRecord {
   internal: boolean;
   /** a master token (TokenInfo.canManageTokens) */
   canManageTokens: boolean;
+  /** a runner token (TokenInfo.runner) */
+  runner: boolean;
   created: string;
   creator: TokenRef | null;
 }

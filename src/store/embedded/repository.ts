@@ -43,7 +43,7 @@ const HELD_BY_VERSION = 'held_from <= ? AND (held_until IS NULL OR held_until >=
 /** order entries of configuration version `?` (both placeholders take the version) */
 const IN_ORDER_OF_VERSION = 'first_version <= ? AND (last_version IS NULL OR last_version >= ?)';
 const TOKEN_WITH_PROJECT =
-  'SELECT t.id, t.description, t.read_only, t.can_manage_tokens, t.created, t.refreshed, t.creator_token_id, t.creator_token_description, t.internal, ' +
+  'SELECT t.id, t.description, t.read_only, t.can_manage_tokens, t.runner, t.created, t.refreshed, t.creator_token_id, t.creator_token_description, t.internal, ' +
   'p.id AS project_id, p.name AS project_name FROM tokens t JOIN projects p ON p.id = t.project_id';
 
 /**

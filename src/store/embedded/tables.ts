@@ -186,6 +186,7 @@ export const TOKENS: Table<TokenRecord> = {
     column('read_only', (r) => flag(r.readOnly)),
     column('internal', (r) => flag(r.internal)),
     column('can_manage_tokens', (r) => flag(r.canManageTokens)),
+    column('runner', (r) => flag(r.runner)),
     column('created', (r) => r.created),
     column('creator_token_id', (r) => r.creator?.id ?? null),
     column('creator_token_description', (r) => r.creator?.description ?? null),
@@ -279,6 +280,7 @@ export function tokenInfoFromDb(r: DbRow): TokenInfo {
     projectName: String(r.project_name),
     readOnly: Number(r.read_only) === 1,
     canManageTokens: Number(r.can_manage_tokens) === 1,
+    runner: Number(r.runner) === 1,
     created: String(r.created),
     ...(r.refreshed === null || r.refreshed === undefined ? {} : { refreshed: String(r.refreshed) }),
     ...(r.creator_token_id === null || r.creator_token_id === undefined

@@ -40,6 +40,7 @@ export function localToken(db: Database, project: string): Promise<TokenInfo> {
       readOnly: false,
       internal: true,
       canManageTokens: false,
+      runner: false,
       created,
       creator: null,
     });
@@ -50,6 +51,7 @@ export function localToken(db: Database, project: string): Promise<TokenInfo> {
       projectName: project,
       readOnly: false,
       canManageTokens: false,
+      runner: false,
       created,
     };
   });
@@ -63,6 +65,11 @@ export interface CreateTokenOptions {
   readOnly?: boolean;
   /** a master token: may manage the project's tokens over HTTP */
   canManageTokens?: boolean;
+  /**
+   * a runner token: may also receive the project's secrets decrypted (POST /v2/storage/gex/decrypt),
+   * for a run elsewhere. Only the store's operator makes one; it is read-write and never master.
+   */
+  runner?: boolean;
   /** the project's name (created if missing; default "default") */
   project?: string;
   /** the token that creates it over HTTP */
@@ -91,10 +98,17 @@ export async function createToken(
     throw new UserError('GEX_STORE_INVALID_REQUEST', 'A token description cannot contain a NUL character.');
   const readOnly = Boolean(options.readOnly);
   const canManageTokens = Boolean(options.canManageTokens);
+  const runner = Boolean(options.runner);
   if (readOnly && canManageTokens)
     throw new UserError(
       'GEX_STORE_INVALID_REQUEST',
       'A read-only token cannot be a master token: a master token creates and deletes tokens.',
+    );
+  // one duty per token: a runner runs (reads, saves state, loads tables), a master manages tokens
+  if (runner && (readOnly || canManageTokens))
+    throw new UserError(
+      'GEX_STORE_INVALID_REQUEST',
+      `A runner token cannot be ${readOnly ? 'read-only: a run saves state and loads tables' : 'a master token: a master token manages tokens and never sees a secret, a runner token runs'}.`,
     );
   return db.transaction(async (tx) => {
     const repo = new Repository(tx, db.dialect);
@@ -112,6 +126,7 @@ export async function createToken(
       readOnly,
       internal: false,
       canManageTokens,
+      runner,
       created,
       creator,
     });
@@ -122,6 +137,7 @@ export async function createToken(
       projectName: project,
       readOnly,
       canManageTokens,
+      runner,
       created,
       ...(creator ? { creator } : {}),
     };
@@ -153,13 +169,16 @@ export class ProjectTokens {
     });
   }
 
-  /** A token of this project that is not a master token (no master token is ever made over HTTP). */
+  /**
+   * A token of this project that is neither a master nor a runner token: over HTTP no token can
+   * give another what it may not have itself, nor the plaintext of secrets.
+   */
   create(options: {
     description: string;
     readOnly: boolean;
     creator: TokenRef;
   }): Promise<{ token: string; info: TokenInfo }> {
-    return createToken(this.db, { ...options, canManageTokens: false, project: this.projectName });
+    return createToken(this.db, { ...options, canManageTokens: false, runner: false, project: this.projectName });
   }
 
   /**

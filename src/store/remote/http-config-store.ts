@@ -105,6 +105,8 @@ export class HttpConfigStore implements ConfigStore {
       projectName: String(get(owner, 'name') ?? ''),
       readOnly: get(v, 'canManageBuckets') === false && get(v, 'isMasterToken') !== true,
       canManageTokens: get(v, 'canManageTokens') === true || get(v, 'isMasterToken') === true,
+      // gex's own field; a Keboola stack has no runner tokens
+      runner: get(v, 'gexRunner') === true,
       created: String(get(v, 'created') ?? ''),
     };
   }

@@ -211,6 +211,14 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
         PRIMARY KEY (schedule_id, tick))`,
     ],
   },
+  {
+    version: 11,
+    description: "runner tokens: may receive their project's secrets decrypted, for a run elsewhere",
+    statements: [
+      // existing tokens stay what they were: none may receive plaintext (no privilege appears on upgrade)
+      `ALTER TABLE tokens ADD COLUMN runner INTEGER NOT NULL DEFAULT 0`,
+    ],
+  },
 ];
 
 export const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied TEXT NOT NULL)`;

@@ -131,6 +131,7 @@ describe('HTTP config store client (nock)', () => {
       projectName: 'proj',
       readOnly: false,
       canManageTokens: false,
+      runner: false,
       created: 'c',
     });
     nock(URL)
@@ -145,5 +146,13 @@ describe('HTTP config store client (nock)', () => {
         created: 'c',
       });
     assert.equal((await client().verifyToken()).canManageTokens, true);
+    nock(URL)
+      .get('/v2/storage/tokens/verify')
+      .reply(200, { id: '2', canManageBuckets: true, gexRunner: true, owner: { id: '9', name: 'proj' } });
+    assert.equal((await client().verifyToken()).runner, true, "a gex server's runner token");
+    nock(URL)
+      .get('/v2/storage/tokens/verify')
+      .reply(200, { id: '3', canManageBuckets: true, gexRunner: 'true', owner: { id: '9', name: 'proj' } });
+    assert.equal((await client().verifyToken()).runner, false, 'only a JSON true says so');
   });
 });
