@@ -211,6 +211,15 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
         PRIMARY KEY (schedule_id, tick))`,
     ],
   },
+  {
+    version: 11,
+    description: 'worker pools of servers and workers (who runs the queue: registered at start, heartbeat)',
+    statements: [
+      // identity: the process (host, pid, start mark, instance) as JSON; capacity: jobs it runs at once
+      `CREATE TABLE queue_workers (
+        identity TEXT PRIMARY KEY, host TEXT NOT NULL, capacity INTEGER NOT NULL, started TEXT NOT NULL, seen TEXT NOT NULL)`,
+    ],
+  },
 ];
 
 export const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied TEXT NOT NULL)`;
