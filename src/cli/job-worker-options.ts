@@ -3,6 +3,7 @@ import { UserError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import type { JobQueue } from '../jobs/job-queue.js';
 import { DEFAULT_JOB_RETENTION_DAYS, DEFAULT_JOB_TIMEOUT_SECONDS, type WorkerPool } from '../jobs/worker-pool.js';
+import { noWorkerAdvice } from '../jobs/worker-registry.js';
 
 /** The options of whatever runs queue jobs: `gex serve` and `gex worker`. */
 export interface JobWorkerArgs {
@@ -68,8 +69,27 @@ export async function startWorkerPool(
     // this same gex: node and its script
     command: [process.execPath, process.argv[1]],
     logger,
+    registry: queue.registry,
   });
   holder.pool = pool;
   await pool.start();
   return pool;
+}
+
+/**
+ * Said when a server that runs no jobs (`--workers 0`) starts: whether anything else runs the
+ * store's jobs — else jobs queued through it wait for good, and nothing would say why.
+ */
+export async function sayWhoRunsJobs(queue: JobQueue, logger: Logger): Promise<void> {
+  try {
+    const capacity = await queue.registry.capacity();
+    if (capacity > 0)
+      logger.info(
+        `This server runs no jobs (--workers 0); the other servers and workers of the store run ${capacity} at once`,
+      );
+    else
+      logger.warn(`This server runs no jobs (--workers 0), and ${noWorkerAdvice(queue.scope)}; until then jobs wait`);
+  } catch (error) {
+    logger.warn(`Cannot tell who runs the store's jobs: ${(error as Error).message}`);
+  }
 }

@@ -1,9 +1,10 @@
+import { PARENT_PID_VARIABLE } from '../jobs/job-run-contract.js';
+
 /**
  * A `gex run` started by a job worker must never outlive it: the worker names itself in
  * GEX_JOB_PARENT_PID, and once this process's parent is another one (the worker died, even by
  * kill -9, and the process was re-parented) the run stops as on SIGTERM — no state is saved.
  */
-export const PARENT_PID_VARIABLE = 'GEX_JOB_PARENT_PID';
 const CHECK_MS = 250;
 
 export function stopWhenParentGone(env: NodeJS.ProcessEnv = process.env): void {

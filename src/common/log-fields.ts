@@ -2,7 +2,9 @@
  * The structured fields of gex's log lines (`--log-format json`): what a line is about, as data a
  * log system can filter on, besides the sentence in `msg`. Bound with child loggers
  * (`logger.child({ configId })`) or given with one call (`logger.info({ records }, '…')`).
- * The text format leaves them out: its sentence already says them in words.
+ * The text format leaves them out: its sentence already says them in words. Every field gex's
+ * own code logs is one of these (test/common/log-fields.test.ts checks the source), so no
+ * internal field reaches a text line; only a library's fields (fastify's) are printed there.
  */
 export interface LogFields {
   componentId?: string;
@@ -63,6 +65,19 @@ export interface LogFields {
   /** why a job stopped, for machines: a cap (forceStop.pages, …) or a natural end (underflow, …) */
   stoppedBy?: string;
   reason?: string;
+  /** how a loaded table's destination was chosen (the output mapping, the default bucket, …) */
+  destinationFrom?: string;
+  /** the data folder of a run (absolute) */
+  dataDir?: string;
+  /** a queue job, and the schedule whose tick created it (the tick's time; ticks missed in a row) */
+  jobId?: number | string;
+  scheduleId?: number | string;
+  tick?: string;
+  missedTicks?: number;
+  /** Storage jobs a line is about (ids) */
+  jobs?: Array<number | string>;
+  /** the id a server's 500 answer carries, to find its log line */
+  exceptionId?: string;
 }
 
 const FIELD_NAMES: Record<keyof LogFields, true> = {
@@ -106,6 +121,14 @@ const FIELD_NAMES: Record<keyof LogFields, true> = {
   stopReason: true,
   stoppedBy: true,
   reason: true,
+  destinationFrom: true,
+  dataDir: true,
+  jobId: true,
+  scheduleId: true,
+  tick: true,
+  missedTicks: true,
+  jobs: true,
+  exceptionId: true,
 };
 
 /** Whether a key of a log record is one of gex's structured fields (left out of the text format). */

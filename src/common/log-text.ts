@@ -30,6 +30,14 @@ export function displayId(id: string): string {
   return PLAIN_ID.test(id) ? id : quoteForLog(id);
 }
 
+/**
+ * An option with its value as a person would type it (a hint in a message): `--row-id users`, or
+ * `--row-id=-x` when the value starts with `-` — given apart, it would be read as an option.
+ */
+export function displayOption(option: string, value: string): string {
+  return value.startsWith('-') ? `${option}=${displayId(value)}` : `${option} ${displayId(value)}`;
+}
+
 /** A name or other free text for a log line: as it is unless it could break or hide part of the line. */
 export function displayText(text: string): string {
   return INVISIBLE_OR_LINE_BREAKING.test(text) ? quoteForLog(text) : text;

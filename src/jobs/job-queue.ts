@@ -4,6 +4,7 @@ import type { PostgresDatabase } from '../store/sql/postgres-database.js';
 import type { PgBossDispatch } from './dispatch/pg-boss-dispatch.js';
 import { JobRepository } from './job-repository.js';
 import { StoreClaimSource, type JobSource } from './job-source.js';
+import { WorkerRegistry } from './worker-registry.js';
 
 export interface JobQueueOptions {
   logger: Logger;
@@ -18,6 +19,8 @@ export interface JobQueue {
   readonly jobs: JobRepository;
   /** the store's dispatch: `multi-machine` (PostgreSQL, pg-boss) or `one-machine` (SQLite) */
   readonly scope: 'one-machine' | 'multi-machine';
+  /** the worker pools of the store's servers and workers (who runs its jobs) */
+  readonly registry: WorkerRegistry;
   /** a worker pool's source; `onLocksLost`: what guarded its running jobs is gone */
   source(onLocksLost: (error: Error) => void): Promise<JobSource>;
   close(): Promise<void>;
@@ -30,26 +33,37 @@ export interface JobQueue {
  */
 export async function openJobQueue(backend: EmbeddedBackend, options: JobQueueOptions): Promise<JobQueue> {
   const { logger, retryLimit = 0 } = options;
+  const registry = new WorkerRegistry(backend.db);
   if (backend.db.dialect.name !== 'postgres') {
-    const jobs = new JobRepository(backend.db, { retryLimit });
+    const jobs = new JobRepository(backend.db, { retryLimit, workerGone: (job) => registry.gone(job.worker) });
     return {
       jobs,
       scope: 'one-machine',
-      source: () => Promise.resolve(new StoreClaimSource(jobs, logger)),
+      registry,
+      source: () => Promise.resolve(new StoreClaimSource(jobs, registry, logger)),
       close: () => Promise.resolve(),
     };
   }
   const db = backend.db as PostgresDatabase;
-  const [{ PgBossDispatch }, { PgBossSource }] = await Promise.all([
+  const [{ PgBossDispatch }, { PgBossSource }, { JobLocks }] = await Promise.all([
     import('./dispatch/pg-boss-dispatch.js'),
     import('./dispatch/pg-boss-source.js'),
+    import('./dispatch/job-locks.js'),
   ]);
+  // a kill asks PostgreSQL whether a worker holds the job's session lock (opened on the first kill that needs it)
+  const killLocks = new JobLocks(db, 'job kill', () => undefined);
   const dispatch: PgBossDispatch = new PgBossDispatch(db, {
     supervise: options.supervise ?? false,
     onError: (error) => logger.warn(`Job dispatch (pg-boss): ${error.message}`),
   });
   const jobs = new JobRepository(db, {
     retryLimit,
+    workerGone: async (job) => {
+      if (!(await killLocks.takeIfOrphaned(job.id))) return false;
+      // a job that is terminating is claimed by no worker: letting go at once is safe
+      await killLocks.unlock(job.id);
+      return true;
+    },
     // a send that fails is found again by the monitors' reconcile within seconds
     onRunnable: (runnable) =>
       dispatch.send(runnable).catch((error: unknown) => logger.warn(`Job dispatch: ${(error as Error).message}`)),
@@ -57,7 +71,11 @@ export async function openJobQueue(backend: EmbeddedBackend, options: JobQueueOp
   return {
     jobs,
     scope: 'multi-machine',
+    registry,
     source: (onLocksLost) => Promise.resolve(new PgBossSource({ db, jobs, dispatch, logger, onLocksLost })),
-    close: () => dispatch.stop(),
+    close: async () => {
+      await killLocks.close();
+      await dispatch.stop();
+    },
   };
 }

@@ -1,6 +1,8 @@
 import type { Database, SqlExecutor, SqlParam, TransactionExecutor } from '../store/sql/database.js';
 import { StoreError } from '../store/store-error.js';
+import { storedIdentityLiveness } from '../common/process-liveness.js';
 import type { EventPosition, JobEvent, JobResult, NewJob, QueueJob } from './job-record.js';
+import { lostWorkerOutcome } from './job-result.js';
 import { SORT_COLUMNS, type JobSearch } from './job-search.js';
 import { isFinished, PENDING, RUNNING, statusesLeadingTo, type JobStatus } from './statuses.js';
 
@@ -60,7 +62,14 @@ export interface JobRepositoryOptions {
    * configuration (a new job, the one after a finished or cancelled job, a retry): the dispatch.
    */
   onRunnable?: (jobs: RunnableJob[]) => Promise<void> | void;
+  /**
+   * Whether no live worker runs this `terminating` job (asked after a kill, so that a kill of a job
+   * whose worker is gone ends it). Default: its worker is a process of this host that is gone.
+   */
+  workerGone?: (job: QueueJob) => Promise<boolean>;
 }
+
+const localWorkerGone = (job: QueueJob) => Promise.resolve(storedIdentityLiveness(job.worker) === 'dead');
 
 /** A job next to run for its configuration, and which attempt that run is (a dispatch's identity). */
 export interface RunnableJob {
@@ -318,7 +327,8 @@ export class JobRepository {
 
   /**
    * Kills a job of the project: a pending one is `cancelled` at once; a running one becomes
-   * `terminating` (its worker stops the process and ends it `terminated`). A finished job: 400.
+   * `terminating` (its worker stops the process and ends it `terminated`) — or `terminated` at
+   * once when no live worker runs it (its worker died). A finished job: 400.
    */
   async kill(projectId: number, id: number, now = new Date()): Promise<QueueJob | undefined> {
     let next: RunnableJob | undefined;
@@ -353,7 +363,11 @@ export class JobRepository {
       return toJob((await tx.get<Row>(`${SELECT} WHERE j.id = ?`, [id]))!);
     });
     await this.runnable([next]);
-    return killed;
+    if (killed?.status !== 'terminating') return killed;
+    // nothing would ever stop it: its worker is gone
+    if (!(await (this.options.workerGone ?? localWorkerGone)(killed))) return killed;
+    await this.finish(id, lostWorkerOutcome, now);
+    return this.get(projectId, id);
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { JobResult } from './job-record.js';
+import type { JobStatus } from './statuses.js';
 
 /** The part of `gex run`'s JSON summary a job's result is built from (read defensively: it is a file). */
 interface SummaryShape {
@@ -57,3 +58,16 @@ export function resultOfRun(
 export function resultWithMessage(message: string, type?: 'user' | 'application'): JobResult {
   return { message, configVersion: null, output: { tables: [] }, ...(type ? { error: { type, message } } : {}) };
 }
+
+export const WORKER_STOPPED = 'The job ended with an error: the worker stopped while it ran (its process is gone).';
+export const KILLED_WITHOUT_WORKER =
+  'The job was killed: its worker had stopped, so no process ran it any more (no state saved).';
+
+/**
+ * A lost worker's job: an application error (retried when the job has retries left); a job that
+ * was being killed is `terminated` — the kill is done, no process runs it.
+ */
+export const lostWorkerOutcome = (current: JobStatus) =>
+  current === 'terminating'
+    ? { status: 'terminated' as const, result: resultWithMessage(KILLED_WITHOUT_WORKER) }
+    : { status: 'error' as const, result: resultWithMessage(WORKER_STOPPED, 'application') };

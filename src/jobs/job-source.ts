@@ -1,11 +1,13 @@
-import { hostname } from 'node:os';
 import type { Logger } from '../common/logger.js';
-import { holderLiveness } from '../common/process-liveness.js';
+import { thisProcessText } from '../common/process-liveness.js';
+import { removeOrphanedJobFolders } from './job-folder.js';
 import type { QueueJob } from './job-record.js';
 import type { JobRepository } from './job-repository.js';
-import { resultWithMessage } from './job-result.js';
+import { lostWorkerOutcome } from './job-result.js';
+import type { WorkerRegistry } from './worker-registry.js';
 
-export const WORKER_STOPPED = 'The job ended with an error: the worker stopped while it ran (its process is gone).';
+/** how often a SQLite store's pool looks for jobs whose worker is gone (another server of the store died) */
+export const RECOVERY_INTERVAL_MS = 5000;
 
 /** A job a worker claimed: it is `processing`, this worker's to run. */
 export interface ClaimedJob {
@@ -23,43 +25,69 @@ export interface JobSource {
   stop(): Promise<void>;
 }
 
-/** This process as a worker: host and pid (a job's `worker`). */
+/**
+ * This process as a job's worker (a job's `worker`): its identity — host, pid, start mark and a
+ * random instance mark — so that a process restarted with the same pid (PID 1 in a container)
+ * is not taken for the one that died.
+ */
 export function workerName(): string {
-  return `${hostname()}:${process.pid}`;
+  return thisProcessText();
 }
 
-/** A lost worker's job: an application error (retried when the job has retries left). */
-export const lostWorkerOutcome = () => ({
-  status: 'error' as const,
-  result: resultWithMessage(WORKER_STOPPED, 'application'),
-});
+/**
+ * Ends the jobs whose worker is gone (or retries them), says so, and removes the job folders such
+ * workers of this host left (their config, state and tables); the ids ended.
+ */
+export async function endLostJobs(jobs: JobRepository, ids: readonly number[], logger: Logger): Promise<number[]> {
+  const ended: number[] = [];
+  for (const id of ids) {
+    if (!(await jobs.finish(id, lostWorkerOutcome))) continue;
+    ended.push(id);
+    logger.warn(`Job ${id}: its worker stopped while it ran: ended (or retried)`);
+  }
+  if (ended.length) await sweepJobFolders(logger);
+  return ended;
+}
+
+/** Removes the folders of jobs whose worker of this host is gone (see job-folder.ts). */
+export async function sweepJobFolders(logger: Logger): Promise<void> {
+  const removed = await removeOrphanedJobFolders();
+  if (removed.length)
+    logger.info(`Removed ${removed.length} job folders left by a worker that stopped (their data, state and tables)`);
+}
 
 /**
  * The embedded store's source (one machine, SQLite): claims the oldest runnable job straight from
- * the store, woken by the server when a job is created. A job is lost when the process named as its
- * worker is gone from this host — found when a server starts.
+ * the store, woken by the server when a job is created. A job is lost when the process named as
+ * its worker is gone: a process of this host that no longer runs (or that has this process's pid
+ * but not its identity: a restarted container), one of another host that the worker registry
+ * has not seen for a while. Looked for when the pool starts and every RECOVERY_INTERVAL_MS.
  */
 export class StoreClaimSource implements JobSource {
+  private timer: NodeJS.Timeout | undefined;
+  private checking: Promise<unknown> | undefined;
+
   constructor(
     private readonly jobs: JobRepository,
+    private readonly registry: WorkerRegistry,
     private readonly logger: Logger,
   ) {}
 
   async start(): Promise<void> {
     await this.recoverLost();
+    this.timer = setInterval(() => {
+      this.checking ??= this.recoverLost()
+        .catch((error: unknown) => this.logger.warn(`Job recovery: ${(error as Error).message}`))
+        .finally(() => (this.checking = undefined));
+    }, RECOVERY_INTERVAL_MS);
+    this.timer.unref();
   }
 
-  /** Jobs left running by a process of this host that is gone: ended (or retried); their ids. */
+  /** Jobs left running by a worker that is gone: ended (or retried); their ids. */
   async recoverLost(): Promise<number[]> {
-    const lost = (await this.jobs.running()).filter(({ worker }) => {
-      const [host, pid] = (worker ?? '').split(/:(?=\d+$)/);
-      return worker === null || (Number(pid) !== process.pid && holderLiveness({ pid: Number(pid), host }) === 'dead');
-    });
-    for (const { id } of lost) {
-      await this.jobs.finish(id, lostWorkerOutcome);
-      this.logger.warn(`Job ${id} was left running by a worker that stopped: ended as error (or retried)`);
-    }
-    return lost.map((l) => l.id);
+    const lost: number[] = [];
+    for (const { id, worker } of await this.jobs.running()) if (await this.registry.gone(worker)) lost.push(id);
+    return endLostJobs(this.jobs, lost, this.logger);
   }
 
   async claim(max: number, worker: string): Promise<ClaimedJob[]> {
@@ -72,5 +100,8 @@ export class StoreClaimSource implements JobSource {
     return claimed;
   }
 
-  async stop(): Promise<void> {}
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.checking;
+  }
 }

@@ -1,15 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { Logger } from '../common/logger.js';
 import { displayId } from '../common/log-text.js';
-import { PARENT_PID_VARIABLE } from '../cli/parent-watch.js';
+import { makeJobFolder, removeJobFolder } from './job-folder.js';
 import { JobLogCollector } from './job-log.js';
 import type { QueueJob } from './job-record.js';
 import type { JobRepository } from './job-repository.js';
-import { resultOfRun, resultWithMessage } from './job-result.js';
-import { WORKER_STOPPED, workerName, type ClaimedJob, type JobSource } from './job-source.js';
+import { resultOfRun, resultWithMessage, WORKER_STOPPED } from './job-result.js';
+import { jobRunArgs, jobRunEnv, jobRunFiles, readRunSummary, writeJobFile } from './job-run-contract.js';
+import { sweepJobFolders, workerName, type ClaimedJob, type JobSource } from './job-source.js';
+import type { WorkerRegistry } from './worker-registry.js';
 
 export const DEFAULT_JOB_TIMEOUT_SECONDS = 3600;
 export const DEFAULT_JOB_RETENTION_DAYS = 30;
@@ -23,8 +22,6 @@ const LOG_FLUSH_MS = 250;
 const RUN_LOCK_WAIT_SECONDS = 30;
 /** a process that ignores SIGTERM this long is killed */
 const KILL_GRACE_MS = 30_000;
-/** a summary file larger than this is not read (the job's result then says only the exit code) */
-const MAX_SUMMARY_BYTES = 16 * 1024 * 1024;
 
 export interface WorkerPoolOptions {
   jobs: JobRepository;
@@ -41,6 +38,8 @@ export interface WorkerPoolOptions {
   command: readonly string[];
   logger: Logger;
   env?: NodeJS.ProcessEnv;
+  /** where the pool registers itself while it runs (who runs the store's jobs) */
+  registry?: WorkerRegistry;
 }
 
 interface Running {
@@ -72,7 +71,10 @@ export class WorkerPool {
 
   /** Ends the jobs dead workers left running (the source knows how to tell), then starts claiming. */
   async start(): Promise<void> {
+    await this.options.registry?.register(this.options.workers);
     await this.options.source.start(() => this.wake());
+    // what workers of this host that died left in their job folders (their jobs may have ended elsewhere)
+    await sweepJobFolders(this.options.logger);
     this.timer = setInterval(() => this.poll(), POLL_MS);
     this.timer.unref();
     void this.deleteExpired();
@@ -138,6 +140,9 @@ export class WorkerPool {
     for (const run of this.running.values()) this.terminate(run);
     await Promise.all([...this.finished]);
     await this.options.source.stop();
+    await this.options.registry
+      ?.unregister()
+      .catch((error: unknown) => this.options.logger.warn(`Job worker: not deregistered: ${(error as Error).message}`));
   }
 
   private poll(): void {
@@ -172,44 +177,30 @@ export class WorkerPool {
   private async launch({ job, release }: ClaimedJob): Promise<void> {
     const { jobs, logger } = this.options;
     const timeoutSeconds = Math.min(this.options.jobTimeoutSeconds, job.timeoutSeconds ?? Infinity);
-    let dir: string;
+    let dir: string | undefined;
     try {
-      dir = await mkdtemp(path.join(tmpdir(), `gex-job-${job.id}-`));
+      dir = await makeJobFolder(job.id);
+      // the job's identity goes in a file, never on the command line (see job-run-contract.ts)
+      await writeJobFile(jobRunFiles(dir).jobFile, {
+        componentId: job.componentId,
+        configId: job.configId,
+        project: job.projectName,
+        rowIds: job.configRowIds,
+        force: job.mode === 'forceRun',
+      });
     } catch (error) {
       // claimed but not startable (a full or read-only temp folder): ended, not left processing
-      const message = `The job could not start: no temporary folder (${(error as Error).message}).`;
+      if (dir) await removeJobFolder(dir).catch(() => undefined);
+      const message = `The job could not start: its folder could not be made (${(error as Error).message}).`;
       await jobs.finish(job.id, () => ({ status: 'error', result: resultWithMessage(message, 'application') }));
       await release();
       logger.error(`Job ${job.id}: ${message}`);
       return;
     }
-    const summaryFile = path.join(dir, 'summary.json');
-    const args = [
-      ...this.options.command.slice(1),
-      'run',
-      '--config-id',
-      job.configId,
-      '--component-id',
-      job.componentId,
-      '--project',
-      job.projectName,
-      ...job.configRowIds.flatMap((id) => ['--row-id', id]),
-      ...(job.mode === 'forceRun' ? ['--force'] : []),
-      '--data-dir',
-      path.join(dir, 'data'),
-      '--summary',
-      summaryFile,
-      // the run lock of a job's configuration may still be held for a moment by the `gex run` of a worker
-      // that died (it stops within a second of its parent); a run started by hand beside the queue is waited for as long
-      '--wait',
-      String(RUN_LOCK_WAIT_SECONDS),
-    ];
-    // the job's own identity, not the server's: no Keboola variable of the server reaches the run
-    const env = Object.fromEntries(
-      Object.entries(this.options.env ?? process.env).filter(([k]) => !k.startsWith('KBC_')),
-    );
-    env.GEX_STORE = this.options.store;
-    env[PARENT_PID_VARIABLE] = String(process.pid);
+    const jobDir = dir;
+    const files = jobRunFiles(jobDir);
+    const args = [...this.options.command.slice(1), ...jobRunArgs(files, RUN_LOCK_WAIT_SECONDS)];
+    const env = jobRunEnv(this.options.env ?? process.env, this.options.store, process.pid);
     const child = spawn(this.options.command[0], args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const run: Running = { job, child, killed: false, timedOut: false, abandoned: false };
     this.running.set(job.id, run);
@@ -242,7 +233,7 @@ export class WorkerPool {
         void (async () => {
           try {
             await flush(true);
-            const summary = await readSummary(summaryFile);
+            const summary = await readRunSummary(files.summaryFile);
             const ended = await jobs.finish(job.id, (current) => {
               if (current === 'terminating' || run.killed) {
                 return {
@@ -266,7 +257,7 @@ export class WorkerPool {
               logger.warn(`Job ${job.id}: cannot give up its lock: ${(error as Error).message}`),
             );
             this.running.delete(job.id);
-            await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+            await removeJobFolder(jobDir).catch(() => undefined);
             resolve();
             this.wake();
           }
@@ -275,14 +266,5 @@ export class WorkerPool {
     });
     this.finished.add(done);
     void done.then(() => this.finished.delete(done));
-  }
-}
-
-async function readSummary(file: string): Promise<unknown> {
-  try {
-    if ((await stat(file)).size > MAX_SUMMARY_BYTES) return undefined;
-    return JSON.parse(await readFile(file, 'utf8')) as unknown;
-  } catch {
-    return undefined;
   }
 }

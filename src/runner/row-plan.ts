@@ -1,5 +1,5 @@
 import { UserError } from '../common/errors.js';
-import { displayId, displayText, quoteForLog } from '../common/log-text.js';
+import { displayId, displayOption, displayText, quoteForLog } from '../common/log-text.js';
 import type { Configuration, Row } from '../store/types.js';
 
 export interface PlannedRow {
@@ -43,6 +43,6 @@ export function planRows(configuration: Configuration, rowIds: string[]): RowPla
     run: rows.filter((r) => !r.isDisabled).map((row) => ({ row, forced: false })),
     skipped: rows
       .filter((r) => r.isDisabled)
-      .map((row) => ({ row, reason: `disabled (run it anyway with --row-id ${displayId(row.id)})` })),
+      .map((row) => ({ row, reason: `disabled (run it anyway with ${displayOption('--row-id', row.id)})` })),
   };
 }

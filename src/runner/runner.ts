@@ -61,6 +61,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** the clock in milliseconds (durations, and each row's run start in its state); tests pin it */
   now?: () => number;
+  /** the data folder is removed when the run ends (a queue job's): the log names no folder in it */
+  temporaryDataDir?: boolean;
 }
 
 /**
@@ -91,7 +93,11 @@ export class Runner {
     this.started = this.now();
     this.folders = new RunFolders(options.dataDir);
     // a stored configuration's mapping is decided when the run starts (a remote store is asked)
-    this.mode = { storage: null, report: target.kind === 'stored' ? 'unit' : 'extraction' };
+    this.mode = {
+      storage: null,
+      report: target.kind === 'stored' ? 'unit' : 'extraction',
+      temporaryFolders: options.temporaryDataDir === true,
+    };
     this.summary = startedRunSummary(target.componentId, target.kind === 'stored' ? target.configId : '');
   }
 

@@ -49,6 +49,8 @@ export interface UnitRunMode {
    * configuration); `extraction` — one "Extraction finished" line (a data folder, as GE's run is one)
    */
   report: 'unit' | 'extraction';
+  /** the data folder is removed when the run ends (a queue job's): lines name no folder in it */
+  temporaryFolders?: boolean;
 }
 
 export interface UnitRunContext {
@@ -82,7 +84,8 @@ export async function runUnit(
   const started = context.now();
   summary.status = 'failed';
   if (mode.report === 'unit') {
-    logger.info({ folder: folder.relative }, `Running ${unit.label}${unit.row ? ` in folder ${folder.relative}` : ''}`);
+    const where = unit.row && !mode.temporaryFolders ? ` in folder ${folder.relative}` : '';
+    logger.info({ folder: folder.relative }, `Running ${unit.label}${where}`);
   }
   if (unit.hasProcessors) logger.debug('processors are not passed to the component');
 

@@ -124,7 +124,7 @@ export function errorHandler(bodyLimit: number) {
     } else if (mapped.status >= 500)
       request.log.error(
         { err: error, exceptionId, code: answerCode(mapped) },
-        `${request.method} ${url} failed: ${(error as Error).message}`,
+        `${request.method} ${url} failed (${exceptionId}): ${(error as Error).message}`,
       );
     else
       request.log.debug(

@@ -1,8 +1,7 @@
-import { hostname } from 'node:os';
 import PQueue from 'p-queue';
 import { UserError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
-import { holderLiveness, processStartMark } from '../common/process-liveness.js';
+import { storedIdentityLiveness, thisProcessText } from '../common/process-liveness.js';
 import { StoreError } from '../store/store-error.js';
 import { StorageJobs, type StorageJobLiveness, type StorageJobStatus } from '../store/tables/index.js';
 import { tableStoreError } from './table-errors.js';
@@ -46,20 +45,14 @@ export interface JobOutcome {
 /** Jobs of one process that run at once by default: each holds a database connection and a temporary file. */
 export const DEFAULT_JOB_CONCURRENCY = 2;
 
-/** This process as a job's worker: host, pid and its start mark (a reused pid is another process). */
+/** This process as a job's worker (see ProcessIdentity: a reused pid is another process). */
 export function thisWorker(): string {
-  return JSON.stringify({ host: hostname(), pid: process.pid, processStart: processStartMark() });
+  return thisProcessText();
 }
 
 /** Whether the process a job names as its worker is gone (only knowable on this host). */
 export function workerGone(worker: string): boolean {
-  try {
-    const holder = JSON.parse(worker) as { host: string; pid: number; processStart?: string };
-    if (holder.host === hostname() && holder.pid === process.pid) return holder.processStart !== processStartMark();
-    return holderLiveness(holder) === 'dead';
-  } catch {
-    return false;
-  }
+  return storedIdentityLiveness(worker) === 'dead';
 }
 
 /** What a failed job's `error` says: a user error's message; gex's own faults only in the server's log. */

@@ -2,6 +2,7 @@ import type { Argv } from 'yargs';
 import { displayId, quoteForLog } from '../../common/log-text.js';
 import type { UpdateConfigurationInput } from '../../store/types.js';
 import { configurationToWire } from '../../store/wire.js';
+import { optionLikeIdNote } from '../id-list.js';
 import { bodyFromArgs, bodyOptions, changeSummary, editedBody } from '../body-change.js';
 import { fields, positiveInt, print, say, storeCommandOptions, withStore } from '../store-command.js';
 import { checkWrite, enforceWriteCheck, forceOption, rootUnits } from '../write-check.js';
@@ -45,6 +46,8 @@ export function configsChangeCommands(y: Argv): Argv {
           say(
             `Created configuration ${displayId(created.id)} ${quoteForLog(created.name)} of ${displayId(args['component-id'])} (version ${created.version}).`,
           );
+          const note = optionLikeIdNote('--config-id', created.id);
+          if (note) process.stderr.write(`${note}\n`);
         }),
     )
     .command(

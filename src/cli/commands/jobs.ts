@@ -1,5 +1,7 @@
 import type { Argv } from 'yargs';
+import { signalExitCode, type RunCancelled } from '../../common/cancellation.js';
 import { exitCodeOf, UserError } from '../../common/errors.js';
+import { displayText } from '../../common/log-text.js';
 import { stringifyExact } from '../../json/index.js';
 import { DEFAULT_SEARCH_LIMIT } from '../../jobs/job-search.js';
 import { isJobStatus, type JobStatus } from '../../jobs/statuses.js';
@@ -10,6 +12,7 @@ import { withEmbeddedBackend } from '../embedded-only.js';
 import { splitIdList } from '../id-list.js';
 import { EmbeddedJobs, jobId, type JobsBackend } from '../jobs/jobs-backend.js';
 import { exitCodeOfJob, jobLine, logLine, printJob, type JobView } from '../jobs/job-view.js';
+import { cancelOnStop } from '../stop-signals.js';
 import { WaitProgress } from '../jobs/wait-progress.js';
 
 interface JobsArgs {
@@ -20,16 +23,42 @@ interface JobsArgs {
 }
 
 const out = (text: string) => void process.stdout.write(text);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
 
-/** Polls the job until it ends, telling a person on stderr how it goes. */
-async function waitFor(backend: JobsBackend, id: string): Promise<JobView> {
+/**
+ * Polls the job until it ends, telling a person on stderr how it goes; undefined when a stop
+ * signal (Ctrl-C) ended the wait — the job is not stopped by that, and stderr says how to.
+ */
+async function waitFor(backend: JobsBackend, id: string): Promise<JobView | undefined> {
   const progress = new WaitProgress((line) => process.stderr.write(`${line}\n`));
+  const stop = cancelOnStop();
+  let job: JobView | undefined;
   for (;;) {
-    const job = await backend.get(id);
-    await progress.seen(job, async () => (await backend.newestLine(job))?.message);
+    if (stop.aborted) {
+      const status = job ? ` (${displayText(job.status)})` : '';
+      process.stderr.write(
+        `Stopped waiting: job ${id}${status} keeps running. Follow it with "gex jobs log ${id} --follow"; stop it with "gex jobs kill ${id}" (with the same --store).\n`,
+      );
+      return undefined;
+    }
+    job = await backend.get(id);
+    const seen = job;
+    await progress.seen(
+      seen,
+      async () => (await backend.newestLine(seen))?.message,
+      backend.workerAdvice?.bind(backend),
+    );
     if (job.isFinished) return job;
-    await sleep(backend.pollMs);
+    await sleep(backend.pollMs, stop);
   }
 }
 
@@ -66,7 +95,7 @@ async function withJobs(args: JobsArgs, work: (backend: JobsBackend) => Promise<
       const { openJobQueue } = await import('../../jobs/job-queue.js');
       const queue = await openJobQueue(backend, { logger: createLogger({ level: 'warn' }) });
       try {
-        return await work(new EmbeddedJobs(queue.jobs, store, token));
+        return await work(new EmbeddedJobs(queue.jobs, store, token, queue));
       } finally {
         await queue.close();
       }
@@ -130,7 +159,7 @@ export function jobsCommand(yargs: Argv): Argv {
                   'wait until the job ends; exit with its code (0 ok, 1 user error, 2 application error, 143 killed)',
               }),
           handler(async (backend, args) => {
-            let job = await backend.create({
+            const job = await backend.create({
               componentId: String(args['component-id']),
               configId: String(args['config-id']),
               mode: args.force ? 'forceRun' : 'run',
@@ -139,9 +168,10 @@ export function jobsCommand(yargs: Argv): Argv {
             });
             printJob(job, args.json, out);
             if (!args.wait) return 0;
-            job = await waitFor(backend, job.id);
-            printJob(job, args.json, out);
-            return exitCodeOfJob(job);
+            const ended = await waitFor(backend, job.id);
+            if (!ended) return signalExitCode((cancelOnStop().reason as RunCancelled).signal);
+            printJob(ended, args.json, out);
+            return exitCodeOfJob(ended);
           }),
         )
         .command(

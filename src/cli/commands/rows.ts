@@ -4,6 +4,7 @@ import { displayId, displayText } from '../../common/log-text.js';
 import type { ConfigStore } from '../../store/config-store.js';
 import type { Row, UpdateRowInput } from '../../store/types.js';
 import { rowToWire } from '../../store/wire.js';
+import { optionLikeIdNote } from '../id-list.js';
 import { bodyFromArgs, bodyOptions, changeSummary, editedBody } from '../body-change.js';
 import {
   fields,
@@ -114,6 +115,8 @@ export function rowsCommand(yargs: Argv): Argv {
             say(
               `Added row ${displayId(row.id)} ${displayText(row.name)} to configuration ${displayId(args['config-id'])}.`,
             );
+            const note = optionLikeIdNote('--row-id', row.id);
+            if (note) process.stderr.write(`${note}\n`);
           }),
       )
       .command(

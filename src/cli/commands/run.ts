@@ -3,7 +3,8 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Argv } from 'yargs';
 import { cancellationOf } from '../../common/cancellation.js';
-import { errorLogFields, exitCodeOf, UserError } from '../../common/errors.js';
+import { JOB_FILE_OPTION, readJobFile } from '../../jobs/job-run-contract.js';
+import { ApplicationError, errorLogFields, exitCodeOf, UserError } from '../../common/errors.js';
 import { limitHeapGrowth, limitYoungGeneration } from '../../common/heap-growth.js';
 import type { Logger } from '../../common/logger.js';
 import type { SecretMasker } from '../../common/secret-masker.js';
@@ -29,6 +30,8 @@ export interface RunArgs extends TargetArgs {
   load: boolean;
   /** project of the embedded store used without a token (a queue job's project) */
   project?: string;
+  /** a queue job's run: what to run, from the file its worker wrote (job-run-contract.ts) */
+  'job-file'?: string;
 }
 
 const env = process.env;
@@ -55,6 +58,11 @@ export function runCommand(yargs: Argv): Argv {
           type: 'boolean',
           default: false,
           describe: 'print the first request of each job a run would send, then stop: nothing is sent or written',
+        })
+        .option(JOB_FILE_OPTION, {
+          type: 'string',
+          hidden: true,
+          describe: "a queue job's run (its worker writes the file): component, configuration, project, rows, force",
         })
         .option('wait', {
           type: 'string',
@@ -96,14 +104,27 @@ export async function runFromCli(args: RunArgs): Promise<number> {
     writeSummaryFile(file, written, logger, masker, summaryDataDir);
   try {
     const waitMs = parseWaitOption(args.wait);
+    const job = args[JOB_FILE_OPTION] === undefined ? undefined : await jobRunOf(args[JOB_FILE_OPTION]);
+    if (job) {
+      // the ids come from the job file, exactly: never from a command line that could read them as options
+      Object.assign(args, {
+        'config-id': job.configId,
+        'component-id': job.componentId,
+        'row-id': job.rowIds,
+        project: job.project,
+        force: job.force,
+      });
+    }
     // loaded on demand: each command pays only for what it uses at start-up
     const { Runner } = await import('../../runner/runner.js');
     const run = async (dataDir: string, target: RunTarget) => {
-      const runner = new Runner({ target, dataDir, logger, masker, progressLine: progress, signal });
+      // a job's data folder is removed when the job ends: its log names no folder in it
+      const temporaryDataDir = job !== undefined;
+      const runner = new Runner({ target, dataDir, logger, masker, progressLine: progress, signal, temporaryDataDir });
       summary = runner.result;
       await runner.run();
       verifyTablesOnDisk(dataDir, summary);
-      if (target.kind === 'stored') logTableLocations(logger, summary, dataDir);
+      if (target.kind === 'stored' && !temporaryDataDir) logTableLocations(logger, summary, dataDir);
       await writeSummary(args.summary, summary);
     };
     if (args['config-id']) {
@@ -167,6 +188,17 @@ export async function runFromCli(args: RunArgs): Promise<number> {
     if (summary) recordLateFailure(summary, error);
     await writeSummary(args.summary, summary ?? unstartedSummary(args, started, error));
     return exitCodeOf(error);
+  }
+}
+
+/** The job a queue worker wrote for this run; an unreadable file is gex's own fault (exit 2). */
+async function jobRunOf(file: string) {
+  try {
+    return await readJobFile(file);
+  } catch (error) {
+    throw new ApplicationError('GEX_INTERNAL', `Cannot read the job file ${file}: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
 }
 

@@ -15,7 +15,13 @@ import { untilStopSignal } from '../stop-signals.js';
 import type { WorkerPool } from '../../jobs/worker-pool.js';
 import type { ScheduleTicker } from '../../jobs/schedules/schedule-ticker.js';
 import type { JobQueue } from '../../jobs/job-queue.js';
-import { checkJobWorkerArgs, jobWorkerOptions, startWorkerPool, type JobWorkerArgs } from '../job-worker-options.js';
+import {
+  checkJobWorkerArgs,
+  sayWhoRunsJobs,
+  jobWorkerOptions,
+  startWorkerPool,
+  type JobWorkerArgs,
+} from '../job-worker-options.js';
 
 interface ServeArgs extends LoggingArgs, JobWorkerArgs {
   port: number;
@@ -157,6 +163,7 @@ export async function serve(args: ServeArgs): Promise<number> {
     // jobs a server or worker that died left running end as error (or are retried) before anything is claimed
     const workers = await startWorkerPool(queue, args, args.workers, logger);
     pool = workers;
+    if (args.workers === 0) await sayWhoRunsJobs(queue, logger);
     const queueHooks = { created: () => workers.wake(), killed: (job: { id: number }) => workers.kill(job.id) };
     // every server and worker fires due schedule ticks; the store makes each tick one job
     const { startScheduleTicker } = await import('../../jobs/schedules/schedule-ticker.js');

@@ -1,7 +1,9 @@
 import { UserError } from '../../common/errors.js';
 import type { JsonValue } from '../../json/index.js';
 import type { QueueJob } from '../../jobs/job-record.js';
+import type { JobQueue } from '../../jobs/job-queue.js';
 import type { JobRepository } from '../../jobs/job-repository.js';
+import { noWorkerAdvice } from '../../jobs/worker-registry.js';
 import { jobToWire, wireTime } from '../../jobs/job-wire.js';
 import type { JobStatus } from '../../jobs/statuses.js';
 import type { EmbeddedConfigStore } from '../../store/embedded/embedded-config-store.js';
@@ -40,6 +42,11 @@ export interface JobsBackend {
   log(job: JobView, cursor: string | undefined): Promise<{ lines: LogLine[]; cursor: string | undefined }>;
   /** the job's newest log line */
   newestLine(job: JobView): Promise<LogLine | undefined>;
+  /**
+   * What to do when nothing runs the store's jobs (no worker pool of the store is registered with
+   * a worker), null when something does; absent where it cannot be known (a server's API).
+   */
+  workerAdvice?(): Promise<string | null>;
 }
 
 export function notFound(id: string, cause?: Error): UserError {
@@ -65,7 +72,14 @@ export class EmbeddedJobs implements JobsBackend {
     private readonly jobs: JobRepository,
     private readonly store: EmbeddedConfigStore,
     private readonly token: TokenInfo,
+    /** who runs the store's jobs */
+    private readonly queue?: Pick<JobQueue, 'registry' | 'scope'>,
   ) {}
+
+  async workerAdvice(): Promise<string | null> {
+    if (!this.queue) return null;
+    return (await this.queue.registry.capacity()) > 0 ? null : noWorkerAdvice(this.queue.scope);
+  }
 
   private view(job: QueueJob): JobView {
     return jobView(jobToWire(job, ''))!;

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { Logger } from '../../common/logger.js';
 import type { PostgresDatabase } from '../../store/sql/postgres-database.js';
 import type { JobRepository } from '../job-repository.js';
-import { lostWorkerOutcome, type ClaimedJob, type JobSource } from '../job-source.js';
+import { endLostJobs, type ClaimedJob, type JobSource } from '../job-source.js';
 import { JobLocks } from './job-locks.js';
 import type { PgBossDispatch } from './pg-boss-dispatch.js';
 
@@ -74,8 +74,7 @@ export class PgBossSource implements JobSource {
         if (this.stopped) return;
         if (!(await this.monitorLocks.takeIfOrphaned(id))) continue;
         try {
-          if (await jobs.finish(id, lostWorkerOutcome))
-            logger.warn(`Job ${id}: its worker stopped while it ran: ended as error (or retried)`);
+          await endLostJobs(jobs, [id], logger);
         } finally {
           await this.monitorLocks.unlock(id);
         }

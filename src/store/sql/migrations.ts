@@ -219,6 +219,15 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
       `ALTER TABLE tokens ADD COLUMN runner INTEGER NOT NULL DEFAULT 0`,
     ],
   },
+  {
+    version: 12,
+    description: 'worker pools of servers and workers (who runs the queue: registered at start, heartbeat)',
+    statements: [
+      // identity: the process (host, pid, start mark, instance) as JSON; capacity: jobs it runs at once
+      `CREATE TABLE queue_workers (
+        identity TEXT PRIMARY KEY, host TEXT NOT NULL, capacity INTEGER NOT NULL, started TEXT NOT NULL, seen TEXT NOT NULL)`,
+    ],
+  },
 ];
 
 export const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied TEXT NOT NULL)`;
