@@ -57,16 +57,18 @@ describe('proactive rate limit (api.http.maxRequestsPerSecond), real server', ()
     // 7 pages (the 7th is short), the status job, and any page predicted ahead
     assert.ok(times.length >= 8, `${times.length} requests`);
     const gaps = times.slice(1).map((t, i) => t - times[i]);
-    // sent 100 ms apart: any k later requests arrive at least k × 100 ms later, less the arrival jitter of
-    // one request (a few ms on an idle machine; tens of ms on a loaded one, so one short gap is not a burst)
+    // sent 100 ms apart: any k later requests arrive at least (k − 1) × 100 ms later — the arrival of one
+    // request may lag by up to an interval on a loaded machine (the server shares the test's event loop),
+    // which shortens one gap but can never put k + 1 requests into k intervals' time; the exact
+    // schedule is rate-limiter.test.ts's, on a fake clock
     for (let i = 0; i < times.length; i++)
       for (let j = i + 1; j < times.length; j++)
         assert.ok(
-          times[j] - times[i] >= (j - i) * 100 - 50,
+          times[j] - times[i] >= (j - i - 1) * 100,
           `requests ${i + 1}…${j + 1}: ${j - i} in ${(times[j] - times[i]).toFixed(0)} ms (gaps ${gaps.map((g) => g.toFixed(0)).join(', ')} ms)`,
         );
     const span = times[times.length - 1] - times[0];
-    assert.ok(span >= (times.length - 1) * 100 - 20, `${times.length} requests in ${span.toFixed(0)} ms`);
+    assert.ok(span >= (times.length - 2) * 100, `${times.length} requests in ${span.toFixed(0)} ms`);
     assert.ok(
       freeSpan < span / 2,
       `without the limit the run is faster (${freeSpan.toFixed(0)} ms vs ${span.toFixed(0)} ms)`,

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
 import { runGex, startServe } from '../support/cli.js';
-import { call, startWorker, untilFinished, type Json, type Worker } from '../support/queue.js';
+import { call, jobLogTail, startWorker, untilFinished, type Json, type Worker } from '../support/queue.js';
 import { inSchema, POSTGRES_VARIABLE, postgresBackend, withPostgresClient } from '../support/store.js';
 
 const KEY = { GEX_MASTER_KEY: '68'.repeat(32) };
@@ -74,7 +74,10 @@ async function finishedExecutions(server: string, token: string, id: string, sto
   for (const e of executions) {
     const job = await untilFinished(server, token, e.jobId, 60_000);
     if (stopped && job.status === 'error') assert.match(String(job.result.message), /worker stopped/);
-    else assert.equal(job.status, 'success', JSON.stringify(job.result));
+    else if (job.status !== 'success')
+      assert.fail(
+        `job ${job.id} ended ${job.status}: ${JSON.stringify(job.result)}\n${await jobLogTail(server, token, job)}`,
+      );
   }
   return executions;
 }

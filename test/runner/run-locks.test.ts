@@ -121,22 +121,34 @@ describe('gex run: one run per data folder (real processes)', function () {
       }),
     );
     const module = JSON.stringify(path.join(repoRoot, 'dist', 'src', 'common', 'lock-file.js'));
-    // each racer waits for a common start moment, tries once, and holds what it got for a second
+    // each racer waits for a common start moment, tries once, and holds what it got until every racer
+    // has tried (its stdin closes then): a racer that starts late on a loaded machine still races
+    // against a held lock, never against one released after a fixed time
     const go = Date.now() + 800;
     const script = `import { LockFile } from ${module};
       while (Date.now() < ${go}) {}
       const attempt = new LockFile(${JSON.stringify(file)}, 'racer').tryAcquire();
       console.log(attempt.acquired ? 'acquired' : 'busy');
-      setTimeout(() => {}, 1000);`;
-    const racers = Array.from({ length: 10 }, () => {
-      const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      let out = '';
-      child.stdout.on('data', (d) => (out += d));
-      return new Promise<string>((resolve) => child.on('close', () => resolve(out.trim())));
-    });
+      process.stdin.resume();
+      process.stdin.on('end', () => process.exit(0));`;
+    const children = Array.from({ length: 10 }, () =>
+      spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] }),
+    );
+    const closed = children.map((child) => new Promise((resolve) => child.once('close', resolve)));
+    const racers = children.map(
+      (child) =>
+        new Promise<string>((resolve) => {
+          let out = '';
+          child.stdout.on('data', (d) => {
+            out += d;
+            if (out.endsWith('\n')) resolve(out.trim());
+          });
+          child.on('close', () => resolve(out.trim()));
+        }),
+    );
     const results = await Promise.all(racers);
+    for (const child of children) child.stdin.end();
+    await Promise.all(closed);
     assert.deepEqual(results.filter((r) => r === 'acquired').length, 1, results.join(','));
     assert.equal(results.filter((r) => r === 'busy').length, 9);
   });

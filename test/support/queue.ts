@@ -44,6 +44,21 @@ export async function untilJob(
   }
 }
 
+/** A job's last log lines (newest last), to put in a failed assertion's message. */
+export async function jobLogTail(url: string, token: string, job: Json, lines = 30): Promise<string> {
+  const events = await call(
+    url,
+    token,
+    'GET',
+    `/v2/storage/events?runId=${encodeURIComponent(job.runId)}&limit=${lines}`,
+  );
+  if (!Array.isArray(events.body)) return `(no log: ${events.status})`;
+  return (events.body as Json[])
+    .map((e) => `${e.type} ${e.message}`)
+    .reverse()
+    .join('\n');
+}
+
 export const untilFinished = (url: string, token: string, id: string, timeoutMs = 20_000) =>
   untilJob(url, token, id, timeoutMs);
 
