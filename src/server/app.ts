@@ -24,6 +24,7 @@ import { queueEventRoutes } from './routes/queue-events.js';
 import { metadataRoutes } from './routes/metadata.js';
 import { rowVersionRoutes } from './routes/row-versions.js';
 import { rowRoutes } from './routes/rows.js';
+import { storageMetadataRoutes } from './routes/storage-metadata.js';
 import { tableRoutes, type PreviewBounds } from './routes/tables.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { versionRoutes } from './routes/versions.js';
@@ -84,10 +85,11 @@ interface StorageScope {
   fileLimit: number;
 }
 
-/** Storage buckets, tables and files (docs/storage-api.md#tables, #files), the same in both path forms. */
+/** Storage buckets, tables, their metadata and files (docs/storage-api.md#tables, #files), the same in both path forms. */
 function tableScope(app: FastifyInstance, scope: StorageScope): void {
   bucketRoutes(app);
   tableRoutes(app, scope.previews);
+  storageMetadataRoutes(app);
   tableFileRoutes(app, scope.runner, scope.fileLimit);
   fileRoutes(app, scope.fileLimit);
 }
