@@ -202,10 +202,13 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       options.readCache === false
         ? new ReadCache(async () => null)
         : new ReadCache(() => backend.changeMarker(), options.readCache);
-    api.addHook('onRequest', requireToken(backend, reads));
+    // the same tokens everywhere; the Queue and Scheduler APIs word a missing one as theirs do
+    const storageToken = requireToken(backend, reads);
+    const serviceToken = requireToken(backend, reads, 'service');
 
     await api.register(
       async (root) => {
+        root.addHook('onRequest', storageToken);
         tokenRoutes(root, backend);
         branchRoutes(root);
         componentListRoute(root);
@@ -220,6 +223,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
 
     await api.register(
       async (branch) => {
+        branch.addHook('onRequest', storageToken);
         branch.addHook('onRequest', requireDefaultBranch);
         tokenRoutes(branch, backend);
         componentDetailRoute(branch);
@@ -233,10 +237,18 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
 
     // Keboola's Job Queue API, at the origin (the API index lists it as the service "queue")
     const queueJobs = options.queue ?? backend.queueJobs?.();
-    if (queueJobs) await api.register(async (queue) => queueRoutes(queue, queueJobs, options.queueHooks ?? NO_HOOKS));
+    if (queueJobs)
+      await api.register(async (queue) => {
+        queue.addHook('onRequest', serviceToken);
+        queueRoutes(queue, queueJobs, options.queueHooks ?? NO_HOOKS);
+      });
     // Keboola's Scheduler API beside it (the service "scheduler"): schedules fire queue jobs
     const schedules = queueJobs && backend.schedules?.();
-    if (schedules) await api.register(async (scheduler) => scheduleRoutes(scheduler, schedules));
+    if (schedules)
+      await api.register(async (scheduler) => {
+        scheduler.addHook('onRequest', serviceToken);
+        scheduleRoutes(scheduler, schedules);
+      });
   });
 
   await app.ready();
