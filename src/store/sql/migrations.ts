@@ -217,7 +217,8 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
     statements: [
       // the object: bucket_id, table_name ('' for a bucket's own), column_name ('' for a bucket's or a table's own);
       // *_ref: hashes of [bucket], [bucket, table] and [bucket, table, column], so index rows stay small whatever
-      // the names' length; ids increase in the order items are first set (lists are ordered by id)
+      // the names' length; ids (from `sequences`, reserved before the write) increase in the order items are
+      // first set (lists are ordered by id)
       `CREATE TABLE storage_metadata (
         id BIGINT PRIMARY KEY, project_id BIGINT NOT NULL REFERENCES projects(id),
         bucket_id TEXT NOT NULL, table_name TEXT NOT NULL, column_name TEXT NOT NULL,
@@ -226,10 +227,6 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
         UNIQUE (project_id, target_ref, provider, meta_key))`,
       `CREATE INDEX storage_metadata_table ON storage_metadata (project_id, table_ref)`,
       `CREATE INDEX storage_metadata_bucket ON storage_metadata (project_id, bucket_ref)`,
-      // PostgreSQL hands out ids from a sequence (no row lock held by a long load); SQLite from `sequences`
-      async (tx, dialect) => {
-        if (dialect.name === 'postgres') await tx.run('CREATE SEQUENCE storage_metadata_ids');
-      },
     ],
   },
 ];

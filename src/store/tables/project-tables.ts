@@ -18,7 +18,7 @@ import { parseLoadManifest, readManifest } from './manifest.js';
 import { quoteIdentifier } from './physical-names.js';
 import { compileQuery, readPages, type TableQuery } from './table-query.js';
 import { checkBucketId, parseTableId, tableIdText } from './table-id.js';
-import { TableLoader, type LoadOrigin, type LoadResult } from './table-loader.js';
+import { loadMetadataCount, TableLoader, type LoadOrigin, type LoadResult } from './table-loader.js';
 import {
   checkColumnMetadata,
   checkMetadataList,
@@ -26,7 +26,13 @@ import {
   MetadataInvalid,
   type MetadataItem,
 } from './metadata-input.js';
-import { StorageMetadata, targetText, type MetadataTarget, type TableMetadata } from './storage-metadata.js';
+import {
+  reserveMetadataIds,
+  StorageMetadata,
+  targetText,
+  type MetadataTarget,
+  type TableMetadata,
+} from './storage-metadata.js';
 
 export type { LoadOrigin, LoadResult } from './table-loader.js';
 
@@ -115,6 +121,7 @@ export class ProjectTables {
   ): Promise<LoadResult> {
     const file = source;
     const parsed = parseLoadManifest(manifest, `${label}.manifest`, options.defaultDestination);
+    const metadataIds = await reserveMetadataIds(this.db, loadMetadataCount(parsed, options.origin));
     return this.db.transaction(
       (tx) =>
         new TableLoader(tx, this.db.dialect, this.projectId).load({
@@ -123,6 +130,7 @@ export class ProjectTables {
           manifest: parsed,
           now: this.now(),
           origin: options.origin,
+          metadataIds,
         }),
       { bulk: true },
     );
@@ -221,10 +229,11 @@ export class ProjectTables {
   async setMetadata(target: MetadataTargetId, provider: unknown, metadata: unknown): Promise<MetadataItem[]> {
     const checkedProvider = checkProvider(provider);
     const entries = checkMetadataList(metadata, 'metadata');
+    const ids = await reserveMetadataIds(this.db, entries.length);
     return this.db.transaction(async (tx) => {
       const resolved = await this.resolve(new Catalog(tx, this.projectId, this.db.dialect.forUpdate), target);
       const store = this.metadataOf(tx);
-      await store.set([{ target: resolved, provider: checkedProvider, entries }], timestamp(this.now()));
+      await store.set([{ target: resolved, provider: checkedProvider, entries }], timestamp(this.now()), ids);
       return store.list(resolved);
     });
   }
@@ -243,6 +252,7 @@ export class ProjectTables {
     const entries = input.metadata === undefined ? [] : checkMetadataList(input.metadata, 'metadata');
     const columns =
       input.columnsMetadata === undefined ? [] : checkColumnMetadata(input.columnsMetadata, 'columnsMetadata');
+    const ids = await reserveMetadataIds(this.db, entries.length + columns.reduce((n, c) => n + c.entries.length, 0));
     return this.db.transaction(async (tx) => {
       const table = await this.existing(new Catalog(tx, this.projectId, this.db.dialect.forUpdate), tableId);
       const target = { bucketId: table.id.bucketId, table: table.id.name };
@@ -256,6 +266,7 @@ export class ProjectTables {
           ...columns.map((c) => ({ target: { ...target, column: c.column }, provider, entries: c.entries })),
         ],
         timestamp(this.now()),
+        ids,
       );
       return store.ofTable(table.id);
     });
@@ -356,7 +367,7 @@ export class ProjectTables {
   }
 
   private metadataOf(tx: SqlExecutor): StorageMetadata {
-    return new StorageMetadata(tx, this.db.dialect, this.projectId);
+    return new StorageMetadata(tx, this.projectId);
   }
 
   /**

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Dialect, SqlExecutor, SqlParam } from '../sql/database.js';
+import type { Database, SqlExecutor, SqlParam } from '../sql/database.js';
 import { MAX_METADATA_PER_OBJECT, MetadataInvalid, type MetadataEntry, type MetadataItem } from './metadata-input.js';
 import { tableIdText, type TableId } from './table-id.js';
 import { displayId } from '../../common/log-text.js';
@@ -8,7 +8,7 @@ import { displayId } from '../../common/log-text.js';
  * Metadata of a project's buckets, tables and columns (migration 11, `storage_metadata`): items
  * of (provider, key) → value, set by provider and key (a known pair keeps its id and place),
  * listed in the order they were first set, deleted by id or with their bucket or table. Runs in
- * the caller's transaction. Rows name their object by bucket, table and column (`''` where the
+ * the caller's transaction; ids are reserved before it (reserveMetadataIds). Rows name their object by bucket, table and column (`''` where the
  * object is a bucket or a table); the indexes use hashes of those names (`*_ref`), so that names of
  * any allowed length fit PostgreSQL's index rows, and every query also compares the names.
  */
@@ -18,6 +18,23 @@ export interface MetadataTarget {
   readonly bucketId: string;
   readonly table?: string;
   readonly column?: string;
+}
+
+/**
+ * `count` new metadata ids, increasing, in a transaction of their own: taken before the write that
+ * uses them, so a long load never holds the counter's row (concurrent loads and calls do not wait
+ * on each other); ids of a write that fails are skipped.
+ */
+export async function reserveMetadataIds(db: Database, count: number): Promise<number[]> {
+  if (count === 0) return [];
+  const row = await db.transaction((tx) =>
+    tx.get<Row>(
+      "INSERT INTO sequences (name, value) VALUES ('storage_metadata', ?) ON CONFLICT (name) DO UPDATE SET value = sequences.value + ? RETURNING value",
+      [count, count],
+    ),
+  );
+  const last = Number(row!.value);
+  return Array.from({ length: count }, (_, i) => last - count + 1 + i);
 }
 
 /** One provider's items for one object. */
@@ -73,7 +90,6 @@ export function targetText(t: MetadataTarget): string {
 export class StorageMetadata {
   constructor(
     private readonly tx: SqlExecutor,
-    private readonly dialect: Dialect,
     private readonly projectId: number,
   ) {}
 
@@ -142,7 +158,7 @@ export class StorageMetadata {
    * keeps its id); refuses, naming the object, when an object would hold more than
    * MAX_METADATA_PER_OBJECT items — the caller's transaction then leaves everything as it was.
    */
-  async set(writes: readonly MetadataWrite[], timestamp: string): Promise<void> {
+  async set(writes: readonly MetadataWrite[], timestamp: string, ids: readonly number[]): Promise<void> {
     // one row per object, provider and key (a statement may not upsert a row twice): the last value wins
     const byKey = new Map<string, SqlParam[]>();
     for (const w of writes) {
@@ -165,7 +181,8 @@ export class StorageMetadata {
     }
     const rows = [...byKey.values()];
     if (rows.length === 0) return;
-    const ids = await this.newIds(rows.length);
+    if (ids.length < rows.length)
+      throw new Error(`${rows.length} metadata items need ids, ${ids.length} were reserved`);
     for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
       const chunk = rows.slice(i, i + ROWS_PER_STATEMENT);
       await this.tx.run(
@@ -225,26 +242,5 @@ export class StorageMetadata {
       ref(bucketId),
       bucketId,
     ]);
-  }
-
-  /**
-   * `count` new ids, increasing: from a PostgreSQL sequence (never a lock held by the transaction,
-   * so concurrent loads do not wait on each other), on SQLite from the store's counters (its one
-   * writer at a time already orders transactions).
-   */
-  private async newIds(count: number): Promise<number[]> {
-    if (this.dialect.name === 'postgres') {
-      const rows = await this.tx.all<Row>(
-        "SELECT nextval('storage_metadata_ids') AS id FROM generate_series(1, ?::integer)",
-        [count],
-      );
-      return rows.map((r) => Number(r.id));
-    }
-    const row = await this.tx.get<Row>(
-      "INSERT INTO sequences (name, value) VALUES ('storage_metadata', ?) ON CONFLICT (name) DO UPDATE SET value = sequences.value + ? RETURNING value",
-      [count, count],
-    );
-    const last = Number(row!.value);
-    return Array.from({ length: count }, (_, i) => last - count + 1 + i);
   }
 }

@@ -50,6 +50,14 @@ export interface LoadInput {
   readonly manifest: LoadManifest;
   readonly now: Date;
   readonly origin?: LoadOrigin;
+  /** ids reserved for the load's metadata: at least loadMetadataCount(manifest, origin) */
+  readonly metadataIds: readonly number[];
+}
+
+/** The most metadata items a load may set: its system metadata (bucket and table created) and the manifest's. */
+export function loadMetadataCount(manifest: LoadManifest, origin?: LoadOrigin): number {
+  const system = origin ? 3 * systemMetadata(origin, 'createdBy').length : 0;
+  return system + manifest.metadata.length + manifest.columnMetadata.reduce((n, c) => n + c.entries.length, 0);
 }
 
 /** Keboola's system metadata of a load: `KBC.<prefix>.component.id`, `.configuration.id`, `.configurationRow.id`. */
@@ -77,7 +85,7 @@ export class TableLoader {
     projectId: number,
   ) {
     this.catalog = new Catalog(tx, projectId, dialect.forUpdate);
-    this.metadata = new StorageMetadata(tx, dialect, projectId);
+    this.metadata = new StorageMetadata(tx, projectId);
   }
 
   private readonly metadata: StorageMetadata;
@@ -158,7 +166,7 @@ export class TableLoader {
         !existing,
       );
       // in the load's transaction: a refused item leaves rows, columns and metadata as they were
-      await this.metadata.set(this.metadataWrites(table, input, !existing), now);
+      await this.metadata.set(this.metadataWrites(table, input, !existing), now, input.metadataIds);
       return { tableId, rowsInFile, tableCreated: !existing, columnsAdded };
     } finally {
       await batches.return(undefined);
