@@ -198,6 +198,16 @@ export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): F
       ),
     );
   }
+  // under the Job Queue and Scheduler APIs' paths: their error shape (their clients decode it)
+  if (SERVICE_PATH.test(path))
+    return sendError(
+      reply,
+      StoreError.notFound(
+        `Unknown route: ${shown}. The Job Queue API serves /jobs, /jobs/{id}, /jobs/{id}/kill and /search/jobs; the Scheduler API /schedules and /configurations/{id}.`,
+      ),
+      undefined,
+      'service',
+    );
   return sendError(
     reply,
     StoreError.notFound(
@@ -205,6 +215,9 @@ export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): F
     ),
   );
 }
+
+/** Paths of the Job Queue and Scheduler APIs at the server's origin. */
+const SERVICE_PATH = /^\/(jobs|search|schedules|configurations)(\/|$)/;
 
 /**
  * Errors fastify raises before a route is found (bad URL encoding, a path parameter over the

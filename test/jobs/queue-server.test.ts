@@ -282,6 +282,12 @@ describe('Queue API and the embedded worker pool (gex serve --workers)', functio
     }
     queueError(await call(served.url, token, 'GET', '/jobs/999999999'), 404, /not found/, 'queue.jobNotFound');
     queueError(
+      await call(served.url, token, 'GET', '/jobs/1/nonsense'),
+      404,
+      /^Unknown route: GET \/jobs\/1\/nonsense\./,
+      'notFound',
+    );
+    queueError(
       await call(served.url, token, 'POST', '/jobs', { component: 'ex-generic-v2', config: configs.a, mode: 'debug' }),
       400,
       /mode/,
