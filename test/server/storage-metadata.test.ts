@@ -24,7 +24,8 @@ async function load(server: TestServer, token: string, tableId: string, rows: st
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-http-metadata-'));
   try {
     const file = path.join(dir, 'data.csv');
-    await writeFile(file, rows.map((r) => r.map((v) => `"${v}"`).join(',') + '\n').join(''));
+    const cell = (v: string) => `"${v.replaceAll('"', '""')}"`;
+    await writeFile(file, rows.map((r) => r.map(cell).join(',') + '\n').join(''));
     await new ProjectTables(server.backend.db, info!.projectId).load(file, { destination: tableId });
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -247,6 +248,32 @@ describeEachBackend('server: metadata of buckets, tables and columns', (backend)
     // none of it was stored
     const detail = (await server().get(`${S}/tables/in.c-shop.users`, { token })).body;
     assert.deepEqual([detail.metadata, detail.columnMetadata, detail.bucket.metadata], [[], [], []]);
+  });
+
+  it('keeps odd column names exactly: "__proto__", digits, dots and quotes are columns like any other', async () => {
+    await load(server(), token, 'in.c-shop.odd', [['__proto__', '0', 'a.b', 'say "hi"']]);
+    // raw JSON: "__proto__" is an own key of the body, as any client sends it
+    const set = await server().post(`${S}/tables/in.c-shop.odd/metadata`, {
+      token,
+      rawJson:
+        '{"provider": "user", "columnsMetadata": {"__proto__": [{"key": "k", "value": "proto"}], "0": [{"key": "k", "value": "zero"}], "a.b": [{"key": "k", "value": "dots"}]}}',
+    });
+    assert.equal(set.status, 201, set.text);
+    const answer = await server().get(`${S}/tables/in.c-shop.odd`, { token });
+    const detail = answer.body;
+    assert.deepEqual(Object.keys(detail.columnMetadata).sort(), ['0', '__proto__', 'a.b']);
+    // in the table's column order on the wire (a JavaScript object would put "0" first)
+    const at = (name: string) => answer.text.indexOf(`"${name}":[{"id"`);
+    assert.ok(at('__proto__') > 0 && at('__proto__') < at('0') && at('0') < at('a.b'), answer.text);
+    assert.deepEqual(items(detail.columnMetadata.__proto__), ['user:k=proto']);
+    const quoted = await server().post(`${S}/columns/${encodeURIComponent('in.c-shop.odd.say "hi"')}/metadata`, {
+      token,
+      json: { provider: 'user', metadata: [{ key: 'k', value: 'quotes' }] },
+    });
+    assert.deepEqual(items(quoted.body), ['user:k=quotes']);
+    assert.deepEqual(items((await server().get(`${S}/columns/in.c-shop.odd.a.b/metadata`, { token })).body), [
+      'user:k=dots',
+    ]);
   });
 
   it('a read-only token reads but may not set or delete; another project sees none of it', async () => {
