@@ -227,6 +227,8 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
         UNIQUE (project_id, target_ref, provider, meta_key))`,
       `CREATE INDEX storage_metadata_table ON storage_metadata (project_id, table_ref)`,
       `CREATE INDEX storage_metadata_bucket ON storage_metadata (project_id, bucket_ref)`,
+      // a table list reads the buckets' and tables' own items, not every column's
+      `CREATE INDEX storage_metadata_own ON storage_metadata (project_id, id) WHERE column_name = ''`,
     ],
   },
 ];
