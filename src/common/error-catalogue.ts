@@ -111,6 +111,13 @@ export const ERROR_CATALOGUE = {
   GEX_BUCKET_NOT_FOUND: { type: 'user', status: 404, message: 'Bucket {id} does not exist in this project.' },
   GEX_BUCKET_EXISTS: { type: 'user', status: 400, message: 'Bucket {id} already exists in this project; …' },
   GEX_BUCKET_NOT_EMPTY: { type: 'user', status: 400, message: 'Bucket {id} has {n} tables …' },
+  GEX_COLUMN_NOT_FOUND: { type: 'user', status: 404, message: 'Column {name} not found in table {id} …' },
+  GEX_METADATA_INVALID: {
+    type: 'user',
+    status: 400,
+    message: '{where}: Invalid Metadata Key ({field}) / Invalid metadata provider … / {field} {problem}',
+  },
+  GEX_METADATA_NOT_FOUND: { type: 'user', status: 404, message: 'The supplied metadata ID was not found: …' },
   GEX_FILE_NOT_FOUND: { type: 'user', status: 404, message: 'File {id} not found in this project …' },
   GEX_FILE_TOO_LARGE: {
     type: 'user',

@@ -37,7 +37,9 @@ export function isNumber(v: unknown): v is number | bigint | JsonFloat {
 export function toPlain(v: JsonValue): unknown {
   if (v instanceof Map) {
     const o: Record<string, unknown> = {};
-    for (const [k, x] of v) o[k] = toPlain(x);
+    // defined, not assigned: a key "__proto__" stays a key (an assignment would set the prototype)
+    for (const [k, x] of v)
+      Object.defineProperty(o, k, { value: toPlain(x), enumerable: true, writable: true, configurable: true });
     return o;
   }
   if (Array.isArray(v)) return v.map(toPlain);

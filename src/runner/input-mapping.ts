@@ -10,6 +10,7 @@ import type { TableTransfer } from '../store/remote/table-transfer.js';
 import type { TableSource } from '../store/table-source.js';
 import { parseChangedSince } from '../store/tables/moments.js';
 import type { ProjectTables, TableDetail } from '../store/tables/project-tables.js';
+import type { MetadataItem } from '../store/tables/metadata-input.js';
 import { parseTableId, tableIdText } from '../store/tables/table-id.js';
 import type { TableQuery } from '../store/tables/table-query.js';
 
@@ -281,9 +282,17 @@ function inputManifest(detail: TableDetail, columns: string[]): Record<string, u
     last_change_date: detail.lastChangeDate,
     rows_count: detail.rowsCount,
     columns,
-    metadata: [],
-    column_metadata: Object.fromEntries(columns.map((c) => [c, []])),
+    metadata: detail.metadata.map(storageMetadataItem),
+    // every exported column, with its metadata ([] for none), in the file's order
+    column_metadata: Object.fromEntries(
+      columns.map((c) => [c, (detail.columnMetadata?.get(c) ?? []).map(storageMetadataItem)]),
+    ),
   };
+}
+
+/** A metadata item as Keboola's input manifest lists it. */
+function storageMetadataItem(m: MetadataItem): Record<string, string> {
+  return { id: m.id, key: m.key, value: m.value, provider: m.provider, timestamp: m.timestamp };
 }
 
 /** How a unit is named in input-mapping errors. */

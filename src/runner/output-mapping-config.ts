@@ -41,13 +41,15 @@ const MANIFEST_KEYS = [
   'delete_where_column',
   'delete_where_values',
   'delete_where_operator',
+  'metadata',
+  'column_metadata',
+  'table_metadata',
 ] as const;
+/** Keys merged into the manifest's item by item (Keboola's ConfigurationMerger), not replaced whole. */
+const METADATA_KEYS = ['metadata', 'column_metadata', 'table_metadata'];
 const DELETE_KEYS = ['delete_where_column', 'delete_where_values', 'delete_where_operator'];
 /** Keys Keboola knows that gex cannot honour yet: refused when they ask for something. */
 const UNSUPPORTED_KEYS: Record<string, string> = {
-  metadata: 'gex does not store table metadata',
-  column_metadata: 'gex does not store column metadata',
-  table_metadata: 'gex does not store table metadata',
   description: 'gex does not store table descriptions',
   schema: 'gex loads legacy (non-typed) tables only',
   distribution_key: 'gex has no distribution keys',
@@ -200,7 +202,8 @@ export function effectiveLoad(
   }
   const merged: Record<string, unknown> = { ...manifest };
   if (DELETE_KEYS.some((k) => k in entry.keys)) for (const k of DELETE_KEYS) delete merged[k];
-  for (const [k, v] of Object.entries(entry.keys)) if (v !== undefined) merged[k] = v;
+  for (const [k, v] of Object.entries(entry.keys))
+    if (v !== undefined) merged[k] = METADATA_KEYS.includes(k) ? mergeMetadata(k, manifest[k], v) : v;
   // a file with a header row (its manifest lists no columns) is checked against the mapping's columns, not re-read headless
   let headerMustBe: readonly string[] | null = null;
   const manifestColumns = manifest.columns;
@@ -219,6 +222,27 @@ export function effectiveLoad(
       : 'default bucket';
   if (merged.destination == null) merged.destination = defaultDestination();
   return { manifest: merged, reason, headerMustBe };
+}
+
+/**
+ * The mapping's metadata over the manifest's, as Keboola merges them: `metadata` item by item by
+ * key (a key of both keeps the manifest's place, the mapping's value), `column_metadata` column by
+ * column the same way, `table_metadata` key by key. A value that is not of its shape replaces the
+ * other whole (the load's checks then name it).
+ */
+function mergeMetadata(key: string, fromManifest: unknown, fromMapping: unknown): unknown {
+  if (fromManifest === undefined || fromManifest === null) return fromMapping;
+  if (key === 'metadata')
+    return Array.isArray(fromManifest) && Array.isArray(fromMapping) ? [...fromManifest, ...fromMapping] : fromMapping;
+  if (!isObject(fromManifest) || !isObject(fromMapping)) return fromMapping;
+  if (key === 'table_metadata') return { ...fromManifest, ...fromMapping };
+  const columns: Record<string, unknown> = { ...fromManifest };
+  for (const [column, list] of Object.entries(fromMapping)) {
+    const value = mergeMetadata('metadata', Object.hasOwn(columns, column) ? columns[column] : undefined, list);
+    // defined, not assigned: a column named __proto__ stays a column
+    Object.defineProperty(columns, column, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return columns;
 }
 
 /** A file's header compared with the mapping's columns; the error names the file and both lists. */

@@ -6,6 +6,7 @@ import type { DataFolder } from '../extractor/data-folder.js';
 import type { TableLoadTarget } from '../store/table-load-target.js';
 import { readCsvHeader } from '../store/tables/csv-source.js';
 import { parseLoadManifest, readManifest } from '../store/tables/manifest.js';
+import type { LoadOrigin } from '../store/tables/index.js';
 import { defaultBucketId, defaultDestination } from './default-bucket.js';
 import {
   checkHeader,
@@ -49,12 +50,21 @@ export class OutputMapping {
     folder: DataFolder,
     files: readonly string[],
     logger: Logger,
-    mapping: { entries: readonly OutputMappingEntry[]; unit: string } = { entries: [], unit: 'The configuration' },
+    mapping: { entries: readonly OutputMappingEntry[]; unit: string; rowId?: string | null } = {
+      entries: [],
+      unit: 'The configuration',
+    },
   ): Promise<LoadedTable[]> {
     checkSources(mapping.entries, files, mapping.unit);
     const bySource = new Map(mapping.entries.map((e) => [e.source, e]));
+    // Keboola records who loaded a table in its system metadata
+    const origin: LoadOrigin = {
+      componentId: this.componentId,
+      configurationId: this.configId,
+      rowId: mapping.rowId ?? null,
+    };
     const loaded: LoadedTable[] = [];
-    for (const file of files) loaded.push(await this.loadOne(folder, file, logger, bySource.get(file)));
+    for (const file of files) loaded.push(await this.loadOne(folder, file, logger, bySource.get(file), origin));
     return loaded;
   }
 
@@ -63,6 +73,7 @@ export class OutputMapping {
     file: string,
     logger: Logger,
     entry: OutputMappingEntry | undefined,
+    origin: LoadOrigin,
   ): Promise<LoadedTable> {
     const path = folder.tableFile(file);
     try {
@@ -83,7 +94,7 @@ export class OutputMapping {
         });
         checkHeader(file, header, effective.headerMustBe, `storage.output.tables (${entry.where})`);
       }
-      const result = await this.tables.load(path, manifest);
+      const result = await this.tables.load(path, manifest, origin);
       const table: LoadedTable = {
         file,
         tableId: result.tableId,

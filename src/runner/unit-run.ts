@@ -146,6 +146,7 @@ export async function runUnit(
       const loaded = await mode.storage.outputMapping.load(data, tableFiles, logger, {
         entries: outputTables,
         unit: unitName,
+        rowId: unit.row?.id ?? null,
       });
       loaded.forEach((table, i) => Object.assign(summary.tables[i], { loaded: true, tableId: table.tableId }));
     }

@@ -25,6 +25,7 @@ import { queueEventRoutes } from './routes/queue-events.js';
 import { metadataRoutes } from './routes/metadata.js';
 import { rowVersionRoutes } from './routes/row-versions.js';
 import { rowRoutes } from './routes/rows.js';
+import { storageMetadataRoutes } from './routes/storage-metadata.js';
 import { tableRoutes, type PreviewBounds } from './routes/tables.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { versionRoutes } from './routes/versions.js';
@@ -85,10 +86,11 @@ interface StorageScope {
   fileLimit: number;
 }
 
-/** Storage buckets, tables and files (docs/storage-api.md#tables, #files), the same in both path forms. */
+/** Storage buckets, tables, their metadata and files (docs/storage-api.md#tables, #files), the same in both path forms. */
 function tableScope(app: FastifyInstance, scope: StorageScope): void {
   bucketRoutes(app);
   tableRoutes(app, scope.previews);
+  storageMetadataRoutes(app);
   tableFileRoutes(app, scope.runner, scope.fileLimit);
   fileRoutes(app, scope.fileLimit);
 }
@@ -201,10 +203,13 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       options.readCache === false
         ? new ReadCache(async () => null)
         : new ReadCache(() => backend.changeMarker(), options.readCache);
-    api.addHook('onRequest', requireToken(backend, reads));
+    // the same tokens everywhere; the Queue and Scheduler APIs word a missing one as theirs do
+    const storageToken = requireToken(backend, reads);
+    const serviceToken = requireToken(backend, reads, 'service');
 
     await api.register(
       async (root) => {
+        root.addHook('onRequest', storageToken);
         tokenRoutes(root, backend);
         secretRoutes(root, backend);
         branchRoutes(root);
@@ -220,6 +225,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
 
     await api.register(
       async (branch) => {
+        branch.addHook('onRequest', storageToken);
         branch.addHook('onRequest', requireDefaultBranch);
         tokenRoutes(branch, backend);
         componentDetailRoute(branch);
@@ -233,10 +239,18 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
 
     // Keboola's Job Queue API, at the origin (the API index lists it as the service "queue")
     const queueJobs = options.queue ?? backend.queueJobs?.();
-    if (queueJobs) await api.register(async (queue) => queueRoutes(queue, queueJobs, options.queueHooks ?? NO_HOOKS));
+    if (queueJobs)
+      await api.register(async (queue) => {
+        queue.addHook('onRequest', serviceToken);
+        queueRoutes(queue, queueJobs, options.queueHooks ?? NO_HOOKS);
+      });
     // Keboola's Scheduler API beside it (the service "scheduler"): schedules fire queue jobs
     const schedules = queueJobs && backend.schedules?.();
-    if (schedules) await api.register(async (scheduler) => scheduleRoutes(scheduler, schedules));
+    if (schedules)
+      await api.register(async (scheduler) => {
+        scheduler.addHook('onRequest', serviceToken);
+        scheduleRoutes(scheduler, schedules);
+      });
   });
 
   await app.ready();

@@ -36,11 +36,20 @@ export function tokenOf(request: FastifyRequest): string | undefined {
   return bearer?.[1];
 }
 
+/**
+ * How a scope words a missing token: the Storage API's "Access token must be set", or the Job
+ * Queue and Scheduler APIs' "Invalid access token" (their clients expect it for a missing token too).
+ */
+export type TokenWording = 'storage' | 'service';
+
 /** onRequest hook of the token-protected routes. */
-export function requireToken(backend: ServerBackend, reads: ReadCache) {
+export function requireToken(backend: ServerBackend, reads: ReadCache, wording: TokenWording = 'storage') {
   return async (request: FastifyRequest): Promise<void> => {
     const text = tokenOf(request);
-    if (!text) throw new StoreError(401, '', 'Access token must be set');
+    if (!text)
+      throw wording === 'storage'
+        ? new StoreError(401, '', 'Access token must be set')
+        : new StoreError(401, 'storage.tokenInvalid', 'Invalid access token');
     // unknown tokens are looked up every time: guessing must not fill the cache
     const token = await reads.value(
       `token ${text}`,

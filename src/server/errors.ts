@@ -3,7 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../common/error-catalogue.js';
-import type { JsonObject } from '../json/index.js';
+import type { JsonObject, JsonValue } from '../json/index.js';
 import { MAX_ADDRESSABLE_ID_LENGTH } from '../store/addressable-id.js';
 import { StoreError } from '../store/store-error.js';
 import { tokenOf } from './auth.js';
@@ -82,7 +82,21 @@ export function answerCode(error: StoreError): ErrorCode {
   return error.status === 500 ? 'GEX_INTERNAL' : error.gexCode;
 }
 
-export function sendError(reply: FastifyReply, error: StoreError, exceptionId = newExceptionId()): FastifyReply {
+/**
+ * Whose error body an answer carries: the Storage API's (`code` a string such as
+ * `storage.tables.notFound`), or the Job Queue and Scheduler APIs' (Keboola's api-error-control:
+ * `code` the HTTP status as a number — Keboola's Go SDK decodes it into an int — and the string
+ * code in `context.errorCode`, which Keboola's PHP Queue client reads).
+ */
+export type ErrorShape = 'storage' | 'service';
+
+export function sendError(
+  reply: FastifyReply,
+  error: StoreError,
+  exceptionId = newExceptionId(),
+  shape: ErrorShape = 'storage',
+): FastifyReply {
+  if (shape === 'service') return sendJson(reply, error.status, serviceErrorBody(error, exceptionId));
   const body: JsonObject = new Map([
     ['error', error.message],
     ['code', error.code],
@@ -105,11 +119,37 @@ export function sendError(reply: FastifyReply, error: StoreError, exceptionId = 
   return sendJson(reply, error.status, body);
 }
 
+/** `{error, code: <status>, exceptionId, status: "error", context: {errorCode[, errors]}, gexCode}`. */
+function serviceErrorBody(error: StoreError, exceptionId: string): JsonObject {
+  const context: JsonObject = new Map();
+  if (error.code) context.set('errorCode', error.code);
+  if (error.details)
+    context.set(
+      'errors',
+      error.details.map(
+        (d): JsonObject =>
+          new Map([
+            ['key', d.key],
+            ['message', d.message],
+          ]),
+      ),
+    );
+  return new Map<string, JsonValue>([
+    ['error', error.message],
+    ['code', error.status],
+    ['exceptionId', exceptionId],
+    ['status', 'error'],
+    // PHP's empty context is an empty list
+    ['context', context.size === 0 ? [] : context],
+    ['gexCode', answerCode(error)],
+  ]);
+}
+
 /** How long a client should wait before retrying a 503 (the database unavailable). */
 const RETRY_AFTER_SECONDS = 5;
 
-/** fastify's error handler: maps, logs server faults with their exceptionId, answers. */
-export function errorHandler(bodyLimit: number) {
+/** fastify's error handler: maps, logs server faults with their exceptionId, answers in `shape`. */
+export function errorHandler(bodyLimit: number, shape: ErrorShape = 'storage') {
   return (error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     const mapped = toStoreError(error, bodyLimit);
     const exceptionId = newExceptionId();
@@ -131,7 +171,7 @@ export function errorHandler(bodyLimit: number) {
         { code: answerCode(mapped) },
         `${request.method} ${url} → ${mapped.status} ${mapped.code}: ${mapped.message}`,
       );
-    return sendError(reply, mapped, exceptionId);
+    return sendError(reply, mapped, exceptionId, shape);
   };
 }
 
@@ -158,6 +198,16 @@ export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): F
       ),
     );
   }
+  // under the Job Queue and Scheduler APIs' paths: their error shape (their clients decode it)
+  if (SERVICE_PATH.test(path))
+    return sendError(
+      reply,
+      StoreError.notFound(
+        `Unknown route: ${shown}. The Job Queue API serves /jobs, /jobs/{id}, /jobs/{id}/kill and /search/jobs; the Scheduler API /schedules and /configurations/{id}.`,
+      ),
+      undefined,
+      'service',
+    );
   return sendError(
     reply,
     StoreError.notFound(
@@ -165,6 +215,9 @@ export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): F
     ),
   );
 }
+
+/** Paths of the Job Queue and Scheduler APIs at the server's origin. */
+const SERVICE_PATH = /^\/(jobs|search|schedules|configurations)(\/|$)/;
 
 /**
  * Errors fastify raises before a route is found (bad URL encoding, a path parameter over the

@@ -5,6 +5,9 @@ import {
   BucketNotEmpty,
   BucketNotFound,
   checkBucketId,
+  ColumnNotFound,
+  MetadataInvalid,
+  MetadataNotFound,
   parseTableId,
   TableNotFound,
 } from '../store/tables/index.js';
@@ -25,6 +28,12 @@ export function tableStoreError(error: unknown): unknown {
     return new StoreError(400, 'storage.buckets.alreadyExists', error.message, undefined, error.gexCode);
   if (error instanceof BucketNotEmpty)
     return new StoreError(400, 'storage.buckets.notEmpty', error.message, undefined, error.gexCode);
+  if (error instanceof ColumnNotFound)
+    return new StoreError(404, 'storage.columns.notFound', error.message, undefined, error.gexCode);
+  if (error instanceof MetadataNotFound)
+    return new StoreError(404, 'storage.metadata.notFound', error.message, undefined, error.gexCode);
+  if (error instanceof MetadataInvalid)
+    return new StoreError(400, `storage.metadata.${error.problem}`, error.message, undefined, error.gexCode);
   return new StoreError(400, 'storage.tables.validation', error.message, undefined, error.gexCode);
 }
 

@@ -1,15 +1,32 @@
 import type { FastifyRequest } from 'fastify';
 import { fromPlain, type JsonValue } from '../json/index.js';
-import type { BucketInfo, TableDetail } from '../store/tables/index.js';
+import type { BucketInfo, MetadataItem, TableDetail } from '../store/tables/index.js';
 import { absoluteUri } from './absolute-uri.js';
 
 /**
- * Buckets, tables and jobs in Keboola's JSON shapes (docs/storage-api.md#tables). Fields Keboola
- * always sends and gex has no counterpart for get their plain value (no aliases, no sharing, no
- * metadata: `[]` as Keboola's PHP encodes an empty list).
+ * Buckets, tables, their metadata and jobs in Keboola's JSON shapes (docs/storage-api.md#tables).
+ * Fields Keboola always sends and gex has no counterpart for get their plain value (no aliases, no
+ * sharing); an empty list or map is `[]`, as Keboola's PHP encodes it.
  */
 
 const encode = (segment: string): string => encodeURIComponent(segment);
+
+/** A metadata item: `{id, key, value, provider, timestamp}` (the id a string, as Keboola sends it). */
+export function storageMetadataToWire(m: MetadataItem): Record<string, unknown> {
+  return { id: m.id, key: m.key, value: m.value, provider: m.provider, timestamp: m.timestamp };
+}
+
+export const metadataListToWire = (list: readonly MetadataItem[]): Array<Record<string, unknown>> =>
+  list.map(storageMetadataToWire);
+
+/**
+ * Column metadata by column name, in the table's column order (a Map: a plain object would put
+ * names like "0" first); none is `[]` (PHP's empty array).
+ */
+export function columnMetadataToWire(columns: ReadonlyMap<string, readonly MetadataItem[]>): JsonValue {
+  if (columns.size === 0) return [];
+  return new Map([...columns].map(([column, items]) => [column, fromPlain(metadataListToWire(items))]));
+}
 
 /** Sums over a bucket's tables (rows, bytes, last change); zeros and null for an empty bucket. */
 export interface BucketTotals {
@@ -59,7 +76,7 @@ export function bucketToWire(
     sharing: null,
     hasExternalSchema: false,
     databaseName: null,
-    metadata: [],
+    metadata: metadataListToWire(bucket.metadata),
   });
 }
 
@@ -83,8 +100,9 @@ export function tableToWire(request: FastifyRequest, table: TableDetail, bucket:
     tableType: 'table',
     attributes: [],
     columns: table.columns,
-    metadata: [],
-    columnMetadata: [],
+    metadata: metadataListToWire(table.metadata),
+    // lists read their columns' metadata only when asked (include=columnMetadata)
+    ...(table.columnMetadata === null ? {} : { columnMetadata: columnMetadataToWire(table.columnMetadata) }),
     bucket,
   });
 }

@@ -258,8 +258,47 @@ describe('Queue API and the embedded worker pool (gex serve --workers)', functio
     for (const query of ['createdTimeFrom=yesterday-ish', 'limit=-1', 'sortBy=nope', 'status=bogus']) {
       assert.equal((await call(served.url, token, 'GET', `/search/jobs?${query}`)).status, 400, query);
     }
-    assert.equal((await call(served.url, 'wrong', 'GET', '/search/jobs')).status, 401);
     assert.equal(await count(), jobsBefore);
+  });
+
+  it("answers in the Queue API's error shape, and a missing token with its own message, not the Storage API's", async () => {
+    const queueError = (res: { status: number; body: Json }, status: number, message: RegExp, errorCode?: string) => {
+      assert.equal(res.status, status, JSON.stringify(res.body));
+      assert.deepEqual(Object.keys(res.body), ['error', 'code', 'exceptionId', 'status', 'context', 'gexCode']);
+      assert.equal(res.body.code, status, "the status as a number (Keboola's Go SDK decodes an int)");
+      assert.equal(res.body.status, 'error');
+      assert.match(res.body.error, message);
+      if (errorCode) assert.equal(res.body.context.errorCode, errorCode);
+    };
+    for (const [method, url] of [
+      ['GET', '/search/jobs'],
+      ['GET', '/jobs/1'],
+      ['POST', '/jobs'],
+      ['POST', '/jobs/1/kill'],
+    ]) {
+      const missing = await fetch(`${served.url}${url}`, { method });
+      queueError({ status: missing.status, body: (await missing.json()) as Json }, 401, /^Invalid access token$/);
+      queueError(await call(served.url, 'wrong', method, url), 401, /^Invalid access token$/);
+    }
+    queueError(await call(served.url, token, 'GET', '/jobs/999999999'), 404, /not found/, 'queue.jobNotFound');
+    queueError(
+      await call(served.url, token, 'GET', '/jobs/1/nonsense'),
+      404,
+      /^Unknown route: GET \/jobs\/1\/nonsense\./,
+      'notFound',
+    );
+    queueError(
+      await call(served.url, token, 'POST', '/jobs', { component: 'ex-generic-v2', config: configs.a, mode: 'debug' }),
+      400,
+      /mode/,
+      'queue.validation',
+    );
+    // the Storage API keeps its own wording and shape
+    const storage = await fetch(`${served.url}/v2/storage/tokens/verify`);
+    assert.deepEqual((({ error, code }) => ({ error, code }))((await storage.json()) as Json), {
+      error: 'Access token must be set',
+      code: '',
+    });
   });
 
   it('searches with every list encoding, paging and relative times; other projects see nothing', async () => {
@@ -324,7 +363,9 @@ $out['killed'] = $client->terminateJob($queued->id)->status;
 $out['terminating'] = $client->terminateJob($running->id)->desiredStatus;
 $out['ended'] = $client->waitForJobCompletion($running->id)->status;
 try { $client->createJob(new JobData('ex-generic-v2', 'no-such-config')); $out['invalid'] = 'created'; }
-catch (ResponseException $e) { $out['invalid'] = $e->getCode(); }
+catch (ResponseException $e) { $out['invalid'] = $e->getCode(); $out['invalidCode'] = [$e->getErrorCode(), $e->getResponseData()['code']]; }
+try { (new Client($url . '/', 'not-a-token'))->getJob($job->id); $out['badToken'] = 'read'; }
+catch (ResponseException $e) { $out['badToken'] = [$e->getCode(), str_contains($e->getMessage(), 'Invalid access token'), $e->getResponseData()['error']]; }
 echo json_encode($out);
 `,
     );
@@ -343,6 +384,9 @@ echo json_encode($out);
     assert.equal(out.terminating, 'terminating');
     assert.equal(out.ended, 'terminated');
     assert.equal(out.invalid, 404);
+    // the Queue API's error body: the status in `code`, its own code where the client's getErrorCode() reads it
+    assert.deepEqual(out.invalidCode, ['queue.validation', 404]);
+    assert.deepEqual(out.badToken, [401, true, 'Invalid access token']);
   });
 
   it('a restart after kill -9 ends the job that was running as error, stops its process, and runs the queued one', async () => {

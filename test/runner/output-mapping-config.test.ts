@@ -144,11 +144,6 @@ describe('output mapping of a configuration (storage.output.tables)', () => {
     refused([{ source: 'u', incremental: 'yes' }], /storage\.output\.tables\[0\]: incremental must be true or false/);
     refused([{ source: 'u', primary_key: 'id' }], /\[0\]: primary_key must be a list of strings/);
     refused([{ source: 'u', delete_where_operator: 'gt', delete_where_column: 'c' }], /delete_where_operator/);
-    refused([{ source: 'u', metadata: [{ key: 'k', value: 'v' }] }], /\[0\]\.metadata is not supported/);
-    refused(
-      [{ source: 'u', column_metadata: { id: [{ key: 'k', value: 'v' }] } }],
-      /\[0\]\.column_metadata is not supported/,
-    );
     refused([{ source: 'u', write_always: true }], /\[0\]\.write_always is not supported/);
     refused([{ source: 'u', bogus: 1 }], /\[0\] has the unknown key bogus/);
     refused(
@@ -156,8 +151,112 @@ describe('output mapping of a configuration (storage.output.tables)', () => {
       /\[0\]\.delete_where supports one entry/,
     );
     refused([{ source: 'u', delete_where: [{ changed_since: '-1 day', where_filters: [] }] }], /changed_since/);
-    // empty metadata asks for nothing
+    // empty metadata sets nothing; write_always false asks for nothing
     assert.equal(parse([{ source: 'u', metadata: [], column_metadata: {}, write_always: false }]).length, 1);
+  });
+
+  it('takes metadata, column_metadata and table_metadata (Keboola keeps them), checked as a load checks them', () => {
+    const [entry] = parse([
+      {
+        source: 'u',
+        metadata: [{ key: 'KBC.description', value: 'Users' }],
+        column_metadata: { id: [{ key: 'KBC.datatype.basetype', value: 'INTEGER' }] },
+        table_metadata: { 'KBC.name': 'users' },
+      },
+    ]);
+    assert.deepEqual(entry.keys.metadata, [{ key: 'KBC.description', value: 'Users' }]);
+    const parsed = parseLoadManifest({ destination: 'in.c-a.u', ...entry.keys }, 'u');
+    assert.deepEqual(parsed.metadata, [
+      { key: 'KBC.description', value: 'Users' },
+      { key: 'KBC.name', value: 'users' },
+    ]);
+    assert.deepEqual(parsed.columnMetadata, [
+      { column: 'id', entries: [{ key: 'KBC.datatype.basetype', value: 'INTEGER' }] },
+    ]);
+    // every refusal names the row, the entry and the field
+    refused(
+      [{ source: 'u', metadata: [{ key: '%bad', value: 'v' }] }],
+      /Row "r1": storage\.output\.tables\[0\]: Invalid Metadata Key \(metadata\[0\]\[key\]\)/,
+    );
+    refused([{ source: 'u', metadata: [{ key: 'k'.repeat(256), value: 'v' }] }], /metadata\[0\]\[key\].*1–255/);
+    refused([{ source: 'u', metadata: [{ key: '', value: 'v' }] }], /metadata\[0\]\[key\]\): it is empty/);
+    refused([{ source: 'u', metadata: [{ value: 'v' }] }], /Invalid structure.*metadata\[0\] is not one/);
+    refused([{ source: 'u', metadata: [{ key: 'k', value: { a: 1 } }] }], /metadata\[0\]\[value\] must be a text/);
+    refused(
+      [{ source: 'u', metadata: [{ key: 'k', value: 'x'.repeat(65_536) }] }],
+      /metadata\[0\]\[value\] is 65536 bytes long/,
+    );
+    refused([{ source: 'u', metadata: [{ key: 'k', value: 'a\u0000b' }] }], /metadata\[0\]\[value\] contains a NUL/);
+    refused(
+      [{ source: 'u', metadata: [{ key: 'k', value: 'a\ud800' }] }],
+      /metadata\[0\]\[value\] is not valid Unicode/,
+    );
+    refused([{ source: 'u', metadata: 'k=v' }], /The metadata parameter must be an array/);
+    refused([{ source: 'u', column_metadata: { id: 'x' } }], /column_metadata\[id\] parameter must be an array/);
+    refused([{ source: 'u', column_metadata: ['x'] }], /column_metadata\[0\] parameter must be an array/);
+    refused([{ source: 'u', table_metadata: 'x' }], /table_metadata must be an object/);
+    refused(
+      [{ source: 'u', metadata: Array.from({ length: 10_001 }, (_, i) => ({ key: `k${i}`, value: '' })) }],
+      /metadata has 10001 items, more than the 10000/,
+    );
+    // numbers and booleans are stored as PHP casts them; a key given twice keeps its first place, the last value
+    const [cast] = parse([
+      {
+        source: 'u',
+        metadata: [
+          { key: 'a', value: 1 },
+          { key: 'b', value: true },
+          { key: 'a', value: 2.5 },
+        ],
+      },
+    ]);
+    assert.deepEqual(parseLoadManifest({ destination: 'in.c-a.u', ...cast.keys }, 'u').metadata, [
+      { key: 'a', value: '2.5' },
+      { key: 'b', value: '1' },
+    ]);
+  });
+
+  it("merges the mapping's metadata into the manifest's item by item, as Keboola does", () => {
+    const [entry] = parse([
+      {
+        source: 'u',
+        metadata: [
+          { key: 'b', value: 'mapping' },
+          { key: 'c', value: 'mapping' },
+        ],
+        // as JSON gives it: "__proto__" an own key (an object literal would set the prototype)
+        column_metadata: JSON.parse(
+          '{"id": [{"key": "x", "value": "mapping"}], "__proto__": [{"key": "y", "value": "odd"}]}',
+        ),
+      },
+    ]);
+    const { manifest } = effectiveLoad(
+      {
+        destination: 'in.c-a.u',
+        metadata: [
+          { key: 'a', value: 'manifest' },
+          { key: 'b', value: 'manifest' },
+        ],
+        column_metadata: { id: [{ key: 'w', value: 'manifest' }], name: [{ key: 'z', value: 'manifest' }] },
+      },
+      entry,
+      fallback,
+    );
+    const parsed = parseLoadManifest(manifest, 'u');
+    assert.deepEqual(parsed.metadata, [
+      { key: 'a', value: 'manifest' },
+      { key: 'b', value: 'mapping' },
+      { key: 'c', value: 'mapping' },
+    ]);
+    assert.deepEqual(
+      parsed.columnMetadata.map((c) => [c.column, c.entries.map((e) => `${e.key}=${e.value}`)]),
+      [
+        ['id', ['w=manifest', 'x=mapping']],
+        ['name', ['z=manifest']],
+        // a column named __proto__ stays a column
+        ['__proto__', ['y=odd']],
+      ],
+    );
   });
 
   it("root's output mapping merged under a row's, index by index, like every other list", () => {

@@ -432,6 +432,103 @@ function tableMappingSuite(factory: BackendFactory, reach: Reach): void {
     assert.deepEqual((await stateOf('conflict')) ?? {}, {}, 'no state saved');
   });
 
+  it("output mapping metadata and column_metadata land on the table with the component as provider, beside Keboola's system metadata; a later row reads them in its input manifest", async function () {
+    this.timeout(60_000);
+    const pairs = (list: ReadonlyArray<{ provider: string; key: string; value: string }>) =>
+      list.map((m) => `${m.provider}:${m.key}=${m.value}`);
+    await configure('meta', { outputBucket: 'shop' }, [
+      [
+        'a-users',
+        { jobs: [{ endpoint: 'users' }] },
+        {
+          output: {
+            tables: [
+              {
+                source: 'shop.users',
+                metadata: [{ key: 'KBC.description', value: 'Our users, "all" of them' }],
+                column_metadata: {
+                  id: [{ key: 'KBC.datatype.basetype', value: 'INTEGER' }],
+                  name: [{ key: 'KBC.datatype.basetype', value: 'STRING' }],
+                },
+              },
+            ],
+          },
+        },
+      ],
+      [
+        'b-report',
+        { jobs: [{ endpoint: 'report' }] },
+        { input: { tables: [{ source: 'in.c-shop.users', destination: 'u.csv' }] } },
+      ],
+    ]);
+    answers.users = [{ id: 1, name: 'Ann' }];
+    answers.report = [{ ok: 1 }];
+    const first = await run('meta');
+    assert.equal(first.code, 0, first.stdout + first.stderr);
+    const created = await withStore(({ tables }) => tables.table('in.c-shop.users'));
+    assert.deepEqual(pairs(created.metadata), [
+      'system:KBC.createdBy.component.id=ex-generic-v2',
+      'system:KBC.createdBy.configuration.id=meta',
+      'system:KBC.createdBy.configurationRow.id=a-users',
+      'system:KBC.lastUpdatedBy.component.id=ex-generic-v2',
+      'system:KBC.lastUpdatedBy.configuration.id=meta',
+      'system:KBC.lastUpdatedBy.configurationRow.id=a-users',
+      'ex-generic-v2:KBC.description=Our users, "all" of them',
+    ]);
+    assert.deepEqual(
+      [...created.columnMetadata!].map(([c, items]) => [c, pairs(items)]),
+      [
+        ['id', ['ex-generic-v2:KBC.datatype.basetype=INTEGER']],
+        ['name', ['ex-generic-v2:KBC.datatype.basetype=STRING']],
+      ],
+    );
+    const bucket = await withStore(({ tables }) => tables.bucket('in.c-shop'));
+    assert.deepEqual(pairs(bucket.metadata), [
+      'system:KBC.createdBy.component.id=ex-generic-v2',
+      'system:KBC.createdBy.configuration.id=meta',
+      'system:KBC.createdBy.configurationRow.id=a-users',
+    ]);
+    // the input mapping's manifest carries them as Keboola's does
+    const manifest = JSON.parse(await readFile(path.join(dataDir, 'rows/b-report/in/tables/u.csv.manifest'), 'utf8'));
+    assert.deepEqual(pairs(manifest.metadata), pairs(created.metadata));
+    assert.deepEqual(Object.keys(manifest.column_metadata), ['id', 'name']);
+    assert.deepEqual(pairs(manifest.column_metadata.id), ['ex-generic-v2:KBC.datatype.basetype=INTEGER']);
+
+    // a second run sets the same items again: same ids, new timestamps
+    const second = await run('meta', ['--row-id', 'a-users']);
+    assert.equal(second.code, 0, second.stdout + second.stderr);
+    const again = await withStore(({ tables }) => tables.table('in.c-shop.users'));
+    assert.deepEqual(
+      again.metadata.map((m) => m.id),
+      created.metadata.map((m) => m.id),
+    );
+    assert.equal(again.metadata.length, 7);
+  });
+
+  it('column_metadata naming a column the table will not have fails the row (exit 1) naming it; the table and state are unchanged', async function () {
+    this.timeout(60_000);
+    await configure('badmeta', { outputBucket: 'shop' }, [
+      [
+        'a-users',
+        { jobs: [{ endpoint: 'users' }] },
+        { output: { tables: [{ source: 'shop.users', column_metadata: { town: [{ key: 'k', value: 'v' }] } }] } },
+      ],
+    ]);
+    const seed = path.join(dir, 'seed.csv');
+    await writeFile(seed, '"id","name"\n"9","x"\n');
+    await withStore(({ tables }) => tables.load(seed, { destination: 'in.c-shop.users' }));
+    answers.users = [{ id: 1, name: 'Ann' }];
+    const result = await run('badmeta');
+    assert.equal(result.code, 1, result.stdout + result.stderr);
+    assert.match(
+      result.stdout + result.stderr,
+      /Cannot load out\/tables\/shop\.users into the project: shop\.users: column_metadata names the column town, which table in\.c-shop\.users (does not|would not) have \(its columns: id, name\)/,
+    );
+    assert.deepEqual(await rowsOf('in.c-shop.users'), [['9', 'x']], 'nothing was loaded');
+    assert.deepEqual((await withStore(({ tables }) => tables.table('in.c-shop.users'))).metadata, []);
+    assert.deepEqual((await stateOf('badmeta')) ?? {}, {}, 'no state saved');
+  });
+
   it('--no-load keeps files only: no table in the store, input tables not exported (a warning says so)', async function () {
     this.timeout(60_000);
     await configure('files', { outputBucket: 'shop' }, [

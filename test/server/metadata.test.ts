@@ -80,4 +80,35 @@ describeEachBackend('server: configuration metadata', (backend) => {
       'back after restore',
     );
   });
+  it("bounds a configuration's metadata as Storage metadata is bounded: key and value length, items per call and per configuration", async () => {
+    const c = await server().createConfig({ name: 'Bounded' });
+    const post = (metadata: unknown) => server().post(configsPath(c.id, 'metadata'), { json: { metadata } });
+    const refused = async (metadata: unknown, field: RegExp) => {
+      const res = await post(metadata);
+      assert.equal(res.status, 400, res.text);
+      assert.match(res.body.error, field);
+    };
+    await refused(
+      [{ key: 'k'.repeat(256), value: 'v' }],
+      /^Invalid parameters - metadata\[0\]\[key\]: This value is too long \(256 characters\)/,
+    );
+    await refused(
+      [
+        { key: 'k', value: 'v' },
+        { key: 'big', value: '€'.repeat(21_846) },
+      ],
+      /metadata\[1\]\[value\]: This value is too long \(65538 bytes\)/,
+    );
+    await refused(
+      Array.from({ length: 10_001 }, (_, i) => ({ key: `k${i}`, value: '' })),
+      /metadata: 10001 items, more than the 10000/,
+    );
+    const many = (n: number, prefix: string) =>
+      Array.from({ length: n }, (_, i) => ({ key: `${prefix}${i}`, value: 'v' }));
+    assert.equal((await post(many(1000, 'a'))).status, 201);
+    await refused(many(1, 'b'), /would hold 1001 metadata items, more than the 1000.*Nothing was changed/);
+    const list = await server().get(configsPath(c.id, 'metadata'));
+    assert.equal(list.body.length, 1000);
+    assert.equal((await post(many(5, 'a'))).status, 201, 'setting known keys again does not grow it');
+  });
 });

@@ -189,4 +189,33 @@ describe('Scheduler API (gex serve)', function () {
     assert.equal((await call(served.url, 'not-a-token', 'GET', '/schedules')).status, 401);
     assert.equal((await call(served.url, token, 'GET', '/schedules/1%2F..%2F2')).status, 404);
   });
+
+  it("answers in the Scheduler API's error shape (the status as a number), a missing or unknown token as 401 Invalid access token", async () => {
+    const schedulerError = (
+      res: { status: number; body: Json },
+      status: number,
+      message: RegExp,
+      errorCode?: string,
+    ) => {
+      assert.equal(res.status, status, JSON.stringify(res.body));
+      assert.deepEqual(Object.keys(res.body), ['error', 'code', 'exceptionId', 'status', 'context', 'gexCode']);
+      assert.equal(res.body.code, status);
+      assert.match(res.body.error, message);
+      if (errorCode) assert.equal(res.body.context.errorCode, errorCode);
+    };
+    for (const [method, url] of [
+      ['GET', '/schedules'],
+      ['POST', '/schedules'],
+      ['GET', '/schedules/1'],
+      ['DELETE', '/configurations/1'],
+    ]) {
+      const missing = await fetch(`${served.url}${url}`, { method });
+      schedulerError({ status: missing.status, body: (await missing.json()) as Json }, 401, /^Invalid access token$/);
+      schedulerError(await call(served.url, 'not-a-token', method, url), 401, /^Invalid access token$/);
+    }
+    schedulerError(await call(served.url, token, 'GET', '/schedules/999999'), 404, /not found/, 'scheduler.notFound');
+    const refused = await call(served.url, token, 'POST', '/schedules', { configurationId: '' });
+    schedulerError(refused, 400, /configurationId/, 'scheduler.validation');
+    assert.equal(refused.body.context.errors[0].key, 'configurationId');
+  });
 });

@@ -144,8 +144,13 @@ describeEachBackend('server: Storage tables', (backend) => {
       assert.match(t.created, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000$/);
       assert.equal(t.lastImportDate, t.created);
       assert.deepEqual(t.metadata, []);
+      assert.deepEqual(t.columnMetadata, []);
       assert.deepEqual(t.bucket, shop);
-      assert.deepEqual(tables.body[0], t);
+      // a list has its columns' metadata only when asked (include=columnMetadata)
+      const { columnMetadata, ...withoutColumns } = t;
+      assert.deepEqual(tables.body[0], withoutColumns);
+      const included = await server().get(`${prefix}/tables?include=columns,columnMetadata`, { token });
+      assert.deepEqual(included.body[0], { ...withoutColumns, columnMetadata });
     }
   });
 

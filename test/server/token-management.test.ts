@@ -67,6 +67,19 @@ describeEachBackend('server: token management', (backend) => {
       [false, false, false, false],
     );
     for (const t of [m, w, r]) assert.equal(t.creatorToken, undefined, 'made by the operator, not by a token');
+    // Keboola names a master token's administrator (Go SDK: TokenAdmin{name, id int, features, isOrganizationMember, role})
+    assert.deepEqual(m.admin, {
+      id: Number(m.id),
+      name: 'admin',
+      features: [],
+      isOrganizationMember: false,
+      role: 'admin',
+    });
+    assert.deepEqual(Object.keys(m).slice(-3), ['admin', 'organization', 'owner']);
+    for (const t of [w, r]) assert.equal(t.admin, undefined, 'only a master token has an admin');
+    // the branch form says the same; other answers carry no admin (Keboola: verify only)
+    assert.deepEqual((await server().get(`${BRANCH}/tokens/verify`, { token: master })).body.admin, m.admin);
+    assert.equal((await server().get(`${S}/tokens/${m.id}`, { token: master })).body.admin, undefined);
   });
 
   it('lets only a master token list, create, read, refresh and delete other tokens (403 for the others, in both path forms)', async () => {

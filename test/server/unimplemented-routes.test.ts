@@ -60,7 +60,7 @@ describe('server: routes gex does not implement', () => {
       ['POST', '/files/42/tags', /tags of a file/],
       ['PUT', '/files/42/refresh', /upload credentials/],
       ['POST', '/tables/in.c-main.t/import', /table import/],
-      ['GET', '/tables/in.c-main.t/metadata', /table metadata/],
+      ['GET', '/tables/in.c-main.t/snapshots', /table snapshots/],
       ['POST', '/workspaces', /workspaces/],
       ['GET', '/jobs', /list of Storage jobs/],
       ['PUT', '/tokens/5', /changing a token/],

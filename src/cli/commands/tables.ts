@@ -1,14 +1,14 @@
 import { stat } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import { UserError } from '../../common/errors.js';
-import { displayId, displayText } from '../../common/log-text.js';
+import { displayId, displayText, quoteForLog } from '../../common/log-text.js';
 import { unsafeFileNameProblem } from '../../common/safe-path.js';
 import { plural } from '../../common/text.js';
-import type { JsonValue } from '../../json/index.js';
+import { fromPlain, type JsonValue } from '../../json/index.js';
 import type { OpenedStore } from '../../store/open-config-store.js';
 import type { TableLoadTarget } from '../../store/table-load-target.js';
 import { embeddedTableSource, type TableSource } from '../../store/table-source.js';
-import { MAX_PREVIEW_ROWS, type TableDetail } from '../../store/tables/index.js';
+import { MAX_PREVIEW_ROWS, type MetadataItem, type TableDetail } from '../../store/tables/index.js';
 import { runCliAction } from '../command-runner.js';
 import { fields, print, say } from '../store-command.js';
 import { openStoreFromArgs, storeOptions, type StoreArgs } from '../store-options.js';
@@ -90,7 +90,17 @@ function tableJson(t: TableDetail): JsonValue {
     created: t.created,
     lastImportDate: t.lastImportDate,
     lastChangeDate: t.lastChangeDate,
+    metadata: fromPlain(t.metadata),
+    ...(t.columnMetadata === null
+      ? {}
+      : { columnMetadata: new Map([...t.columnMetadata].map(([c, items]) => [c, fromPlain(items)])) }),
   });
+}
+
+/** A metadata item on one line: provider, key and value, made safe and cut. */
+function metadataLine(m: MetadataItem): string {
+  const value = m.value.length > 80 ? `${m.value.slice(0, 80)}…` : m.value;
+  return `${displayId(m.provider)} ${displayId(m.key)} = ${quoteForLog(value)}`;
 }
 
 const names = (list: readonly string[]) => (list.length === 0 ? '(none)' : list.map(displayId).join(', '));
@@ -179,6 +189,10 @@ export function tablesCommand(yargs: Argv): Argv {
               say(`  created      ${displayText(t.created)}`);
               say(`  last import  ${displayText(t.lastImportDate)}`);
               say(`  last change  ${t.lastChangeDate === null ? '(never)' : displayText(t.lastChangeDate)}`);
+              if (t.metadata.length > 0)
+                say(`  metadata     ${t.metadata.map(metadataLine).join('\n               ')}`);
+              for (const [column, items] of t.columnMetadata ?? [])
+                say(`  column ${displayId(column)}: ${items.map(metadataLine).join('; ')}`);
             }),
         )
         .command(

@@ -5,7 +5,7 @@ import { StoreError } from '../../store/store-error.js';
 import { StorageJobs, type TableDetail } from '../../store/tables/index.js';
 import { timestamp } from '../../store/identifiers.js';
 import { sessionOf } from '../auth.js';
-import type { Query } from '../query.js';
+import { commaList, queryValue, type Query } from '../query.js';
 import { sendCachedJson, sendJson, sendNoContent } from '../reply.js';
 import { pathBucketId, requireWriteAccess, tableCall } from '../table-errors.js';
 import { flagParam } from '../table-params.js';
@@ -52,14 +52,23 @@ function createBucketInput(raw: unknown): { name: string; stage: 'in' | 'out'; d
   return { name, stage, description };
 }
 
-/** The bucket objects of the project (or one bucket) with their totals, keyed by id. */
+/** Whether a table list's `include` asks for its columns' metadata (other values are accepted and ignored). */
+export function includesColumnMetadata(query: Query): boolean {
+  return commaList(queryValue(query, 'include') ?? '').includes('columnMetadata');
+}
+
+/**
+ * The bucket objects of the project (or one bucket) with their totals, keyed by id; the tables
+ * with their columns' metadata when `columnMetadata`.
+ */
 export async function bucketObjects(
   request: FastifyRequest,
   bucketId?: string,
+  options: { columnMetadata?: boolean } = {},
 ): Promise<{ buckets: Map<string, JsonValue>; tables: TableDetail[] }> {
   const { tables } = sessionOf(request);
   const list = bucketId === undefined ? await tables.listBuckets() : [await tables.bucket(bucketId)];
-  const details = await tables.listTables(bucketId);
+  const details = await tables.listTables(bucketId, options);
   const totals = bucketTotals(details);
   return {
     buckets: new Map(list.map((b) => [b.id, bucketToWire(request, b, tables.backend, totals.get(b.id))])),
@@ -101,14 +110,15 @@ export function bucketRoutes(app: FastifyInstance): void {
     );
   });
 
-  app.get<{ Params: BucketParams }>('/buckets/:bucketId/tables', async (request, reply) => {
+  app.get<{ Params: BucketParams; Querystring: Query }>('/buckets/:bucketId/tables', async (request, reply) => {
     const id = pathBucketId(request.params.bucketId);
+    const columnMetadata = includesColumnMetadata(request.query);
     return sendCachedJson(
       request,
       reply,
       async () =>
         tableCall(async () => {
-          const { buckets, tables } = await bucketObjects(request, id);
+          const { buckets, tables } = await bucketObjects(request, id, { columnMetadata });
           return tables.map((t) => tableToWire(request, t, buckets.get(t.bucketId)!));
         }),
       { byHost: true },

@@ -39,8 +39,8 @@ function notFound(text: string): StoreError {
  * a job belongs to the token's project; another project's jobs are not found.
  */
 export function queueRoutes(app: FastifyInstance, jobs: JobRepository, hooks: QueueHooks): void {
-  // a larger body gets 413 naming this limit, not the Storage API's
-  app.setErrorHandler(errorHandler(QUEUE_BODY_LIMIT));
+  // the Queue API's error body (a numeric code); a larger body gets 413 naming this limit, not the Storage API's
+  app.setErrorHandler(errorHandler(QUEUE_BODY_LIMIT, 'service'));
 
   app.post<{ Body: JsonValue | undefined }>('/jobs', { bodyLimit: QUEUE_BODY_LIMIT }, async (request, reply) => {
     const session = sessionOf(request);

@@ -31,8 +31,8 @@ function writer(token: { readOnly: boolean }): void {
  * tokens: schedules belong to the token's project; another project's are not found.
  */
 export function scheduleRoutes(app: FastifyInstance, schedules: ScheduleRepository): void {
-  // a larger body gets 413 naming this limit, not the Storage API's
-  app.setErrorHandler(errorHandler(QUEUE_BODY_LIMIT));
+  // the Scheduler API's error body (a numeric code); a larger body gets 413 naming this limit, not the Storage API's
+  app.setErrorHandler(errorHandler(QUEUE_BODY_LIMIT, 'service'));
 
   app.post<{ Body: JsonValue | undefined }>('/schedules', { bodyLimit: QUEUE_BODY_LIMIT }, async (request, reply) => {
     const { token, store } = sessionOf(request);

@@ -6,7 +6,7 @@ import { pathTableId, requireWriteAccess, tableCall } from '../table-errors.js';
 import { flagParam, previewParams } from '../table-params.js';
 import { preparePreview, type ByteBudget } from '../table-preview.js';
 import { tableToWire } from '../table-wire.js';
-import { bucketObjects, sendFinishedJob } from './buckets.js';
+import { bucketObjects, includesColumnMetadata, sendFinishedJob } from './buckets.js';
 
 interface TableParams {
   tableId: string;
@@ -20,13 +20,15 @@ export interface PreviewBounds {
 
 /** Tables: the project's list, detail, data preview, delete. */
 export function tableRoutes(app: FastifyInstance, previews: PreviewBounds): void {
-  app.get('/tables', async (request, reply) =>
+  app.get<{ Querystring: Query }>('/tables', async (request, reply) =>
     sendCachedJson(
       request,
       reply,
       async () =>
         tableCall(async () => {
-          const { buckets, tables } = await bucketObjects(request);
+          const { buckets, tables } = await bucketObjects(request, undefined, {
+            columnMetadata: includesColumnMetadata(request.query),
+          });
           return tables.map((t) => tableToWire(request, t, buckets.get(t.bucketId)!));
         }),
       { byHost: true },

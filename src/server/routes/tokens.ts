@@ -65,6 +65,26 @@ export function tokenToWire(token: TokenInfo, uri: string, secret?: string): Jso
   return wire;
 }
 
+/**
+ * Keboola's verify of a master token names its administrator (`admin`, before `organization`; the
+ * Go SDK and UI read it to tell a master token): gex's master tokens are their own administrator —
+ * the token's id and description, role `admin`, no features, no organization membership.
+ */
+function withAdmin(wire: JsonObject, token: TokenInfo): JsonObject {
+  if (!token.canManageTokens) return wire;
+  const admin = new Map<string, JsonValue>([
+    ['id', token.id],
+    ['name', token.description],
+    ['features', []],
+    ['isOrganizationMember', false],
+    ['role', 'admin'],
+  ]);
+  const entries = [...wire];
+  const at = entries.findIndex(([key]) => key === 'organization');
+  entries.splice(at < 0 ? entries.length : at, 0, ['admin', admin]);
+  return new Map(entries);
+}
+
 /** Token management needs a master token (docs/storage-api.md#token-management). */
 function requireMaster(session: Session, what: string): void {
   if (!session.token.canManageTokens) {
@@ -103,7 +123,7 @@ export function tokenRoutes(app: FastifyInstance, backend: Pick<ServerBackend, '
     const { token } = sessionOf(request);
     // requireToken authenticated exactly this text, so it is the caller's own token
     const secret = tokenOf(request) ?? '';
-    return sendJson(reply, 200, tokenToWire(token, tokenUri(request, token.id), secret));
+    return sendJson(reply, 200, withAdmin(tokenToWire(token, tokenUri(request, token.id), secret), token));
   });
 
   app.get('/tokens', async (request, reply) => {

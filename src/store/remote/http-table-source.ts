@@ -10,6 +10,7 @@ import {
   MAX_PREVIEW_ROWS,
   parseTableId,
   storedMoment,
+  type MetadataItem,
   type TableDetail,
   type TablePreview,
   type TableQuery,
@@ -285,7 +286,35 @@ export function tableFromWire(wire: JsonValue): TableDetail {
     created: text(get(wire, 'created')),
     lastImportDate: text(get(wire, 'lastImportDate')),
     lastChangeDate: typeof lastChange === 'string' ? lastChange : null,
+    metadata: metadataFromWire(get(wire, 'metadata')),
+    columnMetadata: columnMetadataFromWire(get(wire, 'columnMetadata')),
   };
+}
+
+/** A metadata list as Keboola sends it; anything else is none. */
+export function metadataFromWire(value: JsonValue | undefined): MetadataItem[] {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((m) =>
+    isJsonObject(m)
+      ? [
+          {
+            id: text(get(m, 'id')),
+            key: text(get(m, 'key')),
+            value: text(get(m, 'value')),
+            provider: text(get(m, 'provider')),
+            timestamp: text(get(m, 'timestamp')),
+          },
+        ]
+      : [],
+  );
+}
+
+/** `{column: [items]}` (PHP sends `[]` for none); absent: not read. */
+function columnMetadataFromWire(value: JsonValue | undefined): Map<string, MetadataItem[]> | null {
+  if (value === undefined) return null;
+  const byColumn = new Map<string, MetadataItem[]>();
+  if (isJsonObject(value)) for (const [column, items] of value) byColumn.set(column, metadataFromWire(items));
+  return byColumn;
 }
 
 interface Job {

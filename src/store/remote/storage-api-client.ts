@@ -370,7 +370,14 @@ function refusalOf(
   text: string,
 ): { code: string; message: string; gexCode: UserErrorCode | undefined } {
   const parsed = text === '' ? null : safeDecode(text);
-  const code = isJsonObject(parsed) ? String(parsed.get('code') ?? '') : '';
+  // the Job Queue and Scheduler APIs say the status in `code` and their own code in context.errorCode
+  const context = isJsonObject(parsed) ? parsed.get('context') : undefined;
+  const errorCode = isJsonObject(context) ? context.get('errorCode') : undefined;
+  const code = !isJsonObject(parsed)
+    ? ''
+    : typeof parsed.get('code') !== 'string' && typeof errorCode === 'string'
+      ? errorCode
+      : String(parsed.get('code') ?? '');
   const message =
     isJsonObject(parsed) && typeof parsed.get('error') === 'string'
       ? String(parsed.get('error'))

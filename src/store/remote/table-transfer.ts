@@ -9,11 +9,18 @@ import { fromPlain, isJsonObject, type JsonValue } from '../../json/index.js';
 import { StoreError } from '../store-error.js';
 import type { TableLoadTarget } from '../table-load-target.js';
 import {
+  checkProvider,
+  MAX_METADATA_PER_WRITE,
   parseLoadManifest,
+  readCsvHeader,
+  SYSTEM_PROVIDER,
+  systemMetadata,
   tableIdText,
   type LoadManifest,
+  type LoadOrigin,
   type LoadResult,
   type TableQuery,
+  USER_PROVIDER,
 } from '../tables/index.js';
 import { CsvRecordCount } from './csv-record-count.js';
 import { previewQuery } from './http-table-source.js';
@@ -80,19 +87,31 @@ export class TableTransfer implements TableLoadTarget {
     return text(field(field(verified, 'owner'), 'fileStorageProvider')).slice(0, 40);
   }
 
-  /** Loads a CSV file with its (legacy) manifest, as ProjectTables.load does on the embedded store. */
-  async load(file: string, manifest: unknown, defaultDestination?: string): Promise<LoadResult> {
+  /**
+   * Loads a CSV file with its (legacy) manifest, as ProjectTables.load does on the embedded store:
+   * then its metadata (the run's system metadata with an `origin`, the manifest's) through the
+   * metadata calls, as Keboola's output mapping sets it after the import job.
+   */
+  async load(file: string, manifest: unknown, origin?: LoadOrigin): Promise<LoadResult> {
     const label = path.basename(file);
-    return this.loadParsed(file, label, parseLoadManifest(manifest, `${label}.manifest`, defaultDestination));
+    return this.loadParsed(file, label, parseLoadManifest(manifest, `${label}.manifest`), origin);
   }
 
   /** Loads `file` (`label` names it in messages) as `manifest` says. */
-  async loadParsed(file: string, label: string, manifest: LoadManifest): Promise<LoadResult> {
+  async loadParsed(file: string, label: string, manifest: LoadManifest, origin?: LoadOrigin): Promise<LoadResult> {
     const tableId = tableIdText(manifest.destination);
     const { bucketId, name } = manifest.destination;
     const doing = `loading ${displayText(label)} into table ${displayId(tableId)}`;
-    const existing = await this.refusedAs(doing, () => this.tableExists(tableId));
-    if (!existing) await this.refusedAs(doing, () => this.ensureBucket(bucketId));
+    const existing = await this.refusedAs(doing, () => this.tableColumns(tableId));
+    // what the metadata asks is checked before anything is uploaded: refused, nothing changes
+    const provider = manifestProvider(manifest, origin, label);
+    if (manifest.columnMetadata.length > 0) {
+      const header =
+        manifest.columns ??
+        (await readCsvHeader(file, { label, delimiter: manifest.delimiter, enclosure: manifest.enclosure }));
+      checkMetadataColumns(manifest, new Set([...(existing ?? []), ...header]), label, tableId);
+    }
+    const bucketCreated = existing ? false : await this.refusedAs(doing, () => this.ensureBucket(bucketId));
 
     // a file without a header row (manifest columns) gets one: tables-async reads the header
     const header = manifest.columns ? headerLine(manifest.columns, manifest.delimiter, manifest.enclosure) : '';
@@ -140,6 +159,9 @@ export class TableTransfer implements TableLoadTarget {
         timeoutMs: this.options.jobTimeoutMs,
       });
       const added = field(results, 'newColumns');
+      await this.refusedAs(`setting the metadata of table ${displayId(tableId)} after ${doing}`, () =>
+        this.setMetadata(manifest, { origin, provider, tableCreated: !existing, bucketCreated }),
+      );
       return {
         tableId,
         // the header row is not a row (a headless file's header was added in front of the count)
@@ -195,21 +217,86 @@ export class TableTransfer implements TableLoadTarget {
     }
   }
 
-  private async tableExists(tableId: string): Promise<boolean> {
+  /** The table's columns; null when the project has no such table. */
+  private async tableColumns(tableId: string): Promise<string[] | null> {
     try {
-      await this.api.call('GET', `tables/${encodeURIComponent(tableId)}`);
-      return true;
+      const detail = await this.api.call('GET', `tables/${encodeURIComponent(tableId)}`);
+      const columns = field(detail, 'columns');
+      return Array.isArray(columns) ? columns.map((c) => text(c)) : [];
     } catch (error) {
-      if (error instanceof StoreError && error.status === 404) return false;
+      if (error instanceof StoreError && error.status === 404) return null;
       throw error;
     }
   }
 
-  /** The embedded load creates a missing bucket; so does this, through POST /buckets. */
-  private async ensureBucket(bucketId: string): Promise<void> {
+  /**
+   * Keboola's output mapping after a load: `system` metadata of the run (`KBC.createdBy.*` on a
+   * bucket or table the load created, `KBC.lastUpdatedBy.*` on the table), then the manifest's
+   * metadata with its provider — table items and columns in calls of at most
+   * MAX_METADATA_PER_WRITE items and 100 columns (Keboola's own chunk).
+   */
+  private async setMetadata(
+    manifest: LoadManifest,
+    load: { origin?: LoadOrigin; provider: string; tableCreated: boolean; bucketCreated: boolean },
+  ): Promise<void> {
+    const { bucketId } = manifest.destination;
+    const tablePath = `tables/${encodeURIComponent(tableIdText(manifest.destination))}/metadata`;
+    const post = (where: string, body: Record<string, unknown>) =>
+      this.api.call('POST', where, fromPlain(body) as Map<string, JsonValue>);
+    const { origin } = load;
+    if (origin) {
+      if (load.bucketCreated)
+        await this.tolerateOldServer(() =>
+          post(`buckets/${encodeURIComponent(bucketId)}/metadata`, {
+            provider: SYSTEM_PROVIDER,
+            metadata: systemMetadata(origin, 'createdBy'),
+          }),
+        );
+      const entries = [
+        ...(load.tableCreated ? systemMetadata(origin, 'createdBy') : []),
+        ...systemMetadata(origin, 'lastUpdatedBy'),
+      ];
+      await this.tolerateOldServer(() => post(tablePath, { provider: SYSTEM_PROVIDER, metadata: entries }));
+    }
+    const columns = [...manifest.columnMetadata];
+    if (manifest.metadata.length === 0 && columns.length === 0) return;
+    let first = true;
+    while (first || columns.length > 0) {
+      const body: Record<string, unknown> = { provider: load.provider };
+      let items = 0;
+      if (first && manifest.metadata.length > 0) {
+        body.metadata = manifest.metadata;
+        items += manifest.metadata.length;
+      }
+      const chunk: Array<[string, unknown]> = [];
+      while (columns.length > 0 && chunk.length < 100 && items + columns[0].entries.length <= MAX_METADATA_PER_WRITE) {
+        const { column, entries } = columns.shift()!;
+        items += entries.length;
+        // the newer form: positions as keys, the column in each item (any column name survives)
+        chunk.push([String(chunk.length), entries.map((e) => ({ columnName: column, ...e }))]);
+      }
+      if (chunk.length > 0) body.columnsMetadata = Object.fromEntries(chunk);
+      if (body.metadata === undefined && body.columnsMetadata === undefined) break;
+      await post(tablePath, body);
+      first = false;
+    }
+  }
+
+  /** A gex server before metadata answers 501: its tables keep no system metadata (user metadata fails). */
+  private async tolerateOldServer(work: () => Promise<unknown>): Promise<void> {
+    try {
+      await work();
+    } catch (error) {
+      if (error instanceof StoreError && error.status === 501) return;
+      throw error;
+    }
+  }
+
+  /** The embedded load creates a missing bucket; so does this, through POST /buckets. True when this created it. */
+  private async ensureBucket(bucketId: string): Promise<boolean> {
     try {
       await this.api.call('GET', `buckets/${encodeURIComponent(bucketId)}`);
-      return;
+      return false;
     } catch (error) {
       if (!(error instanceof StoreError && error.status === 404)) throw error;
     }
@@ -223,7 +310,9 @@ export class TableTransfer implements TableLoadTarget {
     } catch (error) {
       // created meanwhile by another run: fine
       if (!(error instanceof StoreError && error.status === 400 && (await this.bucketExists(bucketId)))) throw error;
+      return false;
     }
+    return true;
   }
 
   private async bucketExists(bucketId: string): Promise<boolean> {
@@ -253,6 +342,24 @@ export class TableTransfer implements TableLoadTarget {
       );
     }
   }
+}
+
+/** The provider of the manifest's metadata: the loading component (checked before anything is sent), else `user`. */
+function manifestProvider(manifest: LoadManifest, origin: LoadOrigin | undefined, label: string): string {
+  if (!origin) return USER_PROVIDER;
+  if (manifest.metadata.length === 0 && manifest.columnMetadata.length === 0) return origin.componentId;
+  return checkProvider(origin.componentId, `${displayText(label)}: the component id as the metadata's provider`);
+}
+
+/** Column metadata names only columns the table will have (its own and the file's), as the embedded load requires. */
+function checkMetadataColumns(manifest: LoadManifest, columns: Set<string>, label: string, tableId: string): void {
+  const missing = manifest.columnMetadata.find((c) => !columns.has(c.column));
+  if (!missing) return;
+  throw new UserError(
+    'GEX_TABLE_LOAD_REFUSED',
+    `${displayText(label)}: column_metadata names the column ${displayId(missing.column)}, which table ${displayId(tableId)} would not have ` +
+      `(its columns: ${[...columns].slice(0, 20).map(displayId).join(', ')}${columns.size > 20 ? ', …' : ''}); nothing was loaded.`,
+  );
 }
 
 /** A header row in the manifest's dialect: each name enclosed, an enclosure inside doubled. */

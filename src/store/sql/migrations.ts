@@ -228,6 +228,26 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
         identity TEXT PRIMARY KEY, host TEXT NOT NULL, capacity INTEGER NOT NULL, started TEXT NOT NULL, seen TEXT NOT NULL)`,
     ],
   },
+  {
+    version: 13,
+    description: 'metadata of Storage buckets, tables and columns (Keboola provider/key/value items)',
+    statements: [
+      // the object: bucket_id, table_name ('' for a bucket's own), column_name ('' for a bucket's or a table's own);
+      // *_ref: hashes of [bucket], [bucket, table] and [bucket, table, column], so index rows stay small whatever
+      // the names' length; ids (from `sequences`, reserved before the write) increase in the order items are
+      // first set (lists are ordered by id)
+      `CREATE TABLE storage_metadata (
+        id BIGINT PRIMARY KEY, project_id BIGINT NOT NULL REFERENCES projects(id),
+        bucket_id TEXT NOT NULL, table_name TEXT NOT NULL, column_name TEXT NOT NULL,
+        bucket_ref TEXT NOT NULL, table_ref TEXT NOT NULL, target_ref TEXT NOT NULL,
+        provider TEXT NOT NULL, meta_key TEXT NOT NULL, meta_value TEXT NOT NULL, timestamp TEXT NOT NULL,
+        UNIQUE (project_id, target_ref, provider, meta_key))`,
+      `CREATE INDEX storage_metadata_table ON storage_metadata (project_id, table_ref)`,
+      `CREATE INDEX storage_metadata_bucket ON storage_metadata (project_id, bucket_ref)`,
+      // a table list reads the buckets' and tables' own items, not every column's
+      `CREATE INDEX storage_metadata_own ON storage_metadata (project_id, id) WHERE column_name = ''`,
+    ],
+  },
 ];
 
 export const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied TEXT NOT NULL)`;

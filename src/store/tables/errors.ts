@@ -33,3 +33,17 @@ export class BucketNotEmpty extends UserError {
     super('GEX_BUCKET_NOT_EMPTY', message);
   }
 }
+
+export class ColumnNotFound extends UserError {
+  readonly kind = 'columnNotFound';
+  constructor(message: string) {
+    super('GEX_COLUMN_NOT_FOUND', message);
+  }
+}
+
+export class MetadataNotFound extends UserError {
+  readonly kind = 'metadataNotFound';
+  constructor(message: string) {
+    super('GEX_METADATA_NOT_FOUND', message);
+  }
+}

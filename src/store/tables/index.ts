@@ -3,16 +3,41 @@ export {
   MAX_PREVIEW_ROWS,
   EXPORT_BATCH_ROWS,
   type BucketInfo,
+  type LoadOrigin,
   type LoadResult,
+  type MetadataTargetId,
   type TableDetail,
+  type TableMetadataInput,
   type TablePreview,
 } from './project-tables.js';
+export {
+  MetadataInvalid,
+  SYSTEM_PROVIDER,
+  checkColumnMetadata,
+  checkMetadataList,
+  checkProvider,
+  MAX_METADATA_PER_OBJECT,
+  MAX_METADATA_PER_WRITE,
+  type ColumnMetadataInput,
+  type MetadataEntry,
+  type MetadataItem,
+  type MetadataProblem,
+} from './metadata-input.js';
+export { systemMetadata, USER_PROVIDER } from './table-loader.js';
+export type { TableMetadata } from './storage-metadata.js';
 export { parseLoadManifest, readManifest, type LoadManifest } from './manifest.js';
 export { readCsvHeader, type CsvSource } from './csv-source.js';
 export { checkBucketId, parseTableId, tableIdText, type TableId } from './table-id.js';
 export { MAX_WHERE_VALUES, type TableQuery } from './table-query.js';
 export { parseChangedSince, storedMoment } from './moments.js';
-export { BucketExists, BucketNotEmpty, BucketNotFound, TableNotFound } from './errors.js';
+export {
+  BucketExists,
+  BucketNotEmpty,
+  BucketNotFound,
+  ColumnNotFound,
+  MetadataNotFound,
+  TableNotFound,
+} from './errors.js';
 export {
   StorageJobs,
   endOrphanedJobs,

@@ -2,6 +2,12 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UserError } from '../../common/errors.js';
 import { displayId, displayText, quoteForLog } from '../../common/log-text.js';
+import {
+  checkColumnMetadata,
+  checkMetadataList,
+  type ColumnMetadataInput,
+  type MetadataEntry,
+} from './metadata-input.js';
 import { parseTableId, type TableId } from './table-id.js';
 
 /** What a table's `.manifest` asks of a load (Keboola's output mapping), checked. */
@@ -14,6 +20,10 @@ export interface LoadManifest {
   readonly deleteWhere: { column: string; values: readonly string[]; operator: 'eq' | 'ne' } | null;
   readonly delimiter: string;
   readonly enclosure: string;
+  /** the table's metadata to set (`metadata`, then `table_metadata`), by the loading component */
+  readonly metadata: readonly MetadataEntry[];
+  /** its columns' (`column_metadata`) */
+  readonly columnMetadata: readonly ColumnMetadataInput[];
 }
 
 /** More than this many values in delete_where_values is refused (all are held in memory). */
@@ -90,7 +100,37 @@ export function parseLoadManifest(manifest: unknown, source: string, defaultDest
     deleteWhere,
     delimiter,
     enclosure,
+    ...manifestMetadata(m, source),
   };
+}
+
+/**
+ * `metadata` (a list of {key, value}), `table_metadata` (Keboola's newer form: an object of key →
+ * value) and `column_metadata` (column → list); absent or null is none.
+ */
+function manifestMetadata(
+  m: Record<string, unknown>,
+  source: string,
+): { metadata: MetadataEntry[]; columnMetadata: ColumnMetadataInput[] } {
+  const list = m.metadata === undefined || m.metadata === null ? [] : m.metadata;
+  const more = m.table_metadata;
+  let pairs: unknown[] = [];
+  if (more !== undefined && more !== null) {
+    if (typeof more !== 'object' || Array.isArray(more)) {
+      if (!(Array.isArray(more) && more.length === 0))
+        throw new UserError('GEX_METADATA_INVALID', `${source}: table_metadata must be an object of key → value.`);
+    } else pairs = Object.entries(more).map(([key, value]) => ({ key, value }));
+  }
+  const byKey = new Map<string, string>();
+  for (const e of checkMetadataList(list, 'metadata', source)) byKey.set(e.key, e.value);
+  for (const e of checkMetadataList(pairs, 'table_metadata', source)) byKey.set(e.key, e.value);
+  const metadata = [...byKey].map(([key, value]) => ({ key, value }));
+  const columns = m.column_metadata;
+  const columnMetadata =
+    columns === undefined || columns === null || (Array.isArray(columns) && columns.length === 0)
+      ? []
+      : checkColumnMetadata(columns, 'column_metadata', source);
+  return { metadata, columnMetadata };
 }
 
 /** Largest manifest file read (a manifest is a few hundred bytes; this bounds a hostile one). */

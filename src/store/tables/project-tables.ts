@@ -2,24 +2,47 @@ import path from 'node:path';
 import { UserError } from '../../common/errors.js';
 import { displayId } from '../../common/log-text.js';
 import { timestamp } from '../identifiers.js';
-import type { Database, Dialect } from '../sql/database.js';
+import type { Database, Dialect, SqlExecutor } from '../sql/database.js';
 import { createBucket } from './bucket-creation.js';
 import { Catalog, qualifiedName, type CatalogBucket, type CatalogTable } from './catalog.js';
-import { BucketExists, BucketNotEmpty, BucketNotFound, TableNotFound } from './errors.js';
+import {
+  BucketExists,
+  BucketNotEmpty,
+  BucketNotFound,
+  ColumnNotFound,
+  MetadataNotFound,
+  TableNotFound,
+} from './errors.js';
 import type { CsvSource } from './csv-source.js';
 import { parseLoadManifest, readManifest } from './manifest.js';
 import { quoteIdentifier } from './physical-names.js';
 import { compileQuery, readPages, type TableQuery } from './table-query.js';
 import { checkBucketId, parseTableId, tableIdText } from './table-id.js';
-import { TableLoader, type LoadResult } from './table-loader.js';
+import { loadMetadataCount, TableLoader, type LoadOrigin, type LoadResult } from './table-loader.js';
+import {
+  checkColumnMetadata,
+  checkMetadataList,
+  checkProvider,
+  MetadataInvalid,
+  type MetadataItem,
+} from './metadata-input.js';
+import {
+  reserveMetadataIds,
+  StorageMetadata,
+  targetText,
+  type MetadataTarget,
+  type TableMetadata,
+} from './storage-metadata.js';
 
-export type { LoadResult } from './table-loader.js';
+export type { LoadOrigin, LoadResult } from './table-loader.js';
 
 export interface BucketInfo {
   readonly id: string;
   readonly stage: 'in' | 'out';
   readonly created: string;
   readonly description: string;
+  /** the bucket's own metadata, in the order it was first set */
+  readonly metadata: readonly MetadataItem[];
 }
 
 export interface TableDetail {
@@ -34,6 +57,20 @@ export interface TableDetail {
   readonly created: string;
   readonly lastImportDate: string;
   readonly lastChangeDate: string | null;
+  /** the table's own metadata, in the order it was first set */
+  readonly metadata: readonly MetadataItem[];
+  /** its columns' metadata by column name (columns without any are absent); null when not read (lists) */
+  readonly columnMetadata: ReadonlyMap<string, readonly MetadataItem[]> | null;
+}
+
+/** The object of a metadata call, as its URL names it. */
+export type MetadataTargetId = { bucketId: string } | { tableId: string } | { columnId: string };
+
+/** What a metadata call on a table sets: the table's own items and its columns'. */
+export interface TableMetadataInput {
+  readonly provider: unknown;
+  readonly metadata?: unknown;
+  readonly columnsMetadata?: unknown;
 }
 
 export interface TablePreview {
@@ -64,45 +101,66 @@ export class ProjectTables {
 
   /**
    * Loads a CSV file with its parsed manifest. The table is left as it was when anything fails.
-   * `defaultDestination` is used when the manifest names none.
+   * `origin`: the run whose output mapping loads it (its system metadata; the component provides
+   * the manifest's metadata).
    */
-  async load(file: string, manifest: unknown, defaultDestination?: string): Promise<LoadResult> {
-    return this.loadFrom(file, path.basename(file), manifest, defaultDestination);
+  async load(file: string, manifest: unknown, origin?: LoadOrigin): Promise<LoadResult> {
+    return this.loadFrom(file, path.basename(file), manifest, { origin });
   }
 
   /**
    * Loads a CSV from `source` (a path, or a function opening a stream of its bytes), named `label`
    * in errors, as `load` does: one transaction. A stream that fails fails the load.
+   * `defaultDestination` is used when the manifest names none.
    */
   async loadFrom(
     source: CsvSource,
     label: string,
     manifest: unknown,
-    defaultDestination?: string,
+    options: { defaultDestination?: string; origin?: LoadOrigin } = {},
   ): Promise<LoadResult> {
     const file = source;
-    const parsed = parseLoadManifest(manifest, `${label}.manifest`, defaultDestination);
+    const parsed = parseLoadManifest(manifest, `${label}.manifest`, options.defaultDestination);
+    const metadataIds = await reserveMetadataIds(this.db, loadMetadataCount(parsed, options.origin));
     return this.db.transaction(
       (tx) =>
-        new TableLoader(tx, this.db.dialect, this.projectId).load({ file, label, manifest: parsed, now: this.now() }),
+        new TableLoader(tx, this.db.dialect, this.projectId).load({
+          file,
+          label,
+          manifest: parsed,
+          now: this.now(),
+          origin: options.origin,
+          metadataIds,
+        }),
       { bulk: true },
     );
   }
 
   /** Loads `file` with the manifest beside it (`<file>.manifest`, optional: then `defaultDestination`). */
   async loadFile(file: string, defaultDestination?: string): Promise<LoadResult> {
-    return this.load(file, await readManifest(`${file}.manifest`), defaultDestination);
+    return this.loadFrom(file, path.basename(file), await readManifest(`${file}.manifest`), { defaultDestination });
   }
 
   async listBuckets(): Promise<BucketInfo[]> {
-    const buckets = await new Catalog(this.db, this.projectId).buckets();
-    return buckets.map(bucketInfo);
+    return this.db.transaction(
+      async (tx) => {
+        const buckets = await new Catalog(tx, this.projectId).buckets();
+        const metadata = (await this.metadataOf(tx).ofProject()).buckets;
+        return buckets.map((b) => bucketInfo(b, metadata.get(b.id)));
+      },
+      { readOnly: true },
+    );
   }
 
   async bucket(bucketId: string): Promise<BucketInfo> {
-    const bucket = await new Catalog(this.db, this.projectId).bucket(checkBucketId(bucketId));
-    if (!bucket) throw bucketNotFound(bucketId);
-    return bucketInfo(bucket);
+    return this.db.transaction(
+      async (tx) => {
+        const bucket = await new Catalog(tx, this.projectId).bucket(checkBucketId(bucketId));
+        if (!bucket) throw bucketNotFound(bucketId);
+        return bucketInfo(bucket, await this.metadataOf(tx).list({ bucketId: bucket.id }));
+      },
+      { readOnly: true },
+    );
   }
 
   /** Creates an empty bucket `<stage>.c-<name>`; refused when the project has it already. */
@@ -120,33 +178,109 @@ export class ProjectTables {
           created: timestamp(this.now()),
           description: input.description,
         }),
+        [],
       );
     });
   }
 
-  /** The project's tables, or one bucket's. */
-  async listTables(bucketId?: string): Promise<TableDetail[]> {
+  /**
+   * The project's tables, or one bucket's, with their own metadata; their columns' metadata too
+   * with `columnMetadata` (Keboola's `include=columnMetadata`).
+   */
+  async listTables(bucketId?: string, options: { columnMetadata?: boolean } = {}): Promise<TableDetail[]> {
     return this.db.transaction(
       async (tx) => {
         const catalog = new Catalog(tx, this.projectId);
         if (bucketId !== undefined && !(await catalog.bucket(checkBucketId(bucketId)))) throw bucketNotFound(bucketId);
         const tables = await catalog.tables(bucketId);
+        const metadata = (await this.metadataOf(tx).ofProject({ bucketId, columns: options.columnMetadata })).tables;
         const details: TableDetail[] = [];
-        for (const t of tables) details.push(detail(t, await tableStats(tx, this.db.dialect, t)));
+        for (const t of tables) {
+          const own = metadata.get(tableIdText(t.id)) ?? { metadata: [], columns: new Map() };
+          details.push(detail(t, await tableStats(tx, this.db.dialect, t), own, options.columnMetadata === true));
+        }
         return details;
       },
       { readOnly: true },
     );
   }
 
+  /** A table with its metadata and its columns'. */
   async table(tableId: string): Promise<TableDetail> {
     return this.db.transaction(
       async (tx) => {
         const table = await this.existing(new Catalog(tx, this.projectId), tableId);
-        return detail(table, await tableStats(tx, this.db.dialect, table));
+        const metadata = await this.metadataOf(tx).ofTable(table.id);
+        return detail(table, await tableStats(tx, this.db.dialect, table), metadata, true);
       },
       { readOnly: true },
     );
+  }
+
+  /** The metadata of a bucket, a table (its own) or a column (`in.c-b.t.column`). */
+  async metadata(target: MetadataTargetId): Promise<MetadataItem[]> {
+    return this.db.transaction(
+      async (tx) => this.metadataOf(tx).list(await this.resolve(new Catalog(tx, this.projectId), target)),
+      { readOnly: true },
+    );
+  }
+
+  /** Sets a bucket's or a column's metadata by one provider; returns all the object's items. */
+  async setMetadata(target: MetadataTargetId, provider: unknown, metadata: unknown): Promise<MetadataItem[]> {
+    const checkedProvider = checkProvider(provider);
+    const entries = checkMetadataList(metadata, 'metadata');
+    const ids = await reserveMetadataIds(this.db, entries.length);
+    return this.db.transaction(async (tx) => {
+      const resolved = await this.resolve(new Catalog(tx, this.projectId, this.db.dialect.forUpdate), target);
+      const store = this.metadataOf(tx);
+      await store.set([{ target: resolved, provider: checkedProvider, entries }], timestamp(this.now()), ids);
+      return store.list(resolved);
+    });
+  }
+
+  /**
+   * Sets a table's metadata and its columns' by one provider in one transaction (Keboola's table
+   * metadata call); returns all the table's items and its columns'. A column the table lacks is refused.
+   */
+  async setTableMetadata(tableId: string, input: TableMetadataInput): Promise<TableMetadata> {
+    if (input.metadata === undefined && input.columnsMetadata === undefined)
+      throw new MetadataInvalid(
+        'invalidParameter',
+        'The metadata parameter must be an array of objects with "key" and "value" (give metadata, columnsMetadata or both).',
+      );
+    const provider = checkProvider(input.provider);
+    const entries = input.metadata === undefined ? [] : checkMetadataList(input.metadata, 'metadata');
+    const columns =
+      input.columnsMetadata === undefined ? [] : checkColumnMetadata(input.columnsMetadata, 'columnsMetadata');
+    const ids = await reserveMetadataIds(this.db, entries.length + columns.reduce((n, c) => n + c.entries.length, 0));
+    return this.db.transaction(async (tx) => {
+      const table = await this.existing(new Catalog(tx, this.projectId, this.db.dialect.forUpdate), tableId);
+      const target = { bucketId: table.id.bucketId, table: table.id.name };
+      const names = new Set(table.columns.map((c) => c.name));
+      const missing = columns.find((c) => !names.has(c.column));
+      if (missing) throw columnNotFound(missing.column, table);
+      const store = this.metadataOf(tx);
+      await store.set(
+        [
+          { target, provider, entries },
+          ...columns.map((c) => ({ target: { ...target, column: c.column }, provider, entries: c.entries })),
+        ],
+        timestamp(this.now()),
+        ids,
+      );
+      return store.ofTable(table.id);
+    });
+  }
+
+  /** Deletes one metadata item of a bucket, table or column; an id the object does not have is MetadataNotFound. */
+  async deleteMetadata(target: MetadataTargetId, metadataId: number): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      const resolved = await this.resolve(new Catalog(tx, this.projectId, this.db.dialect.forUpdate), target);
+      if (!(await this.metadataOf(tx).delete(resolved, metadataId)))
+        throw new MetadataNotFound(
+          `The supplied metadata ID was not found: the ${targetText(resolved)} has no metadata item ${metadataId} (GET its metadata lists the ids).`,
+        );
+    });
   }
 
   /** The first rows of a query (insertion order; 100 unless `limit` says otherwise, at most MAX_PREVIEW_ROWS). */
@@ -206,6 +340,7 @@ export class ProjectTables {
       const table = await this.existing(catalog, tableId);
       await tx.run(`DROP TABLE ${qualifiedName(table)}`);
       await catalog.deleteTable(table.id);
+      await this.metadataOf(tx).deleteTable(table.id);
     });
   }
 
@@ -227,7 +362,44 @@ export class ProjectTables {
       }
       if (bucket.physicalSchema !== null) await tx.run(`DROP SCHEMA ${quoteIdentifier(bucket.physicalSchema)}`);
       await catalog.deleteBucket(bucketId);
+      await this.metadataOf(tx).deleteBucket(bucketId);
     });
+  }
+
+  private metadataOf(tx: SqlExecutor): StorageMetadata {
+    return new StorageMetadata(tx, this.projectId);
+  }
+
+  /**
+   * The object a metadata call names, which must exist: a bucket, a table, or a column given as
+   * `in.c-b.t.column` — a table name may hold dots, so each split is tried, the shortest table
+   * name first, and the first table that has the column is the one.
+   */
+  private async resolve(catalog: Catalog, target: MetadataTargetId): Promise<MetadataTarget> {
+    if ('bucketId' in target) {
+      const bucket = await catalog.bucket(checkBucketId(target.bucketId));
+      if (!bucket) throw bucketNotFound(target.bucketId);
+      return { bucketId: bucket.id };
+    }
+    if ('tableId' in target) {
+      const table = await this.existing(catalog, target.tableId);
+      return { bucketId: table.id.bucketId, table: table.id.name };
+    }
+    const id = target.columnId;
+    const { bucketId, name } = parseTableId(id, 'The column id');
+    let firstTable: CatalogTable | undefined;
+    for (let dot = name.indexOf('.'); dot > 0; dot = name.indexOf('.', dot + 1)) {
+      const table = await catalog.table({ bucketId, name: name.slice(0, dot) });
+      if (!table) continue;
+      firstTable ??= table;
+      const column = name.slice(dot + 1);
+      if (table.columns.some((c) => c.name === column)) return { bucketId, table: table.id.name, column };
+    }
+    if (!firstTable)
+      throw new TableNotFound(
+        `Column ${displayId(id)}: no table of it exists in this project (a column id is in.c-<bucket>.<table>.<column>).`,
+      );
+    throw columnNotFound(name.slice(firstTable.id.name.length + 1), firstTable);
   }
 
   private async existing(catalog: Catalog, tableId: string): Promise<CatalogTable> {
@@ -241,8 +413,24 @@ function bucketNotFound(bucketId: string): BucketNotFound {
   return new BucketNotFound(`Bucket ${displayId(bucketId)} does not exist in this project.`);
 }
 
-function bucketInfo(b: CatalogBucket): BucketInfo {
-  return { id: b.id, stage: b.id.startsWith('in.') ? 'in' : 'out', created: b.created, description: b.description };
+function bucketInfo(b: CatalogBucket, metadata: readonly MetadataItem[] = []): BucketInfo {
+  return {
+    id: b.id,
+    stage: b.id.startsWith('in.') ? 'in' : 'out',
+    created: b.created,
+    description: b.description,
+    metadata,
+  };
+}
+
+function columnNotFound(column: string, table: CatalogTable): ColumnNotFound {
+  return new ColumnNotFound(
+    `Column ${displayId(column)} not found in table ${displayId(tableIdText(table.id))} (its columns: ` +
+      `${table.columns
+        .slice(0, 20)
+        .map((c) => displayId(c.name))
+        .join(', ')}${table.columns.length > 20 ? ', …' : ''}).`,
+  );
 }
 
 /** Rows and bytes of a table (SQLite: its pages, read through dbstat; PostgreSQL: the relation with its indexes). */
@@ -261,7 +449,12 @@ async function tableStats(
   return { rows: Number(count?.n ?? 0), bytes: Number(size?.n ?? 0) };
 }
 
-function detail(t: CatalogTable, stats: { rows: number; bytes: number }): TableDetail {
+function detail(
+  t: CatalogTable,
+  stats: { rows: number; bytes: number },
+  metadata: TableMetadata,
+  withColumns: boolean,
+): TableDetail {
   return {
     id: tableIdText(t.id),
     bucketId: t.id.bucketId,
@@ -273,5 +466,12 @@ function detail(t: CatalogTable, stats: { rows: number; bytes: number }): TableD
     created: t.created,
     lastImportDate: t.lastImportDate,
     lastChangeDate: t.lastChangeDate,
+    metadata: metadata.metadata,
+    // in the order of the table's columns
+    columnMetadata: withColumns
+      ? new Map(
+          t.columns.flatMap((c) => (metadata.columns.has(c.name) ? [[c.name, metadata.columns.get(c.name)!]] : [])),
+        )
+      : null,
   };
 }

@@ -11,6 +11,8 @@ import { randomBytes } from 'node:crypto';
 import { csvRecordText, rowWriter } from './row-writer.js';
 import { tableIdText } from './table-id.js';
 import { comparableValues } from './table-query.js';
+import { checkProvider, SYSTEM_PROVIDER, type MetadataEntry } from './metadata-input.js';
+import { StorageMetadata, type MetadataWrite } from './storage-metadata.js';
 
 /** Rows read from the file at a time: one batch in memory; one COPY chunk or prepared loop each. */
 const BATCH_ROWS = 1000;
@@ -25,12 +27,45 @@ export interface LoadResult {
   readonly columnsAdded: string[];
 }
 
+/**
+ * Who loads: a run's output mapping of a component's configuration (and row). Keboola's output
+ * mapping records it on the table as `system` metadata (`KBC.createdBy.*` when the load creates
+ * the table or bucket, `KBC.lastUpdatedBy.*` on every load) and sets the manifest's metadata with
+ * the component as provider. Without an origin (`gex tables import`, an import over HTTP) the
+ * manifest's metadata is the `user`'s and no system metadata is set.
+ */
+export interface LoadOrigin {
+  readonly componentId: string;
+  readonly configurationId: string;
+  readonly rowId: string | null;
+}
+
+/** The provider of a load's manifest metadata when no component loads. */
+export const USER_PROVIDER = 'user';
+
 export interface LoadInput {
   readonly file: CsvSource;
   /** the file as errors name it */
   readonly label: string;
   readonly manifest: LoadManifest;
   readonly now: Date;
+  readonly origin?: LoadOrigin;
+  /** ids reserved for the load's metadata: at least loadMetadataCount(manifest, origin) */
+  readonly metadataIds: readonly number[];
+}
+
+/** The most metadata items a load may set: its system metadata (bucket and table created) and the manifest's. */
+export function loadMetadataCount(manifest: LoadManifest, origin?: LoadOrigin): number {
+  const system = origin ? 3 * systemMetadata(origin, 'createdBy').length : 0;
+  return system + manifest.metadata.length + manifest.columnMetadata.reduce((n, c) => n + c.entries.length, 0);
+}
+
+/** Keboola's system metadata of a load: `KBC.<prefix>.component.id`, `.configuration.id`, `.configurationRow.id`. */
+export function systemMetadata(origin: LoadOrigin, prefix: 'createdBy' | 'lastUpdatedBy'): MetadataEntry[] {
+  const entries: MetadataEntry[] = [{ key: `KBC.${prefix}.component.id`, value: origin.componentId }];
+  if (origin.configurationId) entries.push({ key: `KBC.${prefix}.configuration.id`, value: origin.configurationId });
+  if (origin.rowId) entries.push({ key: `KBC.${prefix}.configurationRow.id`, value: origin.rowId });
+  return entries;
 }
 
 const placeholders = (n: number): string => `(${Array.from({ length: n }, () => '?').join(', ')})`;
@@ -42,6 +77,7 @@ const placeholders = (n: number): string => `(${Array.from({ length: n }, () => 
  */
 export class TableLoader {
   private readonly catalog: Catalog;
+  private bucketCreated = false;
 
   constructor(
     private readonly tx: TransactionExecutor,
@@ -49,7 +85,10 @@ export class TableLoader {
     projectId: number,
   ) {
     this.catalog = new Catalog(tx, projectId, dialect.forUpdate);
+    this.metadata = new StorageMetadata(tx, projectId);
   }
+
+  private readonly metadata: StorageMetadata;
 
   async load(input: LoadInput): Promise<LoadResult> {
     const { manifest } = input;
@@ -126,16 +165,65 @@ export class TableLoader {
         { ...table, lastImportDate: now, lastChangeDate: changed > 0 || !existing ? now : table.lastChangeDate },
         !existing,
       );
+      // in the load's transaction: a refused item leaves rows, columns and metadata as they were
+      await this.metadata.set(this.metadataWrites(table, input, !existing), now, input.metadataIds);
       return { tableId, rowsInFile, tableCreated: !existing, columnsAdded };
     } finally {
       await batches.return(undefined);
     }
   }
 
+  /** The system metadata of the load (with an origin) and the manifest's, as one write. */
+  private metadataWrites(table: CatalogTable, input: LoadInput, created: boolean): MetadataWrite[] {
+    const { bucketId, name } = table.id;
+    const { manifest, origin, label } = input;
+    const writes: MetadataWrite[] = [];
+    if (origin) {
+      if (this.bucketCreated)
+        writes.push({ target: { bucketId }, provider: SYSTEM_PROVIDER, entries: systemMetadata(origin, 'createdBy') });
+      if (created)
+        writes.push({
+          target: { bucketId, table: name },
+          provider: SYSTEM_PROVIDER,
+          entries: systemMetadata(origin, 'createdBy'),
+        });
+      writes.push({
+        target: { bucketId, table: name },
+        provider: SYSTEM_PROVIDER,
+        entries: systemMetadata(origin, 'lastUpdatedBy'),
+      });
+    }
+    if (manifest.metadata.length === 0 && manifest.columnMetadata.length === 0) return writes;
+    const provider = origin
+      ? checkProvider(origin.componentId, `${displayText(label)}: the component id as the metadata's provider`)
+      : USER_PROVIDER;
+    if (manifest.metadata.length > 0)
+      writes.push({ target: { bucketId, table: name }, provider, entries: manifest.metadata });
+    const columns = new Set(table.columns.map((c) => c.name));
+    for (const { column, entries } of manifest.columnMetadata) {
+      if (!columns.has(column))
+        throw new UserError(
+          'GEX_TABLE_LOAD_REFUSED',
+          `${displayText(label)}: column_metadata names the column ${displayId(column)}, which table ${displayId(tableIdText(table.id))} does not have ` +
+            `(its columns: ${table.columns
+              .slice(0, 20)
+              .map((c) => displayId(c.name))
+              .join(', ')}${table.columns.length > 20 ? ', …' : ''}); the table is unchanged.`,
+        );
+      writes.push({ target: { bucketId, table: name, column }, provider, entries });
+    }
+    return writes;
+  }
+
   private async createTable(manifest: LoadManifest, columns: string[], now: string): Promise<CatalogTable> {
-    const bucket =
-      (await this.catalog.bucket(manifest.destination.bucketId)) ??
-      (await createBucket(this.tx, this.dialect, this.catalog, { id: manifest.destination.bucketId, created: now }));
+    let bucket = await this.catalog.bucket(manifest.destination.bucketId);
+    if (!bucket) {
+      bucket = await createBucket(this.tx, this.dialect, this.catalog, {
+        id: manifest.destination.bucketId,
+        created: now,
+      });
+      this.bucketCreated = true;
+    }
     const stored: StoredColumn[] = [];
     const taken = new Set<string>();
     for (const name of columns) {

@@ -78,6 +78,8 @@ describe('HTTP table source: Keboola table API (nock)', () => {
         created: TABLE.created,
         lastImportDate: TABLE.lastImportDate,
         lastChangeDate: null,
+        metadata: [],
+        columnMetadata: new Map(),
       },
       {
         id: 'in.c-shop.users',
@@ -90,6 +92,8 @@ describe('HTTP table source: Keboola table API (nock)', () => {
         created: TABLE.created,
         lastImportDate: TABLE.lastImportDate,
         lastChangeDate: TABLE.lastChangeDate,
+        metadata: [],
+        columnMetadata: new Map(),
       },
     ]);
   });

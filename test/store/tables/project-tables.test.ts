@@ -96,13 +96,15 @@ for (const factory of storeBackends()) {
           lastImportDate: undefined,
           lastChangeDate: undefined,
           dataSizeBytes: undefined,
+          metadata: [],
+          columnMetadata: new Map(),
         },
       );
       assert.ok(detail.dataSizeBytes > 0, 'the table takes some bytes');
       assert.equal(detail.created, '2025-01-01T00:00:00+0000');
       assert.equal(detail.lastImportDate, '2025-01-01T00:00:01+0000');
       assert.deepEqual(await tables.listBuckets(), [
-        { id: 'in.c-shop', stage: 'in', created: '2025-01-01T00:00:00+0000', description: '' },
+        { id: 'in.c-shop', stage: 'in', created: '2025-01-01T00:00:00+0000', description: '', metadata: [] },
       ]);
       assert.deepEqual(
         (await tables.listTables()).map((t) => t.id),
