@@ -79,6 +79,12 @@ describe('gex schedules (embedded store)', function () {
     const cases: Array<[string[], RegExp]> = [
       [['shop', '--cron', '61 * * * *'], /schedule\.cronTab: "61 \* \* \* \*": .*61/],
       [['shop', '--cron', '* * * * *', '--timezone', 'Mars/Base'], /schedule\.timezone: .*unknown time zone/],
+      // a cron whose day never comes, and one whose days are decades apart
+      [
+        ['shop', '--cron', '0 0 31 4,6,9,11 *'],
+        /schedule\.cronTab: "0 0 31 4,6,9,11 \*": never fires: day of month 31 does not occur in month 4,6,9,11 \(at most 30 days\)/,
+      ],
+      [['shop', '--cron', '0 0 * 2 1#5'], /schedule\.cronTab: "0 0 \* 2 1#5": fires too rarely: .* years apart/],
       [['nope', '--cron', '* * * * *'], /target\.configurationId: configuration nope of ex-generic-v2 not found/],
       [
         ['shop', '--cron', '* * * * *', '--row-id', 'ghost'],
