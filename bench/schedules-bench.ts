@@ -30,6 +30,9 @@ export interface IdleServer {
   /** start → the ticker's "schedules loaded" line (when it says so), and the CPU it took */
   loadMs?: number;
   loadCpuSeconds?: number;
+  /** GET /health while the ticker loads them (every 200 ms): median and slowest */
+  loadHealthMedianMs?: number;
+  loadHealthMaxMs?: number;
 }
 
 export interface ScheduleTickerFigure {
@@ -62,13 +65,16 @@ function farHour(zone: string): number {
   return (hour + 12) % 24;
 }
 
-/** The i-th seeded schedule: weekday, daily, monthly and weekly crons in four zones, none due soon. */
+/**
+ * The i-th seeded schedule: weekday, daily, monthly and weekly crons in four zones, none due soon,
+ * no two alike up to 14,400 (the seconds and minutes differ): every one is evaluated on its own.
+ */
 function cronOf(i: number): { cronTab: string; timezone: string } {
   const timezone = ZONES[i % ZONES.length];
   const hour = farHour(timezone);
-  const minute = i % 60;
-  const shapes = [`${minute} ${hour} * * 1-5`, `${minute} ${hour} * * *`, `0 ${hour} 1 * *`, `${minute} ${hour} * * 0`];
-  return { cronTab: shapes[Math.floor(i / ZONES.length) % shapes.length], timezone };
+  const at = `${i % 60} ${Math.floor(i / 60) % 60} ${hour}`;
+  const shapes = [`${at} * * 1-5`, `${at} * * *`, `${at} 1 * *`, `${at} * * 0`];
+  return { cronTab: shapes[Math.floor(i / 3600) % shapes.length], timezone };
 }
 
 /** Idle window: the server's CPU over `seconds`, and /health sampled every 500 ms meanwhile. */
@@ -93,6 +99,7 @@ async function idleWindow(pid: number, url: string, seconds: number): Promise<{ 
 async function createThroughApi(url: string, token: string, count: number, offset: number): Promise<number> {
   const times: number[] = [];
   for (let i = 0; i < count; i++) {
+    await sleep(300); // the ticker has taken in the previous one
     const started = performance.now();
     const config = await call(url, token, 'POST', SCHEDULER_CONFIGS, {
       name: `created ${offset + i}`,
@@ -174,7 +181,16 @@ export async function scheduleTickerFigure(count: number, windowSeconds: number)
 
     served = await serve(store);
     const cpuAtStart = cpuSeconds(served.child.pid!);
-    const loadMs = await Promise.race([served.loaded, sleep(120_000).then(() => undefined)]);
+    let loadMs: number | undefined;
+    void Promise.race([served.loaded, sleep(180_000)]).then((ms) => (loadMs = ms ?? -1));
+    const loadHealth: number[] = [];
+    while (loadMs === undefined) {
+      const t = performance.now();
+      await fetch(`${served.url}/health`).then((r) => r.arrayBuffer());
+      loadHealth.push(performance.now() - t);
+      await sleep(200);
+    }
+    if (loadMs < 0) loadMs = undefined;
     const loadCpu = loadMs === undefined ? undefined : cpuSeconds(served.child.pid!) - cpuAtStart;
     await sleep(3000);
     const many = await idleWindow(served.child.pid!, served.url, windowSeconds);
@@ -186,6 +202,8 @@ export async function scheduleTickerFigure(count: number, windowSeconds: number)
       createMedianMs: createMany,
       loadMs: loadMs === undefined ? undefined : Math.round(loadMs),
       loadCpuSeconds: loadCpu === undefined ? undefined : Math.round(loadCpu * 100) / 100,
+      loadHealthMedianMs: Math.round(median(loadHealth) * 10) / 10,
+      loadHealthMaxMs: Math.round(Math.max(...loadHealth) * 10) / 10,
     });
     await stop(served.child);
     return { windowSeconds, idle, costPercent: Math.round((many.cpu - none.cpu) * 10) / 10 };
@@ -200,7 +218,7 @@ export function describeScheduleTicker(figure: ScheduleTickerFigure, target: num
   const load =
     many.loadMs === undefined
       ? 'the ticker never said it had loaded them'
-      : `loaded in ${many.loadMs} ms (${many.loadCpuSeconds} s of CPU)`;
+      : `loaded in ${many.loadMs} ms (${many.loadCpuSeconds} s of CPU; /health meanwhile median ${many.loadHealthMedianMs} ms, slowest ${many.loadHealthMaxMs} ms)`;
   return [
     `idle gex serve, ${figure.windowSeconds} s: 0 schedules ${none.cpuPercent}% of a core, ${many.schedules} schedules ${many.cpuPercent}%` +
       ` = ${figure.costPercent} points for the schedules (${figure.costPercent < target ? 'target met' : 'TARGET MISSED'}: < ${target})`,

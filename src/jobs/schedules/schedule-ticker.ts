@@ -20,7 +20,7 @@ export const TICK_CHECK_MS = 1000;
 const MIN_GRACE_MS = 5_000;
 const MAX_GRACE_MS = 60_000;
 /** missed ticks are counted up to this many (a yearly gap of a per-second schedule is not walked) */
-const MISSED_COUNT_CAP = 100;
+const MISSED_COUNT_CAP = 10;
 /** the longest the ticker works before it lets the event loop run (requests, other timers) */
 const SLICE_MS = 10;
 
@@ -227,7 +227,8 @@ export class ScheduleTicker {
 
   /**
    * A schedule whose next tick (`dueAt`) has come: fires its latest due tick, or reports missed
-   * ones; queues the next. Cron evaluations: the next tick, and after a gap the latest one.
+   * ones; queues the next. Only forward questions are asked of the cron (cron-parser's prev() costs
+   * 10–50 ms): the next tick, and after a gap at most MISSED_COUNT_CAP more and those of the last minute.
    */
   private async onDue(schedule: Tracked, ticks: CronTicks, dueAt: number, now: Date): Promise<void> {
     const { record } = schedule;
@@ -239,20 +240,15 @@ export class ScheduleTicker {
       if (due.getTime() <= schedule.seen) due = ticks.nextAfter(new Date(schedule.seen));
       if (!due || due > now) return this.queue(schedule, due);
     }
-    // the latest tick at or before now: the one due, unless the ticker fell behind by more than a tick
-    let latest = due;
-    let next = ticks.nextAfter(due);
-    if (next && next <= now) {
-      latest = ticks.latestAtOrBefore(now) ?? due;
-      next = ticks.nextAfter(latest);
-    }
-    if (now.getTime() - latest.getTime() > graceBetween(latest, next)) {
-      this.reportMissed(record, ticks, due, latest, true);
-      schedule.seen = latest.getTime();
+    const fallen = ticksUpTo(ticks, due, now);
+    const { latest, next } = fallen;
+    if (!latest || now.getTime() - latest.getTime() > graceBetween(latest, next)) {
+      this.reportMissed(record, { ...fallen, until: now, inclusive: true });
+      schedule.seen = (latest ?? now).getTime();
       return this.queue(schedule, next);
     }
     // the latest tick is due; any between the first due and it fell while nothing ran
-    this.reportMissed(record, ticks, due, latest, false);
+    if (latest.getTime() !== due.getTime()) this.reportMissed(record, { ...fallen, until: latest, inclusive: false });
     await this.fire(schedule, latest, now);
     this.queue(schedule, next);
   }
@@ -271,20 +267,24 @@ export class ScheduleTicker {
     this.due.set(schedule.record.id, schedule.due);
   }
 
-  /** Logs (once) the ticks from `first` up to `until` (with it when `inclusive`) that were not fired. */
-  private reportMissed(record: ScheduleRecord, ticks: CronTicks, first: Date, until: Date, inclusive: boolean): void {
-    if (!inclusive && first >= until) return;
-    const last = inclusive ? until : ticks.latestAtOrBefore(new Date(until.getTime() - 1));
-    if (!last || last < first) return;
-    let count = 1;
-    for (let t = ticks.nextAfter(first); t && t <= last && count < MISSED_COUNT_CAP; t = ticks.nextAfter(t)) count++;
-    const next = ticks.nextAfter(inclusive ? until : new Date(until.getTime() - 1));
-    const which =
-      last.getTime() === first.getTime()
-        ? `the tick of ${first.toISOString()} was`
-        : `${count >= MISSED_COUNT_CAP ? 'at least ' : ''}${count} ticks from ${first.toISOString()} to ${last.toISOString()} were`;
+  /** Logs (once) the ticks from the first fallen one up to `until` (with it when `inclusive`) that were not fired. */
+  private reportMissed(record: ScheduleRecord, missed: Fallen & { until: Date; inclusive: boolean }): void {
+    const { first, until, inclusive } = missed;
+    let which: string;
+    if (missed.exact) {
+      // the fallen ticks, without the one fired
+      const count = inclusive ? missed.count : missed.count - 1;
+      const lastMissed = inclusive ? missed.latest! : missed.beforeLatest!;
+      which =
+        count === 1
+          ? `the tick of ${first.toISOString()} was`
+          : `${count} ticks from ${first.toISOString()} to ${lastMissed.toISOString()} were`;
+    } else {
+      which = `more than ${MISSED_COUNT_CAP} ticks from ${first.toISOString()} until ${until.toISOString()} were`;
+    }
+    const next = inclusive ? missed.next : until;
     this.options.logger.warn(
-      { scheduleId: record.id, missedTicks: count },
+      { scheduleId: record.id, missedTicks: missed.exact ? missed.count - (inclusive ? 0 : 1) : MISSED_COUNT_CAP + 1 },
       `${label(record)}: ${which} missed (no worker ran, or the schedule was disabled); not made up${next ? `, next ${next.toISOString()}` : ''}`,
     );
   }
@@ -340,6 +340,47 @@ export class ScheduleTicker {
     if (schedule.ticks) this.ticks.release(schedule.record.definition.cronTab, schedule.record.definition.timezone);
     schedule.ticks = undefined;
   }
+}
+
+/** The ticks that fell from a first due one up to now. */
+interface Fallen {
+  first: Date;
+  /** the latest at or before now; undefined when there were too many to count and none in the last minute */
+  latest: Date | undefined;
+  /** the one before `latest` (exact counts only) */
+  beforeLatest: Date | undefined;
+  /** how many, `first` and `latest` included, when `exact` */
+  count: number;
+  exact: boolean;
+  /** the first tick after now */
+  next: Date | undefined;
+}
+
+/**
+ * The ticks from `first` (at or before `now`) up to `now`, walked forward: counted up to
+ * MISSED_COUNT_CAP; beyond, only those of the last minute are looked for (a tick older than that
+ * is past any grace, so only its count was unknown).
+ */
+function ticksUpTo(ticks: CronTicks, first: Date, now: Date): Fallen {
+  let latest = first;
+  let beforeLatest: Date | undefined;
+  let count = 1;
+  let next = ticks.nextAfter(first);
+  while (next && next <= now && count <= MISSED_COUNT_CAP) {
+    beforeLatest = latest;
+    latest = next;
+    count++;
+    next = ticks.nextAfter(next);
+  }
+  if (!next || next > now) return { first, latest, beforeLatest, count, exact: true, next };
+  // too many to count: the last minute's ticks (a per-second cron has 60)
+  let recent = ticks.nextAfter(new Date(Math.max(next.getTime() - 1, now.getTime() - MAX_GRACE_MS)));
+  let found: Date | undefined;
+  while (recent && recent <= now) {
+    found = recent;
+    recent = ticks.nextAfter(recent);
+  }
+  return { first, latest: found, beforeLatest: undefined, count, exact: false, next: recent };
 }
 
 /** The ticker was stopped during a check. */

@@ -75,18 +75,16 @@ describe('what a schedule ticker reads and evaluates (injected clock, counted wo
 
       /** A schedule stored as activation stores it (its configuration id need not exist for the ticker). */
       const activate = (configurationId: string, def: ScheduleDefinition, at = clock): Promise<ScheduleRecord> =>
-        opened.backend
-          .schedules()
-          .activate(
-            {
-              projectId: token.projectId,
-              configurationId,
-              configurationVersionId: 1,
-              tokenId: token.id,
-              definition: def,
-            },
-            at,
-          );
+        opened.backend.schedules().activate(
+          {
+            projectId: token.projectId,
+            configurationId,
+            configurationVersionId: 1,
+            tokenId: token.id,
+            definition: def,
+          },
+          at,
+        );
 
       function ticker(options: { db?: Database; cron?: (e: string, z: string) => CronTicks; sliceMs?: number } = {}) {
         const logger = captureLogger('info');
@@ -279,7 +277,7 @@ describe('what a schedule ticker reads and evaluates (injected clock, counted wo
         assert.doesNotMatch(t.log(), /missed/);
       });
 
-      it('after an hour with no ticker, a per-second schedule fires its due tick and logs the missed ones, capped', async () => {
+      it('after an hour with no ticker, a per-second schedule fires its due tick and logs the missed ones, counted up to 10', async () => {
         const t = ticker();
         clock = new Date('2030-01-01T00:00:00.300Z');
         const s = await activate('second', definition('* * * * * *'));
@@ -291,7 +289,7 @@ describe('what a schedule ticker reads and evaluates (injected clock, counted wo
         assert.deepEqual(await executions(s.id), ['2030-01-01T00:00:01.000Z', '2030-01-01T01:00:01.000Z']);
         assert.match(
           t.log(),
-          /at least 100 ticks from 2030-01-01T00:00:02\.000Z to 2030-01-01T01:00:00\.000Z were missed \(no worker ran, or the schedule was disabled\); not made up, next 2030-01-01T01:00:01\.000Z/,
+          /more than 10 ticks from 2030-01-01T00:00:02\.000Z until 2030-01-01T01:00:01\.000Z were missed \(no worker ran, or the schedule was disabled\); not made up, next 2030-01-01T01:00:01\.000Z/,
         );
       });
 
