@@ -27,6 +27,8 @@ export interface IdleServer {
   healthMedianMs: number;
   /** creating one schedule through the APIs (POST its configuration + POST /schedules), median */
   createMedianMs: number;
+  /** the server's resident memory after the idle window */
+  rssMb: number;
   /** start → the ticker's "schedules loaded" line (when it says so), and the CPU it took */
   loadMs?: number;
   loadCpuSeconds?: number;
@@ -47,6 +49,11 @@ function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 102.4) / 10;
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -155,8 +162,15 @@ export async function scheduleTickerFigure(count: number, windowSeconds: number)
     let served = await serve(store);
     await sleep(3000); // start-up settles
     const none = await idleWindow(served.child.pid!, served.url, windowSeconds);
+    const rssNone = rssMb(served.child.pid!);
     const createNone = await createThroughApi(served.url, token, 20, 0);
-    idle.push({ schedules: 0, cpuPercent: none.cpu, healthMedianMs: none.healthMs, createMedianMs: createNone });
+    idle.push({
+      schedules: 0,
+      cpuPercent: none.cpu,
+      healthMedianMs: none.healthMs,
+      createMedianMs: createNone,
+      rssMb: rssNone,
+    });
     await stop(served.child);
 
     // seeded in this process while no server runs (what a store that grew over time holds)
@@ -194,12 +208,14 @@ export async function scheduleTickerFigure(count: number, windowSeconds: number)
     const loadCpu = loadMs === undefined ? undefined : cpuSeconds(served.child.pid!) - cpuAtStart;
     await sleep(3000);
     const many = await idleWindow(served.child.pid!, served.url, windowSeconds);
+    const rssMany = rssMb(served.child.pid!);
     const createMany = await createThroughApi(served.url, token, 20, count);
     idle.push({
       schedules: count,
       cpuPercent: many.cpu,
       healthMedianMs: many.healthMs,
       createMedianMs: createMany,
+      rssMb: rssMany,
       loadMs: loadMs === undefined ? undefined : Math.round(loadMs),
       loadCpuSeconds: loadCpu === undefined ? undefined : Math.round(loadCpu * 100) / 100,
       loadHealthMedianMs: Math.round(median(loadHealth) * 10) / 10,
@@ -222,6 +238,6 @@ export function describeScheduleTicker(figure: ScheduleTickerFigure, target: num
   return [
     `idle gex serve, ${figure.windowSeconds} s: 0 schedules ${none.cpuPercent}% of a core, ${many.schedules} schedules ${many.cpuPercent}%` +
       ` = ${figure.costPercent} points for the schedules (${figure.costPercent < target ? 'target met' : 'TARGET MISSED'}: < ${target})`,
-    `  /health median ${none.healthMedianMs} ms vs ${many.healthMedianMs} ms; creating one schedule (configuration + POST /schedules) median ${none.createMedianMs} ms vs ${many.createMedianMs} ms; ${load}`,
+    `  RSS ${none.rssMb} vs ${many.rssMb} MB; /health median ${none.healthMedianMs} ms vs ${many.healthMedianMs} ms; creating one schedule (configuration + POST /schedules) median ${none.createMedianMs} ms vs ${many.createMedianMs} ms; ${load}`,
   ];
 }
