@@ -180,14 +180,15 @@ export class ScheduleTicker {
     const lastTicks = await this.options.schedules.lastTicks(records.map((r) => r.id));
     for (const record of records) {
       const known = this.tracked.get(record.id);
-      if (known?.ticks) this.ticks.release(known.record.definition.cronTab, known.record.definition.timezone);
       const last = lastTicks.get(record.id);
       const seen = Math.max(
         known?.seen ?? -Infinity,
         last === undefined ? -Infinity : Date.parse(last),
         Date.parse(record.created) - 1,
       );
+      // taken before the old ones are let go: an unchanged cron keeps its remembered answer
       const ticks = this.firingTicks(record);
+      if (known?.ticks) this.ticks.release(known.record.definition.cronTab, known.record.definition.timezone);
       const schedule: Tracked = { record, ticks, seen, due: ticks?.nextAfter(new Date(seen))?.getTime() };
       this.tracked.set(record.id, schedule);
       this.due.set(record.id, schedule.due);
