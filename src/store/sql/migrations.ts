@@ -212,8 +212,7 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
     ],
   },
   {
-    // 11 and 12: runner tokens and the worker registry (issue 33's other wings)
-    version: 13,
+    version: 11,
     description: 'schedules: the revision of their latest change, so tickers read only what changed',
     statements: [
       // every change takes the next value of the sequence "schedule-revision" (schedule-repository.ts)
