@@ -7,13 +7,15 @@
  * GEX_BENCH_ONLY=extraction runs sections 1–2 only (extraction against the floors, peak memory)
  * and writes bench/results-extraction.json instead; GEX_BENCH_ONLY=queue the queue jobs' section
  * (bench/results-queue.json); GEX_BENCH_ONLY=files tables loaded through gex serve against the embedded
- * load (bench/results-files.json).
+ * load (bench/results-files.json); GEX_BENCH_ONLY=schedules the schedule ticker of an idle server
+ * (bench/results-schedules.json).
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { childrenRateLimited, childrenSpeedups } from './children-bench.js';
 import { compareWithFloor, type FloorComparison } from './extraction-bench.js';
 import { queueFigures } from './queue-bench.js';
+import { describeScheduleTicker, scheduleTickerFigure } from './schedules-bench.js';
 import { repoRoot } from './measure.js';
 import { rowHistoryFigure, type RowHistoryFigure } from './row-history-bench.js';
 import { parallelSpeedups } from './parallel-bench.js';
@@ -33,8 +35,10 @@ import { POSTGRES_EXAMPLE, postgresBackendAt, sqliteBackend } from '../test/supp
 
 const quick = process.env.GEX_BENCH_QUICK === '1';
 const only = process.env.GEX_BENCH_ONLY;
-if (only !== undefined && only !== 'extraction' && only !== 'queue' && only !== 'files')
-  throw new Error(`GEX_BENCH_ONLY=${only}: the section groups that run alone are "extraction", "queue" and "files"`);
+if (only !== undefined && !['extraction', 'queue', 'files', 'schedules'].includes(only))
+  throw new Error(
+    `GEX_BENCH_ONLY=${only}: the section groups that run alone are "extraction", "queue", "files" and "schedules"`,
+  );
 const results: Record<string, unknown> = { date: new Date().toISOString(), quick };
 
 /**
@@ -71,6 +75,25 @@ async function filesSection(): Promise<void> {
     }
   }
   results.files = figures;
+}
+
+/** issue 33: what schedules cost an idle server, against the same server with none */
+const SCHEDULE_IDLE_TARGET = 5;
+async function schedulesSection(): Promise<void> {
+  // GEX_BENCH_SCHEDULES=N another number of schedules (a ticker that saturates a core takes long at 10,000)
+  const count = Number(process.env.GEX_BENCH_SCHEDULES) || (quick ? 1000 : 10_000);
+  section(`schedule ticker: an idle gex serve (SQLite) with ${count.toLocaleString('en')} schedules vs none`);
+  const figure = await scheduleTickerFigure(count, quick ? 10 : 30);
+  for (const line of describeScheduleTicker(figure, SCHEDULE_IDLE_TARGET)) console.log(line);
+  results.schedules = figure;
+}
+
+if (only === 'schedules') {
+  await schedulesSection();
+  const file = path.join(repoRoot, 'bench', 'results-schedules.json');
+  await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(`\nresults written to ${path.relative(process.cwd(), file)}`);
+  process.exit(0);
 }
 
 if (only === 'files') {
@@ -321,6 +344,8 @@ results.tableLoads = tableLoads;
 await filesSection();
 
 await queueSection();
+
+await schedulesSection();
 
 const file = path.join(repoRoot, 'bench', 'results.json');
 await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { runGexInProcess } from '../support/in-process-gex.js';
+import { openEmbeddedStore } from '../support/open-store.js';
 
 const KEY = { GEX_MASTER_KEY: '6a'.repeat(32) };
 
@@ -75,10 +76,39 @@ describe('gex schedules (embedded store)', function () {
     assert.match((await gex('schedules', 'list')).stdout, /No schedules/);
   });
 
+  it('lists a schedule an older gex stored with a cron that never fires: no next run, and why', async () => {
+    const added = await gex('schedules', 'add', 'shop', '--cron', '0 0 30 4 *');
+    assert.equal(added.code, 0, added.stderr);
+    const backend = await openEmbeddedStore(store, KEY);
+    try {
+      const row = await backend.db.get<{ id: number; definition: string }>('SELECT id, definition FROM schedules');
+      await backend.db.run('UPDATE schedules SET definition = ? WHERE id = ?', [
+        JSON.stringify({ ...JSON.parse(row!.definition), cronTab: '0 0 31 4,6,9,11 *' }),
+        row!.id,
+      ]);
+    } finally {
+      await backend.close();
+    }
+    const listed = await gex('schedules', 'list');
+    assert.match(
+      listed.stdout,
+      /"0 0 31 4,6,9,11 \*" UTC {2}enabled {2}ex-generic-v2 shop {2}next - {2}last none {2}\(never fires: day of month 31 does not occur in month 4,6,9,11 \(at most 30 days\): fix its cron\)/,
+    );
+    assert.equal(JSON.parse((await gex('schedules', 'list', '--json')).stdout)[0].nextRun, null);
+    const id = String(JSON.parse((await gex('schedules', 'list', '--json')).stdout)[0].id);
+    assert.match((await gex('schedules', 'remove', id)).stdout, /removed/);
+  });
+
   it('refuses a bad cron, an unknown time zone, a missing configuration or row, naming the field; stores nothing', async () => {
     const cases: Array<[string[], RegExp]> = [
       [['shop', '--cron', '61 * * * *'], /schedule\.cronTab: "61 \* \* \* \*": .*61/],
       [['shop', '--cron', '* * * * *', '--timezone', 'Mars/Base'], /schedule\.timezone: .*unknown time zone/],
+      // a cron whose day never comes, and one whose days are decades apart
+      [
+        ['shop', '--cron', '0 0 31 4,6,9,11 *'],
+        /schedule\.cronTab: "0 0 31 4,6,9,11 \*": never fires: day of month 31 does not occur in month 4,6,9,11 \(at most 30 days\)/,
+      ],
+      [['shop', '--cron', '0 0 * 2 1#5'], /schedule\.cronTab: "0 0 \* 2 1#5": fires too rarely: .* years apart/],
       [['nope', '--cron', '* * * * *'], /target\.configurationId: configuration nope of ex-generic-v2 not found/],
       [
         ['shop', '--cron', '* * * * *', '--row-id', 'ghost'],

@@ -103,6 +103,17 @@ describe('schedules fired by real servers and workers', function () {
       await sleep(2500); // at least one tick falls while nothing runs
       served = await startServe(['--store', store, '--workers', '2'], KEY);
       await until('a run after the restart', () => count('sqlite') >= before + 1);
+      // disabled and enabled again by another process (gex schedules on the same file): the server notices
+      const disabled = await runGex(['schedules', 'disable', String(schedule.id), '--store', store], KEY);
+      assert.equal(disabled.code, 0, disabled.stderr);
+      await sleep(1500); // a tick fired before the change was seen may still be running
+      const whileDisabled = count('sqlite');
+      await sleep(2500);
+      assert.equal(count('sqlite'), whileDisabled, 'disabled in another process: no more runs');
+      const enabled = await runGex(['schedules', 'enable', String(schedule.id), '--store', store], KEY);
+      assert.equal(enabled.code, 0, enabled.stderr);
+      await until('a run after enabling', () => count('sqlite') > whileDisabled);
+      assert.match(served.output(), /ticks? .*missed \(no worker ran, or the schedule was disabled\)/);
       const executions = await finishedExecutions(served.url, token, schedule.id, true);
       const ticks = executions.map((e) => Date.parse(e.executionTime as string));
       assert.equal(new Set(ticks).size, ticks.length, 'no tick twice');

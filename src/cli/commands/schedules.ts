@@ -60,12 +60,15 @@ function describe(schedule: ScheduleView, now: Date) {
 function line(schedule: ScheduleView, now: Date): string {
   const row = describe(schedule, now);
   const get = (key: string): JsonValue | undefined => row.get(key);
-  const { target } = schedule.definition;
+  const { target, cronTab, timezone } = schedule.definition;
   const last = schedule.lastJob ? `job ${schedule.lastJob.id} ${schedule.lastJob.status}` : 'none';
+  // one an older gex stored: the ticker skips it
+  const never = cronTicks(cronTab, timezone).never;
   return (
-    `${schedule.id}  ${displayId(schedule.definition.cronTab)} ${schedule.definition.timezone}  ${String(get('state'))}  ` +
+    `${schedule.id}  ${displayId(cronTab)} ${timezone}  ${String(get('state'))}  ` +
     `${displayId(target.componentId)} ${displayId(target.configurationId)}  next ${String(get('nextRun') ?? '-')}  last ${last}` +
-    (schedule.stopped ? `  (stopped: ${schedule.stopped})` : '')
+    (schedule.stopped ? `  (stopped: ${schedule.stopped})` : '') +
+    (never ? `  (${never}: fix its cron)` : '')
   );
 }
 

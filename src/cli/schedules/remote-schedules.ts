@@ -23,7 +23,10 @@ function text(value: JsonValue | undefined): string {
 function viewOf(value: JsonValue): Omit<ScheduleView, 'lastJob'> & { lastJobId: string | null } {
   if (!isJsonObject(value) || text(value.get('id')) === '')
     throw new UserError('GEX_STORAGE_API_REFUSED', 'The Scheduler API answered with no schedule object.');
-  const definition = scheduleDefinition(fromPlain({ schedule: value.get('schedule'), target: value.get('target') }));
+  // a schedule the server holds is shown as it is, even one an older gex accepted that never fires
+  const definition = scheduleDefinition(fromPlain({ schedule: value.get('schedule'), target: value.get('target') }), {
+    neverFiring: 'accept',
+  });
   const executions = value.get('executions');
   const last = isList(executions) && isJsonObject(executions[0]) ? text(executions[0].get('jobId')) : '';
   return {

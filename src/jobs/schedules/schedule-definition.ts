@@ -32,24 +32,38 @@ function text(node: Map<string, JsonValue>, key: string, field: string, fallback
   return value;
 }
 
+export interface ScheduleDefinitionOptions {
+  /**
+   * Accept a cron whose days never come (`0 0 31 4,6,9,11 *`): for reading a schedule an older gex
+   * stored, never for one being written or activated (default: refused).
+   */
+  neverFiring?: 'refuse' | 'accept';
+}
+
 /**
  * The schedule a `keboola.scheduler` configuration holds, checked field by field: a cron syntax
- * error, an unknown time zone or a malformed target is refused with the field's path. Whether the
- * target exists is the caller's check (it needs the project's store).
+ * error, a cron that can never fire, an unknown time zone or a malformed target is refused with
+ * the field's path. Whether the target exists is the caller's check (it needs the project's store).
  */
-export function scheduleDefinition(configuration: JsonValue | undefined): ScheduleDefinition {
+export function scheduleDefinition(
+  configuration: JsonValue | undefined,
+  options: ScheduleDefinitionOptions = {},
+): ScheduleDefinition {
   if (!isJsonObject(configuration)) throw invalid('configuration', 'expected an object with schedule and target');
   const schedule = configuration.get('schedule');
   if (!isJsonObject(schedule)) throw invalid('schedule', 'required: {"cronTab": "0 * * * *", "timezone": "UTC"}');
   const cronTab = text(schedule, 'cronTab', 'schedule.cronTab');
   const timezone = text(schedule, 'timezone', 'schedule.timezone', 'UTC');
+  let never: string | undefined;
   try {
-    cronTicks(cronTab, timezone);
+    never = cronTicks(cronTab, timezone).never;
   } catch (error) {
     if (!(error instanceof CronProblem)) throw error;
     const field = error.message.startsWith('unknown time zone') ? 'schedule.timezone' : 'schedule.cronTab';
     throw invalid(field, `${displayId(field === 'schedule.timezone' ? timezone : cronTab)}: ${error.message}`);
   }
+  if (never && options.neverFiring !== 'accept')
+    throw invalid('schedule.cronTab', `${displayId(cronTab)}: ${never}; fix the day fields`);
   const state = schedule.get('state') ?? 'enabled';
   if (state !== 'enabled' && state !== 'disabled') throw invalid('schedule.state', 'expected "enabled" or "disabled"');
 

@@ -14,6 +14,8 @@ export interface ScheduleRecord {
   created: string;
   /** why it no longer fires (its target or token is gone); null while it fires */
   stopped: string | null;
+  /** the revision of its latest change (activated, stopped): a ticker reloads it when this moves */
+  revision: number;
 }
 
 export interface Execution {
@@ -25,10 +27,22 @@ export interface Execution {
 /** executions kept per schedule (older tick rows are deleted as new ones are fired) */
 export const EXECUTIONS_KEPT = 100;
 
+/** the sequence whose value is the latest revision of the schedules (raised by every change) */
+const REVISION = 'schedule-revision';
+/** ids per `IN (…)` list: well under SQLite's limit of bound parameters */
+const IDS_PER_QUERY = 500;
+
 type Row = Record<string, unknown>;
 
-const SELECT = `SELECT id, project_id, configuration_id, configuration_version_id, token_id, definition, created, stopped
-  FROM schedules`;
+const SELECT = `SELECT id, project_id, configuration_id, configuration_version_id, token_id, definition, created, stopped,
+  revision FROM schedules`;
+
+/** `ids` in lists of at most IDS_PER_QUERY */
+function chunks(ids: readonly number[]): number[][] {
+  const lists: number[][] = [];
+  for (let i = 0; i < ids.length; i += IDS_PER_QUERY) lists.push(ids.slice(i, i + IDS_PER_QUERY));
+  return lists;
+}
 
 function toRecord(row: Row): ScheduleRecord {
   return {
@@ -40,6 +54,7 @@ function toRecord(row: Row): ScheduleRecord {
     definition: JSON.parse(String(row.definition)) as ScheduleDefinition,
     created: String(row.created),
     stopped: row.stopped === null || row.stopped === undefined ? null : String(row.stopped),
+    revision: Number(row.revision),
   };
 }
 
@@ -48,26 +63,75 @@ function toRecord(row: Row): ScheduleRecord {
  * `(schedule, tick)` row in the transaction that creates its job: whichever process inserts it
  * first creates the job, every other one finds the row and does nothing — on SQLite and on
  * PostgreSQL, across any number of servers and workers and across crashes.
+ *
+ * Every change (activate, stop, remove) takes the next revision in its transaction — a row of
+ * `sequences`, locked until the change commits, so revisions become visible in the order they
+ * were taken — and stamps the schedule with it: a ticker asks for the latest revision each
+ * second (one row) and reads only the schedules changed since the one it knows.
  */
 export class ScheduleRepository {
   constructor(private readonly db: Database) {}
+
+  private async nextRevision(tx: SqlExecutor): Promise<number> {
+    const row = await tx.get<Row>(
+      'INSERT INTO sequences (name, value) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET value = sequences.value + 1 RETURNING value',
+      [REVISION],
+    );
+    return Number(row!.value);
+  }
+
+  /** The revision of the latest change to any schedule (0 before the first). */
+  async revision(): Promise<number> {
+    const row = await this.db.get<Row>('SELECT value FROM sequences WHERE name = ?', [REVISION]);
+    return row ? Number(row.value) : 0;
+  }
+
+  /**
+   * Schedules of every project changed after revision `since` (stopped ones too), in order of
+   * revision and id, at most `limit` after `cursor` (the last one of the previous page).
+   */
+  async changedSince(since: number, limit: number, cursor?: ScheduleRecord): Promise<ScheduleRecord[]> {
+    const page = Math.max(1, Math.min(10_000, Math.trunc(limit)));
+    const rows = cursor
+      ? await this.db.all<Row>(
+          `${SELECT} WHERE revision > ? AND (revision > ? OR (revision = ? AND id > ?)) ORDER BY revision, id LIMIT ${page}`,
+          [since, cursor.revision, cursor.revision, cursor.id],
+        )
+      : await this.db.all<Row>(`${SELECT} WHERE revision > ? ORDER BY revision, id LIMIT ${page}`, [since]);
+    return rows.map(toRecord);
+  }
+
+  /** How many schedules there are, of every project (a ticker's check for deleted ones). */
+  async count(): Promise<number> {
+    return Number((await this.db.get<Row>('SELECT COUNT(*) AS n FROM schedules'))?.n ?? 0);
+  }
+
+  /** The ids of every schedule, of every project. */
+  async ids(): Promise<number[]> {
+    return (await this.db.all<Row>('SELECT id FROM schedules')).map((row) => Number(row.id));
+  }
 
   /**
    * Activates a configuration version as the configuration's one schedule: a new schedule, or the
    * configuration's existing one updated in place (same id, its executions kept, firing again).
    */
-  async activate(input: Omit<ScheduleRecord, 'id' | 'created' | 'stopped'>, now = new Date()): Promise<ScheduleRecord> {
+  async activate(
+    input: Omit<ScheduleRecord, 'id' | 'created' | 'stopped' | 'revision'>,
+    now = new Date(),
+  ): Promise<ScheduleRecord> {
     return this.db.transaction(async (tx) => {
       const existing = await tx.get<Row>(
         'SELECT id FROM schedules WHERE project_id = ? AND configuration_id = ? ORDER BY id LIMIT 1',
         [input.projectId, input.configurationId],
       );
+      const revision = await this.nextRevision(tx);
       let id: number;
       if (existing) {
         id = Number(existing.id);
         await tx.run(
-          `UPDATE schedules SET configuration_version_id = ?, token_id = ?, definition = ?, stopped = NULL WHERE id = ?`,
-          [input.configurationVersionId, input.tokenId, JSON.stringify(input.definition), id],
+          `UPDATE schedules SET configuration_version_id = ?, token_id = ?, definition = ?, stopped = NULL, revision = ?
+            WHERE id = ?`,
+          [input.configurationVersionId, input.tokenId, JSON.stringify(input.definition), revision, id],
         );
       } else {
         const seq = await tx.get<Row>(
@@ -76,8 +140,8 @@ export class ScheduleRepository {
         );
         id = Number(seq!.value);
         await tx.run(
-          `INSERT INTO schedules (id, project_id, configuration_id, configuration_version_id, token_id, definition, created)
-            VALUES (?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO schedules (id, project_id, configuration_id, configuration_version_id, token_id, definition, created,
+            revision) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
           [
             id,
             input.projectId,
@@ -86,6 +150,7 @@ export class ScheduleRepository {
             input.tokenId,
             JSON.stringify(input.definition),
             now.toISOString(),
+            revision,
           ],
         );
       }
@@ -103,11 +168,6 @@ export class ScheduleRepository {
     return row && toRecord(row);
   }
 
-  /** Every schedule that still fires, of every project (what a ticker looks at). */
-  async firing(): Promise<ScheduleRecord[]> {
-    return (await this.db.all<Row>(`${SELECT} WHERE stopped IS NULL ORDER BY id`)).map(toRecord);
-  }
-
   /** Deletes a schedule of the project; false when there is none. */
   async remove(projectId: number, id: number): Promise<boolean> {
     return this.db.transaction(
@@ -123,13 +183,21 @@ export class ScheduleRepository {
   }
 
   private async deleteWhere(tx: SqlExecutor, where: string, params: Array<string | number>): Promise<number> {
+    await this.nextRevision(tx);
     await tx.run(`DELETE FROM schedule_ticks WHERE schedule_id IN (SELECT id FROM schedules WHERE ${where})`, params);
     return (await tx.run(`DELETE FROM schedules WHERE ${where}`, params)).changes;
   }
 
   /** Stops a schedule for good, saying why (shown by the API's list and `gex schedules list`). */
   async stop(id: number, reason: string): Promise<void> {
-    await this.db.run('UPDATE schedules SET stopped = ? WHERE id = ? AND stopped IS NULL', [reason.slice(0, 500), id]);
+    await this.db.transaction(async (tx) => {
+      const revision = await this.nextRevision(tx);
+      await tx.run('UPDATE schedules SET stopped = ?, revision = ? WHERE id = ? AND stopped IS NULL', [
+        reason.slice(0, 500),
+        revision,
+        id,
+      ]);
+    });
   }
 
   /** The latest fired tick of a schedule (ISO), if any. */
@@ -138,26 +206,42 @@ export class ScheduleRepository {
     return row?.tick === null || row?.tick === undefined ? undefined : String(row.tick);
   }
 
+  /** The latest fired tick (ISO) of each of these schedules that has one. */
+  async lastTicks(ids: readonly number[]): Promise<Map<number, string>> {
+    const found = new Map<number, string>();
+    for (const list of chunks(ids)) {
+      const rows = await this.db.all<Row>(
+        `SELECT schedule_id, MAX(tick) AS tick FROM schedule_ticks WHERE schedule_id IN (${list.map(() => '?').join(', ')})
+          GROUP BY schedule_id`,
+        list,
+      );
+      for (const row of rows) if (row.tick !== null) found.set(Number(row.schedule_id), String(row.tick));
+    }
+    return found;
+  }
+
   /** Executions of schedules, newest first, at most EXECUTIONS_KEPT each. */
   async executions(ids: readonly number[]): Promise<Map<number, Execution[]>> {
     const found = new Map<number, Execution[]>(ids.map((id) => [id, []]));
-    if (ids.length === 0) return found;
-    const rows = await this.db.all<Row>(
-      `SELECT schedule_id, tick, job_id FROM schedule_ticks WHERE schedule_id IN (${ids.map(() => '?').join(', ')})
-        ORDER BY tick DESC`,
-      [...ids],
-    );
-    for (const row of rows) {
-      const list = found.get(Number(row.schedule_id));
-      if (list && list.length < EXECUTIONS_KEPT)
-        list.push({ jobId: Number(row.job_id), executionTime: String(row.tick) });
+    for (const list of chunks(ids)) {
+      const rows = await this.db.all<Row>(
+        `SELECT schedule_id, tick, job_id FROM schedule_ticks WHERE schedule_id IN (${list.map(() => '?').join(', ')})
+          ORDER BY tick DESC`,
+        list,
+      );
+      for (const row of rows) {
+        const executions = found.get(Number(row.schedule_id));
+        if (executions && executions.length < EXECUTIONS_KEPT)
+          executions.push({ jobId: Number(row.job_id), executionTime: String(row.tick) });
+      }
     }
     return found;
   }
 
   /**
    * Fires `tick` of a schedule: its row and the job are stored in one transaction, or neither.
-   * Returns the job, or undefined when the tick had been fired already (by any process).
+   * Returns the job, or undefined when the tick had been fired already (by any process) or the
+   * schedule changed since `schedule` was read.
    */
   async fire(
     schedule: ScheduleRecord,
@@ -170,8 +254,14 @@ export class ScheduleRepository {
     return jobs.createIf(
       job,
       async (tx, jobId) => {
-        // the schedule may have been removed or replaced since the ticker read it
-        if (!(await tx.get('SELECT id FROM schedules WHERE id = ? AND stopped IS NULL', [schedule.id]))) return false;
+        // the schedule may have been removed, stopped or changed since the ticker read it
+        if (
+          !(await tx.get('SELECT id FROM schedules WHERE id = ? AND stopped IS NULL AND revision = ?', [
+            schedule.id,
+            schedule.revision,
+          ]))
+        )
+          return false;
         // fired already: checked before a job id is taken (the queue lock serialises this transaction)
         if (
           await tx.get('SELECT job_id FROM schedule_ticks WHERE schedule_id = ? AND tick = ?', [schedule.id, tickText])

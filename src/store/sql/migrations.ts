@@ -248,6 +248,15 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
       `CREATE INDEX storage_metadata_own ON storage_metadata (project_id, id) WHERE column_name = ''`,
     ],
   },
+  {
+    version: 14,
+    description: 'schedules: the revision of their latest change, so tickers read only what changed',
+    statements: [
+      // every change takes the next value of the sequence "schedule-revision" (schedule-repository.ts)
+      `ALTER TABLE schedules ADD COLUMN revision BIGINT NOT NULL DEFAULT 0`,
+      `CREATE INDEX schedules_revision ON schedules (revision, id)`,
+    ],
+  },
 ];
 
 export const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied TEXT NOT NULL)`;

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import cronParser from 'cron-parser';
+import { dayMatcher, type DayMatcher } from '../../../src/jobs/schedules/cron-calendar.js';
 import { cronTicks, CronProblem, isKnownTimeZone } from '../../../src/jobs/schedules/cron-tick.js';
 import { graceOf } from '../../../src/jobs/schedules/schedule-ticker.js';
 
@@ -104,5 +106,96 @@ describe('schedule tick arithmetic (fake clocks)', () => {
     assert.equal(graceOf(cronTicks('*/2 * * * * *', 'UTC'), at('2026-05-01T00:00:00Z')), 5000);
     assert.equal(graceOf(cronTicks('*/20 * * * * *', 'UTC'), at('2026-05-01T00:00:00Z')), 20_000);
     assert.equal(graceOf(cronTicks('0 * * * *', 'UTC'), at('2026-05-01T00:00:00Z')), 60_000);
+  });
+});
+
+describe('cron expressions whose days never come (fake clocks)', () => {
+  const problem = (expression: string) => cronTicks(expression, 'Europe/Prague').never;
+
+  it('a day of month no listed month has never fires, and says which fields', () => {
+    assert.equal(
+      problem('0 0 31 4,6,9,11 *'),
+      'never fires: day of month 31 does not occur in month 4,6,9,11 (at most 30 days)',
+    );
+    assert.equal(problem('0 0 30,31 2,4 *'), undefined, 'April 30 exists');
+    assert.equal(problem('0 0 31 2,4 *'), 'never fires: day of month 31 does not occur in month 2,4 (at most 30 days)');
+    assert.equal(
+      problem('0 0 31 FEB,APR *'),
+      'never fires: day of month 31 does not occur in month FEB,APR (at most 30 days)',
+    );
+    // cron-parser refuses a single short month itself
+    assert.throws(() => cronTicks('0 0 31 4 *', 'UTC'), CronProblem);
+    assert.throws(() => cronTicks('0 0 30 2 *', 'UTC'), CronProblem);
+  });
+
+  it('what does fire: leap days, the last day, weekdays with a day of month (either one fires)', () => {
+    for (const fires of [
+      '0 0 29 2 *', // every 4 years (8 across 2100)
+      '0 0 L 2 *',
+      '0 0 * * 5L',
+      '0 0 31 4,6,9,11 1', // day 31 or a Monday: the Mondays
+      '0 0 31 4,6,9,11 0-6', // 0-6 is not "*" for cron-parser: every day of those months
+      '0 0 * * 1#5', // a fifth Monday comes every few months
+      '0 0 * 3 1#5',
+      '*/5 * 30 * *',
+    ])
+      assert.equal(problem(fires), undefined, fires);
+  });
+
+  it('refuses days decades apart (beyond the ~27 years cron-parser searches) and an L weekday without its day', () => {
+    assert.match(
+      String(problem('0 0 * 2 1#5')),
+      /^fires too rarely: days with day of month \*, month 2 and weekday 1#5 can be \d+ years apart/,
+    );
+    assert.match(String(problem('0 0 * * L')), /weekday field L: L needs a weekday before it/);
+  });
+
+  it('a never-firing expression answers at once, without asking cron-parser (which would walk 10,000 days)', () => {
+    const ticks = cronTicks('0 0 31 4,6,9,11 *', 'Europe/Prague');
+    assert.equal(ticks.nextAfter(at('2026-05-01T00:00:00Z')), undefined);
+    assert.equal(ticks.latestAtOrBefore(at('2026-05-01T00:00:00Z')), undefined);
+  });
+
+  it('the calendar rules are cron-parser’s: the days it fires from November 2027 to April 2028 are the days selected', function () {
+    this.timeout(60_000);
+    const expressions: string[] = [];
+    for (const day of ['*', '15,31', '29-31', 'L', '31'])
+      for (const month of ['*', '2', '4,6,9,11'])
+        for (const weekday of ['*', '1', '0-6', '5L', '3#2', '1#5']) expressions.push(`0 0 ${day} ${month} ${weekday}`);
+    // months of 30 and 31 days, and a leap February
+    const start = Date.UTC(2027, 10, 1);
+    const end = Date.UTC(2028, 4, 1);
+    for (const expression of expressions) {
+      let parsed;
+      try {
+        parsed = cronParser.parseExpression(expression, {
+          currentDate: new Date(start - 1),
+          endDate: new Date(end - 1),
+          tz: 'UTC',
+        });
+      } catch {
+        continue; // refused by cron-parser itself
+      }
+      const [dayOfMonth, month, dayOfWeek] = expression.split(' ').slice(2);
+      const nth = dayOfWeek.includes('#') ? Number(dayOfWeek.split('#')[1]) : 0;
+      const matches = dayMatcher({ ...parsed.fields, nthDayOfWeek: nth }, { dayOfMonth, month, dayOfWeek });
+      assert.equal(typeof matches, 'function', expression);
+      const expected: string[] = [];
+      for (let t = start; t < end; t += 86_400_000) {
+        const d = new Date(t);
+        if ((matches as DayMatcher)(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), d.getUTCDay()))
+          expected.push(d.toISOString());
+      }
+      const fired: string[] = [];
+      for (;;) {
+        try {
+          fired.push(parsed.next().toDate().toISOString());
+        } catch {
+          break; // past endDate (or cron-parser's loop limit: then the lists differ)
+        }
+      }
+      assert.deepEqual(fired, expected, expression);
+      if (expected.length > 0) assert.equal(cronTicks(expression, 'UTC').never, undefined, expression);
+    }
   });
 });

@@ -156,10 +156,13 @@ describe('schedules fired by tickers', function () {
         clock = new Date(Date.now() + 5000);
         await t.ticker.check();
         assert.deepEqual(await jobsOf(), [], 'disabled: nothing fired');
-        await opened.backend.db.run('UPDATE schedules SET definition = ? WHERE id = ?', [
-          JSON.stringify({ ...disabled.definition, state: 'enabled' }),
-          disabled.id,
-        ]);
+        await store.updateConfiguration(SCHEDULER_COMPONENT_ID, config.id, {
+          configuration: fromPlain({
+            schedule: { cronTab: '* * * * * *', timezone: 'UTC', state: 'enabled' },
+            target: { componentId: GENERIC_EXTRACTOR_ID, configurationId: 'shop' },
+          }),
+        });
+        assert.equal((await activateSchedule(store, other, opened.backend.schedules(), config.id)).id, disabled.id);
         await opened.backend.revokeToken(other.id);
         await t.ticker.check();
         assert.deepEqual(await jobsOf(), []);
