@@ -75,7 +75,11 @@ describeEachBackend('server: token management', (backend) => {
       isOrganizationMember: false,
       role: 'admin',
     });
-    assert.deepEqual(Object.keys(m).slice(-3), ['admin', 'organization', 'owner']);
+    assert.deepEqual(
+      Object.keys(m).slice(-4),
+      ['admin', 'organization', 'owner', 'gexRunner'],
+      "Keboola's keys, then gex's own",
+    );
     for (const t of [w, r]) assert.equal(t.admin, undefined, 'only a master token has an admin');
     // the branch form says the same; other answers carry no admin (Keboola: verify only)
     assert.deepEqual((await server().get(`${BRANCH}/tokens/verify`, { token: master })).body.admin, m.admin);
