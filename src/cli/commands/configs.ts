@@ -2,13 +2,15 @@ import { writeFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import { UserError } from '../../common/errors.js';
 import { displayId, displayText } from '../../common/log-text.js';
-import { prettyExact } from '../../json/index.js';
+import { fromPlain, prettyExact } from '../../json/index.js';
 import { exportConfiguration } from '../../store/export-configuration.js';
-import { configurationToWire, versionItemToWire } from '../../store/wire.js';
-import { print, say, storeCommandOptions, withExistingStore } from '../store-command.js';
+import { configurationToWire, versionDetailToWire, versionItemToWire } from '../../store/wire.js';
+import { positiveInt, print, say, storeCommandOptions, withExistingStore } from '../store-command.js';
+import { changeLines, versionChanges } from '../version-diff.js';
 import { configsChangeCommands } from './configs-change.js';
 import { configsImportCommand } from './configs-import.js';
 import { configsLifecycleCommands } from './configs-lifecycle.js';
+import { integerOption } from '../option-checks.js';
 
 /** `gex configs list|get|versions|export`: reading configurations, in any store (embedded or remote). */
 function configsReadCommands(y: Argv): Argv {
@@ -41,12 +43,52 @@ function configsReadCommands(y: Argv): Argv {
     )
     .command(
       'get <id>',
-      'Show a configuration with its rows and state (JSON; secrets as stored, encrypted)',
-      (c) => storeCommandOptions(c).positional('id', { type: 'string', demandOption: true }),
+      'Show a configuration with its rows and state, or one of its versions (JSON; secrets as stored, encrypted)',
+      (c) =>
+        storeCommandOptions(c)
+          .positional('id', { type: 'string', demandOption: true })
+          .option(
+            'version',
+            integerOption('version', {
+              min: 1,
+              max: Number.MAX_SAFE_INTEGER,
+              describe: 'this version (gex configs versions ID) instead of the current configuration',
+            }),
+          ),
       (args) =>
-        withExistingStore(args, async (store) =>
-          print(configurationToWire(await store.getConfiguration(args['component-id'], args.id))),
-        ),
+        withExistingStore(args, async (store) => {
+          if (args.version === undefined)
+            return print(configurationToWire(await store.getConfiguration(args['component-id'], args.id)));
+          print(versionDetailToWire(await store.getConfigurationVersion(args['component-id'], args.id, args.version)));
+        }),
+    )
+    .command(
+      'diff <id> <from> [to]',
+      'Show what changed between two versions of a configuration (name, body, rows, their order); [to]: the current version',
+      (c) =>
+        storeCommandOptions(c)
+          .positional('id', { type: 'string', demandOption: true })
+          .positional('from', { type: 'string', demandOption: true, describe: 'version number' })
+          .positional('to', { type: 'string', describe: 'version number (default: the current version)' }),
+      (args) =>
+        withExistingStore(args, async (store) => {
+          const componentId = args['component-id'];
+          const from = positiveInt(args.from, 'version');
+          const to =
+            args.to === undefined
+              ? (await store.getConfiguration(componentId, args.id)).version
+              : positiveInt(args.to, 'version');
+          const [before, after] = await Promise.all([
+            store.getConfigurationVersion(componentId, args.id, from),
+            store.getConfigurationVersion(componentId, args.id, to),
+          ]);
+          const changes = versionChanges(before, after);
+          if (args.json) return print(fromPlain({ id: args.id, from, to, changes }));
+          if (changes.length === 0)
+            return say(`Versions ${from} and ${to} of configuration ${displayId(args.id)} hold the same.`);
+          say(`Configuration ${displayId(args.id)}, version ${from} → version ${to}:`);
+          for (const line of changeLines(changes)) say(line);
+        }),
     )
     .command(
       'versions <id>',
@@ -54,8 +96,16 @@ function configsReadCommands(y: Argv): Argv {
       (c) =>
         storeCommandOptions(c)
           .positional('id', { type: 'string', demandOption: true })
-          .option('limit', { type: 'number', default: 100 })
-          .option('offset', { type: 'number', default: 0 }),
+          .option('limit', integerOption('limit', { min: 1, max: 10_000, default: 100, describe: 'versions to list' }))
+          .option(
+            'offset',
+            integerOption('offset', {
+              min: 0,
+              max: Number.MAX_SAFE_INTEGER,
+              default: 0,
+              describe: 'newest versions to skip',
+            }),
+          ),
       (args) =>
         withExistingStore(args, async (store) => {
           const versions = await store.listConfigurationVersions(args['component-id'], args.id, {

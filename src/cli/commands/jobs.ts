@@ -11,6 +11,7 @@ import { splitIdList } from '../id-list.js';
 import { EmbeddedJobs, jobId, type JobsBackend } from '../jobs/jobs-backend.js';
 import { exitCodeOfJob, jobLine, logLine, printJob, type JobView } from '../jobs/job-view.js';
 import { WaitProgress } from '../jobs/wait-progress.js';
+import { integerOption } from '../option-checks.js';
 
 interface JobsArgs {
   store?: string;
@@ -151,14 +152,15 @@ export function jobsCommand(yargs: Argv): Argv {
             c
               .option('status', { type: 'string', array: true, describe: 'only jobs in these statuses' })
               .option('config', { type: 'string', array: true, describe: 'only jobs of these configurations' })
-              .option('limit', { type: 'number', default: DEFAULT_SEARCH_LIMIT }),
+              .option(
+                'limit',
+                integerOption('limit', { min: 1, max: 500, default: DEFAULT_SEARCH_LIMIT, describe: 'jobs to list' }),
+              ),
           handler(async (backend, args) => {
             const statuses = (args.status as string[] | undefined)?.flatMap(splitIdList);
             const bad = statuses?.find((s) => !isJobStatus(s));
             if (bad !== undefined) throw new UserError('GEX_CLI_USAGE', `Unknown status ${JSON.stringify(bad)}`);
             const limit = Number(args.limit);
-            if (!Number.isSafeInteger(limit) || limit < 1 || limit > 500)
-              throw new UserError('GEX_CLI_USAGE', '--limit takes 1 to 500');
             const found = await backend.search({
               statuses: statuses as JobStatus[] | undefined,
               configIds: (args.config as string[] | undefined)?.flatMap(splitIdList),

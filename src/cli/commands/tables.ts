@@ -194,6 +194,7 @@ export function tablesCommand(yargs: Argv): Argv {
               `rows to show (default 100, at most ${MAX_PREVIEW_ROWS})`,
             )
               .option('format', {
+                type: 'string',
                 choices: ['text', 'csv', 'json'] as const,
                 default: 'text' as const,
                 describe:
