@@ -207,7 +207,7 @@ describeEachBackend('gex run applies the configuration output mapping', (factory
     assert.match(check.stdout, /input table in\.c-crm\.users ← written by the output mapping of row 1 of 2: a-users/);
     assert.match(
       check.stdout,
-      /other tables → manifest or default bucket in\.c-ex-generic-v2-merge, decided after extraction/,
+      /other tables → in\.c-shop\.<table> \(the manifests' destination, from outputBucket\)/,
     );
     const dry = await gex(['run', '--dry-run', '--config-id', 'merge']);
     assert.equal(dry.code, 0, dry.stdout + dry.stderr);
