@@ -63,7 +63,9 @@ export function outputBucketsOf(parameters: JsonValue): Array<string | null> | u
   if (!isJsonObject(parameters) || !isJsonObject(parameters.get('config'))) return undefined;
   const api = parameters.get('api');
   try {
-    return iterationConfigs(parameters).map((config) => outputBucket(config, apiName(isJsonObject(api) ? api : new Map())));
+    return iterationConfigs(parameters).map((config) =>
+      outputBucket(config, apiName(isJsonObject(api) ? api : new Map())),
+    );
   } catch (error) {
     if (error instanceof ConfigError) return undefined;
     throw error;

@@ -1,6 +1,13 @@
 import { displayText, quoteForLog } from '../../common/log-text.js';
 import type { SecretMasker } from '../../common/secret-masker.js';
-import { unitOk, type CheckReport, type JobCheck, type ProbeResult, type RequestPreview, type UnitCheck } from './report.js';
+import {
+  unitOk,
+  type CheckReport,
+  type JobCheck,
+  type ProbeResult,
+  type RequestPreview,
+  type UnitCheck,
+} from './report.js';
 
 /**
  * The report as text for a person, and as JSON for a program. Values from configurations and
@@ -20,7 +27,9 @@ export function renderText(report: CheckReport, masker: SecretMasker): string {
   const notes = [
     ...(warnings > 0 ? [`${warnings} warning${warnings === 1 ? '' : 's'}`] : []),
     ...(notCounted > 0
-      ? [`problems of ${notCounted} disabled row${notCounted === 1 ? '' : 's'} not counted: a run skips ${notCounted === 1 ? 'it' : 'them'}`]
+      ? [
+          `problems of ${notCounted} disabled row${notCounted === 1 ? '' : 's'} not counted: a run skips ${notCounted === 1 ? 'it' : 'them'}`,
+        ]
       : []),
   ];
   lines.push(`Result: ${report.ok ? 'OK' : 'FAILED'}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`);
