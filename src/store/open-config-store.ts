@@ -6,6 +6,7 @@ import { CIPHER_PREFIX, cipherScope, componentCipherScope, SecretCipher, type Ci
 import type { EmbeddedBackend } from './embedded/embedded-backend.js';
 import { displayLocation, isRemoteStore, openEmbeddedStore } from './open-store.js';
 import { HttpConfigStore } from './remote/http-config-store.js';
+import { tokenMissing, tokenRefused, type TokenOrigin } from './token-refusal.js';
 import { HttpTableSource } from './remote/http-table-source.js';
 import { StorageApiClient } from './remote/storage-api-client.js';
 import { TableTransfer } from './remote/table-transfer.js';
@@ -54,6 +55,8 @@ export type OpenedStore = EmbeddedOpenedStore | RemoteOpenedStore;
 export interface OpenConfigStoreOptions {
   /** token for a remote store (KBC_TOKEN), or to act as a given token on the embedded one */
   token?: string;
+  /** where `token` came from, named when it is refused (default: KBC_TOKEN when taken from there) */
+  tokenOrigin?: TokenOrigin;
   /** project of the embedded store used without a token (default: "default") */
   project?: string;
   env?: NodeJS.ProcessEnv;
@@ -83,15 +86,13 @@ function containsCipher(value: JsonValue): boolean {
  */
 export async function openConfigStore(location: string, options: OpenConfigStoreOptions = {}): Promise<OpenedStore> {
   const env = options.env ?? process.env;
+  const tokenOrigin = options.tokenOrigin ?? (options.token === undefined ? 'KBC_TOKEN' : undefined);
   if (isRemoteStore(location)) {
     const token = options.token ?? env.KBC_TOKEN;
-    if (!token)
-      throw new UserError(
-        'GEX_STORE_TOKEN_INVALID',
-        `A token is needed for the Storage API at ${location}: set KBC_TOKEN or pass --token`,
-      );
+    if (!token) throw tokenMissing(`the Storage API at ${location}`);
     const retry = retrySettingsFromEnv(options.remoteRetry ?? RUN_STORE_RETRY, env);
-    const store = new HttpConfigStore({ url: location, token, logger: options.logger, retry });
+    const client = { url: location, token, tokenOrigin, logger: options.logger, retry };
+    const store = new HttpConfigStore(client);
     const key = env.GEX_MASTER_KEY?.trim();
     let projectId: number | undefined;
     const decrypt = (value: JsonValue, scope: CipherScope): JsonValue => {
@@ -111,9 +112,9 @@ export async function openConfigStore(location: string, options: OpenConfigStore
       store,
       location,
       runLocks: NO_RUN_LOCKS,
-      remoteTables: new HttpTableSource({ url: location, token, logger: options.logger, retry }),
+      remoteTables: new HttpTableSource(client),
       tableTransfer: new TableTransfer({
-        api: new StorageApiClient({ url: location, token, logger: options.logger, retry }),
+        api: new StorageApiClient(client),
         url: location,
       }),
       async decryptSecrets(componentId, value) {
@@ -140,13 +141,11 @@ export async function openConfigStore(location: string, options: OpenConfigStore
   });
   try {
     let store: ConfigStore;
-    if (options.token) {
-      const info = await backend.authenticate(options.token);
-      if (!info)
-        throw new UserError(
-          'GEX_STORE_TOKEN_INVALID',
-          `Invalid access token for the store ${displayLocation(location)}`,
-        );
+    // an empty --token is no token: the store is used directly, as without one
+    const token = options.token;
+    if (token) {
+      const info = await backend.authenticate(token);
+      if (!info) throw tokenRefused(`the store ${displayLocation(location)}`, tokenOrigin, 'Invalid access token');
       store = backend.session(info);
     } else store = await backend.localSession(options.project);
     const { projectId } = await store.verifyToken();

@@ -7,6 +7,7 @@ import { SecretMasker } from '../../common/secret-masker.js';
 import type { UnitCheck } from '../../extractor/check/report.js';
 import type { PlannedUnit, RunPlan } from '../../runner/run-plan.js';
 import { builtinComponents } from '../builtin-components.js';
+import { tokenFromArgs } from '../store-options.js';
 import { targetOptions, type TargetArgs } from '../target-options.js';
 import { cancelOnStop } from '../stop-signals.js';
 import { dataFolderOfRun } from '../data-dir-default.js';
@@ -152,7 +153,7 @@ async function unitsToCheck(
   const location = storeLocationFromArgs(args.store, env);
   // nothing is created: a store that does not exist is an error
   const store = await openConfigStore(location, {
-    token: args.token ?? env.KBC_TOKEN,
+    ...tokenFromArgs(args, env),
     logger,
     builtinComponents: builtinComponents(),
     mustExist: true,

@@ -7,6 +7,7 @@ import { isRemoteStore, storeLocationFromArgs } from '../../store/store-location
 import { GENERIC_EXTRACTOR_ID } from '../builtin-components.js';
 import { createLogger } from '../../common/logger.js';
 import { withEmbeddedBackend } from '../embedded-only.js';
+import { tokenFromArgs } from '../store-options.js';
 import { splitIdList } from '../id-list.js';
 import { EmbeddedJobs, jobId, type JobsBackend } from '../jobs/jobs-backend.js';
 import { exitCodeOfJob, jobLine, logLine, printJob, type JobView } from '../jobs/job-view.js';
@@ -54,7 +55,7 @@ async function withJobs(args: JobsArgs, work: (backend: JobsBackend) => Promise<
   const location = storeLocationFromArgs(args.store);
   if (isRemoteStore(location)) {
     const { openRemoteJobs } = await import('../jobs/remote-jobs.js');
-    return work(await openRemoteJobs(location, args.token ?? process.env.KBC_TOKEN, process.env));
+    return work(await openRemoteJobs(location, tokenFromArgs(args), process.env));
   }
   return withEmbeddedBackend(
     args.store,

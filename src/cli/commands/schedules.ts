@@ -9,7 +9,7 @@ import { EmbeddedSchedules } from '../schedules/embedded-schedules.js';
 import { RemoteSchedules } from '../schedules/remote-schedules.js';
 import type { SchedulesBackend, ScheduleView } from '../schedules/schedules-backend.js';
 import { fields, print, rowIdsOption, say } from '../store-command.js';
-import { openStoreFromArgs, storeOptions, type StoreArgs } from '../store-options.js';
+import { openStoreFromArgs, storeOptions, tokenFromArgs, type StoreArgs } from '../store-options.js';
 
 interface SchedulesArgs extends StoreArgs {
   json: boolean;
@@ -22,13 +22,7 @@ function onSchedules(args: SchedulesArgs, work: (schedules: SchedulesBackend) =>
     try {
       const schedules =
         opened.kind === 'remote'
-          ? await RemoteSchedules.open(
-              opened.location,
-              args.token ?? process.env.KBC_TOKEN,
-              opened.store,
-              process.env,
-              logger,
-            )
+          ? await RemoteSchedules.open(opened.location, tokenFromArgs(args), opened.store, process.env, logger)
           : await EmbeddedSchedules.open(opened.backend, args.project);
       await work(schedules);
     } finally {
