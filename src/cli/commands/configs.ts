@@ -7,6 +7,7 @@ import { exportConfiguration } from '../../store/export-configuration.js';
 import { configurationToWire, versionDetailToWire, versionItemToWire } from '../../store/wire.js';
 import { positiveInt, print, say, storeCommandOptions, withExistingStore } from '../store-command.js';
 import { changeLines, versionChanges } from '../version-diff.js';
+import { printList } from '../list-output.js';
 import { configsChangeCommands } from './configs-change.js';
 import { configsImportCommand } from './configs-import.js';
 import { configsLifecycleCommands } from './configs-lifecycle.js';
@@ -30,15 +31,20 @@ function configsReadCommands(y: Argv): Argv {
           if (args.json) return print(configs.map((c) => configurationToWire(c)));
           if (configs.length === 0)
             say(`No ${args.deleted ? 'deleted ' : ''}configurations of ${displayId(args['component-id'])}.`);
-          for (const c of configs) {
-            const rows = c.rows.length
-              ? `, ${c.rows.length} rows (${c.rows.filter((r) => r.isDisabled).length} disabled)`
-              : '';
-            // ids and names are the store's text: one of them must not be able to add a line or a column
-            say(
-              `${displayId(c.id)}\t${displayText(c.name)}\tversion ${c.version}${rows}${c.isDisabled ? ', disabled' : ''}`,
-            );
-          }
+          // ids and names are the store's text: one of them must not be able to add a line or a column
+          printList(
+            ['ID', 'NAME', 'VERSION'],
+            configs.map((c) => {
+              const rows = c.rows.length
+                ? `, ${c.rows.length} rows (${c.rows.filter((r) => r.isDisabled).length} disabled)`
+                : '';
+              return [
+                displayId(c.id),
+                displayText(c.name),
+                `version ${c.version}${rows}${c.isDisabled ? ', disabled' : ''}`,
+              ];
+            }),
+          );
         }),
     )
     .command(
@@ -113,11 +119,15 @@ function configsReadCommands(y: Argv): Argv {
             offset: args.offset,
           });
           if (args.json) return print(versions.map(versionItemToWire));
-          for (const v of versions) {
-            say(
-              `${v.version}\t${displayText(v.created)}\t${displayText(v.creatorToken.description)}\t${displayText(v.changeDescription)}${v.isDeleted ? ' (deleted)' : ''}`,
-            );
-          }
+          printList(
+            ['VERSION', 'CREATED', 'BY', 'CHANGE'],
+            versions.map((v) => [
+              String(v.version),
+              displayText(v.created),
+              displayText(v.creatorToken.description),
+              `${displayText(v.changeDescription)}${v.isDeleted ? ' (deleted)' : ''}`,
+            ]),
+          );
         }),
     )
     .command(

@@ -10,7 +10,8 @@ import { withEmbeddedBackend } from '../embedded-only.js';
 import { tokenFromArgs } from '../store-options.js';
 import { splitIdList } from '../id-list.js';
 import { EmbeddedJobs, jobId, type JobsBackend } from '../jobs/jobs-backend.js';
-import { exitCodeOfJob, jobLine, logLine, printJob, type JobView } from '../jobs/job-view.js';
+import { exitCodeOfJob, jobCells, logLine, printJob, type JobView } from '../jobs/job-view.js';
+import { printList } from '../list-output.js';
 import { WaitProgress } from '../jobs/wait-progress.js';
 import { integerOption } from '../option-checks.js';
 
@@ -168,7 +169,7 @@ export function jobsCommand(yargs: Argv): Argv {
               limit,
             });
             if (args.json) out(`${stringifyExact(found.map((j) => j.wire))}\n`);
-            else for (const job of found) out(`${jobLine(job)}\n`);
+            else printList(['ID', 'STATUS', 'CONFIGURATION', 'CREATED'], found.map(jobCells));
             return 0;
           }),
         )

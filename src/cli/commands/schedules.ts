@@ -1,4 +1,5 @@
 import type { Argv } from 'yargs';
+import { printList } from '../list-output.js';
 import { displayId } from '../../common/log-text.js';
 import { fromPlain, type JsonValue } from '../../json/index.js';
 import { cronTicks } from '../../jobs/schedules/cron-tick.js';
@@ -51,16 +52,21 @@ function describe(schedule: ScheduleView, now: Date) {
   });
 }
 
-function line(schedule: ScheduleView, now: Date): string {
+/** A schedule's cells in a list (piped, joined by two spaces). */
+function cells(schedule: ScheduleView, now: Date): string[] {
   const row = describe(schedule, now);
   const get = (key: string): JsonValue | undefined => row.get(key);
   const { target } = schedule.definition;
   const last = schedule.lastJob ? `job ${schedule.lastJob.id} ${schedule.lastJob.status}` : 'none';
-  return (
-    `${schedule.id}  ${displayId(schedule.definition.cronTab)} ${schedule.definition.timezone}  ${String(get('state'))}  ` +
-    `${displayId(target.componentId)} ${displayId(target.configurationId)}  next ${String(get('nextRun') ?? '-')}  last ${last}` +
-    (schedule.stopped ? `  (stopped: ${schedule.stopped})` : '')
-  );
+  return [
+    schedule.id,
+    `${displayId(schedule.definition.cronTab)} ${schedule.definition.timezone}`,
+    String(get('state')),
+    `${displayId(target.componentId)} ${displayId(target.configurationId)}`,
+    `next ${String(get('nextRun') ?? '-')}`,
+    `last ${last}`,
+    ...(schedule.stopped ? [`(stopped: ${schedule.stopped})`] : []),
+  ];
 }
 
 function setState(args: SchedulesArgs & { id: string }, state: 'enabled' | 'disabled'): Promise<void> {
@@ -143,7 +149,11 @@ export function schedulesCommand(yargs: Argv): Argv {
               const now = new Date();
               if (args.json) return print(list.map((s) => describe(s, now)));
               if (list.length === 0) return say('No schedules (gex schedules add CONFIG --cron …)');
-              for (const schedule of list) say(line(schedule, now));
+              printList(
+                ['ID', 'CRON', 'STATE', 'CONFIGURATION', 'NEXT RUN', 'LAST JOB', 'STOPPED'],
+                list.map((schedule) => cells(schedule, now)),
+                { separator: '  ' },
+              );
             }),
         )
         .command(

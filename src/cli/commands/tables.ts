@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import type { Argv } from 'yargs';
+import { printList } from '../list-output.js';
 import { UserError } from '../../common/errors.js';
 import { displayId, displayText } from '../../common/log-text.js';
 import { unsafeFileNameProblem } from '../../common/safe-path.js';
@@ -152,10 +153,15 @@ export function tablesCommand(yargs: Argv): Argv {
                   `No tables in ${where}. "gex run --config-id <id>" loads each row's out/tables into the project's Storage tables.`,
                 );
               }
-              for (const t of tables)
-                say(
-                  `${displayId(t.id)}\t${plural(t.rowsCount, 'row')}\t${plural(t.columns.length, 'column')}\tlast import ${displayText(t.lastImportDate)}`,
-                );
+              printList(
+                ['TABLE', 'ROWS', 'COLUMNS', 'LAST IMPORT'],
+                tables.map((t) => [
+                  displayId(t.id),
+                  plural(t.rowsCount, 'row'),
+                  plural(t.columns.length, 'column'),
+                  `last import ${displayText(t.lastImportDate)}`,
+                ]),
+              );
             }),
         )
         .command(
