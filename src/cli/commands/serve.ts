@@ -1,5 +1,6 @@
 import type { Argv } from 'yargs';
 import { errorLogFields, exitCodeOf, UserError } from '../../common/errors.js';
+import { displayText } from '../../common/log-text.js';
 import { DEFAULT_BODY_LIMIT, DEFAULT_FILE_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS } from '../../server/limits.js';
 
 /** The largest --body-limit: a request body is held in memory whole. */
@@ -140,6 +141,11 @@ function listenError(error: unknown, args: ServeArgs): unknown {
     return new UserError(
       'GEX_SERVER_LISTEN_FAILED',
       `Address ${args.host} is not available on this machine: choose another one with --host`,
+    );
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return new UserError(
+      'GEX_SERVER_LISTEN_FAILED',
+      `--host ${displayText(args.host)} is no address of this machine (not an IP address, and its name does not resolve): choose another one, e.g. 127.0.0.1 or 0.0.0.0`,
     );
   return error;
 }
