@@ -14,6 +14,20 @@ import { closestKey } from '../extractor/config/closest-key.js';
  */
 export const OPTIONAL_VALUE_OPTIONS: ReadonlySet<string> = new Set(['wait', 'new-id']);
 
+/**
+ * The options for which an empty value means something: a text that may be empty (a name, a
+ * description), a filter on empty values, no enclosure. For every other option an empty value —
+ * `--config-id "$ID"` with `$ID` unset — is no value, and an error like none at all.
+ */
+export const EMPTY_VALUE_OPTIONS: ReadonlySet<string> = new Set([
+  'name',
+  'description',
+  'change-description',
+  'where-value',
+  'where-values',
+  'enclosure',
+]);
+
 /** What yargs' getOptions() says of the options of the command being run (the parts used here). */
 export interface KnownOptions {
   string: string[];
@@ -103,15 +117,18 @@ function givenValueOptions(args: readonly string[], options: KnownOptions): Give
  * line, or followed by another option (`gex run --config-id --store x`) — or negated as a flag
  * (`--no-store`); undefined when every one has its value. yargs would take such an option as an
  * empty string or leave it out, and the command would fall back to something the user did not
- * ask for (`gex run --config-id` running a data folder). An empty value given on purpose
- * (`--description ''`, `--name=`) is a value; the options of OPTIONAL_VALUE_OPTIONS may go without.
+ * ask for (`gex run --config-id` running a data folder). An empty value (or blanks) is no value
+ * either, but for the options of EMPTY_VALUE_OPTIONS (`--description ''`); the options of
+ * OPTIONAL_VALUE_OPTIONS may go without.
  */
 export function missingValueProblem(args: readonly string[], options: KnownOptions): string | undefined {
   for (const option of givenValueOptions(args, options)) {
     if (option.negated)
       return `--${option.name} takes a value: ${displayText(option.token)} is not an option (leave --${option.name} out for its default)`;
-    if (option.value === undefined && !OPTIONAL_VALUE_OPTIONS.has(option.name))
-      return `--${option.name} needs a value, and none was given`;
+    if (OPTIONAL_VALUE_OPTIONS.has(option.name)) continue;
+    if (option.value === undefined) return `--${option.name} needs a value, and none was given`;
+    if (option.value.trim() === '' && !EMPTY_VALUE_OPTIONS.has(option.name))
+      return `--${option.name} needs a value, and it was given an empty one`;
   }
   return undefined;
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { OPTIONAL_VALUE_OPTIONS } from '../../src/cli/option-checks.js';
+import { EMPTY_VALUE_OPTIONS, OPTIONAL_VALUE_OPTIONS } from '../../src/cli/option-checks.js';
 import { BUILT_IN_DESCRIPTIONS, commandLine, helpTree, type CommandHelp } from '../support/cli-help.js';
 import { runGexInProcess } from '../support/in-process-gex.js';
 
@@ -64,6 +64,13 @@ describe('gex options: the rules every option of every command follows', functio
           [...base, `--${option.name}`],
           [...base, `--${option.name}`, '--log-level', 'info'],
           [...base, `--no-${option.name}`],
+          // an empty value ("$UNSET_VARIABLE") is none, but where an empty text means something
+          ...(EMPTY_VALUE_OPTIONS.has(option.name)
+            ? []
+            : [
+                [...base, `--${option.name}`, ''],
+                [...base, `--${option.name}= `],
+              ]),
         ];
         for (const args of attempts) {
           const r = await runGexInProcess(args, env(), { cwd: dir });
@@ -85,6 +92,13 @@ describe('gex options: the rules every option of every command follows', functio
     assert.ok(tried > 300, `${tried} attempts`);
   });
 
+  it('takes an empty value only where an empty text means something', () => {
+    const empty = new Set(
+      leaves.flatMap((c) => c.options.filter((o) => EMPTY_VALUE_OPTIONS.has(o.name)).map((o) => o.name)),
+    );
+    assert.deepEqual([...empty].sort(), [...EMPTY_VALUE_OPTIONS].sort(), 'no stale name in EMPTY_VALUE_OPTIONS');
+  });
+
   it('takes the options that may go without a value without one', async () => {
     const optional = leaves.flatMap((c) =>
       c.options
@@ -98,12 +112,16 @@ describe('gex options: the rules every option of every command follows', functio
     let tried = 0;
     for (const command of leaves) {
       for (const option of command.options.filter((o) => o.type === 'number')) {
-        for (const value of ['abc', '-1', '1.5', '1e18', '']) {
+        for (const value of ['abc', '-1', '1.5', '1e18', '0x10', '']) {
           const args = [...commandLine(command, option.name), `--${option.name}`, value];
           const r = await runGexInProcess(args, env(), { cwd: dir });
           tried++;
           assert.equal(r.code, 1, `gex ${args.join(' ')}: ${r.stdout}${r.stderr}`);
-          assert.match(r.stderr, new RegExp(`^Error: --${option.name} takes `), `gex ${args.join(' ')}`);
+          assert.match(
+            r.stderr,
+            new RegExp(`^Error: --${option.name} (takes |needs a value, and it was given an empty one)`),
+            `gex ${args.join(' ')}`,
+          );
         }
       }
     }
