@@ -81,4 +81,16 @@ describe('gex run: a file where the data folder (or a folder in it) should be', 
     // nothing was left behind in the data folder but what was there and the run's lock file, released
     assert.deepEqual((await readdir(data)).filter((f) => f !== '.gex-run.lock').sort(), ['config.json', 'out', 'rows']);
   });
+
+  it('gex run and gex check --data-dir below a file: exit 1 naming the file in the way', async () => {
+    for (const command of ['run', 'check']) {
+      const r = await runGexInProcess([command, '--data-dir', path.join(file, 'data')], env);
+      assert.equal(r.code, 1, r.output);
+      assert.match(
+        r.output,
+        new RegExp(`config\\.json: ${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} is a file, not a folder`),
+      );
+      assert.doesNotMatch(r.output, /ENOTDIR/);
+    }
+  });
 });
