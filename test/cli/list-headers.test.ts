@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { printList } from '../../src/cli/list-output.js';
+import { helpTree } from '../support/cli-help.js';
 import { runGexInProcess } from '../support/in-process-gex.js';
 import { TEST_KEY } from '../support/store.js';
 import { startGexInTerminal } from '../support/terminal.js';
@@ -77,6 +78,13 @@ describe('gex lists: a header row on a terminal, plain lines in a pipe', functio
       }
     });
     after(() => rm(dir, { recursive: true, force: true }));
+
+    it('covers every list command (a list added later must be added here)', async () => {
+      const listing = (await helpTree())
+        .filter((c) => c.subcommands.length === 0 && ['list', 'versions'].includes(c.path.at(-1) ?? ''))
+        .map((c) => c.path.join(' '));
+      assert.deepEqual(listing.sort(), lists.map(([args]) => args.filter((a) => a !== 'shop').join(' ')).sort());
+    });
 
     it('on a terminal: the header first, the rows under it', async () => {
       for (const [args, header] of lists) {
