@@ -104,6 +104,6 @@ describe('gex serve', () => {
     const r = await runGexInProcess(['serve', '--port', '0', '--store', store, '--host', 'nonsense.invalid'], {});
     assert.equal(r.code, 1, r.output);
     assert.match(r.output, /--host nonsense\.invalid is no address of this machine/);
-    assert.doesNotMatch(r.output, /Application error|    at /);
+    assert.doesNotMatch(r.output, /Application error| {4}at /);
   });
 });
