@@ -35,7 +35,7 @@ export const bodyOptions = <T>(y: Argv<T>) =>
       array: true,
       nargs: 1,
       describe:
-        'set path=value in the body (repeatable; e.g. parameters.config.jobs[0].endpoint=users; the value is JSON when it parses as JSON, else text)',
+        'set path=value in the body (repeatable; e.g. parameters.config.jobs[0].endpoint=users; the value is JSON when it parses as JSON, else text; one starting with {, [ or " must be JSON)',
     })
     .option('set-file', {
       type: 'string',

@@ -6,7 +6,6 @@ import { UserError } from '../common/errors.js';
 import { displayText } from '../common/log-text.js';
 import { sentence } from '../common/text.js';
 import { decodeJson, JsonSyntaxError, prettyExact, type JsonValue } from '../json/index.js';
-import { lineAndColumn } from './json-input.js';
 
 export interface EditorOptions {
   env?: NodeJS.ProcessEnv;
@@ -76,8 +75,7 @@ export async function editJson(
         await options.check?.(edited);
         return edited;
       } catch (e) {
-        if (e instanceof JsonSyntaxError)
-          problem = `The edited file is not valid JSON (${lineAndColumn(text, e.position)}): ${displayText(e.message)}`;
+        if (e instanceof JsonSyntaxError) problem = `The edited file is not valid JSON: ${displayText(e.message)}`;
         else if (e instanceof UserError && options.check) problem = e.message;
         else throw e;
       }

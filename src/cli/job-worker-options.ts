@@ -1,9 +1,9 @@
 import type { Argv } from 'yargs';
-import { UserError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import type { JobQueue } from '../jobs/job-queue.js';
 import { DEFAULT_JOB_RETENTION_DAYS, DEFAULT_JOB_TIMEOUT_SECONDS, type WorkerPool } from '../jobs/worker-pool.js';
 import { noWorkerAdvice } from '../jobs/worker-registry.js';
+import { integerOption } from './option-checks.js';
 
 /** The options of whatever runs queue jobs: `gex serve` and `gex worker`. */
 export interface JobWorkerArgs {
@@ -14,36 +14,37 @@ export interface JobWorkerArgs {
 
 export function jobWorkerOptions<T>(y: Argv<T>): Argv<T & JobWorkerArgs> {
   return y
-    .option('job-timeout', {
-      type: 'number',
-      default: DEFAULT_JOB_TIMEOUT_SECONDS,
-      describe:
-        "seconds a queue job may run before it is stopped (ends as error); a configuration's runtime.process_timeout may lower it",
-    })
-    .option('retries', {
-      type: 'number',
-      default: 0,
-      describe:
-        'retries of a job after an application error or a lost worker, for jobs created here (never after a user error; 0 = none, as in Keboola)',
-    })
-    .option('job-retention-days', {
-      type: 'number',
-      default: DEFAULT_JOB_RETENTION_DAYS,
-      describe: 'finished jobs and their logs are deleted this many days after they ended',
-    });
-}
-
-function wholeNumber(value: number, option: string, min: number, max: number, unit = ''): number {
-  if (!Number.isSafeInteger(value) || value < min || value > max)
-    throw new UserError('GEX_CLI_USAGE', `--${option} takes a whole number${unit} from ${min} to ${max}`);
-  return value;
-}
-
-/** The options checked: a bad value is a clear error, not a silent default. */
-export function checkJobWorkerArgs(args: JobWorkerArgs): void {
-  wholeNumber(args['job-timeout'], 'job-timeout', 1, 30 * 86_400, ' of seconds');
-  wholeNumber(args.retries, 'retries', 0, 10);
-  wholeNumber(args['job-retention-days'], 'job-retention-days', 1, 3650, ' of days');
+    .option(
+      'job-timeout',
+      integerOption('job-timeout', {
+        min: 1,
+        max: 30 * 86_400,
+        default: DEFAULT_JOB_TIMEOUT_SECONDS,
+        unit: 'seconds',
+        describe:
+          "seconds a queue job may run before it is stopped (ends as error); a configuration's runtime.process_timeout may lower it",
+      }),
+    )
+    .option(
+      'retries',
+      integerOption('retries', {
+        min: 0,
+        max: 10,
+        default: 0,
+        describe:
+          'retries of a job after an application error or a lost worker, for jobs created here (never after a user error; 0 = none, as in Keboola)',
+      }),
+    )
+    .option(
+      'job-retention-days',
+      integerOption('job-retention-days', {
+        min: 1,
+        max: 3650,
+        default: DEFAULT_JOB_RETENTION_DAYS,
+        unit: 'days',
+        describe: 'finished jobs and their logs are deleted this many days after they ended',
+      }),
+    ) as Argv<T & JobWorkerArgs>;
 }
 
 /** Starts a pool of `workers` on the queue (jobs dead workers left are ended first). */

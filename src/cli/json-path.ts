@@ -1,12 +1,13 @@
 import { UserError } from '../common/errors.js';
 import { quoteForLog } from '../common/log-text.js';
-import { decodeJson, isJsonObject, type JsonObject, type JsonValue } from '../json/index.js';
+import { decodeJson, isJsonObject, JsonSyntaxError, type JsonObject, type JsonValue } from '../json/index.js';
 
 /**
  * `--set path=value` on a configuration body. A path is keys joined by `.` with list indexes in
  * brackets (`parameters.config.jobs[0].endpoint`); a key holding `.`, `[` or `]` is written as a
  * JSON string in brackets (`parameters["a.b"]`). The value is JSON when it parses as JSON, else
- * the text itself (`--set parameters.api.baseUrl=https://x/` sets a string).
+ * the text itself (`--set parameters.api.baseUrl=https://x/` sets a string) — unless it starts
+ * like JSON (`{`, `[`, `"`): then it must be JSON, and a syntax error names its line and column.
  */
 export type PathStep = string | number;
 
@@ -96,13 +97,22 @@ export function parseAssignment(assignment: string): { path: PathStep[]; value: 
       `--set takes path=value, e.g. parameters.api.baseUrl=https://api.example.com/ (got no "=")`,
     );
   const text = assignment.slice(eq + 1);
+  const path = parsePath(assignment.slice(0, eq));
   let value: JsonValue;
   try {
     value = decodeJson(text);
-  } catch {
+  } catch (error) {
+    if (!(error instanceof JsonSyntaxError)) throw error;
+    // an object, a list or a quoted string was meant as JSON: broken JSON is not stored as text
+    if (/^\s*[{["]/.test(text))
+      throw new UserError(
+        'GEX_CLI_USAGE',
+        `--set ${formatPath(path)}: the value is not valid JSON: ${error.message}. ` +
+          'A value starting with {, [ or " must be JSON; for that text itself, write it as a JSON string or use --set-file.',
+      );
     value = text;
   }
-  return { path: parsePath(assignment.slice(0, eq)), value };
+  return { path, value };
 }
 
 function describeKind(v: JsonValue | undefined): string {

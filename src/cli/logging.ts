@@ -19,11 +19,13 @@ type CommandArgs = LoggingArgs & { 'data-dir'?: string };
 export function loggingOptions(yargs: Argv): Argv {
   return yargs
     .option('log-level', {
+      type: 'string',
       choices: ['debug', 'info', 'warn', 'error', 'silent'],
       default: (process.env.GEX_LOG_LEVEL as LogLevel) || 'info',
       describe: 'how much to log ($GEX_LOG_LEVEL)',
     })
     .option('log-format', {
+      type: 'string',
       choices: ['text', 'json'],
       default: (process.env.GEX_LOG_FORMAT as LogFormat) || 'text',
       describe: 'plain text lines or JSON lines ($GEX_LOG_FORMAT)',

@@ -6,6 +6,7 @@ import { loggingOptions } from './logging.js';
 import { installStopSignals } from './stop-signals.js';
 import { stopWhenParentGone } from './parent-watch.js';
 import { commandWord, failHandler } from './unknown-command.js';
+import { missingValueProblem, numberTextProblem, type KnownOptions } from './option-checks.js';
 
 type Register = (yargs: Argv) => Argv;
 
@@ -46,14 +47,26 @@ export async function main(argv: string[]): Promise<void> {
   stopWhenParentGone();
   ignoreClosedOutput();
   const args = hideBin(argv);
-  let cli = yargs(args)
+  if (commandWord(args) === undefined && args.some((arg) => arg === '--version' || arg === '-V')) {
+    process.stdout.write(`${gexVersion() ?? 'unknown'}\n`);
+    return;
+  }
+  let cli: Argv = yargs(args)
     .scriptName('gex')
     .strict()
     .recommendCommands()
-    .demandCommand(1, 'Name a command: gex <command> --help');
+    .demandCommand(1, 'Name a command: gex <command> --help')
+    // yargs' own --version would be an option of every command, shadowing a command's own
+    // (`gex configs get ID --version 3`): the version is the top level's alone (answered above)
+    .version(false)
+    .option('version', { alias: 'V', type: 'boolean', global: false, describe: 'Show the version of gex' });
   cli = loggingOptions(cli);
   for (const register of await commandsFor(args)) cli = register(cli);
+  // yargs' options of the command being parsed (getOptions is not in its typings)
+  const known = () => (cli as unknown as { getOptions(): KnownOptions }).getOptions();
   await cli
+    // every command: no option that takes a value without one, no number option that is not a whole number
+    .check(() => missingValueProblem(args, known()) ?? numberTextProblem(args, known()) ?? true, true)
     .example(
       '$0 run --config-id 123 --store gex-store.sqlite',
       'run a stored configuration, row by row (tables in ./data/rows/…)',
@@ -69,11 +82,10 @@ export async function main(argv: string[]): Promise<void> {
       failHandler(
         args,
         COMMANDS.map(([name]) => name),
+        known,
       ),
     )
     .wrap(null)
     .help()
-    .version(gexVersion() ?? 'unknown')
-    .alias('version', 'V')
     .parseAsync();
 }

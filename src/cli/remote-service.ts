@@ -3,6 +3,8 @@ import type { Logger } from '../common/logger.js';
 import { isJsonObject } from '../json/index.js';
 import { INTERACTIVE_STORE_RETRY, retrySettingsFromEnv } from '../store/remote/retry-budget.js';
 import { StorageApiClient } from '../store/remote/storage-api-client.js';
+import { tokenMissing } from '../store/token-refusal.js';
+import type { GivenToken } from './store-options.js';
 
 /** An API index larger than this is refused, not held in memory. */
 const MAX_INDEX_BYTES = 1024 * 1024;
@@ -14,19 +16,16 @@ const MAX_INDEX_BYTES = 1024 * 1024;
  */
 export async function openService(
   url: string,
-  token: string | undefined,
+  given: GivenToken,
   env: NodeJS.ProcessEnv,
   wanted: { id: string; name: string },
   logger?: Logger,
 ): Promise<{ storage: StorageApiClient; service: StorageApiClient }> {
-  if (!token)
-    throw new UserError(
-      'GEX_STORE_TOKEN_INVALID',
-      `A token is needed for the Storage API at ${url}: set KBC_TOKEN or pass --token`,
-    );
+  const { token, tokenOrigin } = given;
+  if (!token) throw tokenMissing(`the Storage API at ${url}`);
   // a person is waiting: a server that does not answer fails within seconds, not minutes
   const retry = retrySettingsFromEnv(INTERACTIVE_STORE_RETRY, env);
-  const storage = new StorageApiClient({ url, token, retry, logger });
+  const storage = new StorageApiClient({ url, token, tokenOrigin, retry, logger });
   const index = await storage.call(
     'GET',
     '',
@@ -46,6 +45,7 @@ export async function openService(
   const service = new StorageApiClient({
     url: serviceAddress(url, String(entry.get('url')), wanted.name),
     token,
+    tokenOrigin,
     retry,
     logger,
     service: { name: wanted.name, path: '' },

@@ -3,6 +3,7 @@ import type { Logger } from '../common/logger.js';
 import { builtinComponents, GENERIC_EXTRACTOR_ID } from './builtin-components.js';
 import type { OpenedStore } from '../store/open-config-store.js';
 import { storeLocationFromArgs } from '../store/store-location.js';
+import type { TokenOrigin } from '../store/token-refusal.js';
 
 export interface StoreArgs {
   store?: string;
@@ -38,6 +39,18 @@ export function componentOption<T>(yargs: Argv<T>): Argv<T & { 'component-id': s
   });
 }
 
+/** The token a command sends, and where it came from (named when a server refuses it). */
+export interface GivenToken {
+  token?: string;
+  tokenOrigin?: TokenOrigin;
+}
+
+/** `--token`, else `$KBC_TOKEN`: the one place a command takes its token from. */
+export function tokenFromArgs(args: { token?: string }, env: NodeJS.ProcessEnv = process.env): GivenToken {
+  if (args.token !== undefined) return { token: args.token, tokenOrigin: '--token' };
+  return env.KBC_TOKEN ? { token: env.KBC_TOKEN, tokenOrigin: 'KBC_TOKEN' } : {};
+}
+
 /** `mustExist`: the command only reads, so it neither creates a store nor its key file. */
 export async function openStoreFromArgs(
   args: StoreArgs,
@@ -50,7 +63,7 @@ export async function openStoreFromArgs(
   ]);
   // a person is waiting: a remote store that does not answer fails within seconds, not minutes
   return openConfigStore(storeLocationFromArgs(args.store), {
-    token: args.token ?? process.env.KBC_TOKEN,
+    ...tokenFromArgs(args),
     project: args.project,
     logger,
     mustExist: options.mustExist,

@@ -1,8 +1,9 @@
 import { displayText, quoteForLog } from '../common/log-text.js';
 import { closestKey } from '../extractor/config/closest-key.js';
+import { unknownOptionMessage, type KnownOptions } from './option-checks.js';
 
 /** Options of the top level that take a value (the value is not a command). */
-const VALUE_OPTIONS = new Set(['--log-level', '--log-format']);
+const VALUE_OPTIONS = new Set(['--log-level', '--log-format', '--log-file']);
 
 /** The first word of the command line that is no option: the command the user meant to name. */
 export function commandWord(args: readonly string[]): string | undefined {
@@ -46,12 +47,19 @@ function wordAfter(args: readonly string[], path: readonly string[]): string | u
  * `--help` explains it — never the whole help text, which buries the one line that matters.
  * Errors thrown by a command go on to the caller.
  */
-export function failHandler(args: readonly string[], commands: readonly string[]) {
+export function failHandler(args: readonly string[], commands: readonly string[], knownOptions: () => KnownOptions) {
   // typed by yargs as its instance; what it passes is the usage of the failed command
-  return (message: string | undefined, error: Error | undefined, failed: unknown): void => {
-    // yargs' own parse errors (a missing option value) are mistakes on the command line too
-    if (error && error.name !== 'YError') throw error;
-    message ??= error?.message;
+  return (message: string | undefined, error: Error | string | undefined, failed: unknown): void => {
+    // yargs' own parse errors (a missing option value) are mistakes on the command line too; a
+    // check that fails gives its message as the error
+    if (error instanceof Error && error.name !== 'YError') throw error;
+    message ??= error instanceof Error ? error.message : error;
+    // yargs' word for an option given without its value, as gex says it for every option
+    const wanting = /^Not enough arguments following: (.+)$/.exec(message ?? '')?.[1];
+    if (wanting !== undefined) message = `--${wanting} needs a value, and none was given`;
+    // and its words for a value that is not one of an option's choices
+    const choice = /^Invalid values:\s*Argument: (.+?), Given: (.+?), Choices: (.+)$/s.exec(message ?? '');
+    if (choice) message = `--${choice[1]} takes one of ${choice[3]}, got ${choice[2]}`;
     const usage = failed as FailedUsage;
     const write = (line: string) => process.stderr.write(`${line}\n`);
     const word = commandWord(args);
@@ -84,6 +92,9 @@ export function failHandler(args: readonly string[], commands: readonly string[]
       write(
         `Error: ${required.length ? `${required.join(' ')} missing` : 'an argument is missing'}: ${displayText(usageLine)}`,
       );
+      write(`Run "gex ${[...path, '--help'].join(' ')}" for its options and examples.`);
+    } else if (/^Unknown arguments?: /.test(message ?? '') && unknownOptionMessage(args, knownOptions())) {
+      for (const line of unknownOptionMessage(args, knownOptions())!.split('\n')) write(`Error: ${line}`);
       write(`Run "gex ${[...path, '--help'].join(' ')}" for its options and examples.`);
     } else {
       // yargs breaks some messages into lines ("Invalid values:\n  Argument: …"): one line here

@@ -70,7 +70,11 @@ export const ERROR_CATALOGUE = {
     type: 'user',
     message: 'The API request failed: [{status}] {reason} ({method} {url}) {body}',
   },
-  GEX_API_UNREACHABLE: { type: 'user', message: '{method} {url} failed: {network error} (after {n} retries)' },
+  GEX_API_UNREACHABLE: {
+    type: 'user',
+    message:
+      '{method} {url} failed: {network error} (after {n} retries) / Cannot connect to {host}:{port} (…): … The host has not answered once in this run …',
+  },
   GEX_API_RETRY_WAIT_TOO_LONG: {
     type: 'user',
     message: 'The API asked to wait {n} s ({header}: {value}) before retrying {url}, …',
@@ -136,7 +140,12 @@ export const ERROR_CATALOGUE = {
     status: 400,
     message: '{what the store or the server refused in the request}',
   },
-  GEX_STORE_TOKEN_INVALID: { type: 'user', status: 401, message: 'Invalid access token …' },
+  GEX_STORE_TOKEN_INVALID: {
+    type: 'user',
+    status: 401,
+    message:
+      'Invalid access token / The Storage API at {url} refused the token from {--token or KBC_TOKEN}: … / … needs a token',
+  },
   GEX_STORE_ACCESS_DENIED: { type: 'user', status: 403, message: "You don't have access to the resource." },
   GEX_STORE_NOT_FOUND: {
     type: 'user',

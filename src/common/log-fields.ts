@@ -53,7 +53,7 @@ export interface LogFields {
   attempt?: number;
   maxRetries?: number;
   retryInMs?: number;
-  /** at a request's first retry: when its last retry would be if it keeps failing (ISO 8601, UTC) */
+  /** at the retry whose line gives the worst case (retries piling up): when the last retry would be if it keeps failing (ISO 8601, UTC) */
   lastRetryAt?: string;
   /** a network error code (ECONNRESET, ETIMEDOUT, …) */
   errorCode?: string;

@@ -67,6 +67,20 @@ export function unfixableNetworkError(
   return undefined;
 }
 
+/** Codes of a connection that could not be made: nothing on the other side answered. */
+const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'EAI_AGAIN']);
+
+/**
+ * The connection could not be made (refused, no route, the name not resolved for now, no answer
+ * within the connect timeout): the host never answered this attempt. A reset, a timeout after
+ * connecting, a TLS failure are not: something answered.
+ */
+export function isConnectFailure(error: NetworkError & { name?: string; event?: string }): boolean {
+  if (CONNECT_FAILURES.has(error.code ?? '')) return true;
+  // got's timeouts name their phase: lookup and connect come before the server says anything
+  return error.name === 'TimeoutError' && (error.event === 'connect' || error.event === 'lookup');
+}
+
 /** A few words on what a network error code means, for retry log lines. */
 const MEANINGS: Record<string, string> = {
   ETIMEDOUT: 'no answer in time',

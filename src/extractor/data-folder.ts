@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError, UserError } from '../common/errors.js';
+import { fileInTheWay } from '../common/file-in-the-way.js';
 import { resolveInside } from '../common/safe-path.js';
 import {
   decodeJson,
@@ -137,6 +138,12 @@ async function readJsonFile(file: string, what: string): Promise<JsonObject | un
     text = await readFile(file, 'utf8');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    const inTheWay = (e as NodeJS.ErrnoException).code === 'ENOTDIR' ? fileInTheWay(file) : undefined;
+    if (inTheWay)
+      throw new UserError(
+        'GEX_DATA_FOLDER_INVALID',
+        `Cannot read ${what} ${file}: ${inTheWay} is a file, not a folder. Point --data-dir at the data folder.`,
+      );
     throw new UserError('GEX_DATA_FOLDER_INVALID', `Cannot read ${what} ${file}: ${(e as Error).message}`);
   }
   try {

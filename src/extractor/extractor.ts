@@ -8,6 +8,7 @@ import { ExtractorState } from './extractor-state.js';
 import { outputBucket } from './config/output-names.js';
 import { unknownKeyWarning } from './config/unknown-keys.js';
 import { HttpClient } from './http/http-client.js';
+import { ReachedHosts } from './http/reached-hosts.js';
 import { maxResponseBytesFromEnv } from './http/response-size.js';
 import { RetryPolicy } from './http/retry-policy.js';
 import { evaluateUserData } from './jobs/job-instance.js';
@@ -46,6 +47,11 @@ export interface ExtractOptions {
   maxResponseBytes?: number;
   /** stops the run (a stop signal): requests in flight are aborted, nothing is written, temporary files are removed */
   signal?: AbortSignal;
+  /**
+   * the hosts that answered in this run (a run of several rows shares one): a host that has not
+   * gets retries to connect for at most FIRST_CONTACT_MS; default: this extraction's own
+   */
+  reachedHosts?: ReachedHosts;
 }
 
 export interface JobSummary {
@@ -111,6 +117,7 @@ interface RunContext {
   progress: RunProgress;
   functions: UserFunctions;
   time: Map<string, JsonValue>;
+  reachedHosts: ReachedHosts;
 }
 
 /** Counts of a run, added to by each iteration. */
@@ -156,6 +163,7 @@ async function runExtraction(
     progress: new RunProgress(options.progressLine),
     functions: new UserFunctions(),
     time: state.timeContext(),
+    reachedHosts: options.reachedHosts ?? new ReachedHosts(),
   };
   const totals: RunTotals = { jobs: [], requests: 0, retries: 0 };
   try {
@@ -202,6 +210,7 @@ async function runIteration(config: JsonObject, run: RunContext, totals: RunTota
     allowedUrl: run.allowedUrl,
     maxResponseBytes: run.maxResponseBytes,
     signal: options.signal,
+    reachedHosts: run.reachedHosts,
   });
   try {
     const parser = await run.output.parserFor(outputBucket(config, api.name), {

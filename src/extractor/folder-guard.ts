@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { constants, type Stats } from 'node:fs';
+import { constants, lstatSync, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readlink, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { UserError } from '../common/errors.js';
+import { fileInTheWay } from '../common/file-in-the-way.js';
 import { displayText } from '../common/log-text.js';
 
 /** A path below the data folder that gex will not use: a symbolic link, or not the kind of entry it needs. */
@@ -231,11 +232,34 @@ export function dataFolderFailure(error: unknown, target: string, action: string
     return new UnsafeDataPath(
       `Refusing to ${action} ${target}: a symbolic link appeared there while gex used it. ${LINK_ADVICE}`,
     );
+  if (code === 'ENOTDIR' || code === 'EEXIST') {
+    // a file where the path needs a folder (the data folder named below a file, a file named rows…)
+    const file = fileInTheWay(target);
+    if (file)
+      return new UnsafeDataPath(
+        `Cannot ${action} ${target}: ${file} is ${describeEntry(file)}, not a folder. Move it away, or point --data-dir at another folder.`,
+      );
+  }
+  if (code === 'ENAMETOOLONG')
+    return new DataFolderNotWritable(
+      `Cannot ${action} ${target}: the path or a name in it is too long for the file system. Point --data-dir at a shorter path.`,
+      { cause: error },
+    );
   const reason = WRITE_FAILURES[code];
   if (!reason) return error;
   return new DataFolderNotWritable(`Cannot ${action} ${target} (${reason}, ${code}). ${writeAdvice(code)}`, {
     cause: error,
   });
+}
+
+/** `a file`, `a symbolic link`…: what is at `file`, for a message. */
+function describeEntry(file: string): string {
+  try {
+    const stat = lstatSync(file);
+    return stat.isSymbolicLink() ? 'a symbolic link' : stat.isFile() ? 'a file' : 'neither a file nor a folder';
+  } catch {
+    return 'an entry';
+  }
 }
 
 const LINK_ADVICE =

@@ -6,7 +6,7 @@ import { phpEmpty, phpIntCast } from '../php/index.js';
 import { checkAllowedHosts } from './config/allowed-hosts.js';
 import { apiName, buildApiSettings, type ApiSettings } from './config/api-settings.js';
 import { parseJobList, type JobConfig } from './config/job-config.js';
-import { checkOutputNames } from './config/output-names.js';
+import { checkOutputNames, outputBucket } from './config/output-names.js';
 import { findUnknownKeys, type UnknownKey } from './config/unknown-keys.js';
 import { validateParameters } from './config/validate.js';
 import type { DataFolderInput } from './data-folder.js';
@@ -51,6 +51,25 @@ export function iterationConfigs(parameters: JsonObject): JsonObject[] {
     for (const [k, v] of iteration) merged.set(k, v);
     return merged;
   });
+}
+
+/**
+ * The bucket each configuration of a run (one per iteration) writes its tables' manifests for, as
+ * GE names it — `outputBucket`, else `ex-api-<api.name>-<config.id>` — or null where GE names none
+ * (the manifests then carry no destination, and a run loads the tables into the default bucket).
+ * Undefined when the parameters are not valid enough to tell (the check says why).
+ */
+export function outputBucketsOf(parameters: JsonValue): Array<string | null> | undefined {
+  if (!isJsonObject(parameters) || !isJsonObject(parameters.get('config'))) return undefined;
+  const api = parameters.get('api');
+  try {
+    return iterationConfigs(parameters).map((config) =>
+      outputBucket(config, apiName(isJsonObject(api) ? api : new Map())),
+    );
+  } catch (error) {
+    if (error instanceof ConfigError) return undefined;
+    throw error;
+  }
 }
 
 export function compatLevel(config: JsonObject): number {

@@ -7,13 +7,35 @@ import { JsonFloat, type JsonObject, type JsonValue } from './value.js';
  * Nesting is limited to 512 levels like PHP's default depth.
  */
 export class JsonSyntaxError extends Error {
+  /** where in the text, 1-based, for a person looking for it (the message says it too) */
+  readonly line: number;
+  readonly column: number;
+
   constructor(
-    message: string,
+    problem: string,
+    /** the offset (in UTF-16 code units) of the character where decoding failed */
     readonly position: number,
+    text: string,
   ) {
-    super(message);
+    const { line, column } = lineAndColumn(text, position);
+    const where = `line ${line}, column ${column}`;
+    super(`Syntax error: ${problem} at ${position >= text.length ? `the end of the input (${where})` : where}`);
     this.name = 'JsonSyntaxError';
+    this.line = line;
+    this.column = column;
   }
+}
+
+/** Line and column (1-based) of offset `position` of `text`: what an editor shows. */
+export function lineAndColumn(text: string, position: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  const end = Math.min(Math.max(0, position), text.length);
+  for (let i = text.indexOf('\n'); i !== -1 && i < end; i = text.indexOf('\n', i + 1)) {
+    line++;
+    lineStart = i + 1;
+  }
+  return { line, column: end - lineStart + 1 };
 }
 
 /** A `\uXXXX` escape naming half of a UTF-16 surrogate pair without its other half (PHP: JSON_ERROR_UTF16). */
@@ -46,8 +68,7 @@ class Parser {
   constructor(private readonly text: string) {}
 
   fail(what: string, kind: typeof JsonSyntaxError = JsonSyntaxError): never {
-    const at = this.pos >= this.text.length ? 'end of input' : `offset ${this.pos}`;
-    throw new kind(`Syntax error: ${what} at ${at}`, this.pos);
+    throw new kind(what, this.pos, this.text);
   }
 
   skipWhitespace(): void {

@@ -260,6 +260,22 @@ export interface TablePlanUnit {
   label: string;
   storage: JsonObject;
   unit: string;
+  /**
+   * the bucket the extractor names in its manifests, per iteration (outputBucketsOf); null: none
+   * (the default bucket takes the tables); undefined: not known before the run
+   */
+  outputBuckets?: Array<string | null>;
+}
+
+/** Where a unit's tables without a mapped destination go, as far as its configuration says. */
+function unmappedDestination(buckets: Array<string | null> | undefined, defaultBucket: string | null): string {
+  const fallback = `default bucket${defaultBucket ? ` ${defaultBucket}` : ''}`;
+  if (buckets === undefined) return `manifest or ${fallback}, decided after extraction`;
+  const named = [...new Set(buckets.filter((b): b is string => b !== null))];
+  if (named.length === 0) return `${fallback} (no outputBucket: the manifests name no destination)`;
+  const from = `the manifests' destination, from outputBucket${named.some((b) => b.startsWith('ex-api-')) ? ' or config.id' : ''}`;
+  const places = `${named.map((b) => `in.c-${b}.<table>`).join(', ')} (${from})`;
+  return buckets.includes(null) ? `${places}; the ${fallback} for the iterations without one` : places;
 }
 
 /**
@@ -273,8 +289,8 @@ export function planTables(
   defaultBucket: string | null,
 ): Array<{ lines: string[] } | { error: UserError }> {
   const written = new Map<string, string>();
-  const fallback = `manifest or default bucket${defaultBucket ? ` ${defaultBucket}` : ''}, decided after extraction`;
   return units.map((u) => {
+    const fallback = unmappedDestination(u.outputBuckets, defaultBucket);
     let entries: OutputMappingEntry[];
     let inputs: string[];
     try {

@@ -62,6 +62,11 @@ export interface PlannedUnit {
   checkLabel: string;
   /** a disabled row that runs because --row-id named it */
   forced: boolean;
+  /**
+   * false: a disabled row a run skips, planned only because a check looks at every row
+   * (`select: 'all'`); what is wrong with it is reported, and never fails the check
+   */
+  runs: boolean;
   /** what the extractor gets: secrets decrypted (in memory only) */
   input: DataFolderInput;
   /**
@@ -87,6 +92,11 @@ export interface RunPlan {
   skipped: Array<{ row: Row; reason: string }>;
   /** what a check reports besides its units (a disabled configuration, no row to run) */
   warnings: string[];
+  /**
+   * rows a run skips (disabled) whose configuration could not be planned (a secret that does not
+   * decrypt): reported by a check in their place among the units (`index`), never run
+   */
+  unplanned: Array<{ index: number; row: Row; checkLabel: string; error: UserError }>;
 }
 
 /** Plans a run of `source`; the errors are those a run fails with before its first request. */
@@ -103,13 +113,14 @@ async function planFolder(dataDir: string, masker: SecretMasker): Promise<RunPla
     label: 'configuration',
     checkLabel: `Data folder ${folder.dir}`,
     forced: false,
+    runs: true,
     input,
     folderInput: null,
     storedState: null,
     storage: new Map(),
     hasProcessors: false,
   };
-  return { source: 'folder', configuration: null, units: [unit], skipped: [], warnings: [] };
+  return { source: 'folder', configuration: null, units: [unit], skipped: [], warnings: [], unplanned: [] };
 }
 
 async function planStored(source: Extract<RunSource, { kind: 'stored' }>, options: PlanOptions): Promise<RunPlan> {
@@ -131,7 +142,7 @@ async function planStored(source: Extract<RunSource, { kind: 'stored' }>, option
   // planRows also refuses unknown --row-id values, listing the rows that exist
   const rows = planRows(configuration, rowIds);
   options.observer?.selected?.({ configuration, rows });
-  const plan: RunPlan = { source: 'stored', configuration, units: [], skipped: [], warnings };
+  const plan: RunPlan = { source: 'stored', configuration, units: [], skipped: [], warnings, unplanned: [] };
 
   const unitOf = async (
     row: Row | null,
@@ -155,6 +166,7 @@ async function planStored(source: Extract<RunSource, { kind: 'stored' }>, option
       row,
       ...labels,
       forced,
+      runs: !row?.isDisabled || forced,
       input,
       folderInput: { config: componentConfigFile(stored, imageParameters), state: storedState },
       storedState: row ? row.state : configuration.state,
@@ -178,7 +190,13 @@ async function planStored(source: Extract<RunSource, { kind: 'stored' }>, option
     const name = row.name ? ` ${displayText(row.name)}` : '';
     const label = `row ${groupThousands(i + 1)} of ${groupThousands(chosen.length)}: ${displayId(row.id)}${name}`;
     const checkLabel = `Row ${i + 1} of ${chosen.length}: ${displayId(row.id)}${name}${row.isDisabled ? ' (disabled)' : ''}`;
-    plan.units.push(await unitOf(row, { label, checkLabel }, forced));
+    try {
+      plan.units.push(await unitOf(row, { label, checkLabel }, forced));
+    } catch (error) {
+      // a row no run runs cannot stop the check of the others: its problem is reported with it
+      if (!(row.isDisabled && !forced && error instanceof UserError)) throw error;
+      plan.unplanned.push({ index: i, row, checkLabel, error });
+    }
   }
   return plan;
 }

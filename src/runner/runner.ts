@@ -21,6 +21,7 @@ import {
   type RunSummary,
 } from './run-summary.js';
 import { storedState } from './stored-state.js';
+import { ReachedHosts } from '../extractor/http/reached-hosts.js';
 import { runUnit, type StorageMapping, type UnitResult, type UnitRunMode } from './unit-run.js';
 
 export type { RunSummary } from './run-summary.js';
@@ -82,6 +83,8 @@ export class Runner {
   private mode: UnitRunMode;
   /** said once at the start of a stored configuration's run: how its tables reach the project */
   private storageNote: StorageDecision['note'] = null;
+  /** the API hosts that answered in this run: a later row's refused connection to one gets GE's whole retry schedule */
+  private readonly reachedHosts = new ReachedHosts();
 
   constructor(private readonly options: RunOptions) {
     const { target } = options;
@@ -150,7 +153,14 @@ export class Runner {
         const summary = this.summaryRow(unit, folder);
         this.summary.rowsRun++;
         const logger = this.unitLogger(unit);
-        const context = { ...this.options, folders: this.folders, logger, now: this.now, mode: this.mode };
+        const context = {
+          ...this.options,
+          folders: this.folders,
+          logger,
+          now: this.now,
+          mode: this.mode,
+          reachedHosts: this.reachedHosts,
+        };
         produced.push({ unit, folder, ...(await runUnit(unit, folder, summary, context)) });
       } catch (error) {
         if (target.kind === 'stored') this.noStateSaved(plan.units, i, error);

@@ -8,6 +8,7 @@ import type { SecretMasker } from '../common/secret-masker.js';
 import { formatSeconds, plural } from '../common/text.js';
 import type { DataFolder } from '../extractor/data-folder.js';
 import { extract } from '../extractor/extractor.js';
+import type { ReachedHosts } from '../extractor/http/reached-hosts.js';
 import { PreviousTables } from '../extractor/previous-tables.js';
 import { stringifyExact, type JsonObject } from '../json/index.js';
 import {
@@ -65,6 +66,8 @@ export interface UnitRunContext {
   /** the clock in milliseconds */
   now: () => number;
   mode: UnitRunMode;
+  /** the hosts that answered in this run, shared by its units */
+  reachedHosts: ReachedHosts;
 }
 
 /** What a unit's run produced: its component state and the tables (files in out/tables) it wrote. */
@@ -126,6 +129,7 @@ export async function runUnit(
       progressLine: context.progressLine,
       signal: context.signal,
       now: () => Math.floor(context.now() / 1000),
+      reachedHosts: context.reachedHosts,
     });
     const tableFiles = result.tables.map((t) => t.file);
     await previous?.record(tableFiles);

@@ -5,6 +5,7 @@ import type { ConfigStore } from './config-store.js';
 import type { EmbeddedBackend } from './embedded/embedded-backend.js';
 import { displayLocation, isRemoteStore, openEmbeddedStore } from './open-store.js';
 import { HttpConfigStore } from './remote/http-config-store.js';
+import { tokenMissing, tokenRefused, type TokenOrigin } from './token-refusal.js';
 import { HttpTableSource } from './remote/http-table-source.js';
 import { RemoteSecrets } from './remote/remote-secrets.js';
 import { StorageApiClient } from './remote/storage-api-client.js';
@@ -54,6 +55,8 @@ export type OpenedStore = EmbeddedOpenedStore | RemoteOpenedStore;
 export interface OpenConfigStoreOptions {
   /** token for a remote store (KBC_TOKEN), or to act as a given token on the embedded one */
   token?: string;
+  /** where `token` came from, named when it is refused (default: KBC_TOKEN when taken from there) */
+  tokenOrigin?: TokenOrigin;
   /** project of the embedded store used without a token (default: "default") */
   project?: string;
   env?: NodeJS.ProcessEnv;
@@ -95,17 +98,15 @@ function refuseLocalKey(location: string, env: NodeJS.ProcessEnv): void {
  */
 export async function openConfigStore(location: string, options: OpenConfigStoreOptions = {}): Promise<OpenedStore> {
   const env = options.env ?? process.env;
+  const tokenOrigin = options.tokenOrigin ?? (options.token === undefined ? 'KBC_TOKEN' : undefined);
   if (isRemoteStore(location)) {
     const token = options.token ?? env.KBC_TOKEN;
-    if (!token)
-      throw new UserError(
-        'GEX_STORE_TOKEN_INVALID',
-        `A token is needed for the Storage API at ${location}: set KBC_TOKEN or pass --token`,
-      );
+    if (!token) throw tokenMissing(`the Storage API at ${location}`);
     const retry = retrySettingsFromEnv(options.remoteRetry ?? RUN_STORE_RETRY, env);
     if (options.decrypts) refuseLocalKey(location, env);
-    const store = new HttpConfigStore({ url: location, token, logger: options.logger, retry });
-    const api = new StorageApiClient({ url: location, token, logger: options.logger, retry });
+    const client = { url: location, token, tokenOrigin, logger: options.logger, retry };
+    const store = new HttpConfigStore(client);
+    const api = new StorageApiClient(client);
     // the server decrypts, for a runner token only: a runner elsewhere never holds the master key
     const secrets = new RemoteSecrets(api, location);
     return {
@@ -113,7 +114,7 @@ export async function openConfigStore(location: string, options: OpenConfigStore
       store,
       location,
       runLocks: NO_RUN_LOCKS,
-      remoteTables: new HttpTableSource({ url: location, token, logger: options.logger, retry }),
+      remoteTables: new HttpTableSource(client),
       tableTransfer: new TableTransfer({ api, url: location }),
       decryptSecrets: (componentId, value) => secrets.decrypt('project', componentId, value, 'fail'),
       // a token that is not a runner token, or a Keboola stack, passes image parameters on as ciphers,
@@ -128,13 +129,11 @@ export async function openConfigStore(location: string, options: OpenConfigStore
   });
   try {
     let store: ConfigStore;
-    if (options.token) {
-      const info = await backend.authenticate(options.token);
-      if (!info)
-        throw new UserError(
-          'GEX_STORE_TOKEN_INVALID',
-          `Invalid access token for the store ${displayLocation(location)}`,
-        );
+    // an empty --token is no token: the store is used directly, as without one
+    const token = options.token;
+    if (token) {
+      const info = await backend.authenticate(token);
+      if (!info) throw tokenRefused(`the store ${displayLocation(location)}`, tokenOrigin, 'Invalid access token');
       store = backend.session(info);
     } else store = await backend.localSession(options.project);
     const { projectId } = await store.verifyToken();

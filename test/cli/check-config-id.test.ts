@@ -62,12 +62,30 @@ describe('gex check --config-id and gex run --dry-run --config-id (CLI, SQLite s
   it('checks every row merged with the root (disabled ones too), secrets decrypted and masked; --request sends each first request', async () => {
     const before = await readdir(dir);
     const result = await runGexInProcess(['check', '--config-id', configId, '--request'], env());
-    // the disabled row's endpoint answers 404: a run would skip it, a check reports it
-    assert.equal(result.code, 1, result.stderr);
+    // the disabled row's endpoint answers 404: a run would skip it, so a check reports it and passes
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+    // the root's outputBucket names the bucket of every manifest: the tables go there, not to the default bucket
     assert.match(
       result.stdout,
-      /Row 3 of 3: users Users: valid\n {2}tables → manifest or default bucket in\.c-ex-generic-v2-\w+, decided after extraction\n {2}job "users": first request\n {4}GET http:\/\/127\.0\.0\.1:\d+\/api\/users\?per=5\n {4}X-Key: \[hidden\]/,
+      /Row 3 of 3: users Users: valid\n {2}tables → in\.c-b\.<table> \(the manifests' destination, from outputBucket\)\n {2}job "users": first request\n {4}GET http:\/\/127\.0\.0\.1:\d+\/api\/users\?per=5\n {4}X-Key: \[hidden\]/,
     );
+    assert.match(
+      result.stdout,
+      /^Row 1 of 3: off \(disabled\): valid\n {2}\(a run skips this disabled row: what is wrong with it does not fail the check\)$/m,
+    );
+    assert.match(result.stdout, /^Result: OK \(1 warning; problems of 1 disabled row not counted: a run skips it\)$/m);
+    const json = JSON.parse(
+      (await runGexInProcess(['check', '--config-id', configId, '--request', '--json'], env())).stdout,
+    );
+    assert.equal(json.ok, true);
+    assert.deepEqual(
+      json.units.map((u: { rowId: string; runs: boolean }) => `${u.rowId} ${u.runs}`),
+      ['off false', 'typo true', 'users true'],
+    );
+    // the disabled row named by --row-id runs, so it counts: its 404 fails the check
+    const named = await runGexInProcess(['check', '--config-id', configId, '--request', '--row-id', 'off'], env());
+    assert.equal(named.code, 1, named.stdout);
+    assert.match(named.stdout, /\[404\] Not Found[\s\S]*^Result: FAILED$/m);
     assert.match(
       result.stdout,
       /Row 2 of 3: typo Typo: valid\n {2}warning: Unknown key parameters\.config\.jobs\[0\]\.dataFeild \(ignored\): did you mean "dataField"\?/,

@@ -45,11 +45,11 @@ describe('gex command line: version, help examples, mistyped commands', () => {
       [['run', 'extra'], 'Error: Unknown argument: extra\nRun "gex run --help" for its options and examples.\n'],
       [
         ['configs', 'edit', 'x', '--bogus'],
-        'Error: Unknown argument: bogus\nRun "gex configs edit --help" for its options and examples.\n',
+        'Error: Unknown argument: --bogus\nRun "gex configs edit --help" for its options and examples.\n',
       ],
       [
         ['configs', 'edit', 'x', '--file'],
-        'Error: Not enough arguments following: file\nRun "gex configs edit --help" for its options and examples.\n',
+        'Error: --file needs a value, and none was given\nRun "gex configs edit --help" for its options and examples.\n',
       ],
       [
         ['configs', 'get'],
@@ -61,7 +61,7 @@ describe('gex command line: version, help examples, mistyped commands', () => {
       ],
       [
         ['run', '--log-level', 'loud'],
-        'Error: Invalid values: Argument: log-level, Given: "loud", Choices: "debug", "info", "warn", "error", "silent"\nRun "gex run --help" for its options and examples.\n',
+        'Error: --log-level takes one of "debug", "info", "warn", "error", "silent", got "loud"\nRun "gex run --help" for its options and examples.\n',
       ],
     ];
     for (const [args, expected] of cases) {

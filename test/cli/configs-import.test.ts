@@ -176,7 +176,7 @@ for (const backend of storeBackends()) {
       );
       assert.match(
         await cli.fails(['configs', 'import', '-'], {}, '{"name": '),
-        /^Error: standard input is not valid JSON \(line 1, column 10\)/,
+        /^Error: standard input is not valid JSON: Syntax error: .* at (the end of the input \()?line 1, column 10/,
       );
     });
 

@@ -32,7 +32,7 @@ describe('editing JSON in $EDITOR', () => {
     assert.equal(notices.length, 1);
     assert.match(
       notices[0],
-      /not valid JSON \(line 3, column 12\).*Opening the editor again; save the file unchanged to give up/,
+      /not valid JSON: Syntax error: .* at line 3, column 12.*Opening the editor again; save the file unchanged to give up/,
     );
     assert.equal(
       (await readFile(path.join(dir, 'log'), 'utf8')).trim().split('\n').length,

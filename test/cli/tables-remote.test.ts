@@ -121,7 +121,7 @@ describe('gex tables on a remote store (Keboola table API over HTTP)', function 
     );
     assert.match(
       await cli.fails(['tables', 'list'], { KBC_TOKEN: 'wrong' }),
-      /refused the token \(Invalid access token \[storage\.tokenInvalid\]\): pass a valid one with --token or KBC_TOKEN/,
+      /The Storage API at http:\/\/[\w.:]+ refused the token( from KBC_TOKEN)?: Invalid access token \[storage\.tokenInvalid\]\. Pass a valid token with --token \(or set KBC_TOKEN\)\./,
     );
     cli.assertNoSecretLeaked(TOKEN);
   });

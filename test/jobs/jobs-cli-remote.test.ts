@@ -244,7 +244,10 @@ describe('gex jobs against a server (Queue API over HTTP)', function () {
     assert.ok(!`${r.stdout}${r.stderr}`.includes(wrong));
     const none = await remote(['show', okJob], { KBC_TOKEN: '' });
     assert.equal(none.code, 1);
-    assert.match(none.stderr, /A token is needed for the Storage API at .*KBC_TOKEN/);
+    assert.match(
+      none.stderr,
+      /The Storage API at .* needs a token: none was given\. Pass a valid token with --token \(or set KBC_TOKEN\)/,
+    );
     const notJob = await remote(['show', '../v2']);
     assert.equal(notJob.code, 1);
     assert.match(notJob.stderr, /Not a job id/);

@@ -37,6 +37,36 @@ describe('json: decoding', () => {
     it(`rejects ${JSON.stringify(bad)}`, () => assert.throws(() => decodeJson(bad), JsonSyntaxError));
   }
 
+  it('names the line and column of a syntax error (1-based, as an editor shows them), and keeps the offset', () => {
+    const cases: Array<[string, number, number, RegExp]> = [
+      ['{\n  "a": 1,\n}', 3, 1, /^Syntax error: property name expected at line 3, column 1$/],
+      ['{"a": tru}', 1, 7, /^Syntax error: unexpected character 't' at line 1, column 7$/],
+      ['[1,\r\n 2,\r\n x]', 3, 2, /at line 3, column 2$/],
+      ['{\n"a":', 2, 5, /at the end of the input \(line 2, column 5\)$/],
+    ];
+    for (const [text, line, column, message] of cases) {
+      assert.throws(
+        () => decodeJson(text),
+        (e: JsonSyntaxError) => {
+          assert.equal(e.line, line, JSON.stringify(text));
+          assert.equal(e.column, column, JSON.stringify(text));
+          assert.equal(
+            e.position,
+            text
+              .split('\n')
+              .slice(0, line - 1)
+              .join('\n').length +
+              (line > 1 ? 1 : 0) +
+              column -
+              1,
+          );
+          assert.match(e.message, message);
+          return true;
+        },
+      );
+    }
+  });
+
   it('reads names repeated from record to record as written, escapes and control characters included', () => {
     // the second record's names sit where the first one's were: each must still be read from its own text
     const v = decodeJson(

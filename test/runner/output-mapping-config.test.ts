@@ -304,4 +304,29 @@ describe('output mapping of a configuration (storage.output.tables)', () => {
     });
     assert.ok('error' in plans[2] && /Row "c": storage\.output\.tables\[0\]\.source/.test(plans[2].error.message));
   });
+  it('the check view names the bucket the configuration decides: outputBucket (or config.id), else the default bucket', () => {
+    const empty = storage([]);
+    const lines = (outputBuckets: Array<string | null> | undefined) => {
+      const [plan] = planTables(
+        [{ label: 'configuration', unit: 'The configuration', storage: empty, outputBuckets }],
+        'in.c-ex-generic-v2-42',
+      );
+      assert.ok('lines' in plan);
+      return plan.lines;
+    };
+    assert.deepEqual(lines(['shop']), ["tables → in.c-shop.<table> (the manifests' destination, from outputBucket)"]);
+    assert.deepEqual(lines(['ex-api-generic-5']), [
+      "tables → in.c-ex-api-generic-5.<table> (the manifests' destination, from outputBucket or config.id)",
+    ]);
+    assert.deepEqual(lines([null]), [
+      'tables → default bucket in.c-ex-generic-v2-42 (no outputBucket: the manifests name no destination)',
+    ]);
+    assert.deepEqual(lines(['a', null, 'a']), [
+      "tables → in.c-a.<table> (the manifests' destination, from outputBucket); the default bucket in.c-ex-generic-v2-42 for the iterations without one",
+    ]);
+    // parameters not valid enough to tell: as before, decided after extraction
+    assert.deepEqual(lines(undefined), [
+      'tables → manifest or default bucket in.c-ex-generic-v2-42, decided after extraction',
+    ]);
+  });
 });

@@ -109,7 +109,7 @@ describeEachBackend('server: request encodings and limits', (backend) => {
     const res = await server().post(configsPath(), { rawJson: '{"name": "x",}' });
     assert.equal(res.status, 400);
     assert.equal(res.body.code, 'validation.invalidJson');
-    assert.match(res.body.error, /not valid JSON.*offset \d+/);
+    assert.match(res.body.error, /not valid JSON.*line \d+, column \d+/);
     const notObject = await server().post(configsPath(), { rawJson: '"just a string"' });
     assert.equal(notObject.status, 400);
     assert.match(notObject.body.error, /must be a JSON object/);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { runGexInProcess } from '../support/in-process-gex.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -97,5 +98,12 @@ describe('gex serve', () => {
       assert.equal(await exitOf(child), 1, output);
       assert.match(output, message);
     }
+  });
+
+  it('refuses a --host that is no address of this machine: exit 1 with the option, no stack trace', async () => {
+    const r = await runGexInProcess(['serve', '--port', '0', '--store', store, '--host', 'nonsense.invalid'], {});
+    assert.equal(r.code, 1, r.output);
+    assert.match(r.output, /--host nonsense\.invalid is no address of this machine/);
+    assert.doesNotMatch(r.output, /Application error| {4}at /);
   });
 });

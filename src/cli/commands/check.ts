@@ -4,8 +4,10 @@ import { errorLogFields, exitCodeOf, UserError } from '../../common/errors.js';
 import { displayText } from '../../common/log-text.js';
 import type { Logger } from '../../common/logger.js';
 import { SecretMasker } from '../../common/secret-masker.js';
-import type { PlannedUnit } from '../../runner/run-plan.js';
+import type { UnitCheck } from '../../extractor/check/report.js';
+import type { PlannedUnit, RunPlan } from '../../runner/run-plan.js';
 import { builtinComponents } from '../builtin-components.js';
+import { tokenFromArgs } from '../store-options.js';
 import { targetOptions, type TargetArgs } from '../target-options.js';
 import { cancelOnStop } from '../stop-signals.js';
 import { dataFolderOfRun } from '../data-dir-default.js';
@@ -61,9 +63,9 @@ export async function checkFromCli(args: TargetArgs, mode: CheckMode): Promise<n
       import('../../extractor/check/render.js'),
       import('../../extractor/check/report.js'),
     ]);
-    const { units, warnings } = await unitsToCheck(args, mode, masker, logger);
+    const { units, warnings, unplanned } = await unitsToCheck(args, mode, masker, logger);
     const tablePlans = await tablesOf(args, units);
-    const checked = [];
+    const checked: UnitCheck[] = [];
     for (const [i, unit] of units.entries()) {
       const result = await checkInput(unit.input, unit.checkLabel, unit.row?.id ?? null, {
         logger,
@@ -71,6 +73,7 @@ export async function checkFromCli(args: TargetArgs, mode: CheckMode): Promise<n
         sendRequests: mode.sendRequests ? {} : undefined,
         signal,
       });
+      result.runs = unit.runs;
       const plan = tablePlans?.[i];
       if (plan && 'lines' in plan) result.tables = plan.lines;
       else if (plan) {
@@ -78,6 +81,18 @@ export async function checkFromCli(args: TargetArgs, mode: CheckMode): Promise<n
         result.error ??= { message: plan.error.message, code: plan.error.gexCode };
       }
       checked.push(result);
+    }
+    // disabled rows that could not even be planned (a secret that does not decrypt), in their place
+    for (const { index, row, checkLabel, error } of unplanned) {
+      checked.splice(index, 0, {
+        label: checkLabel,
+        rowId: row.id,
+        runs: false,
+        valid: false,
+        error: { message: masker.mask(error.message), code: error.gexCode },
+        warnings: [],
+        jobs: [],
+      });
     }
     const report = { ok: reportOk(checked), units: checked, warnings: warnings.map((w) => masker.mask(w)) };
     process.stdout.write(mode.json ? renderJson(report, masker) : renderText(report, masker));
@@ -97,10 +112,11 @@ export async function checkFromCli(args: TargetArgs, mode: CheckMode): Promise<n
 /** A stored configuration's table destinations per unit (output and input mapping); undefined for a data folder. */
 async function tablesOf(args: TargetArgs, units: PlannedUnit[]) {
   if (!args['config-id'] || units.length === 0) return undefined;
-  const [{ planTables }, { defaultBucketId }, { unitName }] = await Promise.all([
+  const [{ planTables }, { defaultBucketId }, { unitName }, { outputBucketsOf }] = await Promise.all([
     import('../../runner/output-mapping-config.js'),
     import('../../runner/default-bucket.js'),
     import('../../runner/input-mapping.js'),
+    import('../../extractor/pre-request-checks.js'),
   ]);
   let bucket: string | null = null;
   try {
@@ -109,7 +125,12 @@ async function tablesOf(args: TargetArgs, units: PlannedUnit[]) {
     // an id a bucket cannot hold: the run says so only when a table needs the default bucket
   }
   return planTables(
-    units.map((u) => ({ label: u.label, storage: u.storage, unit: unitName(u.row?.id ?? null) })),
+    units.map((u) => ({
+      label: u.label,
+      storage: u.storage,
+      unit: unitName(u.row?.id ?? null),
+      outputBuckets: outputBucketsOf(u.input.parameters),
+    })),
     bucket,
   );
 }
@@ -123,7 +144,7 @@ async function unitsToCheck(
   mode: CheckMode,
   masker: SecretMasker,
   logger: Logger,
-): Promise<{ units: PlannedUnit[]; warnings: string[] }> {
+): Promise<Pick<RunPlan, 'units' | 'warnings' | 'unplanned'>> {
   const { planRun } = await import('../../runner/run-plan.js');
   const planOptions = { masker, select: mode.select, force: mode.force };
   if (!args['config-id'])
@@ -132,7 +153,7 @@ async function unitsToCheck(
   const location = storeLocationFromArgs(args.store, env);
   // nothing is created: a store that does not exist is an error
   const store = await openConfigStore(location, {
-    token: args.token ?? env.KBC_TOKEN,
+    ...tokenFromArgs(args, env),
     logger,
     builtinComponents: builtinComponents(),
     mustExist: true,

@@ -1,4 +1,5 @@
 import type { Argv } from 'yargs';
+import { printList } from '../list-output.js';
 import { displayId, displayText } from '../../common/log-text.js';
 import type { Component } from '../../store/types.js';
 import { componentToWire } from '../../store/wire.js';
@@ -11,8 +12,13 @@ import { storeOptions } from '../store-options.js';
 const jsonOption = <T>(c: Argv<T>) =>
   c.option('json', { type: 'boolean', default: false, describe: 'print JSON' }) as Argv<T & { json: boolean }>;
 
-function componentLine(c: Component, configurations?: number): string {
-  return `${displayId(c.id)}\t${displayText(c.type)}\t${displayText(c.name)}${configurations === undefined ? '' : `\t${configurations} configurations`}`;
+function componentCells(c: Component, configurations?: number): string[] {
+  return [
+    displayId(c.id),
+    displayText(c.type),
+    displayText(c.name),
+    ...(configurations === undefined ? [] : [`${configurations} configurations`]),
+  ];
 }
 
 /** `gex components import|list|show`: the component registry. */
@@ -66,7 +72,10 @@ export function componentsCommand(yargs: Argv): Argv {
                 opened.kind === 'remote' ? listed.map((l) => l.component) : await opened.backend.listComponents();
               if (args.json) return print(components.map((c) => componentToWire(c)));
               if (components.length === 0) say('No components.');
-              for (const c of components) say(componentLine(c, counts.get(c.id) ?? 0));
+              printList(
+                ['ID', 'TYPE', 'NAME', 'CONFIGURATIONS'],
+                components.map((c) => componentCells(c, counts.get(c.id) ?? 0)),
+              );
             }),
         )
         .command(
@@ -79,7 +88,7 @@ export function componentsCommand(yargs: Argv): Argv {
               async (store) => {
                 const component = await store.getComponent(args.id);
                 if (args.json) return print(componentToWire(component));
-                say(componentLine(component));
+                say(componentCells(component).join('\t'));
                 const description = componentToWire(component).get('description');
                 if (typeof description === 'string' && description) say(displayText(description));
               },

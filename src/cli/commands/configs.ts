@@ -2,13 +2,16 @@ import { writeFile } from 'node:fs/promises';
 import type { Argv } from 'yargs';
 import { UserError } from '../../common/errors.js';
 import { displayId, displayText } from '../../common/log-text.js';
-import { prettyExact } from '../../json/index.js';
+import { fromPlain, prettyExact } from '../../json/index.js';
 import { exportConfiguration } from '../../store/export-configuration.js';
-import { configurationToWire, versionItemToWire } from '../../store/wire.js';
-import { print, say, storeCommandOptions, withExistingStore } from '../store-command.js';
+import { configurationToWire, versionDetailToWire, versionItemToWire } from '../../store/wire.js';
+import { positiveInt, print, say, storeCommandOptions, withExistingStore } from '../store-command.js';
+import { changeLines, versionChanges } from '../version-diff.js';
+import { printList } from '../list-output.js';
 import { configsChangeCommands } from './configs-change.js';
 import { configsImportCommand } from './configs-import.js';
 import { configsLifecycleCommands } from './configs-lifecycle.js';
+import { integerOption } from '../option-checks.js';
 
 /** `gex configs list|get|versions|export`: reading configurations, in any store (embedded or remote). */
 function configsReadCommands(y: Argv): Argv {
@@ -28,25 +31,70 @@ function configsReadCommands(y: Argv): Argv {
           if (args.json) return print(configs.map((c) => configurationToWire(c)));
           if (configs.length === 0)
             say(`No ${args.deleted ? 'deleted ' : ''}configurations of ${displayId(args['component-id'])}.`);
-          for (const c of configs) {
-            const rows = c.rows.length
-              ? `, ${c.rows.length} rows (${c.rows.filter((r) => r.isDisabled).length} disabled)`
-              : '';
-            // ids and names are the store's text: one of them must not be able to add a line or a column
-            say(
-              `${displayId(c.id)}\t${displayText(c.name)}\tversion ${c.version}${rows}${c.isDisabled ? ', disabled' : ''}`,
-            );
-          }
+          // ids and names are the store's text: one of them must not be able to add a line or a column
+          printList(
+            ['ID', 'NAME', 'VERSION'],
+            configs.map((c) => {
+              const rows = c.rows.length
+                ? `, ${c.rows.length} rows (${c.rows.filter((r) => r.isDisabled).length} disabled)`
+                : '';
+              return [
+                displayId(c.id),
+                displayText(c.name),
+                `version ${c.version}${rows}${c.isDisabled ? ', disabled' : ''}`,
+              ];
+            }),
+          );
         }),
     )
     .command(
       'get <id>',
-      'Show a configuration with its rows and state (JSON; secrets as stored, encrypted)',
-      (c) => storeCommandOptions(c).positional('id', { type: 'string', demandOption: true }),
+      'Show a configuration with its rows and state, or one of its versions (JSON; secrets as stored, encrypted)',
+      (c) =>
+        storeCommandOptions(c)
+          .positional('id', { type: 'string', demandOption: true })
+          .option(
+            'version',
+            integerOption('version', {
+              min: 1,
+              max: Number.MAX_SAFE_INTEGER,
+              describe: 'this version (gex configs versions ID) instead of the current configuration',
+            }),
+          ),
       (args) =>
-        withExistingStore(args, async (store) =>
-          print(configurationToWire(await store.getConfiguration(args['component-id'], args.id))),
-        ),
+        withExistingStore(args, async (store) => {
+          if (args.version === undefined)
+            return print(configurationToWire(await store.getConfiguration(args['component-id'], args.id)));
+          print(versionDetailToWire(await store.getConfigurationVersion(args['component-id'], args.id, args.version)));
+        }),
+    )
+    .command(
+      'diff <id> <from> [to]',
+      'Show what changed between two versions of a configuration (name, body, rows, their order); [to]: the current version',
+      (c) =>
+        storeCommandOptions(c)
+          .positional('id', { type: 'string', demandOption: true })
+          .positional('from', { type: 'string', demandOption: true, describe: 'version number' })
+          .positional('to', { type: 'string', describe: 'version number (default: the current version)' }),
+      (args) =>
+        withExistingStore(args, async (store) => {
+          const componentId = args['component-id'];
+          const from = positiveInt(args.from, 'version');
+          const to =
+            args.to === undefined
+              ? (await store.getConfiguration(componentId, args.id)).version
+              : positiveInt(args.to, 'version');
+          const [before, after] = await Promise.all([
+            store.getConfigurationVersion(componentId, args.id, from),
+            store.getConfigurationVersion(componentId, args.id, to),
+          ]);
+          const changes = versionChanges(before, after);
+          if (args.json) return print(fromPlain({ id: args.id, from, to, changes }));
+          if (changes.length === 0)
+            return say(`Versions ${from} and ${to} of configuration ${displayId(args.id)} hold the same.`);
+          say(`Configuration ${displayId(args.id)}, version ${from} → version ${to}:`);
+          for (const line of changeLines(changes)) say(line);
+        }),
     )
     .command(
       'versions <id>',
@@ -54,8 +102,16 @@ function configsReadCommands(y: Argv): Argv {
       (c) =>
         storeCommandOptions(c)
           .positional('id', { type: 'string', demandOption: true })
-          .option('limit', { type: 'number', default: 100 })
-          .option('offset', { type: 'number', default: 0 }),
+          .option('limit', integerOption('limit', { min: 1, max: 10_000, default: 100, describe: 'versions to list' }))
+          .option(
+            'offset',
+            integerOption('offset', {
+              min: 0,
+              max: Number.MAX_SAFE_INTEGER,
+              default: 0,
+              describe: 'newest versions to skip',
+            }),
+          ),
       (args) =>
         withExistingStore(args, async (store) => {
           const versions = await store.listConfigurationVersions(args['component-id'], args.id, {
@@ -63,11 +119,15 @@ function configsReadCommands(y: Argv): Argv {
             offset: args.offset,
           });
           if (args.json) return print(versions.map(versionItemToWire));
-          for (const v of versions) {
-            say(
-              `${v.version}\t${displayText(v.created)}\t${displayText(v.creatorToken.description)}\t${displayText(v.changeDescription)}${v.isDeleted ? ' (deleted)' : ''}`,
-            );
-          }
+          printList(
+            ['VERSION', 'CREATED', 'BY', 'CHANGE'],
+            versions.map((v) => [
+              String(v.version),
+              displayText(v.created),
+              displayText(v.creatorToken.description),
+              `${displayText(v.changeDescription)}${v.isDeleted ? ' (deleted)' : ''}`,
+            ]),
+          );
         }),
     )
     .command(

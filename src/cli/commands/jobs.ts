@@ -9,11 +9,14 @@ import { isRemoteStore, storeLocationFromArgs } from '../../store/store-location
 import { GENERIC_EXTRACTOR_ID } from '../builtin-components.js';
 import { createLogger } from '../../common/logger.js';
 import { withEmbeddedBackend } from '../embedded-only.js';
+import { tokenFromArgs } from '../store-options.js';
 import { splitIdList } from '../id-list.js';
 import { EmbeddedJobs, jobId, type JobsBackend } from '../jobs/jobs-backend.js';
-import { exitCodeOfJob, jobLine, logLine, printJob, type JobView } from '../jobs/job-view.js';
+import { exitCodeOfJob, jobCells, logLine, printJob, type JobView } from '../jobs/job-view.js';
+import { printList } from '../list-output.js';
 import { cancelOnStop } from '../stop-signals.js';
 import { WaitProgress } from '../jobs/wait-progress.js';
+import { integerOption } from '../option-checks.js';
 
 interface JobsArgs {
   store?: string;
@@ -82,7 +85,7 @@ async function withJobs(args: JobsArgs, work: (backend: JobsBackend) => Promise<
   const location = storeLocationFromArgs(args.store);
   if (isRemoteStore(location)) {
     const { openRemoteJobs } = await import('../jobs/remote-jobs.js');
-    return work(await openRemoteJobs(location, args.token ?? process.env.KBC_TOKEN, process.env));
+    return work(await openRemoteJobs(location, tokenFromArgs(args), process.env));
   }
   return withEmbeddedBackend(
     args.store,
@@ -181,21 +184,22 @@ export function jobsCommand(yargs: Argv): Argv {
             c
               .option('status', { type: 'string', array: true, describe: 'only jobs in these statuses' })
               .option('config', { type: 'string', array: true, describe: 'only jobs of these configurations' })
-              .option('limit', { type: 'number', default: DEFAULT_SEARCH_LIMIT }),
+              .option(
+                'limit',
+                integerOption('limit', { min: 1, max: 500, default: DEFAULT_SEARCH_LIMIT, describe: 'jobs to list' }),
+              ),
           handler(async (backend, args) => {
             const statuses = (args.status as string[] | undefined)?.flatMap(splitIdList);
             const bad = statuses?.find((s) => !isJobStatus(s));
             if (bad !== undefined) throw new UserError('GEX_CLI_USAGE', `Unknown status ${JSON.stringify(bad)}`);
             const limit = Number(args.limit);
-            if (!Number.isSafeInteger(limit) || limit < 1 || limit > 500)
-              throw new UserError('GEX_CLI_USAGE', '--limit takes 1 to 500');
             const found = await backend.search({
               statuses: statuses as JobStatus[] | undefined,
               configIds: (args.config as string[] | undefined)?.flatMap(splitIdList),
               limit,
             });
             if (args.json) out(`${stringifyExact(found.map((j) => j.wire))}\n`);
-            else for (const job of found) out(`${jobLine(job)}\n`);
+            else printList(['ID', 'STATUS', 'CONFIGURATION', 'CREATED'], found.map(jobCells));
             return 0;
           }),
         )

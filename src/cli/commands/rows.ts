@@ -1,4 +1,5 @@
 import type { Argv } from 'yargs';
+import { printList } from '../list-output.js';
 import { UserError } from '../../common/errors.js';
 import { displayId, displayText } from '../../common/log-text.js';
 import type { ConfigStore } from '../../store/config-store.js';
@@ -26,8 +27,8 @@ const described = <T>(y: Argv<T>) =>
     T & { 'change-description'?: string }
   >;
 
-function rowLine(r: Row): string {
-  return `${displayId(r.id)}\t${displayText(r.name)}\tversion ${r.version}${r.isDisabled ? '\tdisabled' : ''}`;
+function rowCells(r: Row): string[] {
+  return [displayId(r.id), displayText(r.name), `version ${r.version}`, ...(r.isDisabled ? ['disabled'] : [])];
 }
 
 /** The rows named with --row-id (at least one), each checked to exist before anything changes. */
@@ -81,7 +82,7 @@ export function rowsCommand(yargs: Argv): Argv {
             const config = await store.getConfiguration(args['component-id'], args['config-id']);
             if (args.json) return print(config.rows.map((r) => rowToWire(r)));
             if (config.rows.length === 0) say(`Configuration ${displayId(config.id)} has no rows.`);
-            for (const r of config.rows) say(rowLine(r));
+            printList(['ID', 'NAME', 'VERSION', 'DISABLED'], config.rows.map(rowCells));
           }),
       )
       .command(

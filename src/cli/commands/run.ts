@@ -9,6 +9,7 @@ import { limitHeapGrowth, limitYoungGeneration } from '../../common/heap-growth.
 import type { Logger } from '../../common/logger.js';
 import type { SecretMasker } from '../../common/secret-masker.js';
 import { builtinComponents } from '../builtin-components.js';
+import { tokenFromArgs } from '../store-options.js';
 import { lockForRun, parseWaitOption } from '../../runner/run-lock/run-locks.js';
 import type { RunTarget } from '../../runner/runner.js';
 import { recordLateFailure, summaryOfUnstartedRun, type RunSummary } from '../../runner/run-summary.js';
@@ -134,7 +135,7 @@ export async function runFromCli(args: RunArgs): Promise<number> {
       const location = storeLocationFromArgs(args.store, env);
       // a run creates no store: a mistyped --store is "no store at …", not a new empty store and key
       const store = await openConfigStore(location, {
-        token: args.token ?? env.KBC_TOKEN,
+        ...tokenFromArgs(args, env),
         project: args.project,
         logger,
         builtinComponents: builtinComponents(),

@@ -1,4 +1,5 @@
 import type { Argv } from 'yargs';
+import { printList } from '../list-output.js';
 import { displayId } from '../../common/log-text.js';
 import { fromPlain, type JsonValue } from '../../json/index.js';
 import { cronTicks } from '../../jobs/schedules/cron-tick.js';
@@ -9,7 +10,7 @@ import { EmbeddedSchedules } from '../schedules/embedded-schedules.js';
 import { RemoteSchedules } from '../schedules/remote-schedules.js';
 import type { SchedulesBackend, ScheduleView } from '../schedules/schedules-backend.js';
 import { fields, print, rowIdsOption, say } from '../store-command.js';
-import { openStoreFromArgs, storeOptions, type StoreArgs } from '../store-options.js';
+import { openStoreFromArgs, storeOptions, tokenFromArgs, type StoreArgs } from '../store-options.js';
 
 interface SchedulesArgs extends StoreArgs {
   json: boolean;
@@ -22,13 +23,7 @@ function onSchedules(args: SchedulesArgs, work: (schedules: SchedulesBackend) =>
     try {
       const schedules =
         opened.kind === 'remote'
-          ? await RemoteSchedules.open(
-              opened.location,
-              args.token ?? process.env.KBC_TOKEN,
-              opened.store,
-              process.env,
-              logger,
-            )
+          ? await RemoteSchedules.open(opened.location, tokenFromArgs(args), opened.store, process.env, logger)
           : await EmbeddedSchedules.open(opened.backend, args.project);
       await work(schedules);
     } finally {
@@ -57,19 +52,24 @@ function describe(schedule: ScheduleView, now: Date) {
   });
 }
 
-function line(schedule: ScheduleView, now: Date): string {
+/** A schedule's cells in a list (piped, joined by two spaces). */
+function cells(schedule: ScheduleView, now: Date): string[] {
   const row = describe(schedule, now);
   const get = (key: string): JsonValue | undefined => row.get(key);
   const { target, cronTab, timezone } = schedule.definition;
   const last = schedule.lastJob ? `job ${schedule.lastJob.id} ${schedule.lastJob.status}` : 'none';
   // one an older gex stored: the ticker skips it
   const never = cronTicks(cronTab, timezone).never;
-  return (
-    `${schedule.id}  ${displayId(cronTab)} ${timezone}  ${String(get('state'))}  ` +
-    `${displayId(target.componentId)} ${displayId(target.configurationId)}  next ${String(get('nextRun') ?? '-')}  last ${last}` +
-    (schedule.stopped ? `  (stopped: ${schedule.stopped})` : '') +
-    (never ? `  (${never}: fix its cron)` : '')
-  );
+  return [
+    schedule.id,
+    `${displayId(cronTab)} ${timezone}`,
+    String(get('state')),
+    `${displayId(target.componentId)} ${displayId(target.configurationId)}`,
+    `next ${String(get('nextRun') ?? '-')}`,
+    `last ${last}`,
+    ...(schedule.stopped ? [`(stopped: ${schedule.stopped})`] : []),
+    ...(never ? [`(${never}: fix its cron)`] : []),
+  ];
 }
 
 function setState(args: SchedulesArgs & { id: string }, state: 'enabled' | 'disabled'): Promise<void> {
@@ -152,7 +152,11 @@ export function schedulesCommand(yargs: Argv): Argv {
               const now = new Date();
               if (args.json) return print(list.map((s) => describe(s, now)));
               if (list.length === 0) return say('No schedules (gex schedules add CONFIG --cron …)');
-              for (const schedule of list) say(line(schedule, now));
+              printList(
+                ['ID', 'CRON', 'STATE', 'CONFIGURATION', 'NEXT RUN', 'LAST JOB', 'STOPPED'],
+                list.map((schedule) => cells(schedule, now)),
+                { separator: '  ' },
+              );
             }),
         )
         .command(

@@ -1,6 +1,12 @@
 import type { Argv } from 'yargs';
 import { errorLogFields, exitCodeOf, UserError } from '../../common/errors.js';
+import { displayText } from '../../common/log-text.js';
 import { DEFAULT_BODY_LIMIT, DEFAULT_FILE_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS } from '../../server/limits.js';
+
+/** The largest --body-limit: a request body is held in memory whole. */
+const MAX_BODY_LIMIT = 1024 * 1024 * 1024;
+/** The largest --max-file-size: 5 TiB, Keboola's largest object in cloud storage. */
+const MAX_FILE_LIMIT = 5 * 1024 ** 4;
 import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
 import {
   DURABILITY_LEVELS,
@@ -15,13 +21,8 @@ import { untilStopSignal } from '../stop-signals.js';
 import type { WorkerPool } from '../../jobs/worker-pool.js';
 import type { ScheduleTicker } from '../../jobs/schedules/schedule-ticker.js';
 import type { JobQueue } from '../../jobs/job-queue.js';
-import {
-  checkJobWorkerArgs,
-  sayWhoRunsJobs,
-  jobWorkerOptions,
-  startWorkerPool,
-  type JobWorkerArgs,
-} from '../job-worker-options.js';
+import { jobWorkerOptions, sayWhoRunsJobs, startWorkerPool, type JobWorkerArgs } from '../job-worker-options.js';
+import { integerOption } from '../option-checks.js';
 
 interface ServeArgs extends LoggingArgs, JobWorkerArgs {
   port: number;
@@ -41,7 +42,15 @@ export function serveCommand(yargs: Argv): Argv {
     'Serve the configuration store over HTTP, compatible with Keboola Storage API v2 (component configurations)',
     (y) =>
       jobWorkerOptions(y)
-        .option('port', { type: 'number', default: 8080, describe: 'TCP port to listen on (0 = any free port)' })
+        .option(
+          'port',
+          integerOption('port', {
+            min: 0,
+            max: 65535,
+            default: 8080,
+            describe: 'TCP port to listen on (0 = any free port)',
+          }),
+        )
         .option('host', {
           type: 'string',
           default: '127.0.0.1',
@@ -53,21 +62,36 @@ export function serveCommand(yargs: Argv): Argv {
           defaultDescription: `$GEX_STORE or ./${DEFAULT_STORE_FILE}`,
           describe: 'the store: a SQLite file or a postgres:// URL (created and migrated on first use)',
         })
-        .option('body-limit', {
-          type: 'number',
-          default: DEFAULT_BODY_LIMIT,
-          describe: 'largest request body in bytes (larger → 413)',
-        })
-        .option('max-file-size', {
-          type: 'number',
-          default: DEFAULT_FILE_LIMIT,
-          describe: 'largest file uploaded to File Storage in bytes (larger → 413)',
-        })
-        .option('request-timeout', {
-          type: 'number',
-          default: DEFAULT_REQUEST_TIMEOUT_MS / 1000,
-          describe: 'seconds to receive a whole request, File Storage uploads included (slower → 408)',
-        })
+        .option(
+          'body-limit',
+          integerOption('body-limit', {
+            min: 1,
+            max: MAX_BODY_LIMIT,
+            default: DEFAULT_BODY_LIMIT,
+            unit: 'bytes',
+            describe: 'largest request body in bytes (larger → 413)',
+          }),
+        )
+        .option(
+          'max-file-size',
+          integerOption('max-file-size', {
+            min: 0,
+            max: MAX_FILE_LIMIT,
+            default: DEFAULT_FILE_LIMIT,
+            unit: 'bytes',
+            describe: 'largest file uploaded to File Storage in bytes (larger → 413)',
+          }),
+        )
+        .option(
+          'request-timeout',
+          integerOption('request-timeout', {
+            min: 1,
+            max: 86_400,
+            default: DEFAULT_REQUEST_TIMEOUT_MS / 1000,
+            unit: 'seconds',
+            describe: 'seconds to receive a whole request, File Storage uploads included (slower → 408)',
+          }),
+        )
         .option('durability', {
           type: 'string',
           defaultDescription: `$${DURABILITY_VARIABLE} or full`,
@@ -79,12 +103,16 @@ export function serveCommand(yargs: Argv): Argv {
           describe:
             'serve Prometheus metrics at GET /metrics on the same address, without a token (--metrics false: no /metrics)',
         })
-        .option('workers', {
-          type: 'number',
-          default: 1,
-          describe:
-            'queue jobs run at once by this server, each as its own gex run process (0 = accept jobs, run none)',
-        })
+        .option(
+          'workers',
+          integerOption('workers', {
+            min: 0,
+            max: 256,
+            default: 1,
+            describe:
+              'queue jobs run at once by this server, each as its own gex run process (0 = accept jobs, run none)',
+          }),
+        )
         .example('$0 serve --store gex-store.sqlite', 'serve a SQLite store on http://127.0.0.1:8080/v2/storage')
         .example(
           '$0 serve --host 0.0.0.0 --port 8080 --store postgres://gex@db/gex',
@@ -114,6 +142,11 @@ function listenError(error: unknown, args: ServeArgs): unknown {
       'GEX_SERVER_LISTEN_FAILED',
       `Address ${args.host} is not available on this machine: choose another one with --host`,
     );
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return new UserError(
+      'GEX_SERVER_LISTEN_FAILED',
+      `--host ${displayText(args.host)} is no address of this machine (not an IP address, and its name does not resolve): choose another one, e.g. 127.0.0.1 or 0.0.0.0`,
+    );
   return error;
 }
 
@@ -126,17 +159,6 @@ export async function serve(args: ServeArgs): Promise<number> {
   let ticker: ScheduleTicker | undefined;
   let queue: JobQueue | undefined;
   try {
-    if (
-      !Number.isSafeInteger(args['request-timeout']) ||
-      args['request-timeout'] < 1 ||
-      args['request-timeout'] > 86_400
-    )
-      throw new UserError('GEX_CLI_USAGE', '--request-timeout takes a whole number of seconds from 1 to 86400');
-    if (!Number.isSafeInteger(args['max-file-size']) || args['max-file-size'] < 0)
-      throw new UserError('GEX_CLI_USAGE', '--max-file-size takes a whole number of bytes');
-    if (!Number.isSafeInteger(args.workers) || args.workers < 0 || args.workers > 256)
-      throw new UserError('GEX_CLI_USAGE', '--workers takes a whole number from 0 to 256');
-    checkJobWorkerArgs(args);
     if (isRemoteStore(args.store))
       throw new UserError(
         'GEX_CLI_USAGE',

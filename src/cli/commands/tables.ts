@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import type { Argv } from 'yargs';
+import { printList } from '../list-output.js';
 import { UserError } from '../../common/errors.js';
 import { displayId, displayText, quoteForLog } from '../../common/log-text.js';
 import { unsafeFileNameProblem } from '../../common/safe-path.js';
@@ -162,10 +163,15 @@ export function tablesCommand(yargs: Argv): Argv {
                   `No tables in ${where}. "gex run --config-id <id>" loads each row's out/tables into the project's Storage tables.`,
                 );
               }
-              for (const t of tables)
-                say(
-                  `${displayId(t.id)}\t${plural(t.rowsCount, 'row')}\t${plural(t.columns.length, 'column')}\tlast import ${displayText(t.lastImportDate)}`,
-                );
+              printList(
+                ['TABLE', 'ROWS', 'COLUMNS', 'LAST IMPORT'],
+                tables.map((t) => [
+                  displayId(t.id),
+                  plural(t.rowsCount, 'row'),
+                  plural(t.columns.length, 'column'),
+                  `last import ${displayText(t.lastImportDate)}`,
+                ]),
+              );
             }),
         )
         .command(
@@ -208,6 +214,7 @@ export function tablesCommand(yargs: Argv): Argv {
               `rows to show (default 100, at most ${MAX_PREVIEW_ROWS})`,
             )
               .option('format', {
+                type: 'string',
                 choices: ['text', 'csv', 'json'] as const,
                 default: 'text' as const,
                 describe:

@@ -1,4 +1,5 @@
 import type { Argv } from 'yargs';
+import { printList } from '../list-output.js';
 import { UserError } from '../../common/errors.js';
 import { displayText, quoteForLog } from '../../common/log-text.js';
 import type { JsonValue } from '../../json/index.js';
@@ -138,10 +139,16 @@ export function tokensCommand(yargs: Argv): Argv {
               );
               if (args.json) return print(tokens.map(tokenToJson));
               if (tokens.length === 0) say('No tokens.');
-              for (const t of tokens)
-                say(
-                  `${t.id}\t${displayText(t.projectName)}\t${accessOf(t)}\t${t.created}\t${displayText(t.description)}`,
-                );
+              printList(
+                ['ID', 'PROJECT', 'ACCESS', 'CREATED', 'DESCRIPTION'],
+                tokens.map((t) => [
+                  String(t.id),
+                  displayText(t.projectName),
+                  accessOf(t),
+                  t.created,
+                  displayText(t.description),
+                ]),
+              );
             },
             { mustExist: true },
           ),

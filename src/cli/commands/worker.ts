@@ -6,7 +6,8 @@ import type { ScheduleTicker } from '../../jobs/schedules/schedule-ticker.js';
 import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
 import { displayLocation, isPostgresStore } from '../../store/store-location.js';
 import { builtinComponents } from '../builtin-components.js';
-import { checkJobWorkerArgs, jobWorkerOptions, startWorkerPool, type JobWorkerArgs } from '../job-worker-options.js';
+import { jobWorkerOptions, startWorkerPool, type JobWorkerArgs } from '../job-worker-options.js';
+import { integerOption } from '../option-checks.js';
 import { createCliLogging, type LoggingArgs } from '../logging.js';
 import { untilStopSignal } from '../stop-signals.js';
 
@@ -27,7 +28,10 @@ export function workerCommand(yargs: Argv): Argv {
           defaultDescription: '$GEX_STORE',
           describe: 'the store: a postgres:// URL (the database every server and worker shares)',
         })
-        .option('concurrency', { type: 'number', default: 1, describe: 'jobs this worker runs at once' })
+        .option(
+          'concurrency',
+          integerOption('concurrency', { min: 1, max: 256, default: 1, describe: 'jobs this worker runs at once' }),
+        )
         .example(
           '$0 worker --store postgres://gex@db/gex --concurrency 4',
           'run up to 4 jobs at once',
@@ -54,9 +58,6 @@ export async function runWorker(args: WorkerArgs): Promise<number> {
           ? 'gex worker needs the store: --store postgres://… (or $GEX_STORE)'
           : 'gex worker runs the jobs of a PostgreSQL store (--store postgres://…); the jobs of a SQLite store are run by its one server: gex serve --workers N',
       );
-    if (!Number.isSafeInteger(args.concurrency) || args.concurrency < 1 || args.concurrency > 256)
-      throw new UserError('GEX_CLI_USAGE', '--concurrency takes a whole number from 1 to 256');
-    checkJobWorkerArgs(args);
     const [{ openEmbeddedStore }, { openJobQueue }] = await Promise.all([
       import('../../store/open-store.js'),
       import('../../jobs/job-queue.js'),

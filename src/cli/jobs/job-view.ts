@@ -57,12 +57,17 @@ export function jobView(wire: JsonValue): JobView | undefined {
   };
 }
 
-/** One line: id, status, what runs, when it was created and how long it took. */
-export function jobLine(job: JobView): string {
+/** A job's cells in a list: id, status, what runs, when it was created and how long it took. */
+export function jobCells(job: JobView): string[] {
   const f = displayText;
   const rows = job.configRowIds.length ? ` rows ${job.configRowIds.map(f).join(',')}` : '';
   const took = job.durationSeconds === null ? '' : ` ${job.durationSeconds}s`;
-  return `${job.id}\t${f(job.status)}\t${f(job.component)} ${f(job.config)}${rows}\t${f(job.created)}${took}`;
+  return [job.id, f(job.status), `${f(job.component)} ${f(job.config)}${rows}`, `${f(job.created)}${took}`];
+}
+
+/** One line: the cells of jobCells, tab-separated. */
+export function jobLine(job: JobView): string {
+  return jobCells(job).join('\t');
 }
 
 /** A job as `gex jobs run|show|kill` print it: its line and result message, or its JSON. */

@@ -3,6 +3,7 @@ import type { Logger } from '../../common/logger.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../../json/index.js';
 import type { StorageApiClient, Query } from '../../store/remote/storage-api-client.js';
 import { openService } from '../remote-service.js';
+import type { GivenToken } from '../store-options.js';
 import { StoreError } from '../../store/store-error.js';
 import { notFound, type JobFilter, type JobRequest, type JobsBackend } from './jobs-backend.js';
 import { jobView, type JobView, type LogLine } from './job-view.js';
@@ -27,40 +28,29 @@ const LEVELS: Record<string, string> = { info: 'info', warn: 'warning', warning:
  */
 export async function openRemoteJobs(
   url: string,
-  token: string | undefined,
+  token: GivenToken,
   env: NodeJS.ProcessEnv,
   logger?: Logger,
 ): Promise<JobsBackend> {
   const { storage, service } = await openService(url, token, env, { id: 'queue', name: 'Job Queue API' }, logger);
-  return new RemoteJobs(storage, service, url);
+  return new RemoteJobs(storage, service);
 }
 
 class RemoteJobs implements JobsBackend {
   readonly pollMs = 1000;
 
+  // a refused token is said by StorageApiClient, in the wording every command gives it
   constructor(
     private readonly storage: StorageApiClient,
     private readonly api: StorageApiClient,
-    private readonly url: string,
   ) {}
 
   private queue(...args: Parameters<StorageApiClient['call']>): Promise<JsonValue> {
-    return this.api.call(...args).catch((error: unknown) => this.refused(error));
+    return this.api.call(...args);
   }
 
   private storageCall(...args: Parameters<StorageApiClient['call']>): Promise<JsonValue> {
-    return this.storage.call(...args).catch((error: unknown) => this.refused(error));
-  }
-
-  /** A 401 says which server refused which token (by where it came from, never its text). */
-  private refused(error: unknown): never {
-    if (error instanceof StoreError && error.status === 401)
-      throw new UserError(
-        'GEX_STORE_TOKEN_INVALID',
-        `The server at ${this.url} refused the token (KBC_TOKEN or --token): ${error.message}`,
-        { cause: error },
-      );
-    throw error;
+    return this.storage.call(...args);
   }
 
   private job(value: JsonValue, what: string): JobView {

@@ -11,6 +11,7 @@ import type { ConfigStore } from '../../store/config-store.js';
 import type { StorageApiClient } from '../../store/remote/storage-api-client.js';
 import { StoreError } from '../../store/store-error.js';
 import { openService } from '../remote-service.js';
+import type { GivenToken } from '../store-options.js';
 import { scheduleIdArg, type SchedulesBackend, type ScheduleView } from './schedules-backend.js';
 
 const LIMIT = { maxBytes: 16 * 1024 * 1024, tooLargeHint: 'far more than a list of schedules takes: not read' };
@@ -52,7 +53,7 @@ export class RemoteSchedules implements SchedulesBackend {
 
   static async open(
     url: string,
-    token: string | undefined,
+    token: GivenToken,
     store: ConfigStore,
     env: NodeJS.ProcessEnv,
     logger?: Logger,

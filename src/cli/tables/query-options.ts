@@ -41,6 +41,7 @@ export function queryOptions<T>(y: Argv<T>, limitDescription: string): Argv<T & 
         describe: 'one value of --where-column taken as it is, commas included (repeatable)',
       })
       .option('where-operator', {
+        type: 'string',
         choices: ['eq', 'ne'] as const,
         default: 'eq' as const,
         describe: 'eq: the value is one of them; ne: it is none of them',

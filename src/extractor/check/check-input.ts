@@ -49,6 +49,7 @@ export async function checkInput(
   const unit: UnitCheck = {
     label,
     rowId,
+    runs: true,
     valid: false,
     warnings: findUnknownKeys(input.parameters).map((u) => masker.mask(unknownKeyWarning(u))),
     jobs: [],

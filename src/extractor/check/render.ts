@@ -1,6 +1,13 @@
 import { displayText, quoteForLog } from '../../common/log-text.js';
 import type { SecretMasker } from '../../common/secret-masker.js';
-import type { CheckReport, JobCheck, ProbeResult, RequestPreview, UnitCheck } from './report.js';
+import {
+  unitOk,
+  type CheckReport,
+  type JobCheck,
+  type ProbeResult,
+  type RequestPreview,
+  type UnitCheck,
+} from './report.js';
 
 /**
  * The report as text for a person, and as JSON for a program. Values from configurations and
@@ -16,9 +23,16 @@ export function renderText(report: CheckReport, masker: SecretMasker): string {
   const warnings =
     report.warnings.length +
     report.units.reduce((n, u) => n + u.warnings.length + u.jobs.filter((j) => j.response?.warning).length, 0);
-  lines.push(
-    `Result: ${report.ok ? 'OK' : 'FAILED'}${warnings > 0 ? ` (${warnings} warning${warnings === 1 ? '' : 's'})` : ''}`,
-  );
+  const notCounted = report.units.filter((u) => !u.runs && !unitOk(u)).length;
+  const notes = [
+    ...(warnings > 0 ? [`${warnings} warning${warnings === 1 ? '' : 's'}`] : []),
+    ...(notCounted > 0
+      ? [
+          `problems of ${notCounted} disabled row${notCounted === 1 ? '' : 's'} not counted: a run skips ${notCounted === 1 ? 'it' : 'them'}`,
+        ]
+      : []),
+  ];
+  lines.push(`Result: ${report.ok ? 'OK' : 'FAILED'}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`);
   return masker.mask(`${lines.join('\n')}\n`);
 }
 
@@ -33,6 +47,7 @@ export function renderJson(report: CheckReport, masker: SecretMasker): string {
 
 function unitLines(unit: UnitCheck): string[] {
   const lines = [`${displayText(unit.label)}: ${unit.valid ? 'valid' : 'invalid'}`];
+  if (!unit.runs) lines.push('  (a run skips this disabled row: what is wrong with it does not fail the check)');
   for (const warning of unit.warnings) lines.push(`  warning: ${displayText(warning)}`);
   if (unit.error) lines.push(`  error: ${displayText(unit.error.message)}`);
   for (const table of unit.tables ?? []) lines.push(`  ${displayText(table)}`);

@@ -45,6 +45,8 @@ export interface JobCheck {
 export interface UnitCheck {
   label: string;
   rowId: string | null;
+  /** false: a disabled row a run skips — checked and reported, but what is wrong with it fails nothing */
+  runs: boolean;
   /** passes every check a run makes before its first request */
   valid: boolean;
   /** why it is not valid; `code` is the catalogue's (docs/errors.md) */
@@ -56,13 +58,19 @@ export interface UnitCheck {
 }
 
 export interface CheckReport {
-  /** every unit valid and every request sent answered */
+  /** every unit a run runs valid, and every request sent for one answered */
   ok: boolean;
   units: UnitCheck[];
   /** problems of the whole check (a disabled configuration) */
   warnings: string[];
 }
 
+/** The unit is valid and every first request sent for it was answered. */
+export function unitOk(unit: UnitCheck): boolean {
+  return unit.valid && unit.jobs.every((j) => j.response?.error === undefined);
+}
+
+/** Every unit a run would run is fine; a disabled row's problems are reported, not counted. */
 export function reportOk(units: UnitCheck[]): boolean {
-  return units.every((u) => u.valid && u.jobs.every((j) => j.response?.error === undefined));
+  return units.every((u) => !u.runs || unitOk(u));
 }

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { got, RequestError, type BeforeRedirectHook, type Got, type PlainResponse } from 'got';
 import { UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
-import { describeNetworkError, unfixableNetworkError } from '../../common/network-errors.js';
+import { describeNetworkError, isConnectFailure, unfixableNetworkError } from '../../common/network-errors.js';
 import { formatClockTime, formatDuration } from '../../common/text.js';
 import type { AuthMethod } from '../auth/auth-method.js';
 import type { HttpRequest, HttpResponse, Send } from './types.js';
@@ -16,6 +16,14 @@ import { curlCodeOf, type RetryDelay, type RetryPolicy } from './retry-policy.js
 import { checkAllowedTarget, redirectRules } from './redirect-rules.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, readLimited, ResponseTooLarge } from './response-size.js';
 import type { AllowedUrlRule } from '../config/allowed-hosts.js';
+import { FIRST_CONTACT_MS, ReachedHosts } from './reached-hosts.js';
+
+/**
+ * Waiting that counts as retries piling up: once one request has waited this long (or is about to),
+ * its retry line says when the last retry would be. A single short wait (a 429 with Retry-After: 1)
+ * says only that it retries.
+ */
+const OUTLOOK_AFTER_MS = 30_000;
 
 export interface HttpClientOptions {
   retry: RetryPolicy;
@@ -42,6 +50,8 @@ export interface HttpClientOptions {
   maxResponseBytes?: number;
   /** the run's stop signal: aborts every request in flight and every retry wait */
   signal?: AbortSignal;
+  /** the hosts that answered in this run (shared by the clients of a run); default: this client's own */
+  reachedHosts?: ReachedHosts;
 }
 
 /** Rewrites a request as it is to be sent (a signature over its final bytes). */
@@ -130,6 +140,7 @@ export class HttpClient {
   readonly rateLimiter: RateLimiter;
 
   private readonly maxResponseBytes: number;
+  private readonly reached: ReachedHosts;
   /** origin pairs already warned about (once per client, not per page) */
   private readonly droppedWarned = new Set<string>();
 
@@ -137,6 +148,7 @@ export class HttpClient {
     this.concurrency = new AdaptiveConcurrency(options.concurrency ?? 1);
     this.rateLimiter = new RateLimiter({ ratePerSecond: options.maxRequestsPerSecond, now: options.now });
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    this.reached = options.reachedHosts ?? new ReachedHosts();
     this.got = got.extend({
       throwHttpErrors: false,
       retry: { limit: 0 },
@@ -191,6 +203,10 @@ export class HttpClient {
     const { retry, auth, signer } = this.options;
     const logger = sendOptions.logger ?? this.options.logger;
     const wait = this.options.sleep ?? ((ms: number) => sleep(ms, undefined, { signal }));
+    const now = this.options.now ?? Date.now;
+    const started = now();
+    /** this request's retry waits so far, and whether a retry line said when the last retry would be */
+    const retries = { waitedMs: 0, outlookGiven: false };
     for (let attempt = 1; ; attempt++) {
       if (signal?.aborted) throw new RequestCancelled(`${request.method} ${request.url} was cancelled`);
       checkAllowedTarget(this.options.allowedUrl, request.method, request.url);
@@ -204,6 +220,8 @@ export class HttpClient {
       let retryReason: string;
       let retryFields: { status: number } | { errorCode: string };
       let delay: RetryDelay | null;
+      /** a connection that could not be made to a host that has not answered in this run */
+      let firstContact = false;
       try {
         const { response, startedAt } = await this.concurrency.run(async (startedAt) => {
           // the slot is reserved in the queue slot, just before sending, so send times follow the schedule
@@ -212,6 +230,7 @@ export class HttpClient {
           const received = await this.exchange(sent, request, signal);
           return { response: received, startedAt };
         });
+        this.reached.answered(request.url);
         this.notePause(response.headers, logger);
         const raw = response.headers[retry.settings.retryHeader.toLowerCase()];
         const headerValue = Array.isArray(raw) ? raw[0] : raw;
@@ -238,6 +257,9 @@ export class HttpClient {
         // what fails the same way every time is not retried, whatever curl.codes lists
         const unfixable = unfixableNetworkError(error);
         delay = unfixable ? null : retry.decide(attempt, { error }, undefined, request.url);
+        firstContact = delay !== null && isConnectFailure(error) && !this.reached.hasAnswered(request.url);
+        if (firstContact && now() - started + delay!.ms > FIRST_CONTACT_MS)
+          throw this.neverAnswered(request, error, attempt, now() - started);
         if (delay === null) {
           throw new UserError(
             'GEX_API_UNREACHABLE',
@@ -249,39 +271,74 @@ export class HttpClient {
         retryReason = `${describeNetworkError(error)}${curl ? `, curl error ${curl}` : ''}`;
         retryFields = { errorCode: error.code ?? 'unknown' };
       }
-      this.logRetry(logger, request, attempt, delay, retryReason, retryFields);
+      this.logRetry(
+        logger,
+        request,
+        { attempt, delay, reason: retryReason, fields: retryFields, firstContact },
+        retries,
+      );
       this.stats.retries++;
       this.stats.waitedMs += delay.ms;
+      retries.waitedMs += delay.ms;
       await this.waitOrCancel(wait, delay.ms, request, signal);
     }
   }
 
   /**
-   * One line per retry saying why and when; the first retry of a request also says when the last
-   * one would be if it keeps failing, so that an unreachable API is not a silent quarter of an hour.
+   * A connection to a host that has not answered once in this run kept failing for
+   * FIRST_CONTACT_MS: the run fails now, naming the host and port, rather than after GE's ~17
+   * minutes of retries (reached-hosts.ts).
+   */
+  private neverAnswered(request: HttpRequest, error: RequestError, attempts: number, elapsedMs: number): UserError {
+    const curl = curlCodeOf(error);
+    const { retry } = this.options;
+    const max = retry.settings.maxRetries;
+    const geWaits = formatDuration(retry.waitsAhead(1, retry.settings.backoffBaseMs));
+    return new UserError(
+      'GEX_API_UNREACHABLE',
+      `Cannot connect to ${ReachedHosts.hostOf(request.url)} (${request.method} ${request.url}): ` +
+        `${describeNetworkError(error)}${curl ? `, curl error ${curl}` : ''}, on ${attempts} attempt${attempts === 1 ? '' : 's'} in ${formatDuration(elapsedMs)}. ` +
+        `The host has not answered once in this run: gex retries such a host for at most ${FIRST_CONTACT_MS / 1000} s ` +
+        `(Generic Extractor up to ${max} times, over ${geWaits}). Check the host and port of parameters.api.baseUrl, and that the API is running.`,
+      { cause: error },
+    );
+  }
+
+  /**
+   * One line per retry saying why and when. A retry to connect to a host that has not answered yet
+   * says, the first time, when gex gives up on it; once a request's retries pile up (OUTLOOK_AFTER_MS
+   * of waiting), one line also says when its last retry would be if it keeps failing, so that an
+   * unreachable API is not a silent quarter of an hour — and a single short wait is not an alarm.
    */
   private logRetry(
     logger: Logger,
     request: HttpRequest,
-    attempt: number,
-    delay: RetryDelay,
-    reason: string,
-    fields: { status: number } | { errorCode: string },
+    retryOf: {
+      attempt: number;
+      delay: RetryDelay;
+      reason: string;
+      fields: { status: number } | { errorCode: string };
+      firstContact: boolean;
+    },
+    retries: { waitedMs: number; outlookGiven: boolean },
   ): void {
     const { retry } = this.options;
+    const { attempt, delay, reason, fields, firstContact } = retryOf;
     const max = retry.settings.maxRetries;
     const header = delay.source === 'header' ? ` (${retry.settings.retryHeader})` : '';
+    const now = (this.options.now ?? Date.now)();
     let outlook = '';
     let lastRetryAt: string | undefined;
-    if (attempt === 1) {
-      const now = (this.options.now ?? Date.now)();
+    if (firstContact) {
+      if (attempt === 1)
+        outlook = `. The host has not answered in this run: if it does not within ${FIRST_CONTACT_MS / 1000} s of the first attempt, the run fails`;
+    } else if (!retries.outlookGiven && max > attempt && retries.waitedMs + delay.ms >= OUTLOOK_AFTER_MS) {
+      retries.outlookGiven = true;
       const ahead = retry.waitsAhead(attempt, delay.ms);
       lastRetryAt = new Date(now + ahead).toISOString();
       outlook =
-        max === 1
-          ? ''
-          : `. If it keeps failing, the last retry (${max}) is at ${formatClockTime(now + ahead, now)} at the earliest ` +
-            `(${formatDuration(ahead)} of waiting from now), then the run fails`;
+        `. If it keeps failing, the last retry (${max}) is at ${formatClockTime(now + ahead, now)} at the earliest ` +
+        `(${formatDuration(ahead)} of waiting from now), then the run fails`;
     }
     logger.warn(
       {

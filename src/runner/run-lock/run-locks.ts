@@ -96,6 +96,10 @@ export function dataDirLock(dataDir: string, running: string): RunLock {
     async tryAcquire() {
       try {
         mkdirSync(dataDir, { recursive: true });
+      } catch (error) {
+        throw dataFolderFailure(error, dataDir, 'create the data folder');
+      }
+      try {
         const attempt = lock.tryAcquire();
         return attempt.acquired ? true : describeHolder(attempt.holder);
       } catch (error) {

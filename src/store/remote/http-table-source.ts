@@ -169,12 +169,8 @@ export class HttpTableSource implements TableSource {
         `${capitalize(what)} does not exist in the project of the Storage API at ${this.url} (${said}).`,
         { cause: error },
       );
-    if (error.status === 401)
-      return new UserError(
-        'GEX_STORE_TOKEN_INVALID',
-        `The Storage API at ${this.url} refused the token (${said}): pass a valid one with --token or KBC_TOKEN.`,
-        { cause: error },
-      );
+    // said by StorageApiClient already, in the wording every command gives it
+    if (error.status === 401) return error;
     if (error.status === 403)
       return new UserError(
         'GEX_STORE_ACCESS_DENIED',

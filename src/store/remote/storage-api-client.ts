@@ -15,6 +15,7 @@ import {
   type JsonValue,
 } from '../../json/index.js';
 import { StoreError } from '../store-error.js';
+import { tokenRefused, type TokenOrigin } from '../token-refusal.js';
 import {
   RetryBudget,
   RUN_STORE_RETRY,
@@ -41,6 +42,8 @@ export interface StorageApiClientOptions {
   logger?: Logger;
   /** another API of the stack with the same token (the Job Queue): its name in messages and its path prefix */
   service?: { name: string; path: string };
+  /** where the token came from (`--token`, `KBC_TOKEN`), named when the API refuses it */
+  tokenOrigin?: TokenOrigin;
 }
 
 /** What one call may differ in: a size limit on the answer, no retry (a call that is not idempotent), headers. */
@@ -187,7 +190,7 @@ export class StorageApiClient {
         const retryable =
           (response.statusCode >= 500 && response.statusCode !== 501) ||
           (response.statusCode === 409 && code === VERSION_CONFLICT);
-        if (!retryable) throw new StoreError(response.statusCode, code, message, undefined, gexCode);
+        if (!retryable) throw this.storeError(response.statusCode, code, message, gexCode);
         retryReason = `${response.statusCode}${code ? ` ${code}` : ''}`;
         failure = () =>
           response.statusCode >= 500
@@ -195,7 +198,7 @@ export class StorageApiClient {
                 'GEX_STORAGE_API_FAILED',
                 `${this.name} ${method} ${url} failed: [${response.statusCode}] ${message}${this.gaveUp(attempt, budget)}`,
               )
-            : new StoreError(response.statusCode, code, message, undefined, gexCode);
+            : this.storeError(response.statusCode, code, message, gexCode);
       } catch (error) {
         if (!(error instanceof RequestError)) throw error;
         const unfixable = unfixableNetworkError(error, 'NODE_EXTRA_CA_CERTS=<its CA file>');
@@ -312,6 +315,13 @@ export class StorageApiClient {
     return target;
   }
 
+  /** A refusal of the API as an error: a refused token (401) in the one wording every command gives it. */
+  private storeError(status: number, code: string, message: string, gexCode: UserErrorCode | undefined): StoreError {
+    if (status === 401)
+      return tokenRefused(`the ${this.name} at ${this.options.url}`, this.options.tokenOrigin, message, code);
+    return new StoreError(status, code, message, undefined, gexCode);
+  }
+
   /** A failed answer (status ≥ 300) as the error call() gives for it. */
   private refusal(response: PlainResponse, text: string, method: string, path: string): Error {
     const elsewhere = redirectTarget(response);
@@ -326,7 +336,7 @@ export class StorageApiClient {
         'GEX_STORAGE_API_FAILED',
         `${this.name} ${method} ${path} failed: [${response.statusCode}] ${message}`,
       );
-    return new StoreError(response.statusCode, code, message, undefined, gexCode);
+    return this.storeError(response.statusCode, code, message, gexCode);
   }
 
   /** A network failure of a one-attempt transfer. */

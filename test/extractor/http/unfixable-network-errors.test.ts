@@ -160,7 +160,7 @@ describe("network errors a retry cannot fix fail at once; the rest keep GE's pol
         assert.deepEqual(second.waits, [1000]);
         assert.match(
           sentences(second.log())[0],
-          /^GET http:\/\/flaky-dns\.test:\d+\/x: EAI_AGAIN \(DNS did not answer \(temporary\)\), curl error 6; retry 1 of 10 in 1\.0 s\. If it keeps failing/,
+          /^GET http:\/\/flaky-dns\.test:\d+\/x: EAI_AGAIN \(DNS did not answer \(temporary\)\), curl error 6; retry 1 of 10 in 1\.0 s\. The host has not answered in this run: if it does not within 30 s of the first attempt, the run fails/,
         );
         second.c.close();
       } finally {
@@ -169,7 +169,7 @@ describe("network errors a retry cannot fix fail at once; the rest keep GE's pol
       }
     });
 
-    it('at the first retry says when the last one would be, and every retry line says why', async () => {
+    it('says why at every retry; a short wait is not an alarm (no worst case at the first retry)', async () => {
       let calls = 0;
       const server = http.createServer((req, res) => {
         calls++;
@@ -188,12 +188,7 @@ describe("network errors a retry cannot fix fail at once; the rest keep GE's pol
       }
       assert.deepEqual(waits, [1000, 2000]);
       const lines = sentences(log());
-      // 1 + 2 + 4 + … + 512 s = 1,023 s
-      const last = formatClockTime(NOW + 1_023_000, NOW);
-      assert.equal(
-        lines[0],
-        `GET ${url}: status 503 Service Unavailable; retry 1 of 10 in 1.0 s. If it keeps failing, the last retry (10) is at ${last} at the earliest (17 min 3 s of waiting from now), then the run fails`,
-      );
+      assert.equal(lines[0], `GET ${url}: status 503 Service Unavailable; retry 1 of 10 in 1.0 s`);
       assert.equal(
         lines[1],
         `GET ${url}: ECONNRESET (connection reset by the server), curl error 56; retry 2 of 10 in 2.0 s`,

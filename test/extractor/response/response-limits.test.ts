@@ -50,7 +50,7 @@ describe('response decoding: only a malformed body is reported as one', () => {
     );
     assert.throws(
       () => decodeResponse(response(Buffer.from('[1,')), request, []),
-      /Invalid JSON response from API: Syntax error: .* at end of input/,
+      /Invalid JSON response from API: Syntax error: .* at the end of the input/,
     );
   });
 

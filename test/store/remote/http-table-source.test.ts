@@ -202,7 +202,7 @@ describe('HTTP table source: Keboola table API (nock)', () => {
     await assert.rejects(
       source().table('in.c-a.t'),
       userError(
-        /refused the token \(Invalid access token \[storage\.tokenInvalid\]\): pass a valid one with --token or KBC_TOKEN/,
+        /The Storage API at http:\/\/[\w.:]+ refused the token( from KBC_TOKEN)?: Invalid access token \[storage\.tokenInvalid\]\. Pass a valid token with --token \(or set KBC_TOKEN\)\./,
       ),
     );
     nock(URL).delete('/v2/storage/tables/in.c-a.t').reply(403, { error: 'no', code: 'accessDenied' });
