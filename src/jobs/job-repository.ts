@@ -3,6 +3,7 @@ import { StoreError } from '../store/store-error.js';
 import { storedIdentityLiveness } from '../common/process-liveness.js';
 import type { EventPosition, JobEvent, JobResult, NewJob, QueueJob } from './job-record.js';
 import { lostWorkerOutcome } from './job-result.js';
+import { removeFoldersOfLostJob } from './job-folder.js';
 import { SORT_COLUMNS, type JobSearch } from './job-search.js';
 import { isFinished, PENDING, RUNNING, statusesLeadingTo, type JobStatus } from './statuses.js';
 
@@ -367,6 +368,8 @@ export class JobRepository {
     // nothing would ever stop it: its worker is gone
     if (!(await (this.options.workerGone ?? localWorkerGone)(killed))) return killed;
     await this.finish(id, lostWorkerOutcome, now);
+    // its folder, where it is on this machine (the worker could not remove it)
+    await removeFoldersOfLostJob(id, killed.worker).catch(() => undefined);
     return this.get(projectId, id);
   }
 

@@ -1,6 +1,6 @@
 import type { Logger } from '../common/logger.js';
 import { thisProcessText } from '../common/process-liveness.js';
-import { removeOrphanedJobFolders } from './job-folder.js';
+import { removeFoldersOfLostJob, removeOrphanedJobFolders } from './job-folder.js';
 import type { QueueJob } from './job-record.js';
 import type { JobRepository } from './job-repository.js';
 import { lostWorkerOutcome } from './job-result.js';
@@ -38,22 +38,31 @@ export function workerName(): string {
  * Ends the jobs whose worker is gone (or retries them), says so, and removes the job folders such
  * workers of this host left (their config, state and tables); the ids ended.
  */
-export async function endLostJobs(jobs: JobRepository, ids: readonly number[], logger: Logger): Promise<number[]> {
+export async function endLostJobs(
+  jobs: JobRepository,
+  lost: ReadonlyArray<{ id: number; worker: string | null }>,
+  logger: Logger,
+): Promise<number[]> {
   const ended: number[] = [];
-  for (const id of ids) {
+  let removed = 0;
+  for (const { id, worker } of lost) {
     if (!(await jobs.finish(id, lostWorkerOutcome))) continue;
     ended.push(id);
     logger.warn(`Job ${id}: its worker stopped while it ran: ended (or retried)`);
+    removed += (await removeFoldersOfLostJob(id, worker)).length;
   }
-  if (ended.length) await sweepJobFolders(logger);
+  if (ended.length) removed += (await removeOrphanedJobFolders()).length;
+  sayRemoved(removed, logger);
   return ended;
 }
 
-/** Removes the folders of jobs whose worker of this host is gone (see job-folder.ts). */
+/** Removes the folders that dead workers of this PID namespace left (see job-folder.ts). */
 export async function sweepJobFolders(logger: Logger): Promise<void> {
-  const removed = await removeOrphanedJobFolders();
-  if (removed.length)
-    logger.info(`Removed ${removed.length} job folders left by a worker that stopped (their data, state and tables)`);
+  sayRemoved((await removeOrphanedJobFolders()).length, logger);
+}
+
+function sayRemoved(count: number, logger: Logger): void {
+  if (count) logger.info(`Removed ${count} job folders left by a worker that stopped (their data, state and tables)`);
 }
 
 /**
@@ -85,8 +94,8 @@ export class StoreClaimSource implements JobSource {
 
   /** Jobs left running by a worker that is gone: ended (or retried); their ids. */
   async recoverLost(): Promise<number[]> {
-    const lost: number[] = [];
-    for (const { id, worker } of await this.jobs.running()) if (await this.registry.gone(worker)) lost.push(id);
+    const lost: Array<{ id: number; worker: string | null }> = [];
+    for (const job of await this.jobs.running()) if (await this.registry.gone(job.worker)) lost.push(job);
     return endLostJobs(this.jobs, lost, this.logger);
   }
 

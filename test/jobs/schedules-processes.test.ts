@@ -106,13 +106,20 @@ describe('schedules fired by real servers and workers', function () {
       // disabled and enabled again by another process (gex schedules on the same file): the server notices
       const disabled = await runGex(['schedules', 'disable', String(schedule.id), '--store', store], KEY);
       assert.equal(disabled.code, 0, disabled.stderr);
-      await sleep(1500); // a tick fired before the change was seen may still be running
-      const whileDisabled = count('sqlite');
-      await sleep(2500);
-      assert.equal(count('sqlite'), whileDisabled, 'disabled in another process: no more runs');
+      // a tick fires only while the schedule's revision is the one its ticker read (checked in the
+      // firing transaction): none fires once the disable is committed, whenever the server notices it
+      // (executions: newest first)
+      const latestTick = async () =>
+        String(
+          ((await call(served!.url, token, 'GET', `/schedules/${schedule.id}`)).body.executions as Json[])[0]
+            ?.executionTime,
+        );
+      const whileDisabled = await latestTick();
+      await sleep(2500); // longer than a tick's interval
+      assert.equal(await latestTick(), whileDisabled, 'disabled in another process: no more ticks fired');
       const enabled = await runGex(['schedules', 'enable', String(schedule.id), '--store', store], KEY);
       assert.equal(enabled.code, 0, enabled.stderr);
-      await until('a run after enabling', () => count('sqlite') > whileDisabled);
+      await until('a tick after enabling', async () => (await latestTick()) !== whileDisabled);
       assert.match(served.output(), /ticks? .*missed \(no worker ran, or the schedule was disabled\)/);
       const executions = await finishedExecutions(served.url, token, schedule.id, true);
       const ticks = executions.map((e) => Date.parse(e.executionTime as string));

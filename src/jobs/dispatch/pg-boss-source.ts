@@ -70,11 +70,12 @@ export class PgBossSource implements JobSource {
   private async check(): Promise<void> {
     const { jobs, logger, dispatch } = this.options;
     try {
-      for (const { id } of await jobs.running()) {
+      for (const job of await jobs.running()) {
+        const { id } = job;
         if (this.stopped) return;
         if (!(await this.monitorLocks.takeIfOrphaned(id))) continue;
         try {
-          await endLostJobs(jobs, [id], logger);
+          await endLostJobs(jobs, [job], logger);
         } finally {
           await this.monitorLocks.unlock(id);
         }
