@@ -79,6 +79,12 @@ export interface Database extends SqlExecutor {
    */
   transaction<T>(work: (tx: TransactionExecutor) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
+   * One autocommit write of large values (a file's megabyte chunk) where its I/O cannot hold the
+   * event loop: SQLite runs it on a worker thread's connection, after the other queued statements;
+   * PostgreSQL as `run` (its client never blocks) on at most half of its pool.
+   */
+  runLarge(sql: string, params?: SqlParam[]): Promise<{ changes: number }>;
+  /**
    * A value that differs after any change committed since it was last read, by this process or any
    * other; null where that cannot be known cheaply (PostgreSQL: other servers commit without notice).
    * Lets readers reuse what they derived from unchanged data.

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import PQueue from 'p-queue';
 import pg from 'pg';
 import { from as copyFromStdin } from 'pg-copy-streams';
 import {
@@ -81,6 +82,8 @@ export class PostgresDatabase implements Database {
   private pool: pg.Pool | null = null;
   private schema: Promise<StoreSchema> | null = null;
   private readonly settings: Required<Omit<PostgresOptions, 'label'>>;
+  /** large writes run at once: at most half the pool, so other requests always find a connection */
+  private readonly largeWrites: PQueue;
 
   constructor(
     /** the URL the store was opened with (a session of its own, or an engine sharing the database, connects with it) */
@@ -90,6 +93,7 @@ export class PostgresDatabase implements Database {
     this.settings = { ...POSTGRES_DEFAULTS, ...options };
     this.label = options.label ?? 'PostgreSQL';
     this.statementTimeoutMs = this.settings.statementTimeoutMs;
+    this.largeWrites = new PQueue({ concurrency: Math.max(1, Math.floor(this.settings.poolSize / 2)) });
   }
 
   get poolSize(): number {
@@ -248,6 +252,15 @@ export class PostgresDatabase implements Database {
 
   async run(sql: string, params?: SqlParam[]): Promise<{ changes: number }> {
     return this.executor(await this.ready()).run(sql, params);
+  }
+
+  /**
+   * As `run` (node-postgres sends the bytes without blocking), on at most half the pool's
+   * connections at once: 200 uploads' chunks never leave a health check or a configuration read
+   * waiting for a connection.
+   */
+  runLarge(sql: string, params?: SqlParam[]): Promise<{ changes: number }> {
+    return this.largeWrites.add(() => this.run(sql, params));
   }
 
   async transaction<T>(work: (tx: TransactionExecutor) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
