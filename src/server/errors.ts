@@ -3,6 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../common/error-catalogue.js';
+import { describeBytes } from '../common/text.js';
 import type { JsonObject } from '../json/index.js';
 import { MAX_ADDRESSABLE_ID_LENGTH } from '../store/addressable-id.js';
 import { StoreError } from '../store/store-error.js';
@@ -21,10 +22,6 @@ import { unimplementedFeature } from './unimplemented.js';
 
 export function newExceptionId(): string {
   return `exception-${randomBytes(16).toString('hex')}`;
-}
-
-function describeBytes(bytes: number): string {
-  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
 }
 
 /** The StoreError a failure is answered with; anything unexpected becomes a 500. */

@@ -1,6 +1,11 @@
 import type { Argv } from 'yargs';
 import { errorLogFields, exitCodeOf, UserError } from '../../common/errors.js';
-import { DEFAULT_BODY_LIMIT, DEFAULT_FILE_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS } from '../../server/limits.js';
+import {
+  DEFAULT_BODY_LIMIT,
+  DEFAULT_FILE_LIMIT,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_UPLOAD_MEMORY,
+} from '../../server/limits.js';
 import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
 import {
   DURABILITY_LEVELS,
@@ -23,6 +28,7 @@ interface ServeArgs extends LoggingArgs, JobWorkerArgs {
   store: string;
   'body-limit': number;
   'max-file-size': number;
+  'max-upload-memory': number;
   'request-timeout': number;
   durability?: string;
   metrics: boolean;
@@ -56,6 +62,12 @@ export function serveCommand(yargs: Argv): Argv {
           type: 'number',
           default: DEFAULT_FILE_LIMIT,
           describe: 'largest file uploaded to File Storage in bytes (larger → 413)',
+        })
+        .option('max-upload-memory', {
+          type: 'number',
+          default: DEFAULT_UPLOAD_MEMORY,
+          describe:
+            'bytes of memory all File Storage uploads together may hold (each up to 2 MiB; past it an upload → 503 with Retry-After)',
         })
         .option('request-timeout', {
           type: 'number',
@@ -128,6 +140,11 @@ export async function serve(args: ServeArgs): Promise<number> {
       throw new UserError('GEX_CLI_USAGE', '--request-timeout takes a whole number of seconds from 1 to 86400');
     if (!Number.isSafeInteger(args['max-file-size']) || args['max-file-size'] < 0)
       throw new UserError('GEX_CLI_USAGE', '--max-file-size takes a whole number of bytes');
+    if (!Number.isSafeInteger(args['max-upload-memory']) || args['max-upload-memory'] < 2 * 1024 * 1024)
+      throw new UserError(
+        'GEX_CLI_USAGE',
+        '--max-upload-memory takes a whole number of bytes, at least 2097152 (2 MiB: one upload of a large file)',
+      );
     if (!Number.isSafeInteger(args.workers) || args.workers < 0 || args.workers > 256)
       throw new UserError('GEX_CLI_USAGE', '--workers takes a whole number from 0 to 256');
     checkJobWorkerArgs(args);
@@ -167,6 +184,7 @@ export async function serve(args: ServeArgs): Promise<number> {
       logger,
       bodyLimit: args['body-limit'],
       fileLimit: args['max-file-size'],
+      uploadMemory: args['max-upload-memory'],
       requestTimeoutMs: args['request-timeout'] * 1000,
       metrics: args.metrics,
       queueHooks,
