@@ -1,4 +1,5 @@
 import type { Database, SqlExecutor } from '../../store/sql/database.js';
+import { anyOf } from '../../store/sql/value-list.js';
 import type { JobRepository } from '../job-repository.js';
 import type { NewJob, QueueJob } from '../job-record.js';
 import type { ScheduleDefinition } from './schedule-definition.js';
@@ -142,10 +143,11 @@ export class ScheduleRepository {
   async executions(ids: readonly number[]): Promise<Map<number, Execution[]>> {
     const found = new Map<number, Execution[]>(ids.map((id) => [id, []]));
     if (ids.length === 0) return found;
+    // any number of schedules (src/store/sql/value-list.ts)
+    const among = anyOf(this.db.dialect, 'schedule_id', ids);
     const rows = await this.db.all<Row>(
-      `SELECT schedule_id, tick, job_id FROM schedule_ticks WHERE schedule_id IN (${ids.map(() => '?').join(', ')})
-        ORDER BY tick DESC`,
-      [...ids],
+      `SELECT schedule_id, tick, job_id FROM schedule_ticks WHERE ${among.sql} ORDER BY tick DESC`,
+      among.params,
     );
     for (const row of rows) {
       const list = found.get(Number(row.schedule_id));

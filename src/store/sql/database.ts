@@ -43,6 +43,11 @@ export interface Dialect {
    * processes; null where the transaction itself already excludes other writers (SQLite).
    */
   readonly migrationLock: string | null;
+  /**
+   * A subquery of the elements of `json` (an expression: a column, or `?` bound to the text of a
+   * JSON array), one row each in a column `value` — text, or BIGINT for `integer`.
+   */
+  jsonArrayValues(json: string, type: 'text' | 'integer'): string;
 }
 
 export interface TransactionOptions {

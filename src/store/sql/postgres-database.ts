@@ -25,6 +25,10 @@ const DIALECT: Dialect = {
   // one lock per store schema, so stores in different schemas of one database migrate independently;
   // keyed on the search_path every connection sets (the schema itself may not exist yet)
   migrationLock: `SELECT pg_advisory_xact_lock(hashtext('gex.migrations:' || current_setting('search_path')))`,
+  jsonArrayValues: (json, type) =>
+    type === 'integer'
+      ? `SELECT CAST(value AS BIGINT) AS value FROM json_array_elements_text(CAST(${json} AS json)) AS e(value)`
+      : `SELECT value FROM json_array_elements_text(CAST(${json} AS json)) AS e(value)`,
 };
 
 export interface PostgresOptions {

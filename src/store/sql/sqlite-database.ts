@@ -15,7 +15,14 @@ import { SqliteWriteThread } from './sqlite-write-thread.js';
 import { StatementCache } from './statement-cache.js';
 
 // BEGIN IMMEDIATE already excludes every other writer, so neither row locks nor a migration lock are needed
-const DIALECT: Dialect = { name: 'sqlite', forUpdate: '', byteOrder: '', migrationLock: null };
+const DIALECT: Dialect = {
+  name: 'sqlite',
+  forUpdate: '',
+  byteOrder: '',
+  migrationLock: null,
+  // JSON strings come out as text, JSON integers as integers
+  jsonArrayValues: (json) => `SELECT value FROM json_each(${json})`,
+};
 
 /** Waiting for a lock held by another process: an async retry loop, never a blocking wait. */
 export interface BusyRetryOptions {
