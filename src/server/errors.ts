@@ -3,6 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../common/error-catalogue.js';
+import { excerpt } from '../common/log-text.js';
 import { describeBytes } from '../common/text.js';
 import type { JsonObject } from '../json/index.js';
 import { MAX_ADDRESSABLE_ID_LENGTH } from '../store/addressable-id.js';
@@ -79,9 +80,16 @@ export function answerCode(error: StoreError): ErrorCode {
   return error.status === 500 ? 'GEX_INTERNAL' : error.gexCode;
 }
 
+/**
+ * The longest message an error answer carries. Messages quote what a client sent as excerpts
+ * (excerptId); this bounds the answer whatever a message quotes.
+ */
+const MAX_MESSAGE_CHARACTERS = 2000;
+const MAX_DETAILS = 20;
+
 export function sendError(reply: FastifyReply, error: StoreError, exceptionId = newExceptionId()): FastifyReply {
   const body: JsonObject = new Map([
-    ['error', error.message],
+    ['error', excerpt(error.message, MAX_MESSAGE_CHARACTERS)],
     ['code', error.code],
     ['status', 'error'],
     ['exceptionId', exceptionId],
@@ -90,11 +98,12 @@ export function sendError(reply: FastifyReply, error: StoreError, exceptionId = 
   if (error.details) {
     body.set(
       'errors',
-      error.details.map(
+      // the first MAX_DETAILS: a body with thousands of bad fields is not listed back field by field
+      error.details.slice(0, MAX_DETAILS).map(
         (d): JsonObject =>
           new Map([
-            ['key', d.key],
-            ['message', d.message],
+            ['key', excerpt(d.key, MAX_MESSAGE_CHARACTERS)],
+            ['message', excerpt(d.message, MAX_MESSAGE_CHARACTERS)],
           ]),
       ),
     );
@@ -115,7 +124,7 @@ export function errorHandler(bodyLimit: number) {
       // the database is down or saturated: one line per request, no stack; clients retry later
       request.log.warn(
         { code: answerCode(mapped) },
-        `${request.method} ${url} → 503 (${exceptionId}): ${mapped.message}`,
+        `${request.method} ${url} → 503 (${exceptionId}): ${excerpt(mapped.message, MAX_MESSAGE_CHARACTERS)}`,
       );
       void reply.header('Retry-After', String(RETRY_AFTER_SECONDS));
     } else if (mapped.status >= 500)
@@ -126,7 +135,7 @@ export function errorHandler(bodyLimit: number) {
     else
       request.log.debug(
         { code: answerCode(mapped) },
-        `${request.method} ${url} → ${mapped.status} ${mapped.code}: ${mapped.message}`,
+        `${request.method} ${url} → ${mapped.status} ${mapped.code}: ${excerpt(mapped.message, MAX_MESSAGE_CHARACTERS)}`,
       );
     return sendError(reply, mapped, exceptionId);
   };

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { displayId } from '../common/log-text.js';
+import { excerptId } from '../common/log-text.js';
 import { describeBytes } from '../common/text.js';
 import { StoreError } from '../store/store-error.js';
 import type { ProjectTables, TableQuery } from '../store/tables/index.js';
@@ -123,7 +123,7 @@ export async function preparePreview(request: PreviewRequest): Promise<PreparedP
       throw new StoreError(
         400,
         'storage.tables.previewTooLarge',
-        `The data preview of table ${displayId(tableId)} would be larger than ${describeBytes(maxBytes)} (format ${format}, ${query.limit ?? 100} rows asked). ` +
+        `The data preview of table ${excerptId(tableId)} would be larger than ${describeBytes(maxBytes)} (format ${format}, ${query.limit ?? 100} rows asked). ` +
           'Ask for fewer rows (limit) or fewer columns (columns)' +
           (format === 'json' ? ', or use format=rfc (CSV is several times smaller for wide tables).' : '.'),
       );

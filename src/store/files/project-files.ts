@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { setImmediate } from 'node:timers/promises';
-import { displayId } from '../../common/log-text.js';
+import { excerptId } from '../../common/log-text.js';
 import type { Database } from '../sql/database.js';
 import { StoreError } from '../store-error.js';
 
@@ -81,7 +81,7 @@ export function fileNotFound(id: number | string): StoreError {
   return new StoreError(
     404,
     'storage.files.notFound',
-    `File ${displayId(String(id).slice(0, 100))} not found in this project (files expire ${FILE_MAX_AGE_DAYS} days after they are prepared unless permanent).`,
+    `File ${excerptId(String(id))} not found in this project (files expire ${FILE_MAX_AGE_DAYS} days after they are prepared unless permanent).`,
     undefined,
     'GEX_FILE_NOT_FOUND',
   );
@@ -160,7 +160,7 @@ export class ProjectFiles {
       throw new StoreError(
         400,
         'storage.files.notUploaded',
-        `File ${file.id} (${displayId(file.name)}) has not been uploaded (or its upload did not finish); upload it first.`,
+        `File ${file.id} (${excerptId(file.name)}) has not been uploaded (or its upload did not finish); upload it first.`,
       );
     return file;
   }
@@ -228,7 +228,7 @@ export class ProjectFiles {
       throw new StoreError(
         400,
         'storage.files.alreadyUploaded',
-        `File ${file.id} (${displayId(file.name)}) has ${file.state === 'uploaded' ? 'already been uploaded' : 'an upload in progress'}; a file is uploaded once: prepare a new one.`,
+        `File ${file.id} (${excerptId(file.name)}) has ${file.state === 'uploaded' ? 'already been uploaded' : 'an upload in progress'}; a file is uploaded once: prepare a new one.`,
       );
     }
     try {
