@@ -323,8 +323,9 @@ function longerThanDeclared(declared: number): StoreError {
 
 /**
  * Stores `body` as chunks 0, 1, … of file `id` (CHUNK_BYTES each, the last one shorter); returns
- * its size. The pieces are copied into the chunk being filled as they arrive: the upload holds that
- * chunk and the one being written, nothing else (uploadMemory).
+ * its size. The pieces are copied as they arrive into one of the upload's two buffers while the
+ * other one is written, then the two swap: the upload holds nothing else (uploadMemory) and
+ * allocates no more than them.
  */
 async function writeChunks(
   db: Database,
@@ -337,16 +338,21 @@ async function writeChunks(
   let seq = 0;
   /** bytes handed to inserts so far */
   let stored = 0;
+  const buffers: Array<Buffer | undefined> = [undefined, undefined];
+  let turn = 0;
+  /** the buffer being filled, `room` bytes of it for this chunk, `filled` so far */
   let chunk: Buffer | undefined;
+  let room = 0;
   let filled = 0;
   // one insert in flight while the next chunk arrives
   let writing: Promise<unknown> = Promise.resolve();
   const flush = async (): Promise<void> => {
     if (chunk === undefined || filled === 0) return;
-    const bytes = filled === chunk.length ? chunk : chunk.subarray(0, filled);
+    const bytes = chunk.subarray(0, filled);
     chunk = undefined;
     stored += filled;
     filled = 0;
+    // the write of the other buffer ends here: it is free to be filled next
     await writing;
     writing = db.runLarge('INSERT INTO storage_file_chunks (file_id, seq, bytes) VALUES (?, ?, ?)', [id, seq++, bytes]);
     writing.catch(() => undefined); // awaited by the next flush or at the end
@@ -358,12 +364,17 @@ async function writeChunks(
       if (size > limit) throw fileTooLarge(limit);
       if (declared !== undefined && size > declared) throw longerThanDeclared(declared);
       while (buffer.length > 0) {
-        // a declared size makes the last chunk exactly as long as what is left
-        chunk ??= Buffer.allocUnsafe(Math.min(CHUNK_BYTES, (declared ?? Infinity) - stored));
-        const copied = buffer.copy(chunk, filled);
+        if (chunk === undefined) {
+          // a declared size makes the last chunk exactly as long as what is left; a buffer is
+          // made at its first use for what is left then, and later chunks never need more
+          room = Math.min(CHUNK_BYTES, (declared ?? Infinity) - stored);
+          chunk = buffers[turn] ??= Buffer.allocUnsafe(room);
+          turn = 1 - turn;
+        }
+        const copied = buffer.copy(chunk, filled, 0, Math.min(buffer.length, room - filled));
         filled += copied;
         buffer = buffer.subarray(copied);
-        if (filled === chunk.length) await flush();
+        if (filled === room) await flush();
       }
     }
     await flush();

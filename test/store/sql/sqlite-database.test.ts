@@ -66,6 +66,26 @@ describe('SQLite adapter: event-loop turns and the write thread', function () {
     assert.equal((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM chunks'))?.n, 4);
   });
 
+  it('writes bytes exactly from several connections at once: through shared memory or, past its slots, cloned', async () => {
+    const db = await open();
+    const others = [db.separateConnection(), db.separateConnection(), db.separateConnection()];
+    const chunks = [0, 1, 2, 3].map((i) => Buffer.alloc(1024 * 1024, i + 1));
+    // the caller may refill its buffer once the write has been handed over
+    const reused = Buffer.alloc(1024 * 1024, 9);
+    const writes = [db, ...others].map((c, i) =>
+      c.runLarge('INSERT INTO chunks (id, bytes) VALUES (?, ?)', [i, chunks[i]]),
+    );
+    await Promise.all(writes);
+    await db.runLarge('INSERT INTO chunks (id, bytes) VALUES (?, ?)', [10, reused]);
+    reused.fill(0);
+    for (const [i, chunk] of chunks.entries()) {
+      const row = await db.get<{ bytes: Buffer }>('SELECT bytes FROM chunks WHERE id = ?', [i]);
+      assert.ok(row?.bytes.equals(chunk), `chunk ${i}`);
+    }
+    assert.ok((await db.get<{ bytes: Buffer }>('SELECT bytes FROM chunks WHERE id = 10'))?.bytes.every((b) => b === 9));
+    for (const other of others) await other.close();
+  });
+
   it('waits while another process holds the write lock, as other statements do, then writes', async () => {
     const db = await open();
     const script = `
