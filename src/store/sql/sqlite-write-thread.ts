@@ -61,26 +61,23 @@ export class SqliteWriteThread {
   private worker: Worker | undefined;
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
-  private readonly settings: WriteThreadSettings;
-  private readonly memory: Buffer;
+  /** the shared memory, made with the first thread (a process that never writes large values has none) */
+  private memory: Buffer | undefined;
   private readonly freeSlots = Array.from({ length: SLOTS }, (_, i) => i);
 
-  constructor(settings: Omit<WriteThreadSettings, 'shared'>) {
-    const shared = new SharedArrayBuffer(SLOTS * SLOT_BYTES);
-    this.settings = { ...settings, shared };
-    this.memory = Buffer.from(shared);
-  }
+  constructor(private readonly settings: Omit<WriteThreadSettings, 'shared'>) {}
 
   /** Runs `sql`; the caller may reuse its Buffer parameters as soon as this is called. */
   run(sql: string, params: SqlParam[]): Promise<{ changes: number }> {
     const worker = this.running();
+    const memory = this.memory!;
     const id = this.nextId++;
     const slots: number[] = [];
     const shared: number[] = [];
     const sent = params.map((p, i): SqlParam | SharedBytes => {
       if (!Buffer.isBuffer(p) || p.length > SLOT_BYTES || this.freeSlots.length === 0) return p;
       const slot = this.freeSlots.pop()!;
-      p.copy(this.memory, slot * SLOT_BYTES);
+      p.copy(memory, slot * SLOT_BYTES);
       slots.push(slot);
       shared.push(i);
       return { slot, length: p.length };
@@ -94,8 +91,10 @@ export class SqliteWriteThread {
 
   private running(): Worker {
     if (this.worker) return this.worker;
+    this.memory ??= Buffer.from(new SharedArrayBuffer(SLOTS * SLOT_BYTES));
+    const workerData: WriteThreadSettings = { ...this.settings, shared: this.memory.buffer as SharedArrayBuffer };
     // next to this module both in dist/src/store/sql and in the CLI bundle (an entry of its own there)
-    const worker = new Worker(new URL('./sqlite-write-worker.js', import.meta.url), { workerData: this.settings });
+    const worker = new Worker(new URL('./sqlite-write-worker.js', import.meta.url), { workerData });
     worker.unref();
     worker.on('message', (reply: WriteReply) => this.settle(reply));
     worker.on('error', (error) => this.fail(worker, error));
