@@ -118,8 +118,13 @@ const outdir = dist('bundle');
 
 await rm(outdir, { recursive: true, force: true });
 await build({
-  // the form parser's worker thread is loaded by a URL next to the server code: an entry of its own
-  entryPoints: { main: dist('src/cli/main.js'), 'form-parser-worker': dist('src/server/form-parser-worker.js') },
+  // worker threads (the form parser, SQLite's large writes) are loaded by a URL next to the code
+  // that starts them: entries of their own
+  entryPoints: {
+    main: dist('src/cli/main.js'),
+    'form-parser-worker': dist('src/server/form-parser-worker.js'),
+    'sqlite-write-worker': dist('src/store/sql/sqlite-write-worker.js'),
+  },
   outdir,
   bundle: true,
   splitting: true,

@@ -162,6 +162,11 @@ export const ERROR_CATALOGUE = {
     status: 503,
     message: 'Storage database unavailable ({location}): {reason} …',
   },
+  GEX_SERVER_BUSY: {
+    type: 'user',
+    status: 503,
+    message: 'The server is already holding {n} MiB of {uploads or data previews} for other requests. Retry …',
+  },
   GEX_STORAGE_API_REFUSED: { type: 'user', message: 'The Storage API at {url} refused {what}: {reason}' },
   GEX_STORAGE_API_UNREACHABLE: { type: 'user', message: 'The Storage API at {url} cannot be reached: {reason} …' },
 

@@ -42,3 +42,53 @@ export function displayOption(option: string, value: string): string {
 export function displayText(text: string): string {
   return INVISIBLE_OR_LINE_BREAKING.test(text) ? quoteForLog(text) : text;
 }
+
+/**
+ * The most characters of a value a message repeats: enough to recognise it, never all of a huge
+ * one (a 500,000-character id sent to a server is refused in a few hundred bytes).
+ */
+export const EXCERPT_CHARACTERS = 100;
+
+/** `text` cut to `max` characters (a surrogate pair is never split); whether it was cut. */
+function head(text: string, max: number): { head: string; cut: boolean } {
+  if (text.length <= max) return { head: text, cut: false };
+  const end = /[\uD800-\uDBFF]/.test(text[max - 1]) ? max - 1 : max;
+  return { head: text.slice(0, end), cut: true };
+}
+
+/** `text` as it is, or its first `max` characters and `…` (a whole message that must stay bounded). */
+export function excerpt(text: string, max: number): string {
+  const shown = head(text, max);
+  return shown.cut ? `${shown.head}…` : text;
+}
+
+/**
+ * An id or value someone sent, for a message that repeats it: displayId of its first
+ * EXCERPT_CHARACTERS characters, with `…` after it when it was longer. The one way a message
+ * quotes a value it did not choose.
+ */
+export function excerptId(value: string, max = EXCERPT_CHARACTERS): string {
+  const shown = head(value, max);
+  return `${displayId(shown.head)}${shown.cut ? '…' : ''}`;
+}
+
+/** A name or other free text someone sent, for a message: as displayText, cut as excerptId. */
+export function excerptText(text: string, max = EXCERPT_CHARACTERS): string {
+  const shown = head(text, max);
+  return `${displayText(shown.head)}${shown.cut ? '…' : ''}`;
+}
+
+/** A value someone sent, always quoted (quoteForLog), cut as excerptId. */
+export function excerptQuoted(value: string, max = EXCERPT_CHARACTERS): string {
+  const shown = head(value, max);
+  return `${quoteForLog(shown.head)}${shown.cut ? '…' : ''}`;
+}
+
+/** At most `max` values of a list for a message, each by `show`, then how many more there are. */
+export function excerptList(values: readonly string[], show: (value: string) => string = excerptId, max = 10): string {
+  const shown = values
+    .slice(0, max)
+    .map((value) => show(value))
+    .join(', ');
+  return values.length > max ? `${shown} and ${values.length - max} more` : shown;
+}

@@ -10,6 +10,11 @@ export function groupThousands(n: number): string {
   return fraction === undefined ? grouped : `${grouped}.${fraction}`;
 }
 
+/** A size for people: whole mebibytes as "64 MiB", anything else in bytes ("1000 bytes"). */
+export function describeBytes(bytes: number): string {
+  return bytes > 0 && bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
+}
+
 /** A duration as a clock for people: 0:07, 12:34, 1:02:03 (whole seconds, rounded down). */
 export function formatClock(ms: number): string {
   const total = Math.max(0, Math.floor(ms / 1000));

@@ -1,4 +1,5 @@
 import type { Database, SqlExecutor, SqlParam, TransactionExecutor } from '../store/sql/database.js';
+import { anyElementOf, anyOf as anyOfValues, type ListCondition } from '../store/sql/value-list.js';
 import { StoreError } from '../store/store-error.js';
 import { storedIdentityLiveness } from '../common/process-liveness.js';
 import type { EventPosition, JobEvent, JobResult, NewJob, QueueJob } from './job-record.js';
@@ -211,11 +212,13 @@ export class JobRepository {
     if (search.none) return [];
     const where: string[] = ['j.project_id = ?'];
     const params: SqlParam[] = [projectId];
-    const anyOf = (column: string, values: ReadonlyArray<string | number> | undefined) => {
-      if (values === undefined) return;
-      if (values.length === 0) return void where.push('1 = 0');
-      where.push(`${column} IN (${values.map(() => '?').join(', ')})`);
-      params.push(...values);
+    // lists of any length (src/store/sql/value-list.ts)
+    const add = (condition: ListCondition) => {
+      where.push(condition.sql);
+      params.push(...condition.params);
+    };
+    const anyOf = (column: string, values: readonly string[] | readonly number[] | undefined) => {
+      if (values !== undefined) add(anyOfValues(this.db.dialect, column, values));
     };
     const bound = (column: string, op: '>=' | '<=', value: string | number | undefined) => {
       if (value === undefined) return;
@@ -231,12 +234,8 @@ export class JobRepository {
     anyOf('j.config_id', search.configIds);
     anyOf('j.mode', search.modes);
     anyOf('j.status', search.statuses);
-    if (search.configRowIds) {
-      // config_row_ids is a JSON array of strings: each id appears in it as its JSON literal
-      const likes = search.configRowIds.map(() => `j.config_row_ids LIKE ? ESCAPE '\\'`);
-      where.push(likes.length ? `(${likes.join(' OR ')})` : '1 = 0');
-      params.push(...search.configRowIds.map((id) => `%${likeLiteral(JSON.stringify(id))}%`));
-    }
+    // config_row_ids is a JSON array of strings
+    if (search.configRowIds) add(anyElementOf(this.db.dialect, 'j.config_row_ids', search.configRowIds));
     if (search.parentRunId !== undefined) anyOf('j.parent_run_id', [search.parentRunId]);
     bound('j.created', '>=', search.createdFrom);
     bound('j.created', '<=', search.createdTo);
@@ -449,10 +448,8 @@ export class JobRepository {
   /** The statuses of these jobs now (a worker's check for kill requests sent to another server). */
   async statuses(ids: readonly number[]): Promise<Map<number, JobStatus>> {
     if (ids.length === 0) return new Map();
-    const rows = await this.db.all<Row>(
-      `SELECT id, status FROM queue_jobs WHERE id IN (${ids.map(() => '?').join(', ')})`,
-      [...ids],
-    );
+    const among = anyOfValues(this.db.dialect, 'id', ids);
+    const rows = await this.db.all<Row>(`SELECT id, status FROM queue_jobs WHERE ${among.sql}`, among.params);
     return new Map(rows.map((r) => [Number(r.id), r.status as JobStatus]));
   }
 

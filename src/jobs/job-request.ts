@@ -1,5 +1,6 @@
-import { displayId } from '../common/log-text.js';
+import { excerptId } from '../common/log-text.js';
 import { isJsonObject, isList, type JsonValue } from '../json/index.js';
+import { MAX_ADDRESSABLE_ID_LENGTH } from '../store/addressable-id.js';
 import type { ConfigStore } from '../store/config-store.js';
 import { StoreError } from '../store/store-error.js';
 import type { TokenInfo } from '../store/types.js';
@@ -67,6 +68,13 @@ export async function newJobFromRequest(
   const component = body.get('component') ?? body.get('componentId');
   if (typeof component !== 'string' || component === '')
     throw invalid('component', 'required: the id of the component');
+  // no component has a longer id: one can never be found, and is not quoted back whole
+  if (component.length > MAX_ADDRESSABLE_ID_LENGTH)
+    throw invalid(
+      'component',
+      `component ${excerptId(component)} is not registered (ids are at most ${MAX_ADDRESSABLE_ID_LENGTH} characters)`,
+      404,
+    );
   const config = optionalText(body, 'config') ?? optionalText(body, 'configId');
   if (config === null || config === '') throw invalid('config', 'required: the id of a stored configuration');
   const mode = body.get('mode') ?? 'run';
@@ -96,7 +104,7 @@ export async function newJobFromRequest(
     await store.getComponent(component);
   } catch (error) {
     if (error instanceof StoreError && error.status === 404)
-      throw invalid('component', `component ${displayId(component)} is not registered`, 404);
+      throw invalid('component', `component ${excerptId(component)} is not registered`, 404);
     throw error;
   }
   let configuration;
@@ -104,17 +112,14 @@ export async function newJobFromRequest(
     configuration = await store.getConfiguration(component, config);
   } catch (error) {
     if (error instanceof StoreError && error.status === 404)
-      throw invalid('config', `configuration ${displayId(config)} of ${displayId(component)} not found`, 404);
+      throw invalid('config', `configuration ${excerptId(config)} of ${excerptId(component)} not found`, 404);
     throw error;
   }
   if (rowIds.length > 0) {
     const known = new Set(configuration.rows.map((r) => r.id));
     const missing = rowIds.find((id) => !known.has(id));
     if (missing !== undefined)
-      throw invalid(
-        'configRowIds',
-        `configuration ${displayId(config)} has no row ${displayId(missing.slice(0, 200))}`,
-      );
+      throw invalid('configRowIds', `configuration ${excerptId(config)} has no row ${excerptId(missing)}`);
   }
   return {
     projectId: token.projectId,

@@ -1,4 +1,5 @@
 import { StoreError } from '../store/store-error.js';
+import { excerptQuoted } from '../common/log-text.js';
 import { parseChangedSince } from '../store/tables/index.js';
 import { UserError } from '../common/errors.js';
 import type { JobMode } from './job-record.js';
@@ -43,8 +44,7 @@ function scalar(query: QueryParams, name: string): string | undefined {
 function count(query: QueryParams, name: string): number | undefined {
   const text = scalar(query, name)?.trim();
   if (text === undefined || text === '') return undefined;
-  if (!/^\d{1,15}$/.test(text))
-    throw invalid(name, `expected a whole number ≥ 0, got ${JSON.stringify(text.slice(0, 40))}`);
+  if (!/^\d{1,15}$/.test(text)) throw invalid(name, `expected a whole number ≥ 0, got ${excerptQuoted(text)}`);
   return Number(text);
 }
 
@@ -75,8 +75,7 @@ function moment(query: QueryParams, name: string, now: Date): string | undefined
 export function searchFromQuery(query: QueryParams, now = new Date()): JobSearch {
   const statuses = listParam(query, ['status']);
   const unknownStatus = statuses?.find((s) => !isJobStatus(s));
-  if (unknownStatus !== undefined)
-    throw invalid('status', `unknown status ${JSON.stringify(unknownStatus.slice(0, 40))}`);
+  if (unknownStatus !== undefined) throw invalid('status', `unknown status ${excerptQuoted(unknownStatus)}`);
   const modes = listParam(query, ['mode']);
   const limit = count(query, 'limit') ?? DEFAULT_SEARCH_LIMIT;
   if (limit > MAX_SEARCH_LIMIT) throw invalid('limit', `at most ${MAX_SEARCH_LIMIT}`);

@@ -1,5 +1,5 @@
 import { UserError } from '../common/errors.js';
-import { displayId } from '../common/log-text.js';
+import { excerptId } from '../common/log-text.js';
 import { checkBucketId } from '../store/tables/table-id.js';
 
 /** A configuration id usable in a bucket name as it is: Keboola bucket names hold only these. */
@@ -23,7 +23,7 @@ export function defaultBucketId(componentId: string, configId: string): string {
   if (problem) {
     throw new UserError(
       'GEX_TABLE_LOAD_REFUSED',
-      `The default bucket in.c-<component>-<configuration id> cannot be made from configuration id ${displayId(configId.slice(0, 100))}${configId.length > 100 ? '…' : ''}: ` +
+      `The default bucket in.c-<component>-<configuration id> cannot be made from configuration id ${excerptId(configId)}: ` +
         `${problem}. Set parameters.config.outputBucket (or a destination in the table's manifest), or use a short configuration id of those characters.`,
     );
   }

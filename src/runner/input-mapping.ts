@@ -2,7 +2,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
 import { UserError } from '../common/errors.js';
-import { displayId, quoteForLog } from '../common/log-text.js';
+import { displayId, excerptQuoted } from '../common/log-text.js';
 import { resolveInside, unsafeFileNameProblem } from '../common/safe-path.js';
 import { toPlain, type JsonObject } from '../json/index.js';
 import type { DataFolder } from '../extractor/data-folder.js';
@@ -74,7 +74,7 @@ export function parseInputTables(storage: JsonObject, unit: string, now: Date): 
       (destination.endsWith('.manifest') ? "ends in .manifest, the name of a table's manifest" : null);
     if (problem)
       fail(
-        `${where}.destination ${quoteForLog(destination.slice(0, 300))}`,
+        `${where}.destination ${excerptQuoted(destination, 300)}`,
         `${problem}; name a file in in/tables, such as "users.csv"`,
       );
     const other = destinations.get(destination);
@@ -112,7 +112,7 @@ function parseQuery(
     fail(`${where}.where_column`, 'must be a column name');
   const operator = entry.where_operator ?? 'eq';
   if (operator !== 'eq' && operator !== 'ne')
-    fail(`${where}.where_operator`, `must be "eq" or "ne", not ${quoteForLog(String(operator).slice(0, 100))}`);
+    fail(`${where}.where_operator`, `must be "eq" or "ne", not ${excerptQuoted(String(operator))}`);
   const limit = entry.limit;
   if (limit !== undefined && limit !== null && !(Number.isInteger(limit) && (limit as number) >= 0))
     fail(`${where}.limit`, 'must be a whole number of rows');

@@ -1,5 +1,5 @@
 import { UserError } from '../common/errors.js';
-import { displayId, displayText, quoteForLog } from '../common/log-text.js';
+import { displayText, excerptId, quoteForLog } from '../common/log-text.js';
 import { unsafeFileNameProblem } from '../common/safe-path.js';
 import { toPlain, type JsonObject } from '../json/index.js';
 import { parseLoadManifest } from '../store/tables/manifest.js';
@@ -67,7 +67,7 @@ const asksNothing = (v: unknown): boolean =>
   (isObject(v) && Object.keys(v).length === 0);
 
 /** A name as it appears in a message: shown, quoted, bounded. */
-const shown = (text: string): string => displayId(text.length > 200 ? `${text.slice(0, 200)}…` : text);
+const shown = (text: string): string => excerptId(text, 200);
 
 /**
  * Reads and checks `storage.output.tables` of a unit's (merged) configuration; `unit` names the row

@@ -30,18 +30,14 @@ import { tableRoutes, type PreviewBounds } from './routes/tables.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { versionRoutes } from './routes/versions.js';
 
-import { DEFAULT_BODY_LIMIT, DEFAULT_FILE_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS } from './limits.js';
-import { fileRoutes } from './routes/files.js';
+import { DEFAULT_BODY_LIMIT, DEFAULT_FILE_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_UPLOAD_MEMORY } from './limits.js';
+import { ByteBudget } from './byte-budget.js';
+import { fileRoutes, type FileLimits } from './routes/files.js';
 import { tableFileRoutes } from './routes/table-file-routes.js';
 import { StorageJobRunner, workerGone } from './storage-job-runner.js';
-import {
-  ByteBudget,
-  DEFAULT_PREVIEW_MAX_BYTES,
-  DEFAULT_PREVIEW_TOTAL_BYTES,
-  type PreviewLimits,
-} from './table-preview.js';
+import { DEFAULT_PREVIEW_MAX_BYTES, DEFAULT_PREVIEW_TOTAL_BYTES, type PreviewLimits } from './table-preview.js';
 
-export { DEFAULT_BODY_LIMIT, DEFAULT_FILE_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS };
+export { DEFAULT_BODY_LIMIT, DEFAULT_FILE_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_UPLOAD_MEMORY };
 
 export interface ServerOptions {
   backend: ServerBackend;
@@ -65,6 +61,8 @@ export interface ServerOptions {
   queue?: JobRepository;
   /** largest file uploaded to File Storage, in bytes (default 5 GiB); larger ones get 413 */
   fileLimit?: number;
+  /** bytes all File Storage uploads together hold in memory (default 64 MiB); past it an upload gets 503 */
+  uploadMemory?: number;
   /** Storage jobs (imports, exports) this process runs at once (default 2) */
   storageJobConcurrency?: number;
   /** how often expired files are deleted (default hourly; they are also refused and purged when read) */
@@ -83,7 +81,7 @@ const NO_HOOKS: QueueHooks = { created: () => undefined, killed: () => undefined
 interface StorageScope {
   previews: PreviewBounds;
   runner: StorageJobRunner;
-  fileLimit: number;
+  files: FileLimits;
 }
 
 /** Storage buckets, tables, their metadata and files (docs/storage-api.md#tables, #files), the same in both path forms. */
@@ -91,8 +89,8 @@ function tableScope(app: FastifyInstance, scope: StorageScope): void {
   bucketRoutes(app);
   tableRoutes(app, scope.previews);
   storageMetadataRoutes(app);
-  tableFileRoutes(app, scope.runner, scope.fileLimit);
-  fileRoutes(app, scope.fileLimit);
+  tableFileRoutes(app, scope.runner, scope.files.fileBytes);
+  fileRoutes(app, scope.files);
 }
 
 /** Routes of configurations and everything under them, the same in both path forms. */
@@ -142,7 +140,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   const storage: StorageScope = {
     previews,
     runner: new StorageJobRunner({ concurrency: options.storageJobConcurrency, logger: options.logger, liveness }),
-    fileLimit: options.fileLimit ?? DEFAULT_FILE_LIMIT,
+    files: {
+      fileBytes: options.fileLimit ?? DEFAULT_FILE_LIMIT,
+      uploads: new ByteBudget(options.uploadMemory ?? DEFAULT_UPLOAD_MEMORY),
+    },
   };
   // jobs of a process that died (kill -9, a crash) while they ran: their transaction never committed.
   // Checked at start; on PostgreSQL also every few seconds, for servers on other machines.
@@ -178,7 +179,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   registerBodyParsers(app);
   app.setErrorHandler(errorHandler(bodyLimit));
   app.setNotFoundHandler(notFoundHandler);
-  const metrics = options.metrics ? new ServerMetrics() : undefined;
+  const metrics = options.metrics ? new ServerMetrics({ uploads: storage.files.uploads }) : undefined;
   metrics?.register(app);
   const log = options.logger && requestLog(options.logger);
   observeResponses(

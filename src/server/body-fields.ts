@@ -1,4 +1,4 @@
-import { displayText } from '../common/log-text.js';
+import { excerptQuoted } from '../common/log-text.js';
 import { isJsonObject, isScalar, type JsonValue } from '../json/index.js';
 import { phpToString } from '../php/index.js';
 import { StoreError } from '../store/store-error.js';
@@ -42,7 +42,7 @@ export class BodyFields {
     if (value === undefined || value === '') return fallback;
     if (value === 'true' || value === '1') return true;
     if (value === 'false' || value === '0') return false;
-    throw this.invalid(field, `expected true, false, 1 or 0, got ${displayText(JSON.stringify(value))}.`);
+    throw this.invalid(field, `expected true, false, 1 or 0, got ${excerptQuoted(value)}.`);
   }
 
   /** A list of texts: an array, or one value (`primaryKey=a,b` is split by the caller); at most `max` items. */
@@ -64,10 +64,7 @@ export class BodyFields {
     const text = this.text(field, 20)?.trim();
     if (text === undefined || text === '') return undefined;
     if (!/^\d{1,16}$/.test(text) || Number(text) < min || Number(text) > max)
-      throw this.invalid(
-        field,
-        `expected a whole number from ${min} to ${max}, got ${displayText(JSON.stringify(text))}.`,
-      );
+      throw this.invalid(field, `expected a whole number from ${min} to ${max}, got ${excerptQuoted(text)}.`);
     return Number(text);
   }
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { excerptQuoted } from '../common/log-text.js';
 import { decodeJson, fromPlain, JsonSyntaxError, type JsonValue } from '../json/index.js';
 import { StoreError } from '../store/store-error.js';
 import { parseFormAsync } from './form-parser.js';
@@ -70,7 +71,7 @@ async function parseUntypedBody(request: FastifyRequest, bytes: Buffer): Promise
     throw new StoreError(
       415,
       'storage.unsupportedMediaType',
-      `Unsupported Content-Type "${contentType}". Send application/json or application/x-www-form-urlencoded.`,
+      `Unsupported Content-Type ${excerptQuoted(contentType)}. Send application/json or application/x-www-form-urlencoded.`,
     );
   }
   return looksLikeJson(bytes) ? parseJsonBody(bodyText(bytes)) : parseFormBody(bytes);

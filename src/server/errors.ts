@@ -3,6 +3,8 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../common/error-catalogue.js';
+import { excerpt } from '../common/log-text.js';
+import { describeBytes } from '../common/text.js';
 import type { JsonObject, JsonValue } from '../json/index.js';
 import { MAX_ADDRESSABLE_ID_LENGTH } from '../store/addressable-id.js';
 import { StoreError } from '../store/store-error.js';
@@ -21,10 +23,6 @@ import { unimplementedFeature } from './unimplemented.js';
 
 export function newExceptionId(): string {
   return `exception-${randomBytes(16).toString('hex')}`;
-}
-
-function describeBytes(bytes: number): string {
-  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
 }
 
 /** The StoreError a failure is answered with; anything unexpected becomes a 500. */
@@ -90,6 +88,25 @@ export function answerCode(error: StoreError): ErrorCode {
  */
 export type ErrorShape = 'storage' | 'service';
 
+/**
+ * The longest message an error answer carries. Messages quote what a client sent as excerpts
+ * (excerptId); this bounds the answer whatever a message quotes.
+ */
+const MAX_MESSAGE_CHARACTERS = 2000;
+const MAX_DETAILS = 20;
+
+/** An error's details as the answer lists them: the first MAX_DETAILS, each bounded. */
+function detailsOf(error: StoreError): JsonObject[] | undefined {
+  // a body with thousands of bad fields is not listed back field by field
+  return error.details?.slice(0, MAX_DETAILS).map(
+    (d): JsonObject =>
+      new Map([
+        ['key', excerpt(d.key, MAX_MESSAGE_CHARACTERS)],
+        ['message', excerpt(d.message, MAX_MESSAGE_CHARACTERS)],
+      ]),
+  );
+}
+
 export function sendError(
   reply: FastifyReply,
   error: StoreError,
@@ -98,24 +115,14 @@ export function sendError(
 ): FastifyReply {
   if (shape === 'service') return sendJson(reply, error.status, serviceErrorBody(error, exceptionId));
   const body: JsonObject = new Map([
-    ['error', error.message],
+    ['error', excerpt(error.message, MAX_MESSAGE_CHARACTERS)],
     ['code', error.code],
     ['status', 'error'],
     ['exceptionId', exceptionId],
     ['gexCode', answerCode(error)],
   ]);
-  if (error.details) {
-    body.set(
-      'errors',
-      error.details.map(
-        (d): JsonObject =>
-          new Map([
-            ['key', d.key],
-            ['message', d.message],
-          ]),
-      ),
-    );
-  }
+  const details = detailsOf(error);
+  if (details) body.set('errors', details);
   return sendJson(reply, error.status, body);
 }
 
@@ -123,19 +130,10 @@ export function sendError(
 function serviceErrorBody(error: StoreError, exceptionId: string): JsonObject {
   const context: JsonObject = new Map();
   if (error.code) context.set('errorCode', error.code);
-  if (error.details)
-    context.set(
-      'errors',
-      error.details.map(
-        (d): JsonObject =>
-          new Map([
-            ['key', d.key],
-            ['message', d.message],
-          ]),
-      ),
-    );
+  const details = detailsOf(error);
+  if (details) context.set('errors', details);
   return new Map<string, JsonValue>([
-    ['error', error.message],
+    ['error', excerpt(error.message, MAX_MESSAGE_CHARACTERS)],
     ['code', error.status],
     ['exceptionId', exceptionId],
     ['status', 'error'],
@@ -158,7 +156,7 @@ export function errorHandler(bodyLimit: number, shape: ErrorShape = 'storage') {
       // the database is down or saturated: one line per request, no stack; clients retry later
       request.log.warn(
         { code: answerCode(mapped) },
-        `${request.method} ${url} → 503 (${exceptionId}): ${mapped.message}`,
+        `${request.method} ${url} → 503 (${exceptionId}): ${excerpt(mapped.message, MAX_MESSAGE_CHARACTERS)}`,
       );
       void reply.header('Retry-After', String(RETRY_AFTER_SECONDS));
     } else if (mapped.status >= 500)
@@ -169,7 +167,7 @@ export function errorHandler(bodyLimit: number, shape: ErrorShape = 'storage') {
     else
       request.log.debug(
         { code: answerCode(mapped) },
-        `${request.method} ${url} → ${mapped.status} ${mapped.code}: ${mapped.message}`,
+        `${request.method} ${url} → ${mapped.status} ${mapped.code}: ${excerpt(mapped.message, MAX_MESSAGE_CHARACTERS)}`,
       );
     return sendError(reply, mapped, exceptionId, shape);
   };

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { StoreError } from '../store/store-error.js';
+import type { ByteBudget } from './byte-budget.js';
 import type { ResponseObserver } from './response-observers.js';
 
 const EVENT_LOOP_SAMPLE_MS = 100;
@@ -42,7 +43,26 @@ export class ServerMetrics {
    */
   private readonly series = new Map<string, { record(seconds: number): void }>();
 
-  constructor() {
+  constructor(budgets: { uploads?: ByteBudget } = {}) {
+    const { uploads } = budgets;
+    if (uploads) {
+      new Gauge({
+        name: 'gex_upload_memory_bytes',
+        help: 'Bytes of memory File Storage uploads hold now (taken at their start: the chunks they may fill)',
+        registers: [this.registry],
+        collect() {
+          this.set(uploads.inUse);
+        },
+      });
+      new Gauge({
+        name: 'gex_upload_memory_limit_bytes',
+        help: 'Bytes of memory all uploads together may hold (gex serve --max-upload-memory); past it an upload gets 503',
+        registers: [this.registry],
+        collect() {
+          this.set(uploads.total);
+        },
+      });
+    }
     // the event-loop delay is sampled every 100 ms, not every 10 ms (prom-client's default): the
     // frequent timer cost gex serve ~5% of its throughput under load (bench/serve-overhead.ts)
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });

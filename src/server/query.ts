@@ -1,3 +1,4 @@
+import { excerptList, excerptQuoted } from '../common/log-text.js';
 import { StoreError } from '../store/store-error.js';
 import type { ListInclude, VersionListOptions } from '../store/types.js';
 
@@ -28,7 +29,9 @@ export function isDeletedParam(query: Query): boolean | undefined {
   if (value === undefined || value === '') return undefined;
   if (value === 'true' || value === '1') return true;
   if (value === 'false' || value === '0') return false;
-  throw StoreError.validation(`Invalid parameters - isDeleted: expected true, false, 1 or 0, got "${value}".`);
+  throw StoreError.validation(
+    `Invalid parameters - isDeleted: expected true, false, 1 or 0, got ${excerptQuoted(value)}.`,
+  );
 }
 
 /** `componentType` filter; empty = all types. */
@@ -44,7 +47,7 @@ export function listIncludeParam(query: Query): Set<ListInclude> {
   const values = commaList(queryValue(query, 'include') ?? '');
   const unknown = values.filter((v) => !(LIST_INCLUDES as readonly string[]).includes(v));
   if (unknown.length > 0) {
-    const message = `Invalid include parameters: ${unknown.map((v) => `"${v}"`).join(', ')}. Only following are allowed: ${LIST_INCLUDES.join(', ')}.`;
+    const message = `Invalid include parameters: ${excerptList(unknown, (v) => excerptQuoted(v))}. Only following are allowed: ${LIST_INCLUDES.join(', ')}.`;
     throw new StoreError(400, 'storage.components.validation', `Invalid request: include: ${message}`, [
       { key: 'include', message },
     ]);
@@ -60,11 +63,13 @@ function countParam(query: Query, name: string): number | undefined {
   const value = queryValue(query, name)?.trim();
   if (value === undefined || value === '') return undefined;
   if (!/^\d+$/.test(value))
-    throw StoreError.validation(`Invalid parameters - ${name}: expected a whole number ≥ 0, got "${value}".`);
+    throw StoreError.validation(
+      `Invalid parameters - ${name}: expected a whole number ≥ 0, got ${excerptQuoted(value)}.`,
+    );
   const count = Number(value);
   if (!Number.isSafeInteger(count)) {
     throw StoreError.validation(
-      `Invalid parameters - ${name}: ${value.length > 40 ? `${value.slice(0, 40)}…` : value} is too large; the largest accepted is ${Number.MAX_SAFE_INTEGER}.`,
+      `Invalid parameters - ${name}: ${excerptQuoted(value, 40)} is too large; the largest accepted is ${Number.MAX_SAFE_INTEGER}.`,
     );
   }
   return count;
@@ -88,7 +93,7 @@ export function versionListParams(query: Query): VersionListOptions {
 export function versionParam(text: string): number {
   if (!/^\d+$/.test(text) || Number(text) < 1 || !Number.isSafeInteger(Number(text))) {
     throw StoreError.validation(
-      `Invalid version "${text}" in the URL: a version is a whole number ≥ 1, as listed by …/versions.`,
+      `Invalid version ${excerptQuoted(text)} in the URL: a version is a whole number ≥ 1, as listed by …/versions.`,
     );
   }
   return Number(text);

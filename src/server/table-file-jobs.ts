@@ -5,7 +5,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { UserError } from '../common/errors.js';
-import { displayId, displayText } from '../common/log-text.js';
+import { excerptId, excerptList } from '../common/log-text.js';
 import type { ProjectFiles, StoredFile } from '../store/files/project-files.js';
 import { streamCsv } from '../store/table-csv.js';
 import { embeddedTableSource } from '../store/table-source.js';
@@ -34,10 +34,10 @@ export interface ImportInput {
   create: boolean;
 }
 
-const keyText = (key: readonly string[]): string => (key.length === 0 ? '(none)' : key.map(displayId).join(', '));
+const keyText = (key: readonly string[]): string => (key.length === 0 ? '(none)' : excerptList(key));
 
 function fileLabel(file: StoredFile): string {
-  return `File ${file.id} (${displayId(file.name)})`;
+  return `File ${file.id} (${excerptId(file.name)})`;
 }
 
 async function withTempDir<T>(work: (dir: string) => Promise<T>): Promise<T> {
@@ -75,7 +75,7 @@ export async function importFile(tables: ProjectTables, files: ProjectFiles, inp
   if (input.create && (await tableExists(tables, tableId)))
     throw new UserError(
       'GEX_TABLE_LOAD_REFUSED',
-      `Table ${displayId(tableId)} already exists; import into it instead.`,
+      `Table ${excerptId(tableId)} already exists; import into it instead.`,
     );
   // a table without a key takes the import's key, as a load into the embedded store does
   let newKey: readonly string[] = [];
@@ -85,7 +85,7 @@ export async function importFile(tables: ProjectTables, files: ProjectFiles, inp
     else if (JSON.stringify(table.primaryKey) !== JSON.stringify(input.primaryKey))
       throw new UserError(
         'GEX_TABLE_LOAD_REFUSED',
-        `The table ${displayId(tableId)} has primary key ${keyText(table.primaryKey)}; the import asks for key ${keyText(input.primaryKey)}.`,
+        `The table ${excerptId(tableId)} has primary key ${keyText(table.primaryKey)}; the import asks for key ${keyText(input.primaryKey)}.`,
       );
   }
   return withCsv(files, file, async (csv) => {
@@ -97,13 +97,13 @@ export async function importFile(tables: ProjectTables, files: ProjectFiles, inp
       if (imported && (imported.length !== header.length || imported.some((c, i) => c !== header[i])))
         throw new UserError(
           'GEX_TABLE_LOAD_REFUSED',
-          `${fileLabel(file)} has the header ${header.map(displayId).join(', ')}; the import into table ${displayId(tableId)} names the columns ${imported.map(displayId).join(', ')}.`,
+          `${fileLabel(file)} has the header ${excerptList(header)}; the import into table ${excerptId(tableId)} names the columns ${excerptList(imported)}.`,
         );
       imported = header;
     } else if (!imported || imported.length === 0) {
       throw new UserError(
         'GEX_TABLE_LOAD_REFUSED',
-        `${fileLabel(file)} has no header row (withoutHeaders): name its columns in columns[] for table ${displayId(tableId)}.`,
+        `${fileLabel(file)} has no header row (withoutHeaders): name its columns in columns[] for table ${excerptId(tableId)}.`,
       );
     }
     const manifest = {
@@ -165,7 +165,7 @@ export async function exportToFile(
     } catch (error) {
       await files.delete(file.id).catch(() => undefined);
       if (error instanceof UserError) throw error;
-      throw new Error(`The export of ${displayText(input.tableId)} could not be stored: ${(error as Error).message}`, {
+      throw new Error(`The export of ${excerptId(input.tableId)} could not be stored: ${(error as Error).message}`, {
         cause: error,
       });
     }

@@ -1,4 +1,4 @@
-import { displayText } from '../common/log-text.js';
+import { excerptQuoted } from '../common/log-text.js';
 import { StoreError } from '../store/store-error.js';
 import { MAX_PREVIEW_ROWS, MAX_WHERE_VALUES, parseChangedSince, type TableQuery } from '../store/tables/index.js';
 import { commaList, queryValue, type Query } from './query.js';
@@ -15,10 +15,7 @@ function invalid(name: string, problem: string): StoreError {
   return new StoreError(400, VALIDATION, `Invalid parameters - ${name}: ${problem}`, [{ key: name, message: problem }]);
 }
 
-/** A value shown in an error: at most 100 characters, control characters escaped. */
-function shown(value: string): string {
-  return displayText(JSON.stringify(value.length > 100 ? `${value.slice(0, 100)}…` : value));
-}
+const shown = (value: string): string => excerptQuoted(value);
 
 /** Every value of `name` and `name[]`, in order. */
 function listParam(query: Query, name: string): string[] {

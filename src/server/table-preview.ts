@@ -1,8 +1,10 @@
 import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { displayId } from '../common/log-text.js';
+import { excerptId } from '../common/log-text.js';
+import { describeBytes } from '../common/text.js';
 import { StoreError } from '../store/store-error.js';
 import type { ProjectTables, TableQuery } from '../store/tables/index.js';
+import type { ByteBudget } from './byte-budget.js';
 import { previewEncoder } from './preview-body.js';
 import type { PreviewFormat } from './table-params.js';
 
@@ -32,27 +34,6 @@ const BATCH_CHARACTERS = 1024 * 1024;
 /** A batch holds at most this many times the rows of the one before (the first holds one row). */
 const BATCH_GROWTH = 4;
 
-/** Bytes shared by all previews of a server: taken as an answer is built, given back as it is sent. */
-export class ByteBudget {
-  private used = 0;
-
-  constructor(readonly total: number) {}
-
-  tryTake(bytes: number): boolean {
-    if (this.used + bytes > this.total) return false;
-    this.used += bytes;
-    return true;
-  }
-
-  release(bytes: number): void {
-    this.used = Math.max(0, this.used - bytes);
-  }
-
-  get inUse(): number {
-    return this.used;
-  }
-}
-
 /**
  * Rows per batch: the first batch is one row (its values may be megabytes), each next one at most
  * BATCH_GROWTH times larger, within BATCH_CELLS cells and about BATCH_CHARACTERS of values as the
@@ -74,10 +55,6 @@ export class BatchSizer {
     const byCharacters = Math.floor(BATCH_CHARACTERS / Math.max(1, characters / rows.length));
     this.rows = Math.max(1, Math.min(rows.length * BATCH_GROWTH, byCells, byCharacters));
   }
-}
-
-function describeBytes(bytes: number): string {
-  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
 }
 
 /** The answer's encoded chunks, sent in order; each chunk's bytes go back to the budget once it is passed on. */
@@ -146,7 +123,7 @@ export async function preparePreview(request: PreviewRequest): Promise<PreparedP
       throw new StoreError(
         400,
         'storage.tables.previewTooLarge',
-        `The data preview of table ${displayId(tableId)} would be larger than ${describeBytes(maxBytes)} (format ${format}, ${query.limit ?? 100} rows asked). ` +
+        `The data preview of table ${excerptId(tableId)} would be larger than ${describeBytes(maxBytes)} (format ${format}, ${query.limit ?? 100} rows asked). ` +
           'Ask for fewer rows (limit) or fewer columns (columns)' +
           (format === 'json' ? ', or use format=rfc (CSV is several times smaller for wide tables).' : '.'),
       );
@@ -156,6 +133,8 @@ export async function preparePreview(request: PreviewRequest): Promise<PreparedP
         503,
         'storage.tables.previewCapacity',
         `The server is already holding ${describeBytes(budget.total)} of data previews for other requests. Retry in a few seconds, or ask for a smaller preview.`,
+        undefined,
+        'GEX_SERVER_BUSY',
       );
     }
     length += chunk.length;

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { UserError } from '../common/errors.js';
-import { displayId } from '../common/log-text.js';
+import { excerptId } from '../common/log-text.js';
 import type { TableSource } from './table-source.js';
 import { keboolaCsv, type TableDetail, type TableQuery } from './tables/index.js';
 
@@ -37,7 +37,7 @@ export async function streamCsv(
   if (columns.length !== expected.length || columns.some((c, i) => c !== expected[i])) {
     throw new UserError(
       'GEX_FILE_NOT_WRITTEN',
-      `Table ${displayId(tableId)} changed its columns while it was exported; run the export again.`,
+      `Table ${excerptId(tableId)} changed its columns while it was exported; run the export again.`,
     );
   }
   return { rows, columns, table };

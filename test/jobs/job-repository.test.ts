@@ -209,6 +209,38 @@ describe('queue jobs in the store', function () {
         assert.deepEqual(await jobs.search(other, search()), []);
       });
 
+      it('searches with lists of any length: 1,000 and 100,000 values of every list filter', async () => {
+        const a = await jobs.create(job('a', { configRowIds: ['r1', 'x"a'] }));
+        const b = await jobs.create(job('b', { mode: 'forceRun' }));
+        const ids = async (more: Partial<JobSearch>) => (await jobs.search(a.projectId, search(more))).map((j) => j.id);
+        for (const n of [1000, 100_000]) {
+          const texts = (last: string) => [...Array.from({ length: n - 1 }, (_, i) => `v${i}`), last];
+          const numbers = (last: number) => [...Array.from({ length: n - 1 }, (_, i) => 10 ** 12 + i), last];
+          assert.deepEqual(await ids({ configRowIds: texts('r1') }), [a.id], `${n} row ids`);
+          assert.deepEqual(await ids({ configIds: texts('b'), ids: numbers(b.id) }), [b.id], `${n} ids`);
+          assert.deepEqual(
+            await ids({
+              runIds: texts(a.runId),
+              branchIds: texts('1'),
+              tokenIds: numbers(a.tokenId),
+              tokenDescriptions: texts(a.tokenDescription),
+              componentIds: texts('ex-generic-v2'),
+              modes: [...Array.from({ length: n - 1 }, () => 'forceRun' as const), 'run'],
+              statuses: [...Array.from({ length: n - 1 }, () => 'success' as const), 'created'],
+            }),
+            [a.id],
+            `${n} values of each list`,
+          );
+          assert.equal((await jobs.statuses(numbers(a.id))).get(a.id), 'created', `statuses of ${n} jobs`);
+        }
+        // element for element: an id that appears inside another one's JSON is not it
+        assert.deepEqual(await ids({ configRowIds: ['a'] }), []);
+        assert.deepEqual(await ids({ configRowIds: ['x"a'] }), [a.id]);
+        // a NUL is in no job; an empty list matches none
+        assert.deepEqual(await ids({ configRowIds: ['r1\0'], configIds: ['a\0'] }), []);
+        assert.deepEqual(await ids({ configIds: [] }), []);
+      });
+
       it("keeps a job's log lines, numbered, per project", async () => {
         const a = await jobs.create(job('a', { parentRunId: '5' }));
         await jobs.appendEvents(a, [{ created: 'now', level: 'info', message: 'one' }]);

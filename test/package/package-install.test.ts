@@ -45,6 +45,7 @@ describe('gex package: npm pack, install from the tarball into a temporary prefi
     assert.ok(listing.includes('package/bin/gex.js'));
     assert.ok(listing.includes('package/dist/bundle/main.js'));
     assert.ok(listing.includes('package/dist/bundle/form-parser-worker.js'));
+    assert.ok(listing.includes('package/dist/bundle/sqlite-write-worker.js'));
     assert.ok(listing.includes('package/README.md') && listing.includes('package/LICENSE'));
     // the README's links into docs/ resolve in an installed package too
     assert.ok(listing.includes('package/docs/cli.md'));

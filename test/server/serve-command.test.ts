@@ -83,11 +83,13 @@ describe('gex serve', () => {
     assert.equal(await firstExit, 0);
   });
 
-  it('refuses a --request-timeout or --max-file-size that is no whole number in range', async () => {
+  it('refuses a --request-timeout, --max-file-size or --max-upload-memory that is no whole number in range', async () => {
     for (const [option, value, message] of [
       ['--request-timeout', '0', /--request-timeout takes a whole number of seconds from 1 to 86400/],
       ['--request-timeout', '1.5', /--request-timeout takes a whole number of seconds/],
       ['--max-file-size', '-1', /--max-file-size takes a whole number of bytes/],
+      ['--max-upload-memory', '1048576', /--max-upload-memory takes a whole number of bytes, at least 2097152/],
+      ['--max-upload-memory', 'lots', /--max-upload-memory takes a whole number of bytes/],
     ] as const) {
       const child = spawn(process.execPath, [gexBin, 'serve', '--port', '0', '--store', store, option, value], {
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,7 +3,8 @@ import { fromPlain, stringifyExact } from '../../src/json/index.js';
 import { StoreError } from '../../src/store/store-error.js';
 import type { TableQuery } from '../../src/store/tables/index.js';
 import { JSON_PREVIEW_VALUE_CHARACTERS, previewEncoder } from '../../src/server/preview-body.js';
-import { BatchSizer, ByteBudget, preparePreview, type PreviewRequest } from '../../src/server/table-preview.js';
+import { ByteBudget } from '../../src/server/byte-budget.js';
+import { BatchSizer, preparePreview, type PreviewRequest } from '../../src/server/table-preview.js';
 
 /**
  * The data-preview pipeline without HTTP: batch sizes, the byte-for-byte encoding of both formats

@@ -1,12 +1,14 @@
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import http from 'node:http';
+import net from 'node:net';
 import { pipeline } from 'node:stream/promises';
 import { call } from './serve-cluster.js';
 
 /**
- * File Storage through a real `gex serve`, for the stress test and the bench: a file uploaded
- * from disk as a stream, jobs polled, a process's peak RSS.
+ * File Storage through a real `gex serve`, for the stress tests and the bench: a file uploaded
+ * from disk as a stream, uploads over raw sockets that stall, jobs polled, a process's peak RSS,
+ * its metrics.
  */
 
 const S = '/v2/storage';
@@ -71,4 +73,55 @@ export async function downloadSize(url: string, token: string, fileId: number): 
   let bytes = 0;
   for await (const chunk of response.body as AsyncIterable<Uint8Array>) bytes += chunk.length;
   return bytes;
+}
+
+/** One value of a server's `GET /metrics` (a metric without labels); undefined when it has none. */
+export async function metricValue(url: string, name: string): Promise<number | undefined> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const found = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+  return found ? Number(found[1]) : undefined;
+}
+
+export interface RawUpload {
+  socket: net.Socket;
+  /** everything the server answered, once it closed the connection or `answered()` saw a whole answer */
+  answer: Promise<string>;
+  /** whether an answer's head has arrived */
+  answered(): boolean;
+}
+
+/**
+ * A PUT of file `fileId` over a socket of its own: the head announces `declared` bytes
+ * (Content-Length; undefined: chunked), `sent` bytes of them are written, and the upload stalls
+ * there until the caller ends or destroys the socket.
+ */
+export function rawUpload(
+  url: string,
+  token: string,
+  fileId: number,
+  declared: number | undefined,
+  sent: Buffer,
+): RawUpload {
+  const { hostname, port } = new URL(url);
+  const socket = net.connect(Number(port), hostname);
+  let text = '';
+  const answer = new Promise<string>((resolve) => {
+    socket.on('data', (d: Buffer) => {
+      text += d.toString();
+      // a whole answer with its body: keep-alive connections stay open after it
+      const head = /\r\n\r\n/.exec(text);
+      const length = /content-length: (\d+)/i.exec(text);
+      if (head && length && text.length - head.index - 4 >= Number(length[1])) resolve(text);
+    });
+    socket.on('close', () => resolve(text));
+    socket.on('error', () => undefined);
+  });
+  const length = declared === undefined ? 'Transfer-Encoding: chunked' : `Content-Length: ${declared}`;
+  socket.write(
+    `PUT /v2/storage/files/${fileId}/content HTTP/1.1\r\nHost: ${hostname}\r\nX-StorageApi-Token: ${token}\r\n${length}\r\n\r\n`,
+  );
+  if (sent.length > 0 && declared === undefined)
+    socket.write(Buffer.concat([Buffer.from(`${sent.length.toString(16)}\r\n`), sent, Buffer.from('\r\n')]));
+  else if (sent.length > 0) socket.write(sent);
+  return { socket, answer, answered: () => text.startsWith('HTTP/') };
 }

@@ -1,12 +1,19 @@
 import type { Argv } from 'yargs';
 import { errorLogFields, exitCodeOf, UserError } from '../../common/errors.js';
 import { displayText } from '../../common/log-text.js';
-import { DEFAULT_BODY_LIMIT, DEFAULT_FILE_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS } from '../../server/limits.js';
+import {
+  DEFAULT_BODY_LIMIT,
+  DEFAULT_FILE_LIMIT,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_UPLOAD_MEMORY,
+} from '../../server/limits.js';
 
 /** The largest --body-limit: a request body is held in memory whole. */
 const MAX_BODY_LIMIT = 1024 * 1024 * 1024;
 /** The largest --max-file-size: 5 TiB, Keboola's largest object in cloud storage. */
 const MAX_FILE_LIMIT = 5 * 1024 ** 4;
+/** The smallest --max-upload-memory: one upload of a large file holds two 1 MiB chunks. */
+const MIN_UPLOAD_MEMORY = 2 * 1024 * 1024;
 import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
 import {
   DURABILITY_LEVELS,
@@ -30,6 +37,7 @@ interface ServeArgs extends LoggingArgs, JobWorkerArgs {
   store: string;
   'body-limit': number;
   'max-file-size': number;
+  'max-upload-memory': number;
   'request-timeout': number;
   durability?: string;
   metrics: boolean;
@@ -80,6 +88,17 @@ export function serveCommand(yargs: Argv): Argv {
             default: DEFAULT_FILE_LIMIT,
             unit: 'bytes',
             describe: 'largest file uploaded to File Storage in bytes (larger → 413)',
+          }),
+        )
+        .option(
+          'max-upload-memory',
+          integerOption('max-upload-memory', {
+            min: MIN_UPLOAD_MEMORY,
+            max: 64 * 1024 ** 3,
+            default: DEFAULT_UPLOAD_MEMORY,
+            unit: 'bytes',
+            describe:
+              'bytes of memory all File Storage uploads together may hold (each up to 2 MiB; past it an upload → 503 with Retry-After)',
           }),
         )
         .option(
@@ -196,6 +215,7 @@ export async function serve(args: ServeArgs): Promise<number> {
       logger,
       bodyLimit: args['body-limit'],
       fileLimit: args['max-file-size'],
+      uploadMemory: args['max-upload-memory'],
       requestTimeoutMs: args['request-timeout'] * 1000,
       metrics: args.metrics,
       queueHooks,

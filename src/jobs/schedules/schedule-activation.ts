@@ -1,4 +1,4 @@
-import { displayId } from '../../common/log-text.js';
+import { excerptId } from '../../common/log-text.js';
 import { fromPlain } from '../../json/index.js';
 import type { ConfigStore } from '../../store/config-store.js';
 import { StoreError } from '../../store/store-error.js';
@@ -75,7 +75,7 @@ export async function activateSchedule(
       throw new StoreError(
         404,
         'scheduler.configurationNotFound',
-        `Configuration ${displayId(configurationId)}${versionId === undefined ? '' : ` version ${versionId}`} of ${SCHEDULER_COMPONENT_ID} not found.`,
+        `Configuration ${excerptId(configurationId)}${versionId === undefined ? '' : ` version ${versionId}`} of ${SCHEDULER_COMPONENT_ID} not found.`,
       );
     throw error;
   }

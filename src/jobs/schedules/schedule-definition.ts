@@ -1,4 +1,4 @@
-import { displayId } from '../../common/log-text.js';
+import { excerptId } from '../../common/log-text.js';
 import { isJsonObject, isList, type JsonValue } from '../../json/index.js';
 import { StoreError } from '../../store/store-error.js';
 import { cronTicks, CronProblem } from './cron-tick.js';
@@ -60,10 +60,10 @@ export function scheduleDefinition(
   } catch (error) {
     if (!(error instanceof CronProblem)) throw error;
     const field = error.message.startsWith('unknown time zone') ? 'schedule.timezone' : 'schedule.cronTab';
-    throw invalid(field, `${displayId(field === 'schedule.timezone' ? timezone : cronTab)}: ${error.message}`);
+    throw invalid(field, `${excerptId(field === 'schedule.timezone' ? timezone : cronTab)}: ${error.message}`);
   }
   if (never && options.neverFiring !== 'accept')
-    throw invalid('schedule.cronTab', `${displayId(cronTab)}: ${never}; fix the day fields`);
+    throw invalid('schedule.cronTab', `${excerptId(cronTab)}: ${never}; fix the day fields`);
   const state = schedule.get('state') ?? 'enabled';
   if (state !== 'enabled' && state !== 'disabled') throw invalid('schedule.state', 'expected "enabled" or "disabled"');
 

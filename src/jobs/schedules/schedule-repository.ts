@@ -1,4 +1,5 @@
 import type { Database, SqlExecutor } from '../../store/sql/database.js';
+import { anyOf } from '../../store/sql/value-list.js';
 import type { JobRepository } from '../job-repository.js';
 import type { NewJob, QueueJob } from '../job-record.js';
 import type { ScheduleDefinition } from './schedule-definition.js';
@@ -29,20 +30,11 @@ export const EXECUTIONS_KEPT = 100;
 
 /** the sequence whose value is the latest revision of the schedules (raised by every change) */
 const REVISION = 'schedule-revision';
-/** ids per `IN (…)` list: well under SQLite's limit of bound parameters */
-const IDS_PER_QUERY = 500;
 
 type Row = Record<string, unknown>;
 
 const SELECT = `SELECT id, project_id, configuration_id, configuration_version_id, token_id, definition, created, stopped,
   revision FROM schedules`;
-
-/** `ids` in lists of at most IDS_PER_QUERY */
-function chunks(ids: readonly number[]): number[][] {
-  const lists: number[][] = [];
-  for (let i = 0; i < ids.length; i += IDS_PER_QUERY) lists.push(ids.slice(i, i + IDS_PER_QUERY));
-  return lists;
-}
 
 function toRecord(row: Row): ScheduleRecord {
   return {
@@ -209,31 +201,31 @@ export class ScheduleRepository {
   /** The latest fired tick (ISO) of each of these schedules that has one. */
   async lastTicks(ids: readonly number[]): Promise<Map<number, string>> {
     const found = new Map<number, string>();
-    for (const list of chunks(ids)) {
-      const rows = await this.db.all<Row>(
-        `SELECT schedule_id, MAX(tick) AS tick FROM schedule_ticks WHERE schedule_id IN (${list.map(() => '?').join(', ')})
-          GROUP BY schedule_id`,
-        list,
-      );
-      for (const row of rows) if (row.tick !== null) found.set(Number(row.schedule_id), String(row.tick));
-    }
+    if (ids.length === 0) return found;
+    // any number of schedules (src/store/sql/value-list.ts)
+    const among = anyOf(this.db.dialect, 'schedule_id', ids);
+    const rows = await this.db.all<Row>(
+      `SELECT schedule_id, MAX(tick) AS tick FROM schedule_ticks WHERE ${among.sql} GROUP BY schedule_id`,
+      among.params,
+    );
+    for (const row of rows) if (row.tick !== null) found.set(Number(row.schedule_id), String(row.tick));
     return found;
   }
 
   /** Executions of schedules, newest first, at most EXECUTIONS_KEPT each. */
   async executions(ids: readonly number[]): Promise<Map<number, Execution[]>> {
     const found = new Map<number, Execution[]>(ids.map((id) => [id, []]));
-    for (const list of chunks(ids)) {
-      const rows = await this.db.all<Row>(
-        `SELECT schedule_id, tick, job_id FROM schedule_ticks WHERE schedule_id IN (${list.map(() => '?').join(', ')})
-          ORDER BY tick DESC`,
-        list,
-      );
-      for (const row of rows) {
-        const executions = found.get(Number(row.schedule_id));
-        if (executions && executions.length < EXECUTIONS_KEPT)
-          executions.push({ jobId: Number(row.job_id), executionTime: String(row.tick) });
-      }
+    if (ids.length === 0) return found;
+    // any number of schedules (src/store/sql/value-list.ts)
+    const among = anyOf(this.db.dialect, 'schedule_id', ids);
+    const rows = await this.db.all<Row>(
+      `SELECT schedule_id, tick, job_id FROM schedule_ticks WHERE ${among.sql} ORDER BY tick DESC`,
+      among.params,
+    );
+    for (const row of rows) {
+      const list = found.get(Number(row.schedule_id));
+      if (list && list.length < EXECUTIONS_KEPT)
+        list.push({ jobId: Number(row.job_id), executionTime: String(row.tick) });
     }
     return found;
   }

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { describeBytes } from '../../common/text.js';
 import {
   fileNotFound,
   fileTooLarge,
@@ -6,11 +7,13 @@ import {
   MAX_LIST_LIMIT,
   MAX_TAG,
   MAX_TAGS,
+  uploadMemory,
   type StoredFile,
 } from '../../store/files/project-files.js';
 import { StoreError } from '../../store/store-error.js';
 import { sessionOf } from '../auth.js';
 import { BodyFields, numericId } from '../body-fields.js';
+import type { ByteBudget } from '../byte-budget.js';
 import { fileToWire } from '../file-wire.js';
 import { queryValue, type Query } from '../query.js';
 import { sendJson, sendNoContent } from '../reply.js';
@@ -44,14 +47,20 @@ function queryNumber(query: Query, name: string, fallback: number, max: number):
   return Number(text);
 }
 
+/** The request's Content-Length, when it has a valid one (node refuses a malformed one before fastify). */
+function declaredLength(request: FastifyRequest): number | undefined {
+  const length = request.headers['content-length'];
+  return length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined;
+}
+
 /**
  * Before the body is read: a Content-Length over the limit is refused at once (413), and the
  * connection is closed after the answer so that the body is never read.
  */
 function refuseOversized(limit: number) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const length = request.headers['content-length'];
-    if (length !== undefined && /^\d+$/.test(length) && Number(length) > limit) {
+    const length = declaredLength(request);
+    if (length !== undefined && length > limit) {
       void reply.header('connection', 'close');
       throw fileTooLarge(limit);
     }
@@ -59,10 +68,38 @@ function refuseOversized(limit: number) {
 }
 
 /**
- * File Storage (docs/storage-api.md#files): prepare, upload to the server itself, detail, list,
- * download, delete. `limit`: the largest file in bytes.
+ * A refused upload announcing at most this much is read and dropped after the answer (node does
+ * so on a connection kept open), so that its client reads the 503 whole rather than a reset, and
+ * retries on the same connection; a longer or chunked one is not read: its connection is closed.
+ * The same as the largest JSON body a server reads by default.
  */
-export function fileRoutes(app: FastifyInstance, limit: number): void {
+const DISCARDED_BODY_BYTES = 16 * 1024 * 1024;
+
+/** The answer to an upload that does not fit in the server's upload memory (503, `Retry-After`). */
+export function uploadCapacity(budget: ByteBudget): StoreError {
+  return new StoreError(
+    503,
+    'storage.files.uploadCapacity',
+    `The server is already holding ${describeBytes(budget.total)} of uploads for other requests (gex serve --max-upload-memory). ` +
+      'Retry in a few seconds: the file stays prepared, PUT it again.',
+    undefined,
+    'GEX_SERVER_BUSY',
+  );
+}
+
+export interface FileLimits {
+  /** the largest file in bytes */
+  fileBytes: number;
+  /** the bytes of files all uploads together may hold in memory (each takes uploadMemory() at its start) */
+  uploads: ByteBudget;
+}
+
+/**
+ * File Storage (docs/storage-api.md#files): prepare, upload to the server itself, detail, list,
+ * download, delete.
+ */
+export function fileRoutes(app: FastifyInstance, limits: FileLimits): void {
+  const limit = limits.fileBytes;
   app.post('/files/prepare', async (request, reply) => {
     const session = sessionOf(request);
     requireWriteAccess(session);
@@ -129,13 +166,25 @@ export function fileRoutes(app: FastifyInstance, limit: number): void {
       { preParsing: refuseOversized(limit) },
       async (request, reply) => {
         let file: StoredFile;
+        const declared = declaredLength(request);
+        // taken before any byte is read
+        const memory = uploadMemory(declared);
+        let discard = false;
         try {
           const session = sessionOf(request);
           requireWriteAccess(session);
-          file = await session.files.upload(fileId(request.params.fileId), request.raw, limit);
+          if (!limits.uploads.tryTake(memory)) {
+            discard = declared !== undefined && declared <= DISCARDED_BODY_BYTES;
+            throw uploadCapacity(limits.uploads);
+          }
+          try {
+            file = await session.files.upload(fileId(request.params.fileId), request.raw, limit, declared);
+          } finally {
+            limits.uploads.release(memory);
+          }
         } catch (error) {
           // what the client still sends is not read: close the connection after the answer
-          if (!request.raw.readableEnded) void reply.header('connection', 'close');
+          if (!discard && !request.raw.readableEnded) void reply.header('connection', 'close');
           throw error;
         }
         return sendJson(reply, 200, fileToWire(request, file));

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { displayId } from '../../common/log-text.js';
+import { excerptId } from '../../common/log-text.js';
 import { StoreError } from '../../store/store-error.js';
 import { sessionOf } from '../auth.js';
 
@@ -12,7 +12,7 @@ export function jobRoutes(app: FastifyInstance): void {
       throw new StoreError(
         404,
         'storage.jobs.notFound',
-        `Job ${displayId(text.slice(0, 100))} not found. gex keeps a finished job for a day after the request that created it.`,
+        `Job ${excerptId(text)} not found. gex keeps a finished job for a day after the request that created it.`,
       );
     }
     return reply.code(200).header('content-type', 'application/json').send(Buffer.from(job.body));

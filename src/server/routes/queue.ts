@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { excerptQuoted } from '../../common/log-text.js';
 import type { JsonValue } from '../../json/index.js';
 import { newJobFromRequest } from '../../jobs/job-request.js';
 import type { JobRepository } from '../../jobs/job-repository.js';
@@ -31,7 +32,7 @@ function jobIdParam(text: string): number {
 }
 
 function notFound(text: string): StoreError {
-  return new StoreError(404, 'queue.jobNotFound', `Job ${JSON.stringify(text.slice(0, 40))} not found.`);
+  return new StoreError(404, 'queue.jobNotFound', `Job ${excerptQuoted(text)} not found.`);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { excerptQuoted } from '../../common/log-text.js';
 import { isJsonObject, type JsonValue } from '../../json/index.js';
 import { activateSchedule } from '../../jobs/schedules/schedule-activation.js';
 import type { ScheduleRepository } from '../../jobs/schedules/schedule-repository.js';
@@ -19,7 +20,7 @@ function idParam(text: string): number {
 }
 
 function notFound(text: string): StoreError {
-  return new StoreError(404, 'scheduler.notFound', `Schedule ${JSON.stringify(text.slice(0, 40))} not found.`);
+  return new StoreError(404, 'scheduler.notFound', `Schedule ${excerptQuoted(text)} not found.`);
 }
 
 function writer(token: { readOnly: boolean }): void {

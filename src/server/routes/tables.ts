@@ -4,7 +4,8 @@ import type { Query } from '../query.js';
 import { sendCachedJson, sendNoContent } from '../reply.js';
 import { pathTableId, requireWriteAccess, tableCall } from '../table-errors.js';
 import { flagParam, previewParams } from '../table-params.js';
-import { preparePreview, type ByteBudget } from '../table-preview.js';
+import type { ByteBudget } from '../byte-budget.js';
+import { preparePreview } from '../table-preview.js';
 import { tableToWire } from '../table-wire.js';
 import { bucketObjects, includesColumnMetadata, sendFinishedJob } from './buckets.js';
 

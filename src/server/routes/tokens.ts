@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { displayId } from '../../common/log-text.js';
+import { excerptId } from '../../common/log-text.js';
 import type { JsonObject, JsonValue } from '../../json/index.js';
 import { StoreError } from '../../store/store-error.js';
 import type { TokenInfo } from '../../store/types.js';
@@ -100,7 +100,7 @@ function tokenIdParam(text: string): number {
     throw new StoreError(
       404,
       'storage.tokens.notFound',
-      `Token ${displayId(text.slice(0, 100))} not found: a token id is a number, as GET /v2/storage/tokens lists them.`,
+      `Token ${excerptId(text)} not found: a token id is a number, as GET /v2/storage/tokens lists them.`,
     );
   return Number(text);
 }

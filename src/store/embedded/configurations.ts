@@ -1,4 +1,5 @@
 import { requireAddressableId } from '../addressable-id.js';
+import { excerptId, excerptList, excerptQuoted } from '../../common/log-text.js';
 import { UniqueViolation } from '../sql/database.js';
 import { StoreError } from '../store-error.js';
 import type {
@@ -203,7 +204,7 @@ export async function insertingNewId<T>(explicitId: string | undefined, write: (
 }
 
 function alreadyExists(configId: string): StoreError {
-  return new StoreError(400, 'configurationAlreadyExists', `Configuration ${configId} already exists.`);
+  return new StoreError(400, 'configurationAlreadyExists', `Configuration ${excerptId(configId)} already exists.`);
 }
 
 /** A full permutation of the row ids, or `[]` for the natural order (by id). */
@@ -213,14 +214,14 @@ export function validateSortOrder(order: string[], rows: RowRecord[]): string[] 
   const unknown = order.filter((id) => !ids.has(id));
   if (unknown.length > 0) {
     throw StoreError.validation(
-      `Invalid parameters - rowsSortOrder: rows ${unknown.map((id) => `"${id}"`).join(', ')} do not exist in the configuration.`,
+      `Invalid parameters - rowsSortOrder: rows ${excerptList(unknown, (id) => excerptQuoted(id))} do not exist in the configuration.`,
     );
   }
   const listed = new Set(order);
   const missing = [...ids].filter((id) => !listed.has(id));
   if (missing.length > 0 || listed.size !== order.length) {
     throw StoreError.validation(
-      `Invalid rowsSortOrder: it must list every row of the configuration exactly once${missing.length ? ` (missing ${missing.map((id) => `"${id}"`).join(', ')})` : ' (an id is repeated)'}.`,
+      `Invalid rowsSortOrder: it must list every row of the configuration exactly once${missing.length ? ` (missing ${excerptList(missing, (id) => excerptQuoted(id))})` : ' (an id is repeated)'}.`,
       'validation.invalidRowSortOrder',
     );
   }

@@ -1,4 +1,5 @@
 import { StoreError } from '../store-error.js';
+import { excerptQuoted } from '../../common/log-text.js';
 import {
   MAX_METADATA_KEY_LENGTH,
   MAX_METADATA_PER_OBJECT,
@@ -88,7 +89,7 @@ export async function deleteMetadata(
       (await repo.deleteMetadata(key, Number(metadataId))) === 0
     ) {
       throw StoreError.notFound(
-        `Metadata with id "${metadataId}" not found for "${componentId}" configuration "${configId}"`,
+        `Metadata with id ${excerptQuoted(metadataId)} not found for ${excerptQuoted(componentId)} configuration ${excerptQuoted(configId)}`,
       );
     }
   });

@@ -1,4 +1,5 @@
 import { requireAddressableId } from '../addressable-id.js';
+import { excerptQuoted } from '../../common/log-text.js';
 import { StoreError } from '../store-error.js';
 import type { Configuration, ReplaceConfigurationInput } from '../types.js';
 import { validateSortOrder } from './configurations.js';
@@ -27,7 +28,7 @@ export async function replaceConfiguration(
     requireAddressableId(row.rowId, 'rowId', 'storage.componentsRows.validation');
     if (given.has(row.rowId))
       throw StoreError.validation(
-        `Invalid parameters - rows: the row id "${row.rowId}" is given twice.`,
+        `Invalid parameters - rows: the row id ${excerptQuoted(row.rowId)} is given twice.`,
         'configurationRowAlreadyExists',
       );
     given.add(row.rowId);

@@ -1,18 +1,19 @@
 import { randomInt } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { setImmediate } from 'node:timers/promises';
-import { displayId } from '../../common/log-text.js';
-import type { Database, SqlExecutor } from '../sql/database.js';
+import { excerptId } from '../../common/log-text.js';
+import type { Database } from '../sql/database.js';
 import { StoreError } from '../store-error.js';
 
 /**
  * A project's File Storage (docs/storage-api.md#files): each file's metadata is a row of
  * `storage_files`, its bytes rows of `storage_file_chunks` (about 1 MiB each) in the store's own
  * database, so every server process on a PostgreSQL store sees every file. An upload writes chunk
- * after chunk (short statements: other requests go on meanwhile) while the file is `uploading`;
- * only the last step, one statement, makes it `uploaded` and readable — a truncated upload or a
- * killed server leaves a file that was never uploaded, never a partial one. A file's name is
- * metadata only: nothing ever becomes a path.
+ * after chunk (short statements: other requests go on meanwhile; on SQLite on a worker thread)
+ * while the file is `uploading`, holding at most two chunks in memory (uploadMemory); only the
+ * last step, one statement, makes it `uploaded` and readable — a truncated upload or a killed
+ * server leaves a file that was never uploaded, never a partial one. A file's name is metadata
+ * only: nothing ever becomes a path.
  */
 
 export type FileState = 'prepared' | 'uploading' | 'uploaded';
@@ -80,10 +81,18 @@ export function fileNotFound(id: number | string): StoreError {
   return new StoreError(
     404,
     'storage.files.notFound',
-    `File ${displayId(String(id).slice(0, 100))} not found in this project (files expire ${FILE_MAX_AGE_DAYS} days after they are prepared unless permanent).`,
+    `File ${excerptId(String(id))} not found in this project (files expire ${FILE_MAX_AGE_DAYS} days after they are prepared unless permanent).`,
     undefined,
     'GEX_FILE_NOT_FOUND',
   );
+}
+
+/**
+ * The most bytes of a file one upload holds in memory at once: the chunk being filled and the one
+ * being written, never more than the `declaredBytes` it announced (its Content-Length).
+ */
+export function uploadMemory(declaredBytes?: number): number {
+  return Math.min(declaredBytes ?? Infinity, 2 * CHUNK_BYTES);
 }
 
 export function fileTooLarge(limit: number): StoreError {
@@ -151,7 +160,7 @@ export class ProjectFiles {
       throw new StoreError(
         400,
         'storage.files.notUploaded',
-        `File ${file.id} (${displayId(file.name)}) has not been uploaded (or its upload did not finish); upload it first.`,
+        `File ${file.id} (${excerptId(file.name)}) has not been uploaded (or its upload did not finish); upload it first.`,
       );
     return file;
   }
@@ -193,26 +202,37 @@ export class ProjectFiles {
 
   /**
    * Writes the file's bytes from `body`, chunk by chunk, and marks it uploaded at the end; more
-   * than `limit` bytes is refused (413) as soon as it is exceeded. A file can be uploaded once; a
-   * failed upload (a body that broke off, the limit) drops what was written and leaves the file
-   * prepared, so the client can try again.
+   * than `limit` bytes is refused (413) as soon as it is exceeded. With `declaredBytes` (the
+   * request's Content-Length) the upload holds no more than uploadMemory(declaredBytes), and a
+   * body longer than that is refused. A file can be uploaded once; a failed upload (a body that
+   * broke off, the limit) drops what was written and leaves the file prepared, so the client can
+   * try again.
    */
-  async upload(id: number, body: AsyncIterable<Buffer | string>, limit: number): Promise<StoredFile> {
-    const claimed = await this.db.run(
-      `UPDATE storage_files SET state = 'uploading' WHERE project_id = ? AND id = ? AND state = 'prepared' AND (expires IS NULL OR expires > ?)`,
-      [this.projectId, id, this.now().toISOString()],
-    );
+  async upload(
+    id: number,
+    body: AsyncIterable<Buffer | string>,
+    limit: number,
+    declaredBytes?: number,
+  ): Promise<StoredFile> {
+    // chunks a failed cleanup left behind go in the same commit
+    const claimed = await this.db.transaction(async (tx) => {
+      const changed = await tx.run(
+        `UPDATE storage_files SET state = 'uploading' WHERE project_id = ? AND id = ? AND state = 'prepared' AND (expires IS NULL OR expires > ?)`,
+        [this.projectId, id, this.now().toISOString()],
+      );
+      if (changed.changes > 0) await tx.run('DELETE FROM storage_file_chunks WHERE file_id = ?', [id]);
+      return changed;
+    });
     if (claimed.changes === 0) {
       const file = await this.get(id);
       throw new StoreError(
         400,
         'storage.files.alreadyUploaded',
-        `File ${file.id} (${displayId(file.name)}) has ${file.state === 'uploaded' ? 'already been uploaded' : 'an upload in progress'}; a file is uploaded once: prepare a new one.`,
+        `File ${file.id} (${excerptId(file.name)}) has ${file.state === 'uploaded' ? 'already been uploaded' : 'an upload in progress'}; a file is uploaded once: prepare a new one.`,
       );
     }
     try {
-      await this.db.run('DELETE FROM storage_file_chunks WHERE file_id = ?', [id]);
-      const size = await writeChunks(this.db, id, body, limit);
+      const size = await writeChunks(this.db, id, body, limit, declaredBytes);
       const done = await this.db.run(
         `UPDATE storage_files SET state = 'uploaded', size_bytes = ? WHERE project_id = ? AND id = ? AND state = 'uploading'`,
         [size, this.projectId, id],
@@ -293,36 +313,69 @@ export async function purgeExpiredFiles(db: Database, now: Date, projectId?: num
   });
 }
 
-/** Stores `body` as chunks 0, 1, … of file `id`; returns its size. */
+function longerThanDeclared(declared: number): StoreError {
+  return new StoreError(
+    400,
+    'storage.files.validation',
+    `The upload sent more than the ${declared} bytes its Content-Length announced; send the file with its exact length.`,
+  );
+}
+
+/**
+ * Stores `body` as chunks 0, 1, … of file `id` (CHUNK_BYTES each, the last one shorter); returns
+ * its size. The pieces are copied as they arrive into one of the upload's two buffers while the
+ * other one is written, then the two swap: the upload holds nothing else (uploadMemory) and
+ * allocates no more than them.
+ */
 async function writeChunks(
-  db: SqlExecutor,
+  db: Database,
   id: number,
   body: AsyncIterable<Buffer | string>,
   limit: number,
+  declared?: number,
 ): Promise<number> {
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
   let size = 0;
   let seq = 0;
-  // one insert in flight while the next chunk arrives: at most two chunks in memory
+  /** bytes handed to inserts so far */
+  let stored = 0;
+  const buffers: Array<Buffer | undefined> = [undefined, undefined];
+  let turn = 0;
+  /** the buffer being filled, `room` bytes of it for this chunk, `filled` so far */
+  let chunk: Buffer | undefined;
+  let room = 0;
+  let filled = 0;
+  // one insert in flight while the next chunk arrives
   let writing: Promise<unknown> = Promise.resolve();
   const flush = async (): Promise<void> => {
-    if (pendingBytes === 0) return;
-    const bytes = pending.length === 1 ? pending[0] : Buffer.concat(pending, pendingBytes);
-    pending = [];
-    pendingBytes = 0;
+    if (chunk === undefined || filled === 0) return;
+    const bytes = chunk.subarray(0, filled);
+    chunk = undefined;
+    stored += filled;
+    filled = 0;
+    // the write of the other buffer ends here: it is free to be filled next
     await writing;
-    writing = db.run('INSERT INTO storage_file_chunks (file_id, seq, bytes) VALUES (?, ?, ?)', [id, seq++, bytes]);
+    writing = db.runLarge('INSERT INTO storage_file_chunks (file_id, seq, bytes) VALUES (?, ?, ?)', [id, seq++, bytes]);
     writing.catch(() => undefined); // awaited by the next flush or at the end
   };
   try {
     for await (const piece of body) {
-      const buffer = typeof piece === 'string' ? Buffer.from(piece) : piece;
+      let buffer = typeof piece === 'string' ? Buffer.from(piece) : piece;
       size += buffer.length;
       if (size > limit) throw fileTooLarge(limit);
-      pending.push(buffer);
-      pendingBytes += buffer.length;
-      if (pendingBytes >= CHUNK_BYTES) await flush();
+      if (declared !== undefined && size > declared) throw longerThanDeclared(declared);
+      while (buffer.length > 0) {
+        if (chunk === undefined) {
+          // a declared size makes the last chunk exactly as long as what is left; a buffer is
+          // made at its first use for what is left then, and later chunks never need more
+          room = Math.min(CHUNK_BYTES, (declared ?? Infinity) - stored);
+          chunk = buffers[turn] ??= Buffer.allocUnsafe(room);
+          turn = 1 - turn;
+        }
+        const copied = buffer.copy(chunk, filled, 0, Math.min(buffer.length, room - filled));
+        filled += copied;
+        buffer = buffer.subarray(copied);
+        if (filled === room) await flush();
+      }
     }
     await flush();
     await writing;

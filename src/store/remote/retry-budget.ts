@@ -102,13 +102,17 @@ export class RetryBudget {
     return Math.min(this.settings.connectTimeoutMs, this.attemptTimeoutMs());
   }
 
-  /** The wait before retry number `retry` (1-based), or null when the call must give up now. */
-  delayBefore(retry: number): number | null {
+  /**
+   * The wait before retry number `retry` (1-based) — `requestedMs` when the server asked for one
+   * (Retry-After) — or null when the call must give up now.
+   */
+  delayBefore(retry: number, requestedMs?: number | null): number | null {
     const delay = calculateRetryDelay({
       attempt: retry,
       retryable: true,
       maxRetries: this.settings.maxRetries,
       backoffBaseMs: this.settings.baseDelayMs,
+      requestedMs,
       remainingMs: this.settings.totalMs - this.elapsedMs(),
       minAttemptMs: SMALLEST_ATTEMPT_MS,
     });

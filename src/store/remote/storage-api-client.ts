@@ -230,28 +230,42 @@ export class StorageApiClient {
   /**
    * PUTs `body` (a file's bytes, streamed; `size` of them: its Content-Length) to `url` — an absolute address that must
    * be this API's origin (a File Storage upload address: gex sends no file, and no token, to
-   * another host). One attempt: a file is uploaded once, so a failure is retried by the caller
-   * with a new file. Returns the decoded answer.
+   * another host). A 503 (a gex server whose upload memory is full, or whose database is away)
+   * kept nothing and left the file prepared: the PUT is sent again, with a new `body()`, after the
+   * wait its Retry-After asks for, within the call's budget. Any other failure is not retried: a
+   * file is uploaded once, so the caller starts again with a new file. Returns the decoded answer.
    */
   async upload(url: string, body: () => NodeJS.ReadableStream, size: number): Promise<JsonValue> {
     const target = this.checkSameOrigin(url, 'upload a file to');
     const budget = new RetryBudget(this.retry, this.options.clock ?? SYSTEM_CLOCK);
-    let response: Response<string>;
-    try {
-      response = await this.http(target, {
-        prefixUrl: '',
-        method: 'PUT',
-        // opened only once the address is checked
-        body: body() as Readable,
-        headers: { 'Content-Type': 'application/octet-stream', 'Content-Length': String(size) },
-        // a large file takes as long as it takes: only a connection that goes quiet fails
-        timeout: { connect: budget.connectTimeoutMs(), socket: budget.attemptTimeoutMs() },
-      });
-    } catch (error) {
-      throw this.unreachable(error, 'PUT', target.pathname);
+    for (let attempt = 1; ; attempt++) {
+      let response: Response<string>;
+      try {
+        response = await this.http(target, {
+          prefixUrl: '',
+          method: 'PUT',
+          // opened only once the address is checked
+          body: body() as Readable,
+          headers: { 'Content-Type': 'application/octet-stream', 'Content-Length': String(size) },
+          // a large file takes as long as it takes: only a connection that goes quiet fails
+          timeout: { connect: budget.connectTimeoutMs(), socket: budget.attemptTimeoutMs() },
+        });
+      } catch (error) {
+        throw this.unreachable(error, 'PUT', target.pathname);
+      }
+      const delay =
+        response.statusCode === 503 ? budget.delayBefore(attempt, retryAfterMs(response.headers['retry-after'])) : null;
+      if (delay !== null) {
+        const { code } = refusalOf(response, response.body);
+        this.options.logger?.info(
+          `${this.name} PUT ${target.pathname}: 503${code ? ` ${code}` : ''}; retry ${attempt} of ${this.retry.maxRetries} in ${(delay / 1000).toFixed(1)} s`,
+        );
+        await budget.sleep(delay);
+        continue;
+      }
+      if (response.statusCode >= 300) throw this.refusal(response, response.body, 'PUT', target.pathname);
+      return response.body === '' ? null : safeDecode(response.body);
     }
-    if (response.statusCode >= 300) throw this.refusal(response, response.body, 'PUT', target.pathname);
-    return response.body === '' ? null : safeDecode(response.body);
   }
 
   /**
@@ -396,6 +410,12 @@ function refusalOf(
   // CLI reports the code the server logged; anything else follows the status
   const said = isJsonObject(parsed) ? parsed.get('gexCode') : undefined;
   return { code, message, gexCode: isUserErrorCode(said) ? said : undefined };
+}
+
+/** A Retry-After of whole seconds, in milliseconds (at most an hour); null for none or a date. */
+function retryAfterMs(header: string | string[] | undefined): number | null {
+  const text = (Array.isArray(header) ? header[0] : header)?.trim();
+  return text !== undefined && /^\d{1,5}$/.test(text) ? Math.min(Number(text), 3600) * 1000 : null;
 }
 
 /** An origin as a message shows it: bounded, no credentials. */

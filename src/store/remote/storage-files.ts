@@ -1,5 +1,5 @@
 import { UserError } from '../../common/errors.js';
-import { displayId } from '../../common/log-text.js';
+import { excerptId } from '../../common/log-text.js';
 import { fromPlain, isJsonObject, type JsonValue } from '../../json/index.js';
 import type { StorageApiClient } from './storage-api-client.js';
 
@@ -50,7 +50,7 @@ export class StorageFiles {
     if (file.provider !== 'gex')
       throw new UserError(
         'GEX_STORAGE_API_REFUSED',
-        `The Storage API at ${this.url} keeps files at provider ${displayId(file.provider.slice(0, 40) || '(none)')}, not on the server itself: gex uploads only to a gex server.`,
+        `The Storage API at ${this.url} keeps files at provider ${excerptId(file.provider || '(none)', 40)}, not on the server itself: gex uploads only to a gex server.`,
       );
     const params = isJsonObject(prepared) ? prepared.get('uploadParams') : undefined;
     const target = isJsonObject(params) ? params.get('url') : undefined;
@@ -105,6 +105,6 @@ export class StorageFiles {
 
 function checkId(fileId: string): string {
   if (!/^\d{1,20}$/.test(fileId))
-    throw new UserError('GEX_TABLE_REQUEST_INVALID', `A file id is a number, not ${displayId(fileId.slice(0, 40))}.`);
+    throw new UserError('GEX_TABLE_REQUEST_INVALID', `A file id is a number, not ${excerptId(fileId, 40)}.`);
   return fileId;
 }

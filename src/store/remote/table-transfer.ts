@@ -116,8 +116,10 @@ export class TableTransfer implements TableLoadTarget {
     // a file without a header row (manifest columns) gets one: tables-async reads the header
     const header = manifest.columns ? headerLine(manifest.columns, manifest.delimiter, manifest.enclosure) : '';
     const size = (await stat(file)).size + Buffer.byteLength(header);
-    const counter = new CsvRecordCount(manifest.enclosure);
+    // each attempt of the upload (a busy server's 503 is retried) reads the file anew: the last one counts
+    let counter = new CsvRecordCount(manifest.enclosure);
     const body = () => {
+      counter = new CsvRecordCount(manifest.enclosure);
       const out = new PassThrough();
       if (header) out.write(header);
       void pipeline(createReadStream(file), counter, out).catch((error: Error) => out.destroy(error));

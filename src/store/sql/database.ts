@@ -43,6 +43,11 @@ export interface Dialect {
    * processes; null where the transaction itself already excludes other writers (SQLite).
    */
   readonly migrationLock: string | null;
+  /**
+   * A subquery of the elements of `json` (an expression: a column, or `?` bound to the text of a
+   * JSON array), one row each in a column `value` — text, or BIGINT for `integer`.
+   */
+  jsonArrayValues(json: string, type: 'text' | 'integer'): string;
 }
 
 export interface TransactionOptions {
@@ -78,6 +83,12 @@ export interface Database extends SqlExecutor {
    * so it must have no effects outside the transaction.
    */
   transaction<T>(work: (tx: TransactionExecutor) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  /**
+   * One autocommit write of large values (a file's megabyte chunk) where its I/O cannot hold the
+   * event loop: SQLite runs it on a worker thread's connection, after the other queued statements;
+   * PostgreSQL as `run` (its client never blocks) on at most half of its pool.
+   */
+  runLarge(sql: string, params?: SqlParam[]): Promise<{ changes: number }>;
   /**
    * A value that differs after any change committed since it was last read, by this process or any
    * other; null where that cannot be known cheaply (PostgreSQL: other servers commit without notice).

@@ -12,6 +12,8 @@ export function joinedTransaction(db: Database, tx: TransactionExecutor): Databa
     all: (sql, params) => tx.all(sql, params),
     get: (sql, params) => tx.get(sql, params),
     run: (sql, params) => tx.run(sql, params),
+    // inside the transaction, on its connection (another could not see its uncommitted rows)
+    runLarge: (sql, params) => tx.run(sql, params),
     transaction: (work) => work(tx),
     // nothing of the unit is committed yet: readers must not cache what they derive from it
     changeMarker: async () => null,

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import PQueue from 'p-queue';
 import pg from 'pg';
 import { from as copyFromStdin } from 'pg-copy-streams';
 import {
@@ -24,6 +25,10 @@ const DIALECT: Dialect = {
   // one lock per store schema, so stores in different schemas of one database migrate independently;
   // keyed on the search_path every connection sets (the schema itself may not exist yet)
   migrationLock: `SELECT pg_advisory_xact_lock(hashtext('gex.migrations:' || current_setting('search_path')))`,
+  jsonArrayValues: (json, type) =>
+    type === 'integer'
+      ? `SELECT CAST(value AS BIGINT) AS value FROM json_array_elements_text(CAST(${json} AS json)) AS e(value)`
+      : `SELECT value FROM json_array_elements_text(CAST(${json} AS json)) AS e(value)`,
 };
 
 export interface PostgresOptions {
@@ -81,6 +86,8 @@ export class PostgresDatabase implements Database {
   private pool: pg.Pool | null = null;
   private schema: Promise<StoreSchema> | null = null;
   private readonly settings: Required<Omit<PostgresOptions, 'label'>>;
+  /** large writes run at once: at most half the pool, so other requests always find a connection */
+  private readonly largeWrites: PQueue;
 
   constructor(
     /** the URL the store was opened with (a session of its own, or an engine sharing the database, connects with it) */
@@ -90,6 +97,7 @@ export class PostgresDatabase implements Database {
     this.settings = { ...POSTGRES_DEFAULTS, ...options };
     this.label = options.label ?? 'PostgreSQL';
     this.statementTimeoutMs = this.settings.statementTimeoutMs;
+    this.largeWrites = new PQueue({ concurrency: Math.max(1, Math.floor(this.settings.poolSize / 2)) });
   }
 
   get poolSize(): number {
@@ -248,6 +256,15 @@ export class PostgresDatabase implements Database {
 
   async run(sql: string, params?: SqlParam[]): Promise<{ changes: number }> {
     return this.executor(await this.ready()).run(sql, params);
+  }
+
+  /**
+   * As `run` (node-postgres sends the bytes without blocking), on at most half the pool's
+   * connections at once: 200 uploads' chunks never leave a health check or a configuration read
+   * waiting for a connection.
+   */
+  runLarge(sql: string, params?: SqlParam[]): Promise<{ changes: number }> {
+    return this.largeWrites.add(() => this.run(sql, params));
   }
 
   async transaction<T>(work: (tx: TransactionExecutor) => Promise<T>, options: TransactionOptions = {}): Promise<T> {

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
 import PQueue from 'p-queue';
 import {
@@ -10,10 +11,18 @@ import {
   type TransactionOptions,
 } from './database.js';
 import { DEFAULT_DURABILITY, type SqliteDurability } from './sqlite-settings.js';
+import { SqliteWriteThread } from './sqlite-write-thread.js';
 import { StatementCache } from './statement-cache.js';
 
 // BEGIN IMMEDIATE already excludes every other writer, so neither row locks nor a migration lock are needed
-const DIALECT: Dialect = { name: 'sqlite', forUpdate: '', byteOrder: '', migrationLock: null };
+const DIALECT: Dialect = {
+  name: 'sqlite',
+  forUpdate: '',
+  byteOrder: '',
+  migrationLock: null,
+  // JSON strings come out as text, JSON integers as integers
+  jsonArrayValues: (json) => `SELECT value FROM json_each(${json})`,
+};
 
 /** Waiting for a lock held by another process: an async retry loop, never a blocking wait. */
 export interface BusyRetryOptions {
@@ -29,11 +38,23 @@ export interface SqliteOptions {
   /** `synchronous` pragma (default full: an acknowledged write survives an OS crash) */
   durability?: SqliteDurability;
   busy?: BusyRetryOptions;
+  /** the write thread of the connection this one was separated from: one thread per file and process */
+  writeThread?: SqliteWriteThread;
+  /** how long queued operations run one after another before the event loop gets a turn (default 10 ms) */
+  sliceMs?: number;
 }
 
 const DEFAULT_MAX_BUSY_WAIT_MS = 10_000;
 const FIRST_RETRY_DELAY_MS = 2;
 const LONGEST_RETRY_DELAY_MS = 100;
+/**
+ * Longest the queue runs operations one after another before the event loop gets a turn: p-queue
+ * starts the next operation in a microtask, so without a turn a queue of 200 writes (each a
+ * commit's fsync) would run back to back while no request is read and no timer fires.
+ */
+const DEFAULT_SLICE_MS = 10;
+/** Large writes (runLarge: a file's chunks) wait for every other queued operation: a chunk may take a while. */
+const LARGE_WRITE_PRIORITY = -1;
 
 /** What an attempt returns when another process holds the lock it needs. */
 const BUSY = Symbol('busy');
@@ -51,7 +72,9 @@ function isBusy(error: unknown): boolean {
  * better-sqlite3 blocks the event loop while SQLite waits for a lock, so the busy timeout is zero:
  * an operation that finds the database locked by another process leaves the queue, waits
  * asynchronously (backoff) and tries again, while other requests go on (WAL reads never wait for
- * a writer). After `maxWaitMs` it fails with DatabaseUnavailable.
+ * a writer). After `maxWaitMs` it fails with DatabaseUnavailable. Queued operations give the event
+ * loop a turn every 10 ms, and large writes run on a worker thread (runLarge), so neither a
+ * queue of small commits nor one large one holds the loop for long.
  */
 export class SqliteDatabase implements Database {
   readonly dialect = DIALECT;
@@ -61,8 +84,14 @@ export class SqliteDatabase implements Database {
   private readonly executor: TransactionExecutor;
   /** writes through this connection: `PRAGMA data_version` only counts other connections' commits */
   private localWrites = 0;
+  /** when the queue's current run of operations without a turn of the event loop began */
+  private sliceStarted: number | undefined;
+  private readonly writeThread: SqliteWriteThread;
+  /** whether this connection made the write thread (and closes it) or shares its parent's */
+  private readonly ownsWriteThread: boolean;
 
   private readonly maxBusyWaitMs: number;
+  private readonly sliceMs: number;
   private readonly now: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
 
@@ -71,6 +100,7 @@ export class SqliteDatabase implements Database {
     private readonly options: SqliteOptions = {},
   ) {
     this.maxBusyWaitMs = options.busy?.maxWaitMs ?? DEFAULT_MAX_BUSY_WAIT_MS;
+    this.sliceMs = options.sliceMs ?? DEFAULT_SLICE_MS;
     this.now = options.busy?.now ?? Date.now;
     this.sleep = options.busy?.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.db = new BetterSqlite3(file);
@@ -80,7 +110,10 @@ export class SqliteDatabase implements Database {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('busy_timeout = 0');
     this.db.pragma('foreign_keys = ON');
-    this.db.pragma(`synchronous = ${(options.durability ?? DEFAULT_DURABILITY).toUpperCase()}`);
+    const synchronous = (options.durability ?? DEFAULT_DURABILITY).toUpperCase();
+    this.db.pragma(`synchronous = ${synchronous}`);
+    this.ownsWriteThread = options.writeThread === undefined;
+    this.writeThread = options.writeThread ?? new SqliteWriteThread({ file, synchronous });
     this.executor = {
       all: async <T>(sql: string, params: SqlParam[] = []) => this.statement(sql).all(...params) as T[],
       get: async <T>(sql: string, params: SqlParam[] = []) => this.statement(sql).get(...params) as T | undefined,
@@ -109,25 +142,38 @@ export class SqliteDatabase implements Database {
     try {
       return fn();
     } catch (e) {
-      if (
-        (e as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT_PRIMARYKEY') ||
-        (e as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE'
-      ) {
-        throw new UniqueViolation((e as Error).message);
-      }
-      throw e;
+      throw translated(e);
     }
+  }
+
+  /**
+   * Called by each queued operation before it starts: past `sliceMs` since the event loop last
+   * turned, waits for a turn (other requests are read, timers fire) before going on.
+   */
+  private async turn(): Promise<void> {
+    const now = performance.now();
+    if (this.sliceStarted !== undefined && now - this.sliceStarted < this.sliceMs) return;
+    if (this.sliceStarted !== undefined) await nextTurn();
+    this.sliceStarted = performance.now();
+    // the next turn of the loop starts a new slice
+    setImmediate(() => (this.sliceStarted = undefined));
   }
 
   /**
    * Runs `attempt` in the queue until it does not find the database locked: between attempts the
    * queue is free for other operations. An attempt that returns BUSY has changed nothing.
    */
-  private async whenUnlocked<T>(attempt: () => Promise<T | typeof BUSY>): Promise<T> {
+  private async whenUnlocked<T>(attempt: () => Promise<T | typeof BUSY>, priority = 0): Promise<T> {
     const started = this.now();
     let delay = FIRST_RETRY_DELAY_MS;
     for (;;) {
-      const result = await this.queue.add(attempt);
+      const result = await this.queue.add(
+        async () => {
+          await this.turn();
+          return attempt();
+        },
+        { priority },
+      );
       if (result !== BUSY) return result;
       const waited = this.now() - started;
       if (waited >= this.maxBusyWaitMs) {
@@ -142,7 +188,7 @@ export class SqliteDatabase implements Database {
   }
 
   /** One autocommit statement: it either ran or, locked out, did nothing. */
-  private statementWhenUnlocked<T>(run: () => Promise<T>): Promise<T> {
+  private statementWhenUnlocked<T>(run: () => Promise<T>, priority?: number): Promise<T> {
     return this.whenUnlocked(async () => {
       try {
         return await run();
@@ -150,7 +196,7 @@ export class SqliteDatabase implements Database {
         if (isBusy(e)) return BUSY;
         throw e;
       }
-    });
+    }, priority);
   }
 
   all<T>(sql: string, params?: SqlParam[]): Promise<T[]> {
@@ -163,6 +209,22 @@ export class SqliteDatabase implements Database {
 
   run(sql: string, params?: SqlParam[]): Promise<{ changes: number }> {
     return this.statementWhenUnlocked(() => this.executor.run(sql, params));
+  }
+
+  /**
+   * One autocommit write of large values (a file's chunk) on the write thread's connection, in its
+   * turn among this connection's operations (after every other one queued): the event loop goes on
+   * while SQLite writes the pages, fsyncs the commit and checkpoints the WAL.
+   */
+  runLarge(sql: string, params: SqlParam[] = []): Promise<{ changes: number }> {
+    return this.statementWhenUnlocked(async () => {
+      this.localWrites++;
+      try {
+        return await this.writeThread.run(sql, params);
+      } catch (e) {
+        throw translated(e);
+      }
+    }, LARGE_WRITE_PRIORITY);
   }
 
   /** A transaction that finds the database locked (at BEGIN, inside, at COMMIT) is rolled back and run again. */
@@ -184,14 +246,16 @@ export class SqliteDatabase implements Database {
 
   /** Runs a multi-statement script (not retried: a script may have run in part). */
   exec(sql: string): Promise<void> {
-    return this.queue.add(() => {
+    return this.queue.add(async () => {
+      await this.turn();
       this.localWrites++;
       this.db.exec(sql);
     });
   }
 
+  /** Another connection to the file, sharing this one's write thread. */
   separateConnection(): SqliteDatabase {
-    return new SqliteDatabase(this.file, this.options);
+    return new SqliteDatabase(this.file, { ...this.options, writeThread: this.writeThread });
   }
 
   async changeMarker(): Promise<string> {
@@ -203,6 +267,15 @@ export class SqliteDatabase implements Database {
 
   async close(): Promise<void> {
     await this.queue.onIdle();
+    if (this.ownsWriteThread) await this.writeThread.close();
     this.db.close();
   }
+}
+
+/** SQLite's unique-key violations (of this connection or the write thread's) as UniqueViolation. */
+function translated(e: unknown): unknown {
+  const code = (e as { code?: string }).code;
+  if (code?.startsWith('SQLITE_CONSTRAINT_PRIMARYKEY') || code === 'SQLITE_CONSTRAINT_UNIQUE')
+    return new UniqueViolation((e as Error).message);
+  return e;
 }

@@ -1,5 +1,5 @@
 import { UserError } from '../../common/errors.js';
-import { displayId } from '../../common/log-text.js';
+import { excerptId } from '../../common/log-text.js';
 import type { Dialect, SqlExecutor } from '../sql/database.js';
 import type { Catalog, CatalogBucket } from './catalog.js';
 import { postgresSchemaCandidate, quoteIdentifier } from './physical-names.js';
@@ -26,7 +26,7 @@ export async function createBucket(
       if (attempt >= 20)
         throw new UserError(
           'GEX_TABLE_REQUEST_INVALID',
-          `No free PostgreSQL schema name for bucket ${displayId(bucket.id)}.`,
+          `No free PostgreSQL schema name for bucket ${excerptId(bucket.id)}.`,
         );
     }
     await tx.run(`CREATE SCHEMA ${quoteIdentifier(physicalSchema)}`);

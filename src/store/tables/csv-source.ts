@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { UserError } from '../../common/errors.js';
-import { displayId, displayText } from '../../common/log-text.js';
+import { displayText, excerptId } from '../../common/log-text.js';
 import { CsvScanner } from './csv-scanner.js';
 import { TIMESTAMP_COLUMN } from './physical-names.js';
 import { nameProblem } from './table-id.js';
@@ -48,11 +48,11 @@ export function checkColumns(columns: readonly string[], where: string): void {
     const problem =
       name === TIMESTAMP_COLUMN ? `is reserved for the time a row last changed; rename the column` : nameProblem(name);
     if (problem)
-      throw new UserError('GEX_TABLE_LOAD_REFUSED', `${where}: column ${i + 1} (${displayId(name)}) ${problem}.`);
+      throw new UserError('GEX_TABLE_LOAD_REFUSED', `${where}: column ${i + 1} (${excerptId(name)}) ${problem}.`);
     if (seen.has(name))
       throw new UserError(
         'GEX_TABLE_LOAD_REFUSED',
-        `${where}: column ${displayId(name)} appears twice; column names must be unique.`,
+        `${where}: column ${excerptId(name)} appears twice; column names must be unique.`,
       );
     seen.add(name);
   });

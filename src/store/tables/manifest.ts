@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UserError } from '../../common/errors.js';
-import { displayId, displayText, quoteForLog } from '../../common/log-text.js';
+import { displayText, excerptId, excerptQuoted } from '../../common/log-text.js';
 import {
   checkColumnMetadata,
   checkMetadataList,
@@ -42,7 +42,7 @@ function oneCharacter(value: unknown, fallback: string, where: string): string {
   if (typeof value !== 'string' || value.length !== 1 || value === '\n' || value === '\r') {
     throw new UserError(
       'GEX_TABLE_LOAD_REFUSED',
-      `${where} must be one character (not a line break, not an emoji), not ${quoteForLog(String(value))}.`,
+      `${where} must be one character (not a line break, not an emoji), not ${excerptQuoted(String(value))}.`,
     );
   }
   return value;
@@ -80,7 +80,7 @@ export function parseLoadManifest(manifest: unknown, source: string, defaultDest
     if (operator !== 'eq' && operator !== 'ne') {
       throw new UserError(
         'GEX_TABLE_LOAD_REFUSED',
-        `${source}: delete_where_operator must be "eq" or "ne", not ${displayId(String(operator))}.`,
+        `${source}: delete_where_operator must be "eq" or "ne", not ${excerptId(String(operator))}.`,
       );
     }
     deleteWhere = { column: m.delete_where_column, values, operator };
@@ -90,7 +90,7 @@ export function parseLoadManifest(manifest: unknown, source: string, defaultDest
   if (delimiter === enclosure)
     throw new UserError(
       'GEX_TABLE_LOAD_REFUSED',
-      `${source}: delimiter and enclosure are both ${quoteForLog(delimiter)}; they must differ.`,
+      `${source}: delimiter and enclosure are both ${excerptQuoted(delimiter)}; they must differ.`,
     );
   return {
     destination,

@@ -1,5 +1,5 @@
 import { UserError } from '../../common/errors.js';
-import { displayText } from '../../common/log-text.js';
+import { excerptQuoted } from '../../common/log-text.js';
 import { timestamp } from '../identifiers.js';
 
 /**
@@ -62,6 +62,6 @@ export function parseChangedSince(value: string, now: Date = new Date(), where =
   }
   throw new UserError(
     'GEX_TABLE_REQUEST_INVALID',
-    `${where} ${displayText(JSON.stringify(value.slice(0, 100)))} is not a moment: give a Unix timestamp, an ISO 8601 date (2025-01-31 or 2025-01-31T12:00:00Z) or a relative "-2 days".`,
+    `${where} ${excerptQuoted(value)} is not a moment: give a Unix timestamp, an ISO 8601 date (2025-01-31 or 2025-01-31T12:00:00Z) or a relative "-2 days".`,
   );
 }

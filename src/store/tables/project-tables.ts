@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { UserError } from '../../common/errors.js';
-import { displayId } from '../../common/log-text.js';
+import { excerptId } from '../../common/log-text.js';
 import { timestamp } from '../identifiers.js';
 import type { Database, Dialect, SqlExecutor } from '../sql/database.js';
 import { createBucket } from './bucket-creation.js';
@@ -170,7 +170,7 @@ export class ProjectTables {
       const catalog = new Catalog(tx, this.projectId, this.db.dialect.forUpdate);
       if (await catalog.bucket(id))
         throw new BucketExists(
-          `Bucket ${displayId(id)} already exists in this project; choose another name or delete it first.`,
+          `Bucket ${excerptId(id)} already exists in this project; choose another name or delete it first.`,
         );
       return bucketInfo(
         await createBucket(tx, this.db.dialect, catalog, {
@@ -353,7 +353,7 @@ export class ProjectTables {
       const tables = await catalog.tables(bucketId);
       if (options.onlyEmpty && tables.length > 0) {
         throw new BucketNotEmpty(
-          `Only empty buckets can be deleted. There are ${tables.length} tables in bucket ${displayId(bucketId)}; delete them first, or delete with force.`,
+          `Only empty buckets can be deleted. There are ${tables.length} tables in bucket ${excerptId(bucketId)}; delete them first, or delete with force.`,
         );
       }
       for (const table of tables) {
@@ -397,20 +397,20 @@ export class ProjectTables {
     }
     if (!firstTable)
       throw new TableNotFound(
-        `Column ${displayId(id)}: no table of it exists in this project (a column id is in.c-<bucket>.<table>.<column>).`,
+        `Column ${excerptId(id)}: no table of it exists in this project (a column id is in.c-<bucket>.<table>.<column>).`,
       );
     throw columnNotFound(name.slice(firstTable.id.name.length + 1), firstTable);
   }
 
   private async existing(catalog: Catalog, tableId: string): Promise<CatalogTable> {
     const table = await catalog.table(parseTableId(tableId));
-    if (!table) throw new TableNotFound(`Table ${displayId(tableId)} does not exist in this project.`);
+    if (!table) throw new TableNotFound(`Table ${excerptId(tableId)} does not exist in this project.`);
     return table;
   }
 }
 
 function bucketNotFound(bucketId: string): BucketNotFound {
-  return new BucketNotFound(`Bucket ${displayId(bucketId)} does not exist in this project.`);
+  return new BucketNotFound(`Bucket ${excerptId(bucketId)} does not exist in this project.`);
 }
 
 function bucketInfo(b: CatalogBucket, metadata: readonly MetadataItem[] = []): BucketInfo {
@@ -425,10 +425,10 @@ function bucketInfo(b: CatalogBucket, metadata: readonly MetadataItem[] = []): B
 
 function columnNotFound(column: string, table: CatalogTable): ColumnNotFound {
   return new ColumnNotFound(
-    `Column ${displayId(column)} not found in table ${displayId(tableIdText(table.id))} (its columns: ` +
+    `Column ${excerptId(column)} not found in table ${excerptId(tableIdText(table.id))} (its columns: ` +
       `${table.columns
         .slice(0, 20)
-        .map((c) => displayId(c.name))
+        .map((c) => excerptId(c.name))
         .join(', ')}${table.columns.length > 20 ? ', …' : ''}).`,
   );
 }

@@ -1,5 +1,5 @@
 import { UserError } from '../../common/errors.js';
-import { displayId } from '../../common/log-text.js';
+import { excerptId, excerptText } from '../../common/log-text.js';
 
 /** A Storage table id `in.c-<bucket>.<table>` split into its bucket id and table name. */
 export interface TableId {
@@ -33,7 +33,7 @@ export function checkBucketId(bucketId: string): string {
   const problem = BUCKET_ID.test(bucketId)
     ? nameProblem(bucketId)
     : 'is not of the form in.c-<bucket> or out.c-<bucket>';
-  if (problem) throw new UserError('GEX_TABLE_REQUEST_INVALID', `Bucket id ${displayId(bucketId)} ${problem}.`);
+  if (problem) throw new UserError('GEX_TABLE_REQUEST_INVALID', `Bucket id ${excerptId(bucketId)} ${problem}.`);
   return bucketId;
 }
 
@@ -42,7 +42,10 @@ export function parseTableId(destination: unknown, where = 'table id'): TableId 
   const text = typeof destination === 'string' ? destination : '';
   const m = /^((?:in|out)\.c-[^.]+)\.(.+)$/s.exec(text);
   if (!m) {
-    const shown = typeof destination === 'string' ? displayId(destination) : JSON.stringify(destination ?? null);
+    const shown =
+      typeof destination === 'string'
+        ? excerptId(destination)
+        : excerptText(JSON.stringify(destination ?? null) ?? 'undefined');
     throw new UserError(
       'GEX_TABLE_REQUEST_INVALID',
       `${where}: ${shown} is not a table id of the form in.c-<bucket>.<table> (or out.c-<bucket>.<table>).`,
@@ -55,7 +58,7 @@ export function parseTableId(destination: unknown, where = 'table id'): TableId 
   ] as const) {
     const problem = nameProblem(value);
     if (problem)
-      throw new UserError('GEX_TABLE_REQUEST_INVALID', `${where}: the ${what} of ${displayId(text)} ${problem}.`);
+      throw new UserError('GEX_TABLE_REQUEST_INVALID', `${where}: the ${what} of ${excerptId(text)} ${problem}.`);
   }
   return { bucketId, name };
 }

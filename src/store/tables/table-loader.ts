@@ -1,5 +1,5 @@
 import { UserError } from '../../common/errors.js';
-import { displayId, displayText } from '../../common/log-text.js';
+import { displayText, excerptId, excerptText } from '../../common/log-text.js';
 import { timestamp } from '../identifiers.js';
 import type { Dialect, TransactionExecutor } from '../sql/database.js';
 import { Catalog, qualifiedName, type CatalogTable, type StoredColumn } from './catalog.js';
@@ -130,7 +130,7 @@ export class TableLoader {
       if (missingKey !== undefined)
         throw new UserError(
           'GEX_TABLE_LOAD_REFUSED',
-          `${displayText(input.label)}: the file has no column ${displayId(missingKey)} of the table's primary key.`,
+          `${displayText(input.label)}: the file has no column ${excerptId(missingKey)} of the table's primary key.`,
         );
       const writer = rowWriter(this.tx, {
         table: qualifiedName(table),
@@ -204,10 +204,10 @@ export class TableLoader {
       if (!columns.has(column))
         throw new UserError(
           'GEX_TABLE_LOAD_REFUSED',
-          `${displayText(label)}: column_metadata names the column ${displayId(column)}, which table ${displayId(tableIdText(table.id))} does not have ` +
+          `${displayText(label)}: column_metadata names the column ${excerptId(column)}, which table ${excerptId(tableIdText(table.id))} does not have ` +
             `(its columns: ${table.columns
               .slice(0, 20)
-              .map((c) => displayId(c.name))
+              .map((c) => excerptId(c.name))
               .join(', ')}${table.columns.length > 20 ? ', …' : ''}); the table is unchanged.`,
         );
       writes.push({ target: { bucketId, table: name, column }, provider, entries });
@@ -262,7 +262,7 @@ export class TableLoader {
     if (table.columns.length + added.length > 1000)
       throw new UserError(
         'GEX_TABLE_LOAD_REFUSED',
-        `Table ${displayId(tableIdText(table.id))} would have more than 1000 columns.`,
+        `Table ${excerptId(tableIdText(table.id))} would have more than 1000 columns.`,
       );
     const taken = new Set(table.columns.map((c) => c.physical));
     for (const name of added) {
@@ -283,8 +283,8 @@ export class TableLoader {
     if (stored.length > 0 && wanted.length > 0 && JSON.stringify(stored) !== JSON.stringify(wanted)) {
       throw new UserError(
         'GEX_TABLE_LOAD_REFUSED',
-        `${displayText(label)}: primary_key ${displayText(JSON.stringify(wanted))} differs from the key of table ` +
-          `${displayId(tableIdText(table.id))}, ${displayText(JSON.stringify(stored))}; use the table's key or delete the table first.`,
+        `${displayText(label)}: primary_key ${excerptText(JSON.stringify(wanted))} differs from the key of table ` +
+          `${excerptId(tableIdText(table.id))}, ${excerptText(JSON.stringify(stored))}; use the table's key or delete the table first.`,
       );
     }
     const key = stored.length > 0 ? [...stored] : [...wanted];
@@ -293,7 +293,7 @@ export class TableLoader {
       if (!names.has(column))
         throw new UserError(
           'GEX_TABLE_LOAD_REFUSED',
-          `${displayText(label)}: primary key column ${displayId(column)} is not a column of the table.`,
+          `${displayText(label)}: primary key column ${excerptId(column)} is not a column of the table.`,
         );
     }
     if (new Set(key).size !== key.length)
@@ -317,7 +317,7 @@ export class TableLoader {
     if (!column)
       throw new UserError(
         'GEX_TABLE_LOAD_REFUSED',
-        `${displayText(label)}: delete_where_column ${displayId(where.column)} is not a column of table ${displayId(tableIdText(table.id))}.`,
+        `${displayText(label)}: delete_where_column ${excerptId(where.column)} is not a column of table ${excerptId(tableIdText(table.id))}.`,
       );
     if (where.values.length === 0)
       throw new UserError(

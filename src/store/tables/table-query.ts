@@ -1,5 +1,5 @@
 import { UserError } from '../../common/errors.js';
-import { displayId } from '../../common/log-text.js';
+import { excerptId } from '../../common/log-text.js';
 import type { Dialect, SqlExecutor, SqlParam } from '../sql/database.js';
 import { qualifiedName, type CatalogTable } from './catalog.js';
 import { storedMoment } from './moments.js';
@@ -66,7 +66,7 @@ export function compileQuery(
     if (column === undefined)
       throw new UserError(
         'GEX_TABLE_REQUEST_INVALID',
-        `Table ${displayId(tableIdText(table.id))} has no column ${displayId(name)} (${role}).`,
+        `Table ${excerptId(tableIdText(table.id))} has no column ${excerptId(name)} (${role}).`,
       );
     return quoteIdentifier(column);
   };
@@ -81,7 +81,7 @@ export function compileQuery(
     if (values.length === 0)
       throw new UserError(
         'GEX_TABLE_REQUEST_INVALID',
-        `A filter on column ${displayId(query.whereColumn)} needs at least one value (whereValues).`,
+        `A filter on column ${excerptId(query.whereColumn)} needs at least one value (whereValues).`,
       );
     if (values.length > MAX_WHERE_VALUES)
       throw new UserError(

@@ -7,6 +7,7 @@ import {
   POOL_FOR_READS_IN_TRANSACTIONS,
   ProjectFiles,
   purgeExpiredFiles,
+  uploadMemory,
 } from '../../../src/store/files/project-files.js';
 import { PostgresDatabase } from '../../../src/store/sql/postgres-database.js';
 import { endOrphanedJobs, ORPHANED_JOB_MESSAGE, StorageJobs } from '../../../src/store/tables/index.js';
@@ -47,9 +48,69 @@ for (const factory of storeBackends()) {
         'SELECT LENGTH(bytes) AS n FROM storage_file_chunks WHERE file_id = ? ORDER BY seq',
         [file.id],
       );
-      assert.equal(chunks.length, 4);
-      assert.ok(chunks.slice(0, 3).every((c) => Number(c.n) >= CHUNK_BYTES && Number(c.n) < CHUNK_BYTES + 70_001));
+      assert.deepEqual(
+        chunks.map((c) => Number(c.n)),
+        [CHUNK_BYTES, CHUNK_BYTES, CHUNK_BYTES, 12_345],
+      );
       assert.ok((await readAll(files.content(uploaded))).equals(bytes));
+      // its declared size gives the same chunks
+      const declared = await files.prepare({ name: 'y.bin', token: TOKEN });
+      await files.upload(declared.id, Readable.from(pieces), bytes.length, bytes.length);
+      assert.ok((await readAll(files.content(await files.uploaded(declared.id)))).equals(bytes));
+    });
+
+    it('holds no more than uploadMemory() of a file: it reads no further while its chunk writes wait', async () => {
+      assert.equal(uploadMemory(), 2 * CHUNK_BYTES);
+      assert.equal(uploadMemory(10), 10);
+      assert.equal(uploadMemory(5 * 1024 ** 3), 2 * CHUNK_BYTES);
+      // chunk writes that wait until the test lets them go
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let written!: () => void;
+      const firstWrite = new Promise<void>((resolve) => (written = resolve));
+      const db = opened.backend.db;
+      const gated = new Proxy(db, {
+        get(target, key) {
+          if (key === 'runLarge')
+            return (sql: string, params: never[]) => {
+              written();
+              return gate.then(() => target.runLarge(sql, params));
+            };
+          const value = Reflect.get(target, key) as unknown;
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      const files = new ProjectFiles(gated, projectId);
+      const file = await files.prepare({ name: 'held.bin', token: TOKEN });
+      const piece = 64 * 1024;
+      let pulled = 0;
+      async function* body(): AsyncGenerator<Buffer> {
+        for (let i = 0; i < 100; i++) {
+          pulled++;
+          yield Buffer.alloc(piece, i);
+        }
+      }
+      const upload = files.upload(file.id, body(), 100 * piece);
+      // it fills the chunk being written and the next one, then waits for the first write (no I/O
+      // is left between the first write and that wait: a few turns of the loop are plenty)
+      await firstWrite;
+      for (let turns = 0; turns < 50; turns++) await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(pulled * piece, uploadMemory());
+      release();
+      assert.equal((await upload).sizeBytes, 100 * piece);
+      assert.equal(pulled, 100);
+    });
+
+    it('refuses a body longer than its declared size and leaves the file prepared', async () => {
+      const files = new ProjectFiles(opened.backend.db, projectId);
+      const file = await files.prepare({ name: 'long.bin', token: TOKEN });
+      await assert.rejects(
+        files.upload(file.id, Readable.from([Buffer.alloc(10), Buffer.alloc(10)]), 100, 15),
+        (e: Error & { status?: number }) =>
+          e.status === 400 && /more than the 15 bytes its Content-Length announced/.test(e.message),
+      );
+      assert.equal((await files.get(file.id)).state, 'prepared');
+      assert.equal((await files.upload(file.id, Readable.from([Buffer.alloc(15)]), 100, 15)).sizeBytes, 15);
     });
 
     it('drops what a failed upload wrote and lets it be uploaded again', async () => {

@@ -57,8 +57,9 @@ const job = (id: number, status: string, extra: Record<string, unknown> = {}) =>
   ...extra,
 });
 
-function transfer(clock: Clock = fakeClock()): TableTransfer {
-  const api = new StorageApiClient({ url: URL, token: TOKEN, maxRetries: 1, retryBaseMs: 1 });
+/** A transfer on `clock`; `apiClock`: the client's retries too (else they wait in real time). */
+function transfer(clock: Clock = fakeClock(), apiClock?: Clock): TableTransfer {
+  const api = new StorageApiClient({ url: URL, token: TOKEN, maxRetries: 1, retryBaseMs: 1, clock: apiClock });
   return new TableTransfer({ api, url: URL, clock });
 }
 
@@ -126,6 +127,52 @@ describe('table transfer over a gex server: files and storage jobs (nock)', () =
     assert.deepEqual(created, { dataFileId: '7', delimiter: ',', enclosure: '"', primaryKey: 'id', name: 'users' });
     assert.deepEqual(clock.slept, [50, 75], 'waits grow between polls');
     assert.ok(scope.isDone());
+  });
+
+  it("PUTs a file again after a busy server's 503, waiting its Retry-After; a 503 past the retries fails", async () => {
+    const clock = fakeClock();
+    const busy = {
+      error:
+        'The server is already holding 64 MiB of uploads for other requests (gex serve --max-upload-memory). Retry in a few seconds: the file stays prepared, PUT it again.',
+      code: 'storage.files.uploadCapacity',
+      status: 'error',
+      gexCode: 'GEX_SERVER_BUSY',
+    };
+    const sent: string[] = [];
+    const scope = nock(URL)
+      .get('/v2/storage/tables/in.c-shop.users')
+      .reply(200, { id: 'in.c-shop.users' })
+      .post('/v2/storage/files/prepare')
+      .reply(200, { ...fileObject(5, null), uploadParams: { url: `${URL}/v2/storage/files/5/content`, method: 'PUT' } })
+      .put('/v2/storage/files/5/content')
+      .reply(503, (_uri, body) => (sent.push(String(body)), busy), { 'Retry-After': '5' })
+      .put('/v2/storage/files/5/content')
+      .reply(200, (_uri, body) => (sent.push(String(body)), fileObject(5, Buffer.byteLength(content))))
+      .post('/v2/storage/tables/in.c-shop.users/import-async')
+      .reply(202, job(92, 'success', { results: { totalRowsCount: 2 } }))
+      .delete('/v2/storage/files/5')
+      .reply(204);
+    const result = await transfer(clock, clock).load(csv, { destination: 'in.c-shop.users' });
+    assert.equal(result.rowsInFile, 2, 'the records of the attempt that was taken');
+    assert.deepEqual(sent, [content, content], 'the whole file, twice');
+    assert.deepEqual(clock.slept, [5000], 'the wait its Retry-After asked for');
+    assert.ok(scope.isDone());
+
+    // still busy after the retries (one here): the run fails naming the server's answer
+    nock(URL)
+      .get('/v2/storage/tables/in.c-shop.users')
+      .reply(200, { id: 'in.c-shop.users' })
+      .post('/v2/storage/files/prepare')
+      .reply(200, { ...fileObject(6, null), uploadParams: { url: `${URL}/v2/storage/files/6/content`, method: 'PUT' } })
+      .put('/v2/storage/files/6/content')
+      .twice()
+      .reply(503, busy, { 'Retry-After': '5' })
+      .delete('/v2/storage/files/6')
+      .reply(204);
+    await assert.rejects(
+      transfer(clock, clock).load(csv, { destination: 'in.c-shop.users' }),
+      /\[503\] The server is already holding 64 MiB of uploads/,
+    );
   });
 
   it('imports into an existing table: incremental, delete_where, new columns; a headless file gets its header', async () => {
