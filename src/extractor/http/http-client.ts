@@ -13,6 +13,7 @@ import { AdaptiveConcurrency } from './adaptive-concurrency.js';
 import { RateLimiter, rateLimitPauseMs } from './rate-limiter.js';
 import { exactTargetRequest, wireBody, wireHeaders } from './wire-format.js';
 import { curlCodeOf, type RetryDelay, type RetryPolicy } from './retry-policy.js';
+import { asRequestError } from './request-error.js';
 import { checkAllowedTarget, redirectRules } from './redirect-rules.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, readLimited, ResponseTooLarge } from './response-size.js';
 import type { AllowedUrlRule } from '../config/allowed-hosts.js';
@@ -399,6 +400,9 @@ export class HttpClient {
     stream.once('response', (received: PlainResponse) => (response = received));
     const limit = this.maxResponseBytes;
     return readLimited(stream, limit, () => new ResponseTooLarge(`${request.method} ${request.url}`, limit))
+      .catch((error: unknown) => {
+        throw asRequestError(error, stream);
+      })
       .then((body) => ({
         statusCode: response!.statusCode,
         statusMessage: response!.statusMessage,

@@ -16,6 +16,7 @@ import {
 } from '../../json/index.js';
 import { StoreError } from '../store-error.js';
 import { tokenRefused, type TokenOrigin } from '../token-refusal.js';
+import { asRequestError } from '../../extractor/http/request-error.js';
 import {
   RetryBudget,
   RUN_STORE_RETRY,
@@ -287,7 +288,7 @@ export class StorageApiClient {
         stream.once('error', reject);
       });
     } catch (error) {
-      throw this.unreachable(error, 'GET', target.pathname);
+      throw this.unreachable(asRequestError(error, stream), 'GET', target.pathname);
     }
     if (response.statusCode >= 300) {
       // an error answer is small; more than 64 KiB of it is not read
@@ -304,7 +305,7 @@ export class StorageApiClient {
     try {
       await pipeline(stream, out);
     } catch (error) {
-      throw this.unreachable(error, 'GET', target.pathname);
+      throw this.unreachable(asRequestError(error, stream), 'GET', target.pathname);
     }
     return bytes;
   }
