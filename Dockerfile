@@ -5,7 +5,7 @@
 #   docker run -v "$PWD/data:/data" gex run --data-dir /data
 
 # --- build: compile TypeScript, bundle the CLI, build the native SQLite addon, drop dev dependencies ---
-FROM node:20-bookworm AS build
+FROM node:24-bookworm AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json ./
 RUN npm ci --ignore-scripts && npm rebuild better-sqlite3
@@ -17,14 +17,14 @@ COPY bin ./bin
 RUN npm run build && npm prune --omit=dev
 
 # --- runtime: production dependencies and compiled code only, as a non-root user ---
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 # keep VERSION equal to package.json's version (test/docker checks it)
 ARG VERSION=0.1.0
 LABEL org.opencontainers.image.title="gex" \
       org.opencontainers.image.description="Generic Extractor-compatible REST extraction, a Keboola-compatible configuration store (gex serve) and a row runner" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.licenses="MIT" \
-      org.opencontainers.image.base.name="docker.io/library/node:20-bookworm-slim"
+      org.opencontainers.image.base.name="docker.io/library/node:24-bookworm-slim"
 ENV NODE_ENV=production KBC_DATADIR=/data
 WORKDIR /app
 COPY --from=build /app/package.json ./package.json

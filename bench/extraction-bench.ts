@@ -67,6 +67,8 @@ export async function compareWithFloor(
   recordsPerPage: number,
   shape: RecordShape,
   repetitions: number,
+  /** the node that runs gex and the floors (the local API keeps this process's) */
+  node = process.execPath,
 ): Promise<FloorComparison> {
   const server = await startPagedServer({ pages, recordsPerPage, shape });
   const dataDir = await pagedDataDir(server.url, recordsPerPage);
@@ -78,14 +80,10 @@ export async function compareWithFloor(
     const tablesDir = path.join(floorDir, 'tables');
     if (shape === 'nested') await mkdir(tablesDir);
     for (let i = 0; i < repetitions; i++) {
-      floorRuns.push(
-        await measureProcess([process.execPath, FLOOR, server.url, String(pages), path.join(floorDir, 'items.csv')]),
-      );
+      floorRuns.push(await measureProcess([node, FLOOR, server.url, String(pages), path.join(floorDir, 'items.csv')]));
       if (shape === 'nested')
-        tablesFloorRuns.push(
-          await measureProcess([process.execPath, TABLES_FLOOR, server.url, String(pages), tablesDir]),
-        );
-      gexRuns.push(await measureProcess([process.execPath, GEX, 'run', '--data-dir', dataDir, '--log-level', 'warn']));
+        tablesFloorRuns.push(await measureProcess([node, TABLES_FLOOR, server.url, String(pages), tablesDir]));
+      gexRuns.push(await measureProcess([node, GEX, 'run', '--data-dir', dataDir, '--log-level', 'warn']));
     }
     const records = pages * recordsPerPage;
     const gex = summary(gexRuns, records);

@@ -8,7 +8,8 @@
  * and writes bench/results-extraction.json instead; GEX_BENCH_ONLY=queue the queue jobs' section
  * (bench/results-queue.json); GEX_BENCH_ONLY=files tables loaded through gex serve against the embedded
  * load (bench/results-files.json); GEX_BENCH_ONLY=schedules the schedule ticker of an idle server
- * (bench/results-schedules.json).
+ * (bench/results-schedules.json); GEX_BENCH_ONLY=runtimes the same build on this Node and on
+ * GEX_BENCH_NODE (CI: Node 24 LTS) side by side (bench/results-runtimes.json).
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -18,6 +19,7 @@ import { queueFigures } from './queue-bench.js';
 import { describeScheduleTicker, scheduleTickerFigure } from './schedules-bench.js';
 import { repoRoot } from './measure.js';
 import { rowHistoryFigure, type RowHistoryFigure } from './row-history-bench.js';
+import { otherNode, runtimeFigures } from './runtime-bench.js';
 import { parallelSpeedups } from './parallel-bench.js';
 import { rateLimitedRun } from './rate-limit-bench.js';
 import { runWithLoadVsNoLoad } from './run-load-bench.js';
@@ -35,10 +37,9 @@ import { POSTGRES_EXAMPLE, postgresBackendAt, sqliteBackend } from '../test/supp
 
 const quick = process.env.GEX_BENCH_QUICK === '1';
 const only = process.env.GEX_BENCH_ONLY;
-if (only !== undefined && !['extraction', 'queue', 'files', 'schedules'].includes(only))
-  throw new Error(
-    `GEX_BENCH_ONLY=${only}: the section groups that run alone are "extraction", "queue", "files" and "schedules"`,
-  );
+const GROUPS = ['extraction', 'queue', 'files', 'schedules', 'runtimes'];
+if (only !== undefined && !GROUPS.includes(only))
+  throw new Error(`GEX_BENCH_ONLY=${only}: the section groups that run alone are ${GROUPS.join(', ')}`);
 const results: Record<string, unknown> = { date: new Date().toISOString(), quick };
 
 /**
@@ -88,32 +89,47 @@ async function schedulesSection(): Promise<void> {
   results.schedules = figure;
 }
 
-if (only === 'schedules') {
-  await schedulesSection();
-  const file = path.join(repoRoot, 'bench', 'results-schedules.json');
-  await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
-  console.log(`\nresults written to ${path.relative(process.cwd(), file)}`);
-  process.exit(0);
-}
-
-if (only === 'files') {
-  await filesSection();
-  const file = path.join(repoRoot, 'bench', 'results-files.json');
-  await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
-  console.log(`\nresults written to ${path.relative(process.cwd(), file)}`);
-  process.exit(0);
-}
-
-if (only === 'queue') {
-  await queueSection();
-  const file = path.join(repoRoot, 'bench', 'results-queue.json');
-  await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
-  console.log(`\nresults written to ${path.relative(process.cwd(), file)}`);
-  process.exit(0);
-}
-
 function verdict(ok: boolean): string {
   return ok ? 'target met' : 'TARGET MISSED';
+}
+
+/** Node 20 and Node 24 (issue 34): the same build's start-up and flat extraction on each, side by side */
+async function runtimesSection(): Promise<void> {
+  const other = otherNode();
+  const nodes = [process.execPath, ...(other ? [other] : [])];
+  section('runtimes: the same build on each Node — start-up (a one-page gex run) and flat extraction vs the floor');
+  if (!other)
+    console.log(
+      '!!! only this Node was measured: set GEX_BENCH_NODE to another node binary (Node 24 LTS: "$(.ci/node24)/node")',
+    );
+  const figures = await runtimeFigures(nodes, quick);
+  for (const f of figures) {
+    const start =
+      f.startMs === undefined
+        ? `start-up ${f.startNoCacheMs} ms (no compile cache in this Node)`
+        : `start-up ${f.startMs} ms with the compile cache, ${f.startNoCacheMs} ms without`;
+    const { flat } = f;
+    console.log(
+      `Node ${f.version.padEnd(8)} ${start} | flat P=1000 gex ${flat.gex.wallMs} ms, floor ${flat.floor.wallMs} ms: ratio ${flat.wallRatio.toFixed(2)}` +
+        ` (${verdict(flat.wallRatio <= FLAT_RATIO_TARGET)}: <= ${FLAT_RATIO_TARGET}), peak ${flat.gex.peakRssMb} MB (${verdict(flat.gex.peakRssMb <= RSS_TARGET_MB)}: <= ${RSS_TARGET_MB}; floor ${flat.floor.peakRssMb} MB)`,
+    );
+  }
+  results.runtimes = figures;
+}
+
+/** the section groups that run alone (GEX_BENCH_ONLY), each writing bench/results-<name>.json */
+const ALONE: Record<string, () => Promise<void>> = {
+  schedules: schedulesSection,
+  files: filesSection,
+  queue: queueSection,
+  runtimes: runtimesSection,
+};
+if (only !== undefined && only !== 'extraction') {
+  await ALONE[only]();
+  const file = path.join(repoRoot, 'bench', `results-${only}.json`);
+  await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(`\nresults written to ${path.relative(process.cwd(), file)}`);
+  process.exit(0);
 }
 
 // 1. extraction against the floors: [pages, repetitions]. The ratios are medians of alternating runs;
@@ -346,6 +362,8 @@ await filesSection();
 await queueSection();
 
 await schedulesSection();
+
+await runtimesSection();
 
 const file = path.join(repoRoot, 'bench', 'results.json');
 await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);

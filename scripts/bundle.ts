@@ -119,11 +119,13 @@ const outdir = dist('bundle');
 await rm(outdir, { recursive: true, force: true });
 await build({
   // worker threads (the form parser, SQLite's large writes) are loaded by a URL next to the code
-  // that starts them: entries of their own
+  // that starts them: entries of their own; and what bin/gex.js does before main is loaded (a
+  // run's start flags, the compile cache, main included)
   entryPoints: {
     main: dist('src/cli/main.js'),
     'form-parser-worker': dist('src/server/form-parser-worker.js'),
     'sqlite-write-worker': dist('src/store/sql/sqlite-write-worker.js'),
+    'process-start': dist('src/cli/process-start.js'),
   },
   outdir,
   bundle: true,

@@ -5,7 +5,8 @@ import { ignoreClosedOutput } from './closed-output.js';
 import { loggingOptions } from './logging.js';
 import { installStopSignals } from './stop-signals.js';
 import { stopWhenParentGone } from './parent-watch.js';
-import { commandWord, failHandler } from './unknown-command.js';
+import { commandWord } from './command-word.js';
+import { failHandler } from './unknown-command.js';
 import { missingValueProblem, numberTextProblem, type KnownOptions } from './option-checks.js';
 
 type Register = (yargs: Argv) => Argv;

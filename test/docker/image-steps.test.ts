@@ -39,9 +39,9 @@ describe('container image: Dockerfile build and start steps replayed on the host
   });
   after(() => rm(scratch, { recursive: true, force: true }));
 
-  it('is a multi-stage build on official Node 20 images with a non-root runtime user and gex as entrypoint', () => {
+  it('is a multi-stage build on official Node 24 LTS images with a non-root runtime user and gex as entrypoint', () => {
     assert.equal(stages.length, 2);
-    for (const stage of stages) assert.match(stage.image, /^node:20(-[a-z]+)*(-slim)?$/);
+    for (const stage of stages) assert.match(stage.image, /^node:24(-[a-z]+)*(-slim)?$/);
     const runtime = stages[1];
     const user = runtime.instructions.filter((i) => i.keyword === 'USER').pop();
     assert.ok(user && user.args !== 'root' && user.args !== '0', 'runs as a non-root user');
