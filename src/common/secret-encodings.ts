@@ -1,6 +1,12 @@
-import { safeName } from '../extractor/output/json-parser/safe-name.js';
-import { legacySafeName } from '../extractor/output/legacy-parser/legacy-safe-name.js';
-import { guzzleQueryEncode, phpJsonString, phpRawUrlencode, phpStringBytes, phpUrlencode } from '../php/index.js';
+import {
+  guzzleQueryEncode,
+  legacySafeName,
+  phpJsonString,
+  phpRawUrlencode,
+  phpStringBytes,
+  phpUrlencode,
+  safeName,
+} from '../php/index.js';
 
 /**
  * Every form a secret can take in what gex writes (requests it logs, error messages quoting an

@@ -22,3 +22,4 @@ export * from './guzzle-query.js';
 export * from './loose-compare.js';
 export * from './sprintf.js';
 export * from './functions.js';
+export * from './safe-names.js';

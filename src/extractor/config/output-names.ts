@@ -1,8 +1,7 @@
 import { ConfigError } from '../../common/errors.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../../json/index.js';
 import { asPhpArray, phpEmpty, phpLooseEqualsWord, phpToString } from '../../php/index.js';
-import { safeName } from '../output/json-parser/safe-name.js';
-import { legacySafeName } from '../output/legacy-parser/legacy-safe-name.js';
+import { legacySafeName, safeName } from '../../php/safe-names.js';
 import { arrayKey } from '../output/mapping/config-values.js';
 import { bucketNameProblem, quoteName, tableFileProblem } from '../output/table-files.js';
 import { parseJobList, type JobConfig } from './job-config.js';

@@ -4,7 +4,7 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import v8 from 'node:v8';
 import { outStateText } from '../../support/out-state.js';
-import { legacySafeName } from '../../../src/extractor/output/legacy-parser/legacy-safe-name.js';
+import { legacySafeName } from '../../../src/php/safe-names.js';
 import { runOutput, type OutputBatch } from '../../support/output.js';
 
 const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest('hex');

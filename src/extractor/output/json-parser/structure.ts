@@ -1,7 +1,7 @@
 import { ApplicationError, UserError } from '../../../common/errors.js';
 import { displayText } from '../../../common/log-text.js';
 import { isJsonObject, isScalar, stringifyExact, type JsonObject, type JsonValue } from '../../../json/index.js';
-import { safeName } from './safe-name.js';
+import { safeName } from '../../../php/safe-names.js';
 import { decodeKey, ITEM_KEY, propertyEntryKey, SchemaNode, type NodeType } from './schema-node.js';
 
 /** A parser error surfaces as a user error, like GE's "Error parsing response JSON". */

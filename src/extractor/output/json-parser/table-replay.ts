@@ -4,7 +4,7 @@ import type { CsvFile } from '../csv-file.js';
 import type { SpoolBatch } from '../spool.js';
 import type { TableNameCheck } from '../table-files.js';
 import { displayText } from '../../../common/log-text.js';
-import { safeName } from './safe-name.js';
+import { safeName } from '../../../php/safe-names.js';
 import { decodeKey, type NodeType, SchemaNode } from './schema-node.js';
 import { StructureError, TableWriteError, type Structure } from './structure.js';
 

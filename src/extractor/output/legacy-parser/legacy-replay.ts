@@ -12,7 +12,7 @@ import { StructureError } from '../json-parser/structure.js';
 import type { OpenTable } from '../record-parser.js';
 import type { SpoolBatch } from '../spool.js';
 import type { TableNameCheck } from '../table-files.js';
-import { legacySafeName } from './legacy-safe-name.js';
+import { legacySafeName } from '../../../php/safe-names.js';
 import { arrayItemType, type LegacyStruct } from './legacy-struct.js';
 
 /** The cells of one row keyed by column name (`CsvRow`: one cell per distinct header name). */

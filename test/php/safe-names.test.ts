@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { safeName } from '../../../src/extractor/output/json-parser/safe-name.js';
+import { safeName } from '../../src/php/safe-names.js';
 
 describe('JSON parser safe names', () => {
   const cases: Array<[string, string]> = [

@@ -1,5 +1,12 @@
 import { createHash } from 'node:crypto';
-import { phpStrWordCount } from '../../../php/index.js';
+import { phpStrWordCount } from './strings.js';
+
+/**
+ * The table and column names Generic Extractor's two parsers make of a JSON key: keboola/json-parser's
+ * `getSafeName` and the legacy parser's `createSafeName` (php-csvmap). Rules of GE's PHP libraries,
+ * kept here so that both the extractor's output and the secret masker (a secret an API returns as a
+ * key becomes a column name) use one definition.
+ */
 
 /**
  * json-parser `getSafeName` shortening of names over 64 bytes (acronym or md5 + the tail). `name`
@@ -34,4 +41,24 @@ function replaceBytes(s: string): string {
   let out = '';
   for (const ch of s) out += /[A-Za-z0-9-]/.test(ch) ? ch : '_'.repeat(Buffer.byteLength(ch));
   return out;
+}
+
+const cache = new Map<string, string>();
+
+/**
+ * The legacy parser's `createSafeName`: names over 64 bytes are shortened on the *raw* name
+ * (acronym or md5 + tail), then every byte outside `[A-Za-z0-9-]` becomes `_` **without**
+ * collapsing runs, then `_` is trimmed from both ends (`user/{id}` → `user__id`).
+ */
+export function legacySafeName(raw: string): string {
+  let result = cache.get(raw);
+  if (result === undefined) {
+    // PHP works on bytes: a multi-byte character counts (and is replaced) byte by byte
+    let name = Buffer.from(raw, 'utf8').toString('latin1');
+    if (name.length > 64) name = shortenLongName(name);
+    result = name.replace(/[^A-Za-z0-9-]/g, '_').replace(/^_+|_+$/g, '');
+    if (cache.size > 10_000) cache.clear();
+    cache.set(raw, result);
+  }
+  return result;
 }
