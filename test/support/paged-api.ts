@@ -2,7 +2,7 @@ import {
   startFixtureServer,
   type FixtureServer,
   type RecordedRequest,
-} from '../../src/fixture-server/fixture-server.js';
+} from './fixture-server/fixture-server.js';
 import { runExtraction, type ExtractionRun } from './extraction.js';
 
 /**
