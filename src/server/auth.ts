@@ -5,7 +5,7 @@ import type { ProjectFiles } from '../store/files/project-files.js';
 import type { ProjectTables, StorageJobs } from '../store/tables/index.js';
 import type { TokenInfo } from '../store/types.js';
 import type { JobScope, ServerBackend } from './backend.js';
-import type { ReadCache } from './read-cache.js';
+import type { ReadCache } from './operations/read-cache.js';
 
 /**
  * Token authentication (docs/storage-api.md#tokens-and-projects): `X-StorageApi-Token` (header names are

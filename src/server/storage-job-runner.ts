@@ -4,7 +4,7 @@ import type { Logger } from '../common/logger.js';
 import { storedIdentityLiveness, thisProcessText } from '../common/process-liveness.js';
 import { StoreError } from '../store/store-error.js';
 import { StorageJobs, type StorageJobLiveness, type StorageJobStatus } from '../store/tables/index.js';
-import { tableStoreError } from './table-errors.js';
+import { tableStoreError } from './errors/table-errors.js';
 
 /**
  * Storage jobs that run after their request has been answered (imports and exports through File

@@ -5,11 +5,11 @@ import { StoreError } from '../../store/store-error.js';
 import { StorageJobs, type TableDetail } from '../../store/tables/index.js';
 import { timestamp } from '../../store/identifiers.js';
 import { sessionOf } from '../auth.js';
-import { commaList, queryValue, type Query } from '../query.js';
-import { sendCachedJson, sendJson, sendNoContent } from '../reply.js';
-import { pathBucketId, requireWriteAccess, tableCall } from '../table-errors.js';
-import { flagParam } from '../table-params.js';
-import { bucketToWire, bucketTotals, finishedJobToWire, tableToWire } from '../table-wire.js';
+import { commaList, queryValue, type Query } from '../http/query.js';
+import { sendCachedJson, sendJson, sendNoContent } from '../http/reply.js';
+import { pathBucketId, requireWriteAccess, tableCall } from '../errors/table-errors.js';
+import { flagParam } from '../storage/table-params.js';
+import { bucketToWire, bucketTotals, finishedJobToWire, tableToWire } from '../storage/table-wire.js';
 
 interface BucketParams {
   bucketId: string;

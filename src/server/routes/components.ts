@@ -3,8 +3,8 @@ import { StoreError } from '../../store/store-error.js';
 import { componentToWire, configurationToWire } from '../../store/wire.js';
 import { sessionOf } from '../auth.js';
 import type { ServerBackend } from '../backend.js';
-import { componentTypeParam, isDeletedParam, listIncludeParam, type Query } from '../query.js';
-import { sendJson } from '../reply.js';
+import { componentTypeParam, isDeletedParam, listIncludeParam, type Query } from '../http/query.js';
+import { sendJson } from '../http/reply.js';
 import type { ComponentParams } from './params.js';
 
 /** `GET /v2/storage/components/:componentId` — public: no token needed (docs/storage-api.md#tokens-and-projects). */

@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { StoreError } from '../../store/store-error.js';
 import { configurationToWire } from '../../store/wire.js';
 import { sessionOf } from '../auth.js';
-import { createConfigurationInput, stateInput, updateConfigurationInput } from '../input.js';
-import { isDeletedParam, type Query } from '../query.js';
-import { sendCachedJson, sendJson, sendNoContent } from '../reply.js';
+import { createConfigurationInput, stateInput, updateConfigurationInput } from '../http/input.js';
+import { isDeletedParam, type Query } from '../http/query.js';
+import { sendCachedJson, sendJson, sendNoContent } from '../http/reply.js';
 import type { ComponentParams, ConfigParams } from './params.js';
 
 /** Configurations of a component: list, create, detail, update, state, trash/purge, restore. */

@@ -12,12 +12,12 @@ import {
 } from '../../store/files/project-files.js';
 import { StoreError } from '../../store/store-error.js';
 import { sessionOf } from '../auth.js';
-import { BodyFields, numericId } from '../body-fields.js';
-import type { ByteBudget } from '../byte-budget.js';
-import { fileToWire } from '../file-wire.js';
-import { queryValue, type Query } from '../query.js';
-import { sendJson, sendNoContent } from '../reply.js';
-import { requireWriteAccess } from '../table-errors.js';
+import { BodyFields, numericId } from '../http/body-fields.js';
+import type { ByteBudget } from '../http/byte-budget.js';
+import { fileToWire } from '../storage/file-wire.js';
+import { queryValue, type Query } from '../http/query.js';
+import { sendJson, sendNoContent } from '../http/reply.js';
+import { requireWriteAccess } from '../errors/table-errors.js';
 
 interface FileParams {
   fileId: string;

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { metadataToWire } from '../../store/wire.js';
 import { sessionOf } from '../auth.js';
-import { metadataInput } from '../input.js';
-import { sendJson, sendNoContent } from '../reply.js';
+import { metadataInput } from '../http/input.js';
+import { sendJson, sendNoContent } from '../http/reply.js';
 import type { ConfigParams, MetadataParams } from './params.js';
 
 /** Configuration metadata (docs/storage-api.md#metadata) — registered in the branch form only, as in Keboola. */

@@ -5,7 +5,7 @@ import type { EventPosition } from '../../jobs/job-record.js';
 import { wireTime } from '../../jobs/job-wire.js';
 import { StoreError } from '../../store/store-error.js';
 import { sessionOf } from '../auth.js';
-import { sendJson } from '../reply.js';
+import { sendJson } from '../http/reply.js';
 
 const DEFAULT_LIMIT = 100;
 /** an event's id is its job's id and its number in the job's log (a log keeps far fewer lines) */

@@ -6,8 +6,8 @@ import type { ScheduleRepository } from '../../jobs/schedules/schedule-repositor
 import { scheduleToWire } from '../../jobs/schedules/schedule-wire.js';
 import { StoreError } from '../../store/store-error.js';
 import { sessionOf } from '../auth.js';
-import { errorHandler } from '../errors.js';
-import { sendJson, sendNoContent } from '../reply.js';
+import { errorHandler } from '../errors/errors.js';
+import { sendJson, sendNoContent } from '../http/reply.js';
 import { QUEUE_BODY_LIMIT } from './queue.js';
 
 function invalid(key: string, message: string): StoreError {

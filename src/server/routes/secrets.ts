@@ -5,7 +5,7 @@ import { MAX_REVEAL_CIPHERS, requireRunner, type RevealRequest } from '../../sto
 import { StoreError } from '../../store/store-error.js';
 import { sessionOf } from '../auth.js';
 import type { ServerBackend } from '../backend.js';
-import { sendJson } from '../reply.js';
+import { sendJson } from '../http/reply.js';
 
 const CODE = 'storage.gex.decrypt.validation';
 

@@ -4,9 +4,9 @@ import { fromPlain, isJsonObject, toPlain, type JsonValue } from '../../json/ind
 import { StoreError } from '../../store/store-error.js';
 import type { MetadataTargetId } from '../../store/tables/index.js';
 import { sessionOf } from '../auth.js';
-import { sendCachedJson, sendJson, sendNoContent } from '../reply.js';
-import { pathBucketId, pathTableId, requireWriteAccess, tableCall } from '../table-errors.js';
-import { columnMetadataToWire, metadataListToWire } from '../table-wire.js';
+import { sendCachedJson, sendJson, sendNoContent } from '../http/reply.js';
+import { pathBucketId, pathTableId, requireWriteAccess, tableCall } from '../errors/table-errors.js';
+import { columnMetadataToWire, metadataListToWire } from '../storage/table-wire.js';
 
 /**
  * Keboola's metadata of buckets, tables and columns (docs/storage-api.md#storage-metadata): list,

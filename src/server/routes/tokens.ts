@@ -3,11 +3,11 @@ import { excerptId } from '../../common/log-text.js';
 import type { JsonObject, JsonValue } from '../../json/index.js';
 import { StoreError } from '../../store/store-error.js';
 import type { TokenInfo } from '../../store/types.js';
-import { absoluteUri } from '../absolute-uri.js';
+import { absoluteUri } from '../http/absolute-uri.js';
 import { sessionOf, tokenOf, type Session } from '../auth.js';
 import type { ServerBackend } from '../backend.js';
-import { sendJson, sendNoContent } from '../reply.js';
-import { tokenCreateInput } from '../token-input.js';
+import { sendJson, sendNoContent } from '../http/reply.js';
+import { tokenCreateInput } from '../http/token-input.js';
 
 /** Keboola's absolute token address. */
 function tokenUri(request: FastifyRequest, id: number): string {

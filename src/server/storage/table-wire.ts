@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
-import { fromPlain, type JsonValue } from '../json/index.js';
-import type { BucketInfo, MetadataItem, TableDetail } from '../store/tables/index.js';
-import { absoluteUri } from './absolute-uri.js';
+import { fromPlain, type JsonValue } from '../../json/index.js';
+import type { BucketInfo, MetadataItem, TableDetail } from '../../store/tables/index.js';
+import { absoluteUri } from '../http/absolute-uri.js';
 
 /**
  * Buckets, tables, their metadata and jobs in Keboola's JSON shapes (docs/storage-api.md#tables).

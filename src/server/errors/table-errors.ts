@@ -1,5 +1,5 @@
-import { UserError } from '../common/errors.js';
-import { StoreError } from '../store/store-error.js';
+import { UserError } from '../../common/errors.js';
+import { StoreError } from '../../store/store-error.js';
 import {
   BucketExists,
   BucketNotEmpty,
@@ -10,8 +10,8 @@ import {
   MetadataNotFound,
   parseTableId,
   TableNotFound,
-} from '../store/tables/index.js';
-import type { Session } from './auth.js';
+} from '../../store/tables/index.js';
+import type { Session } from '../auth.js';
 
 /**
  * The Storage tables' refusals as Keboola answers them (docs/storage-api.md#tables): what is not in

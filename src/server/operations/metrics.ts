@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { StoreError } from '../store/store-error.js';
-import type { ByteBudget } from './byte-budget.js';
+import { StoreError } from '../../store/store-error.js';
+import type { ByteBudget } from '../http/byte-budget.js';
 import type { ResponseObserver } from './response-observers.js';
 
 const EVENT_LOOP_SAMPLE_MS = 100;

@@ -1,7 +1,7 @@
-import { excerptQuoted } from '../common/log-text.js';
-import { StoreError } from '../store/store-error.js';
-import { MAX_PREVIEW_ROWS, MAX_WHERE_VALUES, parseChangedSince, type TableQuery } from '../store/tables/index.js';
-import { commaList, queryValue, type Query } from './query.js';
+import { excerptQuoted } from '../../common/log-text.js';
+import { StoreError } from '../../store/store-error.js';
+import { MAX_PREVIEW_ROWS, MAX_WHERE_VALUES, parseChangedSince, type TableQuery } from '../../store/tables/index.js';
+import { commaList, queryValue, type Query } from '../http/query.js';
 
 /**
  * Query parameters of the table routes as Keboola's clients send them: `columns=a,b` or

@@ -1,13 +1,13 @@
-import { decodeJson, isJsonObject, isScalar, JsonSyntaxError, type JsonObject, type JsonValue } from '../json/index.js';
-import { phpToString } from '../php/index.js';
-import { StoreError } from '../store/store-error.js';
+import { decodeJson, isJsonObject, isScalar, JsonSyntaxError, type JsonObject, type JsonValue } from '../../json/index.js';
+import { phpToString } from '../../php/index.js';
+import { StoreError } from '../../store/store-error.js';
 import type {
   CopyConfigurationInput,
   CreateConfigurationInput,
   CreateRowInput,
   UpdateConfigurationInput,
   UpdateRowInput,
-} from '../store/types.js';
+} from '../../store/types.js';
 
 /**
  * Request bodies → store inputs, with the leniency real clients need (docs/storage-api.md#request-bodies):

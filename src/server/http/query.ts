@@ -1,6 +1,6 @@
-import { excerptList, excerptQuoted } from '../common/log-text.js';
-import { StoreError } from '../store/store-error.js';
-import type { ListInclude, VersionListOptions } from '../store/types.js';
+import { excerptList, excerptQuoted } from '../../common/log-text.js';
+import { StoreError } from '../../store/store-error.js';
+import type { ListInclude, VersionListOptions } from '../../store/types.js';
 
 /**
  * Query parameters of the list endpoints. Values are read leniently where clients differ (the PHP

@@ -2,15 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import type { ErrorCode } from '../common/error-catalogue.js';
-import { excerpt } from '../common/log-text.js';
-import { describeBytes } from '../common/text.js';
-import type { JsonObject, JsonValue } from '../json/index.js';
-import { MAX_ADDRESSABLE_ID_LENGTH } from '../store/addressable-id.js';
-import { StoreError } from '../store/store-error.js';
-import { tokenOf } from './auth.js';
-import { sendJson } from './reply.js';
-import { loggableUrl } from './request-log.js';
+import type { ErrorCode } from '../../common/error-catalogue.js';
+import { excerpt } from '../../common/log-text.js';
+import { describeBytes } from '../../common/text.js';
+import type { JsonObject, JsonValue } from '../../json/index.js';
+import { MAX_ADDRESSABLE_ID_LENGTH } from '../../store/addressable-id.js';
+import { StoreError } from '../../store/store-error.js';
+import { tokenOf } from '../auth.js';
+import { sendJson } from '../http/reply.js';
+import { loggableUrl } from '../operations/request-log.js';
 import { unimplementedFeature } from './unimplemented.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
-import { fromPlain, type JsonValue } from '../json/index.js';
-import { FILE_MAX_AGE_DAYS, type StoredFile } from '../store/files/project-files.js';
-import { absoluteUri } from './absolute-uri.js';
+import { fromPlain, type JsonValue } from '../../json/index.js';
+import { FILE_MAX_AGE_DAYS, type StoredFile } from '../../store/files/project-files.js';
+import { absoluteUri } from '../http/absolute-uri.js';
 
 /** Where a file's bytes are uploaded (PUT) and downloaded (GET): the server itself. */
 export function fileContentUrl(request: FastifyRequest, id: number): string {

@@ -1,7 +1,7 @@
-import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../json/index.js';
-import { phpToString } from '../php/index.js';
-import { MAX_TOKEN_DESCRIPTION_LENGTH } from '../store/embedded/tokens.js';
-import { StoreError } from '../store/store-error.js';
+import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../../json/index.js';
+import { phpToString } from '../../php/index.js';
+import { MAX_TOKEN_DESCRIPTION_LENGTH } from '../../store/embedded/tokens.js';
+import { StoreError } from '../../store/store-error.js';
 
 /**
  * The body of `POST /v2/storage/tokens` (JSON or form) as gex can honour it

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { excerptQuoted } from '../common/log-text.js';
-import { decodeJson, fromPlain, JsonSyntaxError, type JsonValue } from '../json/index.js';
-import { StoreError } from '../store/store-error.js';
+import { excerptQuoted } from '../../common/log-text.js';
+import { decodeJson, fromPlain, JsonSyntaxError, type JsonValue } from '../../json/index.js';
+import { StoreError } from '../../store/store-error.js';
 import { parseFormAsync } from './form-parser.js';
 import { FormLimitExceeded, InvalidUtf8, strictUtf8 } from './form-text.js';
 

@@ -1,10 +1,10 @@
 import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { excerptId } from '../common/log-text.js';
-import { describeBytes } from '../common/text.js';
-import { StoreError } from '../store/store-error.js';
-import type { ProjectTables, TableQuery } from '../store/tables/index.js';
-import type { ByteBudget } from './byte-budget.js';
+import { excerptId } from '../../common/log-text.js';
+import { describeBytes } from '../../common/text.js';
+import { StoreError } from '../../store/store-error.js';
+import type { ProjectTables, TableQuery } from '../../store/tables/index.js';
+import type { ByteBudget } from '../http/byte-budget.js';
 import { previewEncoder } from './preview-body.js';
 import type { PreviewFormat } from './table-params.js';
 
