@@ -30,7 +30,12 @@ import { tableRoutes, type PreviewBounds } from './routes/tables.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { versionRoutes } from './routes/versions.js';
 
-import { DEFAULT_BODY_LIMIT, DEFAULT_FILE_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_UPLOAD_MEMORY } from './http/limits.js';
+import {
+  DEFAULT_BODY_LIMIT,
+  DEFAULT_FILE_LIMIT,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_UPLOAD_MEMORY,
+} from './http/limits.js';
 import { ByteBudget } from './http/byte-budget.js';
 import { fileRoutes, type FileLimits } from './routes/files.js';
 import { tableFileRoutes } from './routes/table-file-routes.js';

@@ -88,7 +88,11 @@ describe('gex serve', () => {
       ['--request-timeout', '0', /--request-timeout takes a whole number of seconds from 1 to 86400/],
       ['--request-timeout', '1.5', /--request-timeout takes a whole number of seconds/],
       ['--max-file-size', '-1', /--max-file-size takes a whole number of bytes/],
-      ['--max-upload-memory', '1048576', /--max-upload-memory takes a whole number of bytes from 2097152 to 68719476736, got 1048576/],
+      [
+        '--max-upload-memory',
+        '1048576',
+        /--max-upload-memory takes a whole number of bytes from 2097152 to 68719476736, got 1048576/,
+      ],
       ['--max-upload-memory', 'lots', /--max-upload-memory takes a whole number of bytes/],
     ] as const) {
       const child = spawn(process.execPath, [gexBin, 'serve', '--port', '0', '--store', store, option, value], {

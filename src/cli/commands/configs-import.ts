@@ -7,7 +7,7 @@ import type { ConfigStore } from '../../store/config-store.js';
 import { importConfiguration, readImportDocument } from '../../store/import-configuration.js';
 import { StoreError } from '../../store/store-error.js';
 import type { Configuration } from '../../store/types.js';
-import { configurationToWire } from '../../store/wire.js';
+import { configurationToWire } from '../../store/wire/configurations.js';
 import { readJsonFile } from '../json-input.js';
 import { print, say, storeCommandOptions, withStore } from '../store-command.js';
 

@@ -1,4 +1,11 @@
-import { decodeJson, isJsonObject, isScalar, JsonSyntaxError, type JsonObject, type JsonValue } from '../../json/index.js';
+import {
+  decodeJson,
+  isJsonObject,
+  isScalar,
+  JsonSyntaxError,
+  type JsonObject,
+  type JsonValue,
+} from '../../json/index.js';
 import { phpToString } from '../../php/index.js';
 import { StoreError } from '../../store/store-error.js';
 import type {

@@ -9,7 +9,7 @@ import { commaList, queryValue, type Query } from '../http/query.js';
 import { sendCachedJson, sendJson, sendNoContent } from '../http/reply.js';
 import { pathBucketId, requireWriteAccess, tableCall } from '../errors/table-errors.js';
 import { flagParam } from '../storage/table-params.js';
-import { bucketToWire, bucketTotals, finishedJobToWire, tableToWire } from '../storage/table-wire.js';
+import { bucketToWire, bucketTotals, finishedJobToWire, tableToWire } from '../../store/wire/tables.js';
 
 interface BucketParams {
   bucketId: string;

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { StoreError } from '../../store/store-error.js';
-import { componentToWire, configurationToWire } from '../../store/wire.js';
+import { componentToWire } from '../../store/wire/components.js';
+import { configurationToWire } from '../../store/wire/configurations.js';
 import { sessionOf } from '../auth.js';
 import type { ServerBackend } from '../backend.js';
 import { componentTypeParam, isDeletedParam, listIncludeParam, type Query } from '../http/query.js';

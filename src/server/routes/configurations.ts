@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { StoreError } from '../../store/store-error.js';
-import { configurationToWire } from '../../store/wire.js';
+import { configurationToWire } from '../../store/wire/configurations.js';
 import { sessionOf } from '../auth.js';
 import { createConfigurationInput, stateInput, updateConfigurationInput } from '../http/input.js';
 import { isDeletedParam, type Query } from '../http/query.js';

@@ -14,7 +14,7 @@ import { StoreError } from '../../store/store-error.js';
 import { sessionOf } from '../auth.js';
 import { BodyFields, numericId } from '../http/body-fields.js';
 import type { ByteBudget } from '../http/byte-budget.js';
-import { fileToWire } from '../storage/file-wire.js';
+import { fileToWire } from '../../store/wire/files.js';
 import { queryValue, type Query } from '../http/query.js';
 import { sendJson, sendNoContent } from '../http/reply.js';
 import { requireWriteAccess } from '../errors/table-errors.js';

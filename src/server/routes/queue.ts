@@ -7,7 +7,7 @@ import type { QueueJob } from '../../jobs/job-record.js';
 import { jobToWire } from '../../jobs/job-wire.js';
 import { searchFromQuery, type QueryParams } from '../../jobs/search-query.js';
 import { StoreError } from '../../store/store-error.js';
-import { absoluteUri } from '../http/absolute-uri.js';
+import { absoluteUri } from '../../store/wire/absolute-uri.js';
 import { sessionOf } from '../auth.js';
 import { errorHandler } from '../errors/errors.js';
 import { sendJson } from '../http/reply.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { rowToWire, rowVersionToWire } from '../../store/wire.js';
+import { rowToWire, rowVersionToWire } from '../../store/wire/configurations.js';
 import { sessionOf } from '../auth.js';
 import { changeDescriptionInput, copyRowInput } from '../http/input.js';
 import { versionListParams, versionParam, type Query } from '../http/query.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { StoreError } from '../../store/store-error.js';
-import { rowToWire } from '../../store/wire.js';
+import { rowToWire } from '../../store/wire/configurations.js';
 import { sessionOf } from '../auth.js';
 import { changeDescriptionInput, createRowInput, stateInput, updateRowInput } from '../http/input.js';
 import { queryValue, type Query } from '../http/query.js';

@@ -6,7 +6,7 @@ import type { MetadataTargetId } from '../../store/tables/index.js';
 import { sessionOf } from '../auth.js';
 import { sendCachedJson, sendJson, sendNoContent } from '../http/reply.js';
 import { pathBucketId, pathTableId, requireWriteAccess, tableCall } from '../errors/table-errors.js';
-import { columnMetadataToWire, metadataListToWire } from '../storage/table-wire.js';
+import { columnMetadataToWire, metadataListToWire } from '../../store/wire/tables.js';
 
 /**
  * Keboola's metadata of buckets, tables and columns (docs/storage-api.md#storage-metadata): list,

@@ -9,7 +9,7 @@ import {
   type TableQuery,
 } from '../../store/tables/index.js';
 import { timestamp } from '../../store/identifiers.js';
-import { absoluteUri } from '../http/absolute-uri.js';
+import { absoluteUri } from '../../store/wire/absolute-uri.js';
 import { sessionOf, type Session } from '../auth.js';
 import type { JobScope } from '../backend.js';
 import { BodyFields, numericId } from '../http/body-fields.js';

@@ -6,7 +6,7 @@ import { pathTableId, requireWriteAccess, tableCall } from '../errors/table-erro
 import { flagParam, previewParams } from '../storage/table-params.js';
 import type { ByteBudget } from '../http/byte-budget.js';
 import { preparePreview } from '../storage/table-preview.js';
-import { tableToWire } from '../storage/table-wire.js';
+import { tableToWire } from '../../store/wire/tables.js';
 import { bucketObjects, includesColumnMetadata, sendFinishedJob } from './buckets.js';
 
 interface TableParams {

@@ -3,7 +3,7 @@ import { excerptId } from '../../common/log-text.js';
 import type { JsonObject, JsonValue } from '../../json/index.js';
 import { StoreError } from '../../store/store-error.js';
 import type { TokenInfo } from '../../store/types.js';
-import { absoluteUri } from '../http/absolute-uri.js';
+import { absoluteUri } from '../../store/wire/absolute-uri.js';
 import { sessionOf, tokenOf, type Session } from '../auth.js';
 import type { ServerBackend } from '../backend.js';
 import { sendJson, sendNoContent } from '../http/reply.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { configurationToWire, versionDetailToWire, versionItemToWire } from '../../store/wire.js';
+import { configurationToWire, versionDetailToWire, versionItemToWire } from '../../store/wire/configurations.js';
 import { sessionOf } from '../auth.js';
 import { changeDescriptionInput, copyConfigurationInput } from '../http/input.js';
 import { versionListParams, versionParam, type Query } from '../http/query.js';

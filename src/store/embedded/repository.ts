@@ -1,6 +1,6 @@
 import type { Dialect, SqlExecutor } from '../sql/database.js';
 import { insertBatches, insertSql, insertValues, selectSql, upsertSql, whereEqual, type Table } from '../sql/table.js';
-import type { Component, MetadataItem, TokenInfo } from '../types.js';
+import type { Component, ConfigMetadataItem, TokenInfo } from '../types.js';
 import type {
   ConfigKey,
   ConfigRecord,
@@ -453,7 +453,7 @@ export class Repository {
 
   // ---- metadata ---------------------------------------------------------------------------------
 
-  async listMetadata(key: ConfigKey): Promise<MetadataItem[]> {
+  async listMetadata(key: ConfigKey): Promise<ConfigMetadataItem[]> {
     return (
       await this.tx.all<DbRow>(`${selectSql(CONFIGURATION_METADATA)} WHERE ${OWNED_WHERE} ORDER BY id`, keyParams(key))
     ).map(metadataFromDb);

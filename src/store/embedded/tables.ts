@@ -1,6 +1,6 @@
 import type { SqlParam } from '../sql/database.js';
 import { column, type Column, type Table } from '../sql/table.js';
-import type { Component, MetadataItem, TokenInfo } from '../types.js';
+import type { Component, ConfigMetadataItem, TokenInfo } from '../types.js';
 import {
   fromText,
   toText,
@@ -261,7 +261,7 @@ export function componentFromDb(r: DbRow): Component {
   return { id: text(r.id), type: text(r.type), name: text(r.name), definition: fromText(text(r.definition)) };
 }
 
-export function metadataFromDb(r: DbRow): MetadataItem {
+export function metadataFromDb(r: DbRow): ConfigMetadataItem {
   return {
     id: String(r.id),
     key: String(r.meta_key),
