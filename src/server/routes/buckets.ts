@@ -10,6 +10,7 @@ import { sendCachedJson, sendJson, sendNoContent } from '../http/reply.js';
 import { pathBucketId, requireWriteAccess, tableCall } from '../errors/table-errors.js';
 import { flagParam } from '../storage/table-params.js';
 import { bucketToWire, bucketTotals, finishedJobToWire, tableToWire } from '../../store/wire/tables.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 interface BucketParams {
   bucketId: string;
@@ -19,7 +20,7 @@ interface BucketParams {
 const BUCKET_NAME = /^[A-Za-z0-9_-]{1,96}$/;
 
 function invalid(field: string, problem: string): StoreError {
-  return new StoreError(400, 'storage.buckets.validation', `Invalid parameters - ${field}: ${problem}`, [
+  return StoreError.keboola(KEBOOLA_ERRORS.bucketsValidation, `Invalid parameters - ${field}: ${problem}`, [
     { key: field, message: problem },
   ]);
 }

@@ -18,8 +18,9 @@ import { sendJson } from '../http/reply.js';
 import type { JobOutcome, StorageJobRunner, StorageJobWire } from '../storage-job-runner.js';
 import { exportToFile, importFile, type ImportInput } from '../table-file-jobs.js';
 import { pathBucketId, pathTableId, requireWriteAccess, tableCall } from '../errors/table-errors.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
-const VALIDATION = 'storage.tables.validation';
+const VALIDATION = KEBOOLA_ERRORS.tablesValidation.code;
 
 /** `dataFileId`: an uploaded file of the token's project (checked before the job is created). */
 async function dataFile(session: Session, body: BodyFields) {

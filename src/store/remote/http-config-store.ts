@@ -31,6 +31,7 @@ import {
   versionItemFromWire,
 } from '../wire/configurations.js';
 import { StorageApiClient, type StorageApiClientOptions } from './storage-api-client.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 export type HttpConfigStoreOptions = StorageApiClientOptions;
 
@@ -49,9 +50,8 @@ function body(entries: Body): JsonObject {
  */
 function enc(id: string): string {
   if (id === '' || id === '.' || id === '..') {
-    throw new StoreError(
-      400,
-      'storage.invalidId',
+    throw StoreError.keboola(
+      KEBOOLA_ERRORS.invalidId,
       `The id ${JSON.stringify(id)} cannot be addressed in a Storage API URL; rename it in the store.`,
     );
   }

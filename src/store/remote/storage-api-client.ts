@@ -25,6 +25,7 @@ import {
   type Clock,
   type RetryBudgetSettings,
 } from './retry-budget.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 export interface StorageApiClientOptions {
   /** Storage API address, e.g. https://connection.keboola.com or http://127.0.0.1:8080 */
@@ -60,7 +61,7 @@ export interface CallOptions {
 /** Query parameters of a call: a record, or URLSearchParams for a repeated one (`whereValues[]`). */
 export type QueryParams = Record<string, string> | URLSearchParams;
 
-const VERSION_CONFLICT = 'storage.components.configurations.versionConflict';
+const VERSION_CONFLICT = KEBOOLA_ERRORS.configurationVersionConflict.code;
 
 /**
  * The wire side of the remote store: JSON calls to `/v2/storage/…` with the token, retried like the
