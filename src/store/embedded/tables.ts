@@ -1,5 +1,5 @@
 import type { SqlParam } from '../sql/database.js';
-import { column, type Column, type Table } from '../sql/table.js';
+import { column, whereEqual, type Column, type Table } from '../sql/table.js';
 import type { Component, ConfigMetadataItem, TokenInfo } from '../types.js';
 import {
   fromText,
@@ -35,6 +35,9 @@ const text = (v: unknown): string => String(v ?? '');
 /** Key columns of a configuration's own record and of everything that belongs to it. */
 export const CONFIG_KEY = ['project_id', 'component_id', 'id'] as const;
 export const OWNED_BY_CONFIG_KEY = ['project_id', 'component_id', 'configuration_id'] as const;
+/** `WHERE` text of one configuration, and of what one configuration owns (keyParams gives the values) */
+export const CONFIG_WHERE = whereEqual(CONFIG_KEY);
+export const OWNED_WHERE = whereEqual(OWNED_BY_CONFIG_KEY);
 export const keyParams = (k: ConfigKey): SqlParam[] => [k.projectId, k.componentId, k.configId];
 
 function keyColumns<R extends ConfigKey>(configIdColumn: 'id' | 'configuration_id'): Array<Column<R>> {
