@@ -7,6 +7,7 @@ import { lostWorkerOutcome } from './job-result.js';
 import { removeFoldersOfLostJob } from './job-folder.js';
 import { SORT_COLUMNS, type JobSearch } from './job-search.js';
 import { isFinished, PENDING, RUNNING, statusesLeadingTo, type JobStatus } from './statuses.js';
+import { KEBOOLA_ERRORS } from '../common/keboola-errors.js';
 
 type Row = Record<string, unknown>;
 
@@ -341,7 +342,7 @@ export class JobRepository {
       if (isFinished(job.status)) {
         throw new StoreError(
           400,
-          'queue.jobFinished',
+          KEBOOLA_ERRORS.queueJobFinished.code,
           `Job ${id} is already finished (${job.status}): it cannot be killed.`,
         );
       }

@@ -5,6 +5,7 @@ import type { ConfigStore } from '../store/config-store.js';
 import { StoreError } from '../store/store-error.js';
 import type { TokenInfo } from '../store/types.js';
 import type { NewJob } from './job-record.js';
+import { KEBOOLA_ERRORS } from '../common/keboola-errors.js';
 
 /** gex's one branch (the default one), as the Storage API numbers it */
 export const DEFAULT_BRANCH = '1';
@@ -14,7 +15,9 @@ const MAX_ROW_IDS = 100;
 const RUN_ID = /^[0-9A-Za-z_-]{1,64}(?:\.[0-9A-Za-z_-]{1,64}){0,15}$/;
 
 function invalid(key: string, message: string, status = 400): StoreError {
-  return new StoreError(status, 'queue.validation', `Invalid job: ${key}: ${message}`, [{ key, message }]);
+  return new StoreError(status, KEBOOLA_ERRORS.queueValidation.code, `Invalid job: ${key}: ${message}`, [
+    { key, message },
+  ]);
 }
 
 /** Null, absent, `[]`, `{}` or '' — what clients send for "not set". */

@@ -2,15 +2,15 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Logger } from '../common/logger.js';
 import { requireToken } from './auth.js';
 import type { ServerBackend } from './backend.js';
-import { registerBodyParsers } from './body.js';
-import { ReadCache, type ReadCacheLimits } from './read-cache.js';
-import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler } from './errors.js';
+import { registerBodyParsers } from './http/body.js';
+import { ReadCache, type ReadCacheLimits } from './operations/read-cache.js';
+import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler } from './errors/errors.js';
 import { MAX_ADDRESSABLE_ID_LENGTH } from '../store/addressable-id.js';
-import { healthRoute } from './health.js';
-import { ServerMetrics } from './metrics.js';
-import { requestLog } from './request-log.js';
-import { observeResponses } from './response-observers.js';
-import { gexRevision } from './revision.js';
+import { healthRoute } from './operations/health.js';
+import { ServerMetrics } from './operations/metrics.js';
+import { requestLog } from './operations/request-log.js';
+import { observeResponses } from './operations/response-observers.js';
+import { gexRevision } from './http/revision.js';
 import { apiIndexRoutes } from './routes/api-index.js';
 import { branchRoutes, requireDefaultBranch } from './routes/branches.js';
 import { bucketRoutes } from './routes/buckets.js';
@@ -30,12 +30,17 @@ import { tableRoutes, type PreviewBounds } from './routes/tables.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { versionRoutes } from './routes/versions.js';
 
-import { DEFAULT_BODY_LIMIT, DEFAULT_FILE_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_UPLOAD_MEMORY } from './limits.js';
-import { ByteBudget } from './byte-budget.js';
+import {
+  DEFAULT_BODY_LIMIT,
+  DEFAULT_FILE_LIMIT,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_UPLOAD_MEMORY,
+} from './http/limits.js';
+import { ByteBudget } from './http/byte-budget.js';
 import { fileRoutes, type FileLimits } from './routes/files.js';
 import { tableFileRoutes } from './routes/table-file-routes.js';
 import { StorageJobRunner, workerGone } from './storage-job-runner.js';
-import { DEFAULT_PREVIEW_MAX_BYTES, DEFAULT_PREVIEW_TOTAL_BYTES, type PreviewLimits } from './table-preview.js';
+import { DEFAULT_PREVIEW_MAX_BYTES, DEFAULT_PREVIEW_TOTAL_BYTES, type PreviewLimits } from './storage/table-preview.js';
 
 export { DEFAULT_BODY_LIMIT, DEFAULT_FILE_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_UPLOAD_MEMORY };
 

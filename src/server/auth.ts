@@ -5,7 +5,8 @@ import type { ProjectFiles } from '../store/files/project-files.js';
 import type { ProjectTables, StorageJobs } from '../store/tables/index.js';
 import type { TokenInfo } from '../store/types.js';
 import type { JobScope, ServerBackend } from './backend.js';
-import type { ReadCache } from './read-cache.js';
+import type { ReadCache } from './operations/read-cache.js';
+import { KEBOOLA_ERRORS } from '../common/keboola-errors.js';
 
 /**
  * Token authentication (docs/storage-api.md#tokens-and-projects): `X-StorageApi-Token` (header names are
@@ -49,14 +50,14 @@ export function requireToken(backend: ServerBackend, reads: ReadCache, wording: 
     if (!text)
       throw wording === 'storage'
         ? new StoreError(401, '', 'Access token must be set')
-        : new StoreError(401, 'storage.tokenInvalid', 'Invalid access token');
+        : StoreError.keboola(KEBOOLA_ERRORS.tokenInvalid, KEBOOLA_ERRORS.tokenInvalid.message);
     // unknown tokens are looked up every time: guessing must not fill the cache
     const token = await reads.value(
       `token ${text}`,
       () => backend.authenticate(text),
       (found) => (found ? 512 : null),
     );
-    if (!token) throw new StoreError(401, 'storage.tokenInvalid', 'Invalid access token');
+    if (!token) throw StoreError.keboola(KEBOOLA_ERRORS.tokenInvalid, KEBOOLA_ERRORS.tokenInvalid.message);
     sessions.set(request, {
       token,
       store: backend.session(token),

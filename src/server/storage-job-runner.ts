@@ -4,7 +4,8 @@ import type { Logger } from '../common/logger.js';
 import { storedIdentityLiveness, thisProcessText } from '../common/process-liveness.js';
 import { StoreError } from '../store/store-error.js';
 import { StorageJobs, type StorageJobLiveness, type StorageJobStatus } from '../store/tables/index.js';
-import { tableStoreError } from './table-errors.js';
+import { tableStoreError } from './errors/table-errors.js';
+import { KEBOOLA_ERRORS } from '../common/keboola-errors.js';
 
 /**
  * Storage jobs that run after their request has been answered (imports and exports through File
@@ -58,9 +59,13 @@ export function workerGone(worker: string): boolean {
 /** What a failed job's `error` says: a user error's message; gex's own faults only in the server's log. */
 function jobError(error: unknown): { code: string; message: string } {
   const refusal = tableStoreError(error);
-  if (refusal instanceof StoreError) return { code: refusal.code || 'storage.jobs.error', message: refusal.message };
-  if (error instanceof UserError) return { code: 'storage.tables.validation', message: error.message };
-  return { code: 'storage.jobs.internal', message: 'Application error: the job failed; the server log says why.' };
+  if (refusal instanceof StoreError)
+    return { code: refusal.code || KEBOOLA_ERRORS.jobsError.code, message: refusal.message };
+  if (error instanceof UserError) return { code: KEBOOLA_ERRORS.tablesValidation.code, message: error.message };
+  return {
+    code: KEBOOLA_ERRORS.jobsInternal.code,
+    message: 'Application error: the job failed; the server log says why.',
+  };
 }
 
 export class StorageJobRunner {
@@ -137,7 +142,7 @@ export class StorageJobRunner {
       } catch (error) {
         state.status = 'error';
         state.error = jobError(error);
-        if (state.error.code === 'storage.jobs.internal')
+        if (state.error.code === KEBOOLA_ERRORS.jobsInternal.code)
           this.logger?.error({ err: error }, `Storage job ${state.id} (${state.operationName}) failed`);
       }
       state.endTime = new Date().toISOString();
@@ -160,7 +165,7 @@ export class StorageJobRunner {
       state.status = 'error';
       state.endTime = new Date().toISOString();
       state.error = {
-        code: 'storage.jobs.stopped',
+        code: KEBOOLA_ERRORS.jobsStopped.code,
         message: 'The server stopped before the job started; nothing was changed. Run the job again.',
       };
       await jobs.update(state.id, 'error', JSON.stringify(state)).catch(() => undefined);

@@ -5,7 +5,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fromPlain } from '../../src/json/index.js';
-import { startFixtureServer } from '../../src/fixture-server/fixture-server.js';
+import { startFixtureServer } from '../support/fixture-server/fixture-server.js';
 import { openEmbeddedStore } from '../support/open-store.js';
 import { gexBin, repoRoot } from '../support/cli.js';
 import { HoldingApi, pagedParameters, rowStates, startGex, storePagedConfiguration } from '../support/gex-process.js';

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
+import { startFixtureServer, type FixtureServer } from '../support/fixture-server/fixture-server.js';
 import { fromPlain, toPlain } from '../../src/json/index.js';
 import type { CliResult } from '../support/cli.js';
 import { runGexInProcess } from '../support/in-process-gex.js';

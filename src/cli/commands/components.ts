@@ -2,7 +2,7 @@ import type { Argv } from 'yargs';
 import { printList } from '../list-output.js';
 import { displayId, displayText } from '../../common/log-text.js';
 import type { Component } from '../../store/types.js';
-import { componentToWire } from '../../store/wire.js';
+import { componentToWire } from '../../store/wire/components.js';
 import { runCliAction } from '../command-runner.js';
 import { withEmbeddedBackend } from '../embedded-only.js';
 import { readJsonFile } from '../json-input.js';

@@ -1,7 +1,7 @@
 import type { Argv } from 'yargs';
 import { displayId, quoteForLog } from '../../common/log-text.js';
 import type { UpdateConfigurationInput } from '../../store/types.js';
-import { configurationToWire } from '../../store/wire.js';
+import { configurationToWire } from '../../store/wire/configurations.js';
 import { optionLikeIdNote } from '../id-list.js';
 import { bodyFromArgs, bodyOptions, changeSummary, editedBody } from '../body-change.js';
 import { fields, positiveInt, print, say, storeCommandOptions, withStore } from '../store-command.js';

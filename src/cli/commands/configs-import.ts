@@ -7,9 +7,10 @@ import type { ConfigStore } from '../../store/config-store.js';
 import { importConfiguration, readImportDocument } from '../../store/import-configuration.js';
 import { StoreError } from '../../store/store-error.js';
 import type { Configuration } from '../../store/types.js';
-import { configurationToWire } from '../../store/wire.js';
+import { configurationToWire } from '../../store/wire/configurations.js';
 import { readJsonFile } from '../json-input.js';
 import { print, say, storeCommandOptions, withStore } from '../store-command.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 /**
  * `gex configs import FILE`: a configuration document into the store — as it is, under a new id
@@ -34,7 +35,7 @@ function withConfigurationId(document: JsonValue, id: string): JsonValue {
 /** Whether an import failed because the configuration's id is taken (the store's `configurationAlreadyExists`). */
 function idTaken(error: unknown): boolean {
   for (let e = error; e instanceof Error; e = e.cause) {
-    if (e instanceof StoreError && e.code === 'configurationAlreadyExists') return true;
+    if (e instanceof StoreError && e.code === KEBOOLA_ERRORS.configurationAlreadyExists.code) return true;
   }
   return false;
 }

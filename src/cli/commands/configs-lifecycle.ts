@@ -1,7 +1,7 @@
 import type { Argv } from 'yargs';
 import { UserError } from '../../common/errors.js';
 import { displayId } from '../../common/log-text.js';
-import { configurationToWire } from '../../store/wire.js';
+import { configurationToWire } from '../../store/wire/configurations.js';
 import { fields, print, rowIdsOption, say, storeCommandOptions, withStore } from '../store-command.js';
 import { resetState } from './state.js';
 

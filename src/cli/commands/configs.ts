@@ -4,7 +4,7 @@ import { UserError } from '../../common/errors.js';
 import { displayId, displayText } from '../../common/log-text.js';
 import { fromPlain, prettyExact } from '../../json/index.js';
 import { exportConfiguration } from '../../store/export-configuration.js';
-import { configurationToWire, versionDetailToWire, versionItemToWire } from '../../store/wire.js';
+import { configurationToWire, versionDetailToWire, versionItemToWire } from '../../store/wire/configurations.js';
 import { positiveInt, print, say, storeCommandOptions, withExistingStore } from '../store-command.js';
 import { changeLines, versionChanges } from '../version-diff.js';
 import { printList } from '../list-output.js';

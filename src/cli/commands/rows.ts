@@ -4,7 +4,7 @@ import { UserError } from '../../common/errors.js';
 import { displayId, displayText } from '../../common/log-text.js';
 import type { ConfigStore } from '../../store/config-store.js';
 import type { Row, UpdateRowInput } from '../../store/types.js';
-import { rowToWire } from '../../store/wire.js';
+import { rowToWire } from '../../store/wire/configurations.js';
 import { optionLikeIdNote } from '../id-list.js';
 import { bodyFromArgs, bodyOptions, changeSummary, editedBody } from '../body-change.js';
 import {

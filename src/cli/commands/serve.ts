@@ -6,7 +6,7 @@ import {
   DEFAULT_FILE_LIMIT,
   DEFAULT_REQUEST_TIMEOUT_MS,
   DEFAULT_UPLOAD_MEMORY,
-} from '../../server/limits.js';
+} from '../../server/http/limits.js';
 
 /** The largest --body-limit: a request body is held in memory whole. */
 const MAX_BODY_LIMIT = 1024 * 1024 * 1024;

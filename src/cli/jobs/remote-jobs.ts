@@ -1,7 +1,7 @@
 import { UserError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../../json/index.js';
-import type { StorageApiClient, Query } from '../../store/remote/storage-api-client.js';
+import type { StorageApiClient, QueryParams } from '../../store/remote/storage-api-client.js';
 import { openService } from '../remote-service.js';
 import type { GivenToken } from '../store-options.js';
 import { StoreError } from '../../store/store-error.js';
@@ -107,7 +107,7 @@ class RemoteJobs implements JobsBackend {
 
   /** One page of the run's events, newest first, between `sinceId` (exclusive) and `maxId` (inclusive). */
   private async events(job: JobView, limit: number, sinceId?: number, maxId?: number): Promise<RemoteEvent[]> {
-    const query: Query = new URLSearchParams({ runId: job.runId, limit: String(limit) });
+    const query: QueryParams = new URLSearchParams({ runId: job.runId, limit: String(limit) });
     if (sinceId !== undefined) query.set('sinceId', String(sinceId));
     if (maxId !== undefined) query.set('maxId', String(maxId));
     const page = await this.storageCall('GET', 'events', undefined, query, EVENTS_LIMIT);

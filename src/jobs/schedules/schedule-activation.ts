@@ -7,6 +7,7 @@ import { newJobFromRequest } from '../job-request.js';
 import { scheduleDefinition, type ScheduleDefinition } from './schedule-definition.js';
 import { SCHEDULER_COMPONENT_ID } from './scheduler-component.js';
 import type { ScheduleRecord, ScheduleRepository } from './schedule-repository.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 /** `POST /jobs`'s keys, as a schedule's fields name them */
 const TARGET_FIELDS: Record<string, string> = {
@@ -39,9 +40,12 @@ export async function checkTarget(definition: ScheduleDefinition, token: TokenIn
     const field = key !== undefined ? TARGET_FIELDS[key] : undefined;
     if (!(error instanceof StoreError) || field === undefined) throw error;
     const detail = error.details![0].message;
-    throw new StoreError(error.status, 'scheduler.validation', `Invalid schedule: ${field}: ${detail}`, [
-      { key: field, message: detail },
-    ]);
+    throw new StoreError(
+      error.status,
+      KEBOOLA_ERRORS.schedulerValidation.code,
+      `Invalid schedule: ${field}: ${detail}`,
+      [{ key: field, message: detail }],
+    );
   }
 }
 
@@ -74,7 +78,7 @@ export async function activateSchedule(
     if (error instanceof StoreError && error.status === 404)
       throw new StoreError(
         404,
-        'scheduler.configurationNotFound',
+        KEBOOLA_ERRORS.schedulerConfigurationNotFound.code,
         `Configuration ${excerptId(configurationId)}${versionId === undefined ? '' : ` version ${versionId}`} of ${SCHEDULER_COMPONENT_ID} not found.`,
       );
     throw error;

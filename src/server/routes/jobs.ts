@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { excerptId } from '../../common/log-text.js';
 import { StoreError } from '../../store/store-error.js';
 import { sessionOf } from '../auth.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 /** `GET /v2/storage/jobs/{id}`: the finished jobs of the token's project (another project's are not found). */
 export function jobRoutes(app: FastifyInstance): void {
@@ -11,7 +12,7 @@ export function jobRoutes(app: FastifyInstance): void {
     if (!job) {
       throw new StoreError(
         404,
-        'storage.jobs.notFound',
+        KEBOOLA_ERRORS.jobsNotFound.code,
         `Job ${excerptId(text)} not found. gex keeps a finished job for a day after the request that created it.`,
       );
     }

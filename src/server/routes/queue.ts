@@ -7,10 +7,11 @@ import type { QueueJob } from '../../jobs/job-record.js';
 import { jobToWire } from '../../jobs/job-wire.js';
 import { searchFromQuery, type QueryParams } from '../../jobs/search-query.js';
 import { StoreError } from '../../store/store-error.js';
-import { absoluteUri } from '../absolute-uri.js';
+import { absoluteUri } from '../../store/wire/absolute-uri.js';
 import { sessionOf } from '../auth.js';
-import { errorHandler } from '../errors.js';
-import { sendJson } from '../reply.js';
+import { errorHandler } from '../errors/errors.js';
+import { sendJson } from '../http/reply.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 /** A create body is a few hundred bytes; anything near this is not a job request. */
 export const QUEUE_BODY_LIMIT = 1024 * 1024;
@@ -32,7 +33,7 @@ function jobIdParam(text: string): number {
 }
 
 function notFound(text: string): StoreError {
-  return new StoreError(404, 'queue.jobNotFound', `Job ${excerptQuoted(text)} not found.`);
+  return new StoreError(404, KEBOOLA_ERRORS.queueJobNotFound.code, `Job ${excerptQuoted(text)} not found.`);
 }
 
 /**

@@ -9,17 +9,18 @@ import {
   type TableQuery,
 } from '../../store/tables/index.js';
 import { timestamp } from '../../store/identifiers.js';
-import { absoluteUri } from '../absolute-uri.js';
+import { absoluteUri } from '../../store/wire/absolute-uri.js';
 import { sessionOf, type Session } from '../auth.js';
 import type { JobScope } from '../backend.js';
-import { BodyFields, numericId } from '../body-fields.js';
-import { commaList } from '../query.js';
-import { sendJson } from '../reply.js';
+import { BodyFields, numericId } from '../http/body-fields.js';
+import { commaList } from '../http/query.js';
+import { sendJson } from '../http/reply.js';
 import type { JobOutcome, StorageJobRunner, StorageJobWire } from '../storage-job-runner.js';
 import { exportToFile, importFile, type ImportInput } from '../table-file-jobs.js';
-import { pathBucketId, pathTableId, requireWriteAccess, tableCall } from '../table-errors.js';
+import { pathBucketId, pathTableId, requireWriteAccess, tableCall } from '../errors/table-errors.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
-const VALIDATION = 'storage.tables.validation';
+const VALIDATION = KEBOOLA_ERRORS.tablesValidation.code;
 
 /** `dataFileId`: an uploaded file of the token's project (checked before the job is created). */
 async function dataFile(session: Session, body: BodyFields) {

@@ -1,12 +1,12 @@
-import type { FastifyRequest } from 'fastify';
-import { fromPlain, type JsonValue } from '../json/index.js';
-import type { BucketInfo, MetadataItem, TableDetail } from '../store/tables/index.js';
-import { absoluteUri } from './absolute-uri.js';
+import { fromPlain, isJsonObject, type JsonValue } from '../../json/index.js';
+import type { BucketInfo, MetadataItem, TableDetail } from '../tables/index.js';
+import { absoluteUri, type RequestOrigin } from './absolute-uri.js';
 
 /**
- * Buckets, tables, their metadata and jobs in Keboola's JSON shapes (docs/storage-api.md#tables).
- * Fields Keboola always sends and gex has no counterpart for get their plain value (no aliases, no
- * sharing); an empty list or map is `[]`, as Keboola's PHP encodes it.
+ * Buckets, tables, their metadata and jobs in Keboola's JSON shapes (docs/storage-api.md#tables),
+ * both directions: `…ToWire` builds what gex serve answers, `…FromWire` reads a server's answer
+ * (gex's or Keboola's) defensively. Fields Keboola always sends and gex has no counterpart for get
+ * their plain value (no aliases, no sharing); an empty list or map is `[]`, as Keboola's PHP encodes it.
  */
 
 const encode = (segment: string): string => encodeURIComponent(segment);
@@ -51,7 +51,7 @@ export function bucketTotals(tables: readonly TableDetail[]): Map<string, Bucket
 const EMPTY: BucketTotals = { rowsCount: 0, dataSizeBytes: 0, lastChangeDate: null };
 
 export function bucketToWire(
-  request: FastifyRequest,
+  request: RequestOrigin,
   bucket: BucketInfo,
   backend: string,
   totals: BucketTotals = EMPTY,
@@ -80,7 +80,7 @@ export function bucketToWire(
   });
 }
 
-export function tableToWire(request: FastifyRequest, table: TableDetail, bucket: JsonValue): JsonValue {
+export function tableToWire(request: RequestOrigin, table: TableDetail, bucket: JsonValue): JsonValue {
   return fromPlain({
     uri: absoluteUri(request, `/v2/storage/tables/${encode(table.id)}`),
     id: table.id,
@@ -107,9 +107,68 @@ export function tableToWire(request: FastifyRequest, table: TableDetail, bucket:
   });
 }
 
+const text = (value: JsonValue | undefined): string =>
+  typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '';
+const get = (value: JsonValue | undefined, key: string): JsonValue | undefined =>
+  isJsonObject(value) ? value.get(key) : undefined;
+
+/** Column names as Keboola lists them: strings, or objects with a `name`. */
+function names(value: JsonValue | undefined): string[] {
+  return Array.isArray(value) ? value.map((c) => (typeof c === 'string' ? c : text(get(c, 'name')))) : [];
+}
+
+/** A table of Keboola's list or detail answer. */
+export function tableFromWire(wire: JsonValue): TableDetail {
+  const id = text(get(wire, 'id'));
+  const bucketId = text(get(get(wire, 'bucket'), 'id')) || id.replace(/\.[^.]*$/, '');
+  const rows = get(wire, 'rowsCount');
+  const size = get(wire, 'dataSizeBytes');
+  const lastChange = get(wire, 'lastChangeDate');
+  return {
+    id,
+    bucketId,
+    name: text(get(wire, 'name')) || id.slice(bucketId.length + 1),
+    columns: names(get(wire, 'columns')),
+    primaryKey: names(get(wire, 'primaryKey')),
+    rowsCount: typeof rows === 'number' && Number.isFinite(rows) ? rows : 0,
+    dataSizeBytes: typeof size === 'number' && Number.isFinite(size) ? size : 0,
+    created: text(get(wire, 'created')),
+    lastImportDate: text(get(wire, 'lastImportDate')),
+    lastChangeDate: typeof lastChange === 'string' ? lastChange : null,
+    metadata: metadataListFromWire(get(wire, 'metadata')),
+    columnMetadata: columnMetadataFromWire(get(wire, 'columnMetadata')),
+  };
+}
+
+/** A metadata list as Keboola sends it; anything else is none. */
+export function metadataListFromWire(value: JsonValue | undefined): MetadataItem[] {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((m) =>
+    isJsonObject(m)
+      ? [
+          {
+            id: text(get(m, 'id')),
+            key: text(get(m, 'key')),
+            value: text(get(m, 'value')),
+            provider: text(get(m, 'provider')),
+            timestamp: text(get(m, 'timestamp')),
+          },
+        ]
+      : [],
+  );
+}
+
+/** `{column: [items]}` (PHP sends `[]` for none); absent: not read. */
+export function columnMetadataFromWire(value: JsonValue | undefined): Map<string, MetadataItem[]> | null {
+  if (value === undefined) return null;
+  const byColumn = new Map<string, MetadataItem[]>();
+  if (isJsonObject(value)) for (const [column, items] of value) byColumn.set(column, metadataListFromWire(items));
+  return byColumn;
+}
+
 /** A job gex has already finished (every gex operation runs before the request is answered). */
 export function finishedJobToWire(
-  request: FastifyRequest,
+  request: RequestOrigin,
   job: {
     id: number;
     operationName: string;
@@ -141,4 +200,20 @@ export function finishedJobToWire(
       outBytesUncompressed: 0,
     },
   });
+}
+
+/** A Storage job as a client waits on it: its id, status and error message. */
+export interface StorageJob {
+  id: string;
+  status: string;
+  message: string;
+}
+
+export function storageJobFromWire(wire: JsonValue): StorageJob {
+  const error = get(wire, 'error');
+  return {
+    id: text(get(wire, 'id')),
+    status: text(get(wire, 'status')),
+    message: text(get(error, 'message')) || text(error),
+  };
 }

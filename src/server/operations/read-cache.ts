@@ -1,4 +1,4 @@
-import { stringifyExact, type JsonValue } from '../json/index.js';
+import { stringifyExact, type JsonValue } from '../../json/index.js';
 
 export interface ReadCacheLimits {
   /** total bytes of cached bodies (default 32 MiB); the least recently used go first */

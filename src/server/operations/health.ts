@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { DatabaseUnavailable } from '../store/sql/database.js';
-import type { ServerBackend } from './backend.js';
+import { DatabaseUnavailable } from '../../store/sql/database.js';
+import type { ServerBackend } from '../backend.js';
 
 /** Longest a health check waits for the database: a probe needs an answer, not a hung request. */
 export const HEALTH_TIMEOUT_MS = 3000;

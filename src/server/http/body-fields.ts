@@ -1,7 +1,7 @@
-import { excerptQuoted } from '../common/log-text.js';
-import { isJsonObject, isScalar, type JsonValue } from '../json/index.js';
-import { phpToString } from '../php/index.js';
-import { StoreError } from '../store/store-error.js';
+import { excerptQuoted } from '../../common/log-text.js';
+import { isJsonObject, isScalar, type JsonValue } from '../../json/index.js';
+import { phpToString } from '../../php/index.js';
+import { StoreError } from '../../store/store-error.js';
 
 /**
  * The fields of a form or JSON request body as Keboola's clients send them: `tags[]=a` or

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { displayText } from '../common/log-text.js';
-import type { Logger } from '../common/logger.js';
-import { tokenIdOf, tokenOf } from './auth.js';
+import { displayText } from '../../common/log-text.js';
+import type { Logger } from '../../common/logger.js';
+import { tokenIdOf, tokenOf } from '../auth.js';
 import type { ResponseObserver } from './response-observers.js';
 
 /**

@@ -1,13 +1,21 @@
-import { decodeJson, isJsonObject, isScalar, JsonSyntaxError, type JsonObject, type JsonValue } from '../json/index.js';
-import { phpToString } from '../php/index.js';
-import { StoreError } from '../store/store-error.js';
+import {
+  decodeJson,
+  isJsonObject,
+  isScalar,
+  JsonSyntaxError,
+  type JsonObject,
+  type JsonValue,
+} from '../../json/index.js';
+import { phpToString } from '../../php/index.js';
+import { StoreError } from '../../store/store-error.js';
 import type {
   CopyConfigurationInput,
   CreateConfigurationInput,
   CreateRowInput,
   UpdateConfigurationInput,
   UpdateRowInput,
-} from '../store/types.js';
+} from '../../store/types.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 /**
  * Request bodies → store inputs, with the leniency real clients need (docs/storage-api.md#request-bodies):
@@ -16,9 +24,9 @@ import type {
  * booleans may be strings, ids may be numbers. Wrong types are refused with the field's name.
  */
 
-const VALIDATION = 'storage.components.validation';
+const VALIDATION = KEBOOLA_ERRORS.componentsValidation.code;
 
-function invalid(field: string, problem: string, code = VALIDATION): StoreError {
+function invalid(field: string, problem: string, code: string = VALIDATION): StoreError {
   return StoreError.validation(`Invalid parameters - ${field}: ${problem}`, code);
 }
 
@@ -78,7 +86,8 @@ function flagField(body: JsonObject, field: string): boolean | undefined {
  * string or JSON `null` counts as not given.
  */
 function jsonBodyField(body: JsonObject, field: 'configuration' | 'state'): JsonValue | undefined {
-  const code = field === 'configuration' ? 'validation.invalidConfigurationFormat' : 'validation.invalidStateFormat';
+  const code =
+    field === 'configuration' ? KEBOOLA_ERRORS.invalidConfigurationFormat.code : KEBOOLA_ERRORS.invalidStateFormat.code;
   let value = present(body, field);
   if (typeof value === 'string') {
     if (value.trim() === '') return undefined;
@@ -162,8 +171,8 @@ const STATE_ENDPOINT_RULES = {
     problem: (text: string) => `Invalid parameters - state: ${text}`,
   },
   row: {
-    unexpectedCode: 'storage.componentsRows.validation',
-    formatCode: 'validation.invalidStateFormat',
+    unexpectedCode: KEBOOLA_ERRORS.componentsRowsValidation.code,
+    formatCode: KEBOOLA_ERRORS.invalidStateFormat.code,
     problem: (text: string) => `Invalid state body format: ${text}`,
   },
 } as const;

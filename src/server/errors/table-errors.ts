@@ -1,5 +1,5 @@
-import { UserError } from '../common/errors.js';
-import { StoreError } from '../store/store-error.js';
+import { UserError } from '../../common/errors.js';
+import { StoreError } from '../../store/store-error.js';
 import {
   BucketExists,
   BucketNotEmpty,
@@ -10,8 +10,9 @@ import {
   MetadataNotFound,
   parseTableId,
   TableNotFound,
-} from '../store/tables/index.js';
-import type { Session } from './auth.js';
+} from '../../store/tables/index.js';
+import type { Session } from '../auth.js';
+import { KEBOOLA_ERRORS, metadataProblemCode } from '../../common/keboola-errors.js';
 
 /**
  * The Storage tables' refusals as Keboola answers them (docs/storage-api.md#tables): what is not in
@@ -21,20 +22,20 @@ import type { Session } from './auth.js';
 export function tableStoreError(error: unknown): unknown {
   if (error instanceof StoreError || !(error instanceof UserError)) return error;
   if (error instanceof TableNotFound)
-    return new StoreError(404, 'storage.tables.notFound', error.message, undefined, error.gexCode);
+    return StoreError.keboola(KEBOOLA_ERRORS.tablesNotFound, error.message, undefined, error.gexCode);
   if (error instanceof BucketNotFound)
-    return new StoreError(404, 'storage.buckets.notFound', error.message, undefined, error.gexCode);
+    return StoreError.keboola(KEBOOLA_ERRORS.bucketsNotFound, error.message, undefined, error.gexCode);
   if (error instanceof BucketExists)
-    return new StoreError(400, 'storage.buckets.alreadyExists', error.message, undefined, error.gexCode);
+    return StoreError.keboola(KEBOOLA_ERRORS.bucketsAlreadyExists, error.message, undefined, error.gexCode);
   if (error instanceof BucketNotEmpty)
-    return new StoreError(400, 'storage.buckets.notEmpty', error.message, undefined, error.gexCode);
+    return StoreError.keboola(KEBOOLA_ERRORS.bucketsNotEmpty, error.message, undefined, error.gexCode);
   if (error instanceof ColumnNotFound)
-    return new StoreError(404, 'storage.columns.notFound', error.message, undefined, error.gexCode);
+    return StoreError.keboola(KEBOOLA_ERRORS.columnsNotFound, error.message, undefined, error.gexCode);
   if (error instanceof MetadataNotFound)
-    return new StoreError(404, 'storage.metadata.notFound', error.message, undefined, error.gexCode);
+    return StoreError.keboola(KEBOOLA_ERRORS.metadataNotFound, error.message, undefined, error.gexCode);
   if (error instanceof MetadataInvalid)
-    return new StoreError(400, `storage.metadata.${error.problem}`, error.message, undefined, error.gexCode);
-  return new StoreError(400, 'storage.tables.validation', error.message, undefined, error.gexCode);
+    return new StoreError(400, metadataProblemCode(error.problem), error.message, undefined, error.gexCode);
+  return StoreError.keboola(KEBOOLA_ERRORS.tablesValidation, error.message, undefined, error.gexCode);
 }
 
 /** Runs a table operation, answering its refusals as Keboola does. */
@@ -52,7 +53,7 @@ export function pathTableId(text: string): string {
     parseTableId(text, 'The table id in the URL');
   } catch (error) {
     if (error instanceof UserError)
-      throw new StoreError(404, 'storage.tables.notFound', error.message, undefined, 'GEX_TABLE_NOT_FOUND');
+      throw StoreError.keboola(KEBOOLA_ERRORS.tablesNotFound, error.message, undefined, 'GEX_TABLE_NOT_FOUND');
     throw error;
   }
   return text;
@@ -63,9 +64,8 @@ export function pathBucketId(text: string): string {
     return checkBucketId(text);
   } catch (error) {
     if (error instanceof UserError)
-      throw new StoreError(
-        404,
-        'storage.buckets.notFound',
+      throw StoreError.keboola(
+        KEBOOLA_ERRORS.bucketsNotFound,
         `${error.message} (bucket id in the URL)`,
         undefined,
         'GEX_BUCKET_NOT_FOUND',

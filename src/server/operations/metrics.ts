@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { StoreError } from '../store/store-error.js';
-import type { ByteBudget } from './byte-budget.js';
+import { StoreError } from '../../store/store-error.js';
+import type { ByteBudget } from '../http/byte-budget.js';
 import type { ResponseObserver } from './response-observers.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 const EVENT_LOOP_SAMPLE_MS = 100;
 /** Latency buckets in seconds: cached reads take well under a millisecond, lock waits up to 10 s. */
@@ -89,7 +90,7 @@ export class ServerMetrics {
   storeError(error: unknown): void {
     if (error instanceof StoreError) {
       if (error.status >= 500) this.storeErrors.inc({ code: error.code });
-    } else if (!isClientError(error)) this.storeErrors.inc({ code: 'storage.internalError' });
+    } else if (!isClientError(error)) this.storeErrors.inc({ code: KEBOOLA_ERRORS.internalError.code });
   }
 
   /** Counts an answered request (a ResponseObserver). */

@@ -12,4 +12,4 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 export const DEFAULT_UPLOAD_MEMORY = 64 * 1024 * 1024;
 
 /** Largest file uploaded to File Storage by default: 5 GiB. */
-export { DEFAULT_FILE_LIMIT } from '../store/files/project-files.js';
+export { DEFAULT_FILE_LIMIT } from '../../store/files/project-files.js';

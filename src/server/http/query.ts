@@ -1,6 +1,7 @@
-import { excerptList, excerptQuoted } from '../common/log-text.js';
-import { StoreError } from '../store/store-error.js';
-import type { ListInclude, VersionListOptions } from '../store/types.js';
+import { excerptList, excerptQuoted } from '../../common/log-text.js';
+import { StoreError } from '../../store/store-error.js';
+import type { ListInclude, VersionListOptions } from '../../store/types.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 /**
  * Query parameters of the list endpoints. Values are read leniently where clients differ (the PHP
@@ -48,7 +49,7 @@ export function listIncludeParam(query: Query): Set<ListInclude> {
   const unknown = values.filter((v) => !(LIST_INCLUDES as readonly string[]).includes(v));
   if (unknown.length > 0) {
     const message = `Invalid include parameters: ${excerptList(unknown, (v) => excerptQuoted(v))}. Only following are allowed: ${LIST_INCLUDES.join(', ')}.`;
-    throw new StoreError(400, 'storage.components.validation', `Invalid request: include: ${message}`, [
+    throw StoreError.keboola(KEBOOLA_ERRORS.componentsValidation, `Invalid request: include: ${message}`, [
       { key: 'include', message },
     ]);
   }

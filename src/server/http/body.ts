@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { excerptQuoted } from '../common/log-text.js';
-import { decodeJson, fromPlain, JsonSyntaxError, type JsonValue } from '../json/index.js';
-import { StoreError } from '../store/store-error.js';
+import { excerptQuoted } from '../../common/log-text.js';
+import { decodeJson, fromPlain, JsonSyntaxError, type JsonValue } from '../../json/index.js';
+import { StoreError } from '../../store/store-error.js';
 import { parseFormAsync } from './form-parser.js';
 import { FormLimitExceeded, InvalidUtf8, strictUtf8 } from './form-text.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 /**
  * Request body parsers (docs/storage-api.md#request-bodies). Clients send JSON (current PHP client, Python) or
@@ -12,7 +13,7 @@ import { FormLimitExceeded, InvalidUtf8, strictUtf8 } from './form-text.js';
  */
 
 function invalidEncoding(error: InvalidUtf8): StoreError {
-  return new StoreError(400, 'validation.invalidEncoding', error.message);
+  return StoreError.keboola(KEBOOLA_ERRORS.invalidEncoding, error.message);
 }
 
 /** The body's bytes as text; invalid UTF-8 is refused, never replaced by U+FFFD. */
@@ -31,9 +32,8 @@ export function parseJsonBody(text: string): JsonValue | undefined {
     return decodeJson(text);
   } catch (e) {
     if (!(e instanceof JsonSyntaxError)) throw e;
-    throw new StoreError(
-      400,
-      'validation.invalidJson',
+    throw StoreError.keboola(
+      KEBOOLA_ERRORS.invalidJson,
       `The request body is not valid JSON (${e.message}). Send a JSON object such as {"name":"My configuration"} with Content-Type: application/json.`,
     );
   }
@@ -49,7 +49,7 @@ export async function parseFormBody(bytes: Buffer): Promise<JsonValue | undefine
     const parsed = await parseFormAsync(bytes);
     return parsed === undefined ? undefined : fromPlain(parsed);
   } catch (e) {
-    if (e instanceof FormLimitExceeded) throw new StoreError(400, 'validation.invalidForm', e.message);
+    if (e instanceof FormLimitExceeded) throw StoreError.keboola(KEBOOLA_ERRORS.invalidForm, e.message);
     if (e instanceof InvalidUtf8) throw invalidEncoding(e);
     throw e;
   }
@@ -68,9 +68,8 @@ function looksLikeJson(bytes: Buffer): boolean {
 async function parseUntypedBody(request: FastifyRequest, bytes: Buffer): Promise<JsonValue | undefined> {
   const contentType = request.headers['content-type'];
   if (contentType !== undefined) {
-    throw new StoreError(
-      415,
-      'storage.unsupportedMediaType',
+    throw StoreError.keboola(
+      KEBOOLA_ERRORS.unsupportedMediaType,
       `Unsupported Content-Type ${excerptQuoted(contentType)}. Send application/json or application/x-www-form-urlencoded.`,
     );
   }

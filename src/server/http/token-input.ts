@@ -1,7 +1,8 @@
-import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../json/index.js';
-import { phpToString } from '../php/index.js';
-import { MAX_TOKEN_DESCRIPTION_LENGTH } from '../store/embedded/tokens.js';
-import { StoreError } from '../store/store-error.js';
+import { isJsonObject, isScalar, type JsonObject, type JsonValue } from '../../json/index.js';
+import { phpToString } from '../../php/index.js';
+import { MAX_TOKEN_DESCRIPTION_LENGTH } from '../../store/embedded/tokens.js';
+import { StoreError } from '../../store/store-error.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 /**
  * The body of `POST /v2/storage/tokens` (JSON or form) as gex can honour it
@@ -10,7 +11,7 @@ import { StoreError } from '../store/store-error.js';
  * cannot give is refused, not silently widened or dropped.
  */
 
-const CODE = 'storage.tokens.validation';
+const CODE = KEBOOLA_ERRORS.tokensValidation.code;
 
 function invalid(key: string, problem: string): StoreError {
   return new StoreError(400, CODE, `Invalid parameters - ${key}: ${problem}`, [{ key, message: problem }]);

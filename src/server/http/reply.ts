@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { stringifyExact, type JsonValue } from '../json/index.js';
-import { sessionOf } from './auth.js';
+import { stringifyExact, type JsonValue } from '../../json/index.js';
+import { sessionOf } from '../auth.js';
 
 /**
  * Sends a JSON body written by gex's exact encoder (`[]` vs `{}`, key order and `1.0` survive).

@@ -1,4 +1,4 @@
-import { gexVersion } from '../common/version.js';
+import { gexVersion } from '../../common/version.js';
 
 /** `gex-<version>` from gex's package.json (`gex` when it cannot be found). */
 export function gexRevision(): string {

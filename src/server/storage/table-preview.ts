@@ -1,12 +1,13 @@
 import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { excerptId } from '../common/log-text.js';
-import { describeBytes } from '../common/text.js';
-import { StoreError } from '../store/store-error.js';
-import type { ProjectTables, TableQuery } from '../store/tables/index.js';
-import type { ByteBudget } from './byte-budget.js';
+import { excerptId } from '../../common/log-text.js';
+import { describeBytes } from '../../common/text.js';
+import { StoreError } from '../../store/store-error.js';
+import type { ProjectTables, TableQuery } from '../../store/tables/index.js';
+import type { ByteBudget } from '../http/byte-budget.js';
 import { previewEncoder } from './preview-body.js';
 import type { PreviewFormat } from './table-params.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 /**
  * A table's data preview (docs/storage-api.md#tables) read and encoded in small batches, each
@@ -120,18 +121,16 @@ export async function preparePreview(request: PreviewRequest): Promise<PreparedP
     if (text === '') return;
     const chunk = Buffer.from(text);
     if (length + chunk.length > maxBytes) {
-      throw new StoreError(
-        400,
-        'storage.tables.previewTooLarge',
+      throw StoreError.keboola(
+        KEBOOLA_ERRORS.previewTooLarge,
         `The data preview of table ${excerptId(tableId)} would be larger than ${describeBytes(maxBytes)} (format ${format}, ${query.limit ?? 100} rows asked). ` +
           'Ask for fewer rows (limit) or fewer columns (columns)' +
           (format === 'json' ? ', or use format=rfc (CSV is several times smaller for wide tables).' : '.'),
       );
     }
     if (!budget.tryTake(chunk.length)) {
-      throw new StoreError(
-        503,
-        'storage.tables.previewCapacity',
+      throw StoreError.keboola(
+        KEBOOLA_ERRORS.previewCapacity,
         `The server is already holding ${describeBytes(budget.total)} of data previews for other requests. Retry in a few seconds, or ask for a smaller preview.`,
         undefined,
         'GEX_SERVER_BUSY',
@@ -147,9 +146,8 @@ export async function preparePreview(request: PreviewRequest): Promise<PreparedP
       query,
       async (rows, columns) => {
         if (signal.aborted)
-          throw new StoreError(
-            400,
-            'storage.requestAborted',
+          throw StoreError.keboola(
+            KEBOOLA_ERRORS.requestAborted,
             'The client closed the connection before the preview was ready.',
           );
         if (!started) add(encoder.start(columns));

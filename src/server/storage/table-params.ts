@@ -1,7 +1,8 @@
-import { excerptQuoted } from '../common/log-text.js';
-import { StoreError } from '../store/store-error.js';
-import { MAX_PREVIEW_ROWS, MAX_WHERE_VALUES, parseChangedSince, type TableQuery } from '../store/tables/index.js';
-import { commaList, queryValue, type Query } from './query.js';
+import { excerptQuoted } from '../../common/log-text.js';
+import { StoreError } from '../../store/store-error.js';
+import { MAX_PREVIEW_ROWS, MAX_WHERE_VALUES, parseChangedSince, type TableQuery } from '../../store/tables/index.js';
+import { commaList, queryValue, type Query } from '../http/query.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 /**
  * Query parameters of the table routes as Keboola's clients send them: `columns=a,b` or
@@ -9,7 +10,7 @@ import { commaList, queryValue, type Query } from './query.js';
  * `neq`), booleans as true/false/1/0 (the Python client sends `True`/`False`).
  */
 
-const VALIDATION = 'storage.tables.validation';
+const VALIDATION = KEBOOLA_ERRORS.tablesValidation.code;
 
 function invalid(name: string, problem: string): StoreError {
   return new StoreError(400, VALIDATION, `Invalid parameters - ${name}: ${problem}`, [{ key: name, message: problem }]);

@@ -1,30 +1,22 @@
-import { isJsonObject, JsonFloat, type JsonObject, type JsonValue } from '../json/index.js';
+import type { JsonObject, JsonValue } from '../../json/index.js';
 import type {
-  Component,
+  ConfigMetadataItem,
   ConfigVersionDetail,
   ConfigVersionItem,
   Configuration,
   CurrentVersion,
-  MetadataItem,
   Row,
   RowVersion,
   TokenRef,
   VersionRow,
-} from './types.js';
-import { keboolaComponentShape } from './component-shape.js';
+} from '../types.js';
+import { body, bool, field, int, obj, str, type Entries } from './values.js';
 
 /**
- * Storage API JSON shapes of the resources, in Keboola's key order: `…ToWire` builds the response
- * body the server sends, `…FromWire` reads what a server (gex or Keboola) returned.
+ * Configurations, rows, their versions and configuration metadata in the Storage API's JSON shapes,
+ * in Keboola's key order: `…ToWire` builds the response body the server sends, `…FromWire` reads
+ * what a server (gex or Keboola) returned.
  */
-
-type Entries = Array<[string, JsonValue | undefined]>;
-
-function obj(entries: Entries): JsonObject {
-  const m: JsonObject = new Map();
-  for (const [k, v] of entries) if (v !== undefined) m.set(k, v);
-  return m;
-}
 
 export function tokenRefToWire(t: TokenRef): JsonObject {
   return obj([
@@ -143,7 +135,7 @@ export function rowVersionToWire(v: RowVersion): JsonObject {
   ]);
 }
 
-export function metadataToWire(m: MetadataItem): JsonObject {
+export function configMetadataToWire(m: ConfigMetadataItem): JsonObject {
   return obj([
     ['id', m.id],
     ['key', m.key],
@@ -153,45 +145,7 @@ export function metadataToWire(m: MetadataItem): JsonObject {
   ]);
 }
 
-/** The registered component object, with `configurations` appended for list responses. */
-export function componentToWire(c: Component, configurations?: JsonValue[]): JsonObject {
-  const base = keboolaComponentShape(c);
-  if (configurations) base.set('configurations', configurations);
-  return base;
-}
-
-// ---------------------------------------------------------------------------------------------
 // reading responses
-
-class WireError extends Error {}
-
-function field(o: JsonValue | undefined, key: string): JsonValue | undefined {
-  return isJsonObject(o) ? o.get(key) : undefined;
-}
-
-function str(o: JsonValue | undefined, key: string, fallback = ''): string {
-  const v = field(o, key);
-  if (v === undefined || v === null) return fallback;
-  return typeof v === 'string' ? v : String(v instanceof JsonFloat ? v.value : v);
-}
-
-function int(o: JsonValue | undefined, key: string): number {
-  const v = field(o, key);
-  if (typeof v === 'number') return v;
-  if (typeof v === 'string' && /^\d+$/.test(v)) return Number(v);
-  if (v instanceof JsonFloat) return v.value;
-  throw new WireError(`expected an integer '${key}' in the response`);
-}
-
-function bool(o: JsonValue | undefined, key: string): boolean {
-  const v = field(o, key);
-  return v === true || v === 1 || v === '1' || v === 'true';
-}
-
-function body(o: JsonValue | undefined, key: string): JsonValue {
-  const v = field(o, key);
-  return v === undefined ? new Map() : v;
-}
 
 export function tokenRefFromWire(v: JsonValue | undefined): TokenRef {
   return { id: Number(str(v, 'id', '0')), description: str(v, 'description') };
@@ -288,8 +242,8 @@ export function rowVersionFromWire(v: JsonValue): RowVersion {
   return item;
 }
 
-export function metadataFromWire(v: JsonValue): MetadataItem {
-  const item: MetadataItem = {
+export function configMetadataFromWire(v: JsonValue): ConfigMetadataItem {
+  const item: ConfigMetadataItem = {
     id: str(v, 'id'),
     key: str(v, 'key'),
     value: str(v, 'value'),
@@ -297,8 +251,4 @@ export function metadataFromWire(v: JsonValue): MetadataItem {
   };
   if (field(v, 'provider') !== undefined && field(v, 'provider') !== null) item.provider = str(v, 'provider');
   return item;
-}
-
-export function componentFromWire(v: JsonValue): Component {
-  return { id: str(v, 'id'), type: str(v, 'type'), name: str(v, 'name'), definition: v };
 }

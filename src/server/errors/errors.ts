@@ -2,16 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import type { ErrorCode } from '../common/error-catalogue.js';
-import { excerpt } from '../common/log-text.js';
-import { describeBytes } from '../common/text.js';
-import type { JsonObject, JsonValue } from '../json/index.js';
-import { MAX_ADDRESSABLE_ID_LENGTH } from '../store/addressable-id.js';
-import { StoreError } from '../store/store-error.js';
-import { tokenOf } from './auth.js';
-import { sendJson } from './reply.js';
-import { loggableUrl } from './request-log.js';
+import type { ErrorCode } from '../../common/error-catalogue.js';
+import { excerpt } from '../../common/log-text.js';
+import { describeBytes } from '../../common/text.js';
+import type { JsonObject, JsonValue } from '../../json/index.js';
+import { MAX_ADDRESSABLE_ID_LENGTH } from '../../store/addressable-id.js';
+import { StoreError } from '../../store/store-error.js';
+import { tokenOf } from '../auth.js';
+import { sendJson } from '../http/reply.js';
+import { loggableUrl } from '../operations/request-log.js';
 import { unimplementedFeature } from './unimplemented.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 /**
  * Every failure leaves the server as Keboola's error body:
@@ -31,34 +32,29 @@ export function toStoreError(error: unknown, bodyLimit: number): StoreError {
   const fastifyError = error as Partial<FastifyError>;
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new StoreError(
-        413,
-        'storage.requestTooLarge',
+      return StoreError.keboola(
+        KEBOOLA_ERRORS.requestTooLarge,
         `The request body is larger than the server's limit of ${describeBytes(bodyLimit)}. ` +
           'Send a smaller body (a configuration or state may be at most 4 MB).',
       );
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new StoreError(
-        415,
-        'storage.unsupportedMediaType',
+      return StoreError.keboola(
+        KEBOOLA_ERRORS.unsupportedMediaType,
         'The Content-Type header is not valid. Send application/json or application/x-www-form-urlencoded.',
       );
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new StoreError(
-        400,
-        'storage.invalidRequest',
+      return StoreError.keboola(
+        KEBOOLA_ERRORS.invalidRequest,
         'The request body length does not match its Content-Length header.',
       );
     case 'FST_ERR_BAD_URL':
-      return new StoreError(
-        400,
-        'storage.invalidRequest',
+      return StoreError.keboola(
+        KEBOOLA_ERRORS.invalidRequest,
         'The URL path is not validly percent-encoded (such as %zz). Encode each path segment with encodeURIComponent.',
       );
     case 'FST_ERR_MAX_PARAM_LENGTH':
-      return new StoreError(
-        414,
-        'storage.uriTooLong',
+      return StoreError.keboola(
+        KEBOOLA_ERRORS.uriTooLong,
         `A segment of the URL path is longer than ${MAX_ADDRESSABLE_ID_LENGTH} characters: no id that long can exist (ids are at most ${MAX_ADDRESSABLE_ID_LENGTH} characters URL-encoded).`,
       );
     default:
@@ -66,11 +62,10 @@ export function toStoreError(error: unknown, bodyLimit: number): StoreError {
   }
   const status = fastifyError.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    return new StoreError(status, 'storage.invalidRequest', fastifyError.message ?? 'Invalid request');
+    return new StoreError(status, KEBOOLA_ERRORS.invalidRequest.code, fastifyError.message ?? 'Invalid request');
   }
-  return new StoreError(
-    500,
-    'storage.internalError',
+  return StoreError.keboola(
+    KEBOOLA_ERRORS.internalError,
     'Internal server error. The server log has the details under this exceptionId.',
   );
 }
@@ -189,9 +184,8 @@ export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): F
   if (feature !== null) {
     return sendError(
       reply,
-      new StoreError(
-        501,
-        'notImplemented',
+      StoreError.keboola(
+        KEBOOLA_ERRORS.notImplemented,
         `Not implemented in gex: ${feature} (${shown}). gex serves component configurations, Storage buckets and tables (list, detail, data-preview, delete), tokens and finished jobs.`,
       ),
     );
@@ -232,28 +226,24 @@ export function frameworkErrorHandler(bodyLimit: number) {
 function clientErrorOf(error: NodeJS.ErrnoException): StoreError {
   switch (error.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return new StoreError(
-        408,
-        'storage.requestTimeout',
+      return StoreError.keboola(
+        KEBOOLA_ERRORS.requestTimeout,
         'The request was not received in time (was its Content-Length larger than the body sent?). Send the whole request at once.',
       );
     case 'HPE_HEADER_OVERFLOW':
-      return new StoreError(
-        431,
-        'storage.headersTooLarge',
+      return StoreError.keboola(
+        KEBOOLA_ERRORS.headersTooLarge,
         'The request headers are too large. Send fewer or shorter headers.',
       );
     case 'HPE_INVALID_CONTENT_LENGTH':
     case 'HPE_UNEXPECTED_CONTENT_LENGTH':
-      return new StoreError(
-        400,
-        'storage.invalidRequest',
+      return StoreError.keboola(
+        KEBOOLA_ERRORS.invalidRequest,
         'The Content-Length header is not valid (not a number, given twice, or together with Transfer-Encoding).',
       );
     default:
-      return new StoreError(
-        400,
-        'storage.invalidRequest',
+      return StoreError.keboola(
+        KEBOOLA_ERRORS.invalidRequest,
         `The request is not valid HTTP (${error.code ?? 'unreadable'}).`,
       );
   }
