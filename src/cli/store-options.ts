@@ -3,7 +3,7 @@ import type { Logger } from '../common/logger.js';
 import { builtinComponents, GENERIC_EXTRACTOR_ID } from './builtin-components.js';
 import type { OpenedStore } from '../store/open-config-store.js';
 import { storeLocationFromArgs } from '../store/store-location.js';
-import type { TokenOrigin } from '../store/token-refusal.js';
+import type { GivenToken } from '../store/remote/api-index.js';
 
 export interface StoreArgs {
   store?: string;
@@ -39,11 +39,6 @@ export function componentOption<T>(yargs: Argv<T>): Argv<T & { 'component-id': s
   });
 }
 
-/** The token a command sends, and where it came from (named when a server refuses it). */
-export interface GivenToken {
-  token?: string;
-  tokenOrigin?: TokenOrigin;
-}
 
 /** `--token`, else `$KBC_TOKEN`: the one place a command takes its token from. */
 export function tokenFromArgs(args: { token?: string }, env: NodeJS.ProcessEnv = process.env): GivenToken {

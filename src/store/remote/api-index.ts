@@ -1,10 +1,15 @@
-import { UserError } from '../common/errors.js';
-import type { Logger } from '../common/logger.js';
-import { isJsonObject } from '../json/index.js';
-import { INTERACTIVE_STORE_RETRY, retrySettingsFromEnv } from '../store/remote/retry-budget.js';
-import { StorageApiClient } from '../store/remote/storage-api-client.js';
-import { tokenMissing } from '../store/token-refusal.js';
-import type { GivenToken } from './store-options.js';
+import { UserError } from '../../common/errors.js';
+import type { Logger } from '../../common/logger.js';
+import { isJsonObject } from '../../json/index.js';
+import { tokenMissing, type TokenOrigin } from '../token-refusal.js';
+import { INTERACTIVE_STORE_RETRY, retrySettingsFromEnv } from './retry-budget.js';
+import { StorageApiClient } from './storage-api-client.js';
+
+/** The token a call sends, and where it came from (named when a server refuses it). */
+export interface GivenToken {
+  token?: string;
+  tokenOrigin?: TokenOrigin;
+}
 
 /** An API index larger than this is refused, not held in memory. */
 const MAX_INDEX_BYTES = 1024 * 1024;
