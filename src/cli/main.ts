@@ -1,13 +1,13 @@
 import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { gexVersion } from '../common/version.js';
-import { ignoreClosedOutput } from './closed-output.js';
-import { loggingOptions } from './logging.js';
-import { installStopSignals } from './stop-signals.js';
-import { stopWhenParentGone } from './parent-watch.js';
-import { commandWord } from './command-word.js';
-import { failHandler } from './unknown-command.js';
-import { missingValueProblem, numberTextProblem, type KnownOptions } from './option-checks.js';
+import { ignoreClosedOutput } from './process/closed-output.js';
+import { loggingOptions } from './process/logging.js';
+import { installStopSignals } from './process/stop-signals.js';
+import { stopWhenParentGone } from './process/parent-watch.js';
+import { commandWord } from './process/command-word.js';
+import { failHandler } from './options/unknown-command.js';
+import { missingValueProblem, numberTextProblem, type KnownOptions } from './options/option-checks.js';
 
 type Register = (yargs: Argv) => Argv;
 

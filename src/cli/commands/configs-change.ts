@@ -2,10 +2,10 @@ import type { Argv } from 'yargs';
 import { displayId, quoteForLog } from '../../common/log-text.js';
 import type { UpdateConfigurationInput } from '../../store/types.js';
 import { configurationToWire } from '../../store/wire.js';
-import { optionLikeIdNote } from '../id-list.js';
-import { bodyFromArgs, bodyOptions, changeSummary, editedBody } from '../body-change.js';
-import { fields, positiveInt, print, say, storeCommandOptions, withStore } from '../store-command.js';
-import { checkWrite, enforceWriteCheck, forceOption, rootUnits } from '../write-check.js';
+import { optionLikeIdNote } from '../options/id-list.js';
+import { bodyFromArgs, bodyOptions, changeSummary, editedBody } from '../input/body-change.js';
+import { fields, positiveInt, print, say, storeCommandOptions, withStore } from '../store-commands/store-command.js';
+import { checkWrite, enforceWriteCheck, forceOption, rootUnits } from '../store-commands/write-check.js';
 
 const describedChange = <T>(y: Argv<T>) =>
   y.option('change-description', { type: 'string', describe: 'the description of the new version' }) as Argv<

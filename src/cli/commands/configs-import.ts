@@ -8,8 +8,8 @@ import { importConfiguration, readImportDocument } from '../../store/import-conf
 import { StoreError } from '../../store/store-error.js';
 import type { Configuration } from '../../store/types.js';
 import { configurationToWire } from '../../store/wire.js';
-import { readJsonFile } from '../json-input.js';
-import { print, say, storeCommandOptions, withStore } from '../store-command.js';
+import { readJsonFile } from '../input/json-input.js';
+import { print, say, storeCommandOptions, withStore } from '../store-commands/store-command.js';
 
 /**
  * `gex configs import FILE`: a configuration document into the store — as it is, under a new id

@@ -2,7 +2,7 @@ import type { Argv } from 'yargs';
 import { UserError } from '../../common/errors.js';
 import { displayId } from '../../common/log-text.js';
 import { configurationToWire } from '../../store/wire.js';
-import { fields, print, rowIdsOption, say, storeCommandOptions, withStore } from '../store-command.js';
+import { fields, print, rowIdsOption, say, storeCommandOptions, withStore } from '../store-commands/store-command.js';
 import { resetState } from './state.js';
 
 /** `gex configs delete|restore|purge|state-reset`: the trash, and starting over. */

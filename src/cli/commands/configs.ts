@@ -5,13 +5,13 @@ import { displayId, displayText } from '../../common/log-text.js';
 import { fromPlain, prettyExact } from '../../json/index.js';
 import { exportConfiguration } from '../../store/export-configuration.js';
 import { configurationToWire, versionDetailToWire, versionItemToWire } from '../../store/wire.js';
-import { positiveInt, print, say, storeCommandOptions, withExistingStore } from '../store-command.js';
-import { changeLines, versionChanges } from '../version-diff.js';
-import { printList } from '../list-output.js';
+import { positiveInt, print, say, storeCommandOptions, withExistingStore } from '../store-commands/store-command.js';
+import { changeLines, versionChanges } from '../input/version-diff.js';
+import { printList } from '../output/list-output.js';
 import { configsChangeCommands } from './configs-change.js';
 import { configsImportCommand } from './configs-import.js';
 import { configsLifecycleCommands } from './configs-lifecycle.js';
-import { integerOption } from '../option-checks.js';
+import { integerOption } from '../options/option-checks.js';
 
 /** `gex configs list|get|versions|export`: reading configurations, in any store (embedded or remote). */
 function configsReadCommands(y: Argv): Argv {

@@ -8,15 +8,15 @@ import { isJobStatus, type JobStatus } from '../../jobs/statuses.js';
 import { isRemoteStore, storeLocationFromArgs } from '../../store/store-location.js';
 import { GENERIC_EXTRACTOR_ID } from '../builtin-components.js';
 import { createLogger } from '../../common/logger.js';
-import { withEmbeddedBackend } from '../embedded-only.js';
-import { tokenFromArgs } from '../store-options.js';
-import { splitIdList } from '../id-list.js';
+import { withEmbeddedBackend } from '../store-commands/embedded-only.js';
+import { tokenFromArgs } from '../options/store-options.js';
+import { splitIdList } from '../options/id-list.js';
 import { EmbeddedJobs, jobId, type JobsBackend } from '../jobs/jobs-backend.js';
 import { exitCodeOfJob, jobCells, logLine, printJob, type JobView } from '../jobs/job-view.js';
-import { printList } from '../list-output.js';
-import { cancelOnStop } from '../stop-signals.js';
+import { printList } from '../output/list-output.js';
+import { cancelOnStop } from '../process/stop-signals.js';
 import { WaitProgress } from '../jobs/wait-progress.js';
-import { integerOption } from '../option-checks.js';
+import { integerOption } from '../options/option-checks.js';
 
 interface JobsArgs {
   store?: string;

@@ -1,12 +1,12 @@
 import type { Argv } from 'yargs';
-import { printList } from '../list-output.js';
+import { printList } from '../output/list-output.js';
 import { UserError } from '../../common/errors.js';
 import { displayId, displayText } from '../../common/log-text.js';
 import type { ConfigStore } from '../../store/config-store.js';
 import type { Row, UpdateRowInput } from '../../store/types.js';
 import { rowToWire } from '../../store/wire.js';
-import { optionLikeIdNote } from '../id-list.js';
-import { bodyFromArgs, bodyOptions, changeSummary, editedBody } from '../body-change.js';
+import { optionLikeIdNote } from '../options/id-list.js';
+import { bodyFromArgs, bodyOptions, changeSummary, editedBody } from '../input/body-change.js';
 import {
   fields,
   print,
@@ -16,8 +16,8 @@ import {
   storeCommandOptions,
   withExistingStore,
   withStore,
-} from '../store-command.js';
-import { checkWrite, enforceWriteCheck, forceOption, rowLabel, rowUnit } from '../write-check.js';
+} from '../store-commands/store-command.js';
+import { checkWrite, enforceWriteCheck, forceOption, rowLabel, rowUnit } from '../store-commands/write-check.js';
 import { moveRow, type Placement } from './row-order.js';
 
 const withConfig = <T>(c: Argv<T>) =>

@@ -1,16 +1,16 @@
 import type { Argv } from 'yargs';
-import { printList } from '../list-output.js';
+import { printList } from '../output/list-output.js';
 import { displayId } from '../../common/log-text.js';
 import { fromPlain, type JsonValue } from '../../json/index.js';
 import { cronTicks } from '../../jobs/schedules/cron-tick.js';
 import { scheduleConfiguration, scheduleDefinition } from '../../jobs/schedules/schedule-definition.js';
 import { GENERIC_EXTRACTOR_ID } from '../builtin-components.js';
-import { runCliAction } from '../command-runner.js';
+import { runCliAction } from '../store-commands/command-runner.js';
 import { EmbeddedSchedules } from '../schedules/embedded-schedules.js';
 import { RemoteSchedules } from '../schedules/remote-schedules.js';
 import type { SchedulesBackend, ScheduleView } from '../schedules/schedules-backend.js';
-import { fields, print, rowIdsOption, say } from '../store-command.js';
-import { openStoreFromArgs, storeOptions, tokenFromArgs, type StoreArgs } from '../store-options.js';
+import { fields, print, rowIdsOption, say } from '../store-commands/store-command.js';
+import { openStoreFromArgs, storeOptions, tokenFromArgs, type StoreArgs } from '../options/store-options.js';
 
 interface SchedulesArgs extends StoreArgs {
   json: boolean;

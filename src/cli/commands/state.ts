@@ -11,7 +11,7 @@ import {
   storeCommandOptions,
   withExistingStore,
   withStore,
-} from '../store-command.js';
+} from '../store-commands/store-command.js';
 
 /** Generic Extractor's parser keeps its table structure in the component state under these keys. */
 const PARSER_KEY = /^json_parser\./;

@@ -1,14 +1,14 @@
 import type { Argv } from 'yargs';
-import { printList } from '../list-output.js';
+import { printList } from '../output/list-output.js';
 import { UserError } from '../../common/errors.js';
 import { displayText, quoteForLog } from '../../common/log-text.js';
 import type { JsonValue } from '../../json/index.js';
 import { displayLocation } from '../../store/store-location.js';
 import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
 import type { TokenInfo } from '../../store/types.js';
-import { runCliAction } from '../command-runner.js';
-import { withEmbeddedBackend } from '../embedded-only.js';
-import { fields, print, say } from '../store-command.js';
+import { runCliAction } from '../store-commands/command-runner.js';
+import { withEmbeddedBackend } from '../store-commands/embedded-only.js';
+import { fields, print, say } from '../store-commands/store-command.js';
 
 const storeOption = <T>(c: Argv<T>) =>
   c.option('store', {

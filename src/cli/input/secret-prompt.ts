@@ -1,4 +1,4 @@
-import { UserError } from '../common/errors.js';
+import { UserError } from '../../common/errors.js';
 import { MAX_VALUE_BYTES } from './input-source.js';
 
 /** A terminal to read from: process.stdin when it is a TTY, or a stand-in in tests. */

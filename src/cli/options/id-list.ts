@@ -1,4 +1,4 @@
-import { displayId, displayOption } from '../common/log-text.js';
+import { displayId, displayOption } from '../../common/log-text.js';
 
 /**
  * Ids given as a comma list and/or repeated (`--row-id a,b --row-id c`, `KBC_CONFIGROWID=a,b`):

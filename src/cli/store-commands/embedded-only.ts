@@ -1,7 +1,7 @@
-import { UserError } from '../common/errors.js';
-import type { EmbeddedBackend } from '../store/embedded/embedded-backend.js';
-import { isRemoteStore, storeLocationFromArgs } from '../store/store-location.js';
-import { builtinComponents } from './builtin-components.js';
+import { UserError } from '../../common/errors.js';
+import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
+import { isRemoteStore, storeLocationFromArgs } from '../../store/store-location.js';
+import { builtinComponents } from '../builtin-components.js';
 
 /**
  * Runs `work` on the embedded store the arguments name (`--store`, `$KBC_URL`, `$GEX_STORE`), for
@@ -17,7 +17,7 @@ export async function withEmbeddedBackend<T>(
   const location = storeLocationFromArgs(option);
   if (isRemoteStore(location))
     throw new UserError('GEX_CLI_USAGE', `${refusal}: pass --store with a SQLite file or a postgres:// URL`);
-  const { openEmbeddedStore } = await import('../store/open-store.js');
+  const { openEmbeddedStore } = await import('../../store/open-store.js');
   const backend = await openEmbeddedStore(location, process.env, {
     builtinComponents: builtinComponents(),
     mustExist: options.mustExist,

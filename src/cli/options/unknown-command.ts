@@ -1,6 +1,6 @@
-import { displayText, quoteForLog } from '../common/log-text.js';
-import { closestKey } from '../extractor/config/closest-key.js';
-import { commandWord } from './command-word.js';
+import { displayText, quoteForLog } from '../../common/log-text.js';
+import { closestKey } from '../../extractor/config/closest-key.js';
+import { commandWord } from '../process/command-word.js';
 import { unknownOptionMessage, type KnownOptions } from './option-checks.js';
 
 /** What yargs' failure handler gets as its third argument: the usage of the command that failed. */

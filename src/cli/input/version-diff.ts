@@ -1,6 +1,6 @@
-import { displayText } from '../common/log-text.js';
-import { stringifyExact, type JsonObject, type JsonValue } from '../json/index.js';
-import type { ConfigVersionDetail } from '../store/types.js';
+import { displayText } from '../../common/log-text.js';
+import { stringifyExact, type JsonObject, type JsonValue } from '../../json/index.js';
+import type { ConfigVersionDetail } from '../../store/types.js';
 import { differences, type Difference } from './changed-paths.js';
 import { formatPath } from './json-path.js';
 

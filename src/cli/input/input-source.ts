@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { UserError } from '../common/errors.js';
-import { displayText } from '../common/log-text.js';
+import { UserError } from '../../common/errors.js';
+import { displayText } from '../../common/log-text.js';
 
 /** The name that means standard input wherever the command line takes a file (`--file -`). */
 export const STDIN = '-';

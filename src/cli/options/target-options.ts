@@ -1,6 +1,6 @@
 import type { Argv } from 'yargs';
-import type { LoggingArgs } from './logging.js';
-import { GENERIC_EXTRACTOR_ID } from './builtin-components.js';
+import type { LoggingArgs } from '../process/logging.js';
+import { GENERIC_EXTRACTOR_ID } from '../builtin-components.js';
 import { splitIdList } from './id-list.js';
 
 /** What `gex run` and `gex check` work on: a data folder, or a stored configuration in a store. */

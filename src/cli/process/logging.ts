@@ -1,11 +1,11 @@
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import { UserError } from '../common/errors.js';
-import { LogFile } from '../common/log-file.js';
-import { createLogger, type LogFormat, type Logger, type LogLevel } from '../common/logger.js';
-import { ProgressLine } from '../common/progress-line.js';
-import { SecretMasker } from '../common/secret-masker.js';
-import { defaultDataDir } from './data-dir-default.js';
+import { UserError } from '../../common/errors.js';
+import { LogFile } from '../../common/log-file.js';
+import { createLogger, type LogFormat, type Logger, type LogLevel } from '../../common/logger.js';
+import { ProgressLine } from '../../common/progress-line.js';
+import { SecretMasker } from '../../common/secret-masker.js';
+import { defaultDataDir } from '../options/data-dir-default.js';
 
 export interface LoggingArgs {
   'log-level': LogLevel;

@@ -1,4 +1,4 @@
-import { RunCancelled, signalExitCode, type StopSignal } from '../common/cancellation.js';
+import { RunCancelled, signalExitCode, type StopSignal } from '../../common/cancellation.js';
 
 const STOP_SIGNALS: StopSignal[] = ['SIGINT', 'SIGTERM'];
 

@@ -1,8 +1,8 @@
 import path from 'node:path';
-import type { Logger } from '../common/logger.js';
-import { displayId, displayText } from '../common/log-text.js';
-import { plural } from '../common/text.js';
-import type { RunSummary } from '../runner/run-summary.js';
+import type { Logger } from '../../common/logger.js';
+import { displayId, displayText } from '../../common/log-text.js';
+import { plural } from '../../common/text.js';
+import type { RunSummary } from '../../runner/run-summary.js';
 
 /**
  * The end of a `gex run --config-id`: where each row that ran put its tables — one line per row

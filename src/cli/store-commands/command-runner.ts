@@ -1,6 +1,6 @@
-import { exitCodeOf, UserError } from '../common/errors.js';
-import type { Logger } from '../common/logger.js';
-import { createLogger } from '../common/logger.js';
+import { exitCodeOf, UserError } from '../../common/errors.js';
+import type { Logger } from '../../common/logger.js';
+import { createLogger } from '../../common/logger.js';
 
 /**
  * Runs a CLI command body: errors become one clear line on stderr and the exit code of the

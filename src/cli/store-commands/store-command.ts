@@ -1,13 +1,13 @@
 import type { Argv } from 'yargs';
-import { UserError } from '../common/errors.js';
-import { displayId, displayText } from '../common/log-text.js';
-import { prettyExact, type JsonObject, type JsonValue } from '../json/index.js';
-import type { ConfigStore } from '../store/config-store.js';
-import type { OpenedStore } from '../store/open-config-store.js';
-import { StoreError } from '../store/store-error.js';
+import { UserError } from '../../common/errors.js';
+import { displayId, displayText } from '../../common/log-text.js';
+import { prettyExact, type JsonObject, type JsonValue } from '../../json/index.js';
+import type { ConfigStore } from '../../store/config-store.js';
+import type { OpenedStore } from '../../store/open-config-store.js';
+import { StoreError } from '../../store/store-error.js';
 import { runCliAction } from './command-runner.js';
-import { splitIdList } from './id-list.js';
-import { componentOption, openStoreFromArgs, storeOptions, type ComponentArgs } from './store-options.js';
+import { splitIdList } from '../options/id-list.js';
+import { componentOption, openStoreFromArgs, storeOptions, type ComponentArgs } from '../options/store-options.js';
 
 /** What the store commands (configs, rows, state) share: options, opening the store, output, errors. */
 

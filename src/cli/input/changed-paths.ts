@@ -1,4 +1,4 @@
-import { isJsonObject, stringifyExact, type JsonValue } from '../json/index.js';
+import { isJsonObject, stringifyExact, type JsonValue } from '../../json/index.js';
 import { formatPath, type PathStep } from './json-path.js';
 
 /** One place where two JSON values differ: absent `before` = added, absent `after` = removed. */

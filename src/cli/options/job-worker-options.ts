@@ -1,8 +1,8 @@
 import type { Argv } from 'yargs';
-import type { Logger } from '../common/logger.js';
-import type { JobQueue } from '../jobs/job-queue.js';
-import { DEFAULT_JOB_RETENTION_DAYS, DEFAULT_JOB_TIMEOUT_SECONDS, type WorkerPool } from '../jobs/worker-pool.js';
-import { noWorkerAdvice } from '../jobs/worker-registry.js';
+import type { Logger } from '../../common/logger.js';
+import type { JobQueue } from '../../jobs/job-queue.js';
+import { DEFAULT_JOB_RETENTION_DAYS, DEFAULT_JOB_TIMEOUT_SECONDS, type WorkerPool } from '../../jobs/worker-pool.js';
+import { noWorkerAdvice } from '../../jobs/worker-registry.js';
 import { integerOption } from './option-checks.js';
 
 /** The options of whatever runs queue jobs: `gex serve` and `gex worker`. */
@@ -54,7 +54,7 @@ export async function startWorkerPool(
   workers: number,
   logger: Logger,
 ): Promise<WorkerPool> {
-  const { WorkerPool } = await import('../jobs/worker-pool.js');
+  const { WorkerPool } = await import('../../jobs/worker-pool.js');
   const holder: { pool?: WorkerPool } = {};
   const source = await queue.source((error) => {
     logger.error(`Job locks lost (${error.message}): stopping this worker's jobs, another worker may run them again`);

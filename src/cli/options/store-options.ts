@@ -1,9 +1,9 @@
 import type { Argv } from 'yargs';
-import type { Logger } from '../common/logger.js';
-import { builtinComponents, GENERIC_EXTRACTOR_ID } from './builtin-components.js';
-import type { OpenedStore } from '../store/open-config-store.js';
-import { storeLocationFromArgs } from '../store/store-location.js';
-import type { GivenToken } from '../store/remote/api-index.js';
+import type { Logger } from '../../common/logger.js';
+import { builtinComponents, GENERIC_EXTRACTOR_ID } from '../builtin-components.js';
+import type { OpenedStore } from '../../store/open-config-store.js';
+import { storeLocationFromArgs } from '../../store/store-location.js';
+import type { GivenToken } from '../../store/remote/api-index.js';
 
 export interface StoreArgs {
   store?: string;
@@ -39,7 +39,6 @@ export function componentOption<T>(yargs: Argv<T>): Argv<T & { 'component-id': s
   });
 }
 
-
 /** `--token`, else `$KBC_TOKEN`: the one place a command takes its token from. */
 export function tokenFromArgs(args: { token?: string }, env: NodeJS.ProcessEnv = process.env): GivenToken {
   if (args.token !== undefined) return { token: args.token, tokenOrigin: '--token' };
@@ -53,8 +52,8 @@ export async function openStoreFromArgs(
   options: { mustExist?: boolean } = {},
 ): Promise<OpenedStore> {
   const [{ openConfigStore }, { INTERACTIVE_STORE_RETRY }] = await Promise.all([
-    import('../store/open-config-store.js'),
-    import('../store/remote/retry-budget.js'),
+    import('../../store/open-config-store.js'),
+    import('../../store/remote/retry-budget.js'),
   ]);
   // a person is waiting: a remote store that does not answer fails within seconds, not minutes
   return openConfigStore(storeLocationFromArgs(args.store), {

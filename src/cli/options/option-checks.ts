@@ -1,5 +1,5 @@
-import { displayText } from '../common/log-text.js';
-import { closestKey } from '../extractor/config/closest-key.js';
+import { displayText } from '../../common/log-text.js';
+import { closestKey } from '../../extractor/config/closest-key.js';
 
 /**
  * Rules every option of every command follows, checked in one place (main.ts registers them for

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { UserError } from '../common/errors.js';
-import { displayText } from '../common/log-text.js';
+import { UserError } from '../../common/errors.js';
+import { displayText } from '../../common/log-text.js';
 
 /** Where `gex run` and `gex check` take their data folder from when `--data-dir` is not given. */
 export interface DataDirChoice {

@@ -1,6 +1,6 @@
-import { UserError } from '../common/errors.js';
-import { quoteForLog } from '../common/log-text.js';
-import { decodeJson, isJsonObject, JsonSyntaxError, type JsonObject, type JsonValue } from '../json/index.js';
+import { UserError } from '../../common/errors.js';
+import { quoteForLog } from '../../common/log-text.js';
+import { decodeJson, isJsonObject, JsonSyntaxError, type JsonObject, type JsonValue } from '../../json/index.js';
 
 /**
  * `--set path=value` on a configuration body. A path is keys joined by `.` with list indexes in

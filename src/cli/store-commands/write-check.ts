@@ -1,18 +1,18 @@
 import type { Argv } from 'yargs';
-import { UserError } from '../common/errors.js';
-import { displayId } from '../common/log-text.js';
-import { createLogger } from '../common/logger.js';
-import { sentence } from '../common/text.js';
-import { SecretMasker } from '../common/secret-masker.js';
-import { checkInput } from '../extractor/check/check-input.js';
-import { closestKey } from '../extractor/config/closest-key.js';
-import { findUnknownKeys, unknownKeyWarning } from '../extractor/config/unknown-keys.js';
-import { parameterProblems } from '../extractor/config/validate.js';
-import { isJsonObject, type JsonValue } from '../json/index.js';
-import { mergeRowConfiguration, splitConfiguration } from '../runner/effective-configuration.js';
-import { componentImageParameters, decryptedInput } from '../runner/unit-input.js';
-import type { OpenedStore } from '../store/open-config-store.js';
-import type { Row } from '../store/types.js';
+import { UserError } from '../../common/errors.js';
+import { displayId } from '../../common/log-text.js';
+import { createLogger } from '../../common/logger.js';
+import { sentence } from '../../common/text.js';
+import { SecretMasker } from '../../common/secret-masker.js';
+import { checkInput } from '../../extractor/check/check-input.js';
+import { closestKey } from '../../extractor/config/closest-key.js';
+import { findUnknownKeys, unknownKeyWarning } from '../../extractor/config/unknown-keys.js';
+import { parameterProblems } from '../../extractor/config/validate.js';
+import { isJsonObject, type JsonValue } from '../../json/index.js';
+import { mergeRowConfiguration, splitConfiguration } from '../../runner/effective-configuration.js';
+import { componentImageParameters, decryptedInput } from '../../runner/unit-input.js';
+import type { OpenedStore } from '../../store/open-config-store.js';
+import type { Row } from '../../store/types.js';
 
 /**
  * What `gex configs create|edit` and `gex rows add|edit` check before they store a body — the

@@ -1,4 +1,4 @@
-import { missingStartFlags } from '../common/heap-growth.js';
+import { missingStartFlags } from '../../common/heap-growth.js';
 import { commandWord } from './command-word.js';
 import { enableCompileCache } from './compile-cache.js';
 

@@ -1,4 +1,4 @@
-import { PARENT_PID_VARIABLE } from '../jobs/job-run-contract.js';
+import { PARENT_PID_VARIABLE } from '../../jobs/job-run-contract.js';
 
 /**
  * A `gex run` started by a job worker must never outlive it: the worker names itself in

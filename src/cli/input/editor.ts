@@ -2,10 +2,10 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { UserError } from '../common/errors.js';
-import { displayText } from '../common/log-text.js';
-import { sentence } from '../common/text.js';
-import { decodeJson, JsonSyntaxError, prettyExact, type JsonValue } from '../json/index.js';
+import { UserError } from '../../common/errors.js';
+import { displayText } from '../../common/log-text.js';
+import { sentence } from '../../common/text.js';
+import { decodeJson, JsonSyntaxError, prettyExact, type JsonValue } from '../../json/index.js';
 
 export interface EditorOptions {
   env?: NodeJS.ProcessEnv;

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
-import { UserError } from '../common/errors.js';
-import { displayText } from '../common/log-text.js';
-import { decodeJson, JsonSyntaxError, type JsonValue } from '../json/index.js';
+import { UserError } from '../../common/errors.js';
+import { displayText } from '../../common/log-text.js';
+import { decodeJson, JsonSyntaxError, type JsonValue } from '../../json/index.js';
 import { MAX_DOCUMENT_BYTES, readInput, sourceName } from './input-source.js';
 
 /** JSON that a person gives (a file, an edited file): decoded exactly, or an error naming the line and column. */

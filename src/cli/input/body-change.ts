@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { Argv } from 'yargs';
-import { UserError } from '../common/errors.js';
-import type { JsonValue } from '../json/index.js';
+import { UserError } from '../../common/errors.js';
+import type { JsonValue } from '../../json/index.js';
 import { describeChanges } from './changed-paths.js';
 import { editJson } from './editor.js';
 import { MAX_VALUE_BYTES, readInput, sourceName, STDIN } from './input-source.js';
