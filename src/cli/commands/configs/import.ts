@@ -1,15 +1,15 @@
 import type { Argv } from 'yargs';
-import { UserError } from '../../common/errors.js';
-import { displayId, quoteForLog } from '../../common/log-text.js';
-import { sentence } from '../../common/text.js';
-import { isJsonObject, type JsonValue } from '../../json/index.js';
-import type { ConfigStore } from '../../store/config-store.js';
-import { importConfiguration, readImportDocument } from '../../store/import-configuration.js';
-import { StoreError } from '../../store/store-error.js';
-import type { Configuration } from '../../store/types.js';
-import { configurationToWire } from '../../store/wire.js';
-import { readJsonFile } from '../input/json-input.js';
-import { print, say, storeCommandOptions, withStore } from '../store-commands/store-command.js';
+import { UserError } from '../../../common/errors.js';
+import { displayId, quoteForLog } from '../../../common/log-text.js';
+import { sentence } from '../../../common/text.js';
+import { isJsonObject, type JsonValue } from '../../../json/index.js';
+import type { ConfigStore } from '../../../store/config-store.js';
+import { importConfiguration, readImportDocument } from '../../../store/import-configuration.js';
+import { StoreError } from '../../../store/store-error.js';
+import type { Configuration } from '../../../store/types.js';
+import { configurationToWire } from '../../../store/wire.js';
+import { readJsonFile } from '../../input/json-input.js';
+import { print, say, storeCommandOptions, withStore } from '../../store-commands/store-command.js';
 
 /**
  * `gex configs import FILE`: a configuration document into the store — as it is, under a new id
