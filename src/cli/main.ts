@@ -24,7 +24,7 @@ const COMMANDS: ReadonlyArray<readonly [string, () => Promise<Register>]> = [
   ['tokens', async () => (await import('./commands/tokens.js')).tokensCommand],
   ['components', async () => (await import('./commands/components.js')).componentsCommand],
   ['configs', async () => (await import('./commands/configs/index.js')).configsCommand],
-  ['rows', async () => (await import('./commands/rows.js')).rowsCommand],
+  ['rows', async () => (await import('./commands/rows/index.js')).rowsCommand],
   ['state', async () => (await import('./commands/state.js')).stateCommand],
   ['tables', async () => (await import('./commands/tables/index.js')).tablesCommand],
   ['jobs', async () => (await import('./commands/jobs.js')).jobsCommand],

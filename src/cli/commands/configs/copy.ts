@@ -2,7 +2,7 @@ import type { Argv } from 'yargs';
 import { displayId, quoteForLog } from '../../../common/log-text.js';
 import { configurationToWire } from '../../../store/wire.js';
 import { positiveInt, print, say, storeCommandOptions, withStore } from '../../store-commands/store-command.js';
-import { describedChange } from './change-description.js';
+import { describedChange } from '../../store-commands/change-description.js';
 
 /** `gex configs copy <id> <target>` */
 export function configsCopyCommand(y: Argv): Argv {

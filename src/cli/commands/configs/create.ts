@@ -5,7 +5,7 @@ import { optionLikeIdNote } from '../../options/id-list.js';
 import { bodyFromArgs, bodyOptions } from '../../input/body-change.js';
 import { print, say, storeCommandOptions, withStore } from '../../store-commands/store-command.js';
 import { checkWrite, enforceWriteCheck, forceOption, rootUnits } from '../../store-commands/write-check.js';
-import { describedChange } from './change-description.js';
+import { describedChange } from '../../store-commands/change-description.js';
 
 /** `gex configs create` */
 export function configsCreateCommand(y: Argv): Argv {

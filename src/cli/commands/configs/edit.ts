@@ -5,7 +5,7 @@ import { configurationToWire } from '../../../store/wire.js';
 import { bodyOptions, changeSummary, editedBody } from '../../input/body-change.js';
 import { print, say, storeCommandOptions, withStore } from '../../store-commands/store-command.js';
 import { checkWrite, enforceWriteCheck, forceOption, rootUnits } from '../../store-commands/write-check.js';
-import { describedChange } from './change-description.js';
+import { describedChange } from '../../store-commands/change-description.js';
 
 /** `gex configs edit <id>` */
 export function configsEditCommand(y: Argv): Argv {

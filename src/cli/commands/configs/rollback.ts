@@ -1,7 +1,7 @@
 import type { Argv } from 'yargs';
 import { displayId } from '../../../common/log-text.js';
 import { fields, positiveInt, print, say, storeCommandOptions, withStore } from '../../store-commands/store-command.js';
-import { describedChange } from './change-description.js';
+import { describedChange } from '../../store-commands/change-description.js';
 
 /** `gex configs rollback <id> <target>` */
 export function configsRollbackCommand(y: Argv): Argv {

@@ -1,5 +1,5 @@
-import { UserError } from '../../common/errors.js';
-import { displayId } from '../../common/log-text.js';
+import { UserError } from '../../../common/errors.js';
+import { displayId } from '../../../common/log-text.js';
 
 export type Placement = 'first' | 'last' | { before: string } | { after: string };
 
