@@ -21,7 +21,7 @@ const COMMANDS: ReadonlyArray<readonly [string, () => Promise<Register>]> = [
   ['check', async () => (await import('./commands/check.js')).checkCommand],
   ['schema', async () => (await import('./commands/schema.js')).schemaCommand],
   ['serve', async () => (await import('./commands/serve.js')).serveCommand],
-  ['tokens', async () => (await import('./commands/tokens.js')).tokensCommand],
+  ['tokens', async () => (await import('./commands/tokens/index.js')).tokensCommand],
   ['components', async () => (await import('./commands/components.js')).componentsCommand],
   ['configs', async () => (await import('./commands/configs/index.js')).configsCommand],
   ['rows', async () => (await import('./commands/rows/index.js')).rowsCommand],
