@@ -28,7 +28,7 @@ const COMMANDS: ReadonlyArray<readonly [string, () => Promise<Register>]> = [
   ['state', async () => (await import('./commands/state.js')).stateCommand],
   ['tables', async () => (await import('./commands/tables/index.js')).tablesCommand],
   ['jobs', async () => (await import('./commands/jobs.js')).jobsCommand],
-  ['schedules', async () => (await import('./commands/schedules.js')).schedulesCommand],
+  ['schedules', async () => (await import('./commands/schedules/index.js')).schedulesCommand],
   ['worker', async () => (await import('./commands/worker.js')).workerCommand],
 ];
 

@@ -1,9 +1,9 @@
 import type { Argv } from 'yargs';
 
 /** One sub-command of a command tree (`gex tables list`): adds itself, builder and handler, to the tree. */
-export type SubCommand = (tree: Argv) => Argv;
+export type SubCommand<T> = (tree: Argv<T>) => Argv<T>;
 
 /** The tree with its sub-commands added in this order (the order --help lists them in). */
-export function withSubCommands(tree: Argv, subCommands: readonly SubCommand[]): Argv {
+export function withSubCommands<T>(tree: Argv<T>, subCommands: readonly SubCommand<T>[]): Argv<T> {
   return subCommands.reduce((built, add) => add(built), tree);
 }
