@@ -25,7 +25,7 @@ const COMMANDS: ReadonlyArray<readonly [string, () => Promise<Register>]> = [
   ['components', async () => (await import('./commands/components.js')).componentsCommand],
   ['configs', async () => (await import('./commands/configs/index.js')).configsCommand],
   ['rows', async () => (await import('./commands/rows/index.js')).rowsCommand],
-  ['state', async () => (await import('./commands/state.js')).stateCommand],
+  ['state', async () => (await import('./commands/state/index.js')).stateCommand],
   ['tables', async () => (await import('./commands/tables/index.js')).tablesCommand],
   ['jobs', async () => (await import('./commands/jobs.js')).jobsCommand],
   ['schedules', async () => (await import('./commands/schedules/index.js')).schedulesCommand],

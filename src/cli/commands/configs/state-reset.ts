@@ -1,6 +1,6 @@
 import type { Argv } from 'yargs';
 import { rowIdsOption, storeCommandOptions, withStore } from '../../store-commands/store-command.js';
-import { resetState } from '../state.js';
+import { resetState } from '../state/reset.js';
 
 /** `gex configs state-reset <id>`: starting over */
 export function configsStateResetCommand(y: Argv): Argv {
