@@ -27,7 +27,7 @@ const COMMANDS: ReadonlyArray<readonly [string, () => Promise<Register>]> = [
   ['rows', async () => (await import('./commands/rows/index.js')).rowsCommand],
   ['state', async () => (await import('./commands/state/index.js')).stateCommand],
   ['tables', async () => (await import('./commands/tables/index.js')).tablesCommand],
-  ['jobs', async () => (await import('./commands/jobs.js')).jobsCommand],
+  ['jobs', async () => (await import('./commands/jobs/index.js')).jobsCommand],
   ['schedules', async () => (await import('./commands/schedules/index.js')).schedulesCommand],
   ['worker', async () => (await import('./commands/worker.js')).workerCommand],
 ];
