@@ -5,6 +5,7 @@ import { withEmbeddedBackend } from '../../store-commands/embedded-only.js';
 import { tokenFromArgs } from '../../options/store-options.js';
 import { EmbeddedJobs, type JobsBackend } from '../../jobs/jobs-backend.js';
 
+/** The options every `gex jobs` sub-command takes (the tree's). */
 export interface JobsArgs {
   store?: string;
   token?: string;
@@ -26,10 +27,10 @@ export const sleep = (ms: number, signal?: AbortSignal) =>
     signal?.addEventListener('abort', done, { once: true });
   });
 
-export type Action = (backend: JobsBackend, args: JobsArgs & Record<string, unknown>) => Promise<number>;
+type Action = (backend: JobsBackend, args: JobsArgs & Record<string, unknown>) => Promise<number>;
 
 /** The queue the arguments name: a server's Queue API (an http(s) store) or the embedded store's. */
-export async function withJobs(args: JobsArgs, work: (backend: JobsBackend) => Promise<number>): Promise<number> {
+async function withJobs(args: JobsArgs, work: (backend: JobsBackend) => Promise<number>): Promise<number> {
   const location = storeLocationFromArgs(args.store);
   if (isRemoteStore(location)) {
     const { openRemoteJobs } = await import('../../jobs/remote-jobs.js');

@@ -4,6 +4,7 @@ import { displayId } from '../../../common/log-text.js';
 import type { ConfigStore } from '../../../store/config-store.js';
 import { storeCommandOptions } from '../../store-commands/store-command.js';
 
+/** The options of a rows sub-command: the store's, and the configuration. */
 export const withConfig = <T>(c: Argv<T>) =>
   storeCommandOptions(c).positional('config-id', { type: 'string', demandOption: true });
 

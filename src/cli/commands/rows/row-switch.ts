@@ -4,6 +4,7 @@ import { rowToWire } from '../../../store/wire.js';
 import { print, type StoreCommandArgs, say, withStore } from '../../store-commands/store-command.js';
 import { namedRows } from './row-options.js';
 
+/** The handler of `gex rows enable` and `gex rows disable`: each named row's isDisabled, one version each. */
 export function setDisabled(isDisabled: boolean) {
   return (args: StoreCommandArgs & { 'config-id': string; 'row-id'?: string[] }) =>
     withStore(args, async (store) => {

@@ -6,6 +6,7 @@ import { print, say } from '../../store-commands/store-command.js';
 import { openStoreFromArgs, tokenFromArgs, type StoreArgs } from '../../options/store-options.js';
 import { scheduleFields } from './schedule-fields.js';
 
+/** The options every `gex schedules` sub-command takes (the tree's). */
 export interface SchedulesArgs extends StoreArgs {
   json: boolean;
 }
@@ -26,6 +27,7 @@ export function onSchedules(args: SchedulesArgs, work: (schedules: SchedulesBack
   });
 }
 
+/** The handler of `gex schedules enable` and `disable`. */
 export function setScheduleState(args: SchedulesArgs & { id: string }, state: 'enabled' | 'disabled'): Promise<void> {
   return onSchedules(args, async (schedules) => {
     const schedule = await schedules.setState(args.id, state);

@@ -4,10 +4,12 @@ import { embeddedTableSource, type TableSource } from '../../../store/table-sour
 import { runCliAction } from '../../store-commands/command-runner.js';
 import { openStoreFromArgs, storeOptions, type StoreArgs } from '../../options/store-options.js';
 
-export interface TablesArgs extends StoreArgs {
+/** The options every `gex tables` sub-command takes. */
+interface TablesArgs extends StoreArgs {
   json: boolean;
 }
 
+/** `--store` and its kin, and `--json`. */
 export const tablesOptions = <T>(y: Argv<T>) =>
   storeOptions(y).option('json', { type: 'boolean', default: false, describe: 'print JSON' }) as Argv<T & TablesArgs>;
 

@@ -3,6 +3,7 @@ import type { EmbeddedBackend } from '../../../store/embedded/embedded-backend.j
 import { runCliAction } from '../../store-commands/command-runner.js';
 import { withEmbeddedBackend } from '../../store-commands/embedded-only.js';
 
+/** `--store`: the embedded store only. */
 export const storeOption = <T>(c: Argv<T>) =>
   c.option('store', {
     type: 'string',
@@ -10,7 +11,7 @@ export const storeOption = <T>(c: Argv<T>) =>
       'the embedded store: a SQLite file or a postgres:// URL ($KBC_URL, else $GEX_STORE, else gex-store.sqlite)',
   }) as Argv<T & { store?: string }>;
 
-export const REFUSAL = 'Tokens live in the embedded store';
+const REFUSAL = 'Tokens live in the embedded store';
 
 /** A tokens command's work on the embedded store `store` names (a remote store is refused). */
 export function onTokens(
