@@ -188,7 +188,7 @@ describe('stop signals: a second signal during the cleanup exits at once', () =>
       const script = path.join(dir, 'slow-cleanup.mjs');
       await writeFile(
         script,
-        `import { cancelOnStop } from ${JSON.stringify(path.join(repoRoot, 'dist', 'src', 'cli', 'stop-signals.js'))};
+        `import { cancelOnStop } from ${JSON.stringify(path.join(repoRoot, 'dist', 'src', 'cli', 'process', 'stop-signals.js'))};
          const signal = cancelOnStop();
          signal.addEventListener('abort', () => { console.log('cleaning up'); setTimeout(() => process.exit(0), 60000); });
          setInterval(() => {}, 1000);

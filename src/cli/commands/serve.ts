@@ -23,13 +23,18 @@ import {
 } from '../../store/sql/sqlite-settings.js';
 import { DEFAULT_STORE_FILE, isRemoteStore } from '../../store/store-location.js';
 import { builtinComponents } from '../builtin-components.js';
-import { createCliLogging, type LoggingArgs } from '../logging.js';
-import { untilStopSignal } from '../stop-signals.js';
+import { createCliLogging, type LoggingArgs } from '../process/logging.js';
+import { untilStopSignal } from '../process/stop-signals.js';
 import type { WorkerPool } from '../../jobs/worker-pool.js';
 import type { ScheduleTicker } from '../../jobs/schedules/schedule-ticker.js';
 import type { JobQueue } from '../../jobs/job-queue.js';
-import { jobWorkerOptions, sayWhoRunsJobs, startWorkerPool, type JobWorkerArgs } from '../job-worker-options.js';
-import { integerOption } from '../option-checks.js';
+import {
+  jobWorkerOptions,
+  sayWhoRunsJobs,
+  startWorkerPool,
+  type JobWorkerArgs,
+} from '../options/job-worker-options.js';
+import { integerOption } from '../options/option-checks.js';
 
 interface ServeArgs extends LoggingArgs, JobWorkerArgs {
   port: number;

@@ -6,10 +6,10 @@ import type { ScheduleTicker } from '../../jobs/schedules/schedule-ticker.js';
 import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
 import { displayLocation, isPostgresStore } from '../../store/store-location.js';
 import { builtinComponents } from '../builtin-components.js';
-import { jobWorkerOptions, startWorkerPool, type JobWorkerArgs } from '../job-worker-options.js';
-import { integerOption } from '../option-checks.js';
-import { createCliLogging, type LoggingArgs } from '../logging.js';
-import { untilStopSignal } from '../stop-signals.js';
+import { jobWorkerOptions, startWorkerPool, type JobWorkerArgs } from '../options/job-worker-options.js';
+import { integerOption } from '../options/option-checks.js';
+import { createCliLogging, type LoggingArgs } from '../process/logging.js';
+import { untilStopSignal } from '../process/stop-signals.js';
 
 interface WorkerArgs extends LoggingArgs, JobWorkerArgs {
   store?: string;
