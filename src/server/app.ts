@@ -18,6 +18,7 @@ import { componentDetailRoute, componentListRoute, publicComponentRoute } from '
 import { configurationRoutes } from './routes/configurations.js';
 import { jobRoutes } from './routes/jobs.js';
 import type { JobRepository } from '../jobs/job-repository.js';
+import type { ScheduleRepository } from '../jobs/schedules/schedule-repository.js';
 import { queueRoutes, type QueueHooks } from './routes/queue.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { secretRoutes } from './routes/secrets.js';
@@ -57,8 +58,10 @@ export interface ServerOptions {
   previews?: PreviewLimits;
   /** told of created and killed queue jobs (the embedded worker pool); none: jobs wait for a worker's poll */
   queueHooks?: QueueHooks;
-  /** the job queue the Queue API serves (default: the backend's, without a dispatch) */
+  /** the job queue the Queue API serves (with `schedules`, the Scheduler API's); absent: neither API */
   queue?: JobRepository;
+  /** the schedules the Scheduler API serves, beside the Queue API */
+  schedules?: ScheduleRepository;
   /** largest file uploaded to File Storage, in bytes (default 5 GiB); larger ones get 413 */
   fileLimit?: number;
   /** bytes all File Storage uploads together hold in memory (default 64 MiB); past it an upload gets 503 */
@@ -193,7 +196,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   // secrets are served only as ciphers). Everything inside a project needs a token.
   await app.register(
     async (open) => {
-      apiIndexRoutes(open, backend, revision, backend.queueJobs !== undefined);
+      apiIndexRoutes(open, backend, revision, options.queue !== undefined);
       publicComponentRoute(open, backend);
     },
     { prefix: '/v2/storage' },
@@ -218,8 +221,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
         configurationScope(root);
         tableScope(root, storage);
         jobRoutes(root);
-        const queueJobs = options.queue ?? backend.queueJobs?.();
-        if (queueJobs) queueEventRoutes(root, queueJobs);
+        if (options.queue) queueEventRoutes(root, options.queue);
       },
       { prefix: '/v2/storage' },
     );
@@ -239,14 +241,14 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     );
 
     // Keboola's Job Queue API, at the origin (the API index lists it as the service "queue")
-    const queueJobs = options.queue ?? backend.queueJobs?.();
+    const queueJobs = options.queue;
     if (queueJobs)
       await api.register(async (queue) => {
         queue.addHook('onRequest', serviceToken);
         queueRoutes(queue, queueJobs, options.queueHooks ?? NO_HOOKS);
       });
     // Keboola's Scheduler API beside it (the service "scheduler"): schedules fire queue jobs
-    const schedules = queueJobs && backend.schedules?.();
+    const schedules = queueJobs && options.schedules;
     if (schedules)
       await api.register(async (scheduler) => {
         scheduler.addHook('onRequest', serviceToken);

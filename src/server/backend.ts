@@ -1,5 +1,3 @@
-import type { JobRepository } from '../jobs/job-repository.js';
-import type { ScheduleRepository } from '../jobs/schedules/schedule-repository.js';
 import type { ConfigStore } from '../store/config-store.js';
 import type { RevealRequest } from '../store/secret-reveal.js';
 import type { ProjectTokens } from '../store/embedded/tokens.js';
@@ -40,10 +38,6 @@ export interface ServerBackend {
   purgeExpiredFiles?(): Promise<number>;
   /** the tokens of the token's project (token management over HTTP) */
   tokens(token: TokenInfo): ProjectTokens;
-  /** the queue jobs of every project (the Queue API filters by the token's project); absent: no Queue API */
-  queueJobs?(): JobRepository;
-  /** the schedules of every project (the Scheduler API filters by the token's project); served with the Queue API */
-  schedules?(): ScheduleRepository;
   /**
    * plaintext of a runner token's ciphers (null: does not decrypt as its project's or the
    * registry's); 403 for any other token. Absent: the server decrypts for no one (501)

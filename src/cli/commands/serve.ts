@@ -208,10 +208,11 @@ export async function serve(args: ServeArgs): Promise<number> {
     const queueHooks = { created: () => workers.wake(), killed: (job: { id: number }) => workers.kill(job.id) };
     // every server and worker fires due schedule ticks; the store makes each tick one job
     const { startScheduleTicker } = await import('../../jobs/schedules/schedule-ticker.js');
-    ticker = startScheduleTicker(backend, queue.jobs, logger, () => workers.wake());
+    ticker = startScheduleTicker(backend, queue, logger, () => workers.wake());
     const app = await buildServer({
       backend,
       queue: queue.jobs,
+      schedules: queue.schedules,
       logger,
       bodyLimit: args['body-limit'],
       fileLimit: args['max-file-size'],

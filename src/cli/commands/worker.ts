@@ -67,7 +67,7 @@ export async function runWorker(args: WorkerArgs): Promise<number> {
     pool = await startWorkerPool(queue, { ...args, store }, args.concurrency, logger);
     const { startScheduleTicker } = await import('../../jobs/schedules/schedule-ticker.js');
     const workers = pool;
-    ticker = startScheduleTicker(backend, queue.jobs, logger, () => workers.wake());
+    ticker = startScheduleTicker(backend, queue, logger, () => workers.wake());
     logger.info(
       `Worker ready: up to ${args.concurrency} ${args.concurrency === 1 ? 'job' : 'jobs'} at once from ${displayLocation(store)}`,
     );

@@ -7,6 +7,7 @@ import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
 import { StoreError } from '../../store/store-error.js';
 import type { TokenInfo } from '../../store/types.js';
 import type { QueueJob } from '../job-record.js';
+import type { JobQueue } from '../job-queue.js';
 import type { JobRepository } from '../job-repository.js';
 import { newJobFromRequest } from '../job-request.js';
 import { cronTicks, type CronTicks } from './cron-tick.js';
@@ -394,13 +395,13 @@ function label(record: ScheduleRecord): string {
 /** The ticker of a process that serves or runs jobs of an embedded store (started; stop it before closing the store). */
 export function startScheduleTicker(
   backend: EmbeddedBackend,
-  jobs: JobRepository,
+  queue: Pick<JobQueue, 'jobs' | 'schedules'>,
   logger: Logger,
   onJob?: (job: QueueJob) => void,
 ): ScheduleTicker {
   const ticker = new ScheduleTicker({
-    schedules: backend.schedules(),
-    jobs,
+    schedules: queue.schedules,
+    jobs: queue.jobs,
     token: (id) => backend.tokenById(id),
     storeOf: (token) => backend.session(token),
     logger,
