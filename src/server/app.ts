@@ -19,7 +19,8 @@ import { configurationRoutes } from './routes/configurations.js';
 import { jobRoutes } from './routes/jobs.js';
 import type { JobRepository } from '../jobs/job-repository.js';
 import type { ScheduleRepository } from '../jobs/schedules/schedule-repository.js';
-import { queueRoutes, type QueueHooks } from './routes/queue.js';
+import type { QueueHooks } from '../jobs/job-platform.js';
+import { queueRoutes } from './routes/queue.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { secretRoutes } from './routes/secrets.js';
 import { queueEventRoutes } from './routes/queue-events.js';
@@ -35,7 +36,7 @@ import { DEFAULT_BODY_LIMIT, DEFAULT_FILE_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS, DEF
 import { ByteBudget } from './byte-budget.js';
 import { fileRoutes, type FileLimits } from './routes/files.js';
 import { tableFileRoutes } from './routes/table-file-routes.js';
-import { StorageJobRunner, workerGone } from './storage-job-runner.js';
+import type { StorageJobRunner } from '../jobs/storage/storage-job-runner.js';
 import { DEFAULT_PREVIEW_MAX_BYTES, DEFAULT_PREVIEW_TOTAL_BYTES, type PreviewLimits } from './table-preview.js';
 
 export { DEFAULT_BODY_LIMIT, DEFAULT_FILE_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_UPLOAD_MEMORY };
@@ -58,6 +59,8 @@ export interface ServerOptions {
   previews?: PreviewLimits;
   /** told of created and killed queue jobs (the embedded worker pool); none: jobs wait for a worker's poll */
   queueHooks?: QueueHooks;
+  /** runs the storage jobs (imports, exports after their 202) of the File Storage routes; absent: those routes are not served */
+  storageJobs?: StorageJobRunner;
   /** the job queue the Queue API serves (with `schedules`, the Scheduler API's); absent: neither API */
   queue?: JobRepository;
   /** the schedules the Scheduler API serves, beside the Queue API */
@@ -66,24 +69,13 @@ export interface ServerOptions {
   fileLimit?: number;
   /** bytes all File Storage uploads together hold in memory (default 64 MiB); past it an upload gets 503 */
   uploadMemory?: number;
-  /** Storage jobs (imports, exports) this process runs at once (default 2) */
-  storageJobConcurrency?: number;
-  /** how often expired files are deleted (default hourly; they are also refused and purged when read) */
-  filePurgeIntervalMs?: number;
-  /** how often Storage jobs of dead servers are looked for (PostgreSQL; default 5 s) */
-  orphanCheckIntervalMs?: number;
 }
-
-/** Expired files are deleted this often besides when a project's files are listed or prepared. */
-const FILE_PURGE_INTERVAL_MS = 60 * 60 * 1000;
-/** how often a server on a PostgreSQL store looks for Storage jobs of servers that are gone */
-const ORPHAN_CHECK_MS = 5000;
 
 const NO_HOOKS: QueueHooks = { created: () => undefined, killed: () => undefined };
 
 interface StorageScope {
   previews: PreviewBounds;
-  runner: StorageJobRunner;
+  runner: StorageJobRunner | undefined;
   files: FileLimits;
 }
 
@@ -92,7 +84,7 @@ function tableScope(app: FastifyInstance, scope: StorageScope): void {
   bucketRoutes(app);
   tableRoutes(app, scope.previews);
   storageMetadataRoutes(app);
-  tableFileRoutes(app, scope.runner, scope.files.fileBytes);
+  if (scope.runner) tableFileRoutes(app, scope.runner, scope.files.fileBytes);
   fileRoutes(app, scope.files);
 }
 
@@ -107,7 +99,8 @@ function configurationScope(app: FastifyInstance): void {
 /**
  * The Storage API v2 subset of component configurations (docs/storage-api.md#endpoints), every route under
  * `/v2/storage/branch/{default|1}/…` and the deprecated `/v2/storage/…` (metadata: branch form
- * only). Call `listen()` on the result; `close()` does not close the backend.
+ * only). Registers routes over what it is given and starts nothing (the background work is the
+ * caller's, jobs/job-platform.ts). Call `listen()` on the result; `close()` does not close the backend.
  */
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
@@ -135,50 +128,14 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     budget: new ByteBudget(options.previews?.totalBytes ?? DEFAULT_PREVIEW_TOTAL_BYTES),
   };
   const revision = options.revision ?? gexRevision();
-  const liveness = backend.storageJobLiveness?.((error) =>
-    options.logger?.error(
-      `Storage jobs' liveness locks lost (${error.message}): other servers may end this one's jobs`,
-    ),
-  );
   const storage: StorageScope = {
     previews,
-    runner: new StorageJobRunner({ concurrency: options.storageJobConcurrency, logger: options.logger, liveness }),
+    runner: options.storageJobs,
     files: {
       fileBytes: options.fileLimit ?? DEFAULT_FILE_LIMIT,
       uploads: new ByteBudget(options.uploadMemory ?? DEFAULT_UPLOAD_MEMORY),
     },
   };
-  // jobs of a process that died (kill -9, a crash) while they ran: their transaction never committed.
-  // Checked at start; on PostgreSQL also every few seconds, for servers on other machines.
-  const endOrphans = async () => {
-    const orphans = await backend.endOrphanedJobs?.(liveness?.orphans ?? { gone: workerGone });
-    if (orphans?.length)
-      options.logger?.warn(
-        { jobs: orphans },
-        `Ended ${orphans.length} Storage jobs of a server that stopped while they ran`,
-      );
-  };
-  await endOrphans();
-  const orphanMonitor = liveness
-    ? setInterval(
-        () =>
-          void endOrphans().catch((error: unknown) => options.logger?.warn({ err: error }, 'Storage job check failed')),
-        options.orphanCheckIntervalMs ?? ORPHAN_CHECK_MS,
-      )
-    : undefined;
-  orphanMonitor?.unref();
-  const purge = setInterval(
-    () => void backend.purgeExpiredFiles?.().catch(() => undefined),
-    options.filePurgeIntervalMs ?? FILE_PURGE_INTERVAL_MS,
-  );
-  purge.unref();
-
-  app.addHook('onClose', async () => {
-    clearInterval(purge);
-    clearInterval(orphanMonitor);
-    await storage.runner.close();
-    await liveness?.close();
-  });
   registerBodyParsers(app);
   app.setErrorHandler(errorHandler(bodyLimit));
   app.setNotFoundHandler(notFoundHandler);

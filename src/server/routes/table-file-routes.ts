@@ -15,8 +15,8 @@ import type { JobScope } from '../backend.js';
 import { BodyFields, numericId } from '../body-fields.js';
 import { commaList } from '../query.js';
 import { sendJson } from '../reply.js';
-import type { JobOutcome, StorageJobRunner, StorageJobWire } from '../storage-job-runner.js';
-import { exportToFile, importFile, type ImportInput } from '../table-file-jobs.js';
+import type { JobOutcome, StorageJobRunner, StorageJobWire } from '../../jobs/storage/storage-job-runner.js';
+import { exportToFile, importFile, type ImportInput } from '../../jobs/storage/table-file-jobs.js';
 import { pathBucketId, pathTableId, requireWriteAccess, tableCall } from '../table-errors.js';
 
 const VALIDATION = 'storage.tables.validation';
@@ -77,7 +77,8 @@ async function submit(
       createdTime: timestamp(),
       creatorToken: { id: String(session.token.id), description: session.token.description },
     },
-    work,
+    // its refusals as Keboola words them
+    () => tableCall(work),
   );
 }
 

@@ -1,10 +1,9 @@
 import PQueue from 'p-queue';
-import { UserError } from '../common/errors.js';
-import type { Logger } from '../common/logger.js';
-import { storedIdentityLiveness, thisProcessText } from '../common/process-liveness.js';
-import { StoreError } from '../store/store-error.js';
-import { StorageJobs, type StorageJobLiveness, type StorageJobStatus } from '../store/tables/index.js';
-import { tableStoreError } from './table-errors.js';
+import { UserError } from '../../common/errors.js';
+import type { Logger } from '../../common/logger.js';
+import { storedIdentityLiveness, thisProcessText } from '../../common/process-liveness.js';
+import { StoreError } from '../../store/store-error.js';
+import { StorageJobs, type StorageJobLiveness, type StorageJobStatus } from '../../store/tables/index.js';
 
 /**
  * Storage jobs that run after their request has been answered (imports and exports through File
@@ -55,10 +54,12 @@ export function workerGone(worker: string): boolean {
   return storedIdentityLiveness(worker) === 'dead';
 }
 
-/** What a failed job's `error` says: a user error's message; gex's own faults only in the server's log. */
+/**
+ * What a failed job's `error` says: a refusal's code and message (the server gives its work's
+ * refusals Keboola's codes), a user error's message; gex's own faults only in the server's log.
+ */
 function jobError(error: unknown): { code: string; message: string } {
-  const refusal = tableStoreError(error);
-  if (refusal instanceof StoreError) return { code: refusal.code || 'storage.jobs.error', message: refusal.message };
+  if (error instanceof StoreError) return { code: error.code || 'storage.jobs.error', message: error.message };
   if (error instanceof UserError) return { code: 'storage.tables.validation', message: error.message };
   return { code: 'storage.jobs.internal', message: 'Application error: the job failed; the server log says why.' };
 }

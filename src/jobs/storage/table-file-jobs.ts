@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
-import { UserError } from '../common/errors.js';
-import { excerptId, excerptList } from '../common/log-text.js';
-import type { ProjectFiles, StoredFile } from '../store/files/project-files.js';
-import { streamCsv } from '../store/table-csv.js';
-import { embeddedTableSource } from '../store/table-source.js';
-import { readCsvHeader, type CsvSource, type ProjectTables, type TableQuery } from '../store/tables/index.js';
+import { UserError } from '../../common/errors.js';
+import { excerptId, excerptList } from '../../common/log-text.js';
+import type { ProjectFiles, StoredFile } from '../../store/files/project-files.js';
+import { streamCsv } from '../../store/table-csv.js';
+import { embeddedTableSource } from '../../store/table-source.js';
+import { readCsvHeader, type CsvSource, type ProjectTables, type TableQuery } from '../../store/tables/index.js';
 import type { JobOutcome } from './storage-job-runner.js';
 
 /**
