@@ -16,7 +16,7 @@ import { branchRoutes, requireDefaultBranch } from './routes/branches.js';
 import { bucketRoutes } from './routes/buckets.js';
 import { componentDetailRoute, componentListRoute, publicComponentRoute } from './routes/components.js';
 import { configurationRoutes } from './routes/configurations.js';
-import { jobRoutes } from './routes/jobs.js';
+import { storageJobRoutes } from './routes/storage-jobs.js';
 import type { JobRepository } from '../jobs/job-repository.js';
 import type { ScheduleRepository } from '../jobs/schedules/schedule-repository.js';
 import type { QueueHooks } from '../jobs/job-platform.js';
@@ -177,7 +177,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
         componentListRoute(root);
         configurationScope(root);
         tableScope(root, storage);
-        jobRoutes(root);
+        storageJobRoutes(root);
         if (options.queue) queueEventRoutes(root, options.queue);
       },
       { prefix: '/v2/storage' },

@@ -5,7 +5,7 @@ import type { ProjectFiles } from '../store/files/project-files.js';
 import type { OrphanCheck, ProjectTables, StorageJobLiveness, StorageJobs } from '../store/tables/index.js';
 import type { Component, TokenInfo } from '../store/types.js';
 
-export interface JobScope {
+export interface StorageJobScope {
   tables: ProjectTables;
   files: ProjectFiles;
   close(): Promise<void>;
@@ -21,7 +21,7 @@ export interface ServerBackend {
   /** the Storage tables of the token's project */
   tables(token: TokenInfo): ProjectTables;
   /** the finished Storage jobs of the token's project */
-  jobs(token: TokenInfo): StorageJobs;
+  storageJobs(token: TokenInfo): StorageJobs;
   /** the File Storage of the token's project */
   files(token: TokenInfo): ProjectFiles;
   /**
@@ -29,7 +29,7 @@ export interface ServerBackend {
    * where the store needs one (SQLite) so the job does not hold up other requests; `close` after.
    * Absent: the request's own (`tables`, `files`).
    */
-  forJob?(token: TokenInfo): JobScope;
+  forStorageJob?(token: TokenInfo): StorageJobScope;
   /** ends `error` the Storage jobs of processes that are gone (`isGone`); returns their ids */
   endOrphanedJobs?(isGone: OrphanCheck): Promise<number[]>;
   /** Storage jobs' liveness told by the database, where it can tell it across machines (PostgreSQL) */

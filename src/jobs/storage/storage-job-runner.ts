@@ -14,7 +14,7 @@ import { StorageJobs, type StorageJobLiveness, type StorageJobStatus } from '../
  * next server started on the store ends the job `error` (`endOrphans`).
  */
 
-export interface JobMetrics {
+export interface StorageJobMetrics {
   inBytes: number;
   outBytes: number;
 }
@@ -36,13 +36,13 @@ export interface StorageJobWire {
   error: { code: string; message: string } | null;
 }
 
-export interface JobOutcome {
+export interface StorageJobOutcome {
   results: Record<string, unknown>;
-  metrics?: Partial<JobMetrics>;
+  metrics?: Partial<StorageJobMetrics>;
 }
 
 /** Jobs of one process that run at once by default: each holds a database connection and a temporary file. */
-export const DEFAULT_JOB_CONCURRENCY = 2;
+export const DEFAULT_STORAGE_JOB_CONCURRENCY = 2;
 
 /** This process as a job's worker (see ProcessIdentity: a reused pid is another process). */
 export function thisWorker(): string {
@@ -76,7 +76,7 @@ export class StorageJobRunner {
     options: { concurrency?: number; logger?: Logger; liveness?: StorageJobLiveness } = {},
     private readonly logger = options.logger,
   ) {
-    this.queue = new PQueue({ concurrency: options.concurrency ?? DEFAULT_JOB_CONCURRENCY });
+    this.queue = new PQueue({ concurrency: options.concurrency ?? DEFAULT_STORAGE_JOB_CONCURRENCY });
     this.liveness = options.liveness;
   }
 
@@ -94,7 +94,7 @@ export class StorageJobRunner {
   async submit(
     jobs: StorageJobs,
     job: Omit<StorageJobWire, 'status' | 'startTime' | 'endTime' | 'results' | 'error' | 'metrics' | 'runId'>,
-    work: () => Promise<JobOutcome>,
+    work: () => Promise<StorageJobOutcome>,
   ): Promise<StorageJobWire> {
     const state: StorageJobWire = {
       ...job,
@@ -125,7 +125,7 @@ export class StorageJobRunner {
     return answered;
   }
 
-  private async run(jobs: StorageJobs, state: StorageJobWire, work: () => Promise<JobOutcome>): Promise<void> {
+  private async run(jobs: StorageJobs, state: StorageJobWire, work: () => Promise<StorageJobOutcome>): Promise<void> {
     try {
       state.status = 'processing';
       state.startTime = new Date().toISOString();

@@ -102,7 +102,7 @@ export class EmbeddedBackend {
     return new ProjectTables(this.db, token.projectId);
   }
 
-  jobs(token: TokenInfo): StorageJobs {
+  storageJobs(token: TokenInfo): StorageJobs {
     return new StorageJobs(this.db, token.projectId);
   }
 
@@ -111,7 +111,7 @@ export class EmbeddedBackend {
   }
 
   /** The project's tables and files on a connection of their own where SQLite needs one (a long job must not hold the server's). */
-  forJob(token: TokenInfo): { tables: ProjectTables; files: ProjectFiles; close(): Promise<void> } {
+  forStorageJob(token: TokenInfo): { tables: ProjectTables; files: ProjectFiles; close(): Promise<void> } {
     const db = this.db.separateConnection?.() ?? this.db;
     return {
       tables: new ProjectTables(db, token.projectId),
