@@ -8,7 +8,7 @@ import {
 } from '../../jobs/schedules/schedule-definition.js';
 import { SCHEDULER_COMPONENT_ID } from '../../jobs/schedules/scheduler-component.js';
 import { ScheduleRepository, type ScheduleRecord } from '../../jobs/schedules/schedule-repository.js';
-import { JobRepository } from '../../jobs/job-repository.js';
+import { JobReads } from '../../jobs/job-reads.js';
 import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
 import type { EmbeddedConfigStore } from '../../store/embedded/embedded-config-store.js';
 import type { TokenInfo } from '../../store/types.js';
@@ -34,7 +34,7 @@ export class EmbeddedSchedules implements SchedulesBackend {
   private async views(records: ScheduleRecord[]): Promise<ScheduleView[]> {
     const executions = await this.schedules.executions(records.map((s) => s.id));
     const lastIds = records.map((s) => executions.get(s.id)?.[0]?.jobId).filter((id) => id !== undefined);
-    const statuses = await new JobRepository(this.backend.db).statuses(lastIds);
+    const statuses = await new JobReads(this.backend.db).statuses(lastIds);
     return records.map((s) => {
       const last = executions.get(s.id)?.[0];
       return {
