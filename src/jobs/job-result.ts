@@ -42,6 +42,34 @@ export function resultOfRun(
   return { status: 'error', result: { message, configVersion: version, output, error } };
 }
 
+/** How a job's process ended, as its worker saw it. */
+export interface RunEnd {
+  /** the job was asked to be killed (here, or through the store: its status is `terminating`) */
+  killed: boolean;
+  /** it ran past its timeout (`timeoutSeconds`) and was stopped */
+  timedOut: boolean;
+  timeoutSeconds: number;
+  /** the worker stopped it: the worker is stopping, or can no longer guard it */
+  workerStopped: boolean;
+  summary: RunSummaryFile | undefined;
+  exitCode: number | null;
+}
+
+/** The outcome rules of a job whose process ended: a kill, a timeout, a stopped worker, else the run's own result. */
+export function runOutcome(current: JobStatus, end: RunEnd): { status: JobStatus; result: JobResult } {
+  if (current === 'terminating' || end.killed)
+    return {
+      status: 'terminated',
+      result: resultWithMessage('The job was killed: its process was stopped (no state saved).'),
+    };
+  if (end.timedOut) {
+    const message = `The job timed out after ${end.timeoutSeconds} seconds: its process was stopped (no state saved).`;
+    return { status: 'error', result: resultWithMessage(message, 'user') };
+  }
+  if (end.workerStopped) return { status: 'error', result: resultWithMessage(WORKER_STOPPED, 'application') };
+  return resultOfRun(end.summary, end.exitCode);
+}
+
 /** A job ended without a result of its own (killed, timed out, worker gone). */
 export function resultWithMessage(message: string, type?: 'user' | 'application'): JobResult {
   return { message, configVersion: null, output: { tables: [] }, ...(type ? { error: { type, message } } : {}) };
