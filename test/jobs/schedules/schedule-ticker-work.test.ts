@@ -102,7 +102,9 @@ describe('what a schedule ticker reads and evaluates (injected clock, counted wo
       }
 
       const executions = async (id: number) =>
-        ((await new ScheduleRepository(opened.backend.db).executions([id])).get(id) ?? []).map((e) => e.executionTime).reverse();
+        ((await new ScheduleRepository(opened.backend.db).executions([id])).get(id) ?? [])
+          .map((e) => e.executionTime)
+          .reverse();
       const later = (ms: number) => (clock = new Date(clock.getTime() + ms));
 
       beforeEach(async () => {
@@ -241,13 +243,16 @@ describe('what a schedule ticker reads and evaluates (injected clock, counted wo
             target: { componentId: GENERIC_EXTRACTOR_ID, configurationId: 'shop' },
           }),
         });
-        await assert.rejects(activateSchedule(store, token, new ScheduleRepository(opened.backend.db), config.id), (error) => {
-          assert.ok(error instanceof StoreError);
-          assert.equal(error.status, 400);
-          assert.equal(error.details?.[0].key, 'schedule.cronTab');
-          assert.match(error.message, /never fires: day of month 31 does not occur in month 4,6,9,11/);
-          return true;
-        });
+        await assert.rejects(
+          activateSchedule(store, token, new ScheduleRepository(opened.backend.db), config.id),
+          (error) => {
+            assert.ok(error instanceof StoreError);
+            assert.equal(error.status, 400);
+            assert.equal(error.details?.[0].key, 'schedule.cronTab');
+            assert.match(error.message, /never fires: day of month 31 does not occur in month 4,6,9,11/);
+            return true;
+          },
+        );
       });
 
       it('across DST changes in Prague: a daily 02:30 fires at 03:30 on the spring day, once on the autumn day', async () => {

@@ -162,7 +162,10 @@ describe('schedules fired by tickers', function () {
             target: { componentId: GENERIC_EXTRACTOR_ID, configurationId: 'shop' },
           }),
         });
-        assert.equal((await activateSchedule(store, other, new ScheduleRepository(opened.backend.db), config.id)).id, disabled.id);
+        assert.equal(
+          (await activateSchedule(store, other, new ScheduleRepository(opened.backend.db), config.id)).id,
+          disabled.id,
+        );
         await opened.backend.revokeToken(other.id);
         await t.ticker.check();
         assert.deepEqual(await jobsOf(), []);
@@ -190,7 +193,9 @@ describe('schedules fired by tickers', function () {
           timeoutSeconds: null,
         };
         for (let i = 0; i < EXECUTIONS_KEPT + 5; i++)
-          assert.ok(await new ScheduleRepository(opened.backend.db).fire(s, new Date(Date.UTC(2031, 0, 1, 0, 0, i)), job, jobs));
+          assert.ok(
+            await new ScheduleRepository(opened.backend.db).fire(s, new Date(Date.UTC(2031, 0, 1, 0, 0, i)), job, jobs),
+          );
         const latest = new Date(Date.UTC(2031, 0, 1, 0, 0, EXECUTIONS_KEPT + 4));
         assert.equal(
           await new ScheduleRepository(opened.backend.db).fire(s, latest, job, jobs),
