@@ -2,7 +2,7 @@ import type { ConfigStore } from '../store/config-store.js';
 import type { RevealRequest } from '../store/secret-reveal.js';
 import type { ProjectTokens } from '../store/embedded/tokens.js';
 import type { ProjectFiles } from '../store/files/project-files.js';
-import type { OrphanCheck, ProjectTables, StorageJobLiveness, StorageJobs } from '../store/tables/index.js';
+import type { ProjectTables, StorageJobs } from '../store/tables/index.js';
 import type { Component, TokenInfo } from '../store/types.js';
 
 export interface StorageJobScope {
@@ -30,12 +30,6 @@ export interface ServerBackend {
    * Absent: the request's own (`tables`, `files`).
    */
   forStorageJob?(token: TokenInfo): StorageJobScope;
-  /** ends `error` the Storage jobs of processes that are gone (`isGone`); returns their ids */
-  endOrphanedJobs?(isGone: OrphanCheck): Promise<number[]>;
-  /** Storage jobs' liveness told by the database, where it can tell it across machines (PostgreSQL) */
-  storageJobLiveness?(onLost: (error: Error) => void): StorageJobLiveness | undefined;
-  /** deletes expired files of every project; returns how many */
-  purgeExpiredFiles?(): Promise<number>;
   /** the tokens of the token's project (token management over HTTP) */
   tokens(token: TokenInfo): ProjectTokens;
   /**
