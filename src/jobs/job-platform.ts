@@ -59,8 +59,7 @@ export class JobPlatform {
   ) {}
 
   static async open(backend: EmbeddedBackend, options: JobPlatformOptions): Promise<JobPlatform> {
-    const { logger } = options;
-    const { workers } = options;
+    const { logger, workers } = options;
     const queue = await openJobQueue(backend, { logger, retryLimit: options.retryLimit, supervise: !!workers });
     const [{ WorkerPool }, { startScheduleTicker }] = await Promise.all([
       import('./worker-pool.js'),
@@ -71,13 +70,13 @@ export class JobPlatform {
     const workerPool: BackgroundService = {
       name: 'worker pool',
       start: async () => {
+        if (!workers) return;
         const source = await queue.source((error) => {
           logger.error(
             `Job locks lost (${error.message}): stopping this worker's jobs, another worker may run them again`,
           );
           pool?.abandonAll();
         });
-        if (!workers) return;
         pool = new WorkerPool({
           jobs: queue.jobs,
           source,
