@@ -4,7 +4,7 @@ import { StoreError } from '../store/store-error.js';
 import type { ProjectFiles } from '../store/files/project-files.js';
 import type { ProjectTables, StorageJobs } from '../store/tables/index.js';
 import type { TokenInfo } from '../store/types.js';
-import type { JobScope, ServerBackend } from './backend.js';
+import type { ServerBackend, StorageJobScope } from './backend.js';
 import type { ReadCache } from './operations/read-cache.js';
 import { KEBOOLA_ERRORS } from '../common/keboola-errors.js';
 
@@ -19,10 +19,10 @@ export interface Session {
   store: ConfigStore;
   /** the project's Storage tables and finished jobs */
   tables: ProjectTables;
-  jobs: StorageJobs;
+  storageJobs: StorageJobs;
   files: ProjectFiles;
   /** the project's tables and files for a Storage job (close after it) */
-  jobScope: () => JobScope;
+  storageJobScope: () => StorageJobScope;
   /** shared by all sessions: entries are keyed by token */
   reads: ReadCache;
 }
@@ -62,10 +62,10 @@ export function requireToken(backend: ServerBackend, reads: ReadCache, wording: 
       token,
       store: backend.session(token),
       tables: backend.tables(token),
-      jobs: backend.jobs(token),
+      storageJobs: backend.storageJobs(token),
       files: backend.files(token),
-      jobScope: () =>
-        backend.forJob?.(token) ?? {
+      storageJobScope: () =>
+        backend.forStorageJob?.(token) ?? {
           tables: backend.tables(token),
           files: backend.files(token),
           close: async () => undefined,

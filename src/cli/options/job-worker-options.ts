@@ -1,7 +1,8 @@
 import type { Argv } from 'yargs';
 import type { Logger } from '../../common/logger.js';
 import type { JobQueue } from '../../jobs/job-queue.js';
-import { DEFAULT_JOB_RETENTION_DAYS, DEFAULT_JOB_TIMEOUT_SECONDS, type WorkerPool } from '../../jobs/worker-pool.js';
+import type { WorkerSettings } from '../../jobs/job-platform.js';
+import { DEFAULT_JOB_RETENTION_DAYS, DEFAULT_JOB_TIMEOUT_SECONDS } from '../../jobs/worker-pool.js';
 import { noWorkerAdvice } from '../../jobs/worker-registry.js';
 import { integerOption } from './option-checks.js';
 
@@ -47,34 +48,16 @@ export function jobWorkerOptions<T>(y: Argv<T>): Argv<T & JobWorkerArgs> {
     ) as Argv<T & JobWorkerArgs>;
 }
 
-/** Starts a pool of `workers` on the queue (jobs dead workers left are ended first). */
-export async function startWorkerPool(
-  queue: JobQueue,
-  args: JobWorkerArgs & { store: string },
-  workers: number,
-  logger: Logger,
-): Promise<WorkerPool> {
-  const { WorkerPool } = await import('../../jobs/worker-pool.js');
-  const holder: { pool?: WorkerPool } = {};
-  const source = await queue.source((error) => {
-    logger.error(`Job locks lost (${error.message}): stopping this worker's jobs, another worker may run them again`);
-    holder.pool?.abandonAll();
-  });
-  const pool = new WorkerPool({
-    jobs: queue.jobs,
-    source,
-    workers,
+/** The worker pool's settings from the options: `count` jobs at once, each a process of this same gex. */
+export function workerSettings(args: JobWorkerArgs, count: number, store: string): WorkerSettings {
+  return {
+    count,
     jobTimeoutSeconds: args['job-timeout'],
     retentionDays: args['job-retention-days'],
-    store: args.store,
+    store,
     // this same gex: node and its script
     command: [process.execPath, process.argv[1]],
-    logger,
-    registry: queue.registry,
-  });
-  holder.pool = pool;
-  await pool.start();
-  return pool;
+  };
 }
 
 /**

@@ -1,9 +1,8 @@
 import { excerptId } from '../../common/log-text.js';
-import { fromPlain } from '../../json/index.js';
 import type { ConfigStore } from '../../store/config-store.js';
 import { StoreError } from '../../store/store-error.js';
 import type { TokenInfo } from '../../store/types.js';
-import { newJobFromRequest } from '../job-request.js';
+import { newJob, type JobTarget } from '../job-request.js';
 import { scheduleDefinition, type ScheduleDefinition } from './schedule-definition.js';
 import { SCHEDULER_COMPONENT_ID } from './scheduler-component.js';
 import type { ScheduleRecord, ScheduleRepository } from './schedule-repository.js';
@@ -16,6 +15,16 @@ const TARGET_FIELDS: Record<string, string> = {
   configRowIds: 'target.configurationRowIds',
 };
 
+/** What a schedule's tick runs, as a job's target. */
+export function scheduleJobTarget(target: ScheduleDefinition['target']): JobTarget {
+  return {
+    componentId: target.componentId,
+    configId: target.configurationId,
+    configRowIds: target.configurationRowIds,
+    mode: target.mode,
+  };
+}
+
 /**
  * Checks that a schedule's target could be run now by `token`, exactly as `POST /jobs` would check
  * it (the component, a configuration of the token's project, its rows); a refusal names the
@@ -24,17 +33,7 @@ const TARGET_FIELDS: Record<string, string> = {
 export async function checkTarget(definition: ScheduleDefinition, token: TokenInfo, store: ConfigStore): Promise<void> {
   const { target } = definition;
   try {
-    await newJobFromRequest(
-      fromPlain({
-        component: target.componentId,
-        config: target.configurationId,
-        configRowIds: target.configurationRowIds,
-        mode: target.mode,
-      }),
-      undefined,
-      token,
-      store,
-    );
+    await newJob(scheduleJobTarget(target), token, store);
   } catch (error) {
     const key = error instanceof StoreError ? error.details?.[0]?.key : undefined;
     const field = key !== undefined ? TARGET_FIELDS[key] : undefined;

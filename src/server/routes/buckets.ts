@@ -86,7 +86,7 @@ export async function sendFinishedJob(
   const session = sessionOf(request);
   const id = StorageJobs.newId();
   const body = finishedJobToWire(request, { ...job, id, created: timestamp(), token: session.token });
-  await session.jobs.record(id, stringifyExact(body));
+  await session.storageJobs.record(id, stringifyExact(body));
   return sendJson(reply, 202, body);
 }
 

@@ -3,7 +3,7 @@ import { excerptQuoted } from '../../common/log-text.js';
 import type { JsonValue } from '../../json/index.js';
 import { newJobFromRequest } from '../../jobs/job-request.js';
 import type { JobRepository } from '../../jobs/job-repository.js';
-import type { QueueJob } from '../../jobs/job-record.js';
+import type { QueueHooks } from '../../jobs/job-platform.js';
 import { jobToWire } from '../../jobs/job-wire.js';
 import { searchFromQuery, type QueryParams } from '../../jobs/search-query.js';
 import { StoreError } from '../../store/store-error.js';
@@ -17,11 +17,6 @@ import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 export const QUEUE_BODY_LIMIT = 1024 * 1024;
 
 /** What the server tells whoever runs jobs (the embedded pool): wake up, or stop a job. */
-export interface QueueHooks {
-  created(job: QueueJob): void;
-  killed(job: QueueJob): void;
-}
-
 /** The queue's base URL: the server's origin (Keboola's `https://queue.<stack>`). */
 export function queueBase(request: FastifyRequest): string {
   return absoluteUri(request, '');

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import type pg from 'pg';
-import type { PostgresDatabase } from '../../store/sql/postgres-database.js';
+import type { PostgresDatabase } from './postgres-database.js';
 
 /**
  * The two-key advisory lock of a job: the store's schema (hashed by the server) and the job id — a

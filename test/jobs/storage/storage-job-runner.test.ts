@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { localToken } from '../../src/store/embedded/tokens.js';
-import { StorageJobs } from '../../src/store/tables/index.js';
-import { StorageJobRunner, workerGone, thisWorker } from '../../src/server/storage-job-runner.js';
-import { UserError } from '../../src/common/errors.js';
-import { sqliteBackend } from '../support/store.js';
+import { localToken } from '../../../src/store/embedded/tokens.js';
+import { StorageJobs } from '../../../src/store/tables/index.js';
+import { StorageJobRunner, workerGone, thisWorker } from '../../../src/jobs/storage/storage-job-runner.js';
+import { UserError } from '../../../src/common/errors.js';
+import { sqliteBackend } from '../../support/store.js';
 
 const job = (id: number) => ({
   id,

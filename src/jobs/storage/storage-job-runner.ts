@@ -1,11 +1,10 @@
 import PQueue from 'p-queue';
-import { UserError } from '../common/errors.js';
-import type { Logger } from '../common/logger.js';
-import { storedIdentityLiveness, thisProcessText } from '../common/process-liveness.js';
-import { StoreError } from '../store/store-error.js';
-import { StorageJobs, type StorageJobLiveness, type StorageJobStatus } from '../store/tables/index.js';
-import { tableStoreError } from './errors/table-errors.js';
-import { KEBOOLA_ERRORS } from '../common/keboola-errors.js';
+import { UserError } from '../../common/errors.js';
+import type { Logger } from '../../common/logger.js';
+import { storedIdentityLiveness, thisProcessText } from '../../common/process-liveness.js';
+import { StoreError } from '../../store/store-error.js';
+import { StorageJobs, type StorageJobLiveness, type StorageJobStatus } from '../../store/tables/index.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 /**
  * Storage jobs that run after their request has been answered (imports and exports through File
@@ -16,7 +15,7 @@ import { KEBOOLA_ERRORS } from '../common/keboola-errors.js';
  * next server started on the store ends the job `error` (`endOrphans`).
  */
 
-export interface JobMetrics {
+export interface StorageJobMetrics {
   inBytes: number;
   outBytes: number;
 }
@@ -38,13 +37,13 @@ export interface StorageJobWire {
   error: { code: string; message: string } | null;
 }
 
-export interface JobOutcome {
+export interface StorageJobOutcome {
   results: Record<string, unknown>;
-  metrics?: Partial<JobMetrics>;
+  metrics?: Partial<StorageJobMetrics>;
 }
 
 /** Jobs of one process that run at once by default: each holds a database connection and a temporary file. */
-export const DEFAULT_JOB_CONCURRENCY = 2;
+export const DEFAULT_STORAGE_JOB_CONCURRENCY = 2;
 
 /** This process as a job's worker (see ProcessIdentity: a reused pid is another process). */
 export function thisWorker(): string {
@@ -56,11 +55,12 @@ export function workerGone(worker: string): boolean {
   return storedIdentityLiveness(worker) === 'dead';
 }
 
-/** What a failed job's `error` says: a user error's message; gex's own faults only in the server's log. */
+/**
+ * What a failed job's `error` says: a refusal's code and message (the server gives its work's
+ * refusals Keboola's codes), a user error's message; gex's own faults only in the server's log.
+ */
 function jobError(error: unknown): { code: string; message: string } {
-  const refusal = tableStoreError(error);
-  if (refusal instanceof StoreError)
-    return { code: refusal.code || KEBOOLA_ERRORS.jobsError.code, message: refusal.message };
+  if (error instanceof StoreError) return { code: error.code || KEBOOLA_ERRORS.jobsError.code, message: error.message };
   if (error instanceof UserError) return { code: KEBOOLA_ERRORS.tablesValidation.code, message: error.message };
   return {
     code: KEBOOLA_ERRORS.jobsInternal.code,
@@ -80,7 +80,7 @@ export class StorageJobRunner {
     options: { concurrency?: number; logger?: Logger; liveness?: StorageJobLiveness } = {},
     private readonly logger = options.logger,
   ) {
-    this.queue = new PQueue({ concurrency: options.concurrency ?? DEFAULT_JOB_CONCURRENCY });
+    this.queue = new PQueue({ concurrency: options.concurrency ?? DEFAULT_STORAGE_JOB_CONCURRENCY });
     this.liveness = options.liveness;
   }
 
@@ -98,7 +98,7 @@ export class StorageJobRunner {
   async submit(
     jobs: StorageJobs,
     job: Omit<StorageJobWire, 'status' | 'startTime' | 'endTime' | 'results' | 'error' | 'metrics' | 'runId'>,
-    work: () => Promise<JobOutcome>,
+    work: () => Promise<StorageJobOutcome>,
   ): Promise<StorageJobWire> {
     const state: StorageJobWire = {
       ...job,
@@ -129,7 +129,7 @@ export class StorageJobRunner {
     return answered;
   }
 
-  private async run(jobs: StorageJobs, state: StorageJobWire, work: () => Promise<JobOutcome>): Promise<void> {
+  private async run(jobs: StorageJobs, state: StorageJobWire, work: () => Promise<StorageJobOutcome>): Promise<void> {
     try {
       state.status = 'processing';
       state.startTime = new Date().toISOString();

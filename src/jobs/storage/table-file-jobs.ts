@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
-import { UserError } from '../common/errors.js';
-import { excerptId, excerptList } from '../common/log-text.js';
-import type { ProjectFiles, StoredFile } from '../store/files/project-files.js';
-import { streamCsv } from '../store/table-csv.js';
-import { embeddedTableSource } from '../store/table-source.js';
-import { readCsvHeader, type CsvSource, type ProjectTables, type TableQuery } from '../store/tables/index.js';
-import type { JobOutcome } from './storage-job-runner.js';
+import { UserError } from '../../common/errors.js';
+import { excerptId, excerptList } from '../../common/log-text.js';
+import type { ProjectFiles, StoredFile } from '../../store/files/project-files.js';
+import { streamCsv } from '../../store/table-csv.js';
+import { embeddedTableSource } from '../../store/table-source.js';
+import { readCsvHeader, type CsvSource, type ProjectTables, type TableQuery } from '../../store/tables/index.js';
+import type { StorageJobOutcome } from './storage-job-runner.js';
 
 /**
  * The work of the File Storage jobs (docs/storage-api.md#jobs): a stored file is loaded as `gex run`
@@ -70,7 +70,11 @@ async function tableExists(tables: ProjectTables, tableId: string): Promise<bool
 }
 
 /** Loads a stored file into a table (create or import); the results Keboola's job reports. */
-export async function importFile(tables: ProjectTables, files: ProjectFiles, input: ImportInput): Promise<JobOutcome> {
+export async function importFile(
+  tables: ProjectTables,
+  files: ProjectFiles,
+  input: ImportInput,
+): Promise<StorageJobOutcome> {
   const { tableId, file } = input;
   if (input.create && (await tableExists(tables, tableId)))
     throw new UserError(
@@ -143,7 +147,7 @@ export async function exportToFile(
   tables: ProjectTables,
   files: ProjectFiles,
   input: ExportInput,
-): Promise<JobOutcome> {
+): Promise<StorageJobOutcome> {
   return withTempDir(async (dir) => {
     const csv = path.join(dir, 'export.csv');
     const out = createWriteStream(csv, { flags: 'wx' });
