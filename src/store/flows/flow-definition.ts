@@ -185,7 +185,8 @@ function checkConditionLinks(
 ): void {
   if (condition.type === 'phase' && !phaseIds.has(condition.phase)) {
     problems.add(`${path}.phase`, `no phase has the id ${quoteId(condition.phase)}`);
-  } else if (condition.type === 'task' && !taskIds.has(condition.task)) {
+  } else if (condition.type === 'task' && condition.task !== '*' && !taskIds.has(condition.task)) {
+    // `*`: each task of the phase an aggregated operator (ALL_TASKS_IN_PHASE …) walks
     problems.add(`${path}.task`, `no task has the id ${quoteId(condition.task)}`);
   } else if (condition.type === 'operator') {
     if (condition.phase !== undefined && !phaseIds.has(condition.phase)) {
