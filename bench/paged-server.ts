@@ -2,8 +2,8 @@
  * A paged API in its own process for benchmarks: `node paged-server.js '<PagedServerOptions JSON>'`.
  * Reports its URL over IPC and answers a `stats` message with what it served.
  */
-import { startFixtureServer, type FixtureHandler } from '../src/fixture-server/fixture-server.js';
-import { flatRecord, pagedApi } from '../src/fixture-server/paged-api.js';
+import { startFixtureServer, type FixtureHandler } from '../test/support/fixture-server/fixture-server.js';
+import { flatRecord, pagedApi } from '../test/support/fixture-server/paged-api.js';
 
 export interface PagedServerOptions {
   pages: number;

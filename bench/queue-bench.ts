@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import PQueue from 'p-queue';
-import { startFixtureServer, type FixtureServer } from '../src/fixture-server/fixture-server.js';
+import { startFixtureServer, type FixtureServer } from '../test/support/fixture-server/fixture-server.js';
 import { runGex, startServe } from '../test/support/cli.js';
 import { call, startWorker, untilFinished } from '../test/support/queue.js';
 import { inSchema, withPostgresClient } from '../test/support/store.js';

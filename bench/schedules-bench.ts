@@ -6,6 +6,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GENERIC_EXTRACTOR_ID } from '../src/cli/builtin-components.js';
 import { activateSchedule } from '../src/jobs/schedules/schedule-activation.js';
+import { ScheduleRepository } from '../src/jobs/schedules/schedule-repository.js';
 import { SCHEDULER_COMPONENT_ID } from '../src/jobs/schedules/scheduler-component.js';
 import { fromPlain } from '../src/json/index.js';
 import { startServe } from '../test/support/cli.js';
@@ -184,7 +185,7 @@ export async function scheduleTickerFigure(count: number, windowSeconds: number)
           target: { componentId: GENERIC_EXTRACTOR_ID, configurationId: 'shop' },
         }),
       });
-      await activateSchedule(seeding, info, backend.schedules(), config.id);
+      await activateSchedule(seeding, info, new ScheduleRepository(backend.db), config.id);
     }
     // one that never fires, as an older gex stored it
     const never = await backend.db.get<{ definition: string }>('SELECT definition FROM schedules ORDER BY id LIMIT 1');

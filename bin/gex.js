@@ -6,8 +6,10 @@ import { existsSync } from 'node:fs';
 const bundle = new URL('../dist/bundle/main.js', import.meta.url);
 const built = existsSync(bundle);
 // before main is loaded: a run's start flags (a restart of this process), the compile cache (main
-// included) — src/cli/process-start.ts
-const { startProcess } = await import(built ? '../dist/bundle/process-start.js' : '../dist/src/cli/process-start.js');
+// included) — src/cli/process/process-start.ts
+const { startProcess } = await import(
+  built ? '../dist/bundle/process-start.js' : '../dist/src/cli/process/process-start.js'
+);
 startProcess();
 const { main } = await import(built ? bundle.href : '../dist/src/cli/main.js');
 

@@ -123,9 +123,9 @@ await build({
   // run's start flags, the compile cache, main included)
   entryPoints: {
     main: dist('src/cli/main.js'),
-    'form-parser-worker': dist('src/server/form-parser-worker.js'),
+    'form-parser-worker': dist('src/server/http/form-parser-worker.js'),
     'sqlite-write-worker': dist('src/store/sql/sqlite-write-worker.js'),
-    'process-start': dist('src/cli/process-start.js'),
+    'process-start': dist('src/cli/process/process-start.js'),
   },
   outdir,
   bundle: true,

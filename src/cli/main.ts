@@ -1,13 +1,13 @@
 import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { gexVersion } from '../common/version.js';
-import { ignoreClosedOutput } from './closed-output.js';
-import { loggingOptions } from './logging.js';
-import { installStopSignals } from './stop-signals.js';
-import { stopWhenParentGone } from './parent-watch.js';
-import { commandWord } from './command-word.js';
-import { failHandler } from './unknown-command.js';
-import { missingValueProblem, numberTextProblem, type KnownOptions } from './option-checks.js';
+import { ignoreClosedOutput } from './process/closed-output.js';
+import { loggingOptions } from './process/logging.js';
+import { installStopSignals } from './process/stop-signals.js';
+import { stopWhenParentGone } from './process/parent-watch.js';
+import { commandWord } from './process/command-word.js';
+import { failHandler } from './options/unknown-command.js';
+import { missingValueProblem, numberTextProblem, type KnownOptions } from './options/option-checks.js';
 
 type Register = (yargs: Argv) => Argv;
 
@@ -21,14 +21,14 @@ const COMMANDS: ReadonlyArray<readonly [string, () => Promise<Register>]> = [
   ['check', async () => (await import('./commands/check.js')).checkCommand],
   ['schema', async () => (await import('./commands/schema.js')).schemaCommand],
   ['serve', async () => (await import('./commands/serve.js')).serveCommand],
-  ['tokens', async () => (await import('./commands/tokens.js')).tokensCommand],
+  ['tokens', async () => (await import('./commands/tokens/index.js')).tokensCommand],
   ['components', async () => (await import('./commands/components.js')).componentsCommand],
-  ['configs', async () => (await import('./commands/configs.js')).configsCommand],
-  ['rows', async () => (await import('./commands/rows.js')).rowsCommand],
-  ['state', async () => (await import('./commands/state.js')).stateCommand],
-  ['tables', async () => (await import('./commands/tables.js')).tablesCommand],
-  ['jobs', async () => (await import('./commands/jobs.js')).jobsCommand],
-  ['schedules', async () => (await import('./commands/schedules.js')).schedulesCommand],
+  ['configs', async () => (await import('./commands/configs/index.js')).configsCommand],
+  ['rows', async () => (await import('./commands/rows/index.js')).rowsCommand],
+  ['state', async () => (await import('./commands/state/index.js')).stateCommand],
+  ['tables', async () => (await import('./commands/tables/index.js')).tablesCommand],
+  ['jobs', async () => (await import('./commands/jobs/index.js')).jobsCommand],
+  ['schedules', async () => (await import('./commands/schedules/index.js')).schedulesCommand],
   ['worker', async () => (await import('./commands/worker.js')).workerCommand],
 ];
 

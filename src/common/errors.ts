@@ -9,14 +9,20 @@ import {
 
 export type { ErrorCode } from './error-catalogue.js';
 
+/** gex's exit codes, which orchestrators rely on (Keboola's contract); a stop by a signal exits 128 + its number. */
+export const EXIT_SUCCESS = 0;
+/** a user error: bad configuration, the API refused */
+export const EXIT_USER_ERROR = 1;
+/** an application error: a bug or an environment problem */
+export const EXIT_APPLICATION_ERROR = 2;
+
 /**
- * Error kinds and the exit codes orchestrators rely on (Keboola's contract):
- * 0 success, 1 user error (bad configuration, the API refused), 2 application error.
+ * Error kinds and their exit codes (EXIT_USER_ERROR, EXIT_APPLICATION_ERROR).
  * Each error carries its code of the catalogue (error-catalogue.ts) as `gexCode`: `code` is taken
  * by Node's system errors and by Keboola's error bodies (StoreError), both with another meaning.
  */
 export class UserError extends Error {
-  readonly exitCode = 1 as const;
+  readonly exitCode = EXIT_USER_ERROR;
   constructor(
     readonly gexCode: UserErrorCode,
     message: string,
@@ -41,7 +47,7 @@ export class ConfigError extends UserError {
 
 /** An internal fault: a bug or an environment problem rather than the user's input. */
 export class ApplicationError extends Error {
-  readonly exitCode = 2 as const;
+  readonly exitCode = EXIT_APPLICATION_ERROR;
   constructor(
     readonly gexCode: ApplicationErrorCode,
     message: string,
@@ -58,8 +64,8 @@ export function errorKind(err: unknown): ErrorKind {
   return err instanceof UserError ? 'user' : 'application';
 }
 
-export function exitCodeOf(err: unknown): 1 | 2 {
-  return err instanceof UserError ? 1 : 2;
+export function exitCodeOf(err: unknown): typeof EXIT_USER_ERROR | typeof EXIT_APPLICATION_ERROR {
+  return err instanceof UserError ? EXIT_USER_ERROR : EXIT_APPLICATION_ERROR;
 }
 
 /**

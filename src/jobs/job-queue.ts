@@ -3,6 +3,7 @@ import type { EmbeddedBackend } from '../store/embedded/embedded-backend.js';
 import type { PostgresDatabase } from '../store/sql/postgres-database.js';
 import type { PgBossDispatch } from './dispatch/pg-boss-dispatch.js';
 import { JobRepository } from './job-repository.js';
+import { ScheduleRepository } from './schedules/schedule-repository.js';
 import { StoreClaimSource, type JobSource } from './job-source.js';
 import { WorkerRegistry } from './worker-registry.js';
 
@@ -17,6 +18,8 @@ export interface JobQueueOptions {
 /** A store's job queue as one process uses it: the jobs, and where a worker pool gets them. */
 export interface JobQueue {
   readonly jobs: JobRepository;
+  /** the store's schedules (they fire jobs into `jobs`) */
+  readonly schedules: ScheduleRepository;
   /** the store's dispatch: `multi-machine` (PostgreSQL, pg-boss) or `one-machine` (SQLite) */
   readonly scope: 'one-machine' | 'multi-machine';
   /** the worker pools of the store's servers and workers (who runs its jobs) */
@@ -38,6 +41,7 @@ export async function openJobQueue(backend: EmbeddedBackend, options: JobQueueOp
     const jobs = new JobRepository(backend.db, { retryLimit, workerGone: (job) => registry.gone(job.worker) });
     return {
       jobs,
+      schedules: new ScheduleRepository(backend.db),
       scope: 'one-machine',
       registry,
       source: () => Promise.resolve(new StoreClaimSource(jobs, registry, logger)),
@@ -48,7 +52,7 @@ export async function openJobQueue(backend: EmbeddedBackend, options: JobQueueOp
   const [{ PgBossDispatch }, { PgBossSource }, { JobLocks }] = await Promise.all([
     import('./dispatch/pg-boss-dispatch.js'),
     import('./dispatch/pg-boss-source.js'),
-    import('./dispatch/job-locks.js'),
+    import('../store/sql/advisory-locks.js'),
   ]);
   // a kill asks PostgreSQL whether a worker holds the job's session lock (opened on the first kill that needs it)
   const killLocks = new JobLocks(db, 'job kill', () => undefined);
@@ -70,6 +74,7 @@ export async function openJobQueue(backend: EmbeddedBackend, options: JobQueueOp
   });
   return {
     jobs,
+    schedules: new ScheduleRepository(db),
     scope: 'multi-machine',
     registry,
     source: (onLocksLost) => Promise.resolve(new PgBossSource({ db, jobs, dispatch, logger, onLocksLost })),

@@ -1,57 +1,14 @@
-import type { Database, SqlExecutor, SqlParam, TransactionExecutor } from '../store/sql/database.js';
-import { anyElementOf, anyOf as anyOfValues, type ListCondition } from '../store/sql/value-list.js';
+import type { Database, SqlExecutor } from '../store/sql/database.js';
 import { StoreError } from '../store/store-error.js';
 import { storedIdentityLiveness } from '../common/process-liveness.js';
-import type { EventPosition, JobEvent, JobResult, NewJob, QueueJob } from './job-record.js';
+import { appendJobEvents, JobEventLog } from './job-event-log.js';
+import type { JobEvent, JobResult, NewJob, QueueJob } from './job-record.js';
 import { lostWorkerOutcome } from './job-result.js';
 import { removeFoldersOfLostJob } from './job-folder.js';
-import { SORT_COLUMNS, type JobSearch } from './job-search.js';
+import { JobReads } from './job-reads.js';
+import { CONFIG_WHERE, configKeyOf, inList, SAME_CONFIG, SELECT, toJob, type ConfigKey, type Row } from './job-rows.js';
 import { isFinished, PENDING, RUNNING, statusesLeadingTo, type JobStatus } from './statuses.js';
-
-type Row = Record<string, unknown>;
-
-const SELECT = `SELECT j.*, p.name AS project_name FROM queue_jobs j JOIN projects p ON p.id = j.project_id`;
-/** the same configuration as job `j` (a configuration is project, component, config, branch) */
-const SAME_CONFIG = `o.project_id = j.project_id AND o.component_id = j.component_id AND o.config_id = j.config_id
-  AND o.branch_id = j.branch_id`;
-const inList = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
-
-function toJob(row: Row): QueueJob {
-  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
-  return {
-    id: Number(row.id),
-    projectId: Number(row.project_id),
-    projectName: String(row.project_name),
-    componentId: String(row.component_id),
-    configId: String(row.config_id),
-    branchId: String(row.branch_id),
-    status: row.status as JobStatus,
-    desiredStatus: row.desired_status as QueueJob['desiredStatus'],
-    mode: row.mode as QueueJob['mode'],
-    runId: String(row.run_id),
-    parentRunId: String(row.parent_run_id),
-    tokenId: Number(row.token_id),
-    tokenDescription: String(row.token_description),
-    configRowIds: JSON.parse(String(row.config_row_ids)) as string[],
-    tag: text(row.tag),
-    orchestrationJobId: text(row.orchestration_job_id),
-    created: String(row.created),
-    started: text(row.started),
-    ended: text(row.ended),
-    durationSeconds: row.duration_seconds === null ? null : Number(row.duration_seconds),
-    result: row.result === '[]' ? null : (JSON.parse(String(row.result)) as JobResult),
-    worker: text(row.worker),
-    attempt: Number(row.attempt ?? 1),
-    retryLimit: Number(row.retry_limit ?? 0),
-    timeoutSeconds:
-      row.timeout_seconds === null || row.timeout_seconds === undefined ? null : Number(row.timeout_seconds),
-  };
-}
-
-/** A LIKE pattern matching `text` literally (escape character `\`). */
-function likeLiteral(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
+import { KEBOOLA_ERRORS } from '../common/keboola-errors.js';
 
 /** The outcome a worker reports for a job whose process ended, given the status the job has now. */
 export type Outcome = (current: JobStatus) => { status: JobStatus; result: JobResult };
@@ -79,27 +36,23 @@ export interface RunnableJob {
   attempt: number;
 }
 
-/** a configuration's jobs: the columns that name one */
-type ConfigKey = [projectId: number, componentId: string, configId: string, branchId: string];
-const CONFIG_WHERE = 'project_id = ? AND component_id = ? AND config_id = ? AND branch_id = ?';
-const configKeyOf = (row: Row): ConfigKey => [
-  Number(row.project_id),
-  String(row.component_id),
-  String(row.config_id),
-  String(row.branch_id),
-];
-
 /**
- * Queue jobs in the store's database (SQLite or PostgreSQL, the same statements). Every change is
+ * Queue jobs in the store's database (SQLite or PostgreSQL, the same statements): their creation,
+ * claims, kills and ends (reads: JobReads; logs: JobEventLog). Every change is
  * one transaction; claiming is serialised by the database (SQLite: BEGIN IMMEDIATE; PostgreSQL: a
  * transaction-scoped advisory lock), and a unique index allows one running job per configuration
  * whatever a claimer does.
  */
-export class JobRepository {
+export class JobRepository extends JobReads {
+  private readonly log: JobEventLog;
+
   constructor(
-    private readonly db: Database,
+    db: Database,
     private readonly options: JobRepositoryOptions = {},
-  ) {}
+  ) {
+    super(db);
+    this.log = new JobEventLog(db);
+  }
 
   /** Tells the dispatch about jobs that became runnable (after the commit that made them so). */
   private async runnable(jobs: ReadonlyArray<RunnableJob | undefined>): Promise<void> {
@@ -198,61 +151,6 @@ export class JobRepository {
     return Number(seq!.value);
   }
 
-  /** A job of the project (another project's is not found); any project's when `projectId` is null. */
-  async get(projectId: number | null, id: number): Promise<QueueJob | undefined> {
-    const row =
-      projectId === null
-        ? await this.db.get<Row>(`${SELECT} WHERE j.id = ?`, [id])
-        : await this.db.get<Row>(`${SELECT} WHERE j.id = ? AND j.project_id = ?`, [id, projectId]);
-    return row && toJob(row);
-  }
-
-  /** The project's jobs matching every filter given, sorted and paged. */
-  async search(projectId: number, search: JobSearch): Promise<QueueJob[]> {
-    if (search.none) return [];
-    const where: string[] = ['j.project_id = ?'];
-    const params: SqlParam[] = [projectId];
-    // lists of any length (src/store/sql/value-list.ts)
-    const add = (condition: ListCondition) => {
-      where.push(condition.sql);
-      params.push(...condition.params);
-    };
-    const anyOf = (column: string, values: readonly string[] | readonly number[] | undefined) => {
-      if (values !== undefined) add(anyOfValues(this.db.dialect, column, values));
-    };
-    const bound = (column: string, op: '>=' | '<=', value: string | number | undefined) => {
-      if (value === undefined) return;
-      where.push(`${column} ${op} ?`);
-      params.push(value);
-    };
-    anyOf('j.id', search.ids);
-    anyOf('j.run_id', search.runIds);
-    anyOf('j.branch_id', search.branchIds);
-    anyOf('j.token_id', search.tokenIds);
-    anyOf('j.token_description', search.tokenDescriptions);
-    anyOf('j.component_id', search.componentIds);
-    anyOf('j.config_id', search.configIds);
-    anyOf('j.mode', search.modes);
-    anyOf('j.status', search.statuses);
-    // config_row_ids is a JSON array of strings
-    if (search.configRowIds) add(anyElementOf(this.db.dialect, 'j.config_row_ids', search.configRowIds));
-    if (search.parentRunId !== undefined) anyOf('j.parent_run_id', [search.parentRunId]);
-    bound('j.created', '>=', search.createdFrom);
-    bound('j.created', '<=', search.createdTo);
-    bound('j.started', '>=', search.startedFrom);
-    bound('j.started', '<=', search.startedTo);
-    bound('j.ended', '>=', search.endedFrom);
-    bound('j.ended', '<=', search.endedTo);
-    bound('j.duration_seconds', '>=', search.durationFrom);
-    bound('j.duration_seconds', '<=', search.durationTo);
-    const order = search.sortOrder === 'asc' ? 'ASC' : 'DESC';
-    const column = `j.${SORT_COLUMNS[search.sortBy]}`;
-    // nulls last either way, and the id breaks ties so pages never overlap
-    const sql = `${SELECT} WHERE ${where.join(' AND ')}
-      ORDER BY CASE WHEN ${column} IS NULL THEN 1 ELSE 0 END, ${column} ${order}, j.id ${order} LIMIT ? OFFSET ?`;
-    return (await this.db.all<Row>(sql, [...params, search.limit, search.offset])).map(toJob);
-  }
-
   /**
    * Marks the oldest runnable job `processing` for `worker` and returns it; undefined when none
    * can run. Runnable: pending, no job of its configuration running, and no older pending job of
@@ -341,7 +239,7 @@ export class JobRepository {
       if (isFinished(job.status)) {
         throw new StoreError(
           400,
-          'queue.jobFinished',
+          KEBOOLA_ERRORS.queueJobFinished.code,
           `Job ${id} is already finished (${job.status}): it cannot be killed.`,
         );
       }
@@ -403,7 +301,7 @@ export class JobRepository {
           `UPDATE queue_jobs SET status = 'created', attempt = attempt + 1, started = NULL, worker = NULL WHERE id = ?`,
           [id],
         );
-        await this.appendEventsIn(tx, { id, projectId: Number(row.project_id) }, [
+        await appendJobEvents(tx, { id, projectId: Number(row.project_id) }, [
           {
             created: now.toISOString(),
             level: 'warning',
@@ -445,98 +343,16 @@ export class JobRepository {
     });
   }
 
-  /** The statuses of these jobs now (a worker's check for kill requests sent to another server). */
-  async statuses(ids: readonly number[]): Promise<Map<number, JobStatus>> {
-    if (ids.length === 0) return new Map();
-    const among = anyOfValues(this.db.dialect, 'id', ids);
-    const rows = await this.db.all<Row>(`SELECT id, status FROM queue_jobs WHERE ${among.sql}`, among.params);
-    return new Map(rows.map((r) => [Number(r.id), r.status as JobStatus]));
-  }
-
-  /** The running jobs and who runs them (to find those whose worker is gone). */
-  async running(): Promise<Array<{ id: number; worker: string | null }>> {
-    const rows = await this.db.all<Row>(
-      `SELECT id, worker FROM queue_jobs WHERE status IN (${inList(RUNNING)}) ORDER BY id`,
-    );
-    return rows.map((r) => ({ id: Number(r.id), worker: r.worker === null ? null : String(r.worker) }));
-  }
-
   /** Appends lines to a job's log, numbered after the ones it has. */
   appendEvents(
     job: { id: number; projectId: number },
     events: ReadonlyArray<Pick<JobEvent, 'created' | 'level' | 'message'>>,
   ): Promise<void> {
-    if (events.length === 0) return Promise.resolve();
-    return this.db.transaction((tx) => this.appendEventsIn(tx, job, events));
+    return this.log.appendEvents(job, events);
   }
 
-  private async appendEventsIn(
-    tx: TransactionExecutor,
-    job: { id: number; projectId: number },
-    events: ReadonlyArray<Pick<JobEvent, 'created' | 'level' | 'message'>>,
-  ): Promise<void> {
-    const last = await tx.get<Row>('SELECT MAX(seq) AS seq FROM queue_job_events WHERE job_id = ?', [job.id]);
-    const first = last?.seq === null || last?.seq === undefined ? 1 : Number(last.seq) + 1;
-    await tx.runEach(
-      'INSERT INTO queue_job_events (job_id, seq, project_id, created, level, message) VALUES (?, ?, ?, ?, ?, ?)',
-      events.map((e, i) => [job.id, first + i, job.projectId, e.created, e.level, e.message]),
-    );
-  }
-
-  /**
-   * The log of the project's jobs with this id or run id (or of their child runs): oldest first, or
-   * with `newestFirst` the newest `limit` lines, ordered and cut in SQL so that memory stays bounded
-   * however long the log. A line's position is (job id, seq); `after` and `atMost` bound it.
-   */
-  async events(
-    projectId: number,
-    options: {
-      jobId?: number;
-      runId?: string;
-      sinceSeq?: number;
-      after?: EventPosition;
-      atMost?: EventPosition;
-      newestFirst?: boolean;
-      limit: number;
-    },
-  ): Promise<JobEvent[]> {
-    const where = ['e.project_id = ?'];
-    const params: SqlParam[] = [projectId];
-    if (options.jobId !== undefined) {
-      where.push('e.job_id = ?');
-      params.push(options.jobId);
-    }
-    if (options.runId !== undefined) {
-      // the run's jobs first (a job is one row, its log many): the database then reads only their lines
-      where.push(`e.job_id IN (SELECT j.id FROM queue_jobs j WHERE j.project_id = ?
-        AND (j.run_id = ? OR j.run_id LIKE ? ESCAPE '\\'))`);
-      params.push(projectId, options.runId, `${likeLiteral(options.runId)}.%`);
-    }
-    if (options.sinceSeq !== undefined) {
-      where.push('e.seq > ?');
-      params.push(options.sinceSeq);
-    }
-    if (options.after) {
-      where.push('(e.job_id > ? OR (e.job_id = ? AND e.seq > ?))');
-      params.push(options.after.jobId, options.after.jobId, options.after.seq);
-    }
-    if (options.atMost) {
-      where.push('(e.job_id < ? OR (e.job_id = ? AND e.seq <= ?))');
-      params.push(options.atMost.jobId, options.atMost.jobId, options.atMost.seq);
-    }
-    const order = options.newestFirst ? 'DESC' : 'ASC';
-    const rows = await this.db.all<Row>(
-      `SELECT e.* FROM queue_job_events e WHERE ${where.join(' AND ')}
-        ORDER BY e.job_id ${order}, e.seq ${order} LIMIT ?`,
-      [...params, options.limit],
-    );
-    return rows.map((r) => ({
-      jobId: Number(r.job_id),
-      seq: Number(r.seq),
-      projectId: Number(r.project_id),
-      created: String(r.created),
-      level: r.level as JobEvent['level'],
-      message: String(r.message),
-    }));
+  /** The log of the project's jobs with this id or run id (JobEventLog.events). */
+  events(projectId: number, options: Parameters<JobEventLog['events']>[1]): Promise<JobEvent[]> {
+    return this.log.events(projectId, options);
   }
 }

@@ -5,6 +5,7 @@ import type { ConfigStore } from '../store/config-store.js';
 import { StoreError } from '../store/store-error.js';
 import type { TokenInfo } from '../store/types.js';
 import type { NewJob } from './job-record.js';
+import { KEBOOLA_ERRORS } from '../common/keboola-errors.js';
 
 /** gex's one branch (the default one), as the Storage API numbers it */
 export const DEFAULT_BRANCH = '1';
@@ -14,7 +15,9 @@ const MAX_ROW_IDS = 100;
 const RUN_ID = /^[0-9A-Za-z_-]{1,64}(?:\.[0-9A-Za-z_-]{1,64}){0,15}$/;
 
 function invalid(key: string, message: string, status = 400): StoreError {
-  return new StoreError(status, 'queue.validation', `Invalid job: ${key}: ${message}`, [{ key, message }]);
+  return new StoreError(status, KEBOOLA_ERRORS.queueValidation.code, `Invalid job: ${key}: ${message}`, [
+    { key, message },
+  ]);
 }
 
 /** Null, absent, `[]`, `{}` or '' — what clients send for "not set". */
@@ -48,35 +51,33 @@ const UNSUPPORTED = [
   'previousJobId',
 ];
 
+/** What a job is asked to run: a stored configuration of the token's project, as typed values. */
+export interface JobTarget {
+  componentId: string;
+  configId: string;
+  /** the rows to run (none: every enabled row) */
+  configRowIds: readonly string[];
+  mode: 'run' | 'forceRun';
+  /** the run the job belongs to (`X-KBC-RunId`): its run id becomes `<parent>.<id>`; none: '' or absent */
+  parentRunId?: string;
+  tag?: string | null;
+  orchestrationJobId?: string | null;
+}
+
 /**
- * A create request (`POST /jobs`) checked against the token's project: the component and
- * configuration exist, every named row exists, nothing unsupported is asked for. Any problem is a
- * 4xx naming the key; nothing is stored.
+ * A create request's body (`POST /jobs`) parsed into a target: every key of the right type,
+ * nothing unsupported asked for; `headerRunId` (`X-KBC-RunId`) wins over `parentRunId`. A problem
+ * is a 400 naming the key.
  */
-export async function newJobFromRequest(
-  body: JsonValue | undefined,
-  headerRunId: string | undefined,
-  token: TokenInfo,
-  store: ConfigStore,
-): Promise<NewJob> {
-  if (token.readOnly) throw StoreError.accessDenied('A read-only token cannot create jobs.');
+export function jobTargetFromBody(body: JsonValue | undefined, headerRunId: string | undefined): JobTarget {
   if (!isJsonObject(body))
     throw invalid('body', 'expected a JSON object such as {"component": "ex-generic-v2", "config": "123"}');
   for (const key of UNSUPPORTED) {
     if (!isUnset(body.get(key))) throw invalid(key, `gex does not support ${key}: run a stored configuration instead`);
   }
   const component = body.get('component') ?? body.get('componentId');
-  if (typeof component !== 'string' || component === '')
-    throw invalid('component', 'required: the id of the component');
-  // no component has a longer id: one can never be found, and is not quoted back whole
-  if (component.length > MAX_ADDRESSABLE_ID_LENGTH)
-    throw invalid(
-      'component',
-      `component ${excerptId(component)} is not registered (ids are at most ${MAX_ADDRESSABLE_ID_LENGTH} characters)`,
-      404,
-    );
-  const config = optionalText(body, 'config') ?? optionalText(body, 'configId');
-  if (config === null || config === '') throw invalid('config', 'required: the id of a stored configuration');
+  if (typeof component !== 'string') throw invalid('component', 'required: the id of the component');
+  const config = optionalText(body, 'config') ?? optionalText(body, 'configId') ?? '';
   const mode = body.get('mode') ?? 'run';
   if (mode !== 'run' && mode !== 'forceRun') throw invalid('mode', 'gex runs jobs in mode "run" or "forceRun"');
   const branch = optionalText(body, 'branchId');
@@ -86,16 +87,61 @@ export async function newJobFromRequest(
   const rowsValue = body.get('configRowIds');
   let rowIds: string[] = [];
   if (!isUnset(rowsValue)) {
-    if (
-      !isList(rowsValue) ||
-      rowsValue.length > MAX_ROW_IDS ||
-      rowsValue.some((r) => typeof r !== 'string' && typeof r !== 'number')
-    ) {
+    if (!isList(rowsValue) || rowsValue.some((r) => typeof r !== 'string' && typeof r !== 'number')) {
       throw invalid('configRowIds', `expected a list of at most ${MAX_ROW_IDS} row ids`);
     }
     rowIds = rowsValue.map(String);
   }
-  const parentRunId = headerRunId?.trim() || optionalText(body, 'parentRunId') || '';
+  return {
+    componentId: component,
+    configId: config,
+    configRowIds: rowIds,
+    mode,
+    parentRunId: headerRunId?.trim() || optionalText(body, 'parentRunId') || '',
+    tag: optionalText(body, 'tag'),
+    orchestrationJobId: optionalText(body, 'orchestrationJobId'),
+  };
+}
+
+/**
+ * The wire's door: a create request (`POST /jobs`) from a token that may create jobs, parsed
+ * (jobTargetFromBody) and made a new job (newJob).
+ */
+export async function newJobFromRequest(
+  body: JsonValue | undefined,
+  headerRunId: string | undefined,
+  token: TokenInfo,
+  store: ConfigStore,
+): Promise<NewJob> {
+  requireJobCreator(token);
+  return newJob(jobTargetFromBody(body, headerRunId), token, store);
+}
+
+function requireJobCreator(token: TokenInfo): void {
+  if (token.readOnly) throw StoreError.accessDenied('A read-only token cannot create jobs.');
+}
+
+/**
+ * A target checked against the token's project and made a new job (the Queue API, `gex jobs run`,
+ * a schedule's tick and its activation): the component and configuration exist, every named row
+ * exists. Any problem is a 4xx naming the body's key; nothing is stored.
+ */
+export async function newJob(target: JobTarget, token: TokenInfo, store: ConfigStore): Promise<NewJob> {
+  requireJobCreator(token);
+  const { componentId: component, configId: config, mode } = target;
+  if (component === '') throw invalid('component', 'required: the id of the component');
+  // no component has a longer id: one can never be found, and is not quoted back whole
+  if (component.length > MAX_ADDRESSABLE_ID_LENGTH)
+    throw invalid(
+      'component',
+      `component ${excerptId(component)} is not registered (ids are at most ${MAX_ADDRESSABLE_ID_LENGTH} characters)`,
+      404,
+    );
+  if (config === '') throw invalid('config', 'required: the id of a stored configuration');
+  if (target.configRowIds.length > MAX_ROW_IDS)
+    throw invalid('configRowIds', `expected a list of at most ${MAX_ROW_IDS} row ids`);
+  const rowIds = [...target.configRowIds];
+  const parentRunId = target.parentRunId ?? '';
   if (parentRunId !== '' && !RUN_ID.test(parentRunId))
     throw invalid('parentRunId', 'expected a run id such as 123 or 123.456 (X-KBC-RunId)');
 
@@ -131,8 +177,8 @@ export async function newJobFromRequest(
     tokenId: token.id,
     tokenDescription: token.description,
     configRowIds: rowIds,
-    tag: optionalText(body, 'tag'),
-    orchestrationJobId: optionalText(body, 'orchestrationJobId'),
+    tag: target.tag ?? null,
+    orchestrationJobId: target.orchestrationJobId ?? null,
     timeoutSeconds: processTimeout(configuration.configuration),
   };
 }

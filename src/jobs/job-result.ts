@@ -1,20 +1,9 @@
+import { EXIT_SUCCESS, EXIT_USER_ERROR } from '../common/errors.js';
 import type { JobResult } from './job-record.js';
+import type { RunSummaryFile } from './job-run-contract.js';
 import type { JobStatus } from './statuses.js';
 
-/** The part of `gex run`'s JSON summary a job's result is built from (read defensively: it is a file). */
-interface SummaryShape {
-  status?: unknown;
-  message?: unknown;
-  configVersion?: unknown;
-  rowsRun?: unknown;
-  rows?: Array<{ tables?: Array<{ loaded?: unknown; tableId?: unknown }> }>;
-  error?: { kind?: unknown; code?: unknown; message?: unknown };
-}
-
-/** gex run's exit codes: 0 ok, 1 user error, 2 application error, 143 stopped by SIGTERM */
-export const EXIT_USER_ERROR = 1;
-
-function outputTables(summary: SummaryShape | undefined): JobResult['output']['tables'] {
+function outputTables(summary: RunSummaryFile | undefined): JobResult['output']['tables'] {
   const ids = (Array.isArray(summary?.rows) ? summary.rows : []).flatMap((row) =>
     (Array.isArray(row?.tables) ? row.tables : []).flatMap((t) =>
       t?.loaded === true && typeof t.tableId === 'string' ? [t.tableId] : [],
@@ -29,14 +18,13 @@ function outputTables(summary: SummaryShape | undefined): JobResult['output']['t
 
 /** A finished run's result: Keboola's messages; an error's type from the exit code (1 = user). */
 export function resultOfRun(
-  summary: unknown,
+  s: RunSummaryFile | undefined,
   exitCode: number | null,
 ): { status: 'success' | 'error'; result: JobResult } {
-  const s = (typeof summary === 'object' && summary !== null ? summary : undefined) as SummaryShape | undefined;
   const version =
     typeof s?.configVersion === 'number' || typeof s?.configVersion === 'string' ? String(s.configVersion) : null;
   const output = { tables: outputTables(s) };
-  if (exitCode === 0 && s?.status === 'success') {
+  if (exitCode === EXIT_SUCCESS && s?.status === 'success') {
     const message = s.rowsRun === 0 ? 'No configurations executed.' : 'Component processing finished.';
     return { status: 'success', result: { message, configVersion: version, output } };
   }
@@ -52,6 +40,34 @@ export function resultOfRun(
   const code = typeof s?.error?.code === 'string' && /^GEX_[A-Z_]{1,60}$/.test(s.error.code) ? s.error.code : undefined;
   const error = { type, message, ...(code ? { code } : {}) };
   return { status: 'error', result: { message, configVersion: version, output, error } };
+}
+
+/** How a job's process ended, as its worker saw it. */
+export interface RunEnd {
+  /** the job was asked to be killed (here, or through the store: its status is `terminating`) */
+  killed: boolean;
+  /** it ran past its timeout (`timeoutSeconds`) and was stopped */
+  timedOut: boolean;
+  timeoutSeconds: number;
+  /** the worker stopped it: the worker is stopping, or can no longer guard it */
+  workerStopped: boolean;
+  summary: RunSummaryFile | undefined;
+  exitCode: number | null;
+}
+
+/** The outcome rules of a job whose process ended: a kill, a timeout, a stopped worker, else the run's own result. */
+export function runOutcome(current: JobStatus, end: RunEnd): { status: JobStatus; result: JobResult } {
+  if (current === 'terminating' || end.killed)
+    return {
+      status: 'terminated',
+      result: resultWithMessage('The job was killed: its process was stopped (no state saved).'),
+    };
+  if (end.timedOut) {
+    const message = `The job timed out after ${end.timeoutSeconds} seconds: its process was stopped (no state saved).`;
+    return { status: 'error', result: resultWithMessage(message, 'user') };
+  }
+  if (end.workerStopped) return { status: 'error', result: resultWithMessage(WORKER_STOPPED, 'application') };
+  return resultOfRun(end.summary, end.exitCode);
 }
 
 /** A job ended without a result of its own (killed, timed out, worker gone). */

@@ -1,5 +1,6 @@
 import { open, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
+import type { RunSummary } from '../runner/run-summary.js';
 
 /**
  * The contract between a worker and the `gex run` process it starts for a job — the one place it
@@ -117,11 +118,23 @@ export async function readJobFile(file: string): Promise<JobRunSpec> {
   };
 }
 
-/** The run's summary, or undefined when it wrote none (or one too large or not JSON). */
-export async function readRunSummary(file: string): Promise<unknown> {
+/** A value read back from a file: the shape of `T`, any part of which may be missing (each is checked where used). */
+export type ReadBack<T> =
+  T extends ReadonlyArray<infer E>
+    ? Array<ReadBack<E> | undefined>
+    : T extends object
+      ? { [K in keyof T]?: ReadBack<T[K]> | null }
+      : T;
+
+/** The summary file of a job's run: the runner's RunSummary, as read back. */
+export type RunSummaryFile = ReadBack<RunSummary>;
+
+/** The run's summary (read defensively), or undefined when it wrote none (or one too large, not JSON, no object). */
+export async function readRunSummary(file: string): Promise<RunSummaryFile | undefined> {
   try {
     if ((await stat(file)).size > MAX_SUMMARY_BYTES) return undefined;
-    return JSON.parse(await readFile(file, 'utf8')) as unknown;
+    const summary = JSON.parse(await readFile(file, 'utf8')) as unknown;
+    return typeof summary === 'object' && summary !== null ? summary : undefined;
   } catch {
     return undefined;
   }

@@ -5,6 +5,7 @@ import { UserError } from '../common/errors.js';
 import type { JobMode } from './job-record.js';
 import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, SORT_COLUMNS, type JobSearch, type JobSortKey } from './job-search.js';
 import { isJobStatus, type JobStatus } from './statuses.js';
+import { KEBOOLA_ERRORS } from '../common/keboola-errors.js';
 
 export type QueryParams = Record<string, string | string[] | undefined>;
 
@@ -15,7 +16,9 @@ const LAST_MS = 253_402_300_799_999;
 const MAX_LIST_VALUES = 1000;
 
 function invalid(key: string, message: string): StoreError {
-  return new StoreError(400, 'queue.validation', `Invalid search: ${key}: ${message}`, [{ key, message }]);
+  return new StoreError(400, KEBOOLA_ERRORS.queueValidation.code, `Invalid search: ${key}: ${message}`, [
+    { key, message },
+  ]);
 }
 
 /**

@@ -1,12 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from '../common/logger.js';
 import { displayId } from '../common/log-text.js';
 import { makeJobFolder, removeJobFolder } from './job-folder.js';
-import { JobLogCollector } from './job-log.js';
+import { collectJobLog, spawnJobRun, writeJobSpec, type JobRunProcess } from './job-process.js';
 import type { QueueJob } from './job-record.js';
 import type { JobRepository } from './job-repository.js';
-import { resultOfRun, resultWithMessage, WORKER_STOPPED } from './job-result.js';
-import { jobRunArgs, jobRunEnv, jobRunFiles, readRunSummary, writeJobFile } from './job-run-contract.js';
+import { resultWithMessage, runOutcome } from './job-result.js';
+import { jobRunFiles, readRunSummary, type JobRunFiles } from './job-run-contract.js';
 import { sweepJobFolders, workerName, type ClaimedJob, type JobSource } from './job-source.js';
 import type { WorkerRegistry } from './worker-registry.js';
 
@@ -16,10 +15,6 @@ export const DEFAULT_JOB_RETENTION_DAYS = 30;
 const POLL_MS = 1000;
 /** how often finished jobs past their retention are deleted */
 const RETENTION_CHECK_MS = 3600_000;
-/** log lines reach the store at least this often while a job runs */
-const LOG_FLUSH_MS = 250;
-/** how long a job's `gex run` waits for its configuration's run lock */
-const RUN_LOCK_WAIT_SECONDS = 30;
 /** a process that ignores SIGTERM this long is killed */
 const KILL_GRACE_MS = 30_000;
 
@@ -44,7 +39,7 @@ export interface WorkerPoolOptions {
 
 interface Running {
   job: QueueJob;
-  child: ChildProcess;
+  child: JobRunProcess;
   killed: boolean;
   timedOut: boolean;
   /** stopped because this worker can no longer guard it (its locks' session broke) */
@@ -174,81 +169,67 @@ export class WorkerPool {
     ).unref();
   }
 
-  private async launch({ job, release }: ClaimedJob): Promise<void> {
-    const { jobs, logger } = this.options;
-    const timeoutSeconds = Math.min(this.options.jobTimeoutSeconds, job.timeoutSeconds ?? Infinity);
+  /** The job's folder and job file; undefined (the job ended error) when they cannot be made. */
+  private async prepare(
+    job: QueueJob,
+    release: () => Promise<void>,
+  ): Promise<{ dir: string; files: JobRunFiles } | undefined> {
     let dir: string | undefined;
     try {
       dir = await makeJobFolder(job.id);
-      // the job's identity goes in a file, never on the command line (see job-run-contract.ts)
-      await writeJobFile(jobRunFiles(dir).jobFile, {
-        componentId: job.componentId,
-        configId: job.configId,
-        project: job.projectName,
-        rowIds: job.configRowIds,
-        force: job.mode === 'forceRun',
-      });
+      const files = jobRunFiles(dir);
+      await writeJobSpec(files, job);
+      return { dir, files };
     } catch (error) {
       // claimed but not startable (a full or read-only temp folder): ended, not left processing
       if (dir) await removeJobFolder(dir).catch(() => undefined);
       const message = `The job could not start: its folder could not be made (${(error as Error).message}).`;
-      await jobs.finish(job.id, () => ({ status: 'error', result: resultWithMessage(message, 'application') }));
+      await this.options.jobs.finish(job.id, () => ({
+        status: 'error',
+        result: resultWithMessage(message, 'application'),
+      }));
       await release();
-      logger.error(`Job ${job.id}: ${message}`);
-      return;
+      this.options.logger.error(`Job ${job.id}: ${message}`);
+      return undefined;
     }
-    const jobDir = dir;
-    const files = jobRunFiles(jobDir);
-    const args = [...this.options.command.slice(1), ...jobRunArgs(files, RUN_LOCK_WAIT_SECONDS)];
-    const env = jobRunEnv(this.options.env ?? process.env, this.options.store, process.pid);
-    const child = spawn(this.options.command[0], args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  }
+
+  /** Runs a claimed job: its process spawned, its log collected, its end recorded by the outcome rules. */
+  private async launch({ job, release }: ClaimedJob): Promise<void> {
+    const { jobs, logger } = this.options;
+    const timeoutSeconds = Math.min(this.options.jobTimeoutSeconds, job.timeoutSeconds ?? Infinity);
+    const prepared = await this.prepare(job, release);
+    if (!prepared) return;
+    const { dir, files } = prepared;
+    const child = spawnJobRun(this.options, files);
     const run: Running = { job, child, killed: false, timedOut: false, abandoned: false };
     this.running.set(job.id, run);
     logger.info(
       `Job ${job.id} started: configuration ${displayId(job.configId)} of ${displayId(job.componentId)} (project ${job.projectId})`,
     );
-
-    const log = new JobLogCollector();
-    let writes = Promise.resolve();
-    const flush = (end = false) => {
-      const events = log.take(end);
-      writes = writes
-        .then(() => jobs.appendEvents(job, events))
-        .catch((error: unknown) => logger.warn(`Job ${job.id}: log lines not stored: ${(error as Error).message}`));
-      return writes;
-    };
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => log.write('stdout', chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => log.write('stderr', chunk));
-    const flusher = setInterval(() => void flush(), LOG_FLUSH_MS);
+    const log = collectJobLog(child, job, jobs, logger);
     const timeout = setTimeout(() => {
       run.timedOut = true;
       this.terminate(run);
     }, timeoutSeconds * 1000);
 
     const done = new Promise<void>((resolve) => {
-      child.on('error', (error) => log.write('stderr', `Cannot start gex run: ${error.message}\n`));
       child.on('close', (code) => {
-        clearInterval(flusher);
         clearTimeout(timeout);
         void (async () => {
           try {
-            await flush(true);
+            await log.end();
             const summary = await readRunSummary(files.summaryFile);
-            const ended = await jobs.finish(job.id, (current) => {
-              if (current === 'terminating' || run.killed) {
-                return {
-                  status: 'terminated',
-                  result: resultWithMessage('The job was killed: its process was stopped (no state saved).'),
-                };
-              }
-              if (run.timedOut) {
-                const message = `The job timed out after ${timeoutSeconds} seconds: its process was stopped (no state saved).`;
-                return { status: 'error', result: resultWithMessage(message, 'user') };
-              }
-              if (this.stopping || run.abandoned)
-                return { status: 'error', result: resultWithMessage(WORKER_STOPPED, 'application') };
-              return resultOfRun(summary, code);
-            });
+            const ended = await jobs.finish(job.id, (current) =>
+              runOutcome(current, {
+                killed: run.killed,
+                timedOut: run.timedOut,
+                timeoutSeconds,
+                workerStopped: this.stopping || run.abandoned,
+                summary,
+                exitCode: code,
+              }),
+            );
             logger.info(`Job ${job.id} ended (exit ${code ?? 'signal'})${ended ? '' : ': it was no longer running'}`);
           } catch (error) {
             logger.error({ err: error }, `Job ${job.id}: cannot record its end: ${(error as Error).message}`);
@@ -257,7 +238,7 @@ export class WorkerPool {
               logger.warn(`Job ${job.id}: cannot give up its lock: ${(error as Error).message}`),
             );
             this.running.delete(job.id);
-            await removeJobFolder(jobDir).catch(() => undefined);
+            await removeJobFolder(dir).catch(() => undefined);
             resolve();
             this.wake();
           }

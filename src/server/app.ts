@@ -2,23 +2,25 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Logger } from '../common/logger.js';
 import { requireToken } from './auth.js';
 import type { ServerBackend } from './backend.js';
-import { registerBodyParsers } from './body.js';
-import { ReadCache, type ReadCacheLimits } from './read-cache.js';
-import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler } from './errors.js';
+import { registerBodyParsers } from './http/body.js';
+import { ReadCache, type ReadCacheLimits } from './operations/read-cache.js';
+import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler } from './errors/errors.js';
 import { MAX_ADDRESSABLE_ID_LENGTH } from '../store/addressable-id.js';
-import { healthRoute } from './health.js';
-import { ServerMetrics } from './metrics.js';
-import { requestLog } from './request-log.js';
-import { observeResponses } from './response-observers.js';
-import { gexRevision } from './revision.js';
+import { healthRoute } from './operations/health.js';
+import { ServerMetrics } from './operations/metrics.js';
+import { requestLog } from './operations/request-log.js';
+import { observeResponses } from './operations/response-observers.js';
+import { gexRevision } from './http/revision.js';
 import { apiIndexRoutes } from './routes/api-index.js';
 import { branchRoutes, requireDefaultBranch } from './routes/branches.js';
 import { bucketRoutes } from './routes/buckets.js';
 import { componentDetailRoute, componentListRoute, publicComponentRoute } from './routes/components.js';
 import { configurationRoutes } from './routes/configurations.js';
-import { jobRoutes } from './routes/jobs.js';
+import { storageJobRoutes } from './routes/storage-jobs.js';
 import type { JobRepository } from '../jobs/job-repository.js';
-import { queueRoutes, type QueueHooks } from './routes/queue.js';
+import type { ScheduleRepository } from '../jobs/schedules/schedule-repository.js';
+import type { QueueHooks } from '../jobs/job-platform.js';
+import { queueRoutes } from './routes/queue.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { secretRoutes } from './routes/secrets.js';
 import { queueEventRoutes } from './routes/queue-events.js';
@@ -30,12 +32,17 @@ import { tableRoutes, type PreviewBounds } from './routes/tables.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { versionRoutes } from './routes/versions.js';
 
-import { DEFAULT_BODY_LIMIT, DEFAULT_FILE_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_UPLOAD_MEMORY } from './limits.js';
-import { ByteBudget } from './byte-budget.js';
+import {
+  DEFAULT_BODY_LIMIT,
+  DEFAULT_FILE_LIMIT,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_UPLOAD_MEMORY,
+} from './http/limits.js';
+import { ByteBudget } from './http/byte-budget.js';
 import { fileRoutes, type FileLimits } from './routes/files.js';
 import { tableFileRoutes } from './routes/table-file-routes.js';
-import { StorageJobRunner, workerGone } from './storage-job-runner.js';
-import { DEFAULT_PREVIEW_MAX_BYTES, DEFAULT_PREVIEW_TOTAL_BYTES, type PreviewLimits } from './table-preview.js';
+import type { StorageJobRunner } from '../jobs/storage/storage-job-runner.js';
+import { DEFAULT_PREVIEW_MAX_BYTES, DEFAULT_PREVIEW_TOTAL_BYTES, type PreviewLimits } from './storage/table-preview.js';
 
 export { DEFAULT_BODY_LIMIT, DEFAULT_FILE_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_UPLOAD_MEMORY };
 
@@ -57,30 +64,23 @@ export interface ServerOptions {
   previews?: PreviewLimits;
   /** told of created and killed queue jobs (the embedded worker pool); none: jobs wait for a worker's poll */
   queueHooks?: QueueHooks;
-  /** the job queue the Queue API serves (default: the backend's, without a dispatch) */
+  /** runs the storage jobs (imports, exports after their 202) of the File Storage routes; absent: those routes are not served */
+  storageJobs?: StorageJobRunner;
+  /** the job queue the Queue API serves (with `schedules`, the Scheduler API's); absent: neither API */
   queue?: JobRepository;
+  /** the schedules the Scheduler API serves, beside the Queue API */
+  schedules?: ScheduleRepository;
   /** largest file uploaded to File Storage, in bytes (default 5 GiB); larger ones get 413 */
   fileLimit?: number;
   /** bytes all File Storage uploads together hold in memory (default 64 MiB); past it an upload gets 503 */
   uploadMemory?: number;
-  /** Storage jobs (imports, exports) this process runs at once (default 2) */
-  storageJobConcurrency?: number;
-  /** how often expired files are deleted (default hourly; they are also refused and purged when read) */
-  filePurgeIntervalMs?: number;
-  /** how often Storage jobs of dead servers are looked for (PostgreSQL; default 5 s) */
-  orphanCheckIntervalMs?: number;
 }
-
-/** Expired files are deleted this often besides when a project's files are listed or prepared. */
-const FILE_PURGE_INTERVAL_MS = 60 * 60 * 1000;
-/** how often a server on a PostgreSQL store looks for Storage jobs of servers that are gone */
-const ORPHAN_CHECK_MS = 5000;
 
 const NO_HOOKS: QueueHooks = { created: () => undefined, killed: () => undefined };
 
 interface StorageScope {
   previews: PreviewBounds;
-  runner: StorageJobRunner;
+  runner: StorageJobRunner | undefined;
   files: FileLimits;
 }
 
@@ -89,7 +89,7 @@ function tableScope(app: FastifyInstance, scope: StorageScope): void {
   bucketRoutes(app);
   tableRoutes(app, scope.previews);
   storageMetadataRoutes(app);
-  tableFileRoutes(app, scope.runner, scope.files.fileBytes);
+  if (scope.runner) tableFileRoutes(app, scope.runner, scope.files.fileBytes);
   fileRoutes(app, scope.files);
 }
 
@@ -104,7 +104,8 @@ function configurationScope(app: FastifyInstance): void {
 /**
  * The Storage API v2 subset of component configurations (docs/storage-api.md#endpoints), every route under
  * `/v2/storage/branch/{default|1}/…` and the deprecated `/v2/storage/…` (metadata: branch form
- * only). Call `listen()` on the result; `close()` does not close the backend.
+ * only). Registers routes over what it is given and starts nothing (the background work is the
+ * caller's, jobs/job-platform.ts). Call `listen()` on the result; `close()` does not close the backend.
  */
 export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
@@ -132,50 +133,14 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     budget: new ByteBudget(options.previews?.totalBytes ?? DEFAULT_PREVIEW_TOTAL_BYTES),
   };
   const revision = options.revision ?? gexRevision();
-  const liveness = backend.storageJobLiveness?.((error) =>
-    options.logger?.error(
-      `Storage jobs' liveness locks lost (${error.message}): other servers may end this one's jobs`,
-    ),
-  );
   const storage: StorageScope = {
     previews,
-    runner: new StorageJobRunner({ concurrency: options.storageJobConcurrency, logger: options.logger, liveness }),
+    runner: options.storageJobs,
     files: {
       fileBytes: options.fileLimit ?? DEFAULT_FILE_LIMIT,
       uploads: new ByteBudget(options.uploadMemory ?? DEFAULT_UPLOAD_MEMORY),
     },
   };
-  // jobs of a process that died (kill -9, a crash) while they ran: their transaction never committed.
-  // Checked at start; on PostgreSQL also every few seconds, for servers on other machines.
-  const endOrphans = async () => {
-    const orphans = await backend.endOrphanedJobs?.(liveness?.orphans ?? { gone: workerGone });
-    if (orphans?.length)
-      options.logger?.warn(
-        { jobs: orphans },
-        `Ended ${orphans.length} Storage jobs of a server that stopped while they ran`,
-      );
-  };
-  await endOrphans();
-  const orphanMonitor = liveness
-    ? setInterval(
-        () =>
-          void endOrphans().catch((error: unknown) => options.logger?.warn({ err: error }, 'Storage job check failed')),
-        options.orphanCheckIntervalMs ?? ORPHAN_CHECK_MS,
-      )
-    : undefined;
-  orphanMonitor?.unref();
-  const purge = setInterval(
-    () => void backend.purgeExpiredFiles?.().catch(() => undefined),
-    options.filePurgeIntervalMs ?? FILE_PURGE_INTERVAL_MS,
-  );
-  purge.unref();
-
-  app.addHook('onClose', async () => {
-    clearInterval(purge);
-    clearInterval(orphanMonitor);
-    await storage.runner.close();
-    await liveness?.close();
-  });
   registerBodyParsers(app);
   app.setErrorHandler(errorHandler(bodyLimit));
   app.setNotFoundHandler(notFoundHandler);
@@ -193,7 +158,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   // secrets are served only as ciphers). Everything inside a project needs a token.
   await app.register(
     async (open) => {
-      apiIndexRoutes(open, backend, revision, backend.queueJobs !== undefined);
+      apiIndexRoutes(open, backend, revision, options.queue !== undefined);
       publicComponentRoute(open, backend);
     },
     { prefix: '/v2/storage' },
@@ -217,9 +182,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
         componentListRoute(root);
         configurationScope(root);
         tableScope(root, storage);
-        jobRoutes(root);
-        const queueJobs = options.queue ?? backend.queueJobs?.();
-        if (queueJobs) queueEventRoutes(root, queueJobs);
+        storageJobRoutes(root);
+        if (options.queue) queueEventRoutes(root, options.queue);
       },
       { prefix: '/v2/storage' },
     );
@@ -239,14 +203,14 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     );
 
     // Keboola's Job Queue API, at the origin (the API index lists it as the service "queue")
-    const queueJobs = options.queue ?? backend.queueJobs?.();
+    const queueJobs = options.queue;
     if (queueJobs)
       await api.register(async (queue) => {
         queue.addHook('onRequest', serviceToken);
         queueRoutes(queue, queueJobs, options.queueHooks ?? NO_HOOKS);
       });
     // Keboola's Scheduler API beside it (the service "scheduler"): schedules fire queue jobs
-    const schedules = queueJobs && backend.schedules?.();
+    const schedules = queueJobs && options.schedules;
     if (schedules)
       await api.register(async (scheduler) => {
         scheduler.addHook('onRequest', serviceToken);

@@ -4,8 +4,9 @@ import { StoreError } from '../store/store-error.js';
 import type { ProjectFiles } from '../store/files/project-files.js';
 import type { ProjectTables, StorageJobs } from '../store/tables/index.js';
 import type { TokenInfo } from '../store/types.js';
-import type { JobScope, ServerBackend } from './backend.js';
-import type { ReadCache } from './read-cache.js';
+import type { ServerBackend, StorageJobScope } from './backend.js';
+import type { ReadCache } from './operations/read-cache.js';
+import { KEBOOLA_ERRORS } from '../common/keboola-errors.js';
 
 /**
  * Token authentication (docs/storage-api.md#tokens-and-projects): `X-StorageApi-Token` (header names are
@@ -18,10 +19,10 @@ export interface Session {
   store: ConfigStore;
   /** the project's Storage tables and finished jobs */
   tables: ProjectTables;
-  jobs: StorageJobs;
+  storageJobs: StorageJobs;
   files: ProjectFiles;
   /** the project's tables and files for a Storage job (close after it) */
-  jobScope: () => JobScope;
+  storageJobScope: () => StorageJobScope;
   /** shared by all sessions: entries are keyed by token */
   reads: ReadCache;
 }
@@ -49,22 +50,22 @@ export function requireToken(backend: ServerBackend, reads: ReadCache, wording: 
     if (!text)
       throw wording === 'storage'
         ? new StoreError(401, '', 'Access token must be set')
-        : new StoreError(401, 'storage.tokenInvalid', 'Invalid access token');
+        : StoreError.keboola(KEBOOLA_ERRORS.tokenInvalid, KEBOOLA_ERRORS.tokenInvalid.message);
     // unknown tokens are looked up every time: guessing must not fill the cache
     const token = await reads.value(
       `token ${text}`,
       () => backend.authenticate(text),
       (found) => (found ? 512 : null),
     );
-    if (!token) throw new StoreError(401, 'storage.tokenInvalid', 'Invalid access token');
+    if (!token) throw StoreError.keboola(KEBOOLA_ERRORS.tokenInvalid, KEBOOLA_ERRORS.tokenInvalid.message);
     sessions.set(request, {
       token,
       store: backend.session(token),
       tables: backend.tables(token),
-      jobs: backend.jobs(token),
+      storageJobs: backend.storageJobs(token),
       files: backend.files(token),
-      jobScope: () =>
-        backend.forJob?.(token) ?? {
+      storageJobScope: () =>
+        backend.forStorageJob?.(token) ?? {
           tables: backend.tables(token),
           files: backend.files(token),
           close: async () => undefined,

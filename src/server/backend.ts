@@ -1,13 +1,11 @@
-import type { JobRepository } from '../jobs/job-repository.js';
-import type { ScheduleRepository } from '../jobs/schedules/schedule-repository.js';
 import type { ConfigStore } from '../store/config-store.js';
 import type { RevealRequest } from '../store/secret-reveal.js';
 import type { ProjectTokens } from '../store/embedded/tokens.js';
 import type { ProjectFiles } from '../store/files/project-files.js';
-import type { OrphanCheck, ProjectTables, StorageJobLiveness, StorageJobs } from '../store/tables/index.js';
+import type { ProjectTables, StorageJobs } from '../store/tables/index.js';
 import type { Component, TokenInfo } from '../store/types.js';
 
-export interface JobScope {
+export interface StorageJobScope {
   tables: ProjectTables;
   files: ProjectFiles;
   close(): Promise<void>;
@@ -23,7 +21,7 @@ export interface ServerBackend {
   /** the Storage tables of the token's project */
   tables(token: TokenInfo): ProjectTables;
   /** the finished Storage jobs of the token's project */
-  jobs(token: TokenInfo): StorageJobs;
+  storageJobs(token: TokenInfo): StorageJobs;
   /** the File Storage of the token's project */
   files(token: TokenInfo): ProjectFiles;
   /**
@@ -31,19 +29,9 @@ export interface ServerBackend {
    * where the store needs one (SQLite) so the job does not hold up other requests; `close` after.
    * Absent: the request's own (`tables`, `files`).
    */
-  forJob?(token: TokenInfo): JobScope;
-  /** ends `error` the Storage jobs of processes that are gone (`isGone`); returns their ids */
-  endOrphanedJobs?(isGone: OrphanCheck): Promise<number[]>;
-  /** Storage jobs' liveness told by the database, where it can tell it across machines (PostgreSQL) */
-  storageJobLiveness?(onLost: (error: Error) => void): StorageJobLiveness | undefined;
-  /** deletes expired files of every project; returns how many */
-  purgeExpiredFiles?(): Promise<number>;
+  forStorageJob?(token: TokenInfo): StorageJobScope;
   /** the tokens of the token's project (token management over HTTP) */
   tokens(token: TokenInfo): ProjectTokens;
-  /** the queue jobs of every project (the Queue API filters by the token's project); absent: no Queue API */
-  queueJobs?(): JobRepository;
-  /** the schedules of every project (the Scheduler API filters by the token's project); served with the Queue API */
-  schedules?(): ScheduleRepository;
   /**
    * plaintext of a runner token's ciphers (null: does not decrypt as its project's or the
    * registry's); 403 for any other token. Absent: the server decrypts for no one (501)

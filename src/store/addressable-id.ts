@@ -1,4 +1,5 @@
 import { StoreError } from './store-error.js';
+import { KEBOOLA_ERRORS } from '../common/keboola-errors.js';
 
 /**
  * The longest id (configuration, row, component) that can be used in a URL path: the server's
@@ -21,7 +22,11 @@ export function addressableIdProblem(id: string): string | undefined {
 }
 
 /** Refuses (400) an id chosen by a client that could never be addressed again. `field` names it. */
-export function requireAddressableId(id: string, field: string, code = 'storage.components.validation'): void {
+export function requireAddressableId(
+  id: string,
+  field: string,
+  code: string = KEBOOLA_ERRORS.componentsValidation.code,
+): void {
   const problem = addressableIdProblem(id);
   if (problem) throw StoreError.validation(`Invalid parameters - ${field}: the id ${problem}.`, code);
 }

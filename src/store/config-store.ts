@@ -10,7 +10,7 @@ import type {
   CreateRowInput,
   ImportConfigurationInput,
   ListInclude,
-  MetadataItem,
+  ConfigMetadataItem,
   Row,
   RowVersion,
   TokenInfo,
@@ -135,7 +135,7 @@ export interface ConfigStore {
     componentId: string,
     configId: string,
     metadata: Array<{ key: string; value: string }>,
-  ): Promise<MetadataItem[]>;
-  listMetadata(componentId: string, configId: string): Promise<MetadataItem[]>;
+  ): Promise<ConfigMetadataItem[]>;
+  listMetadata(componentId: string, configId: string): Promise<ConfigMetadataItem[]>;
   deleteMetadata(componentId: string, configId: string, metadataId: string): Promise<void>;
 }

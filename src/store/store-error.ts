@@ -1,5 +1,6 @@
 import type { UserErrorCode } from '../common/error-catalogue.js';
 import { UserError } from '../common/errors.js';
+import { KEBOOLA_ERRORS, type KeboolaAnswer } from '../common/keboola-errors.js';
 
 /**
  * A failure of a store operation with the HTTP status and Keboola error code it maps to
@@ -18,16 +19,26 @@ export class StoreError extends UserError {
     this.name = 'StoreError';
   }
 
-  static notFound(message: string): StoreError {
-    return new StoreError(404, 'notFound', message);
+  /** A refusal with one of Keboola's codes, at the status its entry of KEBOOLA_ERRORS gives. */
+  static keboola(
+    error: KeboolaAnswer,
+    message: string,
+    details?: Array<{ key: string; message: string }>,
+    gexCode?: UserErrorCode,
+  ): StoreError {
+    return new StoreError(error.status, error.code, message, details, gexCode);
   }
 
-  static validation(message: string, code = 'storage.components.validation'): StoreError {
+  static notFound(message: string): StoreError {
+    return StoreError.keboola(KEBOOLA_ERRORS.notFound, message);
+  }
+
+  static validation(message: string, code: string = KEBOOLA_ERRORS.componentsValidation.code): StoreError {
     return new StoreError(400, code, message);
   }
 
-  static accessDenied(message = "You don't have access to the resource."): StoreError {
-    return new StoreError(403, 'accessDenied', message);
+  static accessDenied(message: string = KEBOOLA_ERRORS.accessDenied.message): StoreError {
+    return StoreError.keboola(KEBOOLA_ERRORS.accessDenied, message);
   }
 }
 

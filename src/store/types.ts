@@ -85,7 +85,8 @@ export interface RowVersion {
   configuration?: JsonValue;
 }
 
-export interface MetadataItem {
+/** A metadata item of a configuration or row (`/v2/storage/.../configs/{id}/metadata`). */
+export interface ConfigMetadataItem {
   id: string;
   key: string;
   value: string;

@@ -4,7 +4,7 @@ import {
   defaultDataDir,
   insideContainer,
   type DataDirChoice,
-} from '../../src/cli/data-dir-default.js';
+} from '../../src/cli/options/data-dir-default.js';
 
 describe('the default data folder', () => {
   /** A machine where exactly these paths exist. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { editJson } from '../../src/cli/editor.js';
+import { editJson } from '../../src/cli/input/editor.js';
 import { UserError } from '../../src/common/errors.js';
 import { fromPlain, stringifyExact } from '../../src/json/index.js';
 import { repoRoot } from '../support/cli.js';

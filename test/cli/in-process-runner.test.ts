@@ -3,7 +3,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { runGex, type CliResult } from '../support/cli.js';
-import { startFixtureServer } from '../../src/fixture-server/fixture-server.js';
+import { startFixtureServer } from '../support/fixture-server/fixture-server.js';
 import { makeDataDir, readTables } from '../support/extraction.js';
 import { runGexInProcess } from '../support/in-process-gex.js';
 import { TEST_KEY } from '../support/store.js';

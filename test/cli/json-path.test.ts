@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { changedPaths } from '../../src/cli/changed-paths.js';
-import { formatPath, parseAssignment, parsePath, setAt } from '../../src/cli/json-path.js';
+import { changedPaths } from '../../src/cli/input/changed-paths.js';
+import { formatPath, parseAssignment, parsePath, setAt } from '../../src/cli/input/json-path.js';
 import { fromPlain, stringifyExact } from '../../src/json/index.js';
 
 describe('--set paths', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { printList } from '../../src/cli/list-output.js';
+import { printList } from '../../src/cli/output/list-output.js';
 import { helpTree } from '../support/cli-help.js';
 import { runGexInProcess } from '../support/in-process-gex.js';
 import { TEST_KEY } from '../support/store.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { EMPTY_VALUE_OPTIONS, OPTIONAL_VALUE_OPTIONS } from '../../src/cli/option-checks.js';
+import { EMPTY_VALUE_OPTIONS, OPTIONAL_VALUE_OPTIONS } from '../../src/cli/options/option-checks.js';
 import { BUILT_IN_DESCRIPTIONS, commandLine, helpTree, type CommandHelp } from '../support/cli-help.js';
 import { runGexInProcess } from '../support/in-process-gex.js';
 

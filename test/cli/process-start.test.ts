@@ -121,7 +121,7 @@ describe("a gex process's start: a run's compiler flags, the compile cache", fun
         [
           '--input-type=module',
           '-e',
-          `import { enableCompileCache } from ${JSON.stringify(path.join(repoRoot, 'dist', 'src', 'cli', 'compile-cache.js'))};\nprocess.stdout.write(String(enableCompileCache()));`,
+          `import { enableCompileCache } from ${JSON.stringify(path.join(repoRoot, 'dist', 'src', 'cli', 'process', 'compile-cache.js'))};\nprocess.stdout.write(String(enableCompileCache()));`,
         ],
         { env: { ...withoutNodeCache(process.env), ...env }, encoding: 'utf8' },
       ).stdout;

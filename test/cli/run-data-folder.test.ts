@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
+import { startFixtureServer, type FixtureServer } from '../support/fixture-server/fixture-server.js';
 import { runGexInProcess } from '../support/in-process-gex.js';
 import { makeDataDir } from '../support/extraction.js';
 

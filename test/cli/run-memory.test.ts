@@ -4,8 +4,8 @@ import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promis
 import os from 'node:os';
 import path from 'node:path';
 import { YOUNG_GENERATION_BYTES } from '../../src/common/heap-growth.js';
-import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
-import { flatRecord, pagedApi } from '../../src/fixture-server/paged-api.js';
+import { startFixtureServer, type FixtureServer } from '../support/fixture-server/fixture-server.js';
+import { flatRecord, pagedApi } from '../support/fixture-server/paged-api.js';
 import { gexBin, repoRoot } from '../support/cli.js';
 
 interface Probe {

@@ -5,7 +5,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fromPlain } from '../../src/json/index.js';
-import { startFixtureServer } from '../../src/fixture-server/fixture-server.js';
+import { startFixtureServer } from '../support/fixture-server/fixture-server.js';
 import { openEmbeddedStore } from '../support/open-store.js';
 import { gexBin, repoRoot } from '../support/cli.js';
 import { HoldingApi, pagedParameters, rowStates, startGex, storePagedConfiguration } from '../support/gex-process.js';
@@ -188,7 +188,7 @@ describe('stop signals: a second signal during the cleanup exits at once', () =>
       const script = path.join(dir, 'slow-cleanup.mjs');
       await writeFile(
         script,
-        `import { cancelOnStop } from ${JSON.stringify(path.join(repoRoot, 'dist', 'src', 'cli', 'stop-signals.js'))};
+        `import { cancelOnStop } from ${JSON.stringify(path.join(repoRoot, 'dist', 'src', 'cli', 'process', 'stop-signals.js'))};
          const signal = cancelOnStop();
          signal.addEventListener('abort', () => { console.log('cleaning up'); setTimeout(() => process.exit(0), 60000); });
          setInterval(() => {}, 1000);

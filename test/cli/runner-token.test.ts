@@ -7,7 +7,7 @@ import {
   startFixtureServer,
   type FixtureServer,
   type RecordedRequest,
-} from '../../src/fixture-server/fixture-server.js';
+} from '../support/fixture-server/fixture-server.js';
 import { fromPlain } from '../../src/json/index.js';
 import { phpUrlencode } from '../../src/php/index.js';
 import { CIPHER_PREFIX } from '../../src/store/encryption.js';

@@ -4,8 +4,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { bodyFromArgs, type BodyInput } from '../../src/cli/body-change.js';
-import { promptHidden, type TerminalInput } from '../../src/cli/secret-prompt.js';
+import { bodyFromArgs, type BodyInput } from '../../src/cli/input/body-change.js';
+import { promptHidden, type TerminalInput } from '../../src/cli/input/secret-prompt.js';
 import { UserError } from '../../src/common/errors.js';
 import { fromPlain, toPlain } from '../../src/json/index.js';
 

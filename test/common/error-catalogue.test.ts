@@ -10,7 +10,7 @@ import {
   errorReport,
   UserError,
 } from '../../src/common/errors.js';
-import { answerCode } from '../../src/server/errors.js';
+import { answerCode } from '../../src/server/errors/errors.js';
 import { StateSaveFailed } from '../../src/store/state-save-failed.js';
 import { StoreError } from '../../src/store/store-error.js';
 import { repoRoot } from '../support/cli.js';

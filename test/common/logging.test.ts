@@ -55,7 +55,7 @@ describe('secret masking of errors', () => {
   it('extract() hides secrets in the message and stack of the error it throws (library use, no masker)', async () => {
     const { extract } = await import('../../src/extractor/extractor.js');
     const { silentLogger } = await import('../../src/common/logger.js');
-    const { startFixtureServer } = await import('../../src/fixture-server/fixture-server.js');
+    const { startFixtureServer } = await import('../support/fixture-server/fixture-server.js');
     const server = await startFixtureServer({ handler: (r) => ({ status: 401, body: { echo: r.url } }) });
     try {
       const parameters = fromPlain({

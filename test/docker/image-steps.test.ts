@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startFixtureServer } from '../../src/fixture-server/fixture-server.js';
+import { startFixtureServer } from '../support/fixture-server/fixture-server.js';
 import { repoRoot } from '../support/cli.js';
 import { readDockerfile, type Stage } from './dockerfile.js';
 

@@ -5,7 +5,7 @@ import {
   startFixtureServer,
   type FixtureServer,
   type RecordedRequest,
-} from '../../src/fixture-server/fixture-server.js';
+} from '../support/fixture-server/fixture-server.js';
 import { stateFileText } from '../../src/extractor/extractor-state.js';
 import { runExtraction, type ExtractionRun } from '../support/extraction.js';
 import { InFlight } from '../support/in-flight.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
+import { startFixtureServer, type FixtureServer } from '../support/fixture-server/fixture-server.js';
 import { runExtraction, type ExtractionRun } from '../support/extraction.js';
 import { InFlight } from '../support/in-flight.js';
 import { stateFileText } from '../../src/extractor/extractor-state.js';

@@ -7,7 +7,7 @@ import { ProgressLine } from '../../src/common/progress-line.js';
 import { DataFolder } from '../../src/extractor/data-folder.js';
 import { extract } from '../../src/extractor/extractor.js';
 import { stateFileText } from '../../src/extractor/extractor-state.js';
-import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
+import { startFixtureServer, type FixtureServer } from '../support/fixture-server/fixture-server.js';
 import { runGex } from '../support/cli.js';
 import { captureLogger, makeDataDir, runExtraction, type ExtractionRun } from '../support/extraction.js';
 import { InFlight } from '../support/in-flight.js';

@@ -13,7 +13,7 @@ import type { NewJob } from '../../src/jobs/job-record.js';
 import { KILLED_WITHOUT_WORKER, WORKER_STOPPED } from '../../src/jobs/job-result.js';
 import { StoreClaimSource } from '../../src/jobs/job-source.js';
 import { STALE_MS, WorkerRegistry } from '../../src/jobs/worker-registry.js';
-import { JobLocks } from '../../src/jobs/dispatch/job-locks.js';
+import { JobLocks } from '../../src/store/sql/advisory-locks.js';
 import type { PostgresDatabase } from '../../src/store/sql/postgres-database.js';
 import { storeBackends } from '../support/store.js';
 

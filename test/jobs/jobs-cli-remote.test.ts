@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
+import { startFixtureServer, type FixtureServer } from '../support/fixture-server/fixture-server.js';
 import { JobRepository } from '../../src/jobs/job-repository.js';
 import { gexBin, runGex, startServe } from '../support/cli.js';
 import { openEmbeddedStore } from '../support/open-store.js';

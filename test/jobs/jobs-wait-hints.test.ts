@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
+import { startFixtureServer, type FixtureServer } from '../support/fixture-server/fixture-server.js';
 import { NO_WORKER_AFTER_MS } from '../../src/cli/jobs/wait-progress.js';
 import { track } from '../support/children.js';
 import { gexBin, runGex, startServe } from '../support/cli.js';

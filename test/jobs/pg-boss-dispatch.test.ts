@@ -5,7 +5,7 @@ import {
   notifyChannelOf,
   PgBossDispatch,
 } from '../../src/jobs/dispatch/pg-boss-dispatch.js';
-import { JobLocks } from '../../src/jobs/dispatch/job-locks.js';
+import { JobLocks } from '../../src/store/sql/advisory-locks.js';
 import type { PostgresDatabase } from '../../src/store/sql/postgres-database.js';
 import { postgresBackend, withPostgresClient } from '../support/store.js';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
+import { startFixtureServer, type FixtureServer } from '../support/fixture-server/fixture-server.js';
 import { runGex, startServe } from '../support/cli.js';
 import { call, childrenOf, startWorker, untilFinished, untilJob, type Json, type Worker } from '../support/queue.js';
 import { inSchema, POSTGRES_VARIABLE, postgresBackend, withPostgresClient } from '../support/store.js';

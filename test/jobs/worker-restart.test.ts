@@ -4,7 +4,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
+import { startFixtureServer, type FixtureServer } from '../support/fixture-server/fixture-server.js';
 import { track } from '../support/children.js';
 import { gexBin, runGex } from '../support/cli.js';
 import { call, untilFinished, untilJob, type Json } from '../support/queue.js';

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { startFixtureServer } from '../../src/fixture-server/fixture-server.js';
+import { startFixtureServer } from '../support/fixture-server/fixture-server.js';
 import { repoRoot } from '../support/cli.js';
 
 const exec = promisify(execFile);

@@ -3,7 +3,7 @@ import { cp, lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { UnsafeDataPath } from '../../src/extractor/folder-guard.js';
-import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
+import { startFixtureServer, type FixtureServer } from '../support/fixture-server/fixture-server.js';
 import { fromPlain } from '../../src/json/index.js';
 import { Runner } from '../../src/runner/runner.js';
 import { captureLogger } from '../support/extraction.js';

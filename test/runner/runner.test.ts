@@ -5,7 +5,7 @@ import path from 'node:path';
 import { DataFolder } from '../../src/extractor/data-folder.js';
 import { extract } from '../../src/extractor/extractor.js';
 import { Runner, type RunSummary } from '../../src/runner/runner.js';
-import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
+import { startFixtureServer, type FixtureServer } from '../support/fixture-server/fixture-server.js';
 import { fromPlain, stringifyExact, toPlain } from '../../src/json/index.js';
 import type { ConfigStore } from '../../src/store/config-store.js';
 import type { EmbeddedBackend } from '../../src/store/embedded/embedded-backend.js';

@@ -6,7 +6,7 @@ import {
   startFixtureServer,
   type FixtureServer,
   type RecordedRequest,
-} from '../../src/fixture-server/fixture-server.js';
+} from '../support/fixture-server/fixture-server.js';
 import { fromPlain, toPlain } from '../../src/json/index.js';
 import { openEmbeddedStore } from '../support/open-store.js';
 import { runGexInProcess } from '../support/in-process-gex.js';

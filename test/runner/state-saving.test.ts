@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
+import { startFixtureServer, type FixtureServer } from '../support/fixture-server/fixture-server.js';
 import { fromPlain, stringifyExact } from '../../src/json/index.js';
 import { Runner, type RunSummary } from '../../src/runner/runner.js';
 import type { ConfigStore } from '../../src/store/config-store.js';

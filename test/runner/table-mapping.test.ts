@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
+import { startFixtureServer, type FixtureServer } from '../support/fixture-server/fixture-server.js';
 import { fromPlain, toPlain } from '../../src/json/index.js';
 import type { CliResult } from '../support/cli.js';
 import { runGexInProcess } from '../support/in-process-gex.js';
@@ -12,6 +12,8 @@ import { openConfigStore } from '../support/open-store.js';
 import type { EmbeddedOpenedStore } from '../../src/store/open-config-store.js';
 import { describeEachBackend, TestServer } from '../support/storage-api-server.js';
 import type { FastifyInstance } from 'fastify';
+import { silentLogger } from '../../src/common/logger.js';
+import { JobPlatform } from '../../src/jobs/job-platform.js';
 import { buildServer } from '../../src/server/app.js';
 import type { EmbeddedBackend } from '../../src/store/embedded/embedded-backend.js';
 import { openEmbeddedStore } from '../support/open-store.js';
@@ -56,7 +58,8 @@ function tableMappingSuite(factory: BackendFactory, reach: Reach): void {
   let dataDir: string;
   let store: FreshStore;
   /** the gex server on the store when `reach` is served */
-  let served: { app: FastifyInstance; backend: EmbeddedBackend; url: string; token: string } | undefined;
+  let served:
+    { app: FastifyInstance; backend: EmbeddedBackend; platform: JobPlatform; url: string; token: string } | undefined;
 
   before(async () => {
     server = await startFixtureServer({
@@ -79,14 +82,18 @@ function tableMappingSuite(factory: BackendFactory, reach: Reach): void {
       const backend = await openEmbeddedStore(store.location, KEY);
       // the project the embedded store's commands use without a token
       const { token } = await backend.createToken({ description: 'runner', project: 'default' });
-      const app = await buildServer({ backend });
-      served = { app, backend, token, url: await app.listen({ port: 0, host: '127.0.0.1' }) };
+      // its storage jobs load and export the run's tables
+      const platform = await JobPlatform.open(backend, { logger: silentLogger(), storageJobs: {} });
+      await platform.start();
+      const app = await buildServer({ backend, ...platform.served });
+      served = { app, backend, platform, token, url: await app.listen({ port: 0, host: '127.0.0.1' }) };
     }
   });
   afterEach(async function () {
     this.timeout(60_000);
     if (served) {
       await served.app.close();
+      await served.platform.stop();
       await served.backend.close();
       served = undefined;
     }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { formParsesInThread } from '../../src/server/form-parser.js';
-import { FORM_LIMITS } from '../../src/server/form-text.js';
+import { formParsesInThread } from '../../src/server/http/form-parser.js';
+import { FORM_LIMITS } from '../../src/server/http/form-text.js';
 import { openEmbeddedStore } from '../support/open-store.js';
 import { startServe } from '../support/cli.js';
 import { sqliteBackend, TEST_KEY } from '../support/store.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/server/app.js';
 import type { ServerBackend } from '../../src/server/backend.js';
-import { healthRoute } from '../../src/server/health.js';
+import { healthRoute } from '../../src/server/operations/health.js';
 import type { EmbeddedBackend } from '../../src/store/embedded/embedded-backend.js';
 import { openEmbeddedStore } from '../support/open-store.js';
 import { postgresBackend, sqliteBackend, TEST_KEY } from '../support/store.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import Fastify from 'fastify';
-import { errorHandler } from '../../src/server/errors.js';
+import { errorHandler } from '../../src/server/errors/errors.js';
 import { StoreError } from '../../src/store/store-error.js';
 import { BRANCH, COMPONENT, describeEachBackend, useTestServer, type Json } from '../support/storage-api-server.js';
 
@@ -14,7 +14,7 @@ import { BRANCH, COMPONENT, describeEachBackend, useTestServer, type Json } from
 /** The largest answer a refusal may be: its message, the key and message of `errors`, a quoted excerpt or two. */
 const MAX_ANSWER_BYTES = 4096;
 /**
- * Below the server's last bound on a message (2,000 characters, src/server/errors.ts): a message
+ * Below the server's last bound on a message (2,000 characters, src/server/errors/errors.ts): a message
  * that reaches it quoted a value whole and was cut there, which this test counts as a failure.
  */
 const MAX_MESSAGE_CHARACTERS = 1999;

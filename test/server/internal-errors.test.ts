@@ -31,7 +31,7 @@ const failingBackend: ServerBackend = {
       },
     }) as unknown as ConfigStore,
   tables: () => ({}) as ProjectTables,
-  jobs: () => ({}) as StorageJobs,
+  storageJobs: () => ({}) as StorageJobs,
   files: () => ({}) as ProjectFiles,
   tokens: () => ({}) as ProjectTokens,
   listComponents: async () => [],

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/server/app.js';
-import type { PreviewLimits } from '../../src/server/table-preview.js';
+import type { PreviewLimits } from '../../src/server/storage/table-preview.js';
 import type { EmbeddedBackend } from '../../src/store/embedded/embedded-backend.js';
 import { ProjectTables } from '../../src/store/tables/index.js';
 import { repoRoot, startServe } from '../support/cli.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { fromPlain } from '../../src/json/index.js';
-import { ReadCache } from '../../src/server/read-cache.js';
+import { ReadCache } from '../../src/server/operations/read-cache.js';
 
 /** A cache over a marker the test controls, counting how often bodies are built. */
 function cacheWith(limits = {}) {

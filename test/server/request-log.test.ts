@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { loggableUrl } from '../../src/server/request-log.js';
+import { loggableUrl } from '../../src/server/operations/request-log.js';
 
 const TOKEN = '1-2-abcdefghijABCDEFGHIJ0123456789_-abcdefgh';
 

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { fromPlain, stringifyExact } from '../../src/json/index.js';
 import { StoreError } from '../../src/store/store-error.js';
 import type { TableQuery } from '../../src/store/tables/index.js';
-import { JSON_PREVIEW_VALUE_CHARACTERS, previewEncoder } from '../../src/server/preview-body.js';
-import { ByteBudget } from '../../src/server/byte-budget.js';
-import { BatchSizer, preparePreview, type PreviewRequest } from '../../src/server/table-preview.js';
+import { JSON_PREVIEW_VALUE_CHARACTERS, previewEncoder } from '../../src/server/storage/preview-body.js';
+import { ByteBudget } from '../../src/server/http/byte-budget.js';
+import { BatchSizer, preparePreview, type PreviewRequest } from '../../src/server/storage/table-preview.js';
 
 /**
  * The data-preview pipeline without HTTP: batch sizes, the byte-for-byte encoding of both formats

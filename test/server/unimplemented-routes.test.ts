@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { unimplementedFeature } from '../../src/server/unimplemented.js';
+import { unimplementedFeature } from '../../src/server/errors/unimplemented.js';
 import { repoRoot } from '../support/cli.js';
 import { BRANCH, DEPRECATED, useTestServer, type ApiResponse } from '../support/storage-api-server.js';
 
 /**
  * Keboola routes gex does not implement (issue 23 item 20b, docs/storage-api.md#not-implemented)
- * answer 501 `notImplemented` saying what is missing, from one place (src/server/unimplemented.ts);
+ * answer 501 `notImplemented` saying what is missing, from one place (src/server/errors/unimplemented.ts);
  * only paths that are no Keboola route at all are 404 "Unknown route".
  */
 

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { DEFAULT_UPLOAD_MEMORY } from '../../src/server/limits.js';
+import { DEFAULT_UPLOAD_MEMORY } from '../../src/server/http/limits.js';
 import { repoRoot, runGex, startServe } from '../support/cli.js';
 import { call } from '../support/serve-cluster.js';
 import { metricValue, peakRssMb, rawUpload, type RawUpload } from '../support/serve-files.js';

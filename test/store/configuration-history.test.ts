@@ -3,7 +3,7 @@ import { fromPlain, stringifyExact, type JsonValue } from '../../src/json/index.
 import type { ConfigStore } from '../../src/store/config-store.js';
 import type { EmbeddedBackend } from '../../src/store/embedded/embedded-backend.js';
 import { importConfiguration } from '../../src/store/import-configuration.js';
-import { configurationToWire, rowToWire, versionDetailToWire } from '../../src/store/wire.js';
+import { configurationToWire, rowToWire, versionDetailToWire } from '../../src/store/wire/configurations.js';
 import { storedData, type StoredData } from '../support/stored-data.js';
 import { storeBackends } from '../support/store.js';
 

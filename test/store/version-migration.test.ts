@@ -7,7 +7,12 @@ import type { ConfigStore } from '../../src/store/config-store.js';
 import { openDatabase } from '../../src/store/open-store.js';
 import { migrate } from '../../src/store/sql/migrations.js';
 import type { Database } from '../../src/store/sql/database.js';
-import { configurationToWire, rowVersionToWire, versionDetailToWire, versionItemToWire } from '../../src/store/wire.js';
+import {
+  configurationToWire,
+  rowVersionToWire,
+  versionDetailToWire,
+  versionItemToWire,
+} from '../../src/store/wire/configurations.js';
 import { openEmbeddedStore } from '../support/open-store.js';
 import { storeBackends, TEST_KEY, type FreshStore } from '../support/store.js';
 

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { startFixtureServer, type FixtureServer } from '../../src/fixture-server/fixture-server.js';
+import { startFixtureServer, type FixtureServer } from './fixture-server/fixture-server.js';
 import { fromPlain, toPlain } from '../../src/json/index.js';
 import { openEmbeddedStore } from './open-store.js';
 import { gexBin } from './cli.js';

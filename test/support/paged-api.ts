@@ -1,8 +1,4 @@
-import {
-  startFixtureServer,
-  type FixtureServer,
-  type RecordedRequest,
-} from '../../src/fixture-server/fixture-server.js';
+import { startFixtureServer, type FixtureServer, type RecordedRequest } from './fixture-server/fixture-server.js';
 import { runExtraction, type ExtractionRun } from './extraction.js';
 
 /**

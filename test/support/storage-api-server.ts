@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { fromPlain } from '../../src/json/index.js';
+import { silentLogger } from '../../src/common/logger.js';
+import { JobPlatform } from '../../src/jobs/job-platform.js';
 import { buildServer } from '../../src/server/app.js';
 import type { EmbeddedBackend } from '../../src/store/embedded/embedded-backend.js';
 import { storeBackends, type BackendFactory } from './store.js';
@@ -81,14 +83,28 @@ export class TestServer {
       fromPlain([{ id: 'keboola.wr-db', type: 'writer', name: 'DB writer', description: 'Writes tables' }]),
     );
     const { token } = await backend.createToken({ description: 'alpha admin', project: 'alpha' });
+    // what gex serve serves, but no worker runs the queue's jobs and no schedule fires
+    const platform = await JobPlatform.open(backend, { logger: silentLogger(), storageJobs: {} });
+    await platform.start();
     const app = await buildServer({
       backend,
+      ...platform.served,
       bodyLimit: options.bodyLimit,
       requestTimeoutMs: options.requestTimeoutMs,
       fileLimit: options.fileLimit,
     });
     const address = await app.listen({ port: 0, host: '127.0.0.1' });
-    return new TestServer(app, backend, address, token, dispose, location);
+    return new TestServer(
+      app,
+      backend,
+      address,
+      token,
+      async () => {
+        await platform.stop();
+        await dispose();
+      },
+      location,
+    );
   }
 
   /**

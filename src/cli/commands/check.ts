@@ -7,11 +7,11 @@ import { SecretMasker } from '../../common/secret-masker.js';
 import type { UnitCheck } from '../../extractor/check/report.js';
 import type { PlannedUnit, RunPlan } from '../../runner/run-plan.js';
 import { builtinComponents } from '../builtin-components.js';
-import { tokenFromArgs } from '../store-options.js';
-import { targetOptions, type TargetArgs } from '../target-options.js';
-import { cancelOnStop } from '../stop-signals.js';
-import { dataFolderOfRun } from '../data-dir-default.js';
-import { createCliLogger } from '../logging.js';
+import { tokenFromArgs } from '../options/store-options.js';
+import { targetOptions, type TargetArgs } from '../options/target-options.js';
+import { cancelOnStop } from '../process/stop-signals.js';
+import { dataFolderOfRun } from '../options/data-dir-default.js';
+import { createCliLogger } from '../process/logging.js';
 
 interface CheckArgs extends TargetArgs {
   request: boolean;

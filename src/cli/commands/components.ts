@@ -1,13 +1,13 @@
 import type { Argv } from 'yargs';
-import { printList } from '../list-output.js';
+import { printList } from '../output/list-output.js';
 import { displayId, displayText } from '../../common/log-text.js';
 import type { Component } from '../../store/types.js';
-import { componentToWire } from '../../store/wire.js';
-import { runCliAction } from '../command-runner.js';
-import { withEmbeddedBackend } from '../embedded-only.js';
-import { readJsonFile } from '../json-input.js';
-import { print, say, withExistingStore } from '../store-command.js';
-import { storeOptions } from '../store-options.js';
+import { componentToWire } from '../../store/wire/components.js';
+import { runCliAction } from '../store-commands/command-runner.js';
+import { withEmbeddedBackend } from '../store-commands/embedded-only.js';
+import { readJsonFile } from '../input/json-input.js';
+import { print, say, withExistingStore } from '../store-commands/store-command.js';
+import { storeOptions } from '../options/store-options.js';
 
 const jsonOption = <T>(c: Argv<T>) =>
   c.option('json', { type: 'boolean', default: false, describe: 'print JSON' }) as Argv<T & { json: boolean }>;

@@ -9,18 +9,18 @@ import { limitHeapGrowth, limitYoungGeneration } from '../../common/heap-growth.
 import type { Logger } from '../../common/logger.js';
 import type { SecretMasker } from '../../common/secret-masker.js';
 import { builtinComponents } from '../builtin-components.js';
-import { tokenFromArgs } from '../store-options.js';
+import { tokenFromArgs } from '../options/store-options.js';
 import { lockForRun, parseWaitOption } from '../../runner/run-lock/run-locks.js';
 import type { RunTarget } from '../../runner/runner.js';
 import { recordLateFailure, summaryOfUnstartedRun, type RunSummary } from '../../runner/run-summary.js';
 import { verifyTablesOnDisk } from '../../runner/verify-tables.js';
-import { dataFolderOfRun, defaultDataDir, describeDataDir, type DataDirChoice } from '../data-dir-default.js';
+import { dataFolderOfRun, defaultDataDir, describeDataDir, type DataDirChoice } from '../options/data-dir-default.js';
 import { isInside } from '../../common/safe-path.js';
 import { FolderGuard } from '../../extractor/folder-guard.js';
-import { createCliLogging } from '../logging.js';
-import { logTableLocations } from '../table-report.js';
-import { targetOptions, type TargetArgs } from '../target-options.js';
-import { cancelOnStop } from '../stop-signals.js';
+import { createCliLogging } from '../process/logging.js';
+import { logTableLocations } from '../output/table-report.js';
+import { targetOptions, type TargetArgs } from '../options/target-options.js';
+import { cancelOnStop } from '../process/stop-signals.js';
 
 export interface RunArgs extends TargetArgs {
   summary?: string;

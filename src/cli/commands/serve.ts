@@ -6,7 +6,7 @@ import {
   DEFAULT_FILE_LIMIT,
   DEFAULT_REQUEST_TIMEOUT_MS,
   DEFAULT_UPLOAD_MEMORY,
-} from '../../server/limits.js';
+} from '../../server/http/limits.js';
 
 /** The largest --body-limit: a request body is held in memory whole. */
 const MAX_BODY_LIMIT = 1024 * 1024 * 1024;
@@ -23,13 +23,11 @@ import {
 } from '../../store/sql/sqlite-settings.js';
 import { DEFAULT_STORE_FILE, isRemoteStore } from '../../store/store-location.js';
 import { builtinComponents } from '../builtin-components.js';
-import { createCliLogging, type LoggingArgs } from '../logging.js';
-import { untilStopSignal } from '../stop-signals.js';
-import type { WorkerPool } from '../../jobs/worker-pool.js';
-import type { ScheduleTicker } from '../../jobs/schedules/schedule-ticker.js';
-import type { JobQueue } from '../../jobs/job-queue.js';
-import { jobWorkerOptions, sayWhoRunsJobs, startWorkerPool, type JobWorkerArgs } from '../job-worker-options.js';
-import { integerOption } from '../option-checks.js';
+import { createCliLogging, type LoggingArgs } from '../process/logging.js';
+import { untilStopSignal } from '../process/stop-signals.js';
+import type { JobPlatform } from '../../jobs/job-platform.js';
+import { jobWorkerOptions, sayWhoRunsJobs, workerSettings, type JobWorkerArgs } from '../options/job-worker-options.js';
+import { integerOption } from '../options/option-checks.js';
 
 interface ServeArgs extends LoggingArgs, JobWorkerArgs {
   port: number;
@@ -174,9 +172,7 @@ export async function serve(args: ServeArgs): Promise<number> {
   // a line per request: written in batches, one write per event-loop turn
   const { logger } = createCliLogging(args, { batchStdout: true });
   let backend: EmbeddedBackend | undefined;
-  let pool: WorkerPool | undefined;
-  let ticker: ScheduleTicker | undefined;
-  let queue: JobQueue | undefined;
+  let platform: JobPlatform | undefined;
   try {
     if (isRemoteStore(args.store))
       throw new UserError(
@@ -199,26 +195,25 @@ export async function serve(args: ServeArgs): Promise<number> {
       builtinComponents: builtinComponents(),
       onCreate: (what) => logger.warn(`Created ${what}`),
     });
-    const { openJobQueue } = await import('../../jobs/job-queue.js');
-    queue = await openJobQueue(backend, { logger, retryLimit: args.retries, supervise: true });
+    const { JobPlatform } = await import('../../jobs/job-platform.js');
     // jobs a server or worker that died left running end as error (or are retried) before anything is claimed
-    const workers = await startWorkerPool(queue, args, args.workers, logger);
-    pool = workers;
-    if (args.workers === 0) await sayWhoRunsJobs(queue, logger);
-    const queueHooks = { created: () => workers.wake(), killed: (job: { id: number }) => workers.kill(job.id) };
-    // every server and worker fires due schedule ticks; the store makes each tick one job
-    const { startScheduleTicker } = await import('../../jobs/schedules/schedule-ticker.js');
-    ticker = startScheduleTicker(backend, queue.jobs, logger, () => workers.wake());
+    platform = await JobPlatform.open(backend, {
+      logger,
+      retryLimit: args.retries,
+      workers: workerSettings(args, args.workers, args.store),
+      storageJobs: { logger },
+    });
+    await platform.start();
+    if (args.workers === 0) await sayWhoRunsJobs(platform.queue, logger);
     const app = await buildServer({
       backend,
-      queue: queue.jobs,
+      ...platform.served,
       logger,
       bodyLimit: args['body-limit'],
       fileLimit: args['max-file-size'],
       uploadMemory: args['max-upload-memory'],
       requestTimeoutMs: args['request-timeout'] * 1000,
       metrics: args.metrics,
-      queueHooks,
     });
     const store = backend.location;
     // fastify logs the address once it listens; this text replaces its default line
@@ -228,18 +223,14 @@ export async function serve(args: ServeArgs): Promise<number> {
     });
     const signal = await untilStopSignal();
     logger.info(`${signal} received: stopping`);
-    await ticker.stop();
     await app.close();
-    await workers.stop();
     return 0;
   } catch (error) {
     if (error instanceof UserError) logger.error(errorLogFields(error), error.message);
     else logger.error({ err: error, ...errorLogFields(error) }, `Application error: ${(error as Error).message}`);
     return exitCodeOf(error);
   } finally {
-    await ticker?.stop();
-    await pool?.stop();
-    await queue?.close();
+    await platform?.stop();
     await backend?.close();
   }
 }

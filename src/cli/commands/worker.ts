@@ -1,15 +1,13 @@
 import type { Argv } from 'yargs';
 import { errorLogFields, exitCodeOf, UserError } from '../../common/errors.js';
-import type { JobQueue } from '../../jobs/job-queue.js';
-import type { WorkerPool } from '../../jobs/worker-pool.js';
-import type { ScheduleTicker } from '../../jobs/schedules/schedule-ticker.js';
+import type { JobPlatform } from '../../jobs/job-platform.js';
 import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
 import { displayLocation, isPostgresStore } from '../../store/store-location.js';
 import { builtinComponents } from '../builtin-components.js';
-import { jobWorkerOptions, startWorkerPool, type JobWorkerArgs } from '../job-worker-options.js';
-import { integerOption } from '../option-checks.js';
-import { createCliLogging, type LoggingArgs } from '../logging.js';
-import { untilStopSignal } from '../stop-signals.js';
+import { jobWorkerOptions, workerSettings, type JobWorkerArgs } from '../options/job-worker-options.js';
+import { integerOption } from '../options/option-checks.js';
+import { createCliLogging, type LoggingArgs } from '../process/logging.js';
+import { untilStopSignal } from '../process/stop-signals.js';
 
 interface WorkerArgs extends LoggingArgs, JobWorkerArgs {
   store?: string;
@@ -46,9 +44,7 @@ export function workerCommand(yargs: Argv): Argv {
 export async function runWorker(args: WorkerArgs): Promise<number> {
   const { logger } = createCliLogging(args);
   let backend: EmbeddedBackend | undefined;
-  let queue: JobQueue | undefined;
-  let pool: WorkerPool | undefined;
-  let ticker: ScheduleTicker | undefined;
+  let platform: JobPlatform | undefined;
   try {
     const store = args.store ?? process.env.GEX_STORE ?? '';
     if (!isPostgresStore(store))
@@ -58,16 +54,17 @@ export async function runWorker(args: WorkerArgs): Promise<number> {
           ? 'gex worker needs the store: --store postgres://… (or $GEX_STORE)'
           : 'gex worker runs the jobs of a PostgreSQL store (--store postgres://…); the jobs of a SQLite store are run by its one server: gex serve --workers N',
       );
-    const [{ openEmbeddedStore }, { openJobQueue }] = await Promise.all([
+    const [{ openEmbeddedStore }, { JobPlatform }] = await Promise.all([
       import('../../store/open-store.js'),
-      import('../../jobs/job-queue.js'),
+      import('../../jobs/job-platform.js'),
     ]);
     backend = await openEmbeddedStore(store, process.env, { builtinComponents: builtinComponents() });
-    queue = await openJobQueue(backend, { logger, retryLimit: args.retries, supervise: true });
-    pool = await startWorkerPool(queue, { ...args, store }, args.concurrency, logger);
-    const { startScheduleTicker } = await import('../../jobs/schedules/schedule-ticker.js');
-    const workers = pool;
-    ticker = startScheduleTicker(backend, queue.jobs, logger, () => workers.wake());
+    platform = await JobPlatform.open(backend, {
+      logger,
+      retryLimit: args.retries,
+      workers: workerSettings(args, args.concurrency, store),
+    });
+    await platform.start();
     logger.info(
       `Worker ready: up to ${args.concurrency} ${args.concurrency === 1 ? 'job' : 'jobs'} at once from ${displayLocation(store)}`,
     );
@@ -79,9 +76,7 @@ export async function runWorker(args: WorkerArgs): Promise<number> {
     else logger.error({ err: error, ...errorLogFields(error) }, `Application error: ${(error as Error).message}`);
     return exitCodeOf(error);
   } finally {
-    await ticker?.stop();
-    await pool?.stop();
-    await queue?.close();
+    await platform?.stop();
     await backend?.close();
   }
 }

@@ -1,5 +1,4 @@
 import { UserError } from '../../common/errors.js';
-import type { JsonValue } from '../../json/index.js';
 import type { QueueJob } from '../../jobs/job-record.js';
 import type { JobQueue } from '../../jobs/job-queue.js';
 import type { JobRepository } from '../../jobs/job-repository.js';
@@ -86,14 +85,9 @@ export class EmbeddedJobs implements JobsBackend {
   }
 
   async create(request: JobRequest): Promise<JobView> {
-    const { newJobFromRequest } = await import('../../jobs/job-request.js');
-    const body = new Map<string, JsonValue>([
-      ['component', request.componentId],
-      ['config', request.configId],
-      ['mode', request.mode],
-      ['configRowIds', request.configRowIds],
-    ]);
-    const job = await newJobFromRequest(body, request.parentRunId, { ...this.token, readOnly: false }, this.store);
+    const { newJob } = await import('../../jobs/job-request.js');
+    const target = { ...request, parentRunId: request.parentRunId?.trim() };
+    const job = await newJob(target, { ...this.token, readOnly: false }, this.store);
     return this.view(await this.jobs.create(job));
   }
 

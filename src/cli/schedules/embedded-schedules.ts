@@ -7,7 +7,8 @@ import {
   type ScheduleDefinition,
 } from '../../jobs/schedules/schedule-definition.js';
 import { SCHEDULER_COMPONENT_ID } from '../../jobs/schedules/scheduler-component.js';
-import type { ScheduleRecord } from '../../jobs/schedules/schedule-repository.js';
+import { ScheduleRepository, type ScheduleRecord } from '../../jobs/schedules/schedule-repository.js';
+import { JobReads } from '../../jobs/job-reads.js';
 import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
 import type { EmbeddedConfigStore } from '../../store/embedded/embedded-config-store.js';
 import type { TokenInfo } from '../../store/types.js';
@@ -26,14 +27,14 @@ export class EmbeddedSchedules implements SchedulesBackend {
     return new EmbeddedSchedules(backend, store, await store.verifyToken());
   }
 
-  private get schedules() {
-    return this.backend.schedules();
+  private get schedules(): ScheduleRepository {
+    return new ScheduleRepository(this.backend.db);
   }
 
   private async views(records: ScheduleRecord[]): Promise<ScheduleView[]> {
     const executions = await this.schedules.executions(records.map((s) => s.id));
     const lastIds = records.map((s) => executions.get(s.id)?.[0]?.jobId).filter((id) => id !== undefined);
-    const statuses = await this.backend.queueJobs().statuses(lastIds);
+    const statuses = await new JobReads(this.backend.db).statuses(lastIds);
     return records.map((s) => {
       const last = executions.get(s.id)?.[0];
       return {

@@ -8,13 +8,11 @@ import {
 } from '../../jobs/schedules/schedule-definition.js';
 import { SCHEDULER_COMPONENT_ID } from '../../jobs/schedules/scheduler-component.js';
 import type { ConfigStore } from '../../store/config-store.js';
-import type { StorageApiClient } from '../../store/remote/storage-api-client.js';
+import type { GivenToken } from '../../store/remote/api-index.js';
+import { QueueApiClient } from '../../store/remote/queue-api-client.js';
+import { SchedulerApiClient } from '../../store/remote/scheduler-api-client.js';
 import { StoreError } from '../../store/store-error.js';
-import { openService } from '../remote-service.js';
-import type { GivenToken } from '../store-options.js';
 import { scheduleIdArg, type SchedulesBackend, type ScheduleView } from './schedules-backend.js';
-
-const LIMIT = { maxBytes: 16 * 1024 * 1024, tooLargeHint: 'far more than a list of schedules takes: not read' };
 
 function text(value: JsonValue | undefined): string {
   return typeof value === 'string' || typeof value === 'number' ? String(value) : '';
@@ -41,14 +39,14 @@ function viewOf(value: JsonValue): Omit<ScheduleView, 'lastJob'> & { lastJobId: 
 
 /**
  * The schedules of a server's project: the keboola.scheduler configuration through the Storage
- * API (the config store), its activation and the schedules through the Scheduler API found in the
- * API index, the last job's status through the Job Queue API.
+ * API (the config store), its activation and the schedules through the Scheduler API
+ * (store/remote/scheduler-api-client.ts), the last job's status through the Job Queue API.
  */
 export class RemoteSchedules implements SchedulesBackend {
   private constructor(
     private readonly store: ConfigStore,
-    private readonly scheduler: StorageApiClient,
-    private readonly queue: StorageApiClient | undefined,
+    private readonly scheduler: SchedulerApiClient,
+    private readonly queue: QueueApiClient | undefined,
   ) {}
 
   static async open(
@@ -58,43 +56,27 @@ export class RemoteSchedules implements SchedulesBackend {
     env: NodeJS.ProcessEnv,
     logger?: Logger,
   ): Promise<RemoteSchedules> {
-    const { service } = await openService(url, token, env, { id: 'scheduler', name: 'Scheduler API' }, logger);
-    const queue = await openService(url, token, env, { id: 'queue', name: 'Job Queue API' }, logger).catch(
-      () => undefined,
-    );
-    return new RemoteSchedules(store, service, queue?.service);
+    const scheduler = await SchedulerApiClient.open(url, token, env, logger);
+    const queue = await QueueApiClient.open(url, token, env, logger).catch(() => undefined);
+    return new RemoteSchedules(store, scheduler, queue);
   }
 
   private async withLastJob(found: ReturnType<typeof viewOf>): Promise<ScheduleView> {
     const { lastJobId, ...view } = found;
     if (lastJobId === null) return { ...view, lastJob: null };
-    const job = this.queue
-      ? await this.queue
-          .call('GET', `jobs/${encodeURIComponent(lastJobId)}`, undefined, undefined, LIMIT)
-          .catch(() => null)
-      : null;
+    const job = this.queue ? await this.queue.getJob(lastJobId).catch(() => null) : null;
     const status = isJsonObject(job) ? text(job.get('status')) : '';
     return { ...view, lastJob: { id: lastJobId, status: status === '' ? 'unknown' : status } };
   }
 
   private async activate(configurationId: string): Promise<ScheduleView> {
-    const answer = await this.scheduler.call(
-      'POST',
-      'schedules',
-      new Map([['configurationId', configurationId]]),
-      undefined,
-      {
-        retry: false,
-        ...LIMIT,
-      },
-    );
-    return this.withLastJob(viewOf(answer));
+    return this.withLastJob(viewOf(await this.scheduler.activate(configurationId)));
   }
 
   private async one(id: string): Promise<ReturnType<typeof viewOf>> {
     scheduleIdArg(id);
     try {
-      return viewOf(await this.scheduler.call('GET', `schedules/${id}`, undefined, undefined, LIMIT));
+      return viewOf(await this.scheduler.getSchedule(id));
     } catch (error) {
       if (error instanceof StoreError && error.status === 404)
         throw new UserError('GEX_STORE_NOT_FOUND', `Schedule ${id} not found (gex schedules list shows them)`, {
@@ -119,11 +101,8 @@ export class RemoteSchedules implements SchedulesBackend {
   }
 
   async list(): Promise<ScheduleView[]> {
-    const answer = await this.scheduler.call('GET', 'schedules', undefined, undefined, LIMIT);
-    if (!isList(answer))
-      throw new UserError('GEX_STORAGE_API_REFUSED', 'The Scheduler API answered GET /schedules with no list.');
     const views: ScheduleView[] = [];
-    for (const value of answer) views.push(await this.withLastJob(viewOf(value)));
+    for (const value of await this.scheduler.listSchedules()) views.push(await this.withLastJob(viewOf(value)));
     return views;
   }
 
@@ -140,7 +119,7 @@ export class RemoteSchedules implements SchedulesBackend {
 
   async remove(id: string): Promise<void> {
     const schedule = await this.one(id);
-    await this.scheduler.call('DELETE', `schedules/${id}`, undefined, undefined, { retry: false });
+    await this.scheduler.removeSchedule(id);
     await this.store.deleteConfiguration(SCHEDULER_COMPONENT_ID, schedule.configurationId).catch(() => undefined);
   }
 

@@ -80,7 +80,7 @@ export interface TaskDone {
   kind: 'done';
 }
 
-export type JobEvent = InstanceStarted | PageFetched | InstanceEnded | TaskFailed | TaskDone;
+export type ConfigJobEvent = InstanceStarted | PageFetched | InstanceEnded | TaskFailed | TaskDone;
 
 /** A stream that was closed (its run failed or ended): the producer stops at its next fetch. */
 export class StreamClosed extends Error {
@@ -98,7 +98,7 @@ export class StreamClosed extends Error {
  * still frees its fetch.
  */
 export class JobEventStream {
-  private readonly buffer: JobEvent[] = [];
+  private readonly buffer: ConfigJobEvent[] = [];
   private consumerWaiting: (() => void) | undefined;
   private producerWaiting: (() => void) | undefined;
   /** fetches the producer may have started */
@@ -114,7 +114,7 @@ export class JobEventStream {
   }
 
   /** Producer: adds an event. */
-  push(event: JobEvent): void {
+  push(event: ConfigJobEvent): void {
     if (this.closed) return;
     this.buffer.push(event);
     this.wake('consumer');
@@ -131,7 +131,7 @@ export class JobEventStream {
   }
 
   /** Consumer: the next event, letting the producer fetch what it needs for it. */
-  async next(): Promise<JobEvent> {
+  async next(): Promise<ConfigJobEvent> {
     while (this.buffer.length === 0) {
       this.allow(this.taken + 1);
       await new Promise<void>((resolve) => (this.consumerWaiting = resolve));

@@ -14,7 +14,7 @@ export interface JobRunContext extends TreeContext {
   progress: RunProgress;
 }
 
-export interface JobResult {
+export interface ConfigJobResult {
   pages: number;
   records: number;
   stopReason: string;
@@ -56,7 +56,7 @@ export class JobRunner {
   constructor(private readonly ctx: JobRunContext) {}
 
   /** A top-level job with the configuration's `userData` and a fresh paginator. */
-  async runTopLevel(job: JobConfig, configUserData: JsonObject, paginator: Paginator): Promise<JobResult> {
+  async runTopLevel(job: JobConfig, configUserData: JsonObject, paginator: Paginator): Promise<ConfigJobResult> {
     const injected = topLevelUserData(job, configUserData, this.ctx);
     const tree = new JobTree(this.ctx, hasParallelChildren(job, this.ctx.childConcurrency));
     // with children fetched ahead, the parent's next page is too: their lane never drains at a page's end
@@ -77,8 +77,8 @@ export class JobRunner {
   }
 
   /** Writes a task's instances in order; returns their results. */
-  private async consume(stream: JobEventStream, tree: JobTree): Promise<JobResult[]> {
-    const results: JobResult[] = [];
+  private async consume(stream: JobEventStream, tree: JobTree): Promise<ConfigJobResult[]> {
+    const results: ConfigJobResult[] = [];
     let current: Current | undefined;
     for (;;) {
       const event = await stream.next();
@@ -210,7 +210,7 @@ export class JobRunner {
     }
   }
 
-  private finish(current: Current, stop: Stop): JobResult {
+  private finish(current: Current, stop: Stop): ConfigJobResult {
     const { pages, records } = current;
     const { logger, label } = current.started;
     const { reason: stopReason, code: stoppedBy } = stop;

@@ -21,7 +21,7 @@ export interface ReceivedPage {
 }
 
 /**
- * Why a job instance stopped, for machines (JobResult, JSON logs, the run summary). Caps are the
+ * Why a job instance stopped, for machines (ConfigJobResult, JSON logs, the run summary). Caps are the
  * limits a configuration sets (`forceStop`, `limitStop`): a job they stop may have had more pages.
  * The others are natural ends — the data ran out:
  * - `underflow`: a page held fewer records than the limit (pagenum, offset)

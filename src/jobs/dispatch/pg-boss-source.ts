@@ -3,7 +3,7 @@ import type { Logger } from '../../common/logger.js';
 import type { PostgresDatabase } from '../../store/sql/postgres-database.js';
 import type { JobRepository } from '../job-repository.js';
 import { endLostJobs, type ClaimedJob, type JobSource } from '../job-source.js';
-import { JobLocks } from './job-locks.js';
+import { JobLocks } from '../../store/sql/advisory-locks.js';
 import type { PgBossDispatch } from './pg-boss-dispatch.js';
 
 /** how often every server and worker looks for jobs whose worker died */

@@ -1,12 +1,12 @@
 import { excerptId } from '../../common/log-text.js';
-import { fromPlain } from '../../json/index.js';
 import type { ConfigStore } from '../../store/config-store.js';
 import { StoreError } from '../../store/store-error.js';
 import type { TokenInfo } from '../../store/types.js';
-import { newJobFromRequest } from '../job-request.js';
+import { newJob, type JobTarget } from '../job-request.js';
 import { scheduleDefinition, type ScheduleDefinition } from './schedule-definition.js';
 import { SCHEDULER_COMPONENT_ID } from './scheduler-component.js';
 import type { ScheduleRecord, ScheduleRepository } from './schedule-repository.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 /** `POST /jobs`'s keys, as a schedule's fields name them */
 const TARGET_FIELDS: Record<string, string> = {
@@ -14,6 +14,16 @@ const TARGET_FIELDS: Record<string, string> = {
   config: 'target.configurationId',
   configRowIds: 'target.configurationRowIds',
 };
+
+/** What a schedule's tick runs, as a job's target. */
+export function scheduleJobTarget(target: ScheduleDefinition['target']): JobTarget {
+  return {
+    componentId: target.componentId,
+    configId: target.configurationId,
+    configRowIds: target.configurationRowIds,
+    mode: target.mode,
+  };
+}
 
 /**
  * Checks that a schedule's target could be run now by `token`, exactly as `POST /jobs` would check
@@ -23,25 +33,18 @@ const TARGET_FIELDS: Record<string, string> = {
 export async function checkTarget(definition: ScheduleDefinition, token: TokenInfo, store: ConfigStore): Promise<void> {
   const { target } = definition;
   try {
-    await newJobFromRequest(
-      fromPlain({
-        component: target.componentId,
-        config: target.configurationId,
-        configRowIds: target.configurationRowIds,
-        mode: target.mode,
-      }),
-      undefined,
-      token,
-      store,
-    );
+    await newJob(scheduleJobTarget(target), token, store);
   } catch (error) {
     const key = error instanceof StoreError ? error.details?.[0]?.key : undefined;
     const field = key !== undefined ? TARGET_FIELDS[key] : undefined;
     if (!(error instanceof StoreError) || field === undefined) throw error;
     const detail = error.details![0].message;
-    throw new StoreError(error.status, 'scheduler.validation', `Invalid schedule: ${field}: ${detail}`, [
-      { key: field, message: detail },
-    ]);
+    throw new StoreError(
+      error.status,
+      KEBOOLA_ERRORS.schedulerValidation.code,
+      `Invalid schedule: ${field}: ${detail}`,
+      [{ key: field, message: detail }],
+    );
   }
 }
 
@@ -74,7 +77,7 @@ export async function activateSchedule(
     if (error instanceof StoreError && error.status === 404)
       throw new StoreError(
         404,
-        'scheduler.configurationNotFound',
+        KEBOOLA_ERRORS.schedulerConfigurationNotFound.code,
         `Configuration ${excerptId(configurationId)}${versionId === undefined ? '' : ` version ${versionId}`} of ${SCHEDULER_COMPONENT_ID} not found.`,
       );
     throw error;

@@ -3,6 +3,7 @@ import { isJsonObject, isList, type JsonValue } from '../../json/index.js';
 import { StoreError } from '../../store/store-error.js';
 import { cronTicks, CronProblem } from './cron-tick.js';
 import { SCHEDULER_COMPONENT_ID } from './scheduler-component.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 /** What a schedule configuration says: when, and which configuration it runs. */
 export interface ScheduleDefinition {
@@ -21,7 +22,9 @@ const MAX_ROW_IDS = 100;
 const MAX_ID = 256;
 
 function invalid(key: string, message: string): StoreError {
-  return new StoreError(400, 'scheduler.validation', `Invalid schedule: ${key}: ${message}`, [{ key, message }]);
+  return new StoreError(400, KEBOOLA_ERRORS.schedulerValidation.code, `Invalid schedule: ${key}: ${message}`, [
+    { key, message },
+  ]);
 }
 
 function text(node: Map<string, JsonValue>, key: string, field: string, fallback?: string): string {

@@ -1,16 +1,17 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from '../../common/logger.js';
 import { displayId } from '../../common/log-text.js';
-import { fromPlain } from '../../json/index.js';
 import type { ConfigStore } from '../../store/config-store.js';
 import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
 import { StoreError } from '../../store/store-error.js';
 import type { TokenInfo } from '../../store/types.js';
 import type { QueueJob } from '../job-record.js';
+import type { JobQueue } from '../job-queue.js';
 import type { JobRepository } from '../job-repository.js';
-import { newJobFromRequest } from '../job-request.js';
+import { newJob } from '../job-request.js';
 import { cronTicks, type CronTicks } from './cron-tick.js';
 import { DueQueue } from './due-queue.js';
+import { scheduleJobTarget } from './schedule-activation.js';
 import { ScheduleMirror } from './schedule-mirror.js';
 import type { ScheduleRecord, ScheduleRepository } from './schedule-repository.js';
 
@@ -305,17 +306,7 @@ export class ScheduleTicker {
     const { target } = record.definition;
     let job;
     try {
-      job = await newJobFromRequest(
-        fromPlain({
-          component: target.componentId,
-          config: target.configurationId,
-          configRowIds: target.configurationRowIds,
-          mode: target.mode,
-        }),
-        undefined,
-        token,
-        this.options.storeOf(token),
-      );
+      job = await newJob(scheduleJobTarget(target), token, this.options.storeOf(token));
     } catch (error) {
       if (error instanceof StoreError && error.status < 500) {
         const reason = `its target can no longer run: ${error.message}`;
@@ -394,13 +385,13 @@ function label(record: ScheduleRecord): string {
 /** The ticker of a process that serves or runs jobs of an embedded store (started; stop it before closing the store). */
 export function startScheduleTicker(
   backend: EmbeddedBackend,
-  jobs: JobRepository,
+  queue: Pick<JobQueue, 'jobs' | 'schedules'>,
   logger: Logger,
   onJob?: (job: QueueJob) => void,
 ): ScheduleTicker {
   const ticker = new ScheduleTicker({
-    schedules: backend.schedules(),
-    jobs,
+    schedules: queue.schedules,
+    jobs: queue.jobs,
     token: (id) => backend.tokenById(id),
     storeOf: (token) => backend.session(token),
     logger,

@@ -1,11 +1,11 @@
 import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import type { JsonObject, JsonValue } from '../../json/index.js';
-import { componentToWire } from '../../store/wire.js';
+import { componentToWire } from '../../store/wire/components.js';
 import type { ServerBackend } from '../backend.js';
-import { commaList, queryValue, type Query } from '../query.js';
-import { sendJson } from '../reply.js';
-import { absoluteUri } from '../absolute-uri.js';
+import { commaList, queryValue, type Query } from '../http/query.js';
+import { sendJson } from '../http/reply.js';
+import { absoluteUri } from '../../store/wire/absolute-uri.js';
 
 const DOCUMENTATION = 'https://keboola.docs.apiary.io/';
 

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { JsonObject, JsonValue } from '../../json/index.js';
 import { StoreError } from '../../store/store-error.js';
 import { sessionOf } from '../auth.js';
-import { sendJson } from '../reply.js';
+import { sendJson } from '../http/reply.js';
 
 /** gex has one branch per project: the default one, addressed as `default` or by its id. */
 export const DEFAULT_BRANCH_ID = 1;

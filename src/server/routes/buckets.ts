@@ -5,11 +5,12 @@ import { StoreError } from '../../store/store-error.js';
 import { StorageJobs, type TableDetail } from '../../store/tables/index.js';
 import { timestamp } from '../../store/identifiers.js';
 import { sessionOf } from '../auth.js';
-import { commaList, queryValue, type Query } from '../query.js';
-import { sendCachedJson, sendJson, sendNoContent } from '../reply.js';
-import { pathBucketId, requireWriteAccess, tableCall } from '../table-errors.js';
-import { flagParam } from '../table-params.js';
-import { bucketToWire, bucketTotals, finishedJobToWire, tableToWire } from '../table-wire.js';
+import { commaList, queryValue, type Query } from '../http/query.js';
+import { sendCachedJson, sendJson, sendNoContent } from '../http/reply.js';
+import { pathBucketId, requireWriteAccess, tableCall } from '../errors/table-errors.js';
+import { flagParam } from '../storage/table-params.js';
+import { bucketToWire, bucketTotals, finishedJobToWire, tableToWire } from '../../store/wire/tables.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 interface BucketParams {
   bucketId: string;
@@ -19,7 +20,7 @@ interface BucketParams {
 const BUCKET_NAME = /^[A-Za-z0-9_-]{1,96}$/;
 
 function invalid(field: string, problem: string): StoreError {
-  return new StoreError(400, 'storage.buckets.validation', `Invalid parameters - ${field}: ${problem}`, [
+  return StoreError.keboola(KEBOOLA_ERRORS.bucketsValidation, `Invalid parameters - ${field}: ${problem}`, [
     { key: field, message: problem },
   ]);
 }
@@ -85,7 +86,7 @@ export async function sendFinishedJob(
   const session = sessionOf(request);
   const id = StorageJobs.newId();
   const body = finishedJobToWire(request, { ...job, id, created: timestamp(), token: session.token });
-  await session.jobs.record(id, stringifyExact(body));
+  await session.storageJobs.record(id, stringifyExact(body));
   return sendJson(reply, 202, body);
 }
 

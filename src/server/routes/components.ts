@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { StoreError } from '../../store/store-error.js';
-import { componentToWire, configurationToWire } from '../../store/wire.js';
+import { componentToWire } from '../../store/wire/components.js';
+import { configurationToWire } from '../../store/wire/configurations.js';
 import { sessionOf } from '../auth.js';
 import type { ServerBackend } from '../backend.js';
-import { componentTypeParam, isDeletedParam, listIncludeParam, type Query } from '../query.js';
-import { sendJson } from '../reply.js';
+import { componentTypeParam, isDeletedParam, listIncludeParam, type Query } from '../http/query.js';
+import { sendJson } from '../http/reply.js';
 import type { ComponentParams } from './params.js';
 
 /** `GET /v2/storage/components/:componentId` — public: no token needed (docs/storage-api.md#tokens-and-projects). */

@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { StoreError } from '../../store/store-error.js';
-import { configurationToWire } from '../../store/wire.js';
+import { configurationToWire } from '../../store/wire/configurations.js';
 import { sessionOf } from '../auth.js';
-import { createConfigurationInput, stateInput, updateConfigurationInput } from '../input.js';
-import { isDeletedParam, type Query } from '../query.js';
-import { sendCachedJson, sendJson, sendNoContent } from '../reply.js';
+import { createConfigurationInput, stateInput, updateConfigurationInput } from '../http/input.js';
+import { isDeletedParam, type Query } from '../http/query.js';
+import { sendCachedJson, sendJson, sendNoContent } from '../http/reply.js';
 import type { ComponentParams, ConfigParams } from './params.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 /** Configurations of a component: list, create, detail, update, state, trash/purge, restore. */
 export function configurationRoutes(app: FastifyInstance): void {
@@ -77,9 +78,8 @@ export function configurationRoutes(app: FastifyInstance): void {
 
   // docs/storage-api.md#where-gex-chooses: copies a configuration back from the default branch into a dev branch
   app.post<{ Params: ConfigParams }>(`${base}/:configId/reset-to-default`, async () => {
-    throw new StoreError(
-      501,
-      'notImplemented',
+    throw StoreError.keboola(
+      KEBOOLA_ERRORS.notImplemented,
       'Reset to default branch is not implemented for default branch: gex has only the default branch, so there is nothing to reset from.',
     );
   });

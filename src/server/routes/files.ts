@@ -12,18 +12,19 @@ import {
 } from '../../store/files/project-files.js';
 import { StoreError } from '../../store/store-error.js';
 import { sessionOf } from '../auth.js';
-import { BodyFields, numericId } from '../body-fields.js';
-import type { ByteBudget } from '../byte-budget.js';
-import { fileToWire } from '../file-wire.js';
-import { queryValue, type Query } from '../query.js';
-import { sendJson, sendNoContent } from '../reply.js';
-import { requireWriteAccess } from '../table-errors.js';
+import { BodyFields, numericId } from '../http/body-fields.js';
+import type { ByteBudget } from '../http/byte-budget.js';
+import { fileToWire } from '../../store/wire/files.js';
+import { queryValue, type Query } from '../http/query.js';
+import { sendJson, sendNoContent } from '../http/reply.js';
+import { requireWriteAccess } from '../errors/table-errors.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 interface FileParams {
   fileId: string;
 }
 
-const VALIDATION = 'storage.files.validation';
+const VALIDATION = KEBOOLA_ERRORS.filesValidation.code;
 
 function fileId(text: string): number {
   const id = numericId(text);
@@ -77,9 +78,8 @@ const DISCARDED_BODY_BYTES = 16 * 1024 * 1024;
 
 /** The answer to an upload that does not fit in the server's upload memory (503, `Retry-After`). */
 export function uploadCapacity(budget: ByteBudget): StoreError {
-  return new StoreError(
-    503,
-    'storage.files.uploadCapacity',
+  return StoreError.keboola(
+    KEBOOLA_ERRORS.filesUploadCapacity,
     `The server is already holding ${describeBytes(budget.total)} of uploads for other requests (gex serve --max-upload-memory). ` +
       'Retry in a few seconds: the file stays prepared, PUT it again.',
     undefined,

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { metadataToWire } from '../../store/wire.js';
+import { configMetadataToWire } from '../../store/wire/configurations.js';
 import { sessionOf } from '../auth.js';
-import { metadataInput } from '../input.js';
-import { sendJson, sendNoContent } from '../reply.js';
+import { metadataInput } from '../http/input.js';
+import { sendJson, sendNoContent } from '../http/reply.js';
 import type { ConfigParams, MetadataParams } from './params.js';
 
 /** Configuration metadata (docs/storage-api.md#metadata) — registered in the branch form only, as in Keboola. */
@@ -12,7 +12,7 @@ export function metadataRoutes(app: FastifyInstance): void {
   app.post<{ Params: ConfigParams }>(base, async (request, reply) => {
     const { componentId, configId } = request.params;
     const list = await sessionOf(request).store.addMetadata(componentId, configId, metadataInput(request.body));
-    return sendJson(reply, 201, list.map(metadataToWire));
+    return sendJson(reply, 201, list.map(configMetadataToWire));
   });
 
   app.get<{ Params: ConfigParams }>(base, async (request, reply) => {
@@ -20,7 +20,7 @@ export function metadataRoutes(app: FastifyInstance): void {
     return sendJson(
       reply,
       200,
-      (await sessionOf(request).store.listMetadata(componentId, configId)).map(metadataToWire),
+      (await sessionOf(request).store.listMetadata(componentId, configId)).map(configMetadataToWire),
     );
   });
 

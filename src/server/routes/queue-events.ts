@@ -5,7 +5,8 @@ import type { EventPosition } from '../../jobs/job-record.js';
 import { wireTime } from '../../jobs/job-wire.js';
 import { StoreError } from '../../store/store-error.js';
 import { sessionOf } from '../auth.js';
-import { sendJson } from '../reply.js';
+import { sendJson } from '../http/reply.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 const DEFAULT_LIMIT = 100;
 /** an event's id is its job's id and its number in the job's log (a log keeps far fewer lines) */
@@ -30,9 +31,8 @@ export function queueEventRoutes(app: FastifyInstance, jobs: JobRepository): voi
     };
     const limitText = one('limit') ?? String(DEFAULT_LIMIT);
     if (!/^\d{1,6}$/.test(limitText) || Number(limitText) > MAX_LIMIT) {
-      throw new StoreError(
-        400,
-        'storage.validation',
+      throw StoreError.keboola(
+        KEBOOLA_ERRORS.validation,
         `Invalid parameters - limit: a whole number from 0 to ${MAX_LIMIT}.`,
       );
     }
@@ -40,7 +40,7 @@ export function queueEventRoutes(app: FastifyInstance, jobs: JobRepository): voi
       const text = one(name);
       if (text === undefined || text === '') return undefined;
       if (!/^\d{1,15}$/.test(text))
-        throw new StoreError(400, 'storage.validation', `Invalid parameters - ${name}: an event id.`);
+        throw StoreError.keboola(KEBOOLA_ERRORS.validation, `Invalid parameters - ${name}: an event id.`);
       return positionOf(Number(text));
     };
     const after = position('sinceId');

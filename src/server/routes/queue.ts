@@ -3,24 +3,20 @@ import { excerptQuoted } from '../../common/log-text.js';
 import type { JsonValue } from '../../json/index.js';
 import { newJobFromRequest } from '../../jobs/job-request.js';
 import type { JobRepository } from '../../jobs/job-repository.js';
-import type { QueueJob } from '../../jobs/job-record.js';
+import type { QueueHooks } from '../../jobs/job-platform.js';
 import { jobToWire } from '../../jobs/job-wire.js';
 import { searchFromQuery, type QueryParams } from '../../jobs/search-query.js';
 import { StoreError } from '../../store/store-error.js';
-import { absoluteUri } from '../absolute-uri.js';
+import { absoluteUri } from '../../store/wire/absolute-uri.js';
 import { sessionOf } from '../auth.js';
-import { errorHandler } from '../errors.js';
-import { sendJson } from '../reply.js';
+import { errorHandler } from '../errors/errors.js';
+import { sendJson } from '../http/reply.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 /** A create body is a few hundred bytes; anything near this is not a job request. */
 export const QUEUE_BODY_LIMIT = 1024 * 1024;
 
 /** What the server tells whoever runs jobs (the embedded pool): wake up, or stop a job. */
-export interface QueueHooks {
-  created(job: QueueJob): void;
-  killed(job: QueueJob): void;
-}
-
 /** The queue's base URL: the server's origin (Keboola's `https://queue.<stack>`). */
 export function queueBase(request: FastifyRequest): string {
   return absoluteUri(request, '');
@@ -32,7 +28,7 @@ function jobIdParam(text: string): number {
 }
 
 function notFound(text: string): StoreError {
-  return new StoreError(404, 'queue.jobNotFound', `Job ${excerptQuoted(text)} not found.`);
+  return new StoreError(404, KEBOOLA_ERRORS.queueJobNotFound.code, `Job ${excerptQuoted(text)} not found.`);
 }
 
 /**

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { rowToWire, rowVersionToWire } from '../../store/wire.js';
+import { rowToWire, rowVersionToWire } from '../../store/wire/configurations.js';
 import { sessionOf } from '../auth.js';
-import { changeDescriptionInput, copyRowInput } from '../input.js';
-import { versionListParams, versionParam, type Query } from '../query.js';
-import { sendJson } from '../reply.js';
+import { changeDescriptionInput, copyRowInput } from '../http/input.js';
+import { versionListParams, versionParam, type Query } from '../http/query.js';
+import { sendJson } from '../http/reply.js';
 import type { RowParams, RowVersionParams } from './params.js';
 
 /** Row versions: list, detail, rollback, copy (docs/storage-api.md#versions). */

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { StoreError } from '../../store/store-error.js';
-import { rowToWire } from '../../store/wire.js';
+import { rowToWire } from '../../store/wire/configurations.js';
 import { sessionOf } from '../auth.js';
-import { changeDescriptionInput, createRowInput, stateInput, updateRowInput } from '../input.js';
-import { queryValue, type Query } from '../query.js';
-import { sendCachedJson, sendJson, sendNoContent } from '../reply.js';
+import { changeDescriptionInput, createRowInput, stateInput, updateRowInput } from '../http/input.js';
+import { queryValue, type Query } from '../http/query.js';
+import { sendCachedJson, sendJson, sendNoContent } from '../http/reply.js';
 import type { ConfigParams, RowParams } from './params.js';
 
 /** Rows of a configuration: list, create, detail, update, state, delete (docs/storage-api.md#rows). */

@@ -6,12 +6,15 @@ import type { ScheduleRepository } from '../../jobs/schedules/schedule-repositor
 import { scheduleToWire } from '../../jobs/schedules/schedule-wire.js';
 import { StoreError } from '../../store/store-error.js';
 import { sessionOf } from '../auth.js';
-import { errorHandler } from '../errors.js';
-import { sendJson, sendNoContent } from '../reply.js';
+import { errorHandler } from '../errors/errors.js';
+import { sendJson, sendNoContent } from '../http/reply.js';
 import { QUEUE_BODY_LIMIT } from './queue.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 function invalid(key: string, message: string): StoreError {
-  return new StoreError(400, 'scheduler.validation', `Invalid request: ${key}: ${message}`, [{ key, message }]);
+  return StoreError.keboola(KEBOOLA_ERRORS.schedulerValidation, `Invalid request: ${key}: ${message}`, [
+    { key, message },
+  ]);
 }
 
 function idParam(text: string): number {
@@ -20,7 +23,7 @@ function idParam(text: string): number {
 }
 
 function notFound(text: string): StoreError {
-  return new StoreError(404, 'scheduler.notFound', `Schedule ${excerptQuoted(text)} not found.`);
+  return StoreError.keboola(KEBOOLA_ERRORS.schedulerNotFound, `Schedule ${excerptQuoted(text)} not found.`);
 }
 
 function writer(token: { readOnly: boolean }): void {

@@ -5,9 +5,10 @@ import { MAX_REVEAL_CIPHERS, requireRunner, type RevealRequest } from '../../sto
 import { StoreError } from '../../store/store-error.js';
 import { sessionOf } from '../auth.js';
 import type { ServerBackend } from '../backend.js';
-import { sendJson } from '../reply.js';
+import { sendJson } from '../http/reply.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
-const CODE = 'storage.gex.decrypt.validation';
+const CODE = KEBOOLA_ERRORS.decryptValidation.code;
 
 function invalid(field: string, problem: string): StoreError {
   return StoreError.validation(`Invalid parameters - ${field}: ${problem}`, CODE);
@@ -49,7 +50,7 @@ export function secretRoutes(app: FastifyInstance, backend: Pick<ServerBackend, 
   app.post('/gex/decrypt', async (request, reply) => {
     const { token } = sessionOf(request);
     if (!backend.revealSecrets)
-      throw new StoreError(501, 'notImplemented', 'This server does not decrypt secrets for runners.');
+      throw StoreError.keboola(KEBOOLA_ERRORS.notImplemented, 'This server does not decrypt secrets for runners.');
     // the token first: a token that may not read secrets learns nothing from the body's checks
     requireRunner(token);
     const values = backend.revealSecrets(token, revealInput(request.body));

@@ -4,9 +4,10 @@ import { fromPlain, isJsonObject, toPlain, type JsonValue } from '../../json/ind
 import { StoreError } from '../../store/store-error.js';
 import type { MetadataTargetId } from '../../store/tables/index.js';
 import { sessionOf } from '../auth.js';
-import { sendCachedJson, sendJson, sendNoContent } from '../reply.js';
-import { pathBucketId, pathTableId, requireWriteAccess, tableCall } from '../table-errors.js';
-import { columnMetadataToWire, metadataListToWire } from '../table-wire.js';
+import { sendCachedJson, sendJson, sendNoContent } from '../http/reply.js';
+import { pathBucketId, pathTableId, requireWriteAccess, tableCall } from '../errors/table-errors.js';
+import { columnMetadataToWire, metadataListToWire } from '../../store/wire/tables.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 /**
  * Keboola's metadata of buckets, tables and columns (docs/storage-api.md#storage-metadata): list,
@@ -33,9 +34,8 @@ function fields(body: unknown): Record<string, unknown> {
   if (body === undefined || body === null) return {};
   if (isJsonObject(body)) return toPlain(body) as Record<string, unknown>;
   if (Array.isArray(body) && body.length === 0) return {};
-  throw new StoreError(
-    400,
-    'storage.metadata.invalidParameter',
+  throw StoreError.keboola(
+    KEBOOLA_ERRORS.metadataInvalidParameter,
     'The request body must be an object such as {"provider": "my-component", "metadata": [{"key": "KBC.description", "value": "…"}]}.',
   );
 }
@@ -43,14 +43,13 @@ function fields(body: unknown): Record<string, unknown> {
 /** A metadata id from the URL: Keboola's are numbers; anything else cannot name an item. */
 function metadataIdParam(text: string | undefined): number {
   if (text === undefined || !/^\d{1,20}$/.test(text))
-    throw new StoreError(
-      400,
-      'storage.metadata.invalidId',
+    throw StoreError.keboola(
+      KEBOOLA_ERRORS.metadataInvalidId,
       `The metadata id ${displayId((text ?? '').slice(0, 100))} is not a number: use an id from GET …/metadata.`,
     );
   const id = Number(text);
   if (!Number.isSafeInteger(id))
-    throw new StoreError(404, 'storage.metadata.notFound', `The supplied metadata ID was not found (${text}).`);
+    throw StoreError.keboola(KEBOOLA_ERRORS.metadataNotFound, `The supplied metadata ID was not found (${text}).`);
   return id;
 }
 

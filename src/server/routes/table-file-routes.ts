@@ -9,17 +9,18 @@ import {
   type TableQuery,
 } from '../../store/tables/index.js';
 import { timestamp } from '../../store/identifiers.js';
-import { absoluteUri } from '../absolute-uri.js';
+import { absoluteUri } from '../../store/wire/absolute-uri.js';
 import { sessionOf, type Session } from '../auth.js';
-import type { JobScope } from '../backend.js';
-import { BodyFields, numericId } from '../body-fields.js';
-import { commaList } from '../query.js';
-import { sendJson } from '../reply.js';
-import type { JobOutcome, StorageJobRunner, StorageJobWire } from '../storage-job-runner.js';
-import { exportToFile, importFile, type ImportInput } from '../table-file-jobs.js';
-import { pathBucketId, pathTableId, requireWriteAccess, tableCall } from '../table-errors.js';
+import type { StorageJobScope } from '../backend.js';
+import { BodyFields, numericId } from '../http/body-fields.js';
+import { commaList } from '../http/query.js';
+import { sendJson } from '../http/reply.js';
+import type { StorageJobOutcome, StorageJobRunner, StorageJobWire } from '../../jobs/storage/storage-job-runner.js';
+import { exportToFile, importFile, type ImportInput } from '../../jobs/storage/table-file-jobs.js';
+import { pathBucketId, pathTableId, requireWriteAccess, tableCall } from '../errors/table-errors.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
-const VALIDATION = 'storage.tables.validation';
+const VALIDATION = KEBOOLA_ERRORS.tablesValidation.code;
 
 /** `dataFileId`: an uploaded file of the token's project (checked before the job is created). */
 async function dataFile(session: Session, body: BodyFields) {
@@ -31,8 +32,8 @@ async function dataFile(session: Session, body: BodyFields) {
 }
 
 /** Runs a job's work on the project's job scope (its own SQLite connection), closed after. */
-async function inJobScope<T>(session: Session, work: (scope: JobScope) => Promise<T>): Promise<T> {
-  const scope = session.jobScope();
+async function inJobScope<T>(session: Session, work: (scope: StorageJobScope) => Promise<T>): Promise<T> {
+  const scope = session.storageJobScope();
   try {
     return await work(scope);
   } finally {
@@ -41,7 +42,7 @@ async function inJobScope<T>(session: Session, work: (scope: JobScope) => Promis
 }
 
 /** The work of an import or create job. */
-function importJob(session: Session, input: ImportInput): () => Promise<JobOutcome> {
+function importJob(session: Session, input: ImportInput): () => Promise<StorageJobOutcome> {
   return () => inJobScope(session, (scope) => importFile(scope.tables, scope.files, input));
 }
 
@@ -62,12 +63,12 @@ async function submit(
   request: FastifyRequest,
   runner: StorageJobRunner,
   job: { operationName: string; tableId: string; operationParams: Record<string, unknown> },
-  work: () => Promise<JobOutcome>,
+  work: () => Promise<StorageJobOutcome>,
 ): Promise<StorageJobWire> {
   const session = sessionOf(request);
   const id = StorageJobs.newId();
   return runner.submit(
-    session.jobs,
+    session.storageJobs,
     {
       id,
       url: absoluteUri(request, `/v2/storage/jobs/${id}`),
@@ -77,7 +78,8 @@ async function submit(
       createdTime: timestamp(),
       creatorToken: { id: String(session.token.id), description: session.token.description },
     },
-    work,
+    // its refusals as Keboola words them
+    () => tableCall(work),
   );
 }
 

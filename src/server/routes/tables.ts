@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { sessionOf } from '../auth.js';
-import type { Query } from '../query.js';
-import { sendCachedJson, sendNoContent } from '../reply.js';
-import { pathTableId, requireWriteAccess, tableCall } from '../table-errors.js';
-import { flagParam, previewParams } from '../table-params.js';
-import type { ByteBudget } from '../byte-budget.js';
-import { preparePreview } from '../table-preview.js';
-import { tableToWire } from '../table-wire.js';
+import type { Query } from '../http/query.js';
+import { sendCachedJson, sendNoContent } from '../http/reply.js';
+import { pathTableId, requireWriteAccess, tableCall } from '../errors/table-errors.js';
+import { flagParam, previewParams } from '../storage/table-params.js';
+import type { ByteBudget } from '../http/byte-budget.js';
+import { preparePreview } from '../storage/table-preview.js';
+import { tableToWire } from '../../store/wire/tables.js';
 import { bucketObjects, includesColumnMetadata, sendFinishedJob } from './buckets.js';
 
 interface TableParams {

@@ -3,11 +3,12 @@ import { excerptId } from '../../common/log-text.js';
 import type { JsonObject, JsonValue } from '../../json/index.js';
 import { StoreError } from '../../store/store-error.js';
 import type { TokenInfo } from '../../store/types.js';
-import { absoluteUri } from '../absolute-uri.js';
+import { absoluteUri } from '../../store/wire/absolute-uri.js';
 import { sessionOf, tokenOf, type Session } from '../auth.js';
 import type { ServerBackend } from '../backend.js';
-import { sendJson, sendNoContent } from '../reply.js';
-import { tokenCreateInput } from '../token-input.js';
+import { sendJson, sendNoContent } from '../http/reply.js';
+import { tokenCreateInput } from '../http/token-input.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 /** Keboola's absolute token address. */
 function tokenUri(request: FastifyRequest, id: number): string {
@@ -97,16 +98,15 @@ function requireMaster(session: Session, what: string): void {
 /** A token id from the URL: one that cannot exist is not found. */
 function tokenIdParam(text: string): number {
   if (!/^[1-9]\d{0,14}$/.test(text))
-    throw new StoreError(
-      404,
-      'storage.tokens.notFound',
+    throw StoreError.keboola(
+      KEBOOLA_ERRORS.tokensNotFound,
       `Token ${excerptId(text)} not found: a token id is a number, as GET /v2/storage/tokens lists them.`,
     );
   return Number(text);
 }
 
 function tokenNotFound(id: number): StoreError {
-  return new StoreError(404, 'storage.tokens.notFound', `Token ${id} not found in this project.`);
+  return StoreError.keboola(KEBOOLA_ERRORS.tokensNotFound, `Token ${id} not found in this project.`);
 }
 
 interface TokenParams {
@@ -182,9 +182,8 @@ export function tokenRoutes(app: FastifyInstance, backend: Pick<ServerBackend, '
     const id = tokenIdParam(request.params.tokenId);
     const deleted = await backend.tokens(session.token).delete(id, (target) => {
       if (target.canManageTokens) {
-        throw new StoreError(
-          400,
-          'storage.tokens.cannotDeleteMasterToken',
+        throw StoreError.keboola(
+          KEBOOLA_ERRORS.cannotDeleteMasterToken,
           `Token ${id} is a master token: master tokens are not deleted over HTTP; the store's operator revokes them with "gex tokens revoke ${id}".`,
         );
       }

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { configurationToWire, versionDetailToWire, versionItemToWire } from '../../store/wire.js';
+import { configurationToWire, versionDetailToWire, versionItemToWire } from '../../store/wire/configurations.js';
 import { sessionOf } from '../auth.js';
-import { changeDescriptionInput, copyConfigurationInput } from '../input.js';
-import { versionListParams, versionParam, type Query } from '../query.js';
-import { sendJson } from '../reply.js';
+import { changeDescriptionInput, copyConfigurationInput } from '../http/input.js';
+import { versionListParams, versionParam, type Query } from '../http/query.js';
+import { sendJson } from '../http/reply.js';
 import type { ConfigParams, ConfigVersionParams } from './params.js';
 
 /** Configuration versions: list, detail, rollback, copy (docs/storage-api.md#versions). */

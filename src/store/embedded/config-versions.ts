@@ -95,8 +95,8 @@ export function getConfigurationVersion(
 async function versionOrFail(repo: Repository, key: ConfigKey, version: number): Promise<ConfigVersionContent> {
   const v = await repo.loadConfigVersion(key, version);
   if (!v) throw StoreError.notFound(`Version ${version} not found`);
-  const rowsSortOrder = await repo.loadVersionOrder(key, version);
-  return { ...v, rowsSortOrder, rows: orderRows(await repo.loadVersionRows(key, version), rowsSortOrder) };
+  const rowsSortOrder = await repo.holdings.loadVersionOrder(key, version);
+  return { ...v, rowsSortOrder, rows: orderRows(await repo.holdings.loadVersionRows(key, version), rowsSortOrder) };
 }
 
 /**

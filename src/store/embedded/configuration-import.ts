@@ -7,6 +7,7 @@ import type { Repository } from './repository.js';
 import { toConfiguration } from './resources.js';
 import { newRow } from './rows.js';
 import type { ProjectSession } from './session.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 /**
  * A configuration with its rows and their order created as one change (`gex configs import`): one
@@ -33,7 +34,8 @@ export function importConfiguration(
         const rows: RowRecord[] = [];
         for (const [i, rowInput] of input.rows.entries()) {
           const row = await importStep(rowStep(i, rowInput.rowId), async () => {
-            if (rowInput.rowId) requireAddressableId(rowInput.rowId, 'rowId', 'storage.componentsRows.validation');
+            if (rowInput.rowId)
+              requireAddressableId(rowInput.rowId, 'rowId', KEBOOLA_ERRORS.componentsRowsValidation.code);
             const rowId = rowInput.rowId || (await newRowId());
             const created = newRow(s, record, rowId, rowInput, now, known.get(rowId));
             s.nextRowVersion(created, now, changeDescription);

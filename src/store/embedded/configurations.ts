@@ -14,6 +14,7 @@ import type { ConfigRecord, RowRecord } from './records.js';
 import type { Repository } from './repository.js';
 import { toConfiguration } from './resources.js';
 import type { ProjectSession } from './session.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 /** Components and the configurations' own lifecycle: list, create, read, update, trash, restore. */
 
@@ -204,7 +205,10 @@ export async function insertingNewId<T>(explicitId: string | undefined, write: (
 }
 
 function alreadyExists(configId: string): StoreError {
-  return new StoreError(400, 'configurationAlreadyExists', `Configuration ${excerptId(configId)} already exists.`);
+  return StoreError.keboola(
+    KEBOOLA_ERRORS.configurationAlreadyExists,
+    `Configuration ${excerptId(configId)} already exists.`,
+  );
 }
 
 /** A full permutation of the row ids, or `[]` for the natural order (by id). */
@@ -222,7 +226,7 @@ export function validateSortOrder(order: string[], rows: RowRecord[]): string[] 
   if (missing.length > 0 || listed.size !== order.length) {
     throw StoreError.validation(
       `Invalid rowsSortOrder: it must list every row of the configuration exactly once${missing.length ? ` (missing ${excerptList(missing, (id) => excerptQuoted(id))})` : ' (an id is repeated)'}.`,
-      'validation.invalidRowSortOrder',
+      KEBOOLA_ERRORS.invalidRowSortOrder.code,
     );
   }
   return order;

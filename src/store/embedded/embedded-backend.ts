@@ -1,6 +1,4 @@
 import { UserError } from '../../common/errors.js';
-import { JobRepository } from '../../jobs/job-repository.js';
-import { ScheduleRepository } from '../../jobs/schedules/schedule-repository.js';
 import { isJsonObject, type JsonValue } from '../../json/index.js';
 import { phpToString } from '../../php/index.js';
 import type { ConfigStore } from '../config-store.js';
@@ -9,7 +7,7 @@ import { addressableIdProblem } from '../addressable-id.js';
 import type { Database } from '../sql/database.js';
 import { requireRunner, type RevealRequest } from '../secret-reveal.js';
 import { ProjectFiles, purgeExpiredFiles } from '../files/project-files.js';
-import { JobLocks } from '../../jobs/dispatch/job-locks.js';
+import { JobLocks } from '../sql/advisory-locks.js';
 import type { PostgresDatabase } from '../sql/postgres-database.js';
 import {
   endOrphanedJobs,
@@ -48,6 +46,7 @@ export interface EmbeddedBackendOptions {
  */
 export class EmbeddedBackend {
   private constructor(
+    /** the store's database: the jobs layer keeps its queue jobs and schedules in it */
     readonly db: Database,
     private readonly cipher: SecretCipher,
     readonly location: string,
@@ -103,7 +102,7 @@ export class EmbeddedBackend {
     return new ProjectTables(this.db, token.projectId);
   }
 
-  jobs(token: TokenInfo): StorageJobs {
+  storageJobs(token: TokenInfo): StorageJobs {
     return new StorageJobs(this.db, token.projectId);
   }
 
@@ -112,7 +111,7 @@ export class EmbeddedBackend {
   }
 
   /** The project's tables and files on a connection of their own where SQLite needs one (a long job must not hold the server's). */
-  forJob(token: TokenInfo): { tables: ProjectTables; files: ProjectFiles; close(): Promise<void> } {
+  forStorageJob(token: TokenInfo): { tables: ProjectTables; files: ProjectFiles; close(): Promise<void> } {
     const db = this.db.separateConnection?.() ?? this.db;
     return {
       tables: new ProjectTables(db, token.projectId),
@@ -146,16 +145,6 @@ export class EmbeddedBackend {
 
   purgeExpiredFiles(): Promise<number> {
     return purgeExpiredFiles(this.db, new Date());
-  }
-
-  /** The queue jobs of every project (the Job Queue API and the worker pool). */
-  queueJobs(): JobRepository {
-    return new JobRepository(this.db);
-  }
-
-  /** The schedules of every project (the Scheduler API and the tickers of servers and workers). */
-  schedules(): ScheduleRepository {
-    return new ScheduleRepository(this.db);
   }
 
   /** Access for the local CLI and runner (no token needed): an internal token of the project. */

@@ -15,7 +15,7 @@ import type {
   CreateRowInput,
   ImportConfigurationInput,
   ListInclude,
-  MetadataItem,
+  ConfigMetadataItem,
   Row,
   RowVersion,
   TokenInfo,
@@ -209,11 +209,11 @@ export class EmbeddedConfigStore implements ConfigStore {
     componentId: string,
     configId: string,
     items: Array<{ key: string; value: string }>,
-  ): Promise<MetadataItem[]> {
+  ): Promise<ConfigMetadataItem[]> {
     return metadata.addMetadata(this.s, componentId, configId, items);
   }
 
-  listMetadata(componentId: string, configId: string): Promise<MetadataItem[]> {
+  listMetadata(componentId: string, configId: string): Promise<ConfigMetadataItem[]> {
     return metadata.listMetadata(this.s, componentId, configId);
   }
 

@@ -6,7 +6,7 @@ import {
   MAX_METADATA_PER_WRITE,
   MAX_METADATA_VALUE_BYTES,
 } from '../tables/metadata-input.js';
-import type { MetadataItem } from '../types.js';
+import type { ConfigMetadataItem } from '../types.js';
 import type { ProjectSession } from './session.js';
 
 /** Keboola still refuses a read-only token's metadata writes with its older role message. */
@@ -19,7 +19,7 @@ export function addMetadata(
   componentId: string,
   configId: string,
   metadata: Array<{ key: string; value: string }>,
-): Promise<MetadataItem[]> {
+): Promise<ConfigMetadataItem[]> {
   if (metadata.length === 0)
     return Promise.reject(StoreError.validation('Invalid parameters - metadata: This value should not be blank.'));
   const problem = boundsProblem(metadata);
@@ -65,7 +65,7 @@ function boundsProblem(metadata: ReadonlyArray<{ key: string; value: string }>):
   return null;
 }
 
-export function listMetadata(s: ProjectSession, componentId: string, configId: string): Promise<MetadataItem[]> {
+export function listMetadata(s: ProjectSession, componentId: string, configId: string): Promise<ConfigMetadataItem[]> {
   return s.read(async (repo) => {
     const key = s.key(componentId, configId);
     await s.liveConfig(repo, key);

@@ -6,6 +6,7 @@ import { validateSortOrder } from './configurations.js';
 import type { RowRecord } from './records.js';
 import { toConfiguration } from './resources.js';
 import type { ProjectSession, RowContent } from './session.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 /**
  * Replace: a live configuration becomes the one given — name, description, body, isDisabled, its
@@ -25,11 +26,11 @@ export async function replaceConfiguration(
   const given = new Set<string>();
   for (const row of input.rows) {
     if (!row.rowId) continue;
-    requireAddressableId(row.rowId, 'rowId', 'storage.componentsRows.validation');
+    requireAddressableId(row.rowId, 'rowId', KEBOOLA_ERRORS.componentsRowsValidation.code);
     if (given.has(row.rowId))
       throw StoreError.validation(
         `Invalid parameters - rows: the row id ${excerptQuoted(row.rowId)} is given twice.`,
-        'configurationRowAlreadyExists',
+        KEBOOLA_ERRORS.configurationRowAlreadyExists.code,
       );
     given.add(row.rowId);
   }

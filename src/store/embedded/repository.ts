@@ -1,22 +1,21 @@
 import type { Dialect, SqlExecutor } from '../sql/database.js';
-import { insertBatches, insertSql, insertValues, selectSql, upsertSql, whereEqual, type Table } from '../sql/table.js';
-import type { Component, MetadataItem, TokenInfo } from '../types.js';
+import { insertBatches, insertSql, insertValues, selectSql, upsertSql, type Table } from '../sql/table.js';
+import type { Component, ConfigMetadataItem, TokenInfo } from '../types.js';
 import type {
   ConfigKey,
   ConfigRecord,
   ConfigVersionRecord,
-  HeldRowVersion,
   MetadataRecord,
   ProjectRecord,
   RowRecord,
   RowVersionRecord,
   TokenRecord,
-  VersionOrderRange,
 } from './records.js';
 import {
   COMPONENTS,
   componentFromDb,
   CONFIG_KEY,
+  CONFIG_WHERE,
   configFromDb,
   CONFIGURATION_METADATA,
   CONFIGURATION_ROWS,
@@ -26,6 +25,7 @@ import {
   keyParams,
   metadataFromDb,
   OWNED_BY_CONFIG_KEY,
+  OWNED_WHERE,
   PROJECTS,
   ROW_VERSIONS,
   rowFromDb,
@@ -35,13 +35,8 @@ import {
   VERSION_ROW_ORDER,
   type DbRow,
 } from './tables.js';
+import { VersionHoldings } from './version-holdings.js';
 
-const CONFIG_WHERE = whereEqual(CONFIG_KEY);
-const OWNED_WHERE = whereEqual(OWNED_BY_CONFIG_KEY);
-/** row versions that configuration version `?` holds (both placeholders take the version) */
-const HELD_BY_VERSION = 'held_from <= ? AND (held_until IS NULL OR held_until >= ?)';
-/** order entries of configuration version `?` (both placeholders take the version) */
-const IN_ORDER_OF_VERSION = 'first_version <= ? AND (last_version IS NULL OR last_version >= ?)';
 const TOKEN_WITH_PROJECT =
   'SELECT t.id, t.description, t.read_only, t.can_manage_tokens, t.runner, t.created, t.refreshed, t.creator_token_id, t.creator_token_description, t.internal, ' +
   'p.id AS project_id, p.name AS project_name FROM tokens t JOIN projects p ON p.id = t.project_id';
@@ -52,6 +47,8 @@ const TOKEN_WITH_PROJECT =
  * once with `?` placeholders and runs on SQLite and PostgreSQL alike.
  */
 export class Repository {
+  /** what each configuration version holds: the ranges of row versions and of the custom order */
+  readonly holdings: VersionHoldings;
   private readonly forUpdate: string;
   /** appended to text columns in ORDER BY: ids sort by bytes on both databases */
   private readonly byteOrder: string;
@@ -62,6 +59,7 @@ export class Repository {
   ) {
     this.forUpdate = dialect.forUpdate;
     this.byteOrder = dialect.byteOrder;
+    this.holdings = new VersionHoldings(tx);
   }
 
   // ---- components and settings ----------------------------------------------------------------
@@ -273,88 +271,6 @@ export class Repository {
     return r ? configVersionFromDb(r) : undefined;
   }
 
-  // ---- what each configuration version holds: ranges of versions -------------------------------
-
-  /**
-   * The row versions configuration version `version` holds, each with its row's `created`: two
-   * reads of one table each, whose plans cannot go quadratic whatever the database's statistics.
-   */
-  async loadVersionRows(key: ConfigKey, version: number): Promise<HeldRowVersion[]> {
-    const held = await this.tx.all<DbRow>(`${selectSql(ROW_VERSIONS)} WHERE ${OWNED_WHERE} AND ${HELD_BY_VERSION}`, [
-      ...keyParams(key),
-      version,
-      version,
-    ]);
-    if (held.length === 0) return [];
-    const created = new Map(
-      (
-        await this.tx.all<DbRow>(
-          `SELECT id, created FROM ${CONFIGURATION_ROWS.name} WHERE ${OWNED_WHERE}`,
-          keyParams(key),
-        )
-      ).map((r) => [String(r.id), String(r.created)]),
-    );
-    return held.map((r) => ({ ...rowVersionFromDb(r), rowCreated: created.get(String(r.row_id)) }));
-  }
-
-  /** The custom row order of configuration version `version`; [] for the natural order. */
-  async loadVersionOrder(key: ConfigKey, version: number): Promise<string[]> {
-    const rows = await this.tx.all<DbRow>(
-      `SELECT row_id FROM ${VERSION_ROW_ORDER.name} WHERE ${OWNED_WHERE} AND ${IN_ORDER_OF_VERSION} ORDER BY position`,
-      [...keyParams(key), version, version],
-    );
-    return rows.map((r) => String(r.row_id));
-  }
-
-  /** The JSON text of the custom order of the configuration's record as stored (before this transaction changes it); undefined when there is no record yet. */
-  async storedSortOrderText(key: ConfigKey): Promise<string | undefined> {
-    const row = await this.tx.get<DbRow>(
-      `SELECT rows_sort_order FROM ${CONFIGURATIONS.name} WHERE ${CONFIG_WHERE}`,
-      keyParams(key),
-    );
-    return row ? String(row.rows_sort_order) : undefined;
-  }
-
-  /** The last position of the current version's custom order; -1 when it has none. */
-  async lastOrderPosition(key: ConfigKey): Promise<number> {
-    const row = await this.tx.get<DbRow>(
-      `SELECT max(position) AS last FROM ${VERSION_ROW_ORDER.name} WHERE ${OWNED_WHERE} AND last_version IS NULL`,
-      keyParams(key),
-    );
-    return row?.last === null || row?.last === undefined ? -1 : Number(row.last);
-  }
-
-  async openOrderRanges(ranges: readonly VersionOrderRange[]): Promise<void> {
-    await this.insertMany(VERSION_ROW_ORDER, ranges);
-  }
-
-  /** Ends at configuration version `lastVersion` the holding of the current row versions of `rowIds` (or of every row). */
-  async closeHeldRowVersions(key: ConfigKey, lastVersion: number, rowIds: readonly string[] | 'all'): Promise<void> {
-    await this.closeRanges(ROW_VERSIONS.name, 'held_until', key, lastVersion, rowIds);
-  }
-
-  /** Ends at configuration version `lastVersion` the places of `rowIds` (or of every row) in the custom order. */
-  async closeOrderRanges(key: ConfigKey, lastVersion: number, rowIds: readonly string[] | 'all'): Promise<void> {
-    await this.closeRanges(VERSION_ROW_ORDER.name, 'last_version', key, lastVersion, rowIds);
-  }
-
-  private async closeRanges(
-    table: string,
-    until: 'held_until' | 'last_version',
-    key: ConfigKey,
-    lastVersion: number,
-    rowIds: readonly string[] | 'all',
-  ): Promise<void> {
-    // held_from: row versions never held by a configuration version have none (only in stores from before migration 6)
-    const open = until === 'held_until' ? 'held_from IS NOT NULL AND held_until IS NULL' : 'last_version IS NULL';
-    const close = `UPDATE ${table} SET ${until} = ? WHERE ${OWNED_WHERE} AND ${open}`;
-    if (rowIds === 'all') {
-      await this.tx.run(close, [lastVersion, ...keyParams(key)]);
-      return;
-    }
-    for (const rowId of rowIds) await this.tx.run(`${close} AND row_id = ?`, [lastVersion, ...keyParams(key), rowId]);
-  }
-
   /** Inserts many records in few statements. */
   private async insertMany<R>(table: Table<R>, records: Iterable<R>, conflict?: readonly string[]): Promise<void> {
     for (const [sql, params] of insertBatches(table, records, conflict)) await this.tx.run(sql, params);
@@ -453,7 +369,7 @@ export class Repository {
 
   // ---- metadata ---------------------------------------------------------------------------------
 
-  async listMetadata(key: ConfigKey): Promise<MetadataItem[]> {
+  async listMetadata(key: ConfigKey): Promise<ConfigMetadataItem[]> {
     return (
       await this.tx.all<DbRow>(`${selectSql(CONFIGURATION_METADATA)} WHERE ${OWNED_WHERE} ORDER BY id`, keyParams(key))
     ).map(metadataFromDb);

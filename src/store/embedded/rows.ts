@@ -4,6 +4,7 @@ import type { CreateRowInput, Row, UpdateRowInput } from '../types.js';
 import type { ConfigKey, RowRecord } from './records.js';
 import { orderRows, toRow } from './resources.js';
 import type { ProjectSession } from './session.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 /** A configuration's rows: list, create, read, update, delete. Every row change is a configuration version too. */
 
@@ -20,7 +21,7 @@ export function createRow(
   configId: string,
   input: CreateRowInput,
 ): Promise<Row> {
-  if (input.rowId) requireAddressableId(input.rowId, 'rowId', 'storage.componentsRows.validation');
+  if (input.rowId) requireAddressableId(input.rowId, 'rowId', KEBOOLA_ERRORS.componentsRowsValidation.code);
   return s.write(async (repo, now) => {
     const key = s.key(componentId, configId);
     const record = await s.lockLiveConfig(repo, key);
@@ -48,9 +49,8 @@ export function newRow(
   existing: RowRecord | undefined,
 ): RowRecord {
   if (existing && !existing.isDeleted) {
-    throw new StoreError(
-      400,
-      'configurationRowAlreadyExists',
+    throw StoreError.keboola(
+      KEBOOLA_ERRORS.configurationRowAlreadyExists,
       `Row ${rowId} already exists in configuration ${key.configId}.`,
     );
   }

@@ -220,9 +220,12 @@ export class ProjectSession {
     record.current = this.stamp(previous + 1, now, changeDescription);
     const version = record.current.version;
     const entered = change.entered ?? [];
-    if (change.replaceAll) await repo.closeHeldRowVersions(record, previous, 'all');
+    if (change.replaceAll) await repo.holdings.closeHeldRowVersions(record, previous, 'all');
     else if (previous > 0)
-      await repo.closeHeldRowVersions(record, previous, [...(change.left ?? []), ...entered.map((r) => r.rowId)]);
+      await repo.holdings.closeHeldRowVersions(record, previous, [
+        ...(change.left ?? []),
+        ...entered.map((r) => r.rowId),
+      ]);
     await repo.saveRowsWithVersions(entered, version);
     await this.commitOrder(repo, record, version);
     await repo.insertConfigVersion(record, {
@@ -242,7 +245,7 @@ export class ProjectSession {
    * order ranges always equal.
    */
   private async commitOrder(repo: Repository, record: ConfigRecord, version: number): Promise<void> {
-    const stored = await repo.storedSortOrderText(record);
+    const stored = await repo.holdings.storedSortOrderText(record);
     // the common case, an unchanged order, without decoding it (as the record's column stores it)
     if (stored === sortOrderText(record.rowsSortOrder)) return;
     const change = orderChange(stored === undefined ? [] : (JSON.parse(stored) as string[]), record.rowsSortOrder);
@@ -255,12 +258,12 @@ export class ProjectSession {
       lastVersion: null,
     });
     if (change.kind === 'reset') {
-      await repo.closeOrderRanges(record, version - 1, 'all');
-      await repo.openOrderRanges(change.order.map((id, i) => at(id, i)));
+      await repo.holdings.closeOrderRanges(record, version - 1, 'all');
+      await repo.holdings.openOrderRanges(change.order.map((id, i) => at(id, i)));
     } else {
-      const last = await repo.lastOrderPosition(record);
-      await repo.closeOrderRanges(record, version - 1, change.removed);
-      await repo.openOrderRanges(change.appended.map((id, i) => at(id, last + 1 + i)));
+      const last = await repo.holdings.lastOrderPosition(record);
+      await repo.holdings.closeOrderRanges(record, version - 1, change.removed);
+      await repo.holdings.openOrderRanges(change.appended.map((id, i) => at(id, last + 1 + i)));
     }
   }
 

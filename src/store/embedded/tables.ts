@@ -1,6 +1,6 @@
 import type { SqlParam } from '../sql/database.js';
-import { column, type Column, type Table } from '../sql/table.js';
-import type { Component, MetadataItem, TokenInfo } from '../types.js';
+import { column, whereEqual, type Column, type Table } from '../sql/table.js';
+import type { Component, ConfigMetadataItem, TokenInfo } from '../types.js';
 import {
   fromText,
   toText,
@@ -35,6 +35,9 @@ const text = (v: unknown): string => String(v ?? '');
 /** Key columns of a configuration's own record and of everything that belongs to it. */
 export const CONFIG_KEY = ['project_id', 'component_id', 'id'] as const;
 export const OWNED_BY_CONFIG_KEY = ['project_id', 'component_id', 'configuration_id'] as const;
+/** `WHERE` text of one configuration, and of what one configuration owns (keyParams gives the values) */
+export const CONFIG_WHERE = whereEqual(CONFIG_KEY);
+export const OWNED_WHERE = whereEqual(OWNED_BY_CONFIG_KEY);
 export const keyParams = (k: ConfigKey): SqlParam[] => [k.projectId, k.componentId, k.configId];
 
 function keyColumns<R extends ConfigKey>(configIdColumn: 'id' | 'configuration_id'): Array<Column<R>> {
@@ -261,7 +264,7 @@ export function componentFromDb(r: DbRow): Component {
   return { id: text(r.id), type: text(r.type), name: text(r.name), definition: fromText(text(r.definition)) };
 }
 
-export function metadataFromDb(r: DbRow): MetadataItem {
+export function metadataFromDb(r: DbRow): ConfigMetadataItem {
   return {
     id: String(r.id),
     key: String(r.meta_key),

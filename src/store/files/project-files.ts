@@ -4,6 +4,7 @@ import { setImmediate } from 'node:timers/promises';
 import { excerptId } from '../../common/log-text.js';
 import type { Database } from '../sql/database.js';
 import { StoreError } from '../store-error.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 /**
  * A project's File Storage (docs/storage-api.md#files): each file's metadata is a row of
@@ -78,9 +79,8 @@ function fileOf(row: Record<string, unknown>): StoredFile {
 }
 
 export function fileNotFound(id: number | string): StoreError {
-  return new StoreError(
-    404,
-    'storage.files.notFound',
+  return StoreError.keboola(
+    KEBOOLA_ERRORS.filesNotFound,
     `File ${excerptId(String(id))} not found in this project (files expire ${FILE_MAX_AGE_DAYS} days after they are prepared unless permanent).`,
     undefined,
     'GEX_FILE_NOT_FOUND',
@@ -96,9 +96,8 @@ export function uploadMemory(declaredBytes?: number): number {
 }
 
 export function fileTooLarge(limit: number): StoreError {
-  return new StoreError(
-    413,
-    'storage.files.tooLarge',
+  return StoreError.keboola(
+    KEBOOLA_ERRORS.filesTooLarge,
     `The file is larger than this server's limit of ${limit} bytes (gex serve --max-file-size); split it into smaller files.`,
     undefined,
     'GEX_FILE_TOO_LARGE',
@@ -157,9 +156,8 @@ export class ProjectFiles {
   async uploaded(id: number): Promise<StoredFile> {
     const file = await this.get(id);
     if (file.state !== 'uploaded')
-      throw new StoreError(
-        400,
-        'storage.files.notUploaded',
+      throw StoreError.keboola(
+        KEBOOLA_ERRORS.filesNotUploaded,
         `File ${file.id} (${excerptId(file.name)}) has not been uploaded (or its upload did not finish); upload it first.`,
       );
     return file;
@@ -225,9 +223,8 @@ export class ProjectFiles {
     });
     if (claimed.changes === 0) {
       const file = await this.get(id);
-      throw new StoreError(
-        400,
-        'storage.files.alreadyUploaded',
+      throw StoreError.keboola(
+        KEBOOLA_ERRORS.filesAlreadyUploaded,
         `File ${file.id} (${excerptId(file.name)}) has ${file.state === 'uploaded' ? 'already been uploaded' : 'an upload in progress'}; a file is uploaded once: prepare a new one.`,
       );
     }
@@ -314,9 +311,8 @@ export async function purgeExpiredFiles(db: Database, now: Date, projectId?: num
 }
 
 function longerThanDeclared(declared: number): StoreError {
-  return new StoreError(
-    400,
-    'storage.files.validation',
+  return StoreError.keboola(
+    KEBOOLA_ERRORS.filesValidation,
     `The upload sent more than the ${declared} bytes its Content-Length announced; send the file with its exact length.`,
   );
 }

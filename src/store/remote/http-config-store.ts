@@ -13,7 +13,7 @@ import type {
   CreateConfigurationInput,
   CreateRowInput,
   ListInclude,
-  MetadataItem,
+  ConfigMetadataItem,
   Row,
   RowVersion,
   TokenInfo,
@@ -21,16 +21,17 @@ import type {
   UpdateRowInput,
   VersionListOptions,
 } from '../types.js';
+import { componentFromWire } from '../wire/components.js';
 import {
-  componentFromWire,
+  configMetadataFromWire,
   configurationFromWire,
-  metadataFromWire,
   rowFromWire,
   rowVersionFromWire,
   versionDetailFromWire,
   versionItemFromWire,
-} from '../wire.js';
+} from '../wire/configurations.js';
 import { StorageApiClient, type StorageApiClientOptions } from './storage-api-client.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 export type HttpConfigStoreOptions = StorageApiClientOptions;
 
@@ -49,9 +50,8 @@ function body(entries: Body): JsonObject {
  */
 function enc(id: string): string {
   if (id === '' || id === '.' || id === '..') {
-    throw new StoreError(
-      400,
-      'storage.invalidId',
+    throw StoreError.keboola(
+      KEBOOLA_ERRORS.invalidId,
       `The id ${JSON.stringify(id)} cannot be addressed in a Storage API URL; rename it in the store.`,
     );
   }
@@ -391,7 +391,7 @@ export class HttpConfigStore implements ConfigStore {
     componentId: string,
     configId: string,
     metadata: Array<{ key: string; value: string }>,
-  ): Promise<MetadataItem[]> {
+  ): Promise<ConfigMetadataItem[]> {
     const payload = body([
       [
         'metadata',
@@ -405,14 +405,14 @@ export class HttpConfigStore implements ConfigStore {
     ]);
     return HttpConfigStore.list(
       await this.call('POST', this.configs(componentId, `/${enc(configId)}/metadata`), payload),
-      metadataFromWire,
+      configMetadataFromWire,
     );
   }
 
-  async listMetadata(componentId: string, configId: string): Promise<MetadataItem[]> {
+  async listMetadata(componentId: string, configId: string): Promise<ConfigMetadataItem[]> {
     return HttpConfigStore.list(
       await this.call('GET', this.configs(componentId, `/${enc(configId)}/metadata`)),
-      metadataFromWire,
+      configMetadataFromWire,
     );
   }
 

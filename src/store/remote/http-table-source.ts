@@ -2,7 +2,7 @@ import { CsvError, parse } from 'csv-parse/sync';
 import type { Method } from 'got';
 import { UserError } from '../../common/errors.js';
 import { displayId, displayText } from '../../common/log-text.js';
-import { decodeJson, isJsonObject, type JsonValue } from '../../json/index.js';
+import { decodeJson, type JsonValue } from '../../json/index.js';
 import { StoreError } from '../store-error.js';
 import type { TableSource } from '../table-source.js';
 import {
@@ -10,11 +10,11 @@ import {
   MAX_PREVIEW_ROWS,
   parseTableId,
   storedMoment,
-  type MetadataItem,
   type TableDetail,
   type TablePreview,
   type TableQuery,
 } from '../tables/index.js';
+import { storageJobFromWire, tableFromWire } from '../wire/tables.js';
 import { SYSTEM_CLOCK, type Clock } from './retry-budget.js';
 import { StorageApiClient, type StorageApiClientOptions } from './storage-api-client.js';
 
@@ -137,7 +137,7 @@ export class HttpTableSource implements TableSource {
   /** Keboola may answer a deletion with 202 and a job: it is done when the job is. */
   private async finish(answer: { status: number; body: string }, doing: string): Promise<void> {
     if (answer.status !== 202) return;
-    let job = jobOf(decodeOrNull(answer.body));
+    let job = storageJobFromWire(decodeOrNull(answer.body));
     // a job id becomes a URL path segment: Keboola's are numbers
     if (!/^\d{1,20}$/.test(job.id)) throw this.malformed(doing, 'a job with a numeric id (202)');
     const started = this.clock.now();
@@ -155,7 +155,9 @@ export class HttpTableSource implements TableSource {
         );
       }
       await this.clock.sleep(JOB_POLL_MS);
-      job = jobOf(await this.call('GET', `jobs/${encodeURIComponent(job.id)}`, `job ${displayId(job.id)}`));
+      job = storageJobFromWire(
+        await this.call('GET', `jobs/${encodeURIComponent(job.id)}`, `job ${displayId(job.id)}`),
+      );
     }
   }
 
@@ -252,80 +254,6 @@ export function parsePreview(body: string, call: string, url: string): TablePrev
       );
   });
   return { columns, rows };
-}
-
-const text = (value: JsonValue | undefined): string =>
-  typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '';
-const get = (value: JsonValue | undefined, key: string): JsonValue | undefined =>
-  isJsonObject(value) ? value.get(key) : undefined;
-
-/** Column names as Keboola lists them: strings, or objects with a `name`. */
-function names(value: JsonValue | undefined): string[] {
-  return Array.isArray(value) ? value.map((c) => (typeof c === 'string' ? c : text(get(c, 'name')))) : [];
-}
-
-/** A table of Keboola's list or detail answer. */
-export function tableFromWire(wire: JsonValue): TableDetail {
-  const id = text(get(wire, 'id'));
-  const bucketId = text(get(get(wire, 'bucket'), 'id')) || id.replace(/\.[^.]*$/, '');
-  const rows = get(wire, 'rowsCount');
-  const size = get(wire, 'dataSizeBytes');
-  const lastChange = get(wire, 'lastChangeDate');
-  return {
-    id,
-    bucketId,
-    name: text(get(wire, 'name')) || id.slice(bucketId.length + 1),
-    columns: names(get(wire, 'columns')),
-    primaryKey: names(get(wire, 'primaryKey')),
-    rowsCount: typeof rows === 'number' && Number.isFinite(rows) ? rows : 0,
-    dataSizeBytes: typeof size === 'number' && Number.isFinite(size) ? size : 0,
-    created: text(get(wire, 'created')),
-    lastImportDate: text(get(wire, 'lastImportDate')),
-    lastChangeDate: typeof lastChange === 'string' ? lastChange : null,
-    metadata: metadataFromWire(get(wire, 'metadata')),
-    columnMetadata: columnMetadataFromWire(get(wire, 'columnMetadata')),
-  };
-}
-
-/** A metadata list as Keboola sends it; anything else is none. */
-export function metadataFromWire(value: JsonValue | undefined): MetadataItem[] {
-  if (!Array.isArray(value)) return [];
-  return value.flatMap((m) =>
-    isJsonObject(m)
-      ? [
-          {
-            id: text(get(m, 'id')),
-            key: text(get(m, 'key')),
-            value: text(get(m, 'value')),
-            provider: text(get(m, 'provider')),
-            timestamp: text(get(m, 'timestamp')),
-          },
-        ]
-      : [],
-  );
-}
-
-/** `{column: [items]}` (PHP sends `[]` for none); absent: not read. */
-function columnMetadataFromWire(value: JsonValue | undefined): Map<string, MetadataItem[]> | null {
-  if (value === undefined) return null;
-  const byColumn = new Map<string, MetadataItem[]>();
-  if (isJsonObject(value)) for (const [column, items] of value) byColumn.set(column, metadataFromWire(items));
-  return byColumn;
-}
-
-interface Job {
-  id: string;
-  status: string;
-  message: string;
-}
-
-function jobOf(wire: JsonValue): Job {
-  const error = get(wire, 'error');
-  return {
-    id: text(get(wire, 'id')),
-    status: text(get(wire, 'status')),
-    message: text(get(error, 'message')) || text(error),
-  };
 }
 
 function decodeOrNull(body: string): JsonValue {

@@ -25,6 +25,7 @@ import {
   type Clock,
   type RetryBudgetSettings,
 } from './retry-budget.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 export interface StorageApiClientOptions {
   /** Storage API address, e.g. https://connection.keboola.com or http://127.0.0.1:8080 */
@@ -57,10 +58,10 @@ export interface CallOptions {
   headers?: Record<string, string>;
 }
 
-/** Query parameters: a record, or URLSearchParams for a repeated one (`whereValues[]`). */
-export type Query = Record<string, string> | URLSearchParams;
+/** Query parameters of a call: a record, or URLSearchParams for a repeated one (`whereValues[]`). */
+export type QueryParams = Record<string, string> | URLSearchParams;
 
-const VERSION_CONFLICT = 'storage.components.configurations.versionConflict';
+const VERSION_CONFLICT = KEBOOLA_ERRORS.configurationVersionConflict.code;
 
 /**
  * The wire side of the remote store: JSON calls to `/v2/storage/…` with the token, retried like the
@@ -109,7 +110,7 @@ export class StorageApiClient {
     method: Method,
     path: string,
     payload?: JsonObject,
-    query?: Query,
+    query?: QueryParams,
     options: CallOptions = {},
   ): Promise<JsonValue> {
     const { body } = await this.send(method, path, { ...options, payload, query });
@@ -125,7 +126,7 @@ export class StorageApiClient {
   async callText(
     method: Method,
     path: string,
-    query: Query | undefined,
+    query: QueryParams | undefined,
     maxBytes: number,
   ): Promise<{ status: number; body: string }> {
     return this.send(method, path, { query, maxBytes, accept: 'text/csv, application/json' });
@@ -134,7 +135,7 @@ export class StorageApiClient {
   private async send(
     method: Method,
     path: string,
-    options: CallOptions & { payload?: JsonObject; query?: Query; accept?: string },
+    options: CallOptions & { payload?: JsonObject; query?: QueryParams; accept?: string },
   ): Promise<{ status: number; body: string }> {
     const { payload, query, maxBytes } = options;
     // the index itself is `v2/storage` (no trailing slash)

@@ -1,17 +1,8 @@
 import { UserError } from '../../common/errors.js';
 import { excerptId } from '../../common/log-text.js';
 import { fromPlain, isJsonObject, type JsonValue } from '../../json/index.js';
+import { fileFromWire, type StorageFile } from '../wire/files.js';
 import type { StorageApiClient } from './storage-api-client.js';
-
-/** A file of File Storage as gex reads it from Keboola's file object. */
-export interface StorageFile {
-  /** numeric, as text */
-  id: string;
-  /** where its bytes are read (GET with the token) */
-  url: string;
-  provider: string;
-  sizeBytes: number | null;
-}
 
 /** The most characters of a file name sent to prepare. */
 const MAX_NAME = 200;
@@ -80,19 +71,9 @@ export class StorageFiles {
   }
 
   private fileOf(wire: JsonValue, call: string): StorageFile {
-    const get = (key: string) => (isJsonObject(wire) ? wire.get(key) : undefined);
-    const id = get('id');
-    const idText = typeof id === 'number' || typeof id === 'string' ? String(id) : '';
-    if (!/^\d{1,20}$/.test(idText)) throw this.malformed(call, 'a file object with a numeric id');
-    const size = get('sizeBytes');
-    const url = get('url');
-    const provider = get('provider');
-    return {
-      id: idText,
-      url: typeof url === 'string' ? url : '',
-      provider: typeof provider === 'string' ? provider : '',
-      sizeBytes: typeof size === 'number' && Number.isSafeInteger(size) ? size : null,
-    };
+    const file = fileFromWire(wire);
+    if (file === null) throw this.malformed(call, 'a file object with a numeric id');
+    return file;
   }
 
   private malformed(call: string, expected: string): UserError {

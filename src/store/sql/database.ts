@@ -1,5 +1,6 @@
 import { sentence } from '../../common/text.js';
 import { StoreError } from '../store-error.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 /**
  * The little SQL surface the store needs, identical for SQLite and PostgreSQL: statements are
@@ -120,8 +121,8 @@ export interface Database extends SqlExecutor {
 export class TextWithNul extends StoreError {
   constructor() {
     super(
-      400,
-      'storage.validation',
+      KEBOOLA_ERRORS.validation.status,
+      KEBOOLA_ERRORS.validation.code,
       "A value contains a NUL character (byte 0), which the store's database cannot hold; remove it and try again.",
     );
     this.name = 'TextWithNul';
@@ -142,8 +143,8 @@ export class DatabaseUnavailable extends StoreError {
       ? 'The connection broke while the change was being committed: it may or may not have been saved; check before retrying.'
       : 'Nothing was changed; retry when the database is reachable again.';
     super(
-      503,
-      'storage.databaseUnavailable',
+      KEBOOLA_ERRORS.databaseUnavailable.status,
+      KEBOOLA_ERRORS.databaseUnavailable.code,
       `Storage database unavailable (${location}): ${sentence(reason)} ${outcome}`,
     );
     this.name = 'DatabaseUnavailable';

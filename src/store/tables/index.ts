@@ -1,15 +1,13 @@
+export { ProjectTables, type LoadOrigin, type LoadResult } from './project-tables.js';
 export {
-  ProjectTables,
   MAX_PREVIEW_ROWS,
   EXPORT_BATCH_ROWS,
   type BucketInfo,
-  type LoadOrigin,
-  type LoadResult,
   type MetadataTargetId,
   type TableDetail,
   type TableMetadataInput,
   type TablePreview,
-} from './project-tables.js';
+} from './table-shapes.js';
 export {
   MetadataInvalid,
   SYSTEM_PROVIDER,

@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { Database } from '../sql/database.js';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 /**
  * Storage jobs of a project. Most table and bucket operations run at once, but Keboola's clients
@@ -129,7 +130,7 @@ async function endOrphan(db: Database, id: number, text: string, now: Date): Pro
   const body = JSON.parse(text) as Record<string, unknown>;
   body.status = 'error';
   body.endTime = now.toISOString();
-  body.error = { code: 'storage.jobs.orphaned', message: ORPHANED_JOB_MESSAGE };
+  body.error = { code: KEBOOLA_ERRORS.jobsOrphaned.code, message: ORPHANED_JOB_MESSAGE };
   const changed = await db.run(
     "UPDATE storage_jobs SET status = 'error', body = ?, worker = NULL WHERE id = ? AND status IN ('waiting', 'processing')",
     [JSON.stringify(body), id],

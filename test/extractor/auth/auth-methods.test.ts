@@ -5,7 +5,7 @@ import {
   type FixtureHandler,
   type FixtureServer,
   type RecordedRequest,
-} from '../../../src/fixture-server/fixture-server.js';
+} from '../../support/fixture-server/fixture-server.js';
 import { runAuthExtraction } from '../../support/auth-api.js';
 
 /**

@@ -4,7 +4,7 @@ import { silentLogger } from '../../../src/common/logger.js';
 import { allowedHostsRule, dotSegmentOf } from '../../../src/extractor/config/allowed-hosts.js';
 import { DataFolder } from '../../../src/extractor/data-folder.js';
 import { extract } from '../../../src/extractor/extractor.js';
-import { startFixtureServer } from '../../../src/fixture-server/fixture-server.js';
+import { startFixtureServer } from '../../support/fixture-server/fixture-server.js';
 import { fromPlain, type JsonObject } from '../../../src/json/index.js';
 import { makeDataDir } from '../../support/extraction.js';
 

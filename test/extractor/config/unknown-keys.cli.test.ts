@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
-import { startFixtureServer, type FixtureServer } from '../../../src/fixture-server/fixture-server.js';
+import { startFixtureServer, type FixtureServer } from '../../support/fixture-server/fixture-server.js';
 import { runGex } from '../../support/cli.js';
 import { makeDataDir, readTables } from '../../support/extraction.js';
 

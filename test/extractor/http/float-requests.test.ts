@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
 import { DataFolder } from '../../../src/extractor/data-folder.js';
 import { extract } from '../../../src/extractor/extractor.js';
-import { startFixtureServer, type FixtureServer } from '../../../src/fixture-server/fixture-server.js';
+import { startFixtureServer, type FixtureServer } from '../../support/fixture-server/fixture-server.js';
 import { captureLogger, makeDataDir } from '../../support/extraction.js';
 
 /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { startFixtureServer, type FixtureServer } from '../../../src/fixture-server/fixture-server.js';
+import { startFixtureServer, type FixtureServer } from '../../support/fixture-server/fixture-server.js';
 import { runExtraction } from '../../support/extraction.js';
 import { stateFileText } from '../../../src/extractor/extractor-state.js';
 

@@ -7,7 +7,7 @@ import { PageRecipe } from '../../../src/extractor/jobs/page-records.js';
 import { JsonParser } from '../../../src/extractor/output/json-parser/json-parser.js';
 import { Spool, type PageSource } from '../../../src/extractor/output/spool.js';
 import { CsvFile } from '../../../src/extractor/output/csv-file.js';
-import { startFixtureServer, type FixtureServer } from '../../../src/fixture-server/fixture-server.js';
+import { startFixtureServer, type FixtureServer } from '../../support/fixture-server/fixture-server.js';
 import { decodeJson, stringifyExact, type JsonObject, type JsonValue } from '../../../src/json/index.js';
 import { runExtraction } from '../../support/extraction.js';
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { startFixtureServer, type FixtureServer } from '../../../src/fixture-server/fixture-server.js';
+import { startFixtureServer, type FixtureServer } from '../../support/fixture-server/fixture-server.js';
 import { runExtraction } from '../../support/extraction.js';
 
 /**

@@ -75,7 +75,7 @@ describe('what a schedule ticker reads and evaluates (injected clock, counted wo
 
       /** A schedule stored as activation stores it (its configuration id need not exist for the ticker). */
       const activate = (configurationId: string, def: ScheduleDefinition, at = clock): Promise<ScheduleRecord> =>
-        opened.backend.schedules().activate(
+        new ScheduleRepository(opened.backend.db).activate(
           {
             projectId: token.projectId,
             configurationId,
@@ -102,7 +102,9 @@ describe('what a schedule ticker reads and evaluates (injected clock, counted wo
       }
 
       const executions = async (id: number) =>
-        ((await opened.backend.schedules().executions([id])).get(id) ?? []).map((e) => e.executionTime).reverse();
+        ((await new ScheduleRepository(opened.backend.db).executions([id])).get(id) ?? [])
+          .map((e) => e.executionTime)
+          .reverse();
       const later = (ms: number) => (clock = new Date(clock.getTime() + ms));
 
       beforeEach(async () => {
@@ -196,7 +198,7 @@ describe('what a schedule ticker reads and evaluates (injected clock, counted wo
           /the tick of 2030-01-01T00:00:04\.000Z was missed \(no worker ran, or the schedule was disabled\); not made up, next 2030-01-01T00:00:06\.000Z/,
         );
 
-        assert.equal(await opened.backend.schedules().remove(token.projectId, s.id), true);
+        assert.equal(await new ScheduleRepository(opened.backend.db).remove(token.projectId, s.id), true);
         const evaluations = cron.evaluations();
         clock = new Date('2030-01-01T00:00:08.100Z');
         await t.ticker.check();
@@ -241,13 +243,16 @@ describe('what a schedule ticker reads and evaluates (injected clock, counted wo
             target: { componentId: GENERIC_EXTRACTOR_ID, configurationId: 'shop' },
           }),
         });
-        await assert.rejects(activateSchedule(store, token, opened.backend.schedules(), config.id), (error) => {
-          assert.ok(error instanceof StoreError);
-          assert.equal(error.status, 400);
-          assert.equal(error.details?.[0].key, 'schedule.cronTab');
-          assert.match(error.message, /never fires: day of month 31 does not occur in month 4,6,9,11/);
-          return true;
-        });
+        await assert.rejects(
+          activateSchedule(store, token, new ScheduleRepository(opened.backend.db), config.id),
+          (error) => {
+            assert.ok(error instanceof StoreError);
+            assert.equal(error.status, 400);
+            assert.equal(error.details?.[0].key, 'schedule.cronTab');
+            assert.match(error.message, /never fires: day of month 31 does not occur in month 4,6,9,11/);
+            return true;
+          },
+        );
       });
 
       it('across DST changes in Prague: a daily 02:30 fires at 03:30 on the spring day, once on the autumn day', async () => {
@@ -266,7 +271,7 @@ describe('what a schedule ticker reads and evaluates (injected clock, counted wo
           '2026-03-29T01:30:00.000Z', // 03:30 CEST: 02:30 did not exist
           '2026-03-30T00:30:00.000Z', // 02:30 CEST
         ]);
-        await opened.backend.schedules().remove(token.projectId, s.id);
+        await new ScheduleRepository(opened.backend.db).remove(token.projectId, s.id);
         clock = new Date('2026-10-24T12:00:00.000Z');
         const autumn = await activate('dst-autumn', definition('30 2 * * *'));
         await checkUntil('2026-10-26T06:00:00Z');

@@ -3,7 +3,7 @@ import { GENERIC_EXTRACTOR_ID } from '../../../src/cli/builtin-components.js';
 import { JobRepository } from '../../../src/jobs/job-repository.js';
 import { activateSchedule } from '../../../src/jobs/schedules/schedule-activation.js';
 import { SCHEDULER_COMPONENT_ID } from '../../../src/jobs/schedules/scheduler-component.js';
-import { EXECUTIONS_KEPT } from '../../../src/jobs/schedules/schedule-repository.js';
+import { EXECUTIONS_KEPT, ScheduleRepository } from '../../../src/jobs/schedules/schedule-repository.js';
 import { ScheduleTicker } from '../../../src/jobs/schedules/schedule-ticker.js';
 import { fromPlain } from '../../../src/json/index.js';
 import type { TokenInfo } from '../../../src/store/types.js';
@@ -22,7 +22,7 @@ describe('schedules fired by tickers', function () {
       const ticker = (logger = captureLogger('info')) => ({
         logger,
         ticker: new ScheduleTicker({
-          schedules: opened.backend.schedules(),
+          schedules: new ScheduleRepository(opened.backend.db),
           jobs: new JobRepository(opened.backend.db),
           token: (id) => opened.backend.tokenById(id),
           storeOf: (t) => opened.backend.session(t),
@@ -40,7 +40,7 @@ describe('schedules fired by tickers', function () {
             target: { componentId: GENERIC_EXTRACTOR_ID, configurationId: 'shop', ...more },
           }),
         });
-        return activateSchedule(store, token, opened.backend.schedules(), config.id);
+        return activateSchedule(store, token, new ScheduleRepository(opened.backend.db), config.id);
       }
 
       const jobsOf = async () =>
@@ -83,7 +83,7 @@ describe('schedules fired by tickers', function () {
         const jobs = await jobsOf();
         assert.equal(jobs.length, 3, JSON.stringify(jobs));
         assert.ok(jobs.every((j) => j.config === 'shop' && j.rows.join() === 'users' && j.token === token.id));
-        const executions = (await opened.backend.schedules().executions([s.id])).get(s.id)!;
+        const executions = (await new ScheduleRepository(opened.backend.db).executions([s.id])).get(s.id)!;
         assert.deepEqual(
           executions.map((e) => e.executionTime),
           ['2030-01-01T00:00:04.000Z', '2030-01-01T00:00:02.000Z', '2030-01-01T00:00:00.000Z'],
@@ -135,7 +135,7 @@ describe('schedules fired by tickers', function () {
         await opened.backend.session(token).deleteConfiguration(GENERIC_EXTRACTOR_ID, 'shop');
         await t.ticker.check();
         assert.deepEqual(await jobsOf(), []);
-        const stopped = await opened.backend.schedules().get(token.projectId, every.id);
+        const stopped = await new ScheduleRepository(opened.backend.db).get(token.projectId, every.id);
         assert.match(String(stopped?.stopped), /its target can no longer run: .*configuration shop/);
         assert.match(t.logger.text(), /stopped firing: its target can no longer run/);
         await t.ticker.check();
@@ -152,7 +152,7 @@ describe('schedules fired by tickers', function () {
             target: { componentId: GENERIC_EXTRACTOR_ID, configurationId: 'shop' },
           }),
         });
-        const disabled = await activateSchedule(store, other, opened.backend.schedules(), config.id);
+        const disabled = await activateSchedule(store, other, new ScheduleRepository(opened.backend.db), config.id);
         clock = new Date(Date.now() + 5000);
         await t.ticker.check();
         assert.deepEqual(await jobsOf(), [], 'disabled: nothing fired');
@@ -162,12 +162,15 @@ describe('schedules fired by tickers', function () {
             target: { componentId: GENERIC_EXTRACTOR_ID, configurationId: 'shop' },
           }),
         });
-        assert.equal((await activateSchedule(store, other, opened.backend.schedules(), config.id)).id, disabled.id);
+        assert.equal(
+          (await activateSchedule(store, other, new ScheduleRepository(opened.backend.db), config.id)).id,
+          disabled.id,
+        );
         await opened.backend.revokeToken(other.id);
         await t.ticker.check();
         assert.deepEqual(await jobsOf(), []);
         assert.match(
-          String((await opened.backend.schedules().get(token.projectId, disabled.id))?.stopped),
+          String((await new ScheduleRepository(opened.backend.db).get(token.projectId, disabled.id))?.stopped),
           /token .* deleted/,
         );
       });
@@ -190,14 +193,16 @@ describe('schedules fired by tickers', function () {
           timeoutSeconds: null,
         };
         for (let i = 0; i < EXECUTIONS_KEPT + 5; i++)
-          assert.ok(await opened.backend.schedules().fire(s, new Date(Date.UTC(2031, 0, 1, 0, 0, i)), job, jobs));
+          assert.ok(
+            await new ScheduleRepository(opened.backend.db).fire(s, new Date(Date.UTC(2031, 0, 1, 0, 0, i)), job, jobs),
+          );
         const latest = new Date(Date.UTC(2031, 0, 1, 0, 0, EXECUTIONS_KEPT + 4));
         assert.equal(
-          await opened.backend.schedules().fire(s, latest, job, jobs),
+          await new ScheduleRepository(opened.backend.db).fire(s, latest, job, jobs),
           undefined,
           'a fired tick is not fired again',
         );
-        const kept = (await opened.backend.schedules().executions([s.id])).get(s.id)!;
+        const kept = (await new ScheduleRepository(opened.backend.db).executions([s.id])).get(s.id)!;
         assert.equal(kept.length, EXECUTIONS_KEPT);
         assert.equal(kept[0].executionTime, new Date(Date.UTC(2031, 0, 1, 0, 0, EXECUTIONS_KEPT + 4)).toISOString());
       });

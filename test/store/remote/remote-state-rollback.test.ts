@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { startFixtureServer, type FixtureServer } from '../../../src/fixture-server/fixture-server.js';
+import { startFixtureServer, type FixtureServer } from '../../support/fixture-server/fixture-server.js';
 import { fromPlain, stringifyExact } from '../../../src/json/index.js';
 import { MAX_BODY_BYTES } from '../../../src/store/embedded/session.js';
 import { openEmbeddedStore } from '../../support/open-store.js';

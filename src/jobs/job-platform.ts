@@ -1,0 +1,125 @@
+import type { Logger } from '../common/logger.js';
+import type { EmbeddedBackend } from '../store/embedded/embedded-backend.js';
+import { BackgroundServices, type BackgroundService } from './background-services.js';
+import { openJobQueue, type JobQueue } from './job-queue.js';
+import type { QueueJob } from './job-record.js';
+import type { JobRepository } from './job-repository.js';
+import type { ScheduleRepository } from './schedules/schedule-repository.js';
+import { storageJobServices, type StorageJobSettings } from './storage/storage-job-services.js';
+import type { StorageJobRunner } from './storage/storage-job-runner.js';
+import type { WorkerPool } from './worker-pool.js';
+
+/** What the Queue API tells the process's worker pool: a job was created, or asked to be killed. */
+export interface QueueHooks {
+  created(job: QueueJob): void;
+  killed(job: QueueJob): void;
+}
+
+/** The worker pool of a process that runs queue jobs. */
+export interface WorkerSettings {
+  /** jobs run at once (0: none; the pool still says it is there) */
+  count: number;
+  jobTimeoutSeconds: number;
+  retentionDays: number;
+  /** the store the jobs' processes run against */
+  store: string;
+  /** how to start gex: [node, script] */
+  command: readonly string[];
+}
+
+export interface JobPlatformOptions {
+  logger: Logger;
+  /** retries of jobs created through this process (`--retries`; default 0) */
+  retryLimit?: number;
+  /** the worker pool and the schedule ticker (and pg-boss's maintenance); absent: this process runs no queue jobs and fires no schedules */
+  workers?: WorkerSettings;
+  /** a server's storage jobs (imports, exports), the end of dead servers' ones, the file purge; absent: none */
+  storageJobs?: StorageJobSettings;
+}
+
+/** What a server serves of the platform (buildServer's options of the same names). */
+export interface ServedJobs {
+  queue: JobRepository;
+  schedules: ScheduleRepository;
+  queueHooks: QueueHooks;
+  storageJobs?: StorageJobRunner;
+}
+
+/**
+ * Everything `gex serve` and `gex worker` run in the background, started and stopped in one order:
+ * the store's job queue (its dispatch), a server's storage jobs, the worker pool (jobs dead workers
+ * left are ended first), the schedule ticker. Stopped in reverse: no tick fires into a stopped pool,
+ * no job is dispatched after the queue closed. The store itself is the caller's (close it after).
+ */
+export class JobPlatform {
+  private constructor(
+    readonly queue: JobQueue,
+    readonly served: ServedJobs,
+    private readonly services: BackgroundServices,
+  ) {}
+
+  static async open(backend: EmbeddedBackend, options: JobPlatformOptions): Promise<JobPlatform> {
+    const { logger, workers } = options;
+    const queue = await openJobQueue(backend, { logger, retryLimit: options.retryLimit, supervise: !!workers });
+    const [{ WorkerPool }, { startScheduleTicker }] = await Promise.all([
+      import('./worker-pool.js'),
+      import('./schedules/schedule-ticker.js'),
+    ]);
+    const storage = options.storageJobs && storageJobServices(backend, options.storageJobs);
+    let pool: WorkerPool | undefined;
+    const workerPool: BackgroundService = {
+      name: 'worker pool',
+      start: async () => {
+        if (!workers) return;
+        const source = await queue.source((error) => {
+          logger.error(
+            `Job locks lost (${error.message}): stopping this worker's jobs, another worker may run them again`,
+          );
+          pool?.abandonAll();
+        });
+        pool = new WorkerPool({
+          jobs: queue.jobs,
+          source,
+          workers: workers.count,
+          jobTimeoutSeconds: workers.jobTimeoutSeconds,
+          retentionDays: workers.retentionDays,
+          store: workers.store,
+          command: workers.command,
+          logger,
+          registry: queue.registry,
+        });
+        await pool.start();
+      },
+      stop: async () => pool?.stop(),
+    };
+    let ticker: { stop(): Promise<void> } | undefined;
+    const services = new BackgroundServices([
+      { name: 'job queue', start: async () => undefined, stop: () => queue.close() },
+      ...(storage?.services ?? []),
+      workerPool,
+      {
+        name: 'schedule ticker',
+        // every server and worker fires due schedule ticks; the store makes each tick one job
+        start: async () => {
+          if (workers) ticker = startScheduleTicker(backend, queue, logger, () => pool?.wake());
+        },
+        stop: async () => ticker?.stop(),
+      },
+    ]);
+    const served: ServedJobs = {
+      queue: queue.jobs,
+      schedules: queue.schedules,
+      queueHooks: { created: () => pool?.wake(), killed: (job) => pool?.kill(job.id) },
+      storageJobs: storage?.runner,
+    };
+    return new JobPlatform(queue, served, services);
+  }
+
+  start(): Promise<void> {
+    return this.services.start();
+  }
+
+  stop(): Promise<void> {
+    return this.services.stop();
+  }
+}
