@@ -1,3 +1,4 @@
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 import { excerptQuoted } from '../../common/log-text.js';
 import { isJsonObject, isList, toPlain, type JsonObject, type JsonValue } from '../../json/index.js';
 import { StoreError } from '../store-error.js';
@@ -34,7 +35,7 @@ export class FlowProblems {
 /** A flow configuration refused on write (or by `gex flows validate`): `details` holds each path and problem. */
 export class FlowDefinitionError extends StoreError {
   constructor(message: string, problems: Array<{ key: string; message: string }>) {
-    super(400, 'storage.components.validation', message, problems);
+    super(KEBOOLA_ERRORS.componentsValidation.status, KEBOOLA_ERRORS.componentsValidation.code, message, problems);
     this.name = 'FlowDefinitionError';
   }
 }
