@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { runGex, startServe } from '../../support/cli.js';
@@ -136,5 +136,38 @@ describe('flow configurations (gex serve, gex configs)', function () {
     assert.match(String(refused.body.error), /does not run flows yet/);
     const jobs = await call(served.url, token, 'GET', '/search/jobs?component=keboola.orchestrator');
     assert.deepEqual(jobs.body, []);
+  });
+  it('gex flows validate checks a file with the same rules, each problem on its line; gex flows show draws a stored flow', async () => {
+    const good = path.join(dir, 'good.json');
+    const bad = path.join(dir, 'bad.json');
+    await writeFile(good, JSON.stringify({ name: 'Nightly', configuration: legacy }));
+    await writeFile(
+      bad,
+      JSON.stringify({ phases: [{ id: 'p', name: 'P', next: [{ id: 'x', goto: 'nowhere' }] }], tasks: [] }),
+    );
+    const ok = await runGex(['flows', 'validate', good]);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(
+      ok.stdout,
+      /^Valid keboola\.orchestrator configuration: 2 phases, 1 task\.\nExtract \[phase 1\]\n {2}└─ Shop \[task 10\]: ex-generic-v2 shop\nLoad \[phase 2\]/,
+    );
+    const refused = await runGex(['flows', 'validate', bad]);
+    assert.equal(refused.code, 1);
+    assert.match(
+      refused.stderr,
+      /is not a valid keboola\.flow configuration:\n {2}phases\[0\]\.next\[0\]\.goto: no phase has the id "nowhere"/,
+    );
+
+    const created = await call(served.url, token, 'POST', configs('keboola.orchestrator'), {
+      name: 'Shown\u001b[31m',
+      configuration: legacy,
+    });
+    const shown = await runGex(['flows', 'show', String(created.body.id), '--store', store], KEY);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.ok(!shown.stdout.includes('\u001b'), shown.stdout);
+    assert.match(shown.stdout, /\(keboola\.orchestrator \d+, version 1\)\nExtract \[phase 1\]/);
+    const missing = await runGex(['flows', 'show', 'nope', '--store', store], KEY);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /No flow "?nope"? in keboola\.orchestrator or keboola\.flow/);
   });
 });
