@@ -21,7 +21,7 @@ export function flowsShowCommand(y: Argv): Argv {
         describe: 'the flow component (default: keboola.orchestrator, then keboola.flow)',
       }),
     (args) => {
-      const given = args['component-id'] as FlowComponentId | undefined;
+      const given = args['component-id'];
       return withExistingStore({ ...args, 'component-id': given ?? ORCHESTRATOR_COMPONENT_ID }, async (store) => {
         let found: { component: FlowComponentId; configuration: Configuration } | undefined;
         for (const component of given ? [given] : ([ORCHESTRATOR_COMPONENT_ID, FLOW_COMPONENT_ID] as const)) {

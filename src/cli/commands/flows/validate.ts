@@ -23,7 +23,7 @@ export function flowsValidateCommand(y: Argv): Argv {
     (args) =>
       runCliAction(async () => {
         const body = flowBodyOf(await readJsonFile(args.file));
-        const component = (args['component-id'] as FlowComponentId | undefined) ?? guessedFlowComponent(body);
+        const component = args['component-id'] ?? guessedFlowComponent(body);
         let definition;
         try {
           definition = parseFlowDefinition(component, body);
