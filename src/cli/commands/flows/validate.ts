@@ -3,7 +3,6 @@ import { UserError } from '../../../common/errors.js';
 import { displayText } from '../../../common/log-text.js';
 import { plural } from '../../../common/text.js';
 import { parseFlowDefinition } from '../../../store/flows/flow-definition.js';
-import type { FlowComponentId } from '../../../store/flows/flow-model.js';
 import { FlowDefinitionError } from '../../../store/flows/flow-problems.js';
 import { flowGraph } from '../../output/flow-graph.js';
 import { readJsonFile } from '../../input/json-input.js';
