@@ -1,6 +1,7 @@
 import { parametersSchema } from '../extractor/config/schema.js';
 import { SCHEDULER_COMPONENT_ID } from '../jobs/schedules/scheduler-component.js';
 import { fromPlain } from '../json/index.js';
+import { FLOW_COMPONENT_ID, ORCHESTRATOR_COMPONENT_ID } from '../store/flows/flow-model.js';
 import type { Component } from '../store/types.js';
 
 export const GENERIC_EXTRACTOR_ID = 'ex-generic-v2';
@@ -10,7 +11,7 @@ export const GENERIC_EXTRACTOR_ID = 'ex-generic-v2';
  * application decides what is built in.
  */
 export function builtinComponents(): Component[] {
-  return [genericExtractorComponent(), schedulerComponent()];
+  return [genericExtractorComponent(), schedulerComponent(), ...flowComponents()];
 }
 
 /** Generic Extractor as a registered component, with the JSON Schema of the parameters gex accepts. */
@@ -54,11 +55,51 @@ export function genericExtractorComponent(): Component {
  * stored and versioned like any configuration, activated through the Scheduler API.
  */
 export function schedulerComponent(): Component {
-  const definition = {
+  return platformComponent({
     id: SCHEDULER_COMPONENT_ID,
-    type: 'other',
     name: 'Scheduler',
     description: 'Run a configuration on a cron schedule',
+    emptyConfiguration: {
+      schedule: { cronTab: '0 * * * *', timezone: 'UTC', state: 'enabled' },
+      target: { componentId: GENERIC_EXTRACTOR_ID, configurationId: '', configurationRowIds: [], mode: 'run' },
+    },
+    documentationUrl: 'https://help.keboola.com/flows/#schedules',
+  });
+}
+
+/** Keboola's two flow components: configurations of phases and tasks, run as a tree of jobs. */
+export function flowComponents(): Component[] {
+  return [
+    platformComponent({
+      id: ORCHESTRATOR_COMPONENT_ID,
+      name: 'Orchestrator',
+      description: 'Run configurations in phases that depend on each other',
+      emptyConfiguration: { phases: [], tasks: [] },
+      documentationUrl: 'https://help.keboola.com/flows/flows-legacy/',
+    }),
+    platformComponent({
+      id: FLOW_COMPONENT_ID,
+      name: 'Flow',
+      description: 'Run configurations in phases with conditional transitions and retries',
+      emptyConfiguration: { phases: [], tasks: [] },
+      documentationUrl: 'https://help.keboola.com/flows/',
+    }),
+  ];
+}
+
+/** A component of the platform itself (no Docker image runs it): Keboola's type `other`. */
+function platformComponent(c: {
+  id: string;
+  name: string;
+  description: string;
+  emptyConfiguration: object;
+  documentationUrl: string;
+}): Component {
+  const definition = {
+    id: c.id,
+    type: 'other',
+    name: c.name,
+    description: c.description,
     version: 1,
     hasUI: false,
     hasRun: false,
@@ -67,13 +108,10 @@ export function schedulerComponent(): Component {
     data: { definition: { type: 'builder', uri: 'gex', tag: 'latest' }, configuration_format: 'json' },
     flags: [],
     configurationSchema: {},
-    emptyConfiguration: {
-      schedule: { cronTab: '0 * * * *', timezone: 'UTC', state: 'enabled' },
-      target: { componentId: GENERIC_EXTRACTOR_ID, configurationId: '', configurationRowIds: [], mode: 'run' },
-    },
+    emptyConfiguration: c.emptyConfiguration,
     uiOptions: {},
     configurationDescription: null,
-    documentationUrl: 'https://help.keboola.com/flows/#schedules',
+    documentationUrl: c.documentationUrl,
   };
-  return { id: SCHEDULER_COMPONENT_ID, type: 'other', name: 'Scheduler', definition: fromPlain(definition) };
+  return { id: c.id, type: 'other', name: c.name, definition: fromPlain(definition) };
 }

@@ -29,6 +29,7 @@ const COMMANDS: ReadonlyArray<readonly [string, () => Promise<Register>]> = [
   ['tables', async () => (await import('./commands/tables/index.js')).tablesCommand],
   ['jobs', async () => (await import('./commands/jobs/index.js')).jobsCommand],
   ['schedules', async () => (await import('./commands/schedules/index.js')).schedulesCommand],
+  ['flows', async () => (await import('./commands/flows/index.js')).flowsCommand],
   ['worker', async () => (await import('./commands/worker.js')).workerCommand],
 ];
 

@@ -6,6 +6,7 @@ import { StoreError } from '../store/store-error.js';
 import type { TokenInfo } from '../store/types.js';
 import type { NewJob } from './job-record.js';
 import { KEBOOLA_ERRORS } from '../common/keboola-errors.js';
+import { isFlowComponent } from '../store/flows/flow-model.js';
 
 /** gex's one branch (the default one), as the Storage API numbers it */
 export const DEFAULT_BRANCH = '1';
@@ -152,6 +153,14 @@ export async function newJob(target: JobTarget, token: TokenInfo, store: ConfigS
     if (error instanceof StoreError && error.status === 404)
       throw invalid('component', `component ${excerptId(component)} is not registered`, 404);
     throw error;
+  }
+  if (isFlowComponent(component)) {
+    throw new StoreError(
+      KEBOOLA_ERRORS.notImplemented.status,
+      KEBOOLA_ERRORS.notImplemented.code,
+      `Invalid job: component: ${component} configurations are stored and checked, but this gex does not run flows yet: run each task's configuration as a job (docs/flows.md)`,
+      [{ key: 'component', message: 'running flows is not implemented' }],
+    );
   }
   let configuration;
   try {

@@ -131,7 +131,7 @@ describeEachBackend("server: Keboola's response shapes", (backend) => {
       for (const [label, components] of await componentsEverywhere()) {
         const lists = label === 'index' || label.endsWith('/components');
         // the index lists every registered component; a branch's list only those with configurations
-        const registered = label === 'index' ? ['keboola.scheduler'] : [];
+        const registered = label === 'index' ? ['keboola.flow', 'keboola.orchestrator', 'keboola.scheduler'] : [];
         if (lists)
           assert.deepEqual(
             components.map((c) => c.id).sort(),

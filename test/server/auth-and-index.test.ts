@@ -137,7 +137,13 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
           orchestrationJob: '/admin/projects/{projectId}/orchestrations/{orchestrationId}/jobs/{jobId}',
         });
         const ids = res.body.components.map((c: { id: string }) => c.id).sort();
-        assert.deepEqual(ids, [COMPONENT, 'keboola.scheduler', 'keboola.wr-db']);
+        assert.deepEqual(ids, [
+          COMPONENT,
+          'keboola.flow',
+          'keboola.orchestrator',
+          'keboola.scheduler',
+          'keboola.wr-db',
+        ]);
         const gex = res.body.components.find((c: { id: string }) => c.id === COMPONENT);
         assert.ok(gex.data && gex.configurationSchema, 'full component details');
       }

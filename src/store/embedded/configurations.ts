@@ -106,7 +106,7 @@ export async function newConfiguration(
   if (existing) {
     for (const row of await repo.loadRows(key)) await repo.saveRow({ ...row, isDeleted: true, state: '{}' });
   }
-  const configuration = s.body(componentId, input.configuration ?? new Map(), 'configuration');
+  const configuration = s.configurationBody(key, input.configuration ?? new Map());
   const state = s.body(componentId, input.state ?? new Map(), 'state');
   const content = {
     name: input.name,
@@ -142,7 +142,7 @@ export function updateConfiguration(
       configuration:
         input.configuration === undefined
           ? record.configuration
-          : s.body(componentId, input.configuration, 'configuration', record.configuration),
+          : s.configurationBody(record, input.configuration, record.configuration),
       rowsSortOrder:
         input.rowsSortOrder === undefined ? record.rowsSortOrder : validateSortOrder(input.rowsSortOrder, rows),
     };

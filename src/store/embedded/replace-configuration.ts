@@ -84,7 +84,7 @@ export async function replaceConfiguration(
       name: wanted.name,
       description: wanted.description ?? '',
       isDisabled: wanted.isDisabled ?? false,
-      configuration: s.body(componentId, wanted.configuration ?? new Map(), 'configuration', record.configuration),
+      configuration: s.configurationBody(record, wanted.configuration ?? new Map(), record.configuration),
       rowsSortOrder: validateSortOrder(input.rowsSortOrder, live),
       state: wanted.state === undefined ? record.state : s.body(componentId, wanted.state, 'state', record.state),
     };

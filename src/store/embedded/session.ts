@@ -16,6 +16,7 @@ import {
 import { Repository } from './repository.js';
 import { sortOrderText } from './tables.js';
 import { orderChange } from './version-ranges.js';
+import { checkComponentConfiguration } from '../component-rules.js';
 
 /** Largest `configuration` or `state` body accepted (Keboola's limit). */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -144,6 +145,12 @@ export class ProjectSession {
   }
 
   /** Encrypts `#` values and checks the size; returns the exact JSON text to store. */
+  /** A configuration's body as stored, once it meets its component's rules (a flow's phases and tasks). */
+  configurationBody(key: { componentId: string; configId: string }, value: JsonValue, previous?: string): string {
+    checkComponentConfiguration(key.componentId, key.configId, value);
+    return this.body(key.componentId, value, 'configuration', previous);
+  }
+
   body(componentId: string, value: JsonValue, field: string, previous?: string): string {
     const encrypted = this.cipher.encryptTree(
       value,
