@@ -14,7 +14,7 @@ type Register = (yargs: Argv) => Argv;
 /**
  * Every command, by name: registered from this one list, which also answers a mistyped one. A
  * command's module is imported only when it is registered: a run does not load (compile) the
- * modules of the other twelve commands and what only they import (a third of the code it loaded).
+ * modules of the other commands and what only they import (a third of the code it loaded).
  */
 const COMMANDS: ReadonlyArray<readonly [string, () => Promise<Register>]> = [
   ['run', async () => (await import('./commands/run.js')).runCommand],
