@@ -9,6 +9,9 @@ import { storageJobServices, type StorageJobSettings } from './storage/storage-j
 import type { StorageJobRunner } from './storage/storage-job-runner.js';
 import type { WorkerPool } from './worker-pool.js';
 
+/** how often a process looks for flow runs whose wait ran out */
+const FLOW_STEP_MS = 1000;
+
 /** What the Queue API tells the process's worker pool: a job was created, or asked to be killed. */
 export interface QueueHooks {
   created(job: QueueJob): void;
@@ -93,10 +96,25 @@ export class JobPlatform {
       stop: async () => pool?.stop(),
     };
     let ticker: { stop(): Promise<void> } | undefined;
+    let flowSteps: NodeJS.Timeout | undefined;
     const services = new BackgroundServices([
       { name: 'job queue', start: async () => undefined, stop: () => queue.close() },
       ...(storage?.services ?? []),
       workerPool,
+      {
+        // a flow's step is taken in the transaction of what it reacts to; waits (delays, retries) end here
+        name: 'flow steps',
+        start: async () => {
+          flowSteps = setInterval(() => {
+            void queue.jobs
+              .advanceDueFlows()
+              .then((count) => count > 0 && pool?.wake())
+              .catch((error: unknown) => logger.warn(`Flows: ${(error as Error).message}`));
+          }, FLOW_STEP_MS);
+          flowSteps.unref();
+        },
+        stop: async () => clearInterval(flowSteps),
+      },
       {
         name: 'schedule ticker',
         // every server and worker fires due schedule ticks; the store makes each tick one job

@@ -3,6 +3,8 @@ import type { EmbeddedBackend } from '../store/embedded/embedded-backend.js';
 import type { PostgresDatabase } from '../store/sql/postgres-database.js';
 import type { PgBossDispatch } from './dispatch/pg-boss-dispatch.js';
 import { JobRepository } from './job-repository.js';
+import { FlowNotifications } from './flows/flow-notifications.js';
+import type { DueNotification } from './flows/flow-runs.js';
 import { ScheduleRepository } from './schedules/schedule-repository.js';
 import { StoreClaimSource, type JobSource } from './job-source.js';
 import { WorkerRegistry } from './worker-registry.js';
@@ -37,8 +39,17 @@ export interface JobQueue {
 export async function openJobQueue(backend: EmbeddedBackend, options: JobQueueOptions): Promise<JobQueue> {
   const { logger, retryLimit = 0 } = options;
   const registry = new WorkerRegistry(backend.db);
+  // a flow's notification tasks, sent after the commit that made them due, their outcome recorded
+  const notifications = new FlowNotifications(logger);
+  const holder: { jobs?: JobRepository } = {};
+  const onNotifications = (due: DueNotification[]) =>
+    notifications.send(due, (rootId, taskId, failure) => holder.jobs!.notificationSent(rootId, taskId, failure));
   if (backend.db.dialect.name !== 'postgres') {
-    const jobs = new JobRepository(backend.db, { retryLimit, workerGone: (job) => registry.gone(job.worker) });
+    const jobs = (holder.jobs = new JobRepository(backend.db, {
+      retryLimit,
+      workerGone: (job) => registry.gone(job.worker),
+      onNotifications,
+    }));
     return {
       jobs,
       schedules: new ScheduleRepository(backend.db),
@@ -60,8 +71,9 @@ export async function openJobQueue(backend: EmbeddedBackend, options: JobQueueOp
     supervise: options.supervise ?? false,
     onError: (error) => logger.warn(`Job dispatch (pg-boss): ${error.message}`),
   });
-  const jobs = new JobRepository(db, {
+  const jobs = (holder.jobs = new JobRepository(db, {
     retryLimit,
+    onNotifications,
     workerGone: async (job) => {
       if (!(await killLocks.takeIfOrphaned(job.id))) return false;
       // a job that is terminating is claimed by no worker: letting go at once is safe
@@ -71,7 +83,7 @@ export async function openJobQueue(backend: EmbeddedBackend, options: JobQueueOp
     // a send that fails is found again by the monitors' reconcile within seconds
     onRunnable: (runnable) =>
       dispatch.send(runnable).catch((error: unknown) => logger.warn(`Job dispatch: ${(error as Error).message}`)),
-  });
+  }));
   return {
     jobs,
     schedules: new ScheduleRepository(db),

@@ -1,7 +1,7 @@
 import type { Database, SqlParam } from '../store/sql/database.js';
 import { anyElementOf, anyOf as anyOfValues, type ListCondition } from '../store/sql/value-list.js';
 import type { QueueJob } from './job-record.js';
-import { inList, SELECT, toJob, type Row } from './job-rows.js';
+import { inList, SELECT, STANDARD, toJob, type Row } from './job-rows.js';
 import { SORT_COLUMNS, type JobSearch } from './job-search.js';
 import { RUNNING, type JobStatus } from './statuses.js';
 
@@ -47,7 +47,13 @@ export class JobReads {
     anyOf('j.status', search.statuses);
     // config_row_ids is a JSON array of strings
     if (search.configRowIds) add(anyElementOf(this.db.dialect, 'j.config_row_ids', search.configRowIds));
-    if (search.parentRunId !== undefined) anyOf('j.parent_run_id', [search.parentRunId]);
+    if (search.parentRunId === '') anyOf('j.parent_run_id', ['']);
+    else if (search.parentRunId !== undefined) {
+      // a flow's tree: the root's children (its phases) and theirs (the tasks)
+      where.push(`(j.parent_run_id = ? OR j.parent_run_id LIKE ? ESCAPE '\\')`);
+      params.push(search.parentRunId, `${search.parentRunId.replace(/[\\%_]/g, (c) => `\\${c}`)}.%`);
+    }
+    anyOf('j.type', search.types);
     bound('j.created', '>=', search.createdFrom);
     bound('j.created', '<=', search.createdTo);
     bound('j.started', '>=', search.startedFrom);
@@ -75,7 +81,7 @@ export class JobReads {
   /** The running jobs and who runs them (to find those whose worker is gone). */
   async running(): Promise<Array<{ id: number; worker: string | null }>> {
     const rows = await this.db.all<Row>(
-      `SELECT id, worker FROM queue_jobs WHERE status IN (${inList(RUNNING)}) ORDER BY id`,
+      `SELECT id, worker FROM queue_jobs WHERE status IN (${inList(RUNNING)}) AND ${STANDARD} ORDER BY id`,
     );
     return rows.map((r) => ({ id: Number(r.id), worker: r.worker === null ? null : String(r.worker) }));
   }

@@ -1,3 +1,4 @@
+import type { JsonValue } from '../json/index.js';
 import type { JobStatus } from './statuses.js';
 
 /** The modes gex runs: `run`, and `forceRun` (a disabled configuration runs too). */
@@ -11,9 +12,20 @@ export interface JobResult {
   error?: { type: 'user' | 'application'; message: string; code?: string };
 }
 
+/**
+ * Keboola's job types: a run (`standard`), or a container of a flow's tree that no worker runs —
+ * the flow itself (`orchestrationContainer`) and each of its phases (`phaseContainer`).
+ */
+export type JobType = 'standard' | 'orchestrationContainer' | 'phaseContainer';
+
 /** A queue job as stored: one run of one configuration (component, config, branch) of a project. */
 export interface QueueJob {
   id: number;
+  type: JobType;
+  /** a flow's task job: the task's id in the flow (with orchestrationJobId, the flow's root job) */
+  orchestrationTaskId: string | null;
+  /** a phase job: its phase (`phaseId`, `tasks`, `dependsOn`, `orchestrationJobId`), as Keboola shows it */
+  configData: unknown;
   projectId: number;
   projectName: string;
   componentId: string;
@@ -63,6 +75,10 @@ export interface NewJob {
   orchestrationJobId: string | null;
   /** the configuration's `runtime.process_timeout` (seconds), when set */
   timeoutSeconds: number | null;
+  /** a flow (keboola.orchestrator, keboola.flow): its definition when the job was asked for, and the subset to run */
+  flow?: { definition: JsonValue; onlyTaskIds: string[] | null };
+  /** a flow's task job: the task's id */
+  orchestrationTaskId?: string | null;
 }
 
 /** A line of a job's log. */
@@ -79,4 +95,10 @@ export interface JobEvent {
 export interface EventPosition {
   jobId: number;
   seq: number;
+}
+
+/** A job next to run for its configuration, and which attempt that run is (a dispatch's identity). */
+export interface RunnableJob {
+  id: number;
+  attempt: number;
 }

@@ -2,11 +2,32 @@ import type { Database, SqlExecutor } from '../store/sql/database.js';
 import { StoreError } from '../store/store-error.js';
 import { storedIdentityLiveness } from '../common/process-liveness.js';
 import { appendJobEvents, JobEventLog } from './job-event-log.js';
-import type { JobEvent, JobResult, NewJob, QueueJob } from './job-record.js';
+import type { JobEvent, JobResult, NewJob, QueueJob, RunnableJob } from './job-record.js';
 import { lostWorkerOutcome } from './job-result.js';
 import { removeFoldersOfLostJob } from './job-folder.js';
 import { JobReads } from './job-reads.js';
-import { CONFIG_WHERE, configKeyOf, inList, SAME_CONFIG, SELECT, toJob, type ConfigKey, type Row } from './job-rows.js';
+import {
+  CONFIG_WHERE,
+  configKeyOf,
+  inList,
+  SAME_CONFIG,
+  SELECT,
+  STANDARD,
+  toJob,
+  type ConfigKey,
+  type Row,
+} from './job-rows.js';
+import { insertJob, nextJobId, runAhead } from './job-insert.js';
+import {
+  advanceFlow,
+  dueFlowRuns,
+  killFlow,
+  notificationSent,
+  startFlow,
+  type DueNotification,
+  type FlowStepOutcome,
+  type QueueTx,
+} from './flows/flow-runs.js';
 import { isFinished, PENDING, RUNNING, statusesLeadingTo, type JobStatus } from './statuses.js';
 import { KEBOOLA_ERRORS } from '../common/keboola-errors.js';
 
@@ -26,15 +47,19 @@ export interface JobRepositoryOptions {
    * whose worker is gone ends it). Default: its worker is a process of this host that is gone.
    */
   workerGone?: (job: QueueJob) => Promise<boolean>;
+  /** Told, after the commit, of a flow's notification tasks that are due (the sender records each outcome). */
+  onNotifications?: (due: DueNotification[]) => void;
 }
+
+const CANCELLED: JobResult = {
+  message: 'The job was cancelled before it started.',
+  configVersion: null,
+  output: { tables: [] },
+};
 
 const localWorkerGone = (job: QueueJob) => Promise.resolve(storedIdentityLiveness(job.worker) === 'dead');
 
-/** A job next to run for its configuration, and which attempt that run is (a dispatch's identity). */
-export interface RunnableJob {
-  id: number;
-  attempt: number;
-}
+export type { RunnableJob } from './job-record.js';
 
 /**
  * Queue jobs in the store's database (SQLite or PostgreSQL, the same statements): their creation,
@@ -60,18 +85,93 @@ export class JobRepository extends JobReads {
     if (found.length) await this.options.onRunnable?.(found);
   }
 
+  /** After a commit: the dispatch told of what became runnable, the sender of the notifications due. */
+  private async afterFlowStep(
+    step: FlowStepOutcome | undefined,
+    also: ReadonlyArray<RunnableJob | undefined> = [],
+  ): Promise<void> {
+    await this.runnable([...also, ...(step?.runnable ?? [])]);
+    if (step?.notifications.length) this.options.onNotifications?.(step.notifications);
+  }
+
+  /** What a flow's step may do to the queue inside transaction `tx`. */
+  private queueTx(tx: SqlExecutor, now: Date): QueueTx {
+    return {
+      tx,
+      now,
+      createRun: async (job) => {
+        const id = await nextJobId(tx);
+        const status = (await runAhead(tx, job)) ? 'waiting' : 'created';
+        await insertJob(tx, job, { id, status, retryLimit: this.options.retryLimit ?? 0 }, now);
+        return status === 'created' ? { id, attempt: 1 } : undefined;
+      },
+      killRun: async (id) => {
+        const row = await tx.get<Row>(`${SELECT} WHERE j.id = ?`, [id]);
+        if (!row) return undefined;
+        const job = toJob(row);
+        if (PENDING.includes(job.status)) {
+          await tx.run(
+            `UPDATE queue_jobs SET status = 'cancelled', desired_status = 'terminating', ended = ?, result = ? WHERE id = ?`,
+            [now.toISOString(), JSON.stringify(CANCELLED), id],
+          );
+          return job.status === 'created' ? this.promoteNext(tx, configKeyOf(row)) : undefined;
+        }
+        if (job.status === 'processing') {
+          await tx.run(`UPDATE queue_jobs SET status = 'terminating', desired_status = 'terminating' WHERE id = ?`, [
+            id,
+          ]);
+        }
+        return undefined;
+      },
+    };
+  }
+
+  /** A flow's task job ended (or was cancelled) in `tx`: the flow's next step, in the same transaction. */
+  private async taskEnded(tx: SqlExecutor, row: Row, now: Date): Promise<FlowStepOutcome | undefined> {
+    if (row.orchestration_task_id === null || row.orchestration_task_id === undefined) return undefined;
+    if (row.orchestration_job_id === null || row.type !== 'standard') return undefined;
+    return advanceFlow(this.queueTx(tx, now), Number(row.orchestration_job_id));
+  }
+
+  /** Records a notification task's outcome and takes its flow's next step. */
+  async notificationSent(
+    rootJobId: number,
+    taskId: string,
+    failure: string | undefined,
+    now = new Date(),
+  ): Promise<void> {
+    const step = await this.db.transaction(async (tx) => {
+      await this.lockQueue(tx);
+      return notificationSent(this.queueTx(tx, now), rootJobId, taskId, failure);
+    });
+    await this.afterFlowStep(step);
+  }
+
+  /** Takes the next step of every flow run whose wait (a delay, a retry) ran out; how many. */
+  async advanceDueFlows(now = new Date()): Promise<number> {
+    const due = await this.db.transaction((tx) => dueFlowRuns(tx, now));
+    for (const rootId of due) {
+      const step = await this.db.transaction(async (tx) => {
+        await this.lockQueue(tx);
+        return advanceFlow(this.queueTx(tx, now), rootId);
+      });
+      await this.afterFlowStep(step);
+    }
+    return due.length;
+  }
+
   /**
    * The oldest `waiting` job of the configuration becomes `created` (next to run) when nothing of
    * the configuration runs or is next already; its id, or undefined.
    */
   private async promoteNext(tx: SqlExecutor, key: ConfigKey): Promise<RunnableJob | undefined> {
     const busy = await tx.get(
-      `SELECT id FROM queue_jobs WHERE ${CONFIG_WHERE} AND status IN ('created', ${inList(RUNNING)}) LIMIT 1`,
+      `SELECT id FROM queue_jobs WHERE ${CONFIG_WHERE} AND ${STANDARD} AND status IN ('created', ${inList(RUNNING)}) LIMIT 1`,
       key,
     );
     if (busy) return undefined;
     const next = await tx.get<Row>(
-      `SELECT id, attempt FROM queue_jobs WHERE ${CONFIG_WHERE} AND status = 'waiting' ORDER BY id LIMIT 1`,
+      `SELECT id, attempt FROM queue_jobs WHERE ${CONFIG_WHERE} AND ${STANDARD} AND status = 'waiting' ORDER BY id LIMIT 1`,
       key,
     );
     if (!next) return undefined;
@@ -88,7 +188,15 @@ export class JobRepository extends JobReads {
 
   /** Stores a new job: `created`, or `waiting` when another job of its configuration is ahead of it. */
   async create(job: NewJob, now = new Date()): Promise<QueueJob> {
-    return (await this.createIf(job, () => Promise.resolve(true), now))!;
+    const flow = job.flow;
+    if (!flow) return (await this.createIf(job, () => Promise.resolve(true), now))!;
+    // a flow: its whole job tree and its first step, in one transaction
+    const started = await this.db.transaction(async (tx) => {
+      await this.lockQueue(tx);
+      return startFlow(this.queueTx(tx, now), { ...job, flow });
+    });
+    await this.afterFlowStep(started);
+    return (await this.get(null, started.rootId))!;
   }
 
   /**
@@ -103,52 +211,15 @@ export class JobRepository extends JobReads {
     const created = await this.db.transaction(async (tx) => {
       await this.lockQueue(tx);
       let reserved: number | undefined;
-      const nextId = async () => (reserved ??= await this.nextJobId(tx));
+      const nextId = async () => (reserved ??= await nextJobId(tx));
       if (!(await claim(tx, nextId))) return undefined;
       const id = await nextId();
-      const ahead = await tx.get(
-        `SELECT id FROM queue_jobs WHERE project_id = ? AND component_id = ? AND config_id = ? AND branch_id = ?
-          AND status IN (${inList([...PENDING, ...RUNNING])}) LIMIT 1`,
-        [job.projectId, job.componentId, job.configId, job.branchId],
-      );
-      const runId = job.parentRunId ? `${job.parentRunId}.${id}` : String(id);
-      await tx.run(
-        `INSERT INTO queue_jobs (id, project_id, component_id, config_id, branch_id, status, desired_status, mode, run_id,
-          parent_run_id, token_id, token_description, config_row_ids, tag, orchestration_job_id, created, result,
-          retry_limit, timeout_seconds)
-          VALUES (?, ?, ?, ?, ?, ?, 'processing', ?, ?, ?, ?, ?, ?, ?, ?, ?, '[]', ?, ?)`,
-        [
-          id,
-          job.projectId,
-          job.componentId,
-          job.configId,
-          job.branchId,
-          ahead ? 'waiting' : 'created',
-          job.mode,
-          runId,
-          job.parentRunId,
-          job.tokenId,
-          job.tokenDescription,
-          JSON.stringify(job.configRowIds),
-          job.tag,
-          job.orchestrationJobId,
-          now.toISOString(),
-          this.options.retryLimit ?? 0,
-          job.timeoutSeconds,
-        ],
-      );
+      const status = (await runAhead(tx, job)) ? 'waiting' : 'created';
+      await insertJob(tx, job, { id, status, retryLimit: this.options.retryLimit ?? 0 }, now);
       return toJob((await tx.get<Row>(`${SELECT} WHERE j.id = ?`, [id]))!);
     });
     if (created?.status === 'created') await this.runnable([created]);
     return created;
-  }
-
-  private async nextJobId(tx: SqlExecutor): Promise<number> {
-    const seq = await tx.get<Row>(
-      'INSERT INTO sequences (name, value) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET value = sequences.value + 1 RETURNING value',
-      ['queue_job'],
-    );
-    return Number(seq!.value);
   }
 
   /**
@@ -160,9 +231,9 @@ export class JobRepository extends JobReads {
     return this.db.transaction(async (tx) => {
       await this.lockQueue(tx);
       const next = await tx.get<Row>(
-        `SELECT j.id FROM queue_jobs j WHERE j.status IN (${inList(PENDING)})
-          AND NOT EXISTS (SELECT 1 FROM queue_jobs o WHERE ${SAME_CONFIG} AND o.status IN (${inList(RUNNING)}))
-          AND NOT EXISTS (SELECT 1 FROM queue_jobs o WHERE ${SAME_CONFIG} AND o.status IN (${inList(PENDING)}) AND o.id < j.id)
+        `SELECT j.id FROM queue_jobs j WHERE j.status IN (${inList(PENDING)}) AND j.${STANDARD}
+          AND NOT EXISTS (SELECT 1 FROM queue_jobs o WHERE ${SAME_CONFIG} AND o.${STANDARD} AND o.status IN (${inList(RUNNING)}))
+          AND NOT EXISTS (SELECT 1 FROM queue_jobs o WHERE ${SAME_CONFIG} AND o.${STANDARD} AND o.status IN (${inList(PENDING)}) AND o.id < j.id)
           ORDER BY j.id LIMIT 1`,
       );
       if (!next) return undefined;
@@ -173,7 +244,7 @@ export class JobRepository extends JobReads {
       );
       const job = toJob((await tx.get<Row>(`${SELECT} WHERE j.id = ?`, [id]))!);
       await tx.run(
-        `UPDATE queue_jobs SET status = 'waiting' WHERE status = 'created' AND project_id = ? AND component_id = ? AND config_id = ? AND branch_id = ?`,
+        `UPDATE queue_jobs SET status = 'waiting' WHERE status = 'created' AND ${STANDARD} AND project_id = ? AND component_id = ? AND config_id = ? AND branch_id = ?`,
         [job.projectId, job.componentId, job.configId, job.branchId],
       );
       return job;
@@ -191,8 +262,8 @@ export class JobRepository extends JobReads {
     return this.db.transaction(async (tx) => {
       const claimed = await tx.run(
         `UPDATE queue_jobs SET status = 'processing', started = ?, worker = ? WHERE id = ? AND status = 'created'
-          AND NOT EXISTS (SELECT 1 FROM queue_jobs o WHERE ${SAME_CONFIG.replaceAll('j.', 'queue_jobs.')}
-            AND o.status IN (${inList(RUNNING)}))`,
+          AND ${STANDARD} AND NOT EXISTS (SELECT 1 FROM queue_jobs o WHERE ${SAME_CONFIG.replaceAll('j.', 'queue_jobs.')}
+            AND o.${STANDARD} AND o.status IN (${inList(RUNNING)}))`,
         [now.toISOString(), worker, id],
       );
       if (claimed.changes === 0) return undefined;
@@ -210,13 +281,14 @@ export class JobRepository extends JobReads {
       await this.lockQueue(tx);
       const stuck = await tx.all<Row>(
         `SELECT DISTINCT project_id, component_id, config_id, branch_id FROM queue_jobs j WHERE j.status = 'waiting'
-          AND NOT EXISTS (SELECT 1 FROM queue_jobs o WHERE ${SAME_CONFIG} AND o.status IN ('created', ${inList(RUNNING)}))
+          AND j.${STANDARD}
+          AND NOT EXISTS (SELECT 1 FROM queue_jobs o WHERE ${SAME_CONFIG} AND o.${STANDARD} AND o.status IN ('created', ${inList(RUNNING)}))
           LIMIT ?`,
         [limit],
       );
       for (const row of stuck) await this.promoteNext(tx, configKeyOf(row));
       const rows = await tx.all<Row>(
-        `SELECT id, attempt FROM queue_jobs WHERE status = 'created' ORDER BY id LIMIT ?`,
+        `SELECT id, attempt FROM queue_jobs WHERE status = 'created' AND ${STANDARD} ORDER BY id LIMIT ?`,
         [limit],
       );
       return rows.map((r) => ({ id: Number(r.id), attempt: Number(r.attempt) }));
@@ -230,8 +302,10 @@ export class JobRepository extends JobReads {
    */
   async kill(projectId: number, id: number, now = new Date()): Promise<QueueJob | undefined> {
     let next: RunnableJob | undefined;
+    let flowStep: FlowStepOutcome | undefined;
     const killed = await this.db.transaction(async (tx) => {
       next = undefined;
+      flowStep = undefined;
       await this.lockQueue(tx);
       const row = await tx.get<Row>(`${SELECT} WHERE j.id = ? AND j.project_id = ?`, [id, projectId]);
       if (!row) return undefined;
@@ -243,25 +317,32 @@ export class JobRepository extends JobReads {
           `Job ${id} is already finished (${job.status}): it cannot be killed.`,
         );
       }
+      if (job.type === 'phaseContainer') {
+        throw new StoreError(
+          400,
+          KEBOOLA_ERRORS.queueValidation.code,
+          `Job ${id} is a phase of flow job ${job.orchestrationJobId ?? ''}: kill the flow's job, or a task's.`,
+        );
+      }
+      if (job.type === 'orchestrationContainer') {
+        flowStep = await killFlow(this.queueTx(tx, now), id);
+        return toJob((await tx.get<Row>(`${SELECT} WHERE j.id = ?`, [id]))!);
+      }
       if (job.status === 'terminating') return job;
       if (PENDING.includes(job.status)) {
-        const result: JobResult = {
-          message: 'The job was cancelled before it started.',
-          configVersion: null,
-          output: { tables: [] },
-        };
         await tx.run(
           `UPDATE queue_jobs SET status = 'cancelled', desired_status = 'terminating', ended = ?, result = ? WHERE id = ?`,
-          [now.toISOString(), JSON.stringify(result), id],
+          [now.toISOString(), JSON.stringify(CANCELLED), id],
         );
         if (job.status === 'created') next = await this.promoteNext(tx, configKeyOf(row));
+        flowStep = await this.taskEnded(tx, row, now);
       } else {
         await tx.run(`UPDATE queue_jobs SET status = 'terminating', desired_status = 'terminating' WHERE id = ?`, [id]);
       }
       return toJob((await tx.get<Row>(`${SELECT} WHERE j.id = ?`, [id]))!);
     });
-    await this.runnable([next]);
-    if (killed?.status !== 'terminating') return killed;
+    await this.afterFlowStep(flowStep, [next]);
+    if (killed?.status !== 'terminating' || killed.type !== 'standard') return killed;
     // nothing would ever stop it: its worker is gone
     if (!(await (this.options.workerGone ?? localWorkerGone)(killed))) return killed;
     await this.finish(id, lostWorkerOutcome, now);
@@ -278,11 +359,14 @@ export class JobRepository extends JobReads {
    */
   async finish(id: number, outcome: Outcome, now = new Date()): Promise<boolean> {
     let next: RunnableJob | undefined;
+    let flowStep: FlowStepOutcome | undefined;
     const ended = await this.db.transaction(async (tx) => {
       next = undefined;
+      flowStep = undefined;
       await this.lockQueue(tx);
       const row = await tx.get<Row>(
-        'SELECT status, started, attempt, retry_limit, project_id, component_id, config_id, branch_id FROM queue_jobs WHERE id = ?',
+        `SELECT status, started, attempt, retry_limit, project_id, component_id, config_id, branch_id, type,
+          orchestration_job_id, orchestration_task_id FROM queue_jobs WHERE id = ?`,
         [id],
       );
       const current = row?.status as JobStatus | undefined;
@@ -318,9 +402,10 @@ export class JobRepository extends JobReads {
         [status, now.toISOString(), duration, JSON.stringify(result), id],
       );
       next = await this.promoteNext(tx, configKeyOf(row));
+      flowStep = await this.taskEnded(tx, row, now);
       return true;
     });
-    await this.runnable([next]);
+    await this.afterFlowStep(flowStep, [next]);
     return ended;
   }
 
@@ -339,6 +424,7 @@ export class JobRepository extends JobReads {
       const marks = ids.map(() => '?').join(', ');
       await tx.run(`DELETE FROM queue_job_events WHERE job_id IN (${marks})`, ids);
       await tx.run(`DELETE FROM queue_jobs WHERE id IN (${marks})`, ids);
+      await tx.run(`DELETE FROM flow_runs WHERE root_job_id IN (${marks})`, ids);
       return ids.length;
     });
   }

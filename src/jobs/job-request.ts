@@ -6,7 +6,8 @@ import { StoreError } from '../store/store-error.js';
 import type { TokenInfo } from '../store/types.js';
 import type { NewJob } from './job-record.js';
 import { KEBOOLA_ERRORS } from '../common/keboola-errors.js';
-import { isFlowComponent } from '../store/flows/flow-model.js';
+import { parseFlowDefinition } from '../store/flows/flow-definition.js';
+import { FLOW_LIMITS, isFlowComponent } from '../store/flows/flow-model.js';
 
 /** gex's one branch (the default one), as the Storage API numbers it */
 export const DEFAULT_BRANCH = '1';
@@ -48,9 +49,11 @@ const UNSUPPORTED = [
   'variableValuesId',
   'variableValuesData',
   'orchestrationTaskId',
-  'onlyOrchestrationTaskIds',
   'previousJobId',
 ];
+
+/** The most task ids a subset run may name (a flow holds at most FLOW_LIMITS.tasks). */
+const MAX_TASK_IDS = FLOW_LIMITS.tasks;
 
 /** What a job is asked to run: a stored configuration of the token's project, as typed values. */
 export interface JobTarget {
@@ -63,6 +66,8 @@ export interface JobTarget {
   parentRunId?: string;
   tag?: string | null;
   orchestrationJobId?: string | null;
+  /** a flow's subset run (`onlyOrchestrationTaskIds` / `onlyFlowTaskIds`): only these tasks */
+  onlyTaskIds?: readonly string[] | null;
 }
 
 /**
@@ -93,7 +98,30 @@ export function jobTargetFromBody(body: JsonValue | undefined, headerRunId: stri
     }
     rowIds = rowsValue.map(String);
   }
+  const legacySubset = body.get('onlyOrchestrationTaskIds');
+  const flowSubset = body.get('onlyFlowTaskIds');
+  if (!isUnset(legacySubset) && !isUnset(flowSubset)) {
+    throw invalid('onlyFlowTaskIds', 'send onlyOrchestrationTaskIds or onlyFlowTaskIds, not both');
+  }
+  const subsetKey = isUnset(flowSubset) ? 'onlyOrchestrationTaskIds' : 'onlyFlowTaskIds';
+  const subset = isUnset(flowSubset) ? legacySubset : flowSubset;
+  let onlyTaskIds: string[] | null = null;
+  if (!isUnset(subset)) {
+    const ids = isList(subset)
+      ? subset.map((id) => (typeof id === 'number' || typeof id === 'string' ? String(id) : ''))
+      : [];
+    if (
+      !isList(subset) ||
+      ids.length > MAX_TASK_IDS ||
+      ids.some((id) => id === '' || id.length > MAX_ADDRESSABLE_ID_LENGTH)
+    ) {
+      throw invalid(subsetKey, `expected a non-empty list of at most ${MAX_TASK_IDS} task ids`);
+    }
+    if (new Set(ids).size !== ids.length) throw invalid(subsetKey, 'each task id at most once');
+    onlyTaskIds = ids;
+  }
   return {
+    onlyTaskIds,
     componentId: component,
     configId: config,
     configRowIds: rowIds,
@@ -154,14 +182,6 @@ export async function newJob(target: JobTarget, token: TokenInfo, store: ConfigS
       throw invalid('component', `component ${excerptId(component)} is not registered`, 404);
     throw error;
   }
-  if (isFlowComponent(component)) {
-    throw new StoreError(
-      KEBOOLA_ERRORS.notImplemented.status,
-      KEBOOLA_ERRORS.notImplemented.code,
-      `Invalid job: component: ${component} configurations are stored and checked, but this gex does not run flows yet: run each task's configuration as a job (docs/flows.md)`,
-      [{ key: 'component', message: 'running flows is not implemented' }],
-    );
-  }
   let configuration;
   try {
     configuration = await store.getConfiguration(component, config);
@@ -170,6 +190,9 @@ export async function newJob(target: JobTarget, token: TokenInfo, store: ConfigS
       throw invalid('config', `configuration ${excerptId(config)} of ${excerptId(component)} not found`, 404);
     throw error;
   }
+  if (isFlowComponent(component)) return flowJob(target, token, configuration.configuration, parentRunId);
+  if (target.onlyTaskIds)
+    throw invalid('onlyOrchestrationTaskIds', `${excerptId(component)} is not a flow: it has no tasks`);
   if (rowIds.length > 0) {
     const known = new Set(configuration.rows.map((r) => r.id));
     const missing = rowIds.find((id) => !known.has(id));
@@ -189,6 +212,36 @@ export async function newJob(target: JobTarget, token: TokenInfo, store: ConfigS
     tag: target.tag ?? null,
     orchestrationJobId: target.orchestrationJobId ?? null,
     timeoutSeconds: processTimeout(configuration.configuration),
+  };
+}
+
+/** A flow's root job: its definition as stored now (checked again), the subset's tasks named by it. */
+function flowJob(target: JobTarget, token: TokenInfo, definition: JsonValue, parentRunId: string): NewJob {
+  const component = target.componentId;
+  if (!isFlowComponent(component)) throw new Error(`${component} is not a flow component`);
+  let tasks: Set<string>;
+  try {
+    tasks = new Set(parseFlowDefinition(component, definition, { configId: target.configId }).tasks.map((t) => t.id));
+  } catch (error) {
+    if (error instanceof StoreError) throw invalid('config', `the flow cannot run: ${error.message}`);
+    throw error;
+  }
+  const missing = target.onlyTaskIds?.find((id) => !tasks.has(id));
+  if (missing !== undefined) throw invalid('onlyOrchestrationTaskIds', `the flow has no task ${excerptId(missing)}`);
+  return {
+    projectId: token.projectId,
+    componentId: component,
+    configId: target.configId,
+    branchId: DEFAULT_BRANCH,
+    mode: target.mode,
+    parentRunId,
+    tokenId: token.id,
+    tokenDescription: token.description,
+    configRowIds: [],
+    tag: target.tag ?? null,
+    orchestrationJobId: null,
+    timeoutSeconds: null,
+    flow: { definition, onlyTaskIds: target.onlyTaskIds ? [...target.onlyTaskIds] : null },
   };
 }
 

@@ -9,12 +9,17 @@ export const SELECT = `SELECT j.*, p.name AS project_name FROM queue_jobs j JOIN
 /** the same configuration as job `j` (a configuration is project, component, config, branch) */
 export const SAME_CONFIG = `o.project_id = j.project_id AND o.component_id = j.component_id AND o.config_id = j.config_id
   AND o.branch_id = j.branch_id`;
+/** a run, not a container of a flow's tree: what workers claim and the per-configuration rule counts */
+export const STANDARD = "type = 'standard'";
 export const inList = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
 
 export function toJob(row: Row): QueueJob {
   const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
   return {
     id: Number(row.id),
+    type: (row.type ?? 'standard') as QueueJob['type'],
+    orchestrationTaskId: text(row.orchestration_task_id),
+    configData: row.config_data === null || row.config_data === undefined ? null : JSON.parse(String(row.config_data)),
     projectId: Number(row.project_id),
     projectName: String(row.project_name),
     componentId: String(row.component_id),

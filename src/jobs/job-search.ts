@@ -14,7 +14,7 @@ export interface JobSearch {
   configRowIds?: string[];
   modes?: JobMode[];
   statuses?: JobStatus[];
-  /** '' = jobs without a parent run */
+  /** '' = jobs without a parent run; else the jobs below that run (its children and theirs) */
   parentRunId?: string;
   /** ISO 8601 UTC bounds, inclusive */
   createdFrom?: string;
@@ -25,7 +25,9 @@ export interface JobSearch {
   endedTo?: string;
   durationFrom?: number;
   durationTo?: number;
-  /** true: nothing can match (a `type` other than standard) */
+  /** standard, orchestrationContainer, phaseContainer (another type matches nothing) */
+  types?: string[];
+  /** true: nothing can match */
   none?: boolean;
   limit: number;
   offset: number;

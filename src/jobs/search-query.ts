@@ -108,7 +108,7 @@ export function searchFromQuery(query: QueryParams, now = new Date()): JobSearch
     endedTo: moment(query, 'endTimeTo', now),
     durationFrom: duration('durationSecondsFrom'),
     durationTo: duration('durationSecondsTo'),
-    none: type !== undefined && type !== '' && type !== 'standard',
+    types: type === undefined || type === '' ? undefined : [type],
     limit,
     offset: count(query, 'offset') ?? 0,
     sortBy: sortBy as JobSortKey,

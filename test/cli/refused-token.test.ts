@@ -56,6 +56,7 @@ describe('gex: a refused token, the same words from every command', function () 
     'tables delete': ['in.c-a.b'],
     'jobs run': ['shop'],
     'jobs list': [],
+    'flows show': ['1'],
     'jobs show': ['1'],
     'jobs log': ['1'],
     'jobs kill': ['1'],

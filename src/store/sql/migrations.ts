@@ -257,6 +257,26 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
       `CREATE INDEX schedules_revision ON schedules (revision, id)`,
     ],
   },
+  {
+    version: 15,
+    description: "flows: a job's type (containers of a flow's tree) and task, and each flow run's progress",
+    statements: [
+      `ALTER TABLE queue_jobs ADD COLUMN type TEXT NOT NULL DEFAULT 'standard'`,
+      `ALTER TABLE queue_jobs ADD COLUMN orchestration_task_id TEXT`,
+      `ALTER TABLE queue_jobs ADD COLUMN config_data TEXT`,
+      // a flow's container jobs are not runs: the rule "one running per configuration" is for runs
+      `DROP INDEX queue_jobs_one_running`,
+      `CREATE UNIQUE INDEX queue_jobs_one_running ON queue_jobs (project_id, component_id, config_id, branch_id)
+        WHERE status IN ('processing', 'terminating') AND type = 'standard'`,
+      `CREATE INDEX queue_jobs_orchestration ON queue_jobs (orchestration_job_id)`,
+      // a flow run: what it runs (the definition when it started), where it is, when it must look again
+      `CREATE TABLE flow_runs (
+        root_job_id BIGINT PRIMARY KEY, project_id BIGINT NOT NULL, component_id TEXT NOT NULL,
+        definition TEXT NOT NULL, only_task_ids TEXT, entered TEXT NOT NULL, notified TEXT NOT NULL,
+        killed INTEGER NOT NULL DEFAULT 0, wake_at TEXT, ended INTEGER NOT NULL DEFAULT 0)`,
+      `CREATE INDEX flow_runs_open ON flow_runs (ended, wake_at)`,
+    ],
+  },
 ];
 
 export const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied TEXT NOT NULL)`;

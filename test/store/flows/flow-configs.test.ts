@@ -123,20 +123,6 @@ describe('flow configurations (gex serve, gex configs)', function () {
     );
     assert.ok(!list.stdout.includes('"loop"'), list.stdout);
   });
-  it('POST /jobs of a flow says running flows is not built yet (501), and creates no job', async () => {
-    const created = await call(served.url, token, 'POST', configs('keboola.orchestrator'), {
-      name: 'Run me',
-      configuration: legacy,
-    });
-    const refused = await call(served.url, token, 'POST', '/jobs', {
-      component: 'keboola.orchestrator',
-      config: String(created.body.id),
-    });
-    assert.equal(refused.status, 501, JSON.stringify(refused.body));
-    assert.match(String(refused.body.error), /does not run flows yet/);
-    const jobs = await call(served.url, token, 'GET', '/search/jobs?component=keboola.orchestrator');
-    assert.deepEqual(jobs.body, []);
-  });
   it('gex flows validate checks a file with the same rules, each problem on its line; gex flows show draws a stored flow', async () => {
     const good = path.join(dir, 'good.json');
     const bad = path.join(dir, 'bad.json');

@@ -17,6 +17,7 @@ export function flowsShowCommand(y: Argv): Argv {
     'Show a stored flow as a graph: phases in run order, their tasks, transitions',
     (c) =>
       storeOptions(c).positional('id', { type: 'string', demandOption: true }).option('component-id', {
+        type: 'string',
         choices: FLOW_COMPONENT_CHOICES,
         describe: 'the flow component (default: keboola.orchestrator, then keboola.flow)',
       }),

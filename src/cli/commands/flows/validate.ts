@@ -16,6 +16,7 @@ export function flowsValidateCommand(y: Argv): Argv {
     'Check a flow file ({phases, tasks}, or a configuration holding them; - for stdin) with the rules a store applies on write',
     (c) =>
       c.positional('file', { type: 'string', demandOption: true }).option('component-id', {
+        type: 'string',
         choices: FLOW_COMPONENT_CHOICES,
         describe: 'the flow component (default: keboola.flow when a phase has "next" or a task a "type")',
       }),
