@@ -124,15 +124,12 @@ async function loadRun(tx: SqlExecutor, rootId: number): Promise<FlowRunRow | un
   };
 }
 
-/**
- * Takes the next step of a flow run in the caller's transaction (the one that ended a task job,
- * killed the flow or found it due): reads its jobs, decides (nextFlowStep) and applies the decision.
- */
-export async function advanceFlow(q: QueueTx, rootId: number): Promise<FlowStepOutcome> {
-  const { tx, now } = q;
-  const run = await loadRun(tx, rootId);
-  const outcome: FlowStepOutcome = { runnable: [], notifications: [] };
-  if (!run || run.ended) return outcome;
+/** A flow run's jobs: its phase jobs by phase id, and each task's attempts (a notification's outcome as one). */
+async function readTree(
+  tx: SqlExecutor,
+  rootId: number,
+  notified: FlowRunRow['notified'],
+): Promise<{ phaseJobs: Map<string, QueueJob>; attempts: Map<string, TaskAttempt[]> }> {
   const children = (
     await tx.all<Row>(`${SELECT} WHERE j.orchestration_job_id = ? ORDER BY j.id`, [String(rootId)])
   ).map(toJob);
@@ -154,17 +151,31 @@ export async function advanceFlow(q: QueueTx, rootId: number): Promise<FlowStepO
       attempts.set(child.orchestrationTaskId, list);
     }
   }
-  for (const [taskId, sent] of Object.entries(run.notified)) {
+  for (const [taskId, sent] of Object.entries(notified)) {
+    const at = ms(sent.at);
     attempts.set(taskId, [
       {
         jobId: '',
         status: sent.status,
         message: sent.message,
-        startedAt: ms(sent.at),
-        endedAt: isFinished(sent.status) ? ms(sent.at) : undefined,
+        startedAt: at,
+        endedAt: isFinished(sent.status) ? at : undefined,
       },
     ]);
   }
+  return { phaseJobs, attempts };
+}
+
+/**
+ * Takes the next step of a flow run in the caller's transaction (the one that ended a task job,
+ * killed the flow or found it due): reads its jobs, decides (nextFlowStep) and applies the decision.
+ */
+export async function advanceFlow(q: QueueTx, rootId: number): Promise<FlowStepOutcome> {
+  const { tx, now } = q;
+  const run = await loadRun(tx, rootId);
+  const outcome: FlowStepOutcome = { runnable: [], notifications: [] };
+  if (!run || run.ended) return outcome;
+  const { phaseJobs, attempts } = await readTree(tx, rootId, run.notified);
   const phases = new Map([...phaseJobs].map(([id, job]) => [id, job.status]));
   const actions = nextFlowStep({
     definition: run.definition,
@@ -292,34 +303,13 @@ async function writeRootResult(q: QueueTx, run: FlowRunRow, rootId: number, acti
   const { tx, now } = q;
   const end = actions.find((a) => a.type === 'endFlow');
   if (end?.type !== 'endFlow') return;
-  const children = (
-    await tx.all<Row>(`${SELECT} WHERE j.orchestration_job_id = ? ORDER BY j.id`, [String(rootId)])
-  ).map(toJob);
-  const phases = new Map<string, PhaseRun>();
-  const attempts = new Map<string, TaskAttempt[]>();
-  for (const child of children) {
-    if (child.type === 'phaseContainer') {
-      const phaseId = (child.configData as { phaseId?: string } | null)?.phaseId;
-      if (phaseId !== undefined) {
-        phases.set(phaseId, {
-          jobId: String(child.id),
-          status: child.status,
-          startedAt: ms(child.started),
-          endedAt: ms(child.ended),
-        });
-      }
-    } else if (child.orchestrationTaskId !== null) {
-      const list = attempts.get(child.orchestrationTaskId) ?? [];
-      list.push({
-        jobId: String(child.id),
-        status: child.status,
-        message: child.result?.error?.message ?? child.result?.message,
-        startedAt: ms(child.started),
-        endedAt: ms(child.ended),
-      });
-      attempts.set(child.orchestrationTaskId, list);
-    }
-  }
+  const { phaseJobs, attempts } = await readTree(tx, rootId, run.notified);
+  const phases = new Map<string, PhaseRun>(
+    [...phaseJobs].map(([id, job]) => [
+      id,
+      { jobId: String(job.id), status: job.status, startedAt: ms(job.started), endedAt: ms(job.ended) },
+    ]),
+  );
   const document = flowResultDocument(String(rootId), run.definition, phases, attempts, now.getTime());
   const message = end.message || (end.status === 'success' ? 'The flow finished.' : `The flow ended ${end.status}.`);
   const result = {
