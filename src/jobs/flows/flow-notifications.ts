@@ -1,17 +1,22 @@
 import got from 'got';
 import type { Logger } from '../../common/logger.js';
 import { excerpt } from '../../common/log-text.js';
-import type { DueNotification } from './flow-runs.js';
+import { NOTIFICATION_LEASE_MS, type DueNotification } from './flow-runs.js';
 
 /** Records a notification task's outcome (undefined: sent) and takes its flow's next step. */
 export type RecordNotification = (rootJobId: number, taskId: string, failure: string | undefined) => Promise<void>;
 
+/** names one notification; a notification sent again after its sender was lost carries the same */
+export const DELIVERY_ID_HEADER = 'x-gex-delivery-id';
 const TIMEOUT_MS = 10_000;
+/** a whole delivery (every recipient, every retry) ends well inside the lease of a notification in flight */
+const DELIVERY_MS = Math.min(30_000, NOTIFICATION_LEASE_MS / 2);
 
 /**
  * Sends a flow's notification tasks after the commit that made them due: a webhook gets a JSON
  * POST per recipient (Keboola's shape: the flow's job, project, branch, the task's title and
- * message). Email needs an SMTP relay gex does not have yet: such a task fails with that reason.
+ * message) with a delivery id header, the same when a lost delivery is sent again, so a receiver
+ * can drop the repeat. Email needs an SMTP relay gex does not have yet: such a task fails with that reason.
  */
 export class FlowNotifications {
   constructor(private readonly logger: Logger) {}
@@ -40,10 +45,13 @@ export class FlowNotifications {
       branch: { id: '1' },
       project: { id: String(n.flow.projectId) },
     };
+    const deadline = AbortSignal.timeout(DELIVERY_MS);
     for (const url of n.recipients) {
       try {
         await got.post(url, {
           json: body,
+          headers: { [DELIVERY_ID_HEADER]: `flow-${n.rootJobId}-task-${encodeURIComponent(n.taskId)}` },
+          signal: deadline,
           timeout: { request: TIMEOUT_MS },
           retry: { limit: 2 },
           followRedirect: false,

@@ -1,3 +1,4 @@
+import { storedIdentityLiveness, thisProcessText } from '../../common/process-liveness.js';
 import type { SqlExecutor } from '../../store/sql/database.js';
 import { decodeJson, stringifyExact } from '../../json/index.js';
 import { parseFlowDefinition } from '../../store/flows/flow-definition.js';
@@ -36,13 +37,30 @@ export interface FlowStepOutcome {
   notifications: DueNotification[];
 }
 
+/** A notification task's outcome; while `processing`, which process sends it (`by`) since when (`at`). */
+interface NotificationRecord {
+  status: JobStatus;
+  at: string;
+  message?: string;
+  by?: string;
+}
+
+/**
+ * A notification in flight is sent again when the process sending it is gone (this host's: at
+ * once) or when it has been in flight this long (a sender on another host, or one that hangs):
+ * longer than a delivery may take (FlowNotifications bounds it), shorter than a minute.
+ */
+export const NOTIFICATION_LEASE_MS = 45_000;
+/** how often a flow with a notification in flight looks whether its sender is still there */
+const IN_FLIGHT_CHECK_MS = 5000;
+
 interface FlowRunRow {
   root: QueueJob;
   componentId: string;
   definition: FlowDefinition;
   onlyTaskIds: Set<string> | undefined;
   entered: string[];
-  notified: Record<string, { status: JobStatus; at: string; message?: string }>;
+  notified: Record<string, NotificationRecord>;
   killed: boolean;
   ended: boolean;
 }
@@ -175,6 +193,7 @@ export async function advanceFlow(q: QueueTx, rootId: number): Promise<FlowStepO
   const run = await loadRun(tx, rootId);
   const outcome: FlowStepOutcome = { runnable: [], notifications: [] };
   if (!run || run.ended) return outcome;
+  forgetLostNotifications(run.notified, now);
   const { phaseJobs, attempts } = await readTree(tx, rootId, run.notified);
   const phases = new Map([...phaseJobs].map(([id, job]) => [id, job.status]));
   const actions = nextFlowStep({
@@ -192,6 +211,9 @@ export async function advanceFlow(q: QueueTx, rootId: number): Promise<FlowStepO
     const applied = await apply(q, run, action, phaseJobs, entered, outcome);
     if (applied !== undefined) wakeAt = Math.min(wakeAt ?? Infinity, applied);
   }
+  if (Object.values(run.notified).some((sent) => sent.status === 'processing')) {
+    wakeAt = Math.min(wakeAt ?? Infinity, now.getTime() + IN_FLIGHT_CHECK_MS);
+  }
   await tx.run('UPDATE flow_runs SET entered = ?, notified = ?, wake_at = ? WHERE root_job_id = ?', [
     JSON.stringify(entered),
     JSON.stringify(run.notified),
@@ -200,6 +222,19 @@ export async function advanceFlow(q: QueueTx, rootId: number): Promise<FlowStepO
   ]);
   if (actions.some((a) => a.type === 'endFlow')) await writeRootResult(q, run, rootId, actions);
   return outcome;
+}
+
+/**
+ * Drops the notifications in flight whose sender is gone or whose lease ran out, so that this
+ * step sends them again (at most one extra delivery: the lost sender may have delivered before it
+ * died).
+ */
+function forgetLostNotifications(notified: FlowRunRow['notified'], now: Date): void {
+  for (const [taskId, sent] of Object.entries(notified)) {
+    if (sent.status !== 'processing') continue;
+    const expired = now.getTime() - Date.parse(sent.at) >= NOTIFICATION_LEASE_MS;
+    if (expired || storedIdentityLiveness(sent.by) === 'dead') delete notified[taskId];
+  }
 }
 
 /** Applies one action; a time to look again when it must wait. */
@@ -235,7 +270,7 @@ async function apply(
     case 'notify': {
       const task = run.definition.tasks.find((t) => t.id === action.taskId);
       if (!task || task.action.type !== 'notification') return undefined;
-      run.notified[task.id] = { status: 'processing', at };
+      run.notified[task.id] = { status: 'processing', at, by: thisProcessText() };
       outcome.notifications.push({
         rootJobId: run.root.id,
         taskId: task.id,
@@ -333,7 +368,11 @@ export async function killFlow(q: QueueTx, rootId: number): Promise<FlowStepOutc
   return advanceFlow(q, rootId);
 }
 
-/** A notification task's outcome, recorded, then the flow's next step. */
+/**
+ * A notification task's outcome, recorded, then the flow's next step. The first outcome of a
+ * notification counts: a sender that outlived its lease and reports after the one that sent it
+ * again changes nothing.
+ */
 export async function notificationSent(
   q: QueueTx,
   rootId: number,
@@ -343,6 +382,7 @@ export async function notificationSent(
   const row = await q.tx.get<Row>('SELECT notified FROM flow_runs WHERE root_job_id = ?', [rootId]);
   if (!row) return { runnable: [], notifications: [] };
   const notified = JSON.parse(String(row.notified)) as FlowRunRow['notified'];
+  if (notified[taskId]?.status !== 'processing') return { runnable: [], notifications: [] };
   notified[taskId] = {
     status: failure === undefined ? 'success' : 'error',
     at: q.now.toISOString(),

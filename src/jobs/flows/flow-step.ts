@@ -223,7 +223,8 @@ function killSteps(snapshot: FlowSnapshot): FlowAction[] {
   let running = false;
   for (const attempts of snapshot.attempts.values()) {
     const last = attempts.at(-1);
-    if (last && !isFinished(last.status)) {
+    // a notification in flight (no job) is not stopped: its outcome no longer matters
+    if (last && last.jobId !== '' && !isFinished(last.status)) {
       running = true;
       if (last.status !== 'terminating') actions.push({ type: 'terminateTask', jobId: last.jobId });
     }
