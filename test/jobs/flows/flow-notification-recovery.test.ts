@@ -15,7 +15,11 @@ const definition = {
       id: 'tell',
       name: 'Tell',
       phase: 'p',
-      task: { type: 'notification', title: 'Done', channel: { type: 'webhook', recipients: ['https://example.com/h'] } },
+      task: {
+        type: 'notification',
+        title: 'Done',
+        channel: { type: 'webhook', recipients: ['https://example.com/h'] },
+      },
     },
   ],
 };
@@ -86,7 +90,12 @@ describe('flow notifications in flight when their sender stops', function () {
         const ended = await jobs.get(null, root.id);
         assert.equal(ended?.status, 'success');
         // the late sender reports a failure afterwards: the flow's truth stays
-        await jobs.notificationSent(root.id, 'tell', 'timed out', new Date(t0.getTime() + NOTIFICATION_LEASE_MS + 3000));
+        await jobs.notificationSent(
+          root.id,
+          'tell',
+          'timed out',
+          new Date(t0.getTime() + NOTIFICATION_LEASE_MS + 3000),
+        );
         const after = await jobs.get(null, root.id);
         assert.equal(after?.status, 'success');
         assert.equal((await notified(root.id)).notified.tell.status, 'success');
