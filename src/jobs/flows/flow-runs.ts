@@ -200,6 +200,7 @@ export async function advanceFlow(q: QueueTx, rootId: number): Promise<FlowStepO
     definition: run.definition,
     onlyTaskIds: run.onlyTaskIds,
     phases,
+    phaseStartedAt: startTimes(phaseJobs),
     attempts,
     entered: run.entered,
     killed: run.killed,
@@ -222,6 +223,12 @@ export async function advanceFlow(q: QueueTx, rootId: number): Promise<FlowStepO
   ]);
   if (actions.some((a) => a.type === 'endFlow')) await writeRootResult(q, run, rootId, actions);
   return outcome;
+}
+
+function startTimes(phaseJobs: ReadonlyMap<string, QueueJob>): Map<string, number> {
+  const started = new Map<string, number>();
+  for (const [id, job] of phaseJobs) if (job.started !== null) started.set(id, Date.parse(job.started));
+  return started;
 }
 
 /**

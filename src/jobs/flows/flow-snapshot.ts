@@ -18,6 +18,8 @@ export interface FlowSnapshot {
   onlyTaskIds: ReadonlySet<string> | undefined;
   /** each phase's status; a phase not yet started is `waiting` (or `created`) */
   phases: ReadonlyMap<string, JobStatus>;
+  /** when each phase that started did (epoch ms): a task's delay counts from its phase's start */
+  phaseStartedAt: ReadonlyMap<string, number>;
   /** each task's attempts in order */
   attempts: ReadonlyMap<string, readonly TaskAttempt[]>;
   /** keboola.flow: the phases entered, in order */

@@ -103,7 +103,8 @@ function phaseStep(step: Step, phase: FlowPhase): void {
       if (attempts.length > 0) continue;
       if (task.action.type === 'notification') step.actions.push({ type: 'notify', taskId: task.id });
       else {
-        const notBefore = snapshot.now + task.action.delaySeconds * 1000;
+        const phaseStart = snapshot.phaseStartedAt.get(phase.id) ?? snapshot.now;
+        const notBefore = phaseStart + task.action.delaySeconds * 1000;
         step.actions.push({ type: 'startTask', taskId: task.id, notBefore });
       }
     } else if (now.state === 'retry') {

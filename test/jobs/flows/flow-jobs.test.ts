@@ -24,6 +24,7 @@ describe('flow jobs (gex serve --workers)', function () {
   let api: FixtureServer;
   let served: { child: ChildProcess; url: string };
   let token: string;
+  let store: string;
   /** per tag: when each request arrived and was answered */
   const calls = new Map<string, Array<[number, number]>>();
   const configs: Record<string, string> = {};
@@ -51,7 +52,7 @@ describe('flow jobs (gex serve --workers)', function () {
 
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'gex-flow-jobs-'));
-    const store = path.join(dir, 'store.sqlite');
+    store = path.join(dir, 'store.sqlite');
     api = await startFixtureServer({
       handler: async (r) => {
         const tag = new URL(r.url, 'http://x').searchParams.get('tag') ?? '?';
@@ -59,6 +60,7 @@ describe('flow jobs (gex serve --workers)', function () {
         await sleep(tag.startsWith('slow') ? 6000 : 300);
         calls.set(tag, [...(calls.get(tag) ?? []), [arrived, Date.now()]]);
         if (tag.startsWith('bad')) return { status: 404, body: { error: 'no such thing' } };
+        if (tag === 'flaky' && calls.get(tag)!.length === 1) return { status: 404, body: { error: 'not yet' } };
         return { body: { data: [{ id: 1, tag }] } };
       },
     });
@@ -66,7 +68,7 @@ describe('flow jobs (gex serve --workers)', function () {
     assert.equal(made.code, 0, made.stderr);
     token = made.stdout.trim();
     served = await startServe(['--store', store, '--workers', '3'], KEY);
-    for (const tag of ['a', 'b', 'c', 'd', 'bad', 'slow']) {
+    for (const tag of ['a', 'b', 'c', 'd', 'bad', 'slow', 'flaky']) {
       const configuration = {
         parameters: {
           api: { baseUrl: `${api.url}/v1/` },
@@ -258,6 +260,124 @@ describe('flow jobs (gex serve --workers)', function () {
       onlyOrchestrationTaskIds: ['t1'],
     });
     assert.equal(both.status, 400);
+  });
+
+  it("a task naming a deleted configuration, another project's or an unknown component fails with the reason; the flow follows its rules", async () => {
+    const gone = await call(served.url, token, 'POST', CONFIGS, { name: 'gone', configuration: { parameters: {} } });
+    assert.equal(gone.status, 201);
+    assert.equal((await call(served.url, token, 'DELETE', `${CONFIGS}/${gone.body.id}`)).status, 204);
+    const made = await runGex(
+      ['tokens', 'create', '--description', 'other', '--project', 'other', '--store', store],
+      KEY,
+    );
+    assert.equal(made.code, 0, made.stderr);
+    const theirs = await call(served.url, made.stdout.trim(), 'POST', CONFIGS, {
+      name: 'their private name',
+      configuration: { parameters: {} },
+    });
+    assert.equal(theirs.status, 201, JSON.stringify(theirs.body));
+    const failing = (id: string, componentId: string, configId: string) => ({
+      id,
+      name: id,
+      phase: '1',
+      continueOnFailure: true,
+      task: { componentId, configId, mode: 'run' },
+    });
+    const id = await flow('keboola.orchestrator', {
+      phases: [
+        { id: 1, name: 'Odd ones' },
+        { id: 2, name: 'After', dependsOn: [1] },
+      ],
+      tasks: [
+        failing('deleted', 'ex-generic-v2', String(gone.body.id)),
+        failing('theirs', 'ex-generic-v2', String(theirs.body.id)),
+        failing('unknown', 'kds-team.ex-nothing-such', '1'),
+        task('after', '2', 'a'),
+      ],
+    });
+    const done = await untilFinished(served.url, token, (await run('keboola.orchestrator', id)).id, 60_000);
+    assert.equal(done.status, 'warning', JSON.stringify(done.result));
+    const byId = new Map<string, Json>(done.result.tasks.map((t: Json) => [t.id, t]));
+    assert.equal(byId.get('after')?.status, 'success');
+    const jobs = await tree({ runId: done.runId });
+    for (const [taskId, reason] of [
+      ['deleted', /not found|deleted|does not exist/i],
+      ['theirs', /not found|does not exist/i],
+      ['unknown', /component/i],
+    ] as const) {
+      assert.equal(byId.get(taskId)?.status, 'error', taskId);
+      const job = jobs.find((j) => j.orchestrationTaskId === taskId);
+      assert.match(String(job?.result?.message ?? ''), reason, `${taskId}: ${JSON.stringify(job?.result)}`);
+    }
+    // the other project's configuration was never read: its name is nowhere in this project's answer
+    assert.doesNotMatch(JSON.stringify(jobs), /their private name/);
+  });
+
+  it('keboola.flow: a task retried on a matching error after its delay, and a task that waits out its own delay', async () => {
+    calls.delete('flaky');
+    const id = await flow('keboola.flow', {
+      phases: [
+        { id: 'one', name: 'One', next: [{ id: 'on', goto: 'two' }] },
+        { id: 'two', name: 'Two' },
+      ],
+      tasks: [
+        {
+          ...task('flaky', 'one', 'flaky'),
+          task: {
+            type: 'job',
+            componentId: 'ex-generic-v2',
+            configId: configs.flaky,
+            mode: 'run',
+            retry: {
+              strategy: 'linear',
+              strategyParams: { maxRetries: 2, delay: 1 },
+              retryOn: [{ type: 'errorMessageContains', value: '404' }],
+            },
+          },
+        },
+        {
+          ...task('later', 'two', 'a'),
+          task: { type: 'job', componentId: 'ex-generic-v2', configId: configs.a, mode: 'run', delay: 2 },
+        },
+      ],
+    });
+    calls.delete('a');
+    const done = await untilFinished(served.url, token, (await run('keboola.flow', id)).id, 60_000);
+    assert.equal(done.status, 'success', JSON.stringify(done.result));
+    const flaky = calls.get('flaky')!;
+    assert.equal(flaky.length, 2, 'one retry');
+    assert.ok(flaky[1][0] - flaky[0][1] >= 1000, `retried ${flaky[1][0] - flaky[0][1]} ms after the failure`);
+    const retried = done.result.tasks.find((t: Json) => t.id === 'flaky');
+    assert.equal(retried.results.length, 2, 'both attempts in the result');
+    const [later] = calls.get('a')!;
+    assert.ok(later[0] - flaky[1][1] >= 2000, `the delayed task began ${later[0] - flaky[1][1]} ms after phase one`);
+  });
+
+  it('a kill of a task job fails its phase as an error would: the next phase is cancelled', async () => {
+    const id = await flow('keboola.orchestrator', {
+      phases: [
+        { id: 1, name: 'Slow' },
+        { id: 2, name: 'After', dependsOn: [1] },
+      ],
+      tasks: [task('1', '1', 'slow'), task('2', '2', 'a')],
+    });
+    const root = await run('keboola.orchestrator', id);
+    let slow: Json | undefined;
+    for (const until = Date.now() + 30_000; slow?.status !== 'processing' && Date.now() < until; await sleep(100))
+      slow = (await tree(root)).find((j) => j.orchestrationTaskId === '1');
+    assert.equal(slow?.status, 'processing');
+    const killed = await call(served.url, token, 'POST', `/jobs/${slow.id}/kill`);
+    assert.ok([200, 202].includes(killed.status), JSON.stringify(killed.body));
+    const done = await untilFinished(served.url, token, root.id, 60_000);
+    assert.equal(done.status, 'error', JSON.stringify(done.result));
+    assert.deepEqual(
+      done.result.phases.map((p: Json) => p.status),
+      ['error', 'cancelled'],
+    );
+    assert.deepEqual(
+      (await tree(root)).filter((j) => j.type === 'standard').map((t) => [t.orchestrationTaskId, t.status]),
+      [['1', 'terminated']],
+    );
   });
 
   it('a kill of the flow terminates its running task and cancels the phases after it', async () => {

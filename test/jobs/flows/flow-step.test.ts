@@ -9,6 +9,7 @@ import type { FlowComponentId, FlowDefinition } from '../../../src/store/flows/f
 /** A flow run held in memory as the store would hold it, advanced only by nextFlowStep's actions. */
 class SimulatedRun {
   phases = new Map<string, JobStatus>();
+  phaseStartedAt = new Map<string, number>();
   attempts = new Map<string, TaskAttempt[]>();
   entered: string[] = [];
   killed = false;
@@ -24,12 +25,17 @@ class SimulatedRun {
     for (const phase of definition.phases) this.phases.set(phase.id, 'waiting');
   }
 
-  /** One step: what nextFlowStep decides, applied; the tasks it started. */
+  /** when the last step must be looked at again: a wakeAt, or a task start it deferred */
+  wake: number | undefined;
+
+  /** One step: what nextFlowStep decides, applied as the store applies it (a start before its time waits). */
   step(): FlowAction[] {
+    this.wake = undefined;
     const actions = nextFlowStep({
       definition: this.definition,
       onlyTaskIds: this.onlyTaskIds,
       phases: this.phases,
+      phaseStartedAt: this.phaseStartedAt,
       attempts: this.attempts,
       entered: this.entered,
       killed: this.killed,
@@ -39,7 +45,12 @@ class SimulatedRun {
     for (const action of actions) {
       if (action.type === 'startPhase') {
         this.phases.set(action.phaseId, 'processing');
+        this.phaseStartedAt.set(action.phaseId, this.now);
         this.entered.push(action.phaseId);
+      } else if (action.type === 'startTask' && action.notBefore > this.now) {
+        this.wake = Math.min(this.wake ?? Infinity, action.notBefore);
+      } else if (action.type === 'wakeAt') {
+        this.wake = Math.min(this.wake ?? Infinity, action.at);
       } else if (action.type === 'startTask' || action.type === 'notify') {
         const list = this.attempts.get(action.taskId) ?? [];
         const done = action.type === 'notify';
@@ -84,9 +95,8 @@ class SimulatedRun {
         const status = Array.isArray(wanted) ? (wanted[n] ?? 'success') : (wanted ?? 'success');
         this.finish(taskId, status, status === 'error' ? 'Connection timed out' : undefined);
       }
-      const actions = this.step();
-      const wake = actions.find((a) => a.type === 'wakeAt');
-      if (wake?.type === 'wakeAt') this.now = wake.at;
+      this.step();
+      if (this.wake !== undefined) this.now = this.wake;
     }
   }
 }
@@ -180,13 +190,26 @@ describe('flow steps', () => {
       );
     });
 
-    it('a task waits out its delay before it starts', () => {
+    it("a task waits out its delay, counted from its phase's start however often the flow looks", () => {
       const run = new SimulatedRun(legacy([{ ...task('a', 'extract'), task: job('a', { delay: 30 }) }]));
+      const start = run.now;
       const first = run.step();
       assert.deepEqual(
         first.find((a) => a.type === 'startTask'),
-        { type: 'startTask', taskId: 'a', notBefore: run.now + 30_000 },
+        { type: 'startTask', taskId: 'a', notBefore: start + 30_000 },
       );
+      // looked at again before its time (another task ended, a wake): the same moment, nothing started
+      run.now = start + 10_000;
+      assert.deepEqual(
+        run.step().find((a) => a.type === 'startTask'),
+        { type: 'startTask', taskId: 'a', notBefore: start + 30_000 },
+      );
+      assert.deepEqual(run.started, []);
+      run.now = start + 30_000;
+      run.step();
+      assert.deepEqual(run.started, [['a']]);
+      run.runToEnd();
+      assert.equal(run.ended?.status, 'success');
     });
   });
 
