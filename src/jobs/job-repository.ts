@@ -186,22 +186,18 @@ export class JobRepository extends JobReads {
     }
   }
 
-  /** Stores a new job: `created`, or `waiting` when another job of its configuration is ahead of it. */
+  /**
+   * Stores a new job: `created`, or `waiting` when another job of its configuration is ahead of it;
+   * a flow: its whole job tree and its first step (flow-runs.ts startFlow).
+   */
   async create(job: NewJob, now = new Date()): Promise<QueueJob> {
-    const flow = job.flow;
-    if (!flow) return (await this.createIf(job, () => Promise.resolve(true), now))!;
-    // a flow: its whole job tree and its first step, in one transaction
-    const started = await this.db.transaction(async (tx) => {
-      await this.lockQueue(tx);
-      return startFlow(this.queueTx(tx, now), { ...job, flow });
-    });
-    await this.afterFlowStep(started);
-    return (await this.get(null, started.rootId))!;
+    return (await this.createIf(job, () => Promise.resolve(true), now))!;
   }
 
   /**
-   * Stores a new job only when `claim`, run first in the same transaction, says so (a schedule's
-   * tick row: whoever inserts it creates the tick's job, atomically); undefined otherwise.
+   * Stores a new job (or a flow's tree) only when `claim`, run first in the same transaction, says
+   * so (a schedule's tick row: whoever inserts it creates the tick's job, atomically); undefined
+   * otherwise.
    */
   async createIf(
     job: NewJob,
@@ -214,12 +210,17 @@ export class JobRepository extends JobReads {
       const nextId = async () => (reserved ??= await nextJobId(tx));
       if (!(await claim(tx, nextId))) return undefined;
       const id = await nextId();
-      const status = (await runAhead(tx, job)) ? 'waiting' : 'created';
-      await insertJob(tx, job, { id, status, retryLimit: this.options.retryLimit ?? 0 }, now);
-      return toJob((await tx.get<Row>(`${SELECT} WHERE j.id = ?`, [id]))!);
+      let step: FlowStepOutcome | undefined;
+      if (job.flow) step = await startFlow(this.queueTx(tx, now), { ...job, flow: job.flow }, id);
+      else {
+        const status = (await runAhead(tx, job)) ? 'waiting' : 'created';
+        await insertJob(tx, job, { id, status, retryLimit: this.options.retryLimit ?? 0 }, now);
+      }
+      return { job: toJob((await tx.get<Row>(`${SELECT} WHERE j.id = ?`, [id]))!), step };
     });
-    if (created?.status === 'created') await this.runnable([created]);
-    return created;
+    if (!created) return undefined;
+    await this.afterFlowStep(created.step, created.job.status === 'created' ? [created.job] : []);
+    return created.job;
   }
 
   /**

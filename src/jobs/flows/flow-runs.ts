@@ -69,17 +69,17 @@ const ms = (iso: string | null): number | undefined => (iso === null ? undefined
 
 /**
  * Creates a flow's job tree in the caller's transaction: the root (`orchestrationContainer`,
- * processing), one `phaseContainer` per phase (waiting), the flow run's progress row; then its
- * first step (the first phase's task jobs). The root job's id.
+ * processing, with the id `rootId` reserved for it), one `phaseContainer` per phase (waiting), the
+ * flow run's progress row; then its first step (the first phase's task jobs).
  */
 export async function startFlow(
   q: QueueTx,
   job: NewJob & { flow: NonNullable<NewJob['flow']> },
-): Promise<{ rootId: number } & FlowStepOutcome> {
+  rootId: number,
+): Promise<FlowStepOutcome> {
   if (!isFlowComponent(job.componentId)) throw new Error(`${job.componentId} is not a flow component`);
   const definition = parseFlowDefinition(job.componentId, job.flow.definition, { configId: job.configId });
   const { tx, now } = q;
-  const rootId = await nextJobId(tx);
   const rootRunId = await insertJob(
     tx,
     { ...job, parentRunId: '' },
@@ -120,7 +120,7 @@ export async function startFlow(
       job.flow.onlyTaskIds ? JSON.stringify(job.flow.onlyTaskIds) : null,
     ],
   );
-  return { rootId, ...(await advanceFlow(q, rootId)) };
+  return advanceFlow(q, rootId);
 }
 
 async function loadRun(tx: SqlExecutor, rootId: number): Promise<FlowRunRow | undefined> {
