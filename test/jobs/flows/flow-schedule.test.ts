@@ -89,7 +89,7 @@ describe('a schedule that targets a flow (gex serve, Scheduler API)', function (
     assert.equal(schedule.status, 201, JSON.stringify(schedule.body));
     // the first tick's job; then the schedule is removed (at most a tick or two more fire meanwhile)
     let first: Json | undefined;
-    for (const end = Date.now() + 20_000; !first && Date.now() < end; ) {
+    for (const end = Date.now() + 20_000; !first && Date.now() < end;) {
       const executions = (await call(served.url, token, 'GET', `/schedules/${schedule.body.id}`)).body
         .executions as Json[];
       first = executions.at(-1);
@@ -104,7 +104,11 @@ describe('a schedule that targets a flow (gex serve, Scheduler API)', function (
       JSON.stringify(root),
     );
     const done = await untilFinished(served.url, token, root.id, 60_000);
-    assert.equal(done.status, 'success', `${JSON.stringify(done.result)}\n${await jobLogTail(served.url, token, done)}`);
+    assert.equal(
+      done.status,
+      'success',
+      `${JSON.stringify(done.result)}\n${await jobLogTail(served.url, token, done)}`,
+    );
     const tree = (
       await call(served.url, token, 'GET', `/search/jobs?parentRunId=${root.runId}&limit=100&sortOrder=asc`)
     ).body as unknown as Json[];
