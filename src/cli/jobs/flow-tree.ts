@@ -62,7 +62,8 @@ function resultEntries(root: JobView, key: 'phases' | 'tasks'): ResultEntry[] {
   }));
 }
 
-const took = (job: JobView) => (job.durationSeconds === null ? '' : `${job.durationSeconds}s`);
+/** a tab and the duration; nothing before the job has one */
+const took = (job: JobView) => (job.durationSeconds === null ? '' : `\t${job.durationSeconds}s`);
 const named = (name: string | undefined) => (name ? ` ${displayText(name)}` : '');
 
 /**
@@ -90,7 +91,7 @@ export function treeLines(root: JobView, jobs: readonly JobView[], truncated: bo
     const what = `${displayText(job.component)} ${displayText(job.config)}`;
     if (job.type === 'phaseContainer')
       return `phase ${displayId(job.phaseId)}${named(phaseNames.get(job.phaseId))}\t${displayText(job.status)}\tjob ${job.id}`;
-    const status = `job ${job.id}\t${displayText(job.status)}\t${took(job)}`;
+    const status = `job ${job.id}\t${displayText(job.status)}${took(job)}`;
     if (job.orchestrationTaskId !== '')
       return `task ${displayId(job.orchestrationTaskId)}${named(taskNames.get(job.orchestrationTaskId))}\t${what}\t${status}`;
     return `${what}\t${status}`;
