@@ -227,6 +227,51 @@ describe('gex jobs against a server (Queue API over HTTP)', function () {
     }
   });
 
+  it('run --wait of a job that ends warning (any job, not only a flow): exit 0, and stderr says so with its message', async () => {
+    let base = '';
+    let gets = 0;
+    const job = (status: string, more: Json = {}) => ({
+      id: '7',
+      runId: '7',
+      status,
+      component: 'keboola.ex-x',
+      config: 'c1',
+      configRowIds: [],
+      createdTime: '2026-01-01T00:00:00+01:00',
+      durationSeconds: null,
+      isFinished: status === 'warning',
+      type: 'standard',
+      ...more,
+    });
+    const stack = await startFixtureServer({
+      handler: (r) => {
+        const url = new URL(r.url, 'http://x');
+        if (url.pathname === '/v2/storage') return { body: { services: [{ id: 'queue', url: `${base}/queue/` }] } };
+        if (r.method === 'POST' && url.pathname === '/queue/jobs') return { status: 201, body: job('created') };
+        if (url.pathname === '/queue/jobs/7')
+          return {
+            body: ++gets < 2 ? job('processing') : job('warning', { result: { message: 'rows skipped\u001b[2J' } }),
+          };
+        return undefined;
+      },
+    });
+    base = stack.url;
+    try {
+      const r = await remote(['run', 'c1', '--component', 'keboola.ex-x', '--wait'], { KBC_URL: stack.url });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, /^Job 7 ended with a warning: "rows skipped\\u001b\[2J"$/m);
+      assert.ok(!r.stderr.includes('\u001b'), 'the message escaped');
+      assert.deepEqual(
+        stack.requests.filter((q) => q.url.includes('search')),
+        [],
+        'no tree is read for a job that is no flow',
+      );
+      assert.match(JSON.parse(stack.requests.find((q) => q.method === 'POST')!.body).component, /^keboola\.ex-x$/);
+    } finally {
+      await stack.close();
+    }
+  });
+
   it('an unknown job id, a wrong token and no token: one clear line, exit 1, no token in the output', async () => {
     for (const args of [
       ['show', '999999'],

@@ -33,7 +33,8 @@ function section(text: string, title: string): string[] {
 
 function parseHelp(commandPath: string[], text: string): CommandHelp {
   const options = section(text, 'Options').flatMap((line): OptionHelp[] => {
-    const m = /^\s+(?:-\w, )?--([\w-]+)\s+(.*)$/.exec(line);
+    // an alias follows the name: `--component-id, --component  …`
+    const m = /^\s+(?:-\w, )?--([\w-]+)(?:, --?[\w-]+)*\s+(.*)$/.exec(line);
     if (!m) return [];
     const type = /\[(string|number|boolean|array)\]/.exec(m[2])?.[1];
     // every option says what it takes (a choice too is a string), so that no value is read as something else

@@ -20,6 +20,13 @@ export interface JobView {
   message?: string;
   /** `user` or `application` when the job failed */
   errorType?: string;
+  /** `standard`, or a flow's `orchestrationContainer` (its root) or `phaseContainer`; '' when not said */
+  type: string;
+  parentRunId: string;
+  /** a flow's task job: the task's id in the flow ('' otherwise) */
+  orchestrationTaskId: string;
+  /** a flow's phase job: the phase's id (its `configData.phaseId`; '' otherwise) */
+  phaseId: string;
   /** the job object as it came, for `--json` */
   wire: JsonObject;
 }
@@ -41,6 +48,7 @@ export function jobView(wire: JsonValue): JobView | undefined {
   const error = isJsonObject(result) ? result.get('error') : undefined;
   const rows = wire.get('configRowIds');
   const duration = toPlain(wire.get('durationSeconds') ?? null);
+  const configData = wire.get('configData');
   return {
     id,
     runId: text(wire.get('runId')),
@@ -53,6 +61,10 @@ export function jobView(wire: JsonValue): JobView | undefined {
     isFinished: wire.get('isFinished') === true || FINISHED.has(status),
     message: isJsonObject(result) && result.has('message') ? text(result.get('message')) : undefined,
     errorType: isJsonObject(error) ? text(error.get('type')) : undefined,
+    type: text(wire.get('type')),
+    parentRunId: text(wire.get('parentRunId')),
+    orchestrationTaskId: text(wire.get('orchestrationTaskId')),
+    phaseId: isJsonObject(configData) ? text(configData.get('phaseId')) : '',
     wire,
   };
 }

@@ -22,7 +22,13 @@ export interface JobRequest {
 export interface JobFilter {
   statuses?: JobStatus[];
   configIds?: string[];
+  /** the jobs below this run (its children and theirs): a flow's tree under its root's run id */
+  parentRunId?: string;
   limit: number;
+  /** jobs to skip (0 when absent) */
+  offset?: number;
+  /** oldest first (by id); newest first when absent */
+  oldestFirst?: boolean;
 }
 
 /**
@@ -101,10 +107,11 @@ export class EmbeddedJobs implements JobsBackend {
     const found = await this.jobs.search(this.token.projectId, {
       statuses: filter.statuses,
       configIds: filter.configIds,
+      parentRunId: filter.parentRunId,
       limit: filter.limit,
-      offset: 0,
+      offset: filter.offset ?? 0,
       sortBy: 'id',
-      sortOrder: 'desc',
+      sortOrder: filter.oldestFirst ? 'asc' : 'desc',
     });
     return found.map((job) => this.view(job));
   }

@@ -53,7 +53,13 @@ class RemoteJobs implements JobsBackend {
   }
 
   async search(filter: JobFilter): Promise<JobView[]> {
-    const query = new URLSearchParams({ limit: String(filter.limit), sortBy: 'id', sortOrder: 'desc' });
+    const query = new URLSearchParams({
+      limit: String(filter.limit),
+      sortBy: 'id',
+      sortOrder: filter.oldestFirst ? 'asc' : 'desc',
+    });
+    if (filter.offset) query.set('offset', String(filter.offset));
+    if (filter.parentRunId !== undefined) query.set('parentRunId', filter.parentRunId);
     for (const status of filter.statuses ?? []) query.append('status[]', status);
     for (const config of filter.configIds ?? []) query.append('config[]', config);
     return (await this.api.searchJobs(query)).map((j) => this.job(j, 'GET /search/jobs'));

@@ -4,6 +4,7 @@ import { displayText } from '../../../common/log-text.js';
 import { GENERIC_EXTRACTOR_ID } from '../../builtin-components.js';
 import { splitIdList } from '../../options/id-list.js';
 import type { JobsBackend } from '../../jobs/jobs-backend.js';
+import { isFlowRoot, printTree } from '../../jobs/flow-tree.js';
 import { exitCodeOfJob, printJob, type JobView } from '../../jobs/job-view.js';
 import { cancelOnStop } from '../../process/stop-signals.js';
 import { WaitProgress } from '../../jobs/wait-progress.js';
@@ -37,6 +38,12 @@ async function waitFor(backend: JobsBackend, id: string): Promise<JobView | unde
   }
 }
 
+/** What stderr says of a job that ended `warning` (exit 0, yet something failed). */
+function warningLine(job: JobView): string {
+  const what = isFlowRoot(job) ? 'The flow' : `Job ${job.id}`;
+  return `${what} ended with a warning${job.message ? `: ${displayText(job.message)}` : '.'}`;
+}
+
 /** `gex jobs run <config-id>` */
 export function jobsRunCommand(y: Argv<JobsArgs>): Argv<JobsArgs> {
   return y.command(
@@ -45,7 +52,12 @@ export function jobsRunCommand(y: Argv<JobsArgs>): Argv<JobsArgs> {
     (c) =>
       c
         .positional('config-id', { type: 'string', demandOption: true })
-        .option('component-id', { type: 'string', default: GENERIC_EXTRACTOR_ID })
+        .option('component-id', {
+          type: 'string',
+          alias: 'component',
+          default: GENERIC_EXTRACTOR_ID,
+          describe: 'component of the configuration (keboola.orchestrator or keboola.flow: a flow)',
+        })
         .option('row-id', {
           type: 'string',
           array: true,
@@ -61,7 +73,8 @@ export function jobsRunCommand(y: Argv<JobsArgs>): Argv<JobsArgs> {
         .option('wait', {
           type: 'boolean',
           default: false,
-          describe: 'wait until the job ends; exit with its code (0 ok, 1 user error, 2 application error, 143 killed)',
+          describe:
+            'wait until the job ends; exit with its code (0 ok or warning, 1 user error, 2 application error, 143 killed)',
         }),
     handler(async (backend, args) => {
       const job = await backend.create({
@@ -76,6 +89,8 @@ export function jobsRunCommand(y: Argv<JobsArgs>): Argv<JobsArgs> {
       const ended = await waitFor(backend, job.id);
       if (!ended) return signalExitCode((cancelOnStop().reason as RunCancelled).signal);
       printJob(ended, args.json, out);
+      if (!args.json) await printTree(backend, ended, out);
+      if (ended.status === 'warning') process.stderr.write(`${warningLine(ended)}\n`);
       return exitCodeOfJob(ended);
     }),
   );
