@@ -1,3 +1,4 @@
+import { isFlowComponent } from '../store/flows/flow-model.js';
 import type { SqlExecutor } from '../store/sql/database.js';
 import type { JobType, NewJob } from './job-record.js';
 import { inList, STANDARD } from './job-rows.js';
@@ -35,6 +36,10 @@ export interface JobPlacement {
 
 /** Inserts a job row (its run id: the parent's run id and its own id, as Keboola nests them). */
 export async function insertJob(tx: SqlExecutor, job: NewJob, place: JobPlacement, now: Date): Promise<string> {
+  // a flow's configuration is no run: a worker would read it as an extractor's
+  if ((place.type ?? 'standard') === 'standard' && isFlowComponent(job.componentId)) {
+    throw new Error(`A ${job.componentId} job is a flow: it is made by startFlow, never as a run`);
+  }
   const runId = job.parentRunId ? `${job.parentRunId}.${place.id}` : String(place.id);
   await tx.run(
     `INSERT INTO queue_jobs (id, project_id, component_id, config_id, branch_id, status, desired_status, mode, run_id,

@@ -163,6 +163,7 @@ async function readTree(
         jobId: String(child.id),
         status: child.status,
         message: child.result?.error?.message ?? child.result?.message,
+        errorType: child.result?.error?.type,
         startedAt: ms(child.started),
         endedAt: ms(child.ended),
       });
@@ -357,7 +358,7 @@ async function writeRootResult(q: QueueTx, run: FlowRunRow, rootId: number, acti
   const result = {
     ...emptyResult(message),
     ...document,
-    ...(end.status === 'error' ? { error: { type: 'user', message } } : {}),
+    ...(end.status === 'error' ? { error: { type: flowErrorType(attempts), message } } : {}),
   };
   const started = run.root.started ?? now.toISOString();
   const duration = Math.max(0, Math.round((now.getTime() - Date.parse(started)) / 1000));
@@ -366,6 +367,18 @@ async function writeRootResult(q: QueueTx, run: FlowRunRow, rootId: number, acti
     [end.status, now.toISOString(), duration, JSON.stringify(result), rootId],
   );
   await tx.run('UPDATE flow_runs SET ended = 1, wake_at = NULL WHERE root_job_id = ?', [rootId]);
+}
+
+/**
+ * A failed flow's error type: `application` (a retry may help: a worker lost, a bug) when a task's
+ * last attempt failed so, else `user` (its input must change first).
+ */
+function flowErrorType(attempts: ReadonlyMap<string, readonly TaskAttempt[]>): 'user' | 'application' {
+  for (const list of attempts.values()) {
+    const last = list.at(-1);
+    if (last?.status === 'error' && last.errorType === 'application') return 'application';
+  }
+  return 'user';
 }
 
 /** A kill of a flow's root: marked, then its next step terminates the running task jobs and cancels the rest. */

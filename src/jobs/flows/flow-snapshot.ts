@@ -6,6 +6,8 @@ export interface TaskAttempt {
   jobId: string;
   status: JobStatus;
   message: string | undefined;
+  /** a failed job's error type */
+  errorType?: 'user' | 'application';
   /** epoch ms; undefined until the job started */
   startedAt: number | undefined;
   endedAt: number | undefined;
