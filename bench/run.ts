@@ -9,13 +9,16 @@
  * (bench/results-queue.json); GEX_BENCH_ONLY=files tables loaded through gex serve against the embedded
  * load (bench/results-files.json); GEX_BENCH_ONLY=schedules the schedule ticker of an idle server
  * (bench/results-schedules.json); GEX_BENCH_ONLY=runtimes the same build on this Node and on
- * GEX_BENCH_NODE (CI: Node 24 LTS) side by side (bench/results-runtimes.json).
+ * GEX_BENCH_NODE (CI: Node 24 LTS) side by side (bench/results-runtimes.json); GEX_BENCH_ONLY=flows a flow
+ * of 3 phases × 10 tasks on 4 workers against a script that POSTs the same jobs phase by phase, and
+ * a phase's end → the next phase's start, SQLite and PostgreSQL (bench/results-flows.json).
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { childrenRateLimited, childrenSpeedups } from './children-bench.js';
 import { compareWithFloor, type FloorComparison } from './extraction-bench.js';
 import { queueFigures } from './queue-bench.js';
+import { describeFlows, postgresFlows, sqliteFlows, type FlowsFigure, type FlowsShape } from './flows-bench.js';
 import { describeScheduleTicker, scheduleTickerFigure } from './schedules-bench.js';
 import { repoRoot } from './measure.js';
 import { rowHistoryFigure, type RowHistoryFigure } from './row-history-bench.js';
@@ -37,7 +40,7 @@ import { POSTGRES_EXAMPLE, postgresBackendAt, sqliteBackend } from '../test/supp
 
 const quick = process.env.GEX_BENCH_QUICK === '1';
 const only = process.env.GEX_BENCH_ONLY;
-const GROUPS = ['extraction', 'queue', 'files', 'schedules', 'runtimes'];
+const GROUPS = ['extraction', 'queue', 'files', 'schedules', 'runtimes', 'flows'];
 if (only !== undefined && !GROUPS.includes(only))
   throw new Error(`GEX_BENCH_ONLY=${only}: the section groups that run alone are ${GROUPS.join(', ')}`);
 const results: Record<string, unknown> = { date: new Date().toISOString(), quick };
@@ -117,12 +120,41 @@ async function runtimesSection(): Promise<void> {
   results.runtimes = figures;
 }
 
+/**
+ * flows (issue 35): a flow's time against a script doing its phases through POST /jobs, and the
+ * latency from a phase's last task ending to the next phase's first task running
+ */
+async function flowsSection(): Promise<void> {
+  const shape: FlowsShape = quick
+    ? { phases: 3, tasksPerPhase: 4, apiDelayMs: 200, repetitions: 1 }
+    : { phases: 3, tasksPerPhase: 10, apiDelayMs: 200, repetitions: 3 };
+  section(
+    `flows: ${shape.phases} phases × ${shape.tasksPerPhase} one-request tasks on 4 workers vs a script POSTing them phase by phase (polls every 50 ms); ${shape.repetitions} runs each, alternating`,
+  );
+  const figures: FlowsFigure[] = [];
+  const sqlite = await sqliteFlows(shape);
+  figures.push(sqlite);
+  for (const line of describeFlows(sqlite)) console.log(line);
+  const postgres = process.env.GEX_TEST_POSTGRES?.trim() || POSTGRES_EXAMPLE;
+  try {
+    const figure = await postgresFlows(postgres, shape);
+    figures.push(figure);
+    for (const line of describeFlows(figure)) console.log(line);
+  } catch (error) {
+    console.log(
+      `PostgreSQL: skipped (${(error as Error).message.split('\n')[0]}; set GEX_TEST_POSTGRES to a reachable database)`,
+    );
+  }
+  results.flows = figures;
+}
+
 /** the section groups that run alone (GEX_BENCH_ONLY), each writing bench/results-<name>.json */
 const ALONE: Record<string, () => Promise<void>> = {
   schedules: schedulesSection,
   files: filesSection,
   queue: queueSection,
   runtimes: runtimesSection,
+  flows: flowsSection,
 };
 if (only !== undefined && only !== 'extraction') {
   await ALONE[only]();
@@ -364,6 +396,8 @@ await queueSection();
 await schedulesSection();
 
 await runtimesSection();
+
+await flowsSection();
 
 const file = path.join(repoRoot, 'bench', 'results.json');
 await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);

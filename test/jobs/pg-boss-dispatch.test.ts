@@ -71,6 +71,42 @@ describe('job dispatch through pg-boss: names, ids, locks', () => {
       }
     });
 
+    it('jobs sent together are messages like one sent alone (expiry, retries) and wake the listening workers', async () => {
+      const dispatch = new PgBossDispatch(db, { supervise: false, onError: (e) => assert.fail(e) });
+      const listener = await db.openSession('test listener', () => undefined);
+      try {
+        let woken = 0;
+        listener.on('notification', () => woken++);
+        await listener.query(`LISTEN ${await dispatch.channel()}`);
+        await dispatch.send([{ id: 1, attempt: 1 }]);
+        await dispatch.send([
+          { id: 2, attempt: 1 },
+          { id: 3, attempt: 2 },
+        ]);
+        const deadline = Date.now() + 5000;
+        while (woken < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+        assert.equal(woken, 2, 'each send woke the listener');
+        const schema = bossSchemaOf((await db.storeSchema()).name);
+        const rows = await withPostgresClient(db.connectionString, (c) =>
+          c.query<{ id: string; data: { jobId: number; attempt: number }; retry_limit: number; expire: number }>(
+            `SELECT id, data, retry_limit, extract(epoch FROM expire_in)::int AS expire FROM ${schema}.job ORDER BY data->>'jobId'`,
+          ),
+        );
+        const store = (await db.storeSchema()).name;
+        assert.deepEqual(
+          rows.rows.map((r) => [r.id, r.data, r.retry_limit, r.expire]),
+          [
+            [messageIdOf(store, { id: 1, attempt: 1 }), { jobId: 1, attempt: 1 }, 100, 30],
+            [messageIdOf(store, { id: 2, attempt: 1 }), { jobId: 2, attempt: 1 }, 100, 30],
+            [messageIdOf(store, { id: 3, attempt: 2 }), { jobId: 3, attempt: 2 }, 100, 30],
+          ],
+        );
+      } finally {
+        await listener.end();
+        await dispatch.stop();
+      }
+    });
+
     it("a job's lock tells whether its worker's session lives", async () => {
       const worker = new JobLocks(db, 'worker', () => undefined);
       const monitor = new JobLocks(db, 'job monitor', () => undefined);

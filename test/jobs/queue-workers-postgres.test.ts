@@ -129,6 +129,45 @@ describe('queue jobs on PostgreSQL: gex worker processes on one database (pg-bos
     );
   });
 
+  it("runs a flow's phases on the workers: each phase's tasks handed out together, in parallel, the next after them", async () => {
+    const flow = await call(
+      plain.url,
+      token,
+      'POST',
+      '/v2/storage/branch/default/components/keboola.orchestrator/configs',
+      {
+        name: 'flow',
+        configuration: {
+          phases: [
+            { id: 1, name: 'one', dependsOn: [] },
+            { id: 2, name: 'two', dependsOn: [1] },
+          ],
+          tasks: [1, 2].flatMap((phase) =>
+            ['a', 'b'].map((tag) => ({
+              id: `${tag}${phase}`,
+              name: tag,
+              phase,
+              task: { componentId: 'ex-generic-v2', configId: configs[tag], mode: 'run' },
+            })),
+          ),
+        },
+      },
+    );
+    assert.equal(flow.status, 201, JSON.stringify(flow.body));
+    const before = { a: calls.get('a')?.length ?? 0, b: calls.get('b')?.length ?? 0 };
+    const root = (
+      await call(plain.url, token, 'POST', '/jobs', { component: 'keboola.orchestrator', config: flow.body.id })
+    ).body;
+    const done = await untilFinished(plain.url, token, root.id, 90_000);
+    assert.equal(done.status, 'success', JSON.stringify(done.result));
+    const [a1, a2] = calls.get('a')!.slice(before.a);
+    const [b1, b2] = calls.get('b')!.slice(before.b);
+    assert.ok(a2 && b2, 'each task ran');
+    assert.ok(a1[0] < b1[1] && b1[0] < a1[1], `phase one's tasks a ${a1} b ${b1}: not in parallel`);
+    assert.ok(a2[0] < b2[1] && b2[0] < a2[1], `phase two's tasks a ${a2} b ${b2}: not in parallel`);
+    assert.ok(Math.min(a2[0], b2[0]) >= Math.max(a1[1], b1[1]), 'phase two started before phase one ended');
+  });
+
   it('a kill sent to a server that runs nothing stops the job on the worker that runs it', async () => {
     const job = await create(retrying.url, configs.slow);
     await untilJob(plain.url, token, job.id, 20_000, (j) => j.status === 'processing');

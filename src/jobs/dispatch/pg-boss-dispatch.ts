@@ -132,26 +132,29 @@ export class PgBossDispatch {
     return notifyChannelOf((await this.db.storeSchema()).name);
   }
 
-  /** Sends one message per job (idempotent per job and attempt), then wakes the workers if any was new. */
+  /**
+   * Sends one message per job (idempotent per job and attempt), then wakes the workers: one job
+   * (a POST) only when its message is new; several (a flow's phase, a reconcile) in one insert,
+   * whose new messages pg-boss does not tell apart, so they always wake them.
+   */
   async send(jobs: readonly RunnableJob[]): Promise<void> {
     if (jobs.length === 0) return;
     const { boss, schema } = await this.boss();
-    let sent = 0;
-    for (const job of jobs) {
-      const id = await boss.send(
-        DISPATCH_QUEUE,
-        { jobId: job.id, attempt: job.attempt },
-        {
-          id: messageIdOf(schema, job),
-          expireInSeconds: HANDOUT_EXPIRE_SECONDS,
-          retryLimit: HANDOUT_RETRIES,
-          retryDelay: 1,
-        },
-      );
-      if (id !== null) sent++;
+    const options = (job: RunnableJob) => ({
+      id: messageIdOf(schema, job),
+      expireInSeconds: HANDOUT_EXPIRE_SECONDS,
+      retryLimit: HANDOUT_RETRIES,
+      retryDelay: 1,
+    });
+    const data = (job: RunnableJob) => ({ jobId: job.id, attempt: job.attempt });
+    if (jobs.length === 1) {
+      // a message pg-boss had already (a repeated send) wakes nobody
+      if ((await boss.send(DISPATCH_QUEUE, data(jobs[0]), options(jobs[0]))) === null) return;
+    } else {
+      // one statement, not a round trip per job: a phase's tasks are handed out together (ids already there are kept)
+      await boss.insert(jobs.map((job) => ({ name: DISPATCH_QUEUE, data: data(job), ...options(job) })));
     }
-    // a message pg-boss had already (a repeated send) wakes nobody
-    if (sent > 0) await this.db.run(`SELECT pg_notify(?, '')`, [notifyChannelOf(schema)]);
+    await this.db.run(`SELECT pg_notify(?, '')`, [notifyChannelOf(schema)]);
   }
 
   /** Up to `max` messages, each now this worker's to claim. */
