@@ -15,6 +15,7 @@ import { StoreClaimSource } from '../../src/jobs/job-source.js';
 import { STALE_MS, WorkerRegistry } from '../../src/jobs/worker-registry.js';
 import { JobLocks } from '../../src/store/sql/advisory-locks.js';
 import type { PostgresDatabase } from '../../src/store/sql/postgres-database.js';
+import { runRequest } from '../support/flow-setup.js';
 import { storeBackends } from '../support/store.js';
 
 /** An identity as an earlier process with this very pid wrote it (a restarted container: gex is PID 1). */
@@ -57,20 +58,7 @@ describe('who runs a job: process identities, recovery of lost jobs, kills witho
         opened = await factory.open();
         queue = await openJobQueue(opened.backend, { logger: silentLogger() });
         const token = (await opened.backend.createToken({ description: 'ci' })).info;
-        job = (config) => ({
-          projectId: token.projectId,
-          componentId: 'ex-generic-v2',
-          configId: config,
-          branchId: '1',
-          mode: 'run',
-          parentRunId: '',
-          tokenId: token.id,
-          tokenDescription: token.description,
-          configRowIds: [],
-          tag: null,
-          orchestrationJobId: null,
-          timeoutSeconds: null,
-        });
+        job = (config) => runRequest(token, config);
         now = new Date();
       });
       afterEach(async () => {

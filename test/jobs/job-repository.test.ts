@@ -4,6 +4,7 @@ import type { NewJob } from '../../src/jobs/job-record.js';
 import { DEFAULT_SEARCH_LIMIT, type JobSearch } from '../../src/jobs/job-search.js';
 import { TRANSITIONS, JOB_STATUSES, isFinished } from '../../src/jobs/statuses.js';
 import { openEmbeddedStore } from '../support/open-store.js';
+import { runRequest } from '../support/flow-setup.js';
 import { storeBackends, TEST_KEY } from '../support/store.js';
 
 const search = (more: Partial<JobSearch> = {}): JobSearch => ({
@@ -36,21 +37,7 @@ describe('queue jobs in the store', function () {
         jobs = new JobRepository(opened.backend.db);
         const token = (await opened.backend.createToken({ description: 'ci' })).info;
         other = (await opened.backend.createToken({ description: 'x', project: 'other' })).info.projectId;
-        job = (config, more = {}) => ({
-          projectId: token.projectId,
-          componentId: 'ex-generic-v2',
-          configId: config,
-          branchId: '1',
-          mode: 'run',
-          parentRunId: '',
-          tokenId: token.id,
-          tokenDescription: token.description,
-          configRowIds: [],
-          tag: null,
-          orchestrationJobId: null,
-          timeoutSeconds: null,
-          ...more,
-        });
+        job = (config, more = {}) => runRequest(token, config, more);
       });
       afterEach(() => opened.dispose());
 

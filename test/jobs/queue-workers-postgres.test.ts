@@ -51,7 +51,8 @@ describe('queue jobs on PostgreSQL: gex worker processes on one database (pg-bos
       handler: async (r) => {
         const tag = new URL(r.url, 'http://x').searchParams.get('tag') ?? '?';
         const arrived = Date.now();
-        await sleep(tag === 'slow' ? 4000 : tag === 'endless' ? 8000 : 150);
+        // a flow's tasks (fa, fb) answer slowly enough that two gex run processes started together overlap under load
+        await sleep(tag === 'slow' ? 4000 : tag === 'endless' ? 8000 : tag.startsWith('f') ? 2000 : 150);
         calls.set(tag, [...(calls.get(tag) ?? []), [arrived, Date.now()]]);
         return { body: { data: [{ id: 1, tag }] } };
       },
@@ -61,7 +62,7 @@ describe('queue jobs on PostgreSQL: gex worker processes on one database (pg-bos
     token = made.stdout.trim();
     retrying = await startServe(['--store', store, '--workers', '0', '--retries', '1', '--log-level', 'debug'], KEY);
     plain = await startServe(['--store', store, '--workers', '0'], KEY);
-    for (const tag of ['a', 'b', 'slow', 'endless']) {
+    for (const tag of ['a', 'b', 'fa', 'fb', 'slow', 'endless']) {
       const configuration = {
         parameters: {
           api: { baseUrl: `${api.url}/v1/` },
@@ -143,7 +144,7 @@ describe('queue jobs on PostgreSQL: gex worker processes on one database (pg-bos
             { id: 2, name: 'two', dependsOn: [1] },
           ],
           tasks: [1, 2].flatMap((phase) =>
-            ['a', 'b'].map((tag) => ({
+            ['fa', 'fb'].map((tag) => ({
               id: `${tag}${phase}`,
               name: tag,
               phase,
@@ -154,14 +155,14 @@ describe('queue jobs on PostgreSQL: gex worker processes on one database (pg-bos
       },
     );
     assert.equal(flow.status, 201, JSON.stringify(flow.body));
-    const before = { a: calls.get('a')?.length ?? 0, b: calls.get('b')?.length ?? 0 };
+
     const root = (
       await call(plain.url, token, 'POST', '/jobs', { component: 'keboola.orchestrator', config: flow.body.id })
     ).body;
     const done = await untilFinished(plain.url, token, root.id, 90_000);
     assert.equal(done.status, 'success', JSON.stringify(done.result));
-    const [a1, a2] = calls.get('a')!.slice(before.a);
-    const [b1, b2] = calls.get('b')!.slice(before.b);
+    const [a1, a2] = calls.get('fa')!;
+    const [b1, b2] = calls.get('fb')!;
     assert.ok(a2 && b2, 'each task ran');
     assert.ok(a1[0] < b1[1] && b1[0] < a1[1], `phase one's tasks a ${a1} b ${b1}: not in parallel`);
     assert.ok(a2[0] < b2[1] && b2[0] < a2[1], `phase two's tasks a ${a2} b ${b2}: not in parallel`);

@@ -13,9 +13,9 @@ import {
 import { runGex, startServe } from '../../support/cli.js';
 import { call, childrenOf, startWorker, untilFinished, type Json, type Worker } from '../../support/queue.js';
 import { inSchema, POSTGRES_VARIABLE, postgresBackend, withPostgresClient } from '../../support/store.js';
+import { tagConfigs } from '../../support/flow-setup.js';
 
 const KEY = { GEX_MASTER_KEY: '6c'.repeat(32) };
-const CONFIGS = '/v2/storage/branch/default/components/ex-generic-v2/configs';
 const FLOWS = (component: string) => `/v2/storage/branch/default/components/${component}/configs`;
 
 function exited(child: ChildProcess): Promise<void> {
@@ -129,17 +129,7 @@ describe('flows survive kill -9 of the process advancing them', function () {
       assert.equal(made.code, 0, made.stderr);
       token = made.stdout.trim();
       served = await serve();
-      for (const tag of Object.values(tagOf)) {
-        const configuration = {
-          parameters: {
-            api: { baseUrl: `${api.server.url}/v1/` },
-            config: { outputBucket: `k-${tag}`, jobs: [{ endpoint: 'users', dataField: 'data', params: { tag } }] },
-          },
-        };
-        const created = await call(served.url, token, 'POST', CONFIGS, { name: tag, configuration });
-        assert.equal(created.status, 201, JSON.stringify(created.body));
-        configs[tag] = String(created.body.id);
-      }
+      Object.assign(configs, await tagConfigs(served.url, token, api.server.url, Object.values(tagOf), 'k'));
       const job = (id: string, phase: string) => ({
         id,
         name: `task ${id}`,
@@ -263,17 +253,8 @@ describe('flows survive kill -9 of the process advancing them', function () {
       assert.equal(made.code, 0, made.stderr);
       token = made.stdout.trim();
       served = await startServe(['--store', store, '--workers', '0', '--retries', '1'], KEY);
-      for (const tag of ['x1', 'x2', 'x3', 'y1', 'y2', 'shared', 'loose']) {
-        const configuration = {
-          parameters: {
-            api: { baseUrl: `${api.server.url}/v1/` },
-            config: { outputBucket: `p-${tag}`, jobs: [{ endpoint: 'users', dataField: 'data', params: { tag } }] },
-          },
-        };
-        const created = await call(served.url, token, 'POST', CONFIGS, { name: tag, configuration });
-        assert.equal(created.status, 201, JSON.stringify(created.body));
-        configs[tag] = String(created.body.id);
-      }
+      const tags = ['x1', 'x2', 'x3', 'y1', 'y2', 'shared', 'loose'];
+      Object.assign(configs, await tagConfigs(served.url, token, api.server.url, tags, 'p'));
       workers.push(...(await Promise.all([1, 2, 3].map(() => startWorker(store, KEY, ['--concurrency', '2'])))));
     });
     after(async () => {

@@ -7,9 +7,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startFixtureServer, type FixtureServer } from '../../support/fixture-server/fixture-server.js';
 import { runGex, startServe } from '../../support/cli.js';
 import { call, type Json } from '../../support/queue.js';
+import { tagConfigs } from '../../support/flow-setup.js';
 
 const KEY = { GEX_MASTER_KEY: '6c'.repeat(32) };
-const CONFIGS = '/v2/storage/branch/default/components/ex-generic-v2/configs';
 const FLOWS = '/v2/storage/branch/default/components/keboola.orchestrator/configs';
 /** a phase's name that would clear the screen and forge a line if printed raw */
 const HOSTILE = 'Load\n\u001b[2J12\tsuccess\u202e';
@@ -62,17 +62,7 @@ describe('gex jobs of a flow: run --wait and show print its tree (both modes)', 
     assert.equal(made.code, 0, made.stderr);
     token = made.stdout.trim();
     served = await startServe(['--store', store, '--workers', '3'], KEY);
-    for (const tag of ['a', 'b', 'c', 'd', 'bad']) {
-      const configuration = {
-        parameters: {
-          api: { baseUrl: `${api.url}/v1/` },
-          config: { outputBucket: `fc-${tag}`, jobs: [{ endpoint: 'users', dataField: 'data', params: { tag } }] },
-        },
-      };
-      const created = await call(served.url, token, 'POST', CONFIGS, { name: tag, configuration });
-      assert.equal(created.status, 201, JSON.stringify(created.body));
-      configs[tag] = String(created.body.id);
-    }
+    Object.assign(configs, await tagConfigs(served.url, token, api.url, ['a', 'b', 'c', 'd', 'bad'], 'fc'));
     const flow = async (name: string, configuration: Json) => {
       const created = await call(served.url, token, 'POST', FLOWS, { name, configuration });
       assert.equal(created.status, 201, JSON.stringify(created.body));

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startFixtureServer, type FixtureServer } from '../../support/fixture-server/fixture-server.js';
 import { runGex, startServe } from '../../support/cli.js';
 import { call, untilFinished, type Json } from '../../support/queue.js';
+import { tagConfigs } from '../../support/flow-setup.js';
 
 const KEY = { GEX_MASTER_KEY: '6b'.repeat(32) };
 const CONFIGS = '/v2/storage/branch/default/components/ex-generic-v2/configs';
@@ -68,17 +69,10 @@ describe('flow jobs (gex serve --workers)', function () {
     assert.equal(made.code, 0, made.stderr);
     token = made.stdout.trim();
     served = await startServe(['--store', store, '--workers', '3'], KEY);
-    for (const tag of ['a', 'b', 'c', 'd', 'bad', 'slow', 'flaky']) {
-      const configuration = {
-        parameters: {
-          api: { baseUrl: `${api.url}/v1/` },
-          config: { outputBucket: `f-${tag}`, jobs: [{ endpoint: 'users', dataField: 'data', params: { tag } }] },
-        },
-      };
-      const created = await call(served.url, token, 'POST', CONFIGS, { name: tag, configuration });
-      assert.equal(created.status, 201, JSON.stringify(created.body));
-      configs[tag] = String(created.body.id);
-    }
+    Object.assign(
+      configs,
+      await tagConfigs(served.url, token, api.url, ['a', 'b', 'c', 'd', 'bad', 'slow', 'flaky'], 'f'),
+    );
   });
   after(async () => {
     served?.child.kill('SIGTERM');

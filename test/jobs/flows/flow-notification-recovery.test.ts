@@ -5,6 +5,7 @@ import { JobRepository } from '../../../src/jobs/job-repository.js';
 import type { NewJob } from '../../../src/jobs/job-record.js';
 import type { DueNotification } from '../../../src/jobs/flows/flow-runs.js';
 import { NOTIFICATION_LEASE_MS } from '../../../src/jobs/flows/flow-runs.js';
+import { runRequest } from '../../support/flow-setup.js';
 import { storeBackends } from '../../support/store.js';
 
 /** A flow whose only phase is one webhook notification task. */
@@ -46,21 +47,10 @@ describe('flow notifications in flight when their sender stops', function () {
         due = [];
         jobs = new JobRepository(opened.backend.db, { onNotifications: (n) => due.push(...n) });
         const token = (await opened.backend.createToken({ description: 'ci' })).info;
-        flowJob = {
-          projectId: token.projectId,
+        flowJob = runRequest(token, 'f1', {
           componentId: 'keboola.flow',
-          configId: 'f1',
-          branchId: '1',
-          mode: 'run',
-          parentRunId: '',
-          tokenId: token.id,
-          tokenDescription: token.description,
-          configRowIds: [],
-          tag: null,
-          orchestrationJobId: null,
-          timeoutSeconds: null,
           flow: { definition: decodeJson(JSON.stringify(definition)), onlyTaskIds: null },
-        };
+        });
       });
       afterEach(() => opened.dispose());
 

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { decodeJson } from '../../../src/json/index.js';
 import { JobRepository } from '../../../src/jobs/job-repository.js';
 import type { NewJob } from '../../../src/jobs/job-record.js';
+import { runRequest } from '../../support/flow-setup.js';
 import { storeBackends } from '../../support/store.js';
 
 /** A flow's jobs in the store, without processes: what a failed flow's error type says, and what is refused. */
@@ -16,21 +17,7 @@ describe('flow jobs in the store', function () {
         opened = await factory.open();
         jobs = new JobRepository(opened.backend.db);
         const token = (await opened.backend.createToken({ description: 'ci' })).info;
-        job = (more) => ({
-          projectId: token.projectId,
-          componentId: 'ex-generic-v2',
-          configId: 'a',
-          branchId: '1',
-          mode: 'run',
-          parentRunId: '',
-          tokenId: token.id,
-          tokenDescription: token.description,
-          configRowIds: [],
-          tag: null,
-          orchestrationJobId: null,
-          timeoutSeconds: null,
-          ...more,
-        });
+        job = (more) => runRequest(token, 'a', more);
       });
       afterEach(() => opened.dispose());
 

@@ -7,9 +7,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startFixtureServer, type FixtureServer } from '../../support/fixture-server/fixture-server.js';
 import { runGex, startServe } from '../../support/cli.js';
 import { call, jobLogTail, untilFinished, type Json } from '../../support/queue.js';
+import { tagConfigs } from '../../support/flow-setup.js';
 
 const KEY = { GEX_MASTER_KEY: '6d'.repeat(32) };
-const CONFIGS = '/v2/storage/branch/default/components/ex-generic-v2/configs';
 const FLOWS = '/v2/storage/branch/default/components/keboola.orchestrator/configs';
 const SCHEDULER_CONFIGS = '/v2/storage/branch/default/components/keboola.scheduler/configs';
 
@@ -48,20 +48,13 @@ describe('a schedule that targets a flow (gex serve, Scheduler API)', function (
 
   it("fires the flow: a tick creates its root job (orchestrationContainer) and the flow's tasks run to success", async () => {
     const tasks: Json[] = [];
+    const ids = await tagConfigs(served.url, token, api.url, ['a', 'b'], 'fs');
     for (const tag of ['a', 'b']) {
-      const configuration = {
-        parameters: {
-          api: { baseUrl: `${api.url}/v1/` },
-          config: { outputBucket: `fs-${tag}`, jobs: [{ endpoint: 'users', dataField: 'data', params: { tag } }] },
-        },
-      };
-      const created = await call(served.url, token, 'POST', CONFIGS, { name: tag, configuration });
-      assert.equal(created.status, 201, JSON.stringify(created.body));
       tasks.push({
         id: tag,
         name: `task ${tag}`,
         phase: tag === 'a' ? 1 : 2,
-        task: { componentId: 'ex-generic-v2', configId: String(created.body.id), mode: 'run' },
+        task: { componentId: 'ex-generic-v2', configId: ids[tag], mode: 'run' },
       });
     }
     const flow = await call(served.url, token, 'POST', FLOWS, {
