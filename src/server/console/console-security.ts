@@ -9,7 +9,9 @@ export const CSRF_HEADER = 'x-csrf-token';
 
 /**
  * What every console answer says to the browser: scripts and styles from gex only (no inline
- * script, no eval), no frames, forms only to gex, no referrer, not cached.
+ * script, no eval), no frames, forms only to gex, no referrer off gex, not cached. The referrer
+ * policy is same-origin, not no-referrer: under no-referrer a browser sends `Origin: null` with the
+ * console's own form POSTs, which crossSite must refuse.
  */
 export const CONSOLE_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy':
@@ -17,7 +19,7 @@ export const CONSOLE_HEADERS: Readonly<Record<string, string>> = {
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
+  'referrer-policy': 'same-origin',
   'cache-control': 'no-store',
 };
 
