@@ -8,10 +8,13 @@ import type { ScheduleRepository } from '../../jobs/schedules/schedule-repositor
 import { StoreError } from '../../store/store-error.js';
 import type { ServerBackend } from '../backend.js';
 import { consoleAssets, consoleDir } from './console-files.js';
-import { field, renderPage, setUser } from './console-context.js';
+import { field, setUser } from './console-context.js';
 import { csrfHolds, CSRF_FIELD, crossSite, overHttps, SESSION_COOKIE, setConsoleHeaders } from './console-security.js';
 import { ConsoleSessions } from './console-sessions.js';
 import { jobPages } from './pages/job-pages.js';
+import { tablePages } from './pages/table-pages.js';
+import { schedulePages } from './pages/schedule-pages.js';
+import { flowPages } from './pages/flow-pages.js';
 
 /** What the console reads and acts on: the same parts the APIs serve. */
 export interface ConsoleOptions {
@@ -109,9 +112,9 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleOption
           return reply.redirect(LOGIN, 303);
         });
         jobPages(pagesScope, pages);
-        pagesScope.get('/flows', async (request, reply) =>
-          renderPage(request, reply, 'placeholder', 'Flows', { title: 'Flows' }),
-        );
+        tablePages(pagesScope, pages);
+        schedulePages(pagesScope, pages);
+        flowPages(pagesScope, pages);
       });
     },
     { prefix: '/console' },
