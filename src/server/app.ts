@@ -163,6 +163,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       queue: options.queue,
       schedules: options.schedules,
       queueHooks: options.queueHooks ?? NO_HOOKS,
+      previews,
     });
   }
 

@@ -2,7 +2,28 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isJsonObject, type JsonValue } from '../../json/index.js';
 import type { ConfigStore } from '../../store/config-store.js';
 import type { TokenInfo } from '../../store/types.js';
-import type { ConsoleSession } from './console-sessions.js';
+import type { JobRepository } from '../../jobs/job-repository.js';
+import type { QueueHooks } from '../../jobs/job-platform.js';
+import type { ScheduleRepository } from '../../jobs/schedules/schedule-repository.js';
+import type { ServerBackend } from '../backend.js';
+import type { PreviewBounds } from '../routes/tables.js';
+import type { ConsoleSession, ConsoleSessions } from './console-sessions.js';
+
+/** What the console reads and acts on: the same parts the APIs serve. */
+export interface ConsoleOptions {
+  backend: ServerBackend;
+  queue?: JobRepository;
+  schedules?: ScheduleRepository;
+  queueHooks: QueueHooks;
+  /** the data previews' bounds, shared with the Storage API's (one budget for the server) */
+  previews?: PreviewBounds;
+  sessions?: ConsoleSessions;
+}
+
+/** What each page module gets. */
+export interface ConsolePages extends ConsoleOptions {
+  sessions: ConsoleSessions;
+}
 
 /** The pages' sections, in the order of the navigation. */
 export const SECTIONS = ['Jobs', 'Configurations', 'Tables', 'Schedules', 'Flows'] as const;

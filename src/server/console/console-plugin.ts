@@ -2,33 +2,18 @@ import fastifyCookie from '@fastify/cookie';
 import fastifyView from '@fastify/view';
 import { Eta } from 'eta';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { JobRepository } from '../../jobs/job-repository.js';
-import type { QueueHooks } from '../../jobs/job-platform.js';
-import type { ScheduleRepository } from '../../jobs/schedules/schedule-repository.js';
 import { StoreError } from '../../store/store-error.js';
-import type { ServerBackend } from '../backend.js';
 import { consoleAssets, consoleDir } from './console-files.js';
 import { field, setUser } from './console-context.js';
 import { csrfHolds, CSRF_FIELD, crossSite, overHttps, SESSION_COOKIE, setConsoleHeaders } from './console-security.js';
 import { ConsoleSessions } from './console-sessions.js';
+import type { ConsoleOptions, ConsolePages } from './console-context.js';
+
+export type { ConsoleOptions } from './console-context.js';
 import { jobPages } from './pages/job-pages.js';
 import { tablePages } from './pages/table-pages.js';
 import { schedulePages } from './pages/schedule-pages.js';
 import { flowPages } from './pages/flow-pages.js';
-
-/** What the console reads and acts on: the same parts the APIs serve. */
-export interface ConsoleOptions {
-  backend: ServerBackend;
-  queue?: JobRepository;
-  schedules?: ScheduleRepository;
-  queueHooks: QueueHooks;
-  sessions?: ConsoleSessions;
-}
-
-/** What each page module gets. */
-export interface ConsolePages extends ConsoleOptions {
-  sessions: ConsoleSessions;
-}
 
 const LOGIN = '/console/login';
 

@@ -4,8 +4,7 @@ import type { JobEvent, QueueJob } from '../../../jobs/job-record.js';
 import { DEFAULT_SEARCH_LIMIT, type JobSearch } from '../../../jobs/job-search.js';
 import { isFinished, JOB_STATUSES } from '../../../jobs/statuses.js';
 import { StoreError } from '../../../store/store-error.js';
-import type { ConsolePages } from '../console-plugin.js';
-import { renderPage, userOf } from '../console-context.js';
+import { renderPage, userOf, type ConsolePages } from '../console-context.js';
 
 /** jobs a list page shows */
 export const JOBS_PER_PAGE = 50;

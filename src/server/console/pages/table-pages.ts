@@ -3,6 +3,7 @@ import { describeBytes, groupThousands } from '../../../common/text.js';
 import type { TableQuery } from '../../../store/tables/index.js';
 import { pathTableId, tableCall } from '../../errors/table-errors.js';
 import { ByteBudget } from '../../http/byte-budget.js';
+import type { PreviewBounds } from '../../routes/tables.js';
 import { DEFAULT_PREVIEW_MAX_BYTES, DEFAULT_PREVIEW_TOTAL_BYTES, preparePreview } from '../../storage/table-preview.js';
 import type { ServerBackend } from '../../backend.js';
 import { renderPage, userOf } from '../console-context.js';
@@ -51,10 +52,16 @@ function goneSignal(reply: FastifyReply): AbortSignal {
  * table's columns and first rows through the data preview's code and byte bounds, with a filter on
  * one column's value (the preview's `whereColumn`/`whereValues`).
  */
-export function tablePages(app: FastifyInstance, pages: { backend: Pick<ServerBackend, 'tables'> }): void {
+export function tablePages(
+  app: FastifyInstance,
+  pages: { backend: Pick<ServerBackend, 'tables'>; previews?: PreviewBounds },
+): void {
   const { backend } = pages;
-  // the console's previews: the Storage API's bounds per answer and across answers in flight
-  const budget = new ByteBudget(DEFAULT_PREVIEW_TOTAL_BYTES);
+  // the server's preview bounds, shared with the Storage API's (the default ones when run alone)
+  const bounds = pages.previews ?? {
+    maxBytes: DEFAULT_PREVIEW_MAX_BYTES,
+    budget: new ByteBudget(DEFAULT_PREVIEW_TOTAL_BYTES),
+  };
 
   app.get('/tables', async (request, reply) => {
     const tables = backend.tables(userOf(request).token);
@@ -95,8 +102,8 @@ export function tablePages(app: FastifyInstance, pages: { backend: Pick<ServerBa
         tableId: id,
         query,
         format: 'json',
-        maxBytes: DEFAULT_PREVIEW_MAX_BYTES,
-        budget,
+        maxBytes: bounds.maxBytes,
+        budget: bounds.budget,
         signal: goneSignal(reply),
       }),
     );
