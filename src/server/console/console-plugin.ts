@@ -12,6 +12,7 @@ import { field, renderPage, setUser } from './console-context.js';
 import { csrfHolds, CSRF_FIELD, crossSite, overHttps, SESSION_COOKIE, setConsoleHeaders } from './console-security.js';
 import { ConsoleSessions } from './console-sessions.js';
 import { jobPages } from './pages/job-pages.js';
+import { configurationPages } from './pages/configuration-pages.js';
 
 /** What the console reads and acts on: the same parts the APIs serve. */
 export interface ConsoleOptions {
@@ -109,6 +110,7 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleOption
           return reply.redirect(LOGIN, 303);
         });
         jobPages(pagesScope, pages);
+        configurationPages(pagesScope, pages);
         pagesScope.get('/flows', async (request, reply) =>
           renderPage(request, reply, 'placeholder', 'Flows', { title: 'Flows' }),
         );
