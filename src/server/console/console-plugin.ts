@@ -14,6 +14,7 @@ import { jobPages } from './pages/job-pages.js';
 import { tablePages } from './pages/table-pages.js';
 import { schedulePages } from './pages/schedule-pages.js';
 import { flowPages } from './pages/flow-pages.js';
+import { configurationPages } from './pages/configuration-pages.js';
 
 const LOGIN = '/console/login';
 
@@ -97,6 +98,7 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleOption
           return reply.redirect(LOGIN, 303);
         });
         jobPages(pagesScope, pages);
+        configurationPages(pagesScope, pages);
         tablePages(pagesScope, pages);
         schedulePages(pagesScope, pages);
         flowPages(pagesScope, pages);
