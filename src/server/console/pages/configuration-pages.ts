@@ -2,14 +2,15 @@ import { diffLines } from 'diff';
 import type { FastifyInstance } from 'fastify';
 import { configJobKey } from '../../../jobs/job-reads.js';
 import type { QueueJob } from '../../../jobs/job-record.js';
+import type { QueueHooks } from '../../../jobs/job-platform.js';
+import type { JobRepository } from '../../../jobs/job-repository.js';
 import { newJob } from '../../../jobs/job-request.js';
 import { cronTicks } from '../../../jobs/schedules/cron-tick.js';
-import type { ScheduleRecord } from '../../../jobs/schedules/schedule-repository.js';
+import type { ScheduleRecord, ScheduleRepository } from '../../../jobs/schedules/schedule-repository.js';
 import { isJsonObject, prettyExact, type JsonObject, type JsonValue } from '../../../json/index.js';
 import { redactSecrets } from '../../../runner/stored-state.js';
 import { StoreError } from '../../../store/store-error.js';
 import type { ConfigVersionDetail, Row, VersionRow } from '../../../store/types.js';
-import type { ConsolePages } from '../console-context.js';
 import { field, renderPage, userOf } from '../console-context.js';
 
 /** versions a configuration's page lists (newest first) */
@@ -124,8 +125,15 @@ function versionOf(text: string | undefined): number | undefined {
 const configUrl = (componentId: string, configId: string) =>
   `/console/configurations/${encodeURIComponent(componentId)}/${encodeURIComponent(configId)}`;
 
+/** What these pages use of the console's parts (ConsolePages has them). */
+export interface ConfigurationPagesParts {
+  queue?: JobRepository;
+  schedules?: ScheduleRepository;
+  queueHooks: QueueHooks;
+}
+
 /** The Configurations list, a configuration's page (rows, state, versions and a diff) and its actions. */
-export function configurationPages(app: FastifyInstance, pages: ConsolePages): void {
+export function configurationPages(app: FastifyInstance, pages: ConfigurationPagesParts): void {
   const { queue, schedules, queueHooks } = pages;
 
   const scheduled = async (projectId: number) => nextRuns((await schedules?.list(projectId)) ?? [], new Date());
