@@ -4,7 +4,7 @@
  * on every start otherwise — about 40% of a short run's wall time. Lazily imported parts (store,
  * server, runner, rarely used parsers) become chunks loaded on first use, as before.
  */
-import { copyFile, readFile, rm } from 'node:fs/promises';
+import { copyFile, cp, readFile, rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import { GENERATED_VALIDATOR } from '../src/extractor/config/validator-options.js';
@@ -141,7 +141,7 @@ await build({
   logLevel: 'warning',
   plugins: [lazyListFormat, lazyStringWidth, lazyJsStreamSocket, noHelpCache],
   // native addons, packages that load files next to their own code, and the big lazily used ones
-  external: ['better-sqlite3', 'pg', 'fastify', 'locutus', 'ajv'],
+  external: ['better-sqlite3', 'pg', 'fastify', '@fastify/view', '@fastify/cookie', 'eta', 'locutus', 'ajv'],
   // CommonJS dependencies call require() for Node's built-ins; an ES module has none of its own
   banner: {
     js: "import { createRequire as __gexCreateRequire } from 'node:module';\nconst require = __gexCreateRequire(import.meta.url);",
@@ -152,3 +152,11 @@ await copyFile(
   dist(`src/extractor/config/${GENERATED_VALIDATOR.slice(2)}`),
   `${outdir}/${GENERATED_VALIDATOR.slice(2)}`,
 );
+// the console's templates and assets, beside the compiled module (tests) and in the bundle
+for (const target of [dist('src/server/console'), `${outdir}/console`]) {
+  for (const part of ['views', 'assets']) {
+    await cp(fileURLToPath(new URL(`../../src/server/console/${part}`, import.meta.url)), `${target}/${part}`, {
+      recursive: true,
+    });
+  }
+}

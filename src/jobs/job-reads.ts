@@ -70,6 +70,32 @@ export class JobReads {
     return (await this.db.all<Row>(sql, [...params, search.limit, search.offset])).map(toJob);
   }
 
+  /**
+   * The latest job (highest id) of each configuration given that has one, in one query; a flow's
+   * phase containers are not their configuration's jobs. Keyed by `configJobKey`.
+   */
+  async latestOfConfigurations(
+    projectId: number,
+    configs: ReadonlyArray<{ componentId: string; configId: string }>,
+  ): Promise<Map<string, QueueJob>> {
+    if (configs.length === 0) return new Map();
+    const components = anyOfValues(this.db.dialect, 'component_id', [...new Set(configs.map((c) => c.componentId))]);
+    const ids = anyOfValues(this.db.dialect, 'config_id', [...new Set(configs.map((c) => c.configId))]);
+    const rows = await this.db.all<Row>(
+      `${SELECT} WHERE j.id IN (SELECT MAX(id) FROM queue_jobs WHERE project_id = ? AND type <> 'phaseContainer'
+        AND ${components.sql} AND ${ids.sql} GROUP BY component_id, config_id)`,
+      [projectId, ...components.params, ...ids.params],
+    );
+    // the two lists match every pair of their values: keep the pairs asked for
+    const wanted = new Set(configs.map((c) => configJobKey(c.componentId, c.configId)));
+    const latest = new Map<string, QueueJob>();
+    for (const job of rows.map(toJob)) {
+      const key = configJobKey(job.componentId, job.configId);
+      if (wanted.has(key)) latest.set(key, job);
+    }
+    return latest;
+  }
+
   /** The statuses of these jobs now (a worker's check for kill requests sent to another server). */
   async statuses(ids: readonly number[]): Promise<Map<number, JobStatus>> {
     if (ids.length === 0) return new Map();
@@ -85,4 +111,9 @@ export class JobReads {
     );
     return rows.map((r) => ({ id: Number(r.id), worker: r.worker === null ? null : String(r.worker) }));
   }
+}
+
+/** The key of a configuration in `latestOfConfigurations`' answer. */
+export function configJobKey(componentId: string, configId: string): string {
+  return `${componentId}\n${configId}`;
 }

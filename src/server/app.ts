@@ -21,6 +21,7 @@ import type { JobRepository } from '../jobs/job-repository.js';
 import type { ScheduleRepository } from '../jobs/schedules/schedule-repository.js';
 import type { QueueHooks } from '../jobs/job-platform.js';
 import { queueRoutes } from './routes/queue.js';
+import { consoleRoutes } from './console/console-plugin.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { secretRoutes } from './routes/secrets.js';
 import { queueEventRoutes } from './routes/queue-events.js';
@@ -74,6 +75,8 @@ export interface ServerOptions {
   fileLimit?: number;
   /** bytes all File Storage uploads together hold in memory (default 64 MiB); past it an upload gets 503 */
   uploadMemory?: number;
+  /** the web console at /console (default on) */
+  console?: boolean;
 }
 
 const NO_HOOKS: QueueHooks = { created: () => undefined, killed: () => undefined };
@@ -153,6 +156,16 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   );
   // for probes and load balancers: no token, outside the Storage API's paths
   healthRoute(app, backend, { onFailure: (error) => metrics?.storeError(error) });
+  // the web console (docs/console.md): its own login (a session cookie), pages over the same parts
+  if (options.console !== false) {
+    await consoleRoutes(app, {
+      backend,
+      queue: options.queue,
+      schedules: options.schedules,
+      queueHooks: options.queueHooks ?? NO_HOOKS,
+      previews,
+    });
+  }
 
   // public as in Keboola: the API index and a component's detail (the registry is global; its
   // secrets are served only as ciphers). Everything inside a project needs a token.

@@ -17,8 +17,8 @@ async function scripts(dir: string): Promise<string[]> {
 
 /**
  * The module names a compiled file loads: import and export statements (at the start of a line, as
- * tsc writes them; a statement may span lines), side-effect imports, and dynamic import() and
- * require() with a literal.
+ * tsc writes them; a statement may span lines), side-effect imports, and dynamic import(),
+ * require() and require.resolve() with a literal.
  */
 function specifiers(source: string): string[] {
   const found: string[] = [];
@@ -27,6 +27,8 @@ function specifiers(source: string): string[] {
     /^import\s*(['"])([^'"\n]+)\1/gm,
     /\bimport\(\s*(['"])([^'"\n]+)\1\s*\)/g,
     /\brequire\(\s*(['"])([^'"\n]+)\1\s*\)/g,
+    // a file of a package, found as Node would load it (htmx, served by the console)
+    /\brequire\.resolve\(\s*(['"])([^'"\n]+)\1\s*\)/g,
   ];
   for (const pattern of patterns) for (const match of source.matchAll(pattern)) found.push(match[2]);
   return found;

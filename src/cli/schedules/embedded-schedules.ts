@@ -1,11 +1,8 @@
 import { UserError } from '../../common/errors.js';
 import { fromPlain } from '../../json/index.js';
 import { activateSchedule, checkTarget } from '../../jobs/schedules/schedule-activation.js';
-import {
-  scheduleConfiguration,
-  scheduleDefinition,
-  type ScheduleDefinition,
-} from '../../jobs/schedules/schedule-definition.js';
+import { scheduleConfiguration, type ScheduleDefinition } from '../../jobs/schedules/schedule-definition.js';
+import { setScheduleState } from '../../jobs/schedules/schedule-state.js';
 import { SCHEDULER_COMPONENT_ID } from '../../jobs/schedules/scheduler-component.js';
 import { ScheduleRepository, type ScheduleRecord } from '../../jobs/schedules/schedule-repository.js';
 import { JobReads } from '../../jobs/job-reads.js';
@@ -71,13 +68,7 @@ export class EmbeddedSchedules implements SchedulesBackend {
 
   async setState(id: string, state: 'enabled' | 'disabled'): Promise<ScheduleView> {
     const schedule = await this.record(id);
-    const current = await this.store.getConfiguration(SCHEDULER_COMPONENT_ID, schedule.configurationId);
-    const definition = { ...scheduleDefinition(current.configuration), state };
-    await this.store.updateConfiguration(SCHEDULER_COMPONENT_ID, schedule.configurationId, {
-      configuration: fromPlain(scheduleConfiguration(definition)),
-      changeDescription: `Schedule ${state}`,
-    });
-    const activated = await activateSchedule(this.store, this.token, this.schedules, schedule.configurationId);
+    const activated = await setScheduleState(this.store, this.token, this.schedules, schedule, state);
     return (await this.views([activated]))[0];
   }
 

@@ -212,6 +212,14 @@ export class ScheduleRepository {
     return found;
   }
 
+  /** Which of these jobs a schedule's tick fired. */
+  async firedJobIds(jobIds: readonly number[]): Promise<Set<number>> {
+    if (jobIds.length === 0) return new Set();
+    const among = anyOf(this.db.dialect, 'job_id', jobIds);
+    const rows = await this.db.all<Row>(`SELECT job_id FROM schedule_ticks WHERE ${among.sql}`, among.params);
+    return new Set(rows.map((row) => Number(row.job_id)));
+  }
+
   /** Executions of schedules, newest first, at most EXECUTIONS_KEPT each. */
   async executions(ids: readonly number[]): Promise<Map<number, Execution[]>> {
     const found = new Map<number, Execution[]>(ids.map((id) => [id, []]));

@@ -277,6 +277,11 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
       `CREATE INDEX flow_runs_open ON flow_runs (ended, wake_at)`,
     ],
   },
+  {
+    version: 16,
+    description: 'the console: which jobs a schedule fired, found by job',
+    statements: [`CREATE INDEX schedule_ticks_job ON schedule_ticks (job_id)`],
+  },
 ];
 
 export const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied TEXT NOT NULL)`;
