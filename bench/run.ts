@@ -11,13 +11,22 @@
  * (bench/results-schedules.json); GEX_BENCH_ONLY=runtimes the same build on this Node and on
  * GEX_BENCH_NODE (CI: Node 24 LTS) side by side (bench/results-runtimes.json); GEX_BENCH_ONLY=flows a flow
  * of 3 phases × 10 tasks on 4 workers against a script that POSTs the same jobs phase by phase, and
- * a phase's end → the next phase's start, SQLite and PostgreSQL (bench/results-flows.json).
+ * a phase's end → the next phase's start, SQLite and PostgreSQL (bench/results-flows.json);
+ * GEX_BENCH_ONLY=console the console's pages on a big history against the JSON calls returning the
+ * same data, SQLite and PostgreSQL (bench/results-console.json).
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { childrenRateLimited, childrenSpeedups } from './children-bench.js';
 import { compareWithFloor, type FloorComparison } from './extraction-bench.js';
 import { queueFigures } from './queue-bench.js';
+import {
+  describeConsole,
+  postgresConsole,
+  sqliteConsole,
+  type ConsoleFigure,
+  type ConsoleShape,
+} from './console-bench.js';
 import { describeFlows, postgresFlows, sqliteFlows, type FlowsFigure, type FlowsShape } from './flows-bench.js';
 import { describeScheduleTicker, scheduleTickerFigure } from './schedules-bench.js';
 import { repoRoot } from './measure.js';
@@ -40,7 +49,7 @@ import { POSTGRES_EXAMPLE, postgresBackendAt, sqliteBackend } from '../test/supp
 
 const quick = process.env.GEX_BENCH_QUICK === '1';
 const only = process.env.GEX_BENCH_ONLY;
-const GROUPS = ['extraction', 'queue', 'files', 'schedules', 'runtimes', 'flows'];
+const GROUPS = ['extraction', 'queue', 'files', 'schedules', 'runtimes', 'flows', 'console'];
 if (only !== undefined && !GROUPS.includes(only))
   throw new Error(`GEX_BENCH_ONLY=${only}: the section groups that run alone are ${GROUPS.join(', ')}`);
 const results: Record<string, unknown> = { date: new Date().toISOString(), quick };
@@ -148,6 +157,36 @@ async function flowsSection(): Promise<void> {
   results.flows = figures;
 }
 
+/**
+ * the console (issue 36): each page's server time (the request log's durationMs) on a big history
+ * against the JSON API call(s) returning the same data, and the live log's poll while nothing is new
+ */
+async function consoleSection(): Promise<void> {
+  const shape: ConsoleShape = quick
+    ? { jobs: 1000, configurations: 100, versionsPerConfiguration: 10, logLines: 10_000, samples: 30 }
+    : { jobs: 10_000, configurations: 1000, versionsPerConfiguration: 10, logLines: 100_000, samples: 100 };
+  section(
+    `console: ${shape.jobs.toLocaleString('en')} jobs, ${shape.configurations.toLocaleString('en')} configurations × ${shape.versionsPerConfiguration} versions, ` +
+      `a ${shape.logLines.toLocaleString('en')}-line log; server time (request log) of ${shape.samples} requests per page vs its JSON calls, gex serve --workers 0`,
+  );
+  const figures: ConsoleFigure[] = [];
+  const sqlite = await sqliteConsole(shape);
+  figures.push(sqlite);
+  for (const line of describeConsole(sqlite)) console.log(line);
+  const postgres = process.env.GEX_TEST_POSTGRES?.trim() || POSTGRES_EXAMPLE;
+  try {
+    const figure = await postgresConsole(postgres, shape);
+    figures.push(figure);
+    for (const line of describeConsole(figure)) console.log(line);
+  } catch (error) {
+    if (!/ECONNREFUSED|ENOTFOUND|password|does not exist|timeout/i.test((error as Error).message)) throw error;
+    console.log(
+      `PostgreSQL: skipped (${(error as Error).message.split('\n')[0]}; set GEX_TEST_POSTGRES to a reachable database)`,
+    );
+  }
+  results.console = figures;
+}
+
 /** the section groups that run alone (GEX_BENCH_ONLY), each writing bench/results-<name>.json */
 const ALONE: Record<string, () => Promise<void>> = {
   schedules: schedulesSection,
@@ -155,6 +194,7 @@ const ALONE: Record<string, () => Promise<void>> = {
   queue: queueSection,
   runtimes: runtimesSection,
   flows: flowsSection,
+  console: consoleSection,
 };
 if (only !== undefined && only !== 'extraction') {
   await ALONE[only]();
@@ -398,6 +438,8 @@ await schedulesSection();
 await runtimesSection();
 
 await flowsSection();
+
+await consoleSection();
 
 const file = path.join(repoRoot, 'bench', 'results.json');
 await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
