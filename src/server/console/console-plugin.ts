@@ -45,8 +45,7 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleOption
         const status = error instanceof StoreError ? error.status : (error.statusCode ?? 500);
         if (status >= 500) request.log.error(error);
         const message = status >= 500 ? 'Something went wrong on the server; its log says what.' : error.message;
-        const html = await reply.viewAsync('error', { status, message, loggedIn: false });
-        return reply.code(status).type('text/html; charset=utf-8').send(html);
+        return errorPage(reply, status, message);
       });
       scope.setNotFoundHandler(async (_request, reply) => notFoundPage(reply));
 
@@ -113,25 +112,20 @@ async function loginPage(reply: FastifyReply, status: number, problem?: string):
   return reply.code(status).type('text/html; charset=utf-8').send(html);
 }
 
-async function notFoundPage(reply: FastifyReply): Promise<FastifyReply> {
-  const html = await reply.viewAsync('error', { status: 404, message: 'There is nothing here.', loggedIn: false });
-  return reply.code(404).type('text/html; charset=utf-8').send(html);
+/** A page of the error view (no session shown) with this status and message. */
+async function errorPage(reply: FastifyReply, status: number, message: string): Promise<FastifyReply> {
+  const html = await reply.viewAsync('error', { status, message, loggedIn: false });
+  return reply.code(status).type('text/html; charset=utf-8').send(html);
 }
 
-async function refused(reply: FastifyReply): Promise<FastifyReply> {
-  const html = await reply.viewAsync('error', {
-    status: 403,
-    message: 'Refused: this request did not come from a console page of this session. Reload the page and try again.',
-    loggedIn: false,
-  });
-  return reply.code(403).type('text/html; charset=utf-8').send(html);
-}
+const notFoundPage = (reply: FastifyReply) => errorPage(reply, 404, 'There is nothing here.');
 
-async function readOnlyPage(reply: FastifyReply): Promise<FastifyReply> {
-  const html = await reply.viewAsync('error', {
-    status: 403,
-    message: 'A read-only token cannot change anything: log in with a token that may.',
-    loggedIn: false,
-  });
-  return reply.code(403).type('text/html; charset=utf-8').send(html);
-}
+const refused = (reply: FastifyReply) =>
+  errorPage(
+    reply,
+    403,
+    'Refused: this request did not come from a console page of this session. Reload the page and try again.',
+  );
+
+const readOnlyPage = (reply: FastifyReply) =>
+  errorPage(reply, 403, 'A read-only token cannot change anything: log in with a token that may.');
