@@ -9,6 +9,7 @@ import { fromPlain, type JsonValue } from '../src/json/index.js';
 import type { JobEvent, NewJob } from '../src/jobs/job-record.js';
 import { JobRepository, type Outcome } from '../src/jobs/job-repository.js';
 import type { EmbeddedBackend } from '../src/store/embedded/embedded-backend.js';
+import { loggableUrl } from '../src/server/operations/request-log.js';
 import { startServe } from '../test/support/cli.js';
 import { consoleLogin } from '../test/support/console.js';
 import { openEmbeddedStore } from '../test/support/open-store.js';
@@ -220,6 +221,7 @@ interface LoggedRequest {
   status: number;
   durationMs: number;
   route: string;
+  url: string;
 }
 
 /** The request log lines (JSON) of the server's output from character `from` on, in request order. */
@@ -240,6 +242,7 @@ function requestLines(output: string, from: number): LoggedRequest[] {
       status: Number(parsed.status),
       durationMs: parsed.durationMs,
       route: String(parsed.route),
+      url: String(parsed.url),
     });
   }
   return lines.sort((a, b) => a.reqId - b.reqId);
@@ -260,9 +263,12 @@ async function measureGroups(served: Served, groups: Request[][], samples: numbe
   const client = groups.map(() => [] as number[]);
   const statuses = groups.map(() => new Map<number, number>());
   const bytes = groups.map(() => 0);
-  const perRound = groups.reduce((n, g) => n + g.length, 0);
+  // lines are matched to requests by URL and id order: a late line (a probe's, or one written after
+  // its round ended) is never taken for another request, which would shift every later round
+  let seen = -1;
+  let mark = served.output().length;
   for (let round = 0; round < warmUp + samples; round++) {
-    const mark = served.output().length;
+    const roundStart = served.output().length;
     const clientRound: number[] = [];
     for (const [g, group] of groups.entries()) {
       let spent = 0;
@@ -278,12 +284,28 @@ async function measureGroups(served: Served, groups: Request[][], samples: numbe
     }
     // the round's log lines (written as each answer ends)
     const deadline = Date.now() + 5000;
-    let lines = requestLines(served.output(), mark);
-    while (lines.length < perRound) {
-      if (Date.now() > deadline) throw new Error(`${lines.length} of ${perRound} request log lines seen`);
+    // each request's line: the first with its URL after the lines taken so far (a probe's line or
+    // one written after its round ended is never taken for another request)
+    const take = (): LoggedRequest[] | undefined => {
+      const after = requestLines(served.output(), mark).filter((l) => l.reqId > seen);
+      const taken: LoggedRequest[] = [];
+      let from = 0;
+      for (const r of groups.flat()) {
+        const at = after.findIndex((l, i) => i >= from && l.url === loggableUrl(r.path));
+        if (at < 0) return undefined;
+        taken.push(after[at]);
+        from = at + 1;
+      }
+      return taken;
+    };
+    let lines = take();
+    while (lines === undefined) {
+      if (Date.now() > deadline) throw new Error(`the request log lines of a round were not seen in 5 s`);
       await sleep(5);
-      lines = requestLines(served.output(), mark);
+      lines = take();
     }
+    seen = lines[lines.length - 1].reqId;
+    mark = roundStart;
     if (round < warmUp) continue;
     let at = 0;
     for (const [g, group] of groups.entries()) {
@@ -384,7 +406,15 @@ async function measureServe(
       {
         name: 'configuration page',
         page: page(`/console/configurations/${COMPONENT}/${config}`),
-        json: [api(`${CONFIGS}/${config}`), api(`${CONFIGS}/${config}/versions?limit=100`)],
+        // what the page shows: the configuration, its versions, the newest against the one before
+        // (the diff), and its last job
+        json: [
+          api(`${CONFIGS}/${config}`),
+          api(`${CONFIGS}/${config}/versions?limit=100`),
+          api(`${CONFIGS}/${config}/versions/${shape.versionsPerConfiguration}`),
+          api(`${CONFIGS}/${config}/versions/${shape.versionsPerConfiguration - 1}`),
+          api(`/search/jobs?componentId=${COMPONENT}&configId=${config}&limit=1`),
+        ],
       },
     ];
     const pages: PageFigure[] = [];

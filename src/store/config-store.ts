@@ -1,5 +1,6 @@
 import type { JsonValue } from '../json/index.js';
 import type {
+  ConfigurationSummaries,
   Component,
   ComponentWithConfigurations,
   ConfigVersionDetail,
@@ -50,6 +51,11 @@ export interface ConfigStore {
   }): Promise<ComponentWithConfigurations[]>;
 
   listConfigurations(componentId: string, options?: { isDeleted?: boolean }): Promise<Configuration[]>;
+  /**
+   * A page of the live configurations (by component id, then id) without their bodies, rows or
+   * state, and how many there are: what a long listing needs. Only the embedded store has it.
+   */
+  listConfigurationSummaries?(page: { componentId?: string; limit: number; offset: number }): Promise<ConfigurationSummaries>;
   createConfiguration(componentId: string, input: CreateConfigurationInput): Promise<Configuration>;
   /**
    * Creates a configuration with its rows and their order as one change, all or nothing: one

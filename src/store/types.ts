@@ -110,6 +110,21 @@ export interface ComponentWithConfigurations {
 
 export type ListInclude = 'configuration' | 'rows' | 'state';
 
+/** A configuration as a long listing shows it: no body, rows or state to read. */
+export interface ConfigurationSummary {
+  componentId: string;
+  id: string;
+  name: string;
+  isDisabled: boolean;
+  version: number;
+}
+
+/** One page of a project's live configurations (by component id, then id) and how many there are. */
+export interface ConfigurationSummaries {
+  total: number;
+  items: ConfigurationSummary[];
+}
+
 export interface CreateConfigurationInput {
   name: string;
   configurationId?: string;

@@ -85,6 +85,33 @@ for (const factory of storeBackends()) {
         );
       });
 
+      it('lists summaries a page at a time: by component then id in byte order, counted, live ones only', async () => {
+        for (const id of ['b', 'B', '10', '9']) await store.createConfiguration(C, { name: `n ${id}`, configurationId: id });
+        await store.createConfiguration('keboola.scheduler', { name: 's', configurationId: 'a' });
+        await store.createConfiguration(C, { name: 'gone', configurationId: 'gone' });
+        await store.deleteConfiguration(C, 'gone');
+        await store.updateConfiguration(C, 'B', { isDisabled: true, changeDescription: 'off' });
+        const page = (p: { componentId?: string; limit: number; offset: number }) => store.listConfigurationSummaries!(p);
+        const first = await page({ limit: 3, offset: 0 });
+        assert.equal(first.total, 5);
+        assert.deepEqual(
+          first.items.map((c) => `${c.componentId}/${c.id}`),
+          [`${C}/10`, `${C}/9`, `${C}/B`],
+        );
+        assert.deepEqual(first.items[2], { componentId: C, id: 'B', name: 'n B', isDisabled: true, version: 2 });
+        const rest = await page({ limit: 3, offset: 3 });
+        assert.deepEqual(
+          rest.items.map((c) => `${c.componentId}/${c.id}`),
+          [`${C}/b`, 'keboola.scheduler/a'],
+        );
+        const one = await page({ componentId: 'keboola.scheduler', limit: 10, offset: 0 });
+        assert.deepEqual([one.total, one.items.map((c) => c.id)], [1, ['a']]);
+        const other = backend.session(
+          (await backend.authenticate((await backend.createToken({ description: 'x', project: 'other' })).token))!,
+        );
+        assert.deepEqual(await other.listConfigurationSummaries!({ limit: 10, offset: 0 }), { total: 0, items: [] });
+      });
+
       it('answers 404 for an unknown configuration and an unknown component', async () => {
         await rejectsWith(store.getConfiguration(C, 'nope'), 404, 'notFound', /Configuration nope not found/);
         await rejectsWith(

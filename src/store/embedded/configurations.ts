@@ -48,13 +48,13 @@ export function listConfigurations(
   return s.read(async (repo) => {
     await s.requireComponent(repo, componentId);
     const records = await repo.listConfigs(s.info.projectId, componentId, options.isDeleted ?? false);
-    const rows = await repo.loadRowsOfComponent(s.info.projectId, componentId);
-    return records.map((c) =>
-      toConfiguration(
-        c,
-        rows.filter((r) => r.configId === c.configId),
-      ),
-    );
+    const rows = new Map<string, RowRecord[]>();
+    for (const row of await repo.loadRowsOfComponent(s.info.projectId, componentId)) {
+      const own = rows.get(row.configId);
+      if (own) own.push(row);
+      else rows.set(row.configId, [row]);
+    }
+    return records.map((c) => toConfiguration(c, rows.get(c.configId) ?? []));
   });
 }
 

@@ -5,6 +5,7 @@ import type { Database } from '../sql/database.js';
 import { joinedTransaction } from '../sql/joined-transaction.js';
 import { StoreError } from '../store-error.js';
 import type {
+  ConfigurationSummaries,
   Component,
   ComponentWithConfigurations,
   ConfigVersionDetail,
@@ -76,6 +77,10 @@ export class EmbeddedConfigStore implements ConfigStore {
 
   listConfigurations(componentId: string, options?: { isDeleted?: boolean }): Promise<Configuration[]> {
     return configurations.listConfigurations(this.s, componentId, options);
+  }
+
+  listConfigurationSummaries(page: { componentId?: string; limit: number; offset: number }): Promise<ConfigurationSummaries> {
+    return this.s.read((repo) => repo.listConfigSummaries(this.s.info.projectId, page));
   }
 
   createConfiguration(componentId: string, input: CreateConfigurationInput): Promise<Configuration> {

@@ -1,6 +1,6 @@
 import type { Dialect, SqlExecutor } from '../sql/database.js';
 import { insertBatches, insertSql, insertValues, selectSql, upsertSql, type Table } from '../sql/table.js';
-import type { Component, ConfigMetadataItem, TokenInfo } from '../types.js';
+import type { Component, ConfigMetadataItem, ConfigurationSummaries, TokenInfo } from '../types.js';
 import type {
   ConfigKey,
   ConfigRecord,
@@ -17,6 +17,7 @@ import {
   CONFIG_KEY,
   CONFIG_WHERE,
   configFromDb,
+  summaryFromDb,
   CONFIGURATION_METADATA,
   CONFIGURATION_ROWS,
   CONFIGURATION_VERSIONS,
@@ -226,6 +227,22 @@ export class Repository {
             [projectId, componentId, deletedFlag],
           );
     return rows.map(configFromDb);
+  }
+
+  /** A page of the project's live configurations, without their bodies, and how many there are. */
+  async listConfigSummaries(
+    projectId: number,
+    page: { componentId?: string; limit: number; offset: number },
+  ): Promise<ConfigurationSummaries> {
+    const where = `WHERE project_id = ? AND is_deleted = 0${page.componentId === undefined ? '' : ' AND component_id = ?'}`;
+    const params = page.componentId === undefined ? [projectId] : [projectId, page.componentId];
+    const items = await this.tx.all<DbRow>(
+      `SELECT component_id, id, name, is_disabled, version FROM configurations ${where}
+        ORDER BY component_id${this.byteOrder}, id${this.byteOrder} LIMIT ? OFFSET ?`,
+      [...params, page.limit, page.offset],
+    );
+    const count = await this.tx.get<DbRow>(`SELECT COUNT(*) AS n FROM configurations ${where}`, params);
+    return { total: Number(count?.n ?? 0), items: items.map(summaryFromDb) };
   }
 
   async saveConfig(c: ConfigRecord): Promise<void> {

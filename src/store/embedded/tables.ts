@@ -1,6 +1,6 @@
 import type { SqlParam } from '../sql/database.js';
 import { column, whereEqual, type Column, type Table } from '../sql/table.js';
-import type { Component, ConfigMetadataItem, TokenInfo } from '../types.js';
+import type { Component, ConfigMetadataItem, ConfigurationSummary, TokenInfo } from '../types.js';
 import {
   fromText,
   toText,
@@ -219,6 +219,17 @@ function content(r: DbRow): { name: string; description: string; configuration: 
     description: text(r.description),
     configuration: text(r.configuration),
     isDisabled: bool(r.is_disabled),
+  };
+}
+
+/** A configurations row read with SUMMARY_COLUMNS. */
+export function summaryFromDb(r: DbRow): ConfigurationSummary {
+  return {
+    componentId: text(r.component_id),
+    id: text(r.id),
+    name: text(r.name),
+    isDisabled: bool(r.is_disabled),
+    version: num(r.version),
   };
 }
 

@@ -318,6 +318,35 @@ describe('console: configurations', function () {
     assert.ok(!names.includes('csrf copy'));
   });
 
+  it('pages 100 configurations at a time, by component then id; a component link narrows the list', async () => {
+    for (let i = 0; i < 100; i++)
+      await api('POST', CONFIGS, { name: `bulk ${i}`, configurationId: `bulk-${String(i).padStart(3, '0')}` });
+    const all = (await api('GET', '/v2/storage/branch/default/components')) as Json[];
+    const total = all.reduce((n, c) => n + (c.configurations as Json[]).length, 0);
+    assert.ok(total > 100, `${total} configurations`);
+    const first = await get('/console/configurations');
+    const listed = (html: string) => (html.match(/<tr>\s*<td><a href="\/console\/configurations\//g) ?? []).length;
+    assert.equal(listed(first.html), 100);
+    assert.match(text(first.html), new RegExp(`Page 1 of 2 · ${total} configurations`));
+    assert.match(first.html, /href="\/console\/configurations\?page=2" rel="next">Next</);
+    assert.ok(rowOf(first.html, COMPONENT, 'bulk-000'), 'ordered by component, then id');
+    const second = await get('/console/configurations?page=2');
+    assert.equal(listed(second.html), total - 100);
+    assert.match(second.html, /rel="prev">Previous</);
+    assert.ok(!second.html.includes('rel="next"'));
+    assert.match(second.html, /keboola\.scheduler/, 'the next component on the next page');
+    const beyond = await get('/console/configurations?page=99');
+    assert.equal(beyond.status, 200);
+    assert.match(beyond.html, /There is no such page\./);
+    const narrowed = await get('/console/configurations?component=keboola.scheduler');
+    assert.equal(listed(narrowed.html), 1);
+    assert.ok(!narrowed.html.includes('bulk-000'));
+    const hostile = await get(`/console/configurations?component=${encodeURIComponent(HOSTILE)}`);
+    assert.equal(hostile.status, 200);
+    assert.ok(!hostile.html.includes(HOSTILE), 'the filter is shown escaped');
+    assert.match(hostile.html, /This component has no configurations\./);
+  });
+
   it('shows no secret and no cipher in any page', async () => {
     // every version of the configuration with secrets, too
     for (let v = 1; v <= 5; v++) await get(`${pageOf(COMPONENT, rowed)}?version=${v}`);

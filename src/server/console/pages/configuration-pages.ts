@@ -10,11 +10,16 @@ import type { ScheduleRecord, ScheduleRepository } from '../../../jobs/schedules
 import { isJsonObject, prettyExact, type JsonObject, type JsonValue } from '../../../json/index.js';
 import { redactSecrets } from '../../../runner/stored-state.js';
 import { StoreError } from '../../../store/store-error.js';
-import type { ConfigVersionDetail, Row, VersionRow } from '../../../store/types.js';
+import type { ConfigStore } from '../../../store/config-store.js';
+import type { ConfigurationSummaries, ConfigVersionDetail, Row, VersionRow } from '../../../store/types.js';
 import { field, renderPage, userOf } from '../console-context.js';
 
 /** versions a configuration's page lists (newest first) */
 export const VERSIONS_SHOWN = 100;
+/** configurations the Configurations list shows at once */
+export const CONFIGURATIONS_PER_PAGE = 100;
+/** pages beyond this are refused as absurd (a million configurations) */
+const MAX_PAGE = 10_000;
 
 type Params = { component: string; config: string };
 type Query = Record<string, string | undefined>;
@@ -114,6 +119,31 @@ function nextRuns(schedules: readonly ScheduleRecord[], now: Date) {
   return next;
 }
 
+function pageOf(text: string | undefined): number {
+  const n = Number(text ?? '1');
+  return Number.isInteger(n) && n >= 1 ? Math.min(n, MAX_PAGE) : 1;
+}
+
+/** A page of the live configurations; a store without summaries lists everything and cuts. */
+async function configurationSummaries(
+  store: ConfigStore,
+  page: { componentId?: string; limit: number; offset: number },
+): Promise<ConfigurationSummaries> {
+  if (store.listConfigurationSummaries) return store.listConfigurationSummaries(page);
+  const all = (await store.listComponents())
+    .filter((c) => page.componentId === undefined || c.component.id === page.componentId)
+    .flatMap(({ component, configurations }) =>
+      configurations.map((c) => ({
+        componentId: component.id,
+        id: c.id,
+        name: c.name,
+        isDisabled: c.isDisabled,
+        version: c.version,
+      })),
+    );
+  return { total: all.length, items: all.slice(page.offset, page.offset + page.limit) };
+}
+
 const jobView = (job: QueueJob | undefined) => job && { id: job.id, status: job.status, created: job.created };
 
 function versionOf(text: string | undefined): number | undefined {
@@ -138,33 +168,49 @@ export function configurationPages(app: FastifyInstance, pages: ConfigurationPag
 
   const scheduled = async (projectId: number) => nextRuns((await schedules?.list(projectId)) ?? [], new Date());
 
-  app.get('/configurations', async (request, reply) => {
+  app.get<{ Querystring: Query }>('/configurations', async (request, reply) => {
     const { token, store } = userOf(request);
-    const components = await store.listComponents();
-    const all = components.flatMap((c) =>
-      c.configurations.map((config) => ({ componentId: c.component.id, configId: config.id })),
-    );
-    const [latest, next] = await Promise.all([
-      queue?.latestOfConfigurations(token.projectId, all) ?? new Map<string, QueueJob>(),
+    const component = request.query.component?.slice(0, 256) || undefined;
+    const page = pageOf(request.query.page);
+    const { total, items } = await configurationSummaries(store, {
+      ...(component === undefined ? {} : { componentId: component }),
+      limit: CONFIGURATIONS_PER_PAGE,
+      offset: (page - 1) * CONFIGURATIONS_PER_PAGE,
+    });
+    const componentIds = [...new Set(items.map((c) => c.componentId))];
+    const [latest, next, components] = await Promise.all([
+      queue?.latestOfConfigurations(
+        token.projectId,
+        items.map((c) => ({ componentId: c.componentId, configId: c.id })),
+      ) ?? new Map<string, QueueJob>(),
       scheduled(token.projectId),
+      Promise.all(componentIds.map((id) => store.getComponent(id).catch(() => undefined))),
     ]);
+    const byId = new Map(components.flatMap((c) => (c ? [[c.id, c] as const] : [])));
     return renderPage(request, reply, 'configurations', 'Configurations', {
       title: 'Configurations',
-      components: components.map(({ component, configurations }) => ({
-        id: component.id,
-        name: component.name,
-        type: component.type,
-        configurations: configurations.map((config) => {
-          const key = configJobKey(component.id, config.id);
-          return {
-            id: config.id,
-            name: config.name,
-            isDisabled: config.isDisabled,
-            version: config.version,
-            lastJob: jobView(latest.get(key)),
-            next: next.get(key),
-          };
-        }),
+      total,
+      page,
+      pages: Math.max(1, Math.ceil(total / CONFIGURATIONS_PER_PAGE)),
+      component,
+      query: component === undefined ? '' : `component=${encodeURIComponent(component)}&`,
+      components: componentIds.map((id) => ({
+        id,
+        name: byId.get(id)?.name ?? '',
+        type: byId.get(id)?.type ?? '',
+        configurations: items
+          .filter((c) => c.componentId === id)
+          .map((config) => {
+            const key = configJobKey(id, config.id);
+            return {
+              id: config.id,
+              name: config.name,
+              isDisabled: config.isDisabled,
+              version: config.version,
+              lastJob: jobView(latest.get(key)),
+              next: next.get(key),
+            };
+          }),
       })),
     });
   });
