@@ -14,16 +14,55 @@ const KEY = { GEX_MASTER_KEY: '6c'.repeat(32) };
 const CONFIGS = '/v2/storage/branch/default/components/ex-generic-v2/configs';
 const CHROMIUM = '/usr/bin/chromium';
 const HOSTILE = '<img src=x onerror=alert(1)>';
+const SCRIPT_CELL = '<script>alert(1)</script>';
+const STORAGE = '/v2/storage';
+/** the configuration's output bucket in versions 1, 2 and 3 (the diff and the rollback look for them) */
+const BUCKETS = ['slow', 'second', 'third'];
 /** the API answers each iteration's request after this long: the job runs for minutes unless killed */
 const ITERATION_MS = 700;
 /** GEX_CONSOLE_SCREENSHOTS=1 writes the screenshots into docs/console/ (committed); else a temp folder */
 const KEEP = process.env.GEX_CONSOLE_SCREENSHOTS === '1';
 
+/** A Storage job's end (polled every 50 ms); fails unless it succeeded. */
+async function storageJob(url: string, token: string, started: { status: number; body: Json }): Promise<Json> {
+  assert.equal(started.status, 202, JSON.stringify(started.body));
+  const end = Date.now() + 30_000;
+  for (;;) {
+    const got = (await call(url, token, 'GET', `${STORAGE}/jobs/${started.body.id}`)).body;
+    if (got.status === 'success') return got;
+    assert.notEqual(got.status, 'error', JSON.stringify(got));
+    assert.ok(Date.now() < end, `Storage job ${started.body.id}: ${JSON.stringify(got)}`);
+    await sleep(50);
+  }
+}
+
+/** Table in.c-shop.users through the Storage API (a file uploaded, a table made of it); hostile cells. */
+async function makeTable(url: string, token: string): Promise<void> {
+  const bucket = await call(url, token, 'POST', `${STORAGE}/buckets`, { name: 'shop', stage: 'in' });
+  assert.equal(bucket.status, 201, JSON.stringify(bucket.body));
+  const prepared = await call(url, token, 'POST', `${STORAGE}/files/prepare`, { name: 'users.csv' });
+  assert.equal(prepared.status, 200, JSON.stringify(prepared.body));
+  const csv = ['id,name,note', '1,Ann,plain', `2,Bob,${SCRIPT_CELL}`, `3,Bob,${HOSTILE}`, '4,Cid,x', ''].join('\n');
+  const put = await fetch(prepared.body.uploadParams.url, {
+    method: 'PUT',
+    headers: { 'X-StorageApi-Token': token, 'Content-Type': 'text/csv' },
+    body: csv,
+  });
+  assert.equal(put.status, 200, await put.text());
+  const started = await call(url, token, 'POST', `${STORAGE}/buckets/in.c-shop/tables-async`, {
+    name: 'users',
+    dataFileId: prepared.body.id,
+    primaryKey: 'id',
+  });
+  await storageJob(url, token, started);
+}
+
 /**
  * Issue 36's console in a real browser: Debian's chromium driven by playwright-core against a real
  * `gex serve --workers 1` whose job calls a slow local API. Logs in, sees the running job, watches its
- * log grow without a reload, kills it, runs it again and logs out; each step a screenshot. Every
- * page: no console error, no request off the machine, a hostile configuration name shown as text.
+ * log grow without a reload, kills it, runs it again, diffs a configuration's versions and rolls one
+ * back, filters a table's rows, disables and enables a schedule, and logs out; each step a
+ * screenshot. Every page: no console error, no request off the machine, hostile names shown as text.
  * More pages' steps go in further `it`s on the same browser (they share the logged-in page).
  */
 describe('console in a real browser (chromium, playwright-core)', function () {
@@ -37,6 +76,8 @@ describe('console in a real browser (chromium, playwright-core)', function () {
   let context: BrowserContext;
   let page: Page;
   let job: Json;
+  let configId: string;
+  let scheduleId: string;
   const problems: string[] = [];
   const dialogs: string[] = [];
   const requests: string[] = [];
@@ -48,6 +89,9 @@ describe('console in a real browser (chromium, playwright-core)', function () {
     assert.ok((await stat(file)).size > 5_000, `${name}.png rendered`);
   };
   const statusText = () => page.locator('h1 .status').innerText();
+  /** the diff's lines of one kind, their indentation squeezed to one space */
+  const diffLines = async (kind: 'added' | 'removed') =>
+    (await page.locator(`pre.diff span.${kind}`).allInnerTexts()).map((line) => line.trim().replace(/\s+/g, ' '));
 
   before(async function () {
     if (!existsSync(CHROMIUM)) {
@@ -75,15 +119,49 @@ describe('console in a real browser (chromium, playwright-core)', function () {
     assert.equal(made.code, 0, made.stderr);
     token = made.stdout.trim();
     served = await startServe(['--store', store, '--workers', '1'], KEY);
-    const configuration = {
+    const configuration = (bucket: string) => ({
       parameters: {
         api: { baseUrl: `${api.url}/v1/` },
         iterations: Array.from({ length: 300 }, (_, i) => ({ n: i })),
-        config: { outputBucket: 'slow', jobs: [{ endpoint: 'users', dataField: 'data' }] },
+        config: { outputBucket: bucket, jobs: [{ endpoint: 'users', dataField: 'data' }] },
       },
-    };
-    const created = await call(served.url, token, 'POST', CONFIGS, { name: HOSTILE, configuration });
+    });
+    const created = await call(served.url, token, 'POST', CONFIGS, {
+      name: HOSTILE,
+      configuration: configuration(BUCKETS[0]),
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
+    configId = String(created.body.id);
+    // versions 2 and 3, each with another output bucket: the configuration's page diffs and rolls them back
+    for (const bucket of BUCKETS.slice(1)) {
+      const updated = await call(served.url, token, 'PUT', `${CONFIGS}/${configId}`, {
+        configuration: configuration(bucket),
+        changeDescription: `output to ${bucket}`,
+      });
+      assert.equal(updated.status, 200, JSON.stringify(updated.body));
+    }
+    assert.equal((await call(served.url, token, 'GET', `${CONFIGS}/${configId}`)).body.version, 3);
+    await makeTable(served.url, token);
+    // a yearly schedule of the configuration (it does not fire during the test)
+    const scheduler = await call(
+      served.url,
+      token,
+      'POST',
+      '/v2/storage/branch/default/components/keboola.scheduler/configs',
+      {
+        name: 'yearly',
+        configuration: {
+          schedule: { cronTab: '0 4 1 1 *', timezone: 'UTC', state: 'enabled' },
+          target: { componentId: 'ex-generic-v2', configurationId: configId, mode: 'run' },
+        },
+      },
+    );
+    assert.equal(scheduler.status, 201, JSON.stringify(scheduler.body));
+    const activated = await call(served.url, token, 'POST', '/schedules', {
+      configurationId: String(scheduler.body.id),
+    });
+    assert.equal(activated.status, 201, JSON.stringify(activated.body));
+    scheduleId = String(activated.body.id);
     const queued = await call(served.url, token, 'POST', '/jobs', {
       component: 'ex-generic-v2',
       config: created.body.id,
@@ -222,6 +300,105 @@ describe('console in a real browser (chromium, playwright-core)', function () {
     await shot('job-run-again');
     const killed = await call(served!.url, token, 'POST', `/jobs/${again}/kill`);
     assert.ok([200, 202].includes(killed.status), JSON.stringify(killed.body));
+  });
+
+  it('a configuration\'s older version against the one before it, and "Rollback" to it', async () => {
+    await page.getByRole('navigation').getByRole('link', { name: 'Configurations' }).click();
+    await page.waitForURL(/\/console\/configurations$/);
+    await page.getByRole('link', { name: HOSTILE, exact: true }).click();
+    await page.waitForURL(new RegExp(`/console/configurations/ex-generic-v2/${configId}$`));
+    assert.equal(await page.locator('h1').evaluate((h) => h.firstChild?.textContent?.trim()), HOSTILE);
+    assert.equal(await page.locator('img').count(), 0, 'the name made no element');
+    const versions = page.locator('table.versions tbody tr');
+    assert.deepEqual(await versions.locator('td:first-child').allInnerTexts(), ['3', '2', '1']);
+    assert.equal(await versions.nth(1).locator('td').nth(2).innerText(), `output to ${BUCKETS[1]}`);
+    await versions.nth(1).getByRole('link', { name: '2', exact: true }).click();
+    await page.waitForURL(/\?version=2$/);
+    await page.getByRole('heading', { name: 'Version 2 against version 1' }).waitFor();
+    const diff = page.locator('pre.diff');
+    assert.deepEqual(await diffLines('removed'), [`- "outputBucket": "${BUCKETS[0]}",`]);
+    assert.deepEqual(await diffLines('added'), [`+ "outputBucket": "${BUCKETS[1]}",`]);
+    assert.equal(await page.getByRole('button', { name: 'Run', exact: true }).count(), 1);
+    assert.equal(await page.getByRole('button', { name: 'Copy version 2' }).count(), 1);
+    await diff.locator('span.removed').evaluate((line) => line.scrollIntoView({ block: 'center' }));
+    await shot('configuration-diff');
+
+    await page.getByRole('button', { name: 'Rollback to version 2' }).click();
+    await page.waitForURL(/\?version=4$/);
+    const now = (await call(served!.url, token, 'GET', `${CONFIGS}/${configId}`)).body;
+    assert.equal(now.version, 4);
+    assert.equal(now.configuration.parameters.config.outputBucket, BUCKETS[1]);
+    assert.equal(now.name, HOSTILE);
+    const facts = page.locator('dl.facts');
+    assert.equal(await facts.locator('dt:has-text("Version") + dd').innerText(), '4');
+    assert.match(await page.locator('pre.json').first().innerText(), new RegExp(`"outputBucket": "${BUCKETS[1]}"`));
+    assert.deepEqual(await versions.locator('td:first-child').allInnerTexts(), ['4', '3', '2', '1']);
+    assert.equal(await versions.first().locator('td').nth(2).innerText(), 'Rollback to version 2');
+    await page.getByRole('heading', { name: 'Version 4 against version 3' }).waitFor();
+    assert.deepEqual(await diffLines('removed'), [`- "outputBucket": "${BUCKETS[2]}",`]);
+    assert.deepEqual(await diffLines('added'), [`+ "outputBucket": "${BUCKETS[1]}",`]);
+    assert.equal(
+      await page.getByRole('button', { name: /^Rollback/ }).count(),
+      0,
+      'no rollback to the current version',
+    );
+    // the versions, the new one first, at the top of the screenshot
+    await page.locator('table.versions').evaluate((table) => table.scrollIntoView({ block: 'start' }));
+    await shot('configuration-rolled-back');
+  });
+
+  it("a table's first rows, filtered by a column's value; hostile cells are text", async () => {
+    await page.getByRole('navigation').getByRole('link', { name: 'Tables' }).click();
+    await page.waitForURL(/\/console\/tables$/);
+    await page.getByRole('link', { name: 'users', exact: true }).click();
+    await page.waitForURL(/\/console\/tables\/in\.c-shop\.users$/);
+    const rows = page.locator('table.preview tbody tr');
+    assert.equal(await rows.count(), 4);
+    await page.getByLabel('Column').selectOption('name');
+    await page.getByLabel('equals').fill('Bob');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/\?column=name&value=Bob$/);
+    assert.deepEqual(await page.locator('table.preview thead th').allInnerTexts(), ['id', 'name', 'note']);
+    const cells = await rows.evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+    assert.deepEqual(
+      cells.sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+      [
+        ['2', 'Bob', SCRIPT_CELL],
+        ['3', 'Bob', HOSTILE],
+      ],
+    );
+    assert.equal(await page.locator('main img, main script').count(), 0, 'no cell made an element');
+    assert.equal(await page.getByLabel('Column').inputValue(), 'name');
+    assert.equal(await page.getByLabel('equals').inputValue(), 'Bob');
+    await page.getByText('2 rows shown where name equals “Bob”.').waitFor();
+    await shot('table-preview');
+  });
+
+  it('"Disable" a schedule, then "Enable" it again', async () => {
+    await page.getByRole('navigation').getByRole('link', { name: 'Schedules' }).click();
+    await page.waitForURL(/\/console\/schedules$/);
+    const row = page.locator('table.schedules tbody tr', {
+      has: page.getByRole('link', { name: `ex-generic-v2 ${configId}`, exact: true }),
+    });
+    assert.equal(await row.count(), 1);
+    assert.equal(await row.locator('code').innerText(), '0 4 1 1 *');
+    assert.equal(await row.locator('.state').innerText(), 'enabled');
+    assert.equal(await row.locator('time').count(), 1, 'a next run');
+    const wire = async () => (await call(served!.url, token, 'GET', `/schedules/${scheduleId}`)).body;
+
+    await row.getByRole('button', { name: 'Disable' }).click();
+    await row.getByRole('button', { name: 'Enable' }).waitFor();
+    assert.match(page.url(), /\/console\/schedules$/);
+    assert.equal(await row.locator('.state').innerText(), 'disabled');
+    assert.equal(await row.locator('time').count(), 0, 'no next run while disabled');
+    assert.equal((await wire()).schedule.state, 'disabled');
+    await shot('schedule-disabled');
+
+    await row.getByRole('button', { name: 'Enable' }).click();
+    await row.getByRole('button', { name: 'Disable' }).waitFor();
+    assert.equal(await row.locator('.state').innerText(), 'enabled');
+    assert.equal(await row.locator('time').count(), 1);
+    assert.equal((await wire()).schedule.state, 'enabled');
   });
 
   it('"Log out" ends the session: a page leads to the login form again', async () => {
