@@ -156,6 +156,11 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   );
   // for probes and load balancers: no token, outside the Storage API's paths
   healthRoute(app, backend, { onFailure: (error) => metrics?.storeError(error) });
+  // one cache of what is read from the store, for the APIs and the console alike
+  const reads =
+    options.readCache === false
+      ? new ReadCache(async () => null)
+      : new ReadCache(() => backend.changeMarker(), options.readCache);
   // the web console (docs/console.md): its own login (a session cookie), pages over the same parts
   if (options.console !== false) {
     await consoleRoutes(app, {
@@ -164,6 +169,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       schedules: options.schedules,
       queueHooks: options.queueHooks ?? NO_HOOKS,
       previews,
+      reads,
     });
   }
 
@@ -178,10 +184,6 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   );
 
   await app.register(async (api) => {
-    const reads =
-      options.readCache === false
-        ? new ReadCache(async () => null)
-        : new ReadCache(() => backend.changeMarker(), options.readCache);
     // the same tokens everywhere; the Queue and Scheduler APIs word a missing one as theirs do
     const storageToken = requireToken(backend, reads);
     const serviceToken = requireToken(backend, reads, 'service');

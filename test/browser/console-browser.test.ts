@@ -278,12 +278,13 @@ describe('console in a real browser (chromium, playwright-core)', function () {
   it('"Kill" ends the job terminated', async () => {
     await page.getByRole('button', { name: 'Kill' }).click();
     await page.waitForURL(new RegExp(`/console/jobs/${job.id}$`));
+    // the heading follows the job live (the log's fragments carry it): no reload
     const deadline = Date.now() + 30_000;
     while ((await statusText()) !== 'terminated') {
       assert.ok(Date.now() < deadline, `the job is ${await statusText()} 30 s after Kill`);
       await sleep(250);
-      await page.reload();
     }
+    await page.getByText('The job was killed').waitFor();
     assert.equal(await page.getByRole('button', { name: 'Kill' }).count(), 0, 'no Kill on an ended job');
     const killed = (await call(served!.url, token, 'GET', `/jobs/${job.id}`)).body;
     assert.equal(killed.status, 'terminated');

@@ -6,6 +6,7 @@ import type { JobRepository } from '../../jobs/job-repository.js';
 import type { QueueHooks } from '../../jobs/job-platform.js';
 import type { ScheduleRepository } from '../../jobs/schedules/schedule-repository.js';
 import type { ServerBackend } from '../backend.js';
+import type { ReadCache } from '../operations/read-cache.js';
 import type { PreviewBounds } from '../routes/tables.js';
 import type { ConsoleSession, ConsoleSessions } from './console-sessions.js';
 
@@ -18,6 +19,8 @@ export interface ConsoleOptions {
   /** the data previews' bounds, shared with the Storage API's (one budget for the server) */
   previews?: PreviewBounds;
   sessions?: ConsoleSessions;
+  /** what is read from the store, reused while it has not changed (shared with the APIs) */
+  reads?: ReadCache;
 }
 
 /** What each page module gets. */

@@ -12,6 +12,7 @@ import { redactSecrets } from '../../../runner/stored-state.js';
 import { StoreError } from '../../../store/store-error.js';
 import type { ConfigStore } from '../../../store/config-store.js';
 import type { ConfigurationSummaries, ConfigVersionDetail, Row, VersionRow } from '../../../store/types.js';
+import type { ReadCache } from '../../operations/read-cache.js';
 import { field, renderPage, userOf } from '../console-context.js';
 
 /** versions a configuration's page lists (newest first) */
@@ -160,11 +161,12 @@ export interface ConfigurationPagesParts {
   queue?: JobRepository;
   schedules?: ScheduleRepository;
   queueHooks: QueueHooks;
+  reads?: ReadCache;
 }
 
 /** The Configurations list, a configuration's page (rows, state, versions and a diff) and its actions. */
 export function configurationPages(app: FastifyInstance, pages: ConfigurationPagesParts): void {
-  const { queue, schedules, queueHooks } = pages;
+  const { queue, schedules, queueHooks, reads } = pages;
 
   const scheduled = async (projectId: number) => nextRuns((await schedules?.list(projectId)) ?? [], new Date());
 
@@ -172,20 +174,30 @@ export function configurationPages(app: FastifyInstance, pages: ConfigurationPag
     const { token, store } = userOf(request);
     const component = request.query.component?.slice(0, 256) || undefined;
     const page = pageOf(request.query.page);
-    const { total, items } = await configurationSummaries(store, {
-      ...(component === undefined ? {} : { componentId: component }),
-      limit: CONFIGURATIONS_PER_PAGE,
-      offset: (page - 1) * CONFIGURATIONS_PER_PAGE,
-    });
-    const componentIds = [...new Set(items.map((c) => c.componentId))];
-    const [latest, next, components] = await Promise.all([
-      queue?.latestOfConfigurations(
-        token.projectId,
-        items.map((c) => ({ componentId: c.componentId, configId: c.id })),
-      ) ?? new Map<string, QueueJob>(),
-      scheduled(token.projectId),
-      Promise.all(componentIds.map((id) => store.getComponent(id).catch(() => undefined))),
-    ]);
+    // what the page reads of the store, reused while the store has not changed (as the API's bodies)
+    const build = async () => {
+      const { total, items } = await configurationSummaries(store, {
+        ...(component === undefined ? {} : { componentId: component }),
+        limit: CONFIGURATIONS_PER_PAGE,
+        offset: (page - 1) * CONFIGURATIONS_PER_PAGE,
+      });
+      const componentIds = [...new Set(items.map((c) => c.componentId))];
+      const [latest, scheduleList, components] = await Promise.all([
+        queue?.latestOfConfigurations(
+          token.projectId,
+          items.map((c) => ({ componentId: c.componentId, configId: c.id })),
+        ) ?? new Map<string, QueueJob>(),
+        schedules?.list(token.projectId) ?? [],
+        Promise.all(componentIds.map((id) => store.getComponent(id).catch(() => undefined))),
+      ]);
+      return { total, items, componentIds, latest, scheduleList, components };
+    };
+    const key = `console configurations ${token.projectId} ${page} ${component ?? ''}`;
+    const read = reads
+      ? await reads.value(key, build, (v) => JSON.stringify({ ...v, latest: [...v.latest] }).length)
+      : await build();
+    const { total, items, componentIds, latest, components } = read;
+    const next = nextRuns(read.scheduleList, new Date());
     const byId = new Map(components.flatMap((c) => (c ? [[c.id, c] as const] : [])));
     return renderPage(request, reply, 'configurations', 'Configurations', {
       title: 'Configurations',

@@ -1,13 +1,16 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { groupThousands } from '../../../common/text.js';
 import { newJob } from '../../../jobs/job-request.js';
 import type { JobEvent, QueueJob } from '../../../jobs/job-record.js';
 import { DEFAULT_SEARCH_LIMIT, type JobSearch } from '../../../jobs/job-search.js';
 import { isFinished, JOB_STATUSES } from '../../../jobs/statuses.js';
 import { StoreError } from '../../../store/store-error.js';
-import { renderPage, userOf, type ConsolePages } from '../console-context.js';
+import { pageData, renderPage, userOf, type ConsolePages } from '../console-context.js';
 
 /** jobs a list page shows */
 export const JOBS_PER_PAGE = 50;
+/** loaded tables whose row counts a job's page looks up (the rest are listed without) */
+const TABLES_COUNTED = 50;
 /** log lines a job page shows at once (newest), and each "Older" page */
 export const LOG_LINES = 200;
 const MAX_OFFSET = 100_000;
@@ -107,9 +110,35 @@ export function jobPages(app: FastifyInstance, pages: ConsolePages): void {
     });
   });
 
+  /** What a job's heading and facts show (the page's, and each live log fragment's to refresh them). */
+  const jobFacts = async (request: FastifyRequest, job: QueueJob) => {
+    const tables = backend.tables(userOf(request).token);
+    const loaded = job.result?.output.tables.map((t) => t.id) ?? [];
+    const rows = await Promise.all(
+      loaded.slice(0, TABLES_COUNTED).map((id) => tables.table(id).then((t) => t.rowsCount, () => undefined)),
+    );
+    const scheduled = (await schedules?.firedJobIds([job.id])) ?? new Set<number>();
+    return {
+      ...jobRow(job, scheduled),
+      runId: job.runId,
+      mode: job.mode,
+      started: job.started,
+      ended: job.ended,
+      message: job.result?.error?.message ?? job.result?.message,
+      errorType: job.result?.error?.type,
+      errorCode: job.result?.error?.code,
+      configVersion: job.result?.configVersion ?? null,
+      tables: loaded.map((id, i) => ({ id, rows: rows[i] === undefined ? undefined : groupThousands(rows[i]) })),
+      attempt: job.attempt,
+      type: job.type,
+    };
+  };
+
   app.get<{ Params: { id: string }; Querystring: Query }>('/jobs/:id', async (request, reply) => {
     const jobs = requireQueue();
     const { projectId } = userOf(request).token;
+    // read before the log: a line written after it changes the marker, so the live log fetches it
+    const marker = (await backend.changeMarker()) ?? '';
     const job = await jobs.get(projectId, jobIdOf(request.params.id));
     if (!job) throw new StoreError(404, '', 'There is no such job in this project.');
     const [parent] = job.parentRunId ? await jobs.search(projectId, { ...listAll, runIds: [job.parentRunId] }) : [];
@@ -125,32 +154,20 @@ export function jobPages(app: FastifyInstance, pages: ConsolePages): void {
     const last = lines.at(-1);
     return renderPage(request, reply, 'job', 'Jobs', {
       title: `Job ${job.id}`,
-      job: {
-        ...jobRow(job, new Set()),
-        runId: job.runId,
-        mode: job.mode,
-        started: job.started,
-        ended: job.ended,
-        message: job.result?.error?.message ?? job.result?.message,
-        errorType: job.result?.error?.type,
-        errorCode: job.result?.error?.code,
-        configVersion: job.result?.configVersion ?? null,
-        tables: job.result?.output.tables.map((t) => t.id) ?? [],
-        attempt: job.attempt,
-        type: job.type,
-      },
+      job: await jobFacts(request, job),
       parent: parent ? jobRow(parent, new Set()) : undefined,
       children: children.map((c) => ({ ...jobRow(c, new Set()), taskId: c.orchestrationTaskId, type: c.type })),
       lines: lines.map(lineView),
       olderFrom: newest.length > LOG_LINES ? `${job.id}:${lines[0].seq}` : undefined,
       paged: older !== undefined,
       cursor: `${job.id}:${last?.seq ?? older?.seq ?? 0}`,
-      marker: (await backend.changeMarker()) ?? '',
+      marker,
       live: !isFinished(job.status) && older === undefined,
     });
   });
 
-  // the live log: the lines after `after`; nothing (204) while the store has not changed since `marker`
+  // the live log: the lines after `after` and the job's heading again; nothing (204) while the
+  // store has not changed since `marker`
   app.get<{ Params: { id: string }; Querystring: Query }>('/jobs/:id/log', async (request, reply) => {
     const jobs = requireQueue();
     const { projectId } = userOf(request).token;
@@ -167,13 +184,17 @@ export function jobPages(app: FastifyInstance, pages: ConsolePages): void {
     });
     const last = lines.at(-1);
     return reply.type('text/html; charset=utf-8').send(
-      await reply.viewAsync('job-log-lines', {
-        id,
-        lines: lines.map(lineView),
-        cursor: `${id}:${last?.seq ?? after?.seq ?? 0}`,
-        marker: marker ?? '',
-        live: !isFinished(job.status) || lines.length === LOG_LINES,
-      }),
+      await reply.viewAsync(
+        'job-log-lines',
+        pageData(request, 'Jobs', {
+          id,
+          job: await jobFacts(request, job),
+          lines: lines.map(lineView),
+          cursor: `${id}:${last?.seq ?? after?.seq ?? 0}`,
+          marker: marker ?? '',
+          live: !isFinished(job.status) || lines.length === LOG_LINES,
+        }),
+      ),
     );
   });
 
