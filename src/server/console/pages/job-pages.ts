@@ -64,7 +64,7 @@ const lineView = (e: JobEvent) => ({ created: e.created, level: e.level, message
 
 /** The Jobs list, a job's page with its live log, and its actions. */
 export function jobPages(app: FastifyInstance, pages: ConsolePages): void {
-  const { queue, schedules, queueHooks, backend } = pages;
+  const { queue, schedules, queueHooks } = pages;
 
   const requireQueue = () => {
     if (!queue) throw new StoreError(404, '', 'This gex serves no job queue (start it with a store that has one).');
@@ -115,6 +115,8 @@ export function jobPages(app: FastifyInstance, pages: ConsolePages): void {
     const [parent] = job.parentRunId ? await jobs.search(projectId, { ...listAll, runIds: [job.parentRunId] }) : [];
     const children = await jobs.search(projectId, { ...listAll, parentRunId: job.runId, sortOrder: 'asc' });
     const older = position(request.query.before);
+    // read before the lines (JobRepository.logMarker)
+    const marker = await jobs.logMarker();
     const newest = await jobs.events(projectId, {
       jobId: job.id,
       newestFirst: true,
@@ -145,17 +147,17 @@ export function jobPages(app: FastifyInstance, pages: ConsolePages): void {
       olderFrom: newest.length > LOG_LINES ? `${job.id}:${lines[0].seq}` : undefined,
       paged: older !== undefined,
       cursor: `${job.id}:${last?.seq ?? older?.seq ?? 0}`,
-      marker: (await backend.changeMarker()) ?? '',
+      marker: marker ?? '',
       live: !isFinished(job.status) && older === undefined,
     });
   });
 
-  // the live log: the lines after `after`; nothing (204) while the store has not changed since `marker`
+  // the live log: the lines after `after`; nothing (204) while no log has changed since `marker`
   app.get<{ Params: { id: string }; Querystring: Query }>('/jobs/:id/log', async (request, reply) => {
     const jobs = requireQueue();
     const { projectId } = userOf(request).token;
     const id = jobIdOf(request.params.id);
-    const marker = await backend.changeMarker();
+    const marker = await jobs.logMarker();
     if (marker !== null && request.query.marker === marker) return reply.code(204).send();
     const job = await jobs.get(projectId, id);
     if (!job) throw new StoreError(404, '', 'There is no such job in this project.');
