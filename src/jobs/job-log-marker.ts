@@ -96,7 +96,7 @@ export class JobLogMarker {
       this.failures = 0;
     } catch (error) {
       await client?.end().catch(() => undefined);
-      this.failed(error as Error);
+      if (!this.closed) this.failed(error as Error);
     } finally {
       this.connecting = undefined;
     }
@@ -114,7 +114,9 @@ export class JobLogMarker {
     const wait = Math.min(maxRetryMs, retryMs * 2 ** Math.min(this.failures, 16));
     this.failures++;
     this.nextAttempt = this.now() + wait;
-    logger.warn(`Job log notifications: ${error.message}; live logs are read on every poll (listening again in ${wait} ms)`);
+    logger.warn(
+      `Job log notifications: ${error.message}; live logs are read on every poll (listening again in ${wait} ms)`,
+    );
   }
 
   async close(): Promise<void> {
