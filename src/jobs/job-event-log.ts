@@ -1,15 +1,20 @@
 import type { Database, SqlParam, TransactionExecutor } from '../store/sql/database.js';
 import type { EventPosition, JobEvent } from './job-record.js';
 import type { Row } from './job-rows.js';
+import { jobLogChannel } from './job-log-marker.js';
 
 /** A LIKE pattern matching `text` literally (escape character `\`). */
 function likeLiteral(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-/** Appends lines to a job's log in `tx`, numbered after the ones it has. */
+/**
+ * Appends lines to a job's log in `tx`, numbered after the ones it has. PostgreSQL: also notifies
+ * `channel` (jobLogChannel), delivered once `tx` commits — what the live log's marker counts.
+ */
 export async function appendJobEvents(
   tx: TransactionExecutor,
+  channel: string | null,
   job: { id: number; projectId: number },
   events: ReadonlyArray<Pick<JobEvent, 'created' | 'level' | 'message'>>,
 ): Promise<void> {
@@ -19,19 +24,32 @@ export async function appendJobEvents(
     'INSERT INTO queue_job_events (job_id, seq, project_id, created, level, message) VALUES (?, ?, ?, ?, ?, ?)',
     events.map((e, i) => [job.id, first + i, job.projectId, e.created, e.level, e.message]),
   );
+  if (channel !== null) await tx.run(`SELECT pg_notify(?, '')`, [channel]);
 }
 
 /** The jobs' logs (queue_job_events): lines appended by workers, read back bounded. */
 export class JobEventLog {
+  private notifyChannel: Promise<string | null> | undefined;
+
   constructor(private readonly db: Database) {}
 
+  /** The channel appends notify (appendJobEvents); null on SQLite. */
+  channel(): Promise<string | null> {
+    this.notifyChannel ??= jobLogChannel(this.db).catch((error: unknown) => {
+      this.notifyChannel = undefined; // asked again next time (the database may be back)
+      throw error;
+    });
+    return this.notifyChannel;
+  }
+
   /** Appends lines to a job's log, numbered after the ones it has. */
-  appendEvents(
+  async appendEvents(
     job: { id: number; projectId: number },
     events: ReadonlyArray<Pick<JobEvent, 'created' | 'level' | 'message'>>,
   ): Promise<void> {
-    if (events.length === 0) return Promise.resolve();
-    return this.db.transaction((tx) => appendJobEvents(tx, job, events));
+    if (events.length === 0) return;
+    const channel = await this.channel();
+    await this.db.transaction((tx) => appendJobEvents(tx, channel, job, events));
   }
 
   /**

@@ -60,11 +60,14 @@ export async function openJobQueue(backend: EmbeddedBackend, options: JobQueueOp
     };
   }
   const db = backend.db as PostgresDatabase;
-  const [{ PgBossDispatch }, { PgBossSource }, { JobLocks }] = await Promise.all([
+  const [{ PgBossDispatch }, { PgBossSource }, { JobLocks }, { JobLogMarker }] = await Promise.all([
     import('./dispatch/pg-boss-dispatch.js'),
     import('./dispatch/pg-boss-source.js'),
     import('../store/sql/advisory-locks.js'),
+    import('./job-log-marker.js'),
   ]);
+  // the live log's marker: one listening session, opened on the first read (a console's live log)
+  const logMarker = new JobLogMarker({ db, logger });
   // a kill asks PostgreSQL whether a worker holds the job's session lock (opened on the first kill that needs it)
   const killLocks = new JobLocks(db, 'job kill', () => undefined);
   const dispatch: PgBossDispatch = new PgBossDispatch(db, {
@@ -74,6 +77,7 @@ export async function openJobQueue(backend: EmbeddedBackend, options: JobQueueOp
   const jobs = (holder.jobs = new JobRepository(db, {
     retryLimit,
     onNotifications,
+    logMarker: () => logMarker.marker(),
     workerGone: async (job) => {
       if (!(await killLocks.takeIfOrphaned(job.id))) return false;
       // a job that is terminating is claimed by no worker: letting go at once is safe
@@ -91,6 +95,7 @@ export async function openJobQueue(backend: EmbeddedBackend, options: JobQueueOp
     registry,
     source: (onLocksLost) => Promise.resolve(new PgBossSource({ db, jobs, dispatch, logger, onLocksLost })),
     close: async () => {
+      await logMarker.close();
       await killLocks.close();
       await dispatch.stop();
     },

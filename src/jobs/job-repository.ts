@@ -49,6 +49,8 @@ export interface JobRepositoryOptions {
   workerGone?: (job: QueueJob) => Promise<boolean>;
   /** Told, after the commit, of a flow's notification tasks that are due (the sender records each outcome). */
   onNotifications?: (due: DueNotification[]) => void;
+  /** the job logs' marker (logMarker); default: the database's change marker */
+  logMarker?: () => Promise<string | null>;
 }
 
 const CANCELLED: JobResult = {
@@ -359,6 +361,7 @@ export class JobRepository extends JobReads {
    * does. The configuration's next job becomes runnable when this one is done.
    */
   async finish(id: number, outcome: Outcome, now = new Date()): Promise<boolean> {
+    const channel = await this.log.channel();
     let next: RunnableJob | undefined;
     let flowStep: FlowStepOutcome | undefined;
     const ended = await this.db.transaction(async (tx) => {
@@ -386,7 +389,7 @@ export class JobRepository extends JobReads {
           `UPDATE queue_jobs SET status = 'created', attempt = attempt + 1, started = NULL, worker = NULL WHERE id = ?`,
           [id],
         );
-        await appendJobEvents(tx, { id, projectId: Number(row.project_id) }, [
+        await appendJobEvents(tx, channel, { id, projectId: Number(row.project_id) }, [
           {
             created: now.toISOString(),
             level: 'warning',
@@ -436,6 +439,16 @@ export class JobRepository extends JobReads {
     events: ReadonlyArray<Pick<JobEvent, 'created' | 'level' | 'message'>>,
   ): Promise<void> {
     return this.log.appendEvents(job, events);
+  }
+
+  /**
+   * A value that differs after any line was appended to any job's log since it was read (by any
+   * process); null when that cannot be known now. Read it before the log: equal to the one read
+   * before the last read, nothing new is there. SQLite: the database's change marker; PostgreSQL:
+   * the queue's JobLogMarker.
+   */
+  logMarker(): Promise<string | null> {
+    return this.options.logMarker ? this.options.logMarker() : this.db.changeMarker();
   }
 
   /** The log of the project's jobs with this id or run id (JobEventLog.events). */

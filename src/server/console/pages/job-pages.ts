@@ -137,8 +137,8 @@ export function jobPages(app: FastifyInstance, pages: ConsolePages): void {
   app.get<{ Params: { id: string }; Querystring: Query }>('/jobs/:id', async (request, reply) => {
     const jobs = requireQueue();
     const { projectId } = userOf(request).token;
-    // read before the log: a line written after it changes the marker, so the live log fetches it
-    const marker = (await backend.changeMarker()) ?? '';
+    // read before the log (JobRepository.logMarker): a line written after it changes the marker
+    const marker = (await jobs.logMarker()) ?? '';
     const job = await jobs.get(projectId, jobIdOf(request.params.id));
     if (!job) throw new StoreError(404, '', 'There is no such job in this project.');
     const [parent] = job.parentRunId ? await jobs.search(projectId, { ...listAll, runIds: [job.parentRunId] }) : [];
@@ -166,13 +166,13 @@ export function jobPages(app: FastifyInstance, pages: ConsolePages): void {
     });
   });
 
-  // the live log: the lines after `after` and the job's heading again; nothing (204) while the
-  // store has not changed since `marker`
+  // the live log: the lines after `after` and the job's heading again; nothing (204) while no log
+  // has changed since `marker` (a job's end writes its last lines, so its heading follows)
   app.get<{ Params: { id: string }; Querystring: Query }>('/jobs/:id/log', async (request, reply) => {
     const jobs = requireQueue();
     const { projectId } = userOf(request).token;
     const id = jobIdOf(request.params.id);
-    const marker = await backend.changeMarker();
+    const marker = await jobs.logMarker();
     if (marker !== null && request.query.marker === marker) return reply.code(204).send();
     const job = await jobs.get(projectId, id);
     if (!job) throw new StoreError(404, '', 'There is no such job in this project.');
