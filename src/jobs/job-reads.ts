@@ -53,6 +53,7 @@ export class JobReads {
       where.push(`(j.parent_run_id = ? OR j.parent_run_id LIKE ? ESCAPE '\\')`);
       params.push(search.parentRunId, `${search.parentRunId.replace(/[\\%_]/g, (c) => `\\${c}`)}.%`);
     }
+    anyOf('j.parent_run_id', search.parentRunIds);
     anyOf('j.type', search.types);
     bound('j.created', '>=', search.createdFrom);
     bound('j.created', '<=', search.createdTo);

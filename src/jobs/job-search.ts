@@ -16,6 +16,8 @@ export interface JobSearch {
   statuses?: JobStatus[];
   /** '' = jobs without a parent run; else the jobs below that run (its children and theirs) */
   parentRunId?: string;
+  /** jobs whose parent run is one of these (direct children only; an index finds them) */
+  parentRunIds?: string[];
   /** ISO 8601 UTC bounds, inclusive */
   createdFrom?: string;
   createdTo?: string;

@@ -282,6 +282,14 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
     description: 'the console: which jobs a schedule fired, found by job',
     statements: [`CREATE INDEX schedule_ticks_job ON schedule_ticks (job_id)`],
   },
+  {
+    version: 17,
+    description: "the console: a job's parent and children, found by run id",
+    statements: [
+      `CREATE INDEX queue_jobs_run ON queue_jobs (project_id, run_id)`,
+      `CREATE INDEX queue_jobs_parent_run ON queue_jobs (project_id, parent_run_id)`,
+    ],
+  },
 ];
 
 export const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied TEXT NOT NULL)`;

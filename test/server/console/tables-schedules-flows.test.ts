@@ -298,6 +298,29 @@ describe('console: Tables, Schedules, Flows', function () {
       assert.match(runs, /<span class="status success">success<\/span>/);
       assert.equal([...runs.matchAll(/<tr><td>/g)].length, 1, 'only the root job, not its phases and tasks');
     });
+
+    it("a flow run's page lists its tree: each phase and task with its status; a task's page names its parent", async () => {
+      const client = await consoleLogin(served.url, token);
+      const tree = (await call(served.url, token, 'GET', `/search/jobs?parentRunId=${flowRun.runId}&limit=100`))
+        .body as Json[];
+      assert.ok(tree.length >= 2, `${tree.length} jobs below the root`);
+      const page = await client.get(`/console/jobs/${flowRun.id}`);
+      assert.equal(page.status, 200);
+      const children = /<h2>Children<\/h2>[\s\S]*?<\/table>/.exec(page.html)?.[0] ?? '';
+      const listed = [...children.matchAll(/<tr><td><a href="\/console\/jobs\/(\d+)">[\s\S]*?<td>(\w+)<\/td>/g)].map(
+        (m) => [Number(m[1]), m[2]],
+      );
+      assert.deepEqual(
+        listed,
+        tree.map((j) => Number(j.id)).sort((a, b) => a - b).map((id) => [id, tree.find((j) => Number(j.id) === id)!.type]),
+        'every phase and task, in id order',
+      );
+      const task = tree.find((j) => j.type === 'standard')!;
+      assert.match(children, new RegExp(`/console/jobs/${task.id}">${task.id}</a></td><td>standard</td><td>[^<]*</td><td><span class="status ${task.status}">`));
+      const taskPage = await client.get(`/console/jobs/${task.id}`);
+      assert.match(taskPage.html, /<h2>Parent<\/h2>\s*<p><a href="\/console\/jobs\/\d+">Job \d+<\/a>/);
+      assert.ok(!taskPage.html.includes('<h2>Children</h2>'), 'a task has no children');
+    });
   });
 
   it("another project's token sees none of it; its table page is a 404", async () => {

@@ -142,7 +142,11 @@ export function jobPages(app: FastifyInstance, pages: ConsolePages): void {
     const job = await jobs.get(projectId, jobIdOf(request.params.id));
     if (!job) throw new StoreError(404, '', 'There is no such job in this project.');
     const [parent] = job.parentRunId ? await jobs.search(projectId, { ...listAll, runIds: [job.parentRunId] }) : [];
-    const children = await jobs.search(projectId, { ...listAll, parentRunId: job.runId, sortOrder: 'asc' });
+    // its children and theirs (a flow's phases and their tasks), each level found by index
+    const below = (runIds: string[]) =>
+      runIds.length === 0 ? [] : jobs.search(projectId, { ...listAll, parentRunIds: runIds, sortOrder: 'asc' });
+    const first = await below([job.runId]);
+    const children = [...first, ...(await below(first.map((c) => c.runId)))].sort((a, b) => a.id - b.id);
     const older = position(request.query.before);
     const newest = await jobs.events(projectId, {
       jobId: job.id,
