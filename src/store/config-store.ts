@@ -55,7 +55,11 @@ export interface ConfigStore {
    * A page of the live configurations (by component id, then id) without their bodies, rows or
    * state, and how many there are: what a long listing needs. Only the embedded store has it.
    */
-  listConfigurationSummaries?(page: { componentId?: string; limit: number; offset: number }): Promise<ConfigurationSummaries>;
+  listConfigurationSummaries?(page: {
+    componentId?: string;
+    limit: number;
+    offset: number;
+  }): Promise<ConfigurationSummaries>;
   createConfiguration(componentId: string, input: CreateConfigurationInput): Promise<Configuration>;
   /**
    * Creates a configuration with its rows and their order as one change, all or nothing: one

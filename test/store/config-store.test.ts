@@ -86,12 +86,14 @@ for (const factory of storeBackends()) {
       });
 
       it('lists summaries a page at a time: by component then id in byte order, counted, live ones only', async () => {
-        for (const id of ['b', 'B', '10', '9']) await store.createConfiguration(C, { name: `n ${id}`, configurationId: id });
+        for (const id of ['b', 'B', '10', '9'])
+          await store.createConfiguration(C, { name: `n ${id}`, configurationId: id });
         await store.createConfiguration('keboola.scheduler', { name: 's', configurationId: 'a' });
         await store.createConfiguration(C, { name: 'gone', configurationId: 'gone' });
         await store.deleteConfiguration(C, 'gone');
         await store.updateConfiguration(C, 'B', { isDisabled: true, changeDescription: 'off' });
-        const page = (p: { componentId?: string; limit: number; offset: number }) => store.listConfigurationSummaries!(p);
+        const page = (p: { componentId?: string; limit: number; offset: number }) =>
+          store.listConfigurationSummaries!(p);
         const first = await page({ limit: 3, offset: 0 });
         assert.equal(first.total, 5);
         assert.deepEqual(

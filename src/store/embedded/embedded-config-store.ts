@@ -79,7 +79,11 @@ export class EmbeddedConfigStore implements ConfigStore {
     return configurations.listConfigurations(this.s, componentId, options);
   }
 
-  listConfigurationSummaries(page: { componentId?: string; limit: number; offset: number }): Promise<ConfigurationSummaries> {
+  listConfigurationSummaries(page: {
+    componentId?: string;
+    limit: number;
+    offset: number;
+  }): Promise<ConfigurationSummaries> {
     return this.s.read((repo) => repo.listConfigSummaries(this.s.info.projectId, page));
   }
 

@@ -312,11 +312,19 @@ describe('console: Tables, Schedules, Flows', function () {
       );
       assert.deepEqual(
         listed,
-        tree.map((j) => Number(j.id)).sort((a, b) => a - b).map((id) => [id, tree.find((j) => Number(j.id) === id)!.type]),
+        tree
+          .map((j) => Number(j.id))
+          .sort((a, b) => a - b)
+          .map((id) => [id, tree.find((j) => Number(j.id) === id)!.type]),
         'every phase and task, in id order',
       );
       const task = tree.find((j) => j.type === 'standard')!;
-      assert.match(children, new RegExp(`/console/jobs/${task.id}">${task.id}</a></td><td>standard</td><td>[^<]*</td><td><span class="status ${task.status}">`));
+      assert.match(
+        children,
+        new RegExp(
+          `/console/jobs/${task.id}">${task.id}</a></td><td>standard</td><td>[^<]*</td><td><span class="status ${task.status}">`,
+        ),
+      );
       const taskPage = await client.get(`/console/jobs/${task.id}`);
       assert.match(taskPage.html, /<h2>Parent<\/h2>\s*<p><a href="\/console\/jobs\/\d+">Job \d+<\/a>/);
       assert.ok(!taskPage.html.includes('<h2>Children</h2>'), 'a task has no children');

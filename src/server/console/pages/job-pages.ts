@@ -115,7 +115,12 @@ export function jobPages(app: FastifyInstance, pages: ConsolePages): void {
     const tables = backend.tables(userOf(request).token);
     const loaded = job.result?.output.tables.map((t) => t.id) ?? [];
     const rows = await Promise.all(
-      loaded.slice(0, TABLES_COUNTED).map((id) => tables.table(id).then((t) => t.rowsCount, () => undefined)),
+      loaded.slice(0, TABLES_COUNTED).map((id) =>
+        tables.table(id).then(
+          (t) => t.rowsCount,
+          () => undefined,
+        ),
+      ),
     );
     const scheduled = (await schedules?.firedJobIds([job.id])) ?? new Set<number>();
     return {
