@@ -181,9 +181,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   // secrets are served only as ciphers). Everything inside a project needs a token.
   await app.register(
     async (open) => {
-      const services = options.queue
-        ? ['queue', 'scheduler', ...(options.subscriptions ? ['notification'] : [])]
-        : [];
+      const services = options.queue ? ['queue', 'scheduler', ...(options.subscriptions ? ['notification'] : [])] : [];
       apiIndexRoutes(open, backend, revision, services);
       publicComponentRoute(open, backend);
     },

@@ -32,7 +32,12 @@ function summary(component: JsonObject): JsonObject {
 }
 
 /** `GET /v2/storage` — the API index (docs/storage-api.md#resources) with every registered component; public, no token. */
-export function apiIndexRoutes(app: FastifyInstance, backend: ServerBackend, revision: string, services: readonly string[] = []): void {
+export function apiIndexRoutes(
+  app: FastifyInstance,
+  backend: ServerBackend,
+  revision: string,
+  services: readonly string[] = [],
+): void {
   app.get<{ Querystring: Query }>('/', async (request, reply) => {
     const exclude = new Set(commaList(queryValue(request.query, 'exclude') ?? ''));
     const index: JsonObject = new Map<string, JsonValue>([
