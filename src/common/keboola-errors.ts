@@ -89,6 +89,10 @@ export const KEBOOLA_ERRORS = {
   schedulerValidation: { code: 'scheduler.validation', status: 400 },
   schedulerNotFound: { code: 'scheduler.notFound', status: 404 },
   schedulerConfigurationNotFound: { code: 'scheduler.configurationNotFound', status: 404 },
+
+  // the Notification API
+  notificationValidation: { code: 'notification.validation', status: 400 },
+  notificationNotFound: { code: 'notification.notFound', status: 404 },
 } as const satisfies Record<string, KeboolaError>;
 
 /** An entry answered over HTTP: one with a status. */

@@ -5,6 +5,7 @@ import { openJobQueue, type JobQueue } from './job-queue.js';
 import type { QueueJob } from './job-record.js';
 import type { JobRepository } from './job-repository.js';
 import type { ScheduleRepository } from './schedules/schedule-repository.js';
+import type { SubscriptionRepository } from './notifications/subscription-repository.js';
 import { storageJobServices, type StorageJobSettings } from './storage/storage-job-services.js';
 import type { StorageJobRunner } from './storage/storage-job-runner.js';
 import type { WorkerPool } from './worker-pool.js';
@@ -44,6 +45,7 @@ export interface JobPlatformOptions {
 export interface ServedJobs {
   queue: JobRepository;
   schedules: ScheduleRepository;
+  subscriptions: SubscriptionRepository;
   queueHooks: QueueHooks;
   storageJobs?: StorageJobRunner;
 }
@@ -127,6 +129,7 @@ export class JobPlatform {
     const served: ServedJobs = {
       queue: queue.jobs,
       schedules: queue.schedules,
+      subscriptions: queue.subscriptions,
       queueHooks: { created: () => pool?.wake(), killed: (job) => pool?.kill(job.id) },
       storageJobs: storage?.runner,
     };

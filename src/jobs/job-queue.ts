@@ -6,6 +6,7 @@ import { JobRepository } from './job-repository.js';
 import { FlowNotifications } from './flows/flow-notifications.js';
 import type { DueNotification } from './flows/flow-runs.js';
 import { ScheduleRepository } from './schedules/schedule-repository.js';
+import { SubscriptionRepository } from './notifications/subscription-repository.js';
 import { StoreClaimSource, type JobSource } from './job-source.js';
 import { WorkerRegistry } from './worker-registry.js';
 
@@ -17,11 +18,16 @@ export interface JobQueueOptions {
   supervise?: boolean;
 }
 
+/** what a subscription's sealed secrets are bound to (with its project) */
+export const SUBSCRIPTION_SECRETS = 'notification-subscription';
+
 /** A store's job queue as one process uses it: the jobs, and where a worker pool gets them. */
 export interface JobQueue {
   readonly jobs: JobRepository;
   /** the store's schedules (they fire jobs into `jobs`) */
   readonly schedules: ScheduleRepository;
+  /** the store's Notification API subscriptions */
+  readonly subscriptions: SubscriptionRepository;
   /** the store's dispatch: `multi-machine` (PostgreSQL, pg-boss) or `one-machine` (SQLite) */
   readonly scope: 'one-machine' | 'multi-machine';
   /** the worker pools of the store's servers and workers (who runs its jobs) */
@@ -39,6 +45,7 @@ export interface JobQueue {
 export async function openJobQueue(backend: EmbeddedBackend, options: JobQueueOptions): Promise<JobQueue> {
   const { logger, retryLimit = 0 } = options;
   const registry = new WorkerRegistry(backend.db);
+  const subscriptions = new SubscriptionRepository(backend.db, backend.projectSecrets(SUBSCRIPTION_SECRETS));
   // a flow's notification tasks, sent after the commit that made them due, their outcome recorded
   const notifications = new FlowNotifications(logger);
   const holder: { jobs?: JobRepository } = {};
@@ -53,6 +60,7 @@ export async function openJobQueue(backend: EmbeddedBackend, options: JobQueueOp
     return {
       jobs,
       schedules: new ScheduleRepository(backend.db),
+      subscriptions,
       scope: 'one-machine',
       registry,
       source: () => Promise.resolve(new StoreClaimSource(jobs, registry, logger)),
@@ -91,6 +99,7 @@ export async function openJobQueue(backend: EmbeddedBackend, options: JobQueueOp
   return {
     jobs,
     schedules: new ScheduleRepository(db),
+    subscriptions,
     scope: 'multi-machine',
     registry,
     source: (onLocksLost) => Promise.resolve(new PgBossSource({ db, jobs, dispatch, logger, onLocksLost })),

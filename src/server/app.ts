@@ -23,6 +23,8 @@ import type { QueueHooks } from '../jobs/job-platform.js';
 import { queueRoutes } from './routes/queue.js';
 import { consoleRoutes } from './console/console-plugin.js';
 import { scheduleRoutes } from './routes/schedules.js';
+import { notificationRoutes } from './routes/notifications.js';
+import type { SubscriptionRepository } from '../jobs/notifications/subscription-repository.js';
 import { secretRoutes } from './routes/secrets.js';
 import { queueEventRoutes } from './routes/queue-events.js';
 import { metadataRoutes } from './routes/metadata.js';
@@ -71,6 +73,8 @@ export interface ServerOptions {
   queue?: JobRepository;
   /** the schedules the Scheduler API serves, beside the Queue API */
   schedules?: ScheduleRepository;
+  /** the subscriptions the Notification API serves, beside the Queue API */
+  subscriptions?: SubscriptionRepository;
   /** largest file uploaded to File Storage, in bytes (default 5 GiB); larger ones get 413 */
   fileLimit?: number;
   /** bytes all File Storage uploads together hold in memory (default 64 MiB); past it an upload gets 503 */
@@ -177,7 +181,8 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   // secrets are served only as ciphers). Everything inside a project needs a token.
   await app.register(
     async (open) => {
-      apiIndexRoutes(open, backend, revision, options.queue !== undefined);
+      const services = options.queue ? ['queue', 'scheduler', ...(options.subscriptions ? ['notification'] : [])] : [];
+      apiIndexRoutes(open, backend, revision, services);
       publicComponentRoute(open, backend);
     },
     { prefix: '/v2/storage' },
@@ -230,6 +235,13 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
       await api.register(async (scheduler) => {
         scheduler.addHook('onRequest', serviceToken);
         scheduleRoutes(scheduler, schedules);
+      });
+    // Keboola's Notification API (the service "notification"): subscriptions to job events
+    const subscriptions = queueJobs && options.subscriptions;
+    if (subscriptions)
+      await api.register(async (notification) => {
+        notification.addHook('onRequest', serviceToken);
+        notificationRoutes(notification, subscriptions);
       });
   });
 

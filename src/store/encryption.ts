@@ -185,6 +185,17 @@ export function cipherScope(projectId: number, componentId: string): CipherScope
   return { prefix: CIPHER_PREFIX, data: `project:${projectId}|component:${componentId}` };
 }
 
+/** A secret a service keeps for a project (a webhook's signing secret): bound to the project and its purpose. */
+export function serviceCipherScope(projectId: number, purpose: string): CipherScope {
+  return { prefix: CIPHER_PREFIX, data: `project:${projectId}|service:${purpose}` };
+}
+
+/** Seals and opens the secrets one service keeps for projects, under the store's master key. */
+export interface ProjectSecrets {
+  seal(projectId: number, plain: string): string;
+  open(projectId: number, sealed: string): string;
+}
+
 /**
  * Secrets of a registered component (`data.image_parameters`, …): one registry serves every
  * project, so the cipher is bound to the component alone. A component cipher copied into a

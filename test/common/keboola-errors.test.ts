@@ -7,7 +7,7 @@ import { repoRoot } from '../support/cli.js';
 const TABLE_FILE = path.join('src', 'common', 'keboola-errors.ts');
 /** Literals that look like Keboola codes but are configuration paths (a row's storage mapping). */
 const NOT_CODES = new Set(['storage.input.tables', 'storage.output.tables']);
-const PREFIXED = /['"`]((?:storage|queue|scheduler|validation)\.[A-Za-z.]+)['"`]/g;
+const PREFIXED = /['"`]((?:storage|queue|scheduler|notification|validation)\.[A-Za-z.]+)['"`]/g;
 
 function sourceFiles(folder: string): string[] {
   return readdirSync(path.join(repoRoot, folder), { withFileTypes: true }).flatMap((entry) => {

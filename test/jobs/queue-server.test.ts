@@ -91,6 +91,7 @@ describe('Queue API and the embedded worker pool (gex serve --workers)', functio
     assert.deepEqual(index.body.services, [
       { id: 'queue', url: served.url },
       { id: 'scheduler', url: served.url },
+      { id: 'notification', url: served.url },
     ]);
     const created = await call(
       served.url,

@@ -126,10 +126,10 @@ describeEachBackend('server: tokens, index, branches, routing', (backend) => {
         assert.match(res.body.revision, /^gex-\d+\.\d+\.\d+/);
         assert.equal(typeof res.body.host, 'string');
         assert.match(res.body.documentation, /^https:\/\//);
-        // the Job Queue and Scheduler APIs, at the server's origin
+        // the Job Queue, Scheduler and Notification APIs, at the server's origin
         assert.deepEqual(
           res.body.services.map((s: { id: string }) => s.id),
-          ['queue', 'scheduler'],
+          ['queue', 'scheduler', 'notification'],
         );
         for (const service of res.body.services) assert.match(service.url, /^http:\/\/(127\.0\.0\.1|localhost):\d+$/);
         assert.deepEqual(res.body.features, []);

@@ -57,7 +57,7 @@ describe('Scheduler API (gex serve)', function () {
     const services = index.services as Json[];
     assert.deepEqual(
       services.map((s) => s.id),
-      ['queue', 'scheduler'],
+      ['queue', 'scheduler', 'notification'],
     );
     assert.equal(services[1].url, served.url);
   });

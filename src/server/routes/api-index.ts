@@ -32,7 +32,12 @@ function summary(component: JsonObject): JsonObject {
 }
 
 /** `GET /v2/storage` — the API index (docs/storage-api.md#resources) with every registered component; public, no token. */
-export function apiIndexRoutes(app: FastifyInstance, backend: ServerBackend, revision: string, queue = false): void {
+export function apiIndexRoutes(
+  app: FastifyInstance,
+  backend: ServerBackend,
+  revision: string,
+  services: readonly string[] = [],
+): void {
   app.get<{ Querystring: Query }>('/', async (request, reply) => {
     const exclude = new Set(commaList(queryValue(request.query, 'exclude') ?? ''));
     const index: JsonObject = new Map<string, JsonValue>([
@@ -46,19 +51,17 @@ export function apiIndexRoutes(app: FastifyInstance, backend: ServerBackend, rev
       const components = (await backend.listComponents()).map((c) => componentToWire(c));
       index.set('components', exclude.has('componentDetails') ? components.map(summary) : components);
     }
-    // the Job Queue and Scheduler APIs are served at this server's origin (clients look them up here)
+    // the Job Queue, Scheduler and Notification APIs are served at this server's origin (clients look them up here)
     const origin = absoluteUri(request, '');
     index.set(
       'services',
-      queue
-        ? ['queue', 'scheduler'].map(
-            (id) =>
-              new Map<string, JsonValue>([
-                ['id', id],
-                ['url', origin],
-              ]),
-          )
-        : [],
+      services.map(
+        (id) =>
+          new Map<string, JsonValue>([
+            ['id', id],
+            ['url', origin],
+          ]),
+      ),
     );
     index.set('features', []);
     index.set('urlTemplates', new Map(Object.entries(URL_TEMPLATES)));

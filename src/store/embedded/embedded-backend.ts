@@ -2,7 +2,13 @@ import { UserError } from '../../common/errors.js';
 import { isJsonObject, type JsonValue } from '../../json/index.js';
 import { phpToString } from '../../php/index.js';
 import type { ConfigStore } from '../config-store.js';
-import { cipherScope, componentCipherScope, type SecretCipher } from '../encryption.js';
+import {
+  cipherScope,
+  componentCipherScope,
+  serviceCipherScope,
+  type ProjectSecrets,
+  type SecretCipher,
+} from '../encryption.js';
 import { addressableIdProblem } from '../addressable-id.js';
 import type { Database } from '../sql/database.js';
 import { requireRunner, type RevealRequest } from '../secret-reveal.js';
@@ -218,6 +224,14 @@ export class EmbeddedBackend {
   /** Plaintext of the `#` values of a registered component's part — for the runner only, in memory. */
   decryptComponentSecrets(componentId: string, value: JsonValue): JsonValue {
     return this.cipher.decryptTree(value, componentCipherScope(componentId));
+  }
+
+  /** The master key's seal for secrets a service keeps per project, bound to `purpose` (never readable as another's). */
+  projectSecrets(purpose: string): ProjectSecrets {
+    return {
+      seal: (projectId, plain) => this.cipher.encrypt(plain, serviceCipherScope(projectId, purpose)),
+      open: (projectId, sealed) => this.cipher.decrypt(sealed, serviceCipherScope(projectId, purpose)),
+    };
   }
 
   /** Plaintext of the `#` values of a stored body — for the runner only, in memory. */

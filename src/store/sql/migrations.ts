@@ -290,6 +290,18 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
       `CREATE INDEX queue_jobs_parent_run ON queue_jobs (project_id, parent_run_id)`,
     ],
   },
+  {
+    version: 18,
+    description: "the Notification API: a project's subscriptions to job events",
+    statements: [
+      // recipient: what answers show (a webhook URL's query masked); sealed: the whole URL and the
+      // signing secret, encrypted under the master key (jobs/notifications/subscription-repository.ts)
+      `CREATE TABLE notification_subscriptions (
+        id BIGINT PRIMARY KEY, project_id BIGINT NOT NULL REFERENCES projects(id),
+        event TEXT NOT NULL, filters TEXT NOT NULL, recipient TEXT NOT NULL, sealed TEXT, created TEXT NOT NULL)`,
+      `CREATE INDEX notification_subscriptions_project ON notification_subscriptions (project_id, id)`,
+    ],
+  },
 ];
 
 export const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied TEXT NOT NULL)`;
