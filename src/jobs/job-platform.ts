@@ -6,9 +6,15 @@ import type { QueueJob } from './job-record.js';
 import type { JobRepository } from './job-repository.js';
 import type { ScheduleRepository } from './schedules/schedule-repository.js';
 import type { SubscriptionRepository } from './notifications/subscription-repository.js';
+import type { NotificationOutbox } from './notifications/notification-outbox.js';
 import { storageJobServices, type StorageJobSettings } from './storage/storage-job-services.js';
 import type { StorageJobRunner } from './storage/storage-job-runner.js';
 import type { WorkerPool } from './worker-pool.js';
+import {
+  NotificationSender,
+  type EmailChannel,
+  type NotificationSenderOptions,
+} from './notifications/notification-sender.js';
 
 /** how often a process looks for flow runs whose wait ran out */
 const FLOW_STEP_MS = 1000;
@@ -39,6 +45,15 @@ export interface JobPlatformOptions {
   workers?: WorkerSettings;
   /** a server's storage jobs (imports, exports), the end of dead servers' ones, the file purge; absent: none */
   storageJobs?: StorageJobSettings;
+  /** how this process delivers notifications (every server and worker delivers the store's outbox) */
+  notifications?: NotificationSettings;
+}
+
+/** The delivery settings of a process: its SMTP relay, the console's public origin for links. */
+export interface NotificationSettings {
+  email?: EmailChannel;
+  publicUrl?: string;
+  onAttempt?: NotificationSenderOptions['onAttempt'];
 }
 
 /** What a server serves of the platform (buildServer's options of the same names). */
@@ -46,6 +61,8 @@ export interface ServedJobs {
   queue: JobRepository;
   schedules: ScheduleRepository;
   subscriptions: SubscriptionRepository;
+  /** the notification events and their attempts (delivery records), and this process's sender (a test now) */
+  notifications: { outbox: NotificationOutbox; sender: NotificationSender };
   queueHooks: QueueHooks;
   storageJobs?: StorageJobRunner;
 }
@@ -61,11 +78,25 @@ export class JobPlatform {
     readonly queue: JobQueue,
     readonly served: ServedJobs,
     private readonly services: BackgroundServices,
+    /** the delivery of the store's notification outbox in this process */
+    readonly notifications: NotificationSender,
   ) {}
 
   static async open(backend: EmbeddedBackend, options: JobPlatformOptions): Promise<JobPlatform> {
     const { logger, workers } = options;
-    const queue = await openJobQueue(backend, { logger, retryLimit: options.retryLimit, supervise: !!workers });
+    const holder: { sender?: NotificationSender } = {};
+    const queue = await openJobQueue(backend, {
+      logger,
+      retryLimit: options.retryLimit,
+      supervise: !!workers,
+      onNotificationEvents: () => holder.sender?.wake(),
+    });
+    const sender = (holder.sender = new NotificationSender({
+      outbox: queue.outbox,
+      subscriptions: queue.subscriptions,
+      logger,
+      ...options.notifications,
+    }));
     const [{ WorkerPool }, { startScheduleTicker }] = await Promise.all([
       import('./worker-pool.js'),
       import('./schedules/schedule-ticker.js'),
@@ -101,6 +132,8 @@ export class JobPlatform {
     let flowSteps: NodeJS.Timeout | undefined;
     const services = new BackgroundServices([
       { name: 'job queue', start: async () => undefined, stop: () => queue.close() },
+      // every server and worker delivers the outbox, whichever is alive (stopped after the pool: a last job's end is sent)
+      { name: 'notifications', start: async () => sender.start(), stop: () => sender.stop() },
       ...(storage?.services ?? []),
       workerPool,
       {
@@ -130,10 +163,11 @@ export class JobPlatform {
       queue: queue.jobs,
       schedules: queue.schedules,
       subscriptions: queue.subscriptions,
+      notifications: { outbox: queue.outbox, sender },
       queueHooks: { created: () => pool?.wake(), killed: (job) => pool?.kill(job.id) },
       storageJobs: storage?.runner,
     };
-    return new JobPlatform(queue, served, services);
+    return new JobPlatform(queue, served, services, sender);
   }
 
   start(): Promise<void> {

@@ -7,6 +7,7 @@ import { FlowNotifications } from './flows/flow-notifications.js';
 import type { DueNotification } from './flows/flow-runs.js';
 import { ScheduleRepository } from './schedules/schedule-repository.js';
 import { SubscriptionRepository } from './notifications/subscription-repository.js';
+import { NotificationOutbox } from './notifications/notification-outbox.js';
 import { StoreClaimSource, type JobSource } from './job-source.js';
 import { WorkerRegistry } from './worker-registry.js';
 
@@ -16,6 +17,8 @@ export interface JobQueueOptions {
   retryLimit?: number;
   /** runs pg-boss's maintenance: long-running servers and workers, not one-off commands */
   supervise?: boolean;
+  /** told after a commit that wrote notification events (the process's sender looks at once) */
+  onNotificationEvents?: () => void;
 }
 
 /** what a subscription's sealed secrets are bound to (with its project) */
@@ -28,6 +31,8 @@ export interface JobQueue {
   readonly schedules: ScheduleRepository;
   /** the store's Notification API subscriptions */
   readonly subscriptions: SubscriptionRepository;
+  /** the events to deliver and their attempts */
+  readonly outbox: NotificationOutbox;
   /** the store's dispatch: `multi-machine` (PostgreSQL, pg-boss) or `one-machine` (SQLite) */
   readonly scope: 'one-machine' | 'multi-machine';
   /** the worker pools of the store's servers and workers (who runs its jobs) */
@@ -43,7 +48,8 @@ export interface JobQueue {
  * on any number of machines share it (docs/jobs.md).
  */
 export async function openJobQueue(backend: EmbeddedBackend, options: JobQueueOptions): Promise<JobQueue> {
-  const { logger, retryLimit = 0 } = options;
+  const { logger, retryLimit = 0, onNotificationEvents } = options;
+  const outbox = new NotificationOutbox(backend.db);
   const registry = new WorkerRegistry(backend.db);
   const subscriptions = new SubscriptionRepository(backend.db, backend.projectSecrets(SUBSCRIPTION_SECRETS));
   // a flow's notification tasks, sent after the commit that made them due, their outcome recorded
@@ -56,11 +62,13 @@ export async function openJobQueue(backend: EmbeddedBackend, options: JobQueueOp
       retryLimit,
       workerGone: (job) => registry.gone(job.worker),
       onNotifications,
+      onNotificationEvents,
     }));
     return {
       jobs,
       schedules: new ScheduleRepository(backend.db),
       subscriptions,
+      outbox,
       scope: 'one-machine',
       registry,
       source: () => Promise.resolve(new StoreClaimSource(jobs, registry, logger)),
@@ -85,6 +93,7 @@ export async function openJobQueue(backend: EmbeddedBackend, options: JobQueueOp
   const jobs = (holder.jobs = new JobRepository(db, {
     retryLimit,
     onNotifications,
+    onNotificationEvents,
     logMarker: () => logMarker.marker(),
     workerGone: async (job) => {
       if (!(await killLocks.takeIfOrphaned(job.id))) return false;
@@ -100,6 +109,7 @@ export async function openJobQueue(backend: EmbeddedBackend, options: JobQueueOp
     jobs,
     schedules: new ScheduleRepository(db),
     subscriptions,
+    outbox,
     scope: 'multi-machine',
     registry,
     source: (onLocksLost) => Promise.resolve(new PgBossSource({ db, jobs, dispatch, logger, onLocksLost })),

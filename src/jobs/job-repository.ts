@@ -30,6 +30,7 @@ import {
 } from './flows/flow-runs.js';
 import { isFinished, PENDING, RUNNING, statusesLeadingTo, type JobStatus } from './statuses.js';
 import { KEBOOLA_ERRORS } from '../common/keboola-errors.js';
+import { enqueueJobEnd } from './notifications/notification-outbox.js';
 
 /** The outcome a worker reports for a job whose process ended, given the status the job has now. */
 export type Outcome = (current: JobStatus) => { status: JobStatus; result: JobResult };
@@ -51,6 +52,8 @@ export interface JobRepositoryOptions {
   onNotifications?: (due: DueNotification[]) => void;
   /** the job logs' marker (logMarker); default: the database's change marker */
   logMarker?: () => Promise<string | null>;
+  /** Told, after the commit, that a job's end wrote notification events into the outbox (the sender looks at once). */
+  onNotificationEvents?: () => void;
 }
 
 const CANCELLED: JobResult = {
@@ -72,6 +75,8 @@ export type { RunnableJob } from './job-record.js';
  */
 export class JobRepository extends JobReads {
   private readonly log: JobEventLog;
+  /** a transaction of this repository wrote notification events: the sender is told after the commit */
+  private eventsWritten = false;
 
   constructor(
     db: Database,
@@ -94,6 +99,10 @@ export class JobRepository extends JobReads {
   ): Promise<void> {
     await this.runnable([...also, ...(step?.runnable ?? [])]);
     if (step?.notifications.length) this.options.onNotifications?.(step.notifications);
+    if (this.eventsWritten) {
+      this.eventsWritten = false;
+      this.options.onNotificationEvents?.();
+    }
   }
 
   /** What a flow's step may do to the queue inside transaction `tx`. */
@@ -101,6 +110,9 @@ export class JobRepository extends JobReads {
     return {
       tx,
       now,
+      jobEnded: async (id) => {
+        if ((await enqueueJobEnd(tx, id, now)) > 0) this.eventsWritten = true;
+      },
       createRun: async (job) => {
         const id = await nextJobId(tx);
         const status = (await runAhead(tx, job)) ? 'waiting' : 'created';
@@ -405,6 +417,8 @@ export class JobRepository extends JobReads {
         'UPDATE queue_jobs SET status = ?, ended = ?, duration_seconds = ?, result = ?, worker = NULL WHERE id = ?',
         [status, now.toISOString(), duration, JSON.stringify(result), id],
       );
+      // the events its end causes, in the same transaction: written exactly when the end is
+      if ((await enqueueJobEnd(tx, id, now)) > 0) this.eventsWritten = true;
       next = await this.promoteNext(tx, configKeyOf(row));
       flowStep = await this.taskEnded(tx, row, now);
       return true;

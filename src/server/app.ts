@@ -25,6 +25,7 @@ import { consoleRoutes } from './console/console-plugin.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { notificationRoutes } from './routes/notifications.js';
 import type { SubscriptionRepository } from '../jobs/notifications/subscription-repository.js';
+import type { NotificationDeliveries } from './routes/notifications.js';
 import { secretRoutes } from './routes/secrets.js';
 import { queueEventRoutes } from './routes/queue-events.js';
 import { metadataRoutes } from './routes/metadata.js';
@@ -75,6 +76,8 @@ export interface ServerOptions {
   schedules?: ScheduleRepository;
   /** the subscriptions the Notification API serves, beside the Queue API */
   subscriptions?: SubscriptionRepository;
+  /** their events' delivery records and a sample sent now (gex's additions to the Notification API) */
+  notifications?: NotificationDeliveries;
   /** largest file uploaded to File Storage, in bytes (default 5 GiB); larger ones get 413 */
   fileLimit?: number;
   /** bytes all File Storage uploads together hold in memory (default 64 MiB); past it an upload gets 503 */
@@ -241,7 +244,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     if (subscriptions)
       await api.register(async (notification) => {
         notification.addHook('onRequest', serviceToken);
-        notificationRoutes(notification, subscriptions);
+        notificationRoutes(notification, subscriptions, options.notifications);
       });
   });
 

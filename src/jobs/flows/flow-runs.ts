@@ -19,6 +19,8 @@ export interface QueueTx {
   createRun(job: NewJob): Promise<RunnableJob | undefined>;
   /** a task job killed: pending → cancelled (its configuration's next promoted), running → terminating */
   killRun(id: number): Promise<RunnableJob | undefined>;
+  /** a container of the flow (a phase, the flow's job) ended in this transaction: the events it causes */
+  jobEnded(id: number): Promise<void>;
 }
 
 /** A notification task due: sent after the commit, its outcome recorded by `notificationSent`. */
@@ -303,6 +305,7 @@ async function apply(
         phase.id,
       ]);
       phase.status = action.status;
+      await q.jobEnded(phase.id);
       return undefined;
     }
     case 'terminateTask': {
@@ -367,6 +370,7 @@ async function writeRootResult(q: QueueTx, run: FlowRunRow, rootId: number, acti
     [end.status, now.toISOString(), duration, JSON.stringify(result), rootId],
   );
   await tx.run('UPDATE flow_runs SET ended = 1, wake_at = NULL WHERE root_job_id = ?', [rootId]);
+  await q.jobEnded(rootId);
 }
 
 /**

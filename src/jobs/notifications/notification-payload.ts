@@ -28,8 +28,13 @@ export interface NotificationPayload {
   project: { id: string; name: string };
   /** a phase event's phase (a flow's phase container job) */
   phase?: { id: string; jobId: string };
-  /** job-processing-long: the usual duration (the average of the configuration's last successful jobs) and the overrun */
-  averageDurationSeconds?: number;
+  /**
+   * job-processing-long (Keboola's names): the usual duration in seconds (the average of the
+   * configuration's last successful jobs), how long it runs now, and the overrun as a fraction
+   * (0.75: 75 % longer than usual)
+   */
+  averageDuration?: number;
+  currentDuration?: number;
   durationOvertimePercentage?: number;
 }
 

@@ -9,6 +9,17 @@ import { sessionOf } from '../auth.js';
 import { errorHandler } from '../errors/errors.js';
 import { sendJson, sendNoContent } from '../http/reply.js';
 import { QUEUE_BODY_LIMIT } from './queue.js';
+import type { DeliveryRecord, NotificationOutbox } from '../../jobs/notifications/notification-outbox.js';
+import type { NotificationSender } from '../../jobs/notifications/notification-sender.js';
+
+/** The delivery side the routes read (records) and use (a sample sent now). */
+export interface NotificationDeliveries {
+  outbox: Pick<NotificationOutbox, 'deliveries'>;
+  sender: Pick<NotificationSender, 'sendSample'>;
+}
+
+/** records one answer lists at most (older ones: `?before=` the last id) */
+const MAX_DELIVERIES = 1000;
 
 function notFound(text: string): StoreError {
   return StoreError.keboola(KEBOOLA_ERRORS.notificationNotFound, `Subscription ${excerptQuoted(text)} not found.`);
@@ -34,11 +45,60 @@ function toWire(s: SubscriptionRecord): JsonObject {
   ]);
 }
 
+function deliveryToWire(d: DeliveryRecord): JsonObject {
+  return new Map<string, JsonValue>([
+    ['id', String(d.id)],
+    ['subscriptionId', String(d.subscriptionId)],
+    ['event', d.event],
+    ['jobId', String(d.jobId)],
+    ['deliveryId', d.deliveryId],
+    ['status', d.status],
+    ['createdAt', d.created],
+    ['endedAt', d.ended],
+    ['nextAttemptAt', d.nextAttempt],
+    [
+      'attempts',
+      d.attempts.map(
+        (a) =>
+          new Map<string, JsonValue>([
+            ['attempt', a.attempt],
+            ['startedAt', a.started],
+            ['durationMs', a.durationMs],
+            ['outcome', a.outcome],
+            ['statusCode', a.statusCode],
+            ['message', a.message],
+          ]),
+      ),
+    ],
+  ]);
+}
+
+/** `?limit=` (1–1000, default 100) and `?before=` (an event id) of a deliveries list; bad ones refused. */
+function pageOf(query: Record<string, string | undefined>): { limit: number; before?: number } {
+  const limit = query.limit === undefined ? 100 : Number(query.limit);
+  if (!/^\d{1,4}$/.test(query.limit ?? '100') || limit < 1 || limit > MAX_DELIVERIES)
+    throw StoreError.keboola(
+      KEBOOLA_ERRORS.notificationValidation,
+      `Invalid request: limit: expected a whole number from 1 to ${MAX_DELIVERIES}, not ${excerptQuoted(query.limit ?? '')}`,
+    );
+  if (query.before === undefined) return { limit };
+  if (!/^\d{1,15}$/.test(query.before))
+    throw StoreError.keboola(
+      KEBOOLA_ERRORS.notificationValidation,
+      `Invalid request: before: expected a delivery id (a whole number), not ${excerptQuoted(query.before)}`,
+    );
+  return { limit, before: Number(query.before) };
+}
+
 /**
  * Keboola's Notification API (docs/notifications.md) at the server's origin, with the Storage API's
  * tokens: subscriptions belong to the token's project; another project's are not found.
  */
-export function notificationRoutes(app: FastifyInstance, subscriptions: SubscriptionRepository): void {
+export function notificationRoutes(
+  app: FastifyInstance,
+  subscriptions: SubscriptionRepository,
+  deliveries?: NotificationDeliveries,
+): void {
   app.setErrorHandler(errorHandler(QUEUE_BODY_LIMIT, 'service'));
 
   app.post<{ Body: JsonValue | undefined }>(
@@ -72,5 +132,32 @@ export function notificationRoutes(app: FastifyInstance, subscriptions: Subscrip
     writer(token);
     if (!(await subscriptions.remove(token.projectId, idParam(request.params.id)))) throw notFound(request.params.id);
     return sendNoContent(reply);
+  });
+
+  if (!deliveries) return;
+
+  // gex's additions: what was sent and how each attempt ended, and a sample sent now
+  app.get<{ Querystring: Record<string, string | undefined> }>('/notification-deliveries', async (request, reply) => {
+    const page = pageOf(request.query);
+    const sub = request.query.subscriptionId;
+    const subscriptionId = sub === undefined ? undefined : idParam(sub);
+    const list = await deliveries.outbox.deliveries(sessionOf(request).token.projectId, { ...page, subscriptionId });
+    return sendJson(reply, 200, list.map(deliveryToWire));
+  });
+
+  app.post<{ Params: { id: string } }>('/project-subscriptions/:id/test', async (request, reply) => {
+    const { token } = sessionOf(request);
+    writer(token);
+    const outcome = await deliveries.sender.sendSample(token.projectId, idParam(request.params.id));
+    if (!outcome) throw notFound(request.params.id);
+    return sendJson(
+      reply,
+      200,
+      new Map<string, JsonValue>([
+        ['outcome', outcome.outcome],
+        ['statusCode', outcome.statusCode],
+        ['message', outcome.message],
+      ]),
+    );
   });
 }

@@ -302,6 +302,27 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
       `CREATE INDEX notification_subscriptions_project ON notification_subscriptions (project_id, id)`,
     ],
   },
+  {
+    version: 19,
+    description: 'notifications: the outbox of events (written with the job end) and every delivery attempt',
+    statements: [
+      // one event per subscription and job and event: written in the transaction of the job's end
+      // (or, for a long run, once by whichever monitor sees it first); `next_attempt` is when it is
+      // due — a sender taking it moves it past its lease, so a sender that dies leaves it due again
+      `CREATE TABLE notification_events (
+        id BIGINT PRIMARY KEY, project_id BIGINT NOT NULL, subscription_id BIGINT NOT NULL,
+        event TEXT NOT NULL, job_id BIGINT NOT NULL, delivery_id TEXT NOT NULL, payload TEXT NOT NULL,
+        created TEXT NOT NULL, status TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt TEXT NOT NULL, last_status_code INTEGER, last_message TEXT, ended TEXT)`,
+      `CREATE UNIQUE INDEX notification_events_once ON notification_events (subscription_id, job_id, event)`,
+      `CREATE INDEX notification_events_due ON notification_events (status, next_attempt)`,
+      `CREATE INDEX notification_events_project ON notification_events (project_id, id)`,
+      `CREATE TABLE notification_attempts (
+        event_id BIGINT NOT NULL, attempt INTEGER NOT NULL, project_id BIGINT NOT NULL,
+        started TEXT NOT NULL, duration_ms BIGINT NOT NULL, outcome TEXT NOT NULL,
+        status_code INTEGER, message TEXT NOT NULL, sender TEXT NOT NULL, PRIMARY KEY (event_id, attempt))`,
+    ],
+  },
 ];
 
 export const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied TEXT NOT NULL)`;
