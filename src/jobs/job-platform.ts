@@ -7,6 +7,7 @@ import type { JobRepository } from './job-repository.js';
 import type { ScheduleRepository } from './schedules/schedule-repository.js';
 import type { SubscriptionRepository } from './notifications/subscription-repository.js';
 import type { NotificationOutbox } from './notifications/notification-outbox.js';
+import { checkLongRuns, LONG_RUN_CHECK_MS } from './notifications/long-run-check.js';
 import { storageJobServices, type StorageJobSettings } from './storage/storage-job-services.js';
 import type { StorageJobRunner } from './storage/storage-job-runner.js';
 import type { WorkerPool } from './worker-pool.js';
@@ -129,6 +130,7 @@ export class JobPlatform {
       stop: async () => pool?.stop(),
     };
     let ticker: { stop(): Promise<void> } | undefined;
+    let longRuns: NodeJS.Timeout | undefined;
     let flowSteps: NodeJS.Timeout | undefined;
     const services = new BackgroundServices([
       { name: 'job queue', start: async () => undefined, stop: () => queue.close() },
@@ -149,6 +151,24 @@ export class JobPlatform {
           flowSteps.unref();
         },
         stop: async () => clearInterval(flowSteps),
+      },
+      {
+        // the workers' monitor of long runs: every process with a pool looks; the outbox keeps one event per job
+        name: 'long-run check',
+        start: async () => {
+          if (!workers) return;
+          let checking = false;
+          longRuns = setInterval(() => {
+            if (checking) return;
+            checking = true;
+            void checkLongRuns(backend.db)
+              .then((written) => written > 0 && sender.wake())
+              .catch((error: unknown) => logger.warn(`Long-run check: ${(error as Error).message}`))
+              .finally(() => (checking = false));
+          }, LONG_RUN_CHECK_MS);
+          longRuns.unref();
+        },
+        stop: async () => clearInterval(longRuns),
       },
       {
         name: 'schedule ticker',

@@ -66,7 +66,7 @@ describe('Notification API subscriptions (gex serve)', function () {
       event: 'job-failed',
       filters: [
         { field: 'job.component.id', value: 'ex-generic-v2' },
-        { field: 'durationOvertimePercentage', value: 50, operator: '>=' },
+        { field: 'durationOvertimePercentage', value: 0.75, operator: '>=' },
       ],
       recipient: HOOK,
     });
@@ -75,7 +75,7 @@ describe('Notification API subscriptions (gex serve)', function () {
     assert.equal(made.body.event, 'job-failed');
     assert.deepEqual(made.body.filters, [
       { field: 'job.component.id', value: 'ex-generic-v2', operator: '==' },
-      { field: 'durationOvertimePercentage', value: 50, operator: '>=' },
+      { field: 'durationOvertimePercentage', value: 0.75, operator: '>=' },
     ]);
     assert.deepEqual(made.body.recipient, HOOK);
     const email = await post({

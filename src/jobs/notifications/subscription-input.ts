@@ -1,5 +1,5 @@
 import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
-import { isJsonObject, type JsonValue } from '../../json/index.js';
+import { isJsonObject, JsonFloat, type JsonValue } from '../../json/index.js';
 import { StoreError } from '../../store/store-error.js';
 
 /** Keboola's events a project can subscribe to: a job's end or long run, and the same of a flow's phase. */
@@ -68,7 +68,9 @@ function filterOf(value: JsonValue, at: string): SubscriptionFilter {
   const operator = value.get('operator') ?? '==';
   if (typeof operator !== 'string' || !(FILTER_OPERATORS as readonly string[]).includes(operator))
     throw invalidSubscription(`${at}.operator`, `expected one of ${list(FILTER_OPERATORS)} (default "==")`);
-  const v = value.get('value');
+  const raw = value.get('value');
+  // decoded JSON keeps floats (0.75) and big integers apart from numbers: they are numbers here
+  const v = raw instanceof JsonFloat ? raw.value : typeof raw === 'bigint' ? Number(raw) : raw;
   if (typeof v === 'string') {
     if (v.length > MAX_FILTER_VALUE)
       throw invalidSubscription(`${at}.value`, `expected at most ${MAX_FILTER_VALUE} characters`);
