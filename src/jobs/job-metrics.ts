@@ -68,14 +68,14 @@ const ROW_STATUSES: ReadonlySet<string> = new Set<RowSummary['status']>([
 ]);
 
 /** A count as read: a non-negative safe integer, else 0. */
-export function count(value: unknown): number {
+function count(value: unknown): number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : 0;
 }
 
 /** A sum that stays a safe integer (a hostile file's counts cannot make it imprecise or infinite). */
 const add = (a: number, b: number) => Math.min(a + b, Number.MAX_SAFE_INTEGER);
 
-export function text(value: unknown): string {
+function text(value: unknown): string {
   if (typeof value !== 'string') return '';
   return value.length > MAX_TEXT ? `${value.slice(0, MAX_TEXT)}…` : value;
 }
