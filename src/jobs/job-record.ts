@@ -1,4 +1,5 @@
 import type { JsonValue } from '../json/index.js';
+import type { JobRunCounts } from './job-metrics.js';
 import type { JobStatus } from './statuses.js';
 
 /** The modes gex runs: `run`, and `forceRun` (a disabled configuration runs too). */
@@ -8,8 +9,17 @@ export type JobMode = 'run' | 'forceRun';
 export interface JobResult {
   message: string;
   configVersion: string | null;
-  output: { tables: Array<{ id: string; name: string; displayName: string; columns: Array<{ name: string }> }> };
+  output: {
+    tables: Array<{ id: string; name: string; displayName: string; columns: Array<{ name: string }> }>;
+    /** loaded tables past the first MAX_OUTPUT_TABLES, not listed (absent when none) */
+    tablesNotListed?: number;
+  };
   error?: { type: 'user' | 'application'; message: string; code?: string };
+  /**
+   * what the run moved, when its process wrote a summary: stored with the result, served as the
+   * job object's `metrics` (jobToWire), never in its `result`
+   */
+  counts?: JobRunCounts;
 }
 
 /**

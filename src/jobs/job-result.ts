@@ -1,19 +1,35 @@
 import { EXIT_SUCCESS, EXIT_USER_ERROR } from '../common/errors.js';
+import { countsOfRun } from './job-metrics.js';
 import type { JobResult } from './job-record.js';
 import type { RunSummaryFile } from './job-run-contract.js';
 import type { JobStatus } from './statuses.js';
 
-function outputTables(summary: RunSummaryFile | undefined): JobResult['output']['tables'] {
-  const ids = (Array.isArray(summary?.rows) ? summary.rows : []).flatMap((row) =>
-    (Array.isArray(row?.tables) ? row.tables : []).flatMap((t) =>
-      t?.loaded === true && typeof t.tableId === 'string' ? [t.tableId] : [],
-    ),
-  );
-  return [...new Set(ids)].map((id) => {
+/** The most tables a result's `output.tables` lists; the rest are in its `output.tablesNotListed`. */
+export const MAX_OUTPUT_TABLES = 1000;
+/** a longer table id is no table id */
+const MAX_TABLE_ID = 500;
+
+function output(summary: RunSummaryFile | undefined): JobResult['output'] {
+  const ids = new Set<string>();
+  let notListed = 0;
+  for (const row of Array.isArray(summary?.rows) ? summary.rows : [])
+    for (const t of Array.isArray(row?.tables) ? row.tables : []) {
+      if (t?.loaded !== true || typeof t.tableId !== 'string' || t.tableId.length > MAX_TABLE_ID) continue;
+      if (ids.size < MAX_OUTPUT_TABLES) ids.add(t.tableId);
+      else if (!ids.has(t.tableId)) notListed++;
+    }
+  const tables = [...ids].map((id) => {
     const name = id.slice(id.lastIndexOf('.') + 1);
     // gex's summary names tables, not their columns
     return { id, name, displayName: name, columns: [] };
   });
+  return notListed > 0 ? { tables, tablesNotListed: notListed } : { tables };
+}
+
+/** `result` with the run's counts, when the run wrote a summary. */
+function withCounts(result: JobResult, summary: RunSummaryFile | undefined): JobResult {
+  const counts = countsOfRun(summary);
+  return counts ? { ...result, counts } : result;
 }
 
 /** A finished run's result: Keboola's messages; an error's type from the exit code (1 = user). */
@@ -23,10 +39,10 @@ export function resultOfRun(
 ): { status: 'success' | 'error'; result: JobResult } {
   const version =
     typeof s?.configVersion === 'number' || typeof s?.configVersion === 'string' ? String(s.configVersion) : null;
-  const output = { tables: outputTables(s) };
+  const out = output(s);
   if (exitCode === EXIT_SUCCESS && s?.status === 'success') {
     const message = s.rowsRun === 0 ? 'No configurations executed.' : 'Component processing finished.';
-    return { status: 'success', result: { message, configVersion: version, output } };
+    return { status: 'success', result: withCounts({ message, configVersion: version, output: out }, s) };
   }
   const text =
     typeof s?.error?.message === 'string'
@@ -39,7 +55,7 @@ export function resultOfRun(
   // the run's stable error code (docs/errors.md), when its summary names one
   const code = typeof s?.error?.code === 'string' && /^GEX_[A-Z_]{1,60}$/.test(s.error.code) ? s.error.code : undefined;
   const error = { type, message, ...(code ? { code } : {}) };
-  return { status: 'error', result: { message, configVersion: version, output, error } };
+  return { status: 'error', result: withCounts({ message, configVersion: version, output: out, error }, s) };
 }
 
 /** How a job's process ended, as its worker saw it. */
@@ -55,18 +71,20 @@ export interface RunEnd {
   exitCode: number | null;
 }
 
-/** The outcome rules of a job whose process ended: a kill, a timeout, a stopped worker, else the run's own result. */
+/**
+ * The outcome rules of a job whose process ended: a kill, a timeout, a stopped worker, else the
+ * run's own result. A stopped run's summary (when it wrote one) still says what it moved.
+ */
 export function runOutcome(current: JobStatus, end: RunEnd): { status: JobStatus; result: JobResult } {
+  const stopped = (message: string, type?: 'user' | 'application') =>
+    withCounts(resultWithMessage(message, type), end.summary);
   if (current === 'terminating' || end.killed)
-    return {
-      status: 'terminated',
-      result: resultWithMessage('The job was killed: its process was stopped (no state saved).'),
-    };
+    return { status: 'terminated', result: stopped('The job was killed: its process was stopped (no state saved).') };
   if (end.timedOut) {
     const message = `The job timed out after ${end.timeoutSeconds} seconds: its process was stopped (no state saved).`;
-    return { status: 'error', result: resultWithMessage(message, 'user') };
+    return { status: 'error', result: stopped(message, 'user') };
   }
-  if (end.workerStopped) return { status: 'error', result: resultWithMessage(WORKER_STOPPED, 'application') };
+  if (end.workerStopped) return { status: 'error', result: stopped(WORKER_STOPPED, 'application') };
   return resultOfRun(end.summary, end.exitCode);
 }
 

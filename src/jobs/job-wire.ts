@@ -1,4 +1,5 @@
 import { fromPlain, type JsonObject, type JsonValue } from '../json/index.js';
+import type { JobRunCounts } from './job-metrics.js';
 import type { QueueJob } from './job-record.js';
 import { isFinished } from './statuses.js';
 
@@ -8,12 +9,40 @@ export function wireTime(iso: string | null): string | null {
 }
 
 /**
+ * A job's `metrics`: Keboola's shape where it has one — `storage` (the bytes of the CSV files the
+ * run read from and wrote to its tables) and `backend` (gex has no backend sizes: nulls) — and
+ * gex's own counts under `gex` (docs/jobs.md#what-a-job-moved).
+ */
+export function metricsToWire(counts: JobRunCounts): JsonObject {
+  return new Map<string, JsonValue>([
+    [
+      'storage',
+      new Map<string, JsonValue>([
+        ['inputTablesBytesSum', counts.inputBytes],
+        ['outputTablesBytesSum', counts.outputBytes],
+      ]),
+    ],
+    [
+      'backend',
+      new Map<string, JsonValue>([
+        ['size', null],
+        ['containerSize', null],
+        ['context', null],
+      ]),
+    ],
+    ['gex', fromPlain(counts)],
+  ]);
+}
+
+/**
  * The job object of the Queue API: every key always present, with the types Keboola's PHP client
  * checks and PHP's empty arrays (`[]`, not `{}` or null) where Keboola sends them. `base` is the
  * queue's URL without a trailing slash.
  */
 export function jobToWire(job: QueueJob, base: string): JsonObject {
   const empty: JsonValue[] = [];
+  // the counts stored with the result are the job's metrics
+  const { counts, ...result } = job.result ?? {};
   const entries: Array<[string, JsonValue]> = [
     ['id', String(job.id)],
     ['runId', job.runId],
@@ -44,7 +73,7 @@ export function jobToWire(job: QueueJob, base: string): JsonObject {
     ['startTime', wireTime(job.started)],
     ['endTime', wireTime(job.ended)],
     ['durationSeconds', job.durationSeconds],
-    ['result', job.result === null ? [] : fromPlain(job.result)],
+    ['result', job.result === null ? [] : fromPlain(result)],
     ['usageData', []],
     ['isFinished', isFinished(job.status)],
     ['url', `${base}/jobs/${job.id}`],
@@ -53,7 +82,7 @@ export function jobToWire(job: QueueJob, base: string): JsonObject {
     ['variableValuesData', new Map<string, JsonValue>([['values', []]])],
     ['backend', []],
     ['executor', null],
-    ['metrics', []],
+    ['metrics', counts ? metricsToWire(counts) : []],
     ['behavior', new Map<string, JsonValue>([['onError', null]])],
     ['parallelism', null],
     ['type', job.type],

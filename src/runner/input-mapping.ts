@@ -31,6 +31,8 @@ export interface ExportedTable {
   /** relative to the unit's folder: `in/tables/<destination>` */
   file: string;
   rows: number;
+  /** the CSV file's size in bytes */
+  bytes: number;
 }
 
 /** Most input tables of one row: each is a file and a query. */
@@ -248,10 +250,12 @@ export async function exportInputTables(
     // the columns read: the query's, else the table's (read() checks them against the table)
     const header = input.query.columns && input.query.columns.length > 0 ? [...input.query.columns] : detail.columns;
     let written: { rows: number; columns: string[] };
+    let bytes: number;
     // created new: nothing planted at the name (a link) is written through
     const handle = await data.guard.createFile(file);
     try {
       written = await tables.writeCsv(input.source, input.query, header, handle);
+      bytes = (await handle.stat()).size;
     } catch (error) {
       if (error instanceof UserError)
         throw new UserError(
@@ -267,7 +271,7 @@ export async function exportInputTables(
       `${file}.manifest`,
       `${JSON.stringify(inputManifest(detail, written.columns), null, 2)}\n`,
     );
-    exported.push({ source: input.source, file: `in/tables/${input.destination}`, rows: written.rows });
+    exported.push({ source: input.source, file: `in/tables/${input.destination}`, rows: written.rows, bytes });
   }
   return exported;
 }

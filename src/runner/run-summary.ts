@@ -26,6 +26,8 @@ export interface JobRunSummary {
 export interface TableSummary {
   file: string;
   rows: number;
+  /** the CSV file's size in bytes */
+  bytes: number;
   /** the file was loaded into the project's Storage tables (see tableId) */
   loaded: boolean;
   tableId?: string;
@@ -37,6 +39,8 @@ export interface InputTableSummary {
   /** relative to the data folder */
   file: string;
   rows: number;
+  /** the CSV file's size in bytes */
+  bytes: number;
 }
 
 export interface RowSummary {

@@ -143,6 +143,7 @@ export async function runUnit(
     summary.tables = result.tables.map((t) => ({
       file: path.relative(context.dataDir, data.tableFile(t.file)),
       rows: t.rows,
+      bytes: t.bytes,
       loaded: false,
     }));
     // Keboola's output mapping: this row's tables are in the project before the next row starts

@@ -75,7 +75,13 @@ describe('gex run --config-id (CLI, SQLite store)', () => {
       ],
     );
     assert.deepEqual(summary.rows[1].tables, [
-      { file: 'rows/users/out/tables/b.users', rows: 1, loaded: true, tableId: 'in.c-b.users' },
+      {
+        file: 'rows/users/out/tables/b.users',
+        rows: 1,
+        bytes: '"id"\n"1"\n'.length,
+        loaded: true,
+        tableId: 'in.c-b.users',
+      },
     ]);
     assert.equal(summary.rows[1].requests, 1);
     assert.equal(summary.stateSaved, true);

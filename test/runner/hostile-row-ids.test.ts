@@ -146,14 +146,12 @@ describe('gex run --config-id with hostile row ids (CLI, SQLite store)', functio
       assert.equal(row.folder, folder, `the summary names the folder of ${JSON.stringify(rowId.slice(0, 20))}`);
       assert.equal(row.status, 'success');
       assert.equal(row.stateSaved, true);
+      const csv = `"id","tag"\n"1","${i}"\n`;
       assert.deepEqual(row.tables, [
-        { file: `${folder}/out/tables/b.users`, rows: 1, loaded: true, tableId: 'in.c-b.users' },
+        { file: `${folder}/out/tables/b.users`, rows: 1, bytes: csv.length, loaded: true, tableId: 'in.c-b.users' },
       ]);
       // each row's own table, intact after every later row ran
-      assert.equal(
-        await readFile(path.join(dataDir, folder, 'out', 'tables', 'b.users'), 'utf8'),
-        `"id","tag"\n"1","${i}"\n`,
-      );
+      assert.equal(await readFile(path.join(dataDir, folder, 'out', 'tables', 'b.users'), 'utf8'), csv);
       assert.ok(Buffer.byteLength(path.basename(folder)) <= 255);
       folders.add(folder);
       assert.match(result.stdout, new RegExp(`in folder ${folder.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n`));

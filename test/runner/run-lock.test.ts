@@ -309,7 +309,7 @@ describe('verifyTablesOnDisk', () => {
             status: 'success' as const,
             requests: 1,
             records: 1,
-            tables: files.map((file) => ({ file, rows: 1, loaded: false })),
+            tables: files.map((file) => ({ file, rows: 1, bytes: 0, loaded: false })),
             jobs: [],
             durationMs: 1,
           },

@@ -28,8 +28,8 @@ interface Summary {
   rows: Array<{
     id: string | null;
     status: string;
-    tables: Array<{ file: string; rows: number; loaded: boolean; tableId?: string }>;
-    inputTables?: Array<{ source: string; file: string; rows: number }>;
+    tables: Array<{ file: string; rows: number; bytes: number; loaded: boolean; tableId?: string }>;
+    inputTables?: Array<{ source: string; file: string; rows: number; bytes: number }>;
   }>;
 }
 
@@ -174,11 +174,12 @@ function tableMappingSuite(factory: BackendFactory, reach: Reach): void {
       ['1', 'Ann'],
       ['2', 'Bob'],
     ]);
+    const csv = '"id","name"\n"1","Ann"\n"2","Bob"\n';
     assert.deepEqual((await summary()).rows[0].tables, [
-      { file: 'out/tables/users', rows: 2, loaded: true, tableId: 'in.c-ex-generic-v2-shop.users' },
+      { file: 'out/tables/users', rows: 2, bytes: csv.length, loaded: true, tableId: 'in.c-ex-generic-v2-shop.users' },
     ]);
     // the files are still there, as before
-    assert.equal(await readFile(path.join(dataDir, 'out/tables/users'), 'utf8'), '"id","name"\n"1","Ann"\n"2","Bob"\n');
+    assert.equal(await readFile(path.join(dataDir, 'out/tables/users'), 'utf8'), csv);
 
     answers.users = [{ id: 3, name: 'Cid' }];
     assert.equal((await run('shop')).code, 0);
@@ -265,12 +266,11 @@ function tableMappingSuite(factory: BackendFactory, reach: Reach): void {
     const result = await run('pipe');
     assert.equal(result.code, 0, result.stdout + result.stderr);
     const folder = path.join(dataDir, 'rows/b-report/in/tables');
-    assert.equal(await readFile(path.join(folder, 'users.csv'), 'utf8'), '"name"\n"B ""quoted"", too"\n');
+    const filtered = '"name"\n"B ""quoted"", too"\n';
+    const whole = '"id","name"\n"1","Ann"\n"2","B ""quoted"", too"\n';
+    assert.equal(await readFile(path.join(folder, 'users.csv'), 'utf8'), filtered);
     // no destination: the file is named as the source table (Keboola adds no .csv)
-    assert.equal(
-      await readFile(path.join(folder, 'in.c-shop.users'), 'utf8'),
-      '"id","name"\n"1","Ann"\n"2","B ""quoted"", too"\n',
-    );
+    assert.equal(await readFile(path.join(folder, 'in.c-shop.users'), 'utf8'), whole);
     const manifest = JSON.parse(await readFile(path.join(folder, 'users.csv.manifest'), 'utf8')) as Record<
       string,
       unknown
@@ -282,8 +282,8 @@ function tableMappingSuite(factory: BackendFactory, reach: Reach): void {
     assert.deepEqual(manifest.primary_key, []);
     assert.match(String(manifest.last_import_date), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000$/);
     assert.deepEqual((await summary()).rows[1].inputTables, [
-      { source: 'in.c-shop.users', file: 'rows/b-report/in/tables/users.csv', rows: 1 },
-      { source: 'in.c-shop.users', file: 'rows/b-report/in/tables/in.c-shop.users', rows: 2 },
+      { source: 'in.c-shop.users', file: 'rows/b-report/in/tables/users.csv', rows: 1, bytes: filtered.length },
+      { source: 'in.c-shop.users', file: 'rows/b-report/in/tables/in.c-shop.users', rows: 2, bytes: whole.length },
     ]);
     assert.deepEqual((await tableIds()).sort(), ['in.c-shop.report', 'in.c-shop.users']);
   });
@@ -553,7 +553,7 @@ function tableMappingSuite(factory: BackendFactory, reach: Reach): void {
     );
     assert.doesNotMatch(result.stdout, /Loaded table/);
     assert.deepEqual((await summary()).rows[0].tables, [
-      { file: 'rows/a/out/tables/shop.users', rows: 1, loaded: false },
+      { file: 'rows/a/out/tables/shop.users', rows: 1, bytes: '"id"\n"1"\n'.length, loaded: false },
     ]);
   });
 
@@ -712,6 +712,8 @@ describe('gex run against a Keboola stack keeps files only', function () {
     assert.deepEqual(tables.body, [], 'nothing was loaded');
     assert.equal(await readFile(path.join(dir, 'data/out/tables/shop.users'), 'utf8'), '"id"\n"1"\n');
     const summary = JSON.parse(await readFile(path.join(dir, 'summary.json'), 'utf8')) as Summary;
-    assert.deepEqual(summary.rows[0].tables, [{ file: 'out/tables/shop.users', rows: 1, loaded: false }]);
+    assert.deepEqual(summary.rows[0].tables, [
+      { file: 'out/tables/shop.users', rows: 1, bytes: '"id"\n"1"\n'.length, loaded: false },
+    ]);
   });
 });

@@ -1,4 +1,6 @@
 import { displayText } from '../../common/log-text.js';
+import { formatSeconds, groupThousands, plural } from '../../common/text.js';
+import { readJobRunCounts, type JobRunCounts, type JobTableCounts } from '../../jobs/job-metrics.js';
 import { isJsonObject, stringifyExact, toPlain, type JsonObject, type JsonValue } from '../../json/index.js';
 
 /**
@@ -27,6 +29,10 @@ export interface JobView {
   orchestrationTaskId: string;
   /** a flow's phase job: the phase's id (its `configData.phaseId`; '' otherwise) */
   phaseId: string;
+  /** what the run moved (`metrics.gex`: gex's counts), once finished */
+  counts?: JobRunCounts;
+  /** `metrics.storage` of a job without gex's counts (Keboola's): the bytes its tables read and wrote */
+  storageBytes?: { input: number | null; output: number | null };
   /** the job object as it came, for `--json` */
   wire: JsonObject;
 }
@@ -49,6 +55,8 @@ export function jobView(wire: JsonValue): JobView | undefined {
   const rows = wire.get('configRowIds');
   const duration = toPlain(wire.get('durationSeconds') ?? null);
   const configData = wire.get('configData');
+  const metrics = wire.get('metrics');
+  const counts = isJsonObject(metrics) ? readJobRunCounts(toPlain(metrics.get('gex') ?? null)) : undefined;
   return {
     id,
     runId: text(wire.get('runId')),
@@ -65,8 +73,22 @@ export function jobView(wire: JsonValue): JobView | undefined {
     parentRunId: text(wire.get('parentRunId')),
     orchestrationTaskId: text(wire.get('orchestrationTaskId')),
     phaseId: isJsonObject(configData) ? text(configData.get('phaseId')) : '',
+    ...(counts ? { counts } : {}),
+    ...(!counts && isJsonObject(metrics) ? storageBytesOf(metrics.get('storage')) : {}),
     wire,
   };
+}
+
+/** Keboola's `metrics.storage`: its byte sums, each null when it is no count. */
+function storageBytesOf(storage: JsonValue | undefined): Pick<JobView, 'storageBytes'> {
+  if (!isJsonObject(storage)) return {};
+  const bytes = (key: string) => {
+    const value = toPlain(storage.get(key) ?? null);
+    return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null;
+  };
+  const input = bytes('inputTablesBytesSum');
+  const output = bytes('outputTablesBytesSum');
+  return input === null && output === null ? {} : { storageBytes: { input, output } };
 }
 
 /** A job's cells in a list: id, status, what runs, when it was created and how long it took. */
@@ -87,6 +109,52 @@ export function printJob(job: JobView, json: boolean, out: (text: string) => voi
   if (json) return out(`${stringifyExact(job.wire)}\n`);
   out(`${jobLine(job)}\n`);
   if (job.message !== undefined) out(`  ${displayText(job.message)}\n`);
+  for (const line of countLines(job)) out(`  ${line}\n`);
+}
+
+const tableCells = (t: { tables: number; rows: number; bytes: number }) =>
+  `${plural(t.tables, 'table')} (${plural(t.rows, 'row')}, ${plural(t.bytes, 'byte')})`;
+
+function tableLine(table: JobTableCounts, read: boolean): string {
+  const name = displayText(table.tableId ?? table.file);
+  return `  ${read ? 'read ' : ''}${name}: ${plural(table.rows, 'row')}, ${plural(table.bytes, 'byte')}`;
+}
+
+/** What a job moved, for people: the totals, then each row listed with its tables (docs/jobs.md#what-a-job-moved). */
+export function countLines(job: Pick<JobView, 'counts' | 'storageBytes'>): string[] {
+  const c = job.counts;
+  if (!c) {
+    const s = job.storageBytes;
+    if (!s) return [];
+    const sum = (n: number | null) => (n === null ? 'unknown' : plural(n, 'byte'));
+    return [`Storage: input tables ${sum(s.input)}, output tables ${sum(s.output)}`];
+  }
+  // a configuration without rows runs once: no row lines, its tables under the totals
+  const rowless = c.rows.length === 1 && c.rows[0].id === null && c.rowsNotListed === 0;
+  const skipped = c.rowsSkipped > 0 ? ` (${groupThousands(c.rowsSkipped)} skipped)` : '';
+  const rowsRun = rowless ? '' : `${plural(c.rowsRun, 'row')} run${skipped}, `;
+  const lines = [
+    `Moved: ${rowsRun}${plural(c.requests, 'request')}, ${plural(c.records, 'record')} in ${formatSeconds(c.durationMs)}`,
+    `Tables: wrote ${tableCells({ tables: c.outputTables, rows: c.outputRows, bytes: c.outputBytes })}` +
+      (c.inputTables > 0
+        ? `, read ${tableCells({ tables: c.inputTables, rows: c.inputRows, bytes: c.inputBytes })}`
+        : ''),
+  ];
+  for (const row of c.rows) {
+    if (!rowless)
+      lines.push(
+        row.status === 'skipped' || row.status === 'not run'
+          ? `Row ${displayText(row.id ?? '')}: ${row.status}`
+          : `Row ${displayText(row.id ?? '')}: ${row.status}, ${plural(row.requests, 'request')}, ${plural(row.records, 'record')} in ${formatSeconds(row.durationMs)}`,
+      );
+    for (const table of row.inputTables) lines.push(tableLine(table, true));
+    for (const table of row.tables) lines.push(tableLine(table, false));
+  }
+  if (c.rowsNotListed > 0 || c.tablesNotListed > 0)
+    lines.push(
+      `Not listed: ${plural(c.rowsNotListed, 'row')}, ${plural(c.tablesNotListed, 'table')} (the totals count them)`,
+    );
+  return lines;
 }
 
 /** 0 success, 1 a user error, 2 an application error, 143 killed or cancelled */

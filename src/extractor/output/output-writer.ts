@@ -21,6 +21,8 @@ export interface WrittenTable {
   bucket: string | null;
   table: string;
   rows: number;
+  /** the CSV file's size in bytes (without its manifest) */
+  bytes: number;
   /** the header row (empty for a table without columns) */
   columns: string[];
 }
@@ -143,18 +145,28 @@ export class OutputWriter {
             resolveInside(staging, `${file}.manifest`),
             parserManifest(bucket, table.name, incremental, table.primaryKey),
           );
-          written.set(file, { file, bucket, table: table.name, rows: table.csv.rows, columns: table.csv.header });
+          const bytes = (await guard.inspect(resolveInside(staging, file), 'file'))?.size ?? 0;
+          written.set(file, {
+            file,
+            bucket,
+            table: table.name,
+            rows: table.csv.rows,
+            bytes,
+            columns: table.csv.header,
+          });
         }
       }
       const exists = (file: string) => written.has(file) || existsSync(resolveInside(this.outTablesDir, file));
       for (const table of missingTables(this.mappedConfigs, (bucket, name) => exists(writableFileName(bucket, name)))) {
-        await guard.writeFile(resolveInside(staging, table.file), phpStringBytes(csvLine(table.header)));
+        const header = phpStringBytes(csvLine(table.header));
+        await guard.writeFile(resolveInside(staging, table.file), header);
         await guard.writeFile(resolveInside(staging, `${table.file}.manifest`), table.manifest);
         written.set(table.file, {
           file: table.file,
           bucket: table.bucket,
           table: table.name,
           rows: 0,
+          bytes: header.length,
           columns: table.header,
         });
         this.logger.debug(`Created the missing mapped table ${table.file} (header only)`);

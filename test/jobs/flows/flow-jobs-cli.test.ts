@@ -203,14 +203,17 @@ describe('gex jobs of a flow: run --wait and show print its tree (both modes)', 
       assert.match(bad.stderr, /Not a run id: "1;drop"/);
     });
 
-    it('a job that is no flow root prints as before: a task job and a phase job, one line and their message', async () => {
+    it('a job that is no flow root prints as before: a task job with its message and what it moved, a phase job with its message', async () => {
       const listed = JSON.parse((await modes.remote(['list', '--json', '--limit', '500'])).stdout) as Json[];
       const taskJob = listed.find((j) => j.type === 'standard' && j.status === 'success')!;
       const phaseJob = listed.find((j) => j.type === 'phaseContainer' && j.status === 'success')!;
       for (const gex of Object.values(modes)) {
         const t = await gex(['show', taskJob.id]);
         assert.equal(t.code, 0, t.stderr);
-        assert.deepEqual(t.stdout.trimEnd().split('\n').slice(1), ['  Component processing finished.']);
+        const [message, moved, ...rest] = t.stdout.trimEnd().split('\n').slice(1);
+        assert.equal(message, '  Component processing finished.');
+        assert.match(moved, /^ {2}Moved: 1 request, \d+ records? in /, 'a configuration without rows: no row lines');
+        assert.ok(rest.length > 0 && rest.every((l) => l.startsWith('  ') && !l.includes('\t')), t.stdout);
         const p = await gex(['show', phaseJob.id]);
         assert.equal(p.code, 0, p.stderr);
         assert.match(
