@@ -60,6 +60,11 @@ const list = (values: readonly string[]) => values.map((v) => `"${v}"`).join(', 
 const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
 const ADDRESS = new RegExp(`^[A-Za-z0-9.!#$%&'*+/=?^_\`{|}~-]{1,64}@${LABEL}(?:\\.${LABEL})+$`);
 
+/** A plain e-mail address (`ops@example.com`: no display name, comments or IP literals), at most MAX_ADDRESS characters. */
+export function isEmailAddress(value: string): boolean {
+  return value.length <= MAX_ADDRESS && ADDRESS.test(value);
+}
+
 function filterOf(value: JsonValue, at: string): SubscriptionFilter {
   if (!isJsonObject(value)) throw invalidSubscription(at, 'expected {"field": "…", "value": …, "operator": "=="}');
   const field = value.get('field');
@@ -112,7 +117,7 @@ function recipientOf(value: JsonValue | undefined): Recipient {
   if (channel === 'webhook') return { channel, url: webhookUrl(value.get('url')) };
   if (channel === 'email') {
     const address = value.get('address');
-    if (typeof address !== 'string' || address.length > MAX_ADDRESS || !ADDRESS.test(address))
+    if (typeof address !== 'string' || !isEmailAddress(address))
       throw invalidSubscription('recipient.address', 'expected an e-mail address such as ops@example.com');
     return { channel, address };
   }
