@@ -8,7 +8,7 @@ import { runGex } from '../support/cli.js';
 describe('gex worker: refusals', function () {
   this.timeout(30_000);
   const noStore = { GEX_STORE: '' };
-  const cases: Array<[string, string[], RegExp]> = [
+  const cases: Array<[string, string[], RegExp, NodeJS.ProcessEnv?]> = [
     ['a SQLite store', ['worker', '--store', 'jobs.sqlite'], /PostgreSQL store .*gex serve --workers N/],
     ['no store at all', ['worker'], /needs the store: --store postgres:/],
     [
@@ -31,14 +31,37 @@ describe('gex worker: refusals', function () {
       ['serve', '--store', 'x.sqlite', '--job-timeout', '1.5'],
       /--job-timeout takes a whole number of seconds/,
     ],
+    [
+      'a --public-url that is not http(s) on serve',
+      ['serve', '--store', 'x.sqlite', '--public-url', 'javascript:alert(1)'],
+      /--public-url must be an http:\/\/ or https:\/\/ URL/,
+    ],
+    [
+      'a --public-url with a query on worker',
+      ['worker', '--store', 'postgres://nobody@127.0.0.1:1/x', '--public-url', 'https://gex.example.com/?t=1'],
+      /--public-url must be a URL without credentials, query or fragment/,
+    ],
+    [
+      'an SMTP relay without a sender on serve',
+      ['serve', '--store', 'x.sqlite'],
+      /\$GEX_SMTP_URL is set but \$GEX_SMTP_FROM is not/,
+      { GEX_SMTP_URL: 'smtp://gex:pa55word@smtp.example.com:587' },
+    ],
+    [
+      'a bad SMTP relay on worker (its password not repeated)',
+      ['worker', '--store', 'postgres://nobody@127.0.0.1:1/x'],
+      /GEX_SMTP_URL must be/,
+      { GEX_SMTP_URL: 'ftp://gex:pa55word@smtp.example.com', GEX_SMTP_FROM: 'gex@example.com' },
+    ],
   ];
-  for (const [what, args, message] of cases) {
+  for (const [what, args, message, env] of cases) {
     it(`refuses ${what} (exit 1, says how to fix it, creates nothing)`, async () => {
       const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-worker-'));
       try {
-        const r = await runGex(args, noStore, { cwd: dir });
+        const r = await runGex(args, { ...noStore, ...env }, { cwd: dir });
         assert.equal(r.code, 1, r.stderr);
         assert.match(r.stdout + r.stderr, message);
+        assert.equal((r.stdout + r.stderr).includes('pa55word'), false, 'no password in the output');
         assert.deepEqual(await readdir(dir), [], 'no store file created');
       } finally {
         await rm(dir, { recursive: true, force: true });

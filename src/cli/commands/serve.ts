@@ -27,9 +27,10 @@ import { createCliLogging, type LoggingArgs } from '../process/logging.js';
 import { untilStopSignal } from '../process/stop-signals.js';
 import type { JobPlatform } from '../../jobs/job-platform.js';
 import { jobWorkerOptions, sayWhoRunsJobs, workerSettings, type JobWorkerArgs } from '../options/job-worker-options.js';
+import { notificationOptions, notificationSettings, type NotificationArgs } from '../options/notification-options.js';
 import { integerOption } from '../options/option-checks.js';
 
-interface ServeArgs extends LoggingArgs, JobWorkerArgs {
+interface ServeArgs extends LoggingArgs, JobWorkerArgs, NotificationArgs {
   port: number;
   host: string;
   store: string;
@@ -47,7 +48,7 @@ export function serveCommand(yargs: Argv): Argv {
     'serve',
     'Serve the configuration store over HTTP, compatible with Keboola Storage API v2 (component configurations)',
     (y) =>
-      jobWorkerOptions(y)
+      notificationOptions(jobWorkerOptions(y))
         .option(
           'port',
           integerOption('port', {
@@ -189,6 +190,7 @@ export async function serve(args: ServeArgs): Promise<number> {
         ? process.env
         : { ...process.env, [DURABILITY_VARIABLE]: parseDurability(args.durability, '--durability') };
     durabilityFromEnv(env);
+    const notifications = notificationSettings(args, process.env);
     // gex serve creates the store it is named (a new volume starts empty, see docs/security.md), and says so:
     // a mistyped --store shows up as "created a new, empty store" at start
     backend = await openEmbeddedStore(args.store, env, {
@@ -202,6 +204,7 @@ export async function serve(args: ServeArgs): Promise<number> {
       retryLimit: args.retries,
       workers: workerSettings(args, args.workers, args.store),
       storageJobs: { logger },
+      notifications,
     });
     await platform.start();
     if (args.workers === 0) await sayWhoRunsJobs(platform.queue, logger);
@@ -218,9 +221,11 @@ export async function serve(args: ServeArgs): Promise<number> {
     const store = backend.location;
     // fastify logs the address once it listens; this text replaces its default line
     const listenTextResolver = (address: string) => `Storage API listening on ${address}/v2/storage (store: ${store})`;
-    await app.listen({ port: args.port, host: args.host, listenTextResolver }).catch((e: unknown) => {
+    const address = await app.listen({ port: args.port, host: args.host, listenTextResolver }).catch((e: unknown) => {
       throw listenError(e, args);
     });
+    // without --public-url, notifications link to the address the server listens on
+    platform.notifications.linkTo(address);
     const signal = await untilStopSignal();
     logger.info(`${signal} received: stopping`);
     await app.close();

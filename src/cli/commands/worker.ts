@@ -5,11 +5,12 @@ import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
 import { displayLocation, isPostgresStore } from '../../store/store-location.js';
 import { builtinComponents } from '../builtin-components.js';
 import { jobWorkerOptions, workerSettings, type JobWorkerArgs } from '../options/job-worker-options.js';
+import { notificationOptions, notificationSettings, type NotificationArgs } from '../options/notification-options.js';
 import { integerOption } from '../options/option-checks.js';
 import { createCliLogging, type LoggingArgs } from '../process/logging.js';
 import { untilStopSignal } from '../process/stop-signals.js';
 
-interface WorkerArgs extends LoggingArgs, JobWorkerArgs {
+interface WorkerArgs extends LoggingArgs, JobWorkerArgs, NotificationArgs {
   store?: string;
   concurrency: number;
 }
@@ -20,7 +21,7 @@ export function workerCommand(yargs: Argv): Argv {
     'worker',
     'Run queue jobs of a PostgreSQL store; start as many workers on as many machines as you like (docs/jobs.md)',
     (y) =>
-      jobWorkerOptions(y)
+      notificationOptions(jobWorkerOptions(y))
         .option('store', {
           type: 'string',
           defaultDescription: '$GEX_STORE',
@@ -58,11 +59,13 @@ export async function runWorker(args: WorkerArgs): Promise<number> {
       import('../../store/open-store.js'),
       import('../../jobs/job-platform.js'),
     ]);
+    const notifications = notificationSettings(args, process.env);
     backend = await openEmbeddedStore(store, process.env, { builtinComponents: builtinComponents() });
     platform = await JobPlatform.open(backend, {
       logger,
       retryLimit: args.retries,
       workers: workerSettings(args, args.concurrency, store),
+      notifications,
     });
     await platform.start();
     logger.info(

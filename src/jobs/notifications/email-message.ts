@@ -92,11 +92,11 @@ export function emailMessage(payload: NotificationPayload, from: string): EmailM
   if (payload.phase) field('Phase', `${phase} (job ${oneLine(payload.phase.jobId, 40)})`);
   field('Started', job.startTime === null ? 'not started' : oneLine(job.startTime, 64));
   field('Ended', job.endTime === null ? 'not ended' : oneLine(job.endTime, 64));
-  field('Duration', describeSeconds(job.durationSeconds));
-  if (payload.averageDurationSeconds !== undefined)
-    field('Usual duration', describeSeconds(payload.averageDurationSeconds));
+  field('Duration', describeSeconds(job.durationSeconds ?? payload.currentDuration ?? null));
+  if (payload.averageDuration !== undefined) field('Usual duration', describeSeconds(payload.averageDuration));
+  // Keboola's overrun is a fraction (0.75: 75 % longer than usual)
   if (payload.durationOvertimePercentage !== undefined && Number.isFinite(payload.durationOvertimePercentage))
-    field('Over by', `${Math.round(payload.durationOvertimePercentage)} %`);
+    field('Over by', `${Math.round(payload.durationOvertimePercentage * 100)} %`);
   const message = textBlock(job.message, MAX_BODY_MESSAGE);
   if (message !== '') {
     lines.push('', payload.eventType.endsWith('failed') ? 'Error:' : 'Message:');

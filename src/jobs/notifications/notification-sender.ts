@@ -60,9 +60,11 @@ export class NotificationSender {
   private looking: Promise<void> | undefined;
   private again = false;
   private stopped = false;
+  private publicUrl: string | undefined;
 
   constructor(private readonly options: NotificationSenderOptions) {
     this.concurrency = options.concurrency ?? 8;
+    this.publicUrl = options.publicUrl;
     this.queue = new PQueue({ concurrency: this.concurrency });
   }
 
@@ -199,8 +201,13 @@ export class NotificationSender {
     return this.send(event, subscription.recipient);
   }
 
+  /** The console's origin for links, when it is known only once the server listens (no --public-url). */
+  linkTo(publicUrl: string): void {
+    this.publicUrl ??= publicUrl;
+  }
+
   private withLink(payload: NotificationPayload): NotificationPayload {
-    const base = this.options.publicUrl;
+    const base = this.publicUrl;
     if (!base || payload.job.id === '') return payload;
     return { ...payload, job: { ...payload.job, url: jobPageUrl(base, payload.job.id) } };
   }
