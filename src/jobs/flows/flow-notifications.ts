@@ -1,13 +1,12 @@
 import got from 'got';
 import type { Logger } from '../../common/logger.js';
 import { excerpt } from '../../common/log-text.js';
+import { DELIVERY_ID_HEADER } from '../notifications/webhook-sender.js';
 import { NOTIFICATION_LEASE_MS, type DueNotification } from './flow-runs.js';
 
 /** Records a notification task's outcome (undefined: sent) and takes its flow's next step. */
 export type RecordNotification = (rootJobId: number, taskId: string, failure: string | undefined) => Promise<void>;
 
-/** names one notification; a notification sent again after its sender was lost carries the same */
-export const DELIVERY_ID_HEADER = 'x-gex-delivery-id';
 const TIMEOUT_MS = 10_000;
 /** a whole delivery (every recipient, every retry) ends well inside the lease of a notification in flight */
 const DELIVERY_MS = Math.min(30_000, NOTIFICATION_LEASE_MS / 2);
@@ -16,7 +15,7 @@ const DELIVERY_MS = Math.min(30_000, NOTIFICATION_LEASE_MS / 2);
  * Sends a flow's notification tasks after the commit that made them due: a webhook gets a JSON
  * POST per recipient (Keboola's shape: the flow's job, project, branch, the task's title and
  * message) with a delivery id header, the same when a lost delivery is sent again, so a receiver
- * can drop the repeat. Email needs an SMTP relay gex does not have yet: such a task fails with that reason.
+ * can drop the repeat. A task's e-mail recipients are not sent to yet: such a task fails with that reason.
  */
 export class FlowNotifications {
   constructor(private readonly logger: Logger) {}
@@ -36,7 +35,7 @@ export class FlowNotifications {
   /** Undefined when every recipient accepted it; else why not. */
   private async deliver(n: DueNotification): Promise<string | undefined> {
     if (n.channel === 'email')
-      return 'email notifications need an SMTP relay, which this gex does not have: use a webhook';
+      return "a flow's e-mail notification tasks are not sent by gex: use a webhook, or a Notification API e-mail subscription (docs/notifications.md)";
     const body = {
       eventType: 'flow-notification',
       title: n.title,
