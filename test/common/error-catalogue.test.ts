@@ -34,6 +34,9 @@ const ENVIRONMENT_VARIABLES = new Set([
   'GEX_PG_CONNECT_TIMEOUT_MS',
   'GEX_PG_STATEMENT_TIMEOUT_MS',
   'GEX_PG_IDLE_TIMEOUT_MS',
+  'GEX_PUBLIC_URL',
+  'GEX_SMTP_URL',
+  'GEX_SMTP_FROM',
 ]);
 
 function sourceFiles(folder: string): string[] {
