@@ -149,10 +149,12 @@ export async function enqueueEvents(
   const first = Number(seq!.value) - matching.length + 1;
   const at = now.toISOString();
   let written = 0;
+  // one payload for every subscription, each with its own event id
+  const shared = await payloadOf(tx, job, event, '', longRun);
   for (const [i, subscription] of matching.entries()) {
     const id = first + i;
     const deliveryId = randomUUID();
-    const payload = await payloadOf(tx, job, event, deliveryId, longRun);
+    const payload: NotificationPayload = { ...shared, eventId: deliveryId };
     const inserted = await tx.run(
       `INSERT INTO notification_events (id, project_id, subscription_id, event, job_id, delivery_id, payload, created, status, attempts, next_attempt)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?) ON CONFLICT (subscription_id, job_id, event) DO NOTHING`,
