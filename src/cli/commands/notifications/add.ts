@@ -128,9 +128,11 @@ export function notificationsAddCommand(y: Argv<NotificationsArgs>): Argv<Notifi
       // checked before anything is opened: a refused subscription is stored and sent nowhere
       let input: SubscriptionInput;
       try {
-        input = inputFromArgs(args as AddArgs);
+        input = inputFromArgs(args);
       } catch (error) {
-        return runCliAction(() => Promise.reject(error));
+        return runCliAction(() => {
+          throw error;
+        });
       }
       return onNotifications(args, async (notifications) => {
         const { subscription, signingSecret } = await notifications.add(input);
