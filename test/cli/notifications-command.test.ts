@@ -19,6 +19,10 @@ const SECRET_IN_URL = 'q-s3cret';
 /** The refusals of `add`, each naming the option at fault. */
 const BAD_ADDS: Array<[string[], RegExp]> = [
   [
+    ['--event', 'job-failed', '--event', 'job-succeeded', '--email', 'ops@example.com'],
+    /^Error: --event takes one value, got 2: add one subscription for each\n$/,
+  ],
+  [
     ['--event', 'job-exploded', '--email', 'ops@example.com'],
     /^Error: --event "job-exploded": expected one of "job-failed", .*; nothing was added\n$/,
   ],

@@ -47,6 +47,14 @@ function filterArg(text: string): Filter {
  * (subscriptionInput); a refusal names the option that gave the value.
  */
 export function inputFromArgs(args: AddArgs): SubscriptionInput {
+  for (const name of ['event', 'webhook', 'email', 'config', 'component'] as const) {
+    const value: unknown = args[name];
+    if (Array.isArray(value))
+      throw new UserError(
+        'GEX_CLI_USAGE',
+        `--${name} takes one value, got ${value.length}: add one subscription for each`,
+      );
+  }
   if (args.webhook === undefined && args.email === undefined)
     throw new UserError('GEX_CLI_USAGE', 'Name the recipient: --webhook URL or --email ADDRESS');
   if (args.webhook !== undefined && args.email !== undefined)
@@ -142,7 +150,7 @@ export function notificationsAddCommand(y: Argv<NotificationsArgs>): Argv<Notifi
           return print(shown);
         }
         say(
-          `Subscription ${subscription.id} added: ${subscription.event}` +
+          `Subscription ${displayId(subscription.id)} added: ${displayId(subscription.event)}` +
             (subscription.filters.length ? ` (${filtersText(subscription)})` : '') +
             ` to ${recipientText(subscription)}`,
         );

@@ -1,4 +1,5 @@
 import type { Argv } from 'yargs';
+import { UserError } from '../../../common/errors.js';
 import { displayId, displayText } from '../../../common/log-text.js';
 import type { DeliveryView } from '../../notifications/notifications-backend.js';
 import { integerOption } from '../../options/option-checks.js';
@@ -38,6 +39,9 @@ export function notificationsDeliveriesCommand(y: Argv<NotificationsArgs>): Argv
         .option('limit', integerOption('limit', { min: 1, max: 1000, default: 100, describe: 'events to show' })),
     (args) =>
       onNotifications(args, async (notifications) => {
+        const subscription: unknown = args.subscription;
+        if (Array.isArray(subscription))
+          throw new UserError('GEX_CLI_USAGE', `--subscription takes one value, got ${subscription.length}`);
         const list = await notifications.deliveries({ subscriptionId: args.subscription, limit: Number(args.limit) });
         if (args.json) return print(list.map(deliveryFields));
         if (list.length === 0) return say('No deliveries yet');
