@@ -174,7 +174,8 @@ for (const factory of storeBackends()) {
 
       // a recipient that refuses: exit 1, its answer said
       receiver.answer = () => 503;
-      const refused = await gex(['test', thirdId, '--json']);
+      // (a webhook's sample reads no SMTP settings: a half-set relay does not stop it)
+      const refused = await gex(['test', thirdId, '--json'], { GEX_SMTP_URL: 'smtp://127.0.0.1:1', GEX_SMTP_FROM: '' });
       receiver.answer = () => 200;
       assert.equal(refused.code, 1);
       assert.equal(JSON.parse(refused.stdout).statusCode, 503);
@@ -184,6 +185,9 @@ for (const factory of storeBackends()) {
       const noRelay = await gex(['test', mailId[1]], { GEX_SMTP_URL: '', GEX_SMTP_FROM: '' });
       assert.equal(noRelay.code, 1);
       assert.match(noRelay.stdout, /sample not delivered: no SMTP relay: set GEX_SMTP_URL and GEX_SMTP_FROM/);
+      const halfSet = await gex(['test', mailId[1]], { GEX_SMTP_URL: 'smtp://127.0.0.1:1', GEX_SMTP_FROM: '' });
+      assert.equal(halfSet.code, 1);
+      assert.match(halfSet.stderr, /\$GEX_SMTP_URL is set but \$GEX_SMTP_FROM is not/);
       const missing = await smtpSinkMissing();
       if (missing) console.warn(`\n  !!! the e-mail sample of this test is SKIPPED: ${missing}\n`);
       else {
