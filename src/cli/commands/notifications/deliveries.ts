@@ -12,7 +12,6 @@ import { deliveryFields } from './subscription-fields.js';
 function lines(d: DeliveryView): string[][] {
   const head = (time: string) => [displayId(time), displayId(d.subscriptionId), displayId(d.event), displayId(d.jobId)];
   if (d.attempts.length === 0) return [[...head(d.created), '-', displayId(d.status), '-', 'no attempt yet']];
-  const last = d.attempts.length - 1;
   return [...d.attempts].reverse().map((a, i) => [
     ...head(a.started),
     String(a.attempt),
@@ -21,9 +20,7 @@ function lines(d: DeliveryView): string[][] {
     displayText(
       a.message +
         // the newest attempt of an event still retried says when the next one is due
-        (i === 0 && a.attempt === d.attempts[last].attempt && d.status === 'pending' && d.nextAttempt
-          ? ` (next attempt ${d.nextAttempt})`
-          : ''),
+        (i === 0 && d.status === 'pending' && d.nextAttempt ? ` (next attempt ${d.nextAttempt})` : ''),
     ),
   ]);
 }
