@@ -30,6 +30,7 @@ const COMMANDS: ReadonlyArray<readonly [string, () => Promise<Register>]> = [
   ['jobs', async () => (await import('./commands/jobs/index.js')).jobsCommand],
   ['schedules', async () => (await import('./commands/schedules/index.js')).schedulesCommand],
   ['flows', async () => (await import('./commands/flows/index.js')).flowsCommand],
+  ['notifications', async () => (await import('./commands/notifications/index.js')).notificationsCommand],
   ['worker', async () => (await import('./commands/worker.js')).workerCommand],
 ];
 

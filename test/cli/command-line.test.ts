@@ -20,7 +20,7 @@ describe('gex command line: version, help examples, mistyped commands', () => {
     assert.equal(r.stdout, '');
     assert.equal(
       r.stderr,
-      'Unknown command "rnu". Did you mean "run"?\nRun "gex --help" for the list of commands (run, check, schema, serve, tokens, components, configs, rows, state, tables, jobs, schedules, flows, worker).\n',
+      'Unknown command "rnu". Did you mean "run"?\nRun "gex --help" for the list of commands (run, check, schema, serve, tokens, components, configs, rows, state, tables, jobs, schedules, flows, notifications, worker).\n',
     );
 
     const options = await runGexInProcess(['--log-level', 'debug', 'srve', '--port', '1']);

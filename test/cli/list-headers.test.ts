@@ -59,6 +59,7 @@ describe('gex lists: a header row on a terminal, plain lines in a pipe', functio
       [['tables', 'list'], 'TABLE +ROWS +COLUMNS +LAST IMPORT'],
       [['jobs', 'list'], 'ID +STATUS +CONFIGURATION +CREATED'],
       [['schedules', 'list'], 'ID +CRON +STATE +CONFIGURATION +NEXT RUN +LAST JOB +STOPPED'],
+      [['notifications', 'list'], 'ID +EVENT +FILTERS +RECIPIENT +CREATED'],
     ];
 
     before(async () => {
@@ -72,6 +73,7 @@ describe('gex lists: a header row on a terminal, plain lines in a pipe', functio
         ['tables', 'import', path.join(dir, 'users.csv'), '--table', 'in.c-shop.users'],
         ['jobs', 'run', 'shop'],
         ['schedules', 'add', 'shop', '--cron', '0 * * * *'],
+        ['notifications', 'add', '--event', 'job-failed', '--config', 'shop', '--email', 'ops@example.com'],
       ]) {
         const r = await runGexInProcess(args, env);
         assert.equal(r.code, 0, `${args.join(' ')}: ${r.output}`);

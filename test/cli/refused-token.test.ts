@@ -11,7 +11,7 @@ const WRONG = 'wrong-token-0123456789abcdef';
 
 /**
  * A token a server refuses gets one wording from every command that sends one — configs, rows,
- * state, tables, components, jobs, schedules, run, check — naming the server and where the token
+ * state, tables, components, jobs, schedules, notifications, run, check — naming the server and where the token
  * came from (`--token`, `KBC_TOKEN`), never the token. Every command whose help lists --token is
  * tried: one added later must be added here.
  */
@@ -65,6 +65,11 @@ describe('gex: a refused token, the same words from every command', function () 
     'schedules enable': ['1'],
     'schedules disable': ['1'],
     'schedules remove': ['1'],
+    'notifications add': ['--event', 'job-failed', '--email', 'ops@example.com'],
+    'notifications list': [],
+    'notifications remove': ['1'],
+    'notifications test': ['1'],
+    'notifications deliveries': [],
     run: ['--config-id', 'shop'],
     check: ['--config-id', 'shop'],
   };
@@ -121,7 +126,7 @@ describe('gex: a refused token, the same words from every command', function () 
           message(r.stderr) ?? r.output,
           new RegExp(
             // (an import says the step it was at first, and that nothing was imported)
-            `^(Import failed at creating the configuration: )?The (Storage|Job Queue|Scheduler) API at ${served.url.replace(/[.:/]/g, '\\$&')} refused the token from ${origin}: ` +
+            `^(Import failed at creating the configuration: )?The (Storage|Job Queue|Scheduler|Notification) API at ${served.url.replace(/[.:/]/g, '\\$&')} refused the token from ${origin}: ` +
               'Invalid access token \\[storage\\.tokenInvalid\\]\\. Pass a valid token with --token \\(or set KBC_TOKEN\\)\\.( Nothing was imported\\.)?$',
           ),
           `${command} (${origin})`,

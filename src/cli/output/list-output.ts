@@ -1,6 +1,6 @@
 /**
  * How every list command prints its rows (configs, versions, rows, tokens, components, tables,
- * jobs, schedules). Piped (stdout is no terminal) each row is its cells joined by the list's
+ * jobs, schedules, notifications). Piped (stdout is no terminal) each row is its cells joined by the list's
  * separator, without a header: what scripts read (`gex configs list | cut -f1`), kept as it was;
  * `--json` is for programs. On a terminal a header row names the columns, and the cells are
  * aligned under it. Cells are already safe text (displayId, displayText).
