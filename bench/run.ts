@@ -207,6 +207,7 @@ async function notificationsSection(): Promise<void> {
         subscriptions: 3,
         answerDelayMs: 50,
         batches: 2,
+        enders: 4,
         concurrency: 64,
         defaultBacklog: 240,
       }
@@ -216,6 +217,7 @@ async function notificationsSection(): Promise<void> {
         subscriptions: 3,
         answerDelayMs: 50,
         batches: 5,
+        enders: 4,
         concurrency: 64,
         defaultBacklog: 960,
       };
