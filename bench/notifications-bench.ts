@@ -1,4 +1,6 @@
+import { fork } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { SUBSCRIPTION_SECRETS } from '../src/jobs/job-queue.js';
 import { JobRepository } from '../src/jobs/job-repository.js';
 import { NotificationOutbox } from '../src/jobs/notifications/notification-outbox.js';
@@ -12,7 +14,7 @@ import { captureLogger } from '../test/support/extraction.js';
 import { runRequest } from '../test/support/flow-setup.js';
 import { openEmbeddedStore } from '../test/support/open-store.js';
 import { TEST_KEY, type BackendFactory } from '../test/support/store.js';
-import { startWebhookReceiver, type WebhookReceiver } from '../test/support/webhook-receiver.js';
+import type { Receipt } from './webhook-receiver-process.js';
 
 /** the sender's poll without being told (its default: the worst case of a job end it is not told of) */
 const POLL_MS = 500;
@@ -61,20 +63,23 @@ export interface ThroughputFigure {
   offPerSecond: number;
   /** on / off, wall times */
   ratio: number;
-  /** job ends writing their events with no sender running (the events' own cost, without the sender's work) */
-  writeOnly: { jobs: number; ms: number; perSecond: number; ratio: number };
+  /** job ends in flight at once */
+  enders: number;
+  /**
+   * job ends writing their events with no sender running (the events' own cost, without the
+   * sender's work), right before as many job ends without subscriptions: ms, ms, ratio
+   */
+  writeOnly: { jobs: number; ms: number; besideMs: number; ratio: number };
 }
 
 export interface DrainFigure {
   events: number;
   concurrency: number;
   answerDelayMs: number;
-  /** the first job end of the run with notifications on → the last event received */
+  /** per batch of job ends: its first job end → its last event received; events not yet received at its last job end, and how long after it the last came */
+  batches: Array<{ events: number; ms: number; backlogAtLastEnd: number; afterLastEndMs: number }>;
+  /** the batches' drains added up */
   drainMs: number;
-  /** events written but not yet received when the last job end was committed */
-  backlogAtLastEnd: number;
-  /** the last job end → the last event received */
-  afterLastEndMs: number;
   deliveriesPerSecond: number;
   /** the receiver's counts of delivery ids */
   distinctReceived: number;
@@ -145,12 +150,12 @@ function platformOf(
   return { backend, token, jobs, subscriptions, outbox, sender, dispose: () => opened.dispose() };
 }
 
-async function subscribe(p: Platform, receiver: WebhookReceiver, count: number): Promise<void> {
+async function subscribe(p: Platform, url: string, count: number): Promise<void> {
   for (let i = 0; i < count; i++)
     await p.subscriptions.create(
       p.token.projectId,
       subscriptionInput(
-        fromPlain({ event: 'job-succeeded', recipient: { channel: 'webhook', url: `${receiver.url}/hook/${i}` } }),
+        fromPlain({ event: 'job-succeeded', recipient: { channel: 'webhook', url: `${url}/hook/${i}` } }),
       ),
     );
 }
@@ -187,14 +192,12 @@ async function endJobs(p: Platform, count: number, enders: number): Promise<{ fi
   return { first, last };
 }
 
-const jobIdOf = (body: string) => String((JSON.parse(body) as { job: { id: string } }).job.id);
-
 /** Delivery latency of one job end at a time, `count` times, a varying pause between (the poll's phase). */
 async function latencyOf(
   which: LatencyFigure['case'],
   jobs: JobRepository,
   token: TokenInfo,
-  receiver: WebhookReceiver,
+  receiver: RemoteReceiver,
   count: number,
 ): Promise<LatencyFigure> {
   const samplesMs: number[] = [];
@@ -203,14 +206,9 @@ async function latencyOf(
     await sleep(40 + ((i * 211) % 460));
     const before = receiver.received.length;
     const ended = await endJob(jobs, token, `latency-${which}`);
-    await Promise.race([
-      receiver.until(before + 1),
-      sleep(10_000).then(() => {
-        throw new Error(`${which}: job ${ended.id}'s event not received in 10 s`);
-      }),
-    ]);
+    await receiver.until(before + 1, 10_000, `${which}: job ${ended.id}'s event`);
     const hook = receiver.received[before];
-    if (jobIdOf(hook.body) !== String(ended.id)) throw new Error(`${which}: another job's event received`);
+    if (hook.jobId !== String(ended.id)) throw new Error(`${which}: another job's event received`);
     samplesMs.push(hook.at - ended.committed);
     fromEnd.push(hook.at - ended.endTime);
   }
@@ -231,17 +229,56 @@ async function outboxCounts(p: Platform): Promise<{ delivered: number; attempts:
   return { delivered: Number(delivered?.n), attempts: Number(attempts?.n) };
 }
 
-async function untilReceived(receiver: WebhookReceiver, count: number, timeoutMs: number, what: string): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    receiver.until(count),
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`${what}: ${receiver.received.length} of ${count} events received in ${timeoutMs} ms`)),
-        timeoutMs,
-      );
-    }),
-  ]).finally(() => clearTimeout(timer));
+/** The receiver (bench/webhook-receiver-process.ts) as the parent sees it: what it received, by when. */
+interface RemoteReceiver {
+  url: string;
+  received: Receipt[];
+  answerAfter(ms: number): void;
+  /** resolves once `count` POSTs were received; rejects after `timeoutMs` */
+  until(count: number, timeoutMs: number, what: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function startRemoteReceiver(): Promise<RemoteReceiver> {
+  const child = fork(fileURLToPath(new URL('./webhook-receiver-process.js', import.meta.url)), [], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const received: Receipt[] = [];
+  const waiters = new Set<{ count: number; resolve: () => void }>();
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`the webhook receiver exited (${code})`)));
+    child.on('message', (message: { url?: string; receipts?: Receipt[] }) => {
+      if (message.url) resolve(message.url);
+      for (const r of message.receipts ?? []) received.push(r);
+      for (const w of waiters)
+        if (received.length >= w.count) {
+          waiters.delete(w);
+          w.resolve();
+        }
+    });
+  });
+  return {
+    url,
+    received,
+    answerAfter: (ms) => child.send({ delayMs: ms }),
+    async until(count, timeoutMs, what) {
+      if (received.length >= count) return;
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve, reject) => {
+        waiters.add({ count, resolve });
+        timer = setTimeout(
+          () => reject(new Error(`${what}: ${received.length} of ${count} events received in ${timeoutMs} ms`)),
+          timeoutMs,
+        );
+      }).finally(() => clearTimeout(timer));
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.disconnect();
+      }),
+  };
 }
 
 /**
@@ -254,7 +291,7 @@ export async function notificationsFigure(
 ): Promise<NotificationsFigure> {
   const capture = captureLogger('info');
   const disposers: Array<() => Promise<void>> = [];
-  const receiver = await startWebhookReceiver();
+  const receiver = await startRemoteReceiver();
   disposers.push(() => receiver.close());
   const senders: NotificationSender[] = [];
   try {
@@ -264,7 +301,7 @@ export async function notificationsFigure(
     const latencyToken = (await latencyStore.backend.createToken({ description: 'bench' })).info;
     const latency = platformOf(latencyStore, latencyToken, capture.logger);
     senders.push(latency.sender);
-    await subscribe(latency, receiver, 1);
+    await subscribe(latency, receiver.url, 1);
     latency.sender.start();
     // another process's job ends: its own connection to the store, nothing tells this sender
     const other = await openEmbeddedStore(latencyStore.location, TEST_KEY);
@@ -277,7 +314,7 @@ export async function notificationsFigure(
     receiver.received.length = 0;
 
     // 2. throughput: a store with subscriptions and one without, each with its running sender
-    receiver.delayMs = shape.answerDelayMs;
+    receiver.answerAfter(shape.answerDelayMs);
     const sides = {} as Record<'on' | 'off', Platform>;
     for (const side of ['on', 'off'] as const) {
       const opened = await factory.open();
@@ -285,14 +322,13 @@ export async function notificationsFigure(
       const token = (await opened.backend.createToken({ description: 'bench' })).info;
       const p = (sides[side] = platformOf(opened, token, capture.logger, shape.concurrency));
       senders.push(p.sender);
-      for (let i = 0; i < 50; i++) await endJob(p.jobs, token, `warm-${i % 10}`); // before any subscription
+      await endJobs(p, 100, shape.enders); // warm-up, before any subscription
       p.sender.start();
     }
-    await subscribe(sides.on, receiver, shape.subscriptions);
+    await subscribe(sides.on, receiver.url, shape.subscriptions);
     const perBatch = Math.ceil(shape.jobEnds / shape.batches);
     const batches: ThroughputFigure['batches'] = [];
-    let firstOnEnd = Infinity;
-    let lastOnEnd = 0;
+    const drains: DrainFigure['batches'] = [];
     let done = { on: 0, off: 0 };
     for (let b = 0; b < shape.batches; b++) {
       for (const side of b % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const)) {
@@ -300,47 +336,40 @@ export async function notificationsFigure(
         const jobs = Math.min(perBatch, shape.jobEnds - done[side]);
         const started = performance.now();
         const ends = await endJobs(p, jobs, shape.enders);
-        if (side === 'on') {
-          firstOnEnd = Math.min(firstOnEnd, ends.first);
-          lastOnEnd = Math.max(lastOnEnd, ends.last);
-        }
         batches.push({ side, jobs, ms: Math.round(performance.now() - started) });
         done = { ...done, [side]: done[side] + jobs };
+        if (side === 'off') continue;
+        // the batch's events drained before anything else runs (the side without stays undisturbed)
+        const expected = done.on * shape.subscriptions;
+        await receiver.until(expected, 600_000, 'drain');
+        const mine = receiver.received.slice(expected - jobs * shape.subscriptions);
+        const lastAt = Math.max(...mine.map((r) => r.at));
+        drains.push({
+          events: jobs * shape.subscriptions,
+          ms: lastAt - ends.first,
+          backlogAtLastEnd: mine.filter((r) => r.at > ends.last).length,
+          afterLastEndMs: Math.max(0, lastAt - ends.last),
+        });
       }
     }
-    const backlogAtLastEnd =
-      shape.jobEnds * shape.subscriptions - receiver.received.filter((r) => r.at <= lastOnEnd).length;
     const sum = (side: 'on' | 'off') => batches.filter((x) => x.side === side).reduce((a, x) => a + x.ms, 0);
     const onMs = sum('on');
     const offMs = sum('off');
-    const throughput: ThroughputFigure = {
-      jobEnds: shape.jobEnds,
-      subscriptions: shape.subscriptions,
-      batches,
-      onMs,
-      offMs,
-      onPerSecond: Math.round((shape.jobEnds / onMs) * 1000),
-      offPerSecond: Math.round((shape.jobEnds / offMs) * 1000),
-      ratio: Math.round((onMs / offMs) * 100) / 100,
-      writeOnly: { jobs: 0, ms: 0, perSecond: 0, ratio: 0 },
-    };
 
-    // the drain: every event received, exactly once
+    // every event received exactly once, and recorded so
     const events = shape.jobEnds * shape.subscriptions;
-    await untilReceived(receiver, events, 600_000, 'drain');
     await sides.on.sender.settled();
     await sleep(POLL_MS * 2); // a repeat would come now
-    const lastAt = Math.max(...receiver.received.map((r) => r.at));
-    const repeats = receiver.repeats();
+    const repeats = new Map<string, number>();
+    for (const r of receiver.received) repeats.set(r.deliveryId, (repeats.get(r.deliveryId) ?? 0) + 1);
     const counts = await outboxCounts(sides.on);
-    const drainMs = lastAt - firstOnEnd;
+    const drainMs = drains.reduce((a, d) => a + d.ms, 0);
     const drain: DrainFigure = {
       events,
       concurrency: shape.concurrency,
       answerDelayMs: shape.answerDelayMs,
+      batches: drains,
       drainMs,
-      backlogAtLastEnd,
-      afterLastEndMs: lastAt - lastOnEnd,
       deliveriesPerSecond: Math.round((events / drainMs) * 1000),
       distinctReceived: repeats.size,
       duplicates: [...repeats.values()].reduce((a, n) => a + n - 1, 0),
@@ -348,20 +377,18 @@ export async function notificationsFigure(
       deliveredInOutbox: counts.delivered,
       attemptsInOutbox: counts.attempts,
     };
-    for (const p of Object.values(sides)) await p.sender.stop();
+    await sides.on.sender.stop();
 
-    // 3. the default concurrency: a backlog written while no sender runs, drained by one started afresh
+    // 3. a backlog written while no sender runs (the events' own cost, beside as many job ends
+    // without), then drained by a sender of the default concurrency started afresh
     const backlogJobs = Math.ceil(shape.defaultBacklog / shape.subscriptions);
-    const writing = performance.now();
+    let writing = performance.now();
     await endJobs(sides.on, backlogJobs, shape.enders);
     const writeMs = Math.round(performance.now() - writing);
-    const writePerSecond = Math.round((backlogJobs / writeMs) * 1000);
-    throughput.writeOnly = {
-      jobs: backlogJobs,
-      ms: writeMs,
-      perSecond: writePerSecond,
-      ratio: Math.round((throughput.offPerSecond / writePerSecond) * 100) / 100,
-    };
+    writing = performance.now();
+    await endJobs(sides.off, backlogJobs, shape.enders);
+    const besideMs = Math.round(performance.now() - writing);
+    await sides.off.sender.stop();
     const fresh = new NotificationSender({
       outbox: sides.on.outbox,
       subscriptions: sides.on.subscriptions,
@@ -373,14 +400,25 @@ export async function notificationsFigure(
     const backlog = backlogJobs * shape.subscriptions;
     const started = Date.now();
     fresh.start();
-    await untilReceived(receiver, before + backlog, 600_000, 'default concurrency');
+    await receiver.until(before + backlog, 600_000, 'default concurrency');
     const ms = Math.max(...receiver.received.slice(before).map((r) => r.at)) - started;
     await fresh.stop();
     const perSecond = Math.round((backlog / ms) * 10_000) / 10;
     return {
       store: factory.name,
       latency: [told, polled],
-      throughput,
+      throughput: {
+        jobEnds: shape.jobEnds,
+        subscriptions: shape.subscriptions,
+        enders: shape.enders,
+        batches,
+        onMs,
+        offMs,
+        onPerSecond: Math.round((shape.jobEnds / onMs) * 1000),
+        offPerSecond: Math.round((shape.jobEnds / offMs) * 1000),
+        ratio: Math.round((onMs / offMs) * 100) / 100,
+        writeOnly: { jobs: backlogJobs, ms: writeMs, besideMs, ratio: Math.round((writeMs / besideMs) * 100) / 100 },
+      },
       drain,
       defaultConcurrency: {
         concurrency: DEFAULT_CONCURRENCY,
@@ -415,18 +453,19 @@ export function describeNotifications(f: NotificationsFigure): string[] {
   );
   const t = f.throughput;
   lines.push(
-    `${name} ${t.jobEnds.toLocaleString('en')} job ends (create → claim → finish) with ${t.subscriptions} webhook subscriptions each: ${t.onMs} ms, ${t.onPerSecond}/s | ` +
+    `${name} ${t.jobEnds.toLocaleString('en')} job ends (create → claim → finish) with ${t.subscriptions} webhook subscriptions each, ${t.enders} at a time: ${t.onMs} ms, ${t.onPerSecond}/s | ` +
       `no subscriptions: ${t.offMs} ms, ${t.offPerSecond}/s | ratio ${t.ratio.toFixed(2)} (${verdict(t.ratio <= THROUGHPUT_RATIO_TARGET)}: <= ${THROUGHPUT_RATIO_TARGET}); ` +
       `batches ${t.batches.map((b) => `${b.side} ${b.ms}`).join(', ')}`,
-    `${name} of which the events' own writes: ${t.writeOnly.jobs.toLocaleString('en')} job ends with the subscriptions and no sender running ${t.writeOnly.ms} ms, ` +
-      `${t.writeOnly.perSecond}/s = ${t.writeOnly.ratio.toFixed(2)}× the time of job ends with none (the rest of the ratio: the sender's reads and records beside them)`,
+    `${name} of which the events' own writes: ${t.writeOnly.jobs.toLocaleString('en')} job ends with the subscriptions and no sender running ${t.writeOnly.ms} ms ` +
+      `vs as many with none right after ${t.writeOnly.besideMs} ms = ${t.writeOnly.ratio.toFixed(2)}× (the rest of the ratio: the sender's reads and records beside the job ends)`,
   );
   const d = f.drain;
   const once =
     d.duplicates === 0 && d.missing === 0 && d.deliveredInOutbox === d.events && d.attemptsInOutbox === d.events;
   lines.push(
     `${name} drain of ${d.events.toLocaleString('en')} events (receiver answers after ${d.answerDelayMs} ms, sender concurrency ${d.concurrency}): ` +
-      `${d.drainMs} ms from the first job end = ${d.deliveriesPerSecond} deliveries/s; ${d.backlogAtLastEnd} still undelivered at the last job end, drained ${d.afterLastEndMs} ms after it | ` +
+      `${d.drainMs} ms = ${d.deliveriesPerSecond} deliveries/s (each batch's first job end → its last event received: ` +
+      `${d.batches.map((x) => `${x.ms} ms, ${x.backlogAtLastEnd} after its last end, ${x.afterLastEndMs} ms after it`).join('; ')}) | ` +
       `${once ? 'each delivered exactly once' : 'NOT EXACTLY ONCE'} (${d.distinctReceived} delivery ids, ${d.duplicates} repeats, ${d.missing} missing; outbox: ${d.deliveredInOutbox} delivered, ${d.attemptsInOutbox} attempts)`,
   );
   const c = f.defaultConcurrency;

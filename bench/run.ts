@@ -221,16 +221,25 @@ async function notificationsSection(): Promise<void> {
         concurrency: 64,
         defaultBacklog: 960,
       };
+  // PostgreSQL's job ends are ~4× slower here (~40/s with subscriptions): the brief's 10,000 would take 6 minutes
+  // alone; GEX_BENCH_NOTIFICATION_JOBS=N sets both stores' number
+  const postgresJobEnds = Number(process.env.GEX_BENCH_NOTIFICATION_JOBS) || (quick ? shape.jobEnds : 2000);
+  if (process.env.GEX_BENCH_NOTIFICATION_JOBS) shape.jobEnds = postgresJobEnds;
+  // GEX_BENCH_NOTIFICATION_CONCURRENCY=N the sender's concurrency in the job-end runs (8: gex's default)
+  shape.concurrency = Number(process.env.GEX_BENCH_NOTIFICATION_CONCURRENCY) || shape.concurrency;
   section(
     `notifications: delivery latency to a local webhook (median of ${shape.latencyJobs} job ends, target <= 1000 ms); ` +
-      `${shape.jobEnds.toLocaleString('en')} job ends × ${shape.subscriptions} webhook subscriptions (answers after ${shape.answerDelayMs} ms) vs none, ` +
-      `${shape.batches} batches each, alternating (target <= 1.1×); the drain of their events`,
+      `${shape.jobEnds.toLocaleString('en')} job ends (PostgreSQL ${postgresJobEnds.toLocaleString('en')}) × ${shape.subscriptions} webhook subscriptions (answers after ${shape.answerDelayMs} ms) vs none, ` +
+      `${shape.batches} batches each, alternating (target <= 1.1×); the drain of their events (sender concurrency ${shape.concurrency}${shape.concurrency === 8 ? ', the default' : ': proposed, the default is 8'})`,
   );
   const figures: NotificationsFigure[] = [];
   const postgres = process.env.GEX_TEST_POSTGRES?.trim() || POSTGRES_EXAMPLE;
   for (const backend of [sqliteBackend, postgresBackendAt(postgres)]) {
     try {
-      const figure = await notificationsFigure(backend, shape);
+      const figure = await notificationsFigure(
+        backend,
+        backend.name === 'SQLite' ? shape : { ...shape, jobEnds: postgresJobEnds },
+      );
       figures.push(figure);
       for (const line of describeNotifications(figure)) console.log(line);
     } catch (error) {
