@@ -13,7 +13,9 @@
  * of 3 phases × 10 tasks on 4 workers against a script that POSTs the same jobs phase by phase, and
  * a phase's end → the next phase's start, SQLite and PostgreSQL (bench/results-flows.json);
  * GEX_BENCH_ONLY=console the console's pages on a big history against the JSON calls returning the
- * same data, SQLite and PostgreSQL (bench/results-console.json).
+ * same data, SQLite and PostgreSQL (bench/results-console.json); GEX_BENCH_ONLY=notifications a job end's
+ * delivery latency to a webhook, job ends with 3 subscriptions each against none and the drain of
+ * their events, SQLite and PostgreSQL (bench/results-notifications.json).
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -28,6 +30,12 @@ import {
   type ConsoleShape,
 } from './console-bench.js';
 import { describeFlows, postgresFlows, sqliteFlows, type FlowsFigure, type FlowsShape } from './flows-bench.js';
+import {
+  describeNotifications,
+  notificationsFigure,
+  type NotificationsFigure,
+  type NotificationsShape,
+} from './notifications-bench.js';
 import { describeScheduleTicker, scheduleTickerFigure } from './schedules-bench.js';
 import { repoRoot } from './measure.js';
 import { rowHistoryFigure, type RowHistoryFigure } from './row-history-bench.js';
@@ -49,7 +57,7 @@ import { POSTGRES_EXAMPLE, postgresBackendAt, sqliteBackend } from '../test/supp
 
 const quick = process.env.GEX_BENCH_QUICK === '1';
 const only = process.env.GEX_BENCH_ONLY;
-const GROUPS = ['extraction', 'queue', 'files', 'schedules', 'runtimes', 'flows', 'console'];
+const GROUPS = ['extraction', 'queue', 'files', 'schedules', 'runtimes', 'flows', 'console', 'notifications'];
 if (only !== undefined && !GROUPS.includes(only))
   throw new Error(`GEX_BENCH_ONLY=${only}: the section groups that run alone are ${GROUPS.join(', ')}`);
 const results: Record<string, unknown> = { date: new Date().toISOString(), quick };
@@ -187,6 +195,67 @@ async function consoleSection(): Promise<void> {
   results.console = figures;
 }
 
+/**
+ * notifications (issue 37): a job end → its webhook POST (the sender told by its own repository, or
+ * seeing another connection's end by its poll); job ends with subscriptions against none; the drain
+ */
+async function notificationsSection(): Promise<void> {
+  const shape: NotificationsShape = quick
+    ? {
+        latencyJobs: 10,
+        jobEnds: 500,
+        subscriptions: 3,
+        answerDelayMs: 50,
+        batches: 2,
+        enders: 4,
+        concurrency: 64,
+        defaultBacklog: 240,
+      }
+    : {
+        latencyJobs: 20,
+        jobEnds: 10_000,
+        subscriptions: 3,
+        answerDelayMs: 50,
+        batches: 5,
+        enders: 4,
+        concurrency: 64,
+        defaultBacklog: 960,
+      };
+  // PostgreSQL's job ends are ~4× slower here (~40/s with subscriptions): the brief's 10,000 would take 6 minutes
+  // alone; GEX_BENCH_NOTIFICATION_JOBS=N sets both stores' number
+  const postgresJobEnds = Number(process.env.GEX_BENCH_NOTIFICATION_JOBS) || (quick ? shape.jobEnds : 2000);
+  if (process.env.GEX_BENCH_NOTIFICATION_JOBS) shape.jobEnds = postgresJobEnds;
+  // GEX_BENCH_NOTIFICATION_CONCURRENCY=N the sender's concurrency in the job-end runs (8: gex's default)
+  shape.concurrency = Number(process.env.GEX_BENCH_NOTIFICATION_CONCURRENCY) || shape.concurrency;
+  section(
+    `notifications: delivery latency to a local webhook (median of ${shape.latencyJobs} job ends, target <= 1000 ms); ` +
+      `${shape.jobEnds.toLocaleString('en')} job ends (PostgreSQL ${postgresJobEnds.toLocaleString('en')}) × ${shape.subscriptions} webhook subscriptions (answers after ${shape.answerDelayMs} ms) vs none, ` +
+      `${shape.batches} batches each, alternating (target <= 1.1×); the drain of their events (sender concurrency ${shape.concurrency}${shape.concurrency === 8 ? ', the default' : ': proposed, the default is 8'})`,
+  );
+  const figures: NotificationsFigure[] = [];
+  const postgres = process.env.GEX_TEST_POSTGRES?.trim() || POSTGRES_EXAMPLE;
+  for (const backend of [sqliteBackend, postgresBackendAt(postgres)]) {
+    try {
+      const figure = await notificationsFigure(
+        backend,
+        backend.name === 'SQLite' ? shape : { ...shape, jobEnds: postgresJobEnds },
+      );
+      figures.push(figure);
+      for (const line of describeNotifications(figure)) console.log(line);
+    } catch (error) {
+      if (
+        backend.name === 'SQLite' ||
+        !/ECONNREFUSED|ENOTFOUND|password|does not exist|timeout/i.test((error as Error).message)
+      )
+        throw error;
+      console.log(
+        `PostgreSQL: skipped (${(error as Error).message.split('\n')[0]}; set GEX_TEST_POSTGRES to a reachable database)`,
+      );
+    }
+  }
+  results.notifications = figures;
+}
+
 /** the section groups that run alone (GEX_BENCH_ONLY), each writing bench/results-<name>.json */
 const ALONE: Record<string, () => Promise<void>> = {
   schedules: schedulesSection,
@@ -195,6 +264,7 @@ const ALONE: Record<string, () => Promise<void>> = {
   runtimes: runtimesSection,
   flows: flowsSection,
   console: consoleSection,
+  notifications: notificationsSection,
 };
 if (only !== undefined && only !== 'extraction') {
   await ALONE[only]();
@@ -440,6 +510,8 @@ await runtimesSection();
 await flowsSection();
 
 await consoleSection();
+
+await notificationsSection();
 
 const file = path.join(repoRoot, 'bench', 'results.json');
 await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);

@@ -18,6 +18,8 @@ export interface WebhookReceiver {
   received: ReceivedHook[];
   /** how the n-th request (0-based) is answered; 200 by default */
   answer: (request: ReceivedHook, n: number) => HookAnswer;
+  /** how long after a request arrived it is answered (0 by default: at once) */
+  delayMs: number;
   /** resolves once `count` requests have arrived */
   until(count: number): Promise<void>;
   /** how many requests carried each delivery id */
@@ -54,31 +56,38 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
         w.resolve();
       }
       const answer = receiver.answer(hook, n);
-      if (answer === 'hang') {
-        hanging.add(res);
-        return;
-      }
-      if (answer === 'endless') {
-        res.writeHead(200, { 'content-type': 'text/plain' });
-        const timer = setInterval(() => res.write('x'.repeat(16_384)), 1);
-        res.on('close', () => clearInterval(timer));
-        return;
-      }
-      if (typeof answer === 'object') {
-        res.writeHead(302, { location: answer.redirect });
-        res.end();
-        return;
-      }
-      res.writeHead(answer, { 'content-type': 'text/plain' });
-      res.end(answer < 300 ? 'ok' : `refused with ${answer}`);
+      if (receiver.delayMs > 0 && answer !== 'hang') {
+        const timer = setTimeout(() => respond(res, answer), receiver.delayMs);
+        res.on('close', () => clearTimeout(timer));
+      } else respond(res, answer);
     });
   });
+  const respond = (res: http.ServerResponse, answer: HookAnswer) => {
+    if (answer === 'hang') {
+      hanging.add(res);
+      return;
+    }
+    if (answer === 'endless') {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      const timer = setInterval(() => res.write('x'.repeat(16_384)), 1);
+      res.on('close', () => clearInterval(timer));
+      return;
+    }
+    if (typeof answer === 'object') {
+      res.writeHead(302, { location: answer.redirect });
+      res.end();
+      return;
+    }
+    res.writeHead(answer, { 'content-type': 'text/plain' });
+    res.end(answer < 300 ? 'ok' : `refused with ${answer}`);
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const receiver: WebhookReceiver = {
     url: `http://127.0.0.1:${port}`,
     received,
     answer: () => 200,
+    delayMs: 0,
     until(count) {
       if (received.length >= count) return Promise.resolve();
       return new Promise((resolve) => waiters.push({ count, resolve }));

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import PQueue from 'p-queue';
 import type { Logger } from '../../common/logger.js';
 import { thisProcessText } from '../../common/process-liveness.js';
@@ -59,6 +60,8 @@ export class NotificationSender {
   private timer: NodeJS.Timeout | undefined;
   private looking: Promise<void> | undefined;
   private again = false;
+  /** the last look filled every free slot: more may be due, so freed slots are filled again */
+  private backlog = false;
   private stopped = false;
   private publicUrl: string | undefined;
 
@@ -66,6 +69,8 @@ export class NotificationSender {
     this.concurrency = options.concurrency ?? 8;
     this.publicUrl = options.publicUrl;
     this.queue = new PQueue({ concurrency: this.concurrency });
+    // every attempt in flight listens to the one stop signal
+    setMaxListeners(Math.max(10, this.concurrency + 2), this.abort.signal);
   }
 
   private now(): Date {
@@ -102,6 +107,7 @@ export class NotificationSender {
       const room = this.concurrency - this.queue.size - this.queue.pending;
       if (room <= 0 || this.stopped) return;
       const due = await this.options.outbox.take(room, this.now());
+      this.backlog = due.length === room;
       for (const event of due) void this.queue.add(() => this.attempt(event));
       if (due.length < room) return;
       await this.queue.onSizeLessThan(1);
@@ -126,6 +132,9 @@ export class NotificationSender {
       // not recorded (the store is unreachable): the lease ends and the event is due again
       this.options.logger.warn(`Notification ${event.id}: attempt not recorded: ${(error as Error).message}`);
     }
+    // a backlog is drained at the recipients' pace, not one batch per poll: once half the slots are
+    // free (this attempt's among them), a look fills them (a take per few attempts, not per attempt)
+    if (this.backlog && this.queue.pending - 1 <= this.concurrency / 2) this.wake();
   }
 
   /** The attempt itself: what the recipient answered. */

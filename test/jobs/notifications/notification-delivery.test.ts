@@ -287,6 +287,20 @@ describe('notifications: the outbox and webhook delivery', function () {
         assert.equal(receiver.received.length, 1);
       });
 
+      it('drains a backlog larger than its concurrency at once, not one batch per poll', async () => {
+        await subscribe('job-succeeded');
+        for (let i = 0; i < 7; i++) await endJob(`c${i}`, ok, 'success');
+        // told once, its poll an hour away: the slots freed are filled again until nothing is due
+        await round(sender({ concurrency: 2, pollMs: 3600_000 }));
+        assert.equal(receiver.received.length, 7);
+        assert.deepEqual([...new Set(receiver.repeats().values())], [1], 'each once');
+        const records = await outbox.deliveries(token.projectId);
+        assert.deepEqual(
+          records.map((r) => r.status),
+          Array(7).fill('delivered'),
+        );
+      });
+
       it('sends a sample now to a subscription (not recorded)', async () => {
         const made = await subscribe('job-failed');
         const outcome = await sender().sendSample(token.projectId, made.subscription.id);
