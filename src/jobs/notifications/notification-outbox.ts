@@ -14,7 +14,14 @@ const SEQUENCE = 'notification-event';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
-/** An event taken for an attempt: what to send where (the recipient as stored; a webhook's secrets are read apart). */
+/** An event's subscription as it was when the event was taken (undefined when it was deleted). */
+export interface DueSubscription {
+  recipient: Recipient;
+  /** a webhook's whole URL and signing secret, sealed (SubscriptionRepository.openWebhookSecrets) */
+  sealed: string | null;
+}
+
+/** An event taken for an attempt: what to send where. */
 export interface DueEvent {
   id: number;
   projectId: number;
@@ -26,6 +33,15 @@ export interface DueEvent {
   created: string;
   /** this attempt's number (1 for the first) */
   attempt: number;
+  subscription?: DueSubscription;
+}
+
+/** One attempt to record: the event, what its recipient answered, when it started and who made it. */
+export interface AttemptRecord {
+  event: DueEvent;
+  outcome: AttemptOutcome;
+  started: Date;
+  sender: string;
 }
 
 /** One event and its attempts, as the API and `gex notifications deliveries` show them. */
@@ -148,21 +164,20 @@ export async function enqueueEvents(
   );
   const first = Number(seq!.value) - matching.length + 1;
   const at = now.toISOString();
-  let written = 0;
-  // one payload for every subscription, each with its own event id
+  // one payload for every subscription, each with its own event id; one INSERT for them all
   const shared = await payloadOf(tx, job, event, '', longRun);
-  for (const [i, subscription] of matching.entries()) {
-    const id = first + i;
+  const params = matching.flatMap((subscription, i) => {
     const deliveryId = randomUUID();
     const payload: NotificationPayload = { ...shared, eventId: deliveryId };
-    const inserted = await tx.run(
-      `INSERT INTO notification_events (id, project_id, subscription_id, event, job_id, delivery_id, payload, created, status, attempts, next_attempt)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?) ON CONFLICT (subscription_id, job_id, event) DO NOTHING`,
-      [id, job.projectId, subscription.id, event, job.id, deliveryId, JSON.stringify(payload), at, at],
-    );
-    written += inserted.changes;
-  }
-  return written;
+    return [first + i, job.projectId, subscription.id, event, job.id, deliveryId, JSON.stringify(payload), at, at];
+  });
+  const inserted = await tx.run(
+    `INSERT INTO notification_events (id, project_id, subscription_id, event, job_id, delivery_id, payload, created, status, attempts, next_attempt)
+      VALUES ${matching.map(() => "(?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?)").join(', ')}
+      ON CONFLICT (subscription_id, job_id, event) DO NOTHING`,
+    params,
+  );
+  return inserted.changes;
 }
 
 /** The events job `id`'s end causes (it ended in this transaction), written in it; how many. */
@@ -175,6 +190,13 @@ export async function enqueueJobEnd(tx: SqlExecutor, id: number, now: Date): Pro
 }
 
 function toDue(row: Row): DueEvent {
+  const subscription: DueSubscription | undefined =
+    row.s_recipient === null || row.s_recipient === undefined
+      ? undefined
+      : {
+          recipient: JSON.parse(String(row.s_recipient)) as Recipient,
+          sealed: typeof row.s_sealed === 'string' ? row.s_sealed : null,
+        };
   return {
     id: Number(row.id),
     projectId: Number(row.project_id),
@@ -185,6 +207,7 @@ function toDue(row: Row): DueEvent {
     payload: JSON.parse(String(row.payload)) as NotificationPayload,
     created: String(row.created),
     attempt: Number(row.attempts),
+    subscription,
   };
 }
 
@@ -214,18 +237,14 @@ export class NotificationOutbox {
         new Date(now.getTime() + DELIVERY_LEASE_MS).toISOString(),
         ...ids,
       ]);
-      const rows = await tx.all<Row>(`SELECT * FROM notification_events WHERE id IN (${marks}) ORDER BY id`, ids);
+      const rows = await tx.all<Row>(
+        `SELECT e.*, s.recipient AS s_recipient, s.sealed AS s_sealed FROM notification_events e
+          LEFT JOIN notification_subscriptions s ON s.id = e.subscription_id AND s.project_id = e.project_id
+          WHERE e.id IN (${marks}) ORDER BY e.id`,
+        ids,
+      );
       return rows.map(toDue);
     });
-  }
-
-  /** The recipient of an event's subscription; undefined when the subscription was deleted. */
-  async recipientOf(event: DueEvent): Promise<Recipient | undefined> {
-    const row = await this.db.get<Row>(
-      'SELECT recipient FROM notification_subscriptions WHERE project_id = ? AND id = ?',
-      [event.projectId, event.subscriptionId],
-    );
-    return row ? (JSON.parse(String(row.recipient)) as Recipient) : undefined;
   }
 
   /**
@@ -241,45 +260,63 @@ export class NotificationOutbox {
     now = new Date(),
     random = Math.random,
   ): Promise<DeliveryStatus | 'retrying'> {
-    const retryAt = new Date(now.getTime() + retryDelayMs(event.attempt, random));
-    const givenUp = retryAt.getTime() - Date.parse(event.created) > RETRY_FOR_MS;
-    const status: DeliveryStatus =
-      outcome.outcome === 'delivered' ? 'delivered' : outcome.outcome === 'final' || givenUp ? 'failed' : 'pending';
-    const message =
-      status === 'failed' && outcome.outcome === 'retry'
-        ? `${outcome.message} (retried for 24 hours: given up)`
-        : outcome.message;
+    const [state] = await this.recordAll([{ event, outcome, ...attempt }], now, random);
+    return state;
+  }
+
+  /** Records attempts as `record` does, all in one transaction; each event's state after it, in order. */
+  async recordAll(
+    attempts: readonly AttemptRecord[],
+    now = new Date(),
+    random = Math.random,
+  ): Promise<Array<DeliveryStatus | 'retrying'>> {
+    if (attempts.length === 0) return [];
+    const next = attempts.map(({ event, outcome }) => {
+      const retryAt = new Date(now.getTime() + retryDelayMs(event.attempt, random));
+      const givenUp = retryAt.getTime() - Date.parse(event.created) > RETRY_FOR_MS;
+      const status: DeliveryStatus =
+        outcome.outcome === 'delivered' ? 'delivered' : outcome.outcome === 'final' || givenUp ? 'failed' : 'pending';
+      const message = (
+        status === 'failed' && outcome.outcome === 'retry'
+          ? `${outcome.message} (retried for 24 hours: given up)`
+          : outcome.message
+      ).slice(0, 1000);
+      return { status, retryAt, message };
+    });
     await this.db.transaction(async (tx) => {
       await tx.run(
         `INSERT INTO notification_attempts (event_id, attempt, project_id, started, duration_ms, outcome, status_code, message, sender)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (event_id, attempt) DO NOTHING`,
-        [
+          VALUES ${attempts.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ON CONFLICT (event_id, attempt) DO NOTHING`,
+        attempts.flatMap(({ event, outcome, started, sender }, i) => [
           event.id,
           event.attempt,
           event.projectId,
-          attempt.started.toISOString(),
-          Math.max(0, now.getTime() - attempt.started.getTime()),
-          status === 'failed' ? 'final' : outcome.outcome,
+          started.toISOString(),
+          Math.max(0, now.getTime() - started.getTime()),
+          next[i].status === 'failed' ? 'final' : outcome.outcome,
           outcome.statusCode,
-          message.slice(0, 1000),
-          attempt.sender.slice(0, 200),
-        ],
+          next[i].message,
+          sender.slice(0, 200),
+        ]),
       );
-      await tx.run(
-        `UPDATE notification_events SET status = ?, next_attempt = ?, last_status_code = ?, last_message = ?, ended = ?
-          WHERE id = ? AND attempts = ? AND status = 'pending'`,
-        [
-          status,
-          status === 'pending' ? retryAt.toISOString() : now.toISOString(),
-          outcome.statusCode,
-          message.slice(0, 1000),
-          status === 'pending' ? null : now.toISOString(),
-          event.id,
-          event.attempt,
-        ],
-      );
+      for (const [i, { event, outcome }] of attempts.entries()) {
+        const { status, retryAt, message } = next[i];
+        await tx.run(
+          `UPDATE notification_events SET status = ?, next_attempt = ?, last_status_code = ?, last_message = ?, ended = ?
+            WHERE id = ? AND attempts = ? AND status = 'pending'`,
+          [
+            status,
+            status === 'pending' ? retryAt.toISOString() : now.toISOString(),
+            outcome.statusCode,
+            message,
+            status === 'pending' ? null : now.toISOString(),
+            event.id,
+            event.attempt,
+          ],
+        );
+      }
     });
-    return status === 'pending' ? 'retrying' : status;
+    return next.map(({ status }) => (status === 'pending' ? 'retrying' : status));
   }
 
   /** The project's events, newest first (of one subscription when given), each with its attempts. */

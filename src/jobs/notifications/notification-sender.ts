@@ -3,6 +3,7 @@ import { setMaxListeners } from 'node:events';
 import PQueue from 'p-queue';
 import type { Logger } from '../../common/logger.js';
 import { thisProcessText } from '../../common/process-liveness.js';
+import { AttemptRecorder } from './attempt-recorder.js';
 import type { NotificationOutbox, DueEvent } from './notification-outbox.js';
 import type { AttemptOutcome, NotificationPayload } from './notification-payload.js';
 import type { Recipient } from './subscription-input.js';
@@ -26,7 +27,7 @@ export interface NotificationSenderOptions {
   email?: EmailChannel;
   /** the console's origin for links to a job's page (`--public-url`); absent: no link */
   publicUrl?: string;
-  /** attempts in flight at once in this process (default 8) */
+  /** attempts in flight at once in this process (default DEFAULT_CONCURRENCY) */
   concurrency?: number;
   /** how often the outbox is looked at without being told (other processes' job ends, retries due) */
   pollMs?: number;
@@ -37,6 +38,8 @@ export interface NotificationSenderOptions {
 }
 
 const DEFAULT_POLL_MS = 500;
+/** attempts in flight at once: 32 receivers answering in 50 ms are 640 deliveries a second */
+const DEFAULT_CONCURRENCY = 32;
 /** how long a stop waits for attempts in flight before cutting them (they are retried) */
 const STOP_WAIT_MS = 5000;
 
@@ -65,10 +68,18 @@ export class NotificationSender {
   private stopped = false;
   private publicUrl: string | undefined;
 
+  private readonly recorder: AttemptRecorder;
+
   constructor(private readonly options: NotificationSenderOptions) {
-    this.concurrency = options.concurrency ?? 8;
+    this.concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+    this.recorder = new AttemptRecorder(options.outbox, () => this.now());
     this.publicUrl = options.publicUrl;
     this.queue = new PQueue({ concurrency: this.concurrency });
+    // a backlog is drained at the recipients' pace, not one batch per poll: once half the slots are
+    // free, a look fills them (a take per few attempts, not per attempt)
+    this.queue.on('next', () => {
+      if (this.backlog && this.queue.pending <= this.concurrency / 2) this.wake();
+    });
     // every attempt in flight listens to the one stop signal
     setMaxListeners(Math.max(10, this.concurrency + 2), this.abort.signal);
   }
@@ -117,12 +128,10 @@ export class NotificationSender {
   /** One attempt of one event, recorded; never throws. */
   private async attempt(event: DueEvent): Promise<void> {
     const started = this.now();
-    let channel: Recipient['channel'] = 'webhook';
+    const channel: Recipient['channel'] = event.subscription?.recipient.channel ?? 'webhook';
     try {
-      const recipient = await this.options.outbox.recipientOf(event);
-      if (recipient) channel = recipient.channel;
-      const outcome = await this.send(event, recipient);
-      const state = await this.options.outbox.record(event, outcome, { started, sender: this.sender }, this.now());
+      const outcome = await this.send(event, event.subscription?.recipient);
+      const state = await this.recorder.record({ event, outcome, started, sender: this.sender });
       this.options.onAttempt?.(channel, state === 'delivered' ? 'sent' : state === 'failed' ? 'failed' : 'retrying');
       if (state === 'failed')
         this.options.logger.warn(
@@ -132,9 +141,6 @@ export class NotificationSender {
       // not recorded (the store is unreachable): the lease ends and the event is due again
       this.options.logger.warn(`Notification ${event.id}: attempt not recorded: ${(error as Error).message}`);
     }
-    // a backlog is drained at the recipients' pace, not one batch per poll: once half the slots are
-    // free (this attempt's among them), a look fills them (a take per few attempts, not per attempt)
-    if (this.backlog && this.queue.pending - 1 <= this.concurrency / 2) this.wake();
   }
 
   /** The attempt itself: what the recipient answered. */
@@ -156,7 +162,11 @@ export class NotificationSender {
   }
 
   private async sendWebhook(event: DueEvent, payload: NotificationPayload): Promise<AttemptOutcome> {
-    const secrets = await this.options.subscriptions.webhookSecrets(event.projectId, event.subscriptionId);
+    const sealed = event.subscription?.sealed;
+    const secrets =
+      typeof sealed === 'string'
+        ? this.options.subscriptions.openWebhookSecrets(event.projectId, sealed)
+        : await this.options.subscriptions.webhookSecrets(event.projectId, event.subscriptionId);
     if (!secrets) return { outcome: 'final', statusCode: null, message: 'the subscription was deleted' };
     return sendWebhook({
       url: secrets.url,

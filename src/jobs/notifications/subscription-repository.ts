@@ -130,6 +130,11 @@ export class SubscriptionRepository {
       [projectId, id],
     );
     if (typeof row?.sealed !== 'string') return undefined;
-    return JSON.parse(this.secrets.open(projectId, row.sealed)) as WebhookSecrets;
+    return this.openWebhookSecrets(projectId, row.sealed);
+  }
+
+  /** A webhook subscription's URL and signing secret from its sealed column (read with its event). */
+  openWebhookSecrets(projectId: number, sealed: string): WebhookSecrets {
+    return JSON.parse(this.secrets.open(projectId, sealed)) as WebhookSecrets;
   }
 }
