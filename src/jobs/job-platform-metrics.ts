@@ -123,8 +123,8 @@ export class JobPlatformMetrics {
     const figure = (pick: (f: QueueFigures) => number) => {
       return async function (this: Gauge) {
         const figures = await read();
-        if (figures) this.set(pick(figures));
-        else this.reset();
+        // not read: NaN, not a 0 that would look like an empty queue
+        this.set(figures ? pick(figures) : NaN);
       };
     };
     new Gauge({
@@ -191,16 +191,15 @@ export class JobPlatformMetrics {
     });
     this.readErrors = new Counter({
       name: 'gex_queue_metrics_read_errors_total',
-      help: "Scrapes that could not read the queue figures from the store's database (they were left out)",
+      help: "Scrapes that could not read the queue figures from the store's database (they were NaN)",
       registers,
+      // counted in the scrape that failed: collected after the read
+      collect: async () => void (await read()),
     });
     // every status and channel from the start: a rate() has a zero to start from
-    for (const status of ['success', 'error', 'warning', 'terminated', 'cancelled']) this.duration.labels(status);
-    for (const name of ['webhook', 'email'] as const) {
-      this.sent.labels(name);
-      this.failed.labels(name);
-      this.retried.labels(name);
-    }
+    for (const status of ['success', 'error', 'warning', 'terminated', 'cancelled']) this.duration.zero({ status });
+    for (const name of ['webhook', 'email'] as const)
+      for (const counter of [this.sent, this.failed, this.retried]) counter.inc({ channel: name }, 0);
   }
 
   /** The queue figures of this scrape: one read shared by the gauges (and by scrapes within a second). */
