@@ -197,9 +197,9 @@ export async function serve(args: ServeArgs): Promise<number> {
       builtinComponents: builtinComponents(),
       onCreate: (what) => logger.warn(`Created ${what}`),
     });
-    const [{ JobPlatform }, { Registry }] = await Promise.all([
+    const [{ JobPlatform }, { newRegistry }] = await Promise.all([
       import('../../jobs/job-platform.js'),
-      import('prom-client'),
+      import('../../server/operations/metrics.js'),
     ]);
     // jobs a server or worker that died left running end as error (or are retried) before anything is claimed
     platform = await JobPlatform.open(backend, {
@@ -209,7 +209,7 @@ export async function serve(args: ServeArgs): Promise<number> {
       storageJobs: { logger },
       notifications,
       // one registry: /metrics serves the job metrics beside the server's own
-      metrics: args.metrics ? new Registry() : undefined,
+      metrics: args.metrics ? newRegistry() : undefined,
     });
     await platform.start();
     if (args.workers === 0) await sayWhoRunsJobs(platform.queue, logger);

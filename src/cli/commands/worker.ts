@@ -53,12 +53,11 @@ export function workerCommand(yargs: Argv): Argv {
 }
 
 async function loadMetrics() {
-  const [{ Registry }, { collectProcessMetrics }, { startMetricsListener }] = await Promise.all([
-    import('prom-client'),
+  const [{ newRegistry, collectProcessMetrics }, { startMetricsListener }] = await Promise.all([
     import('../../server/operations/metrics.js'),
     import('../../server/operations/metrics-listener.js'),
   ]);
-  return { Registry, collectProcessMetrics, startMetricsListener };
+  return { newRegistry, collectProcessMetrics, startMetricsListener };
 }
 
 /** Why --metrics-listen could not listen, and what to choose instead. */
@@ -96,7 +95,7 @@ export async function runWorker(args: WorkerArgs): Promise<number> {
       import('../../jobs/job-platform.js'),
       args['metrics-listen'] ? loadMetrics() : undefined,
     ]);
-    const registry = metricsModules && new metricsModules.Registry();
+    const registry = metricsModules?.newRegistry();
     const notifications = notificationSettings(args, process.env);
     backend = await openEmbeddedStore(store, process.env, { builtinComponents: builtinComponents() });
     platform = await JobPlatform.open(backend, {

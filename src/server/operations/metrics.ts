@@ -9,6 +9,11 @@ const EVENT_LOOP_SAMPLE_MS = 100;
 /** Latency buckets in seconds: cached reads take well under a millisecond, lock waits up to 10 s. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+/** A new, empty registry (the job platform's and the server's metrics share one). */
+export function newRegistry(): Registry {
+  return new Registry();
+}
+
 /**
  * Node's default process metrics (CPU, memory, event-loop delay, …) in `registry`. The event-loop
  * delay is sampled every 100 ms, not every 10 ms (prom-client's default): the frequent timer cost
