@@ -38,8 +38,8 @@ export function listenAddressOption(
     type: 'string',
     describe,
     coerce: (value: unknown) => {
-      // given without a value (or an empty one): missingValueProblem says so once the line is read
-      if (value === undefined || value === '') return undefined;
+      // given without a value, an empty one, or negated: missingValueProblem says so once the line is read
+      if (value === undefined || typeof value === 'boolean' || String(value).trim() === '') return undefined;
       if (Array.isArray(value)) throw new Error(`--${name} takes one value, got ${value.length}`);
       return parseListenAddress(String(value), `--${name}`);
     },
