@@ -1,15 +1,20 @@
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
 import { GENERIC_EXTRACTOR_ID } from '../../src/cli/builtin-components.js';
-import { COMPONENT_LABEL_LIMIT, JobPlatformMetrics, type QueueFigures } from '../../src/jobs/job-platform-metrics.js';
+import {
+  COMPONENT_LABEL_LIMIT,
+  JobPlatformMetrics,
+  readQueueFigures,
+  type QueueFigures,
+} from '../../src/jobs/job-platform-metrics.js';
 import { JobPlatform } from '../../src/jobs/job-platform.js';
-import type { JobRepository } from '../../src/jobs/job-repository.js';
+import { JobRepository } from '../../src/jobs/job-repository.js';
 import { subscriptionInput } from '../../src/jobs/notifications/subscription-input.js';
 import { activateSchedule } from '../../src/jobs/schedules/schedule-activation.js';
 import { ScheduleRepository } from '../../src/jobs/schedules/schedule-repository.js';
 import { ScheduleTicker } from '../../src/jobs/schedules/schedule-ticker.js';
 import { SCHEDULER_COMPONENT_ID } from '../../src/jobs/schedules/scheduler-component.js';
-import { fromPlain } from '../../src/json/index.js';
+import { decodeJson, fromPlain } from '../../src/json/index.js';
 import type { TokenInfo } from '../../src/store/types.js';
 import { captureLogger } from '../support/extraction.js';
 import { runRequest } from '../support/flow-setup.js';
@@ -184,6 +189,67 @@ describe('job metrics (JobPlatformMetrics)', function () {
           [],
           'its counters count its own ends: it committed none',
         );
+      });
+
+      it("a flow: its job and its tasks are counted, its phases are not; a killed flow's running task counts as terminated", async () => {
+        const registry = new Registry();
+        const metrics = new JobPlatformMetrics(registry, {
+          queue: () => readQueueFigures(opened.backend.db),
+          workers: () => ({ busy: 0, idle: 0 }),
+        });
+        const jobs = new JobRepository(opened.backend.db, { onJobsEnded: (ends) => metrics.jobsEnded(ends) });
+        const flow = (phases: number) =>
+          runRequest(token, 'flow', {
+            componentId: 'keboola.orchestrator',
+            flow: {
+              definition: decodeJson(
+                JSON.stringify({
+                  phases: Array.from({ length: phases }, (_, i) => ({
+                    id: i + 1,
+                    name: `P${i + 1}`,
+                    ...(i > 0 ? { dependsOn: [i] } : {}),
+                  })),
+                  tasks: Array.from({ length: phases }, (_, i) => ({
+                    id: String(i + 1),
+                    name: `t${i + 1}`,
+                    phase: i + 1,
+                    task: { componentId: 'ex-generic-v2', configId: `c${i + 1}`, mode: 'run' },
+                  })),
+                }),
+              ),
+              onlyTaskIds: null,
+            },
+          });
+        const done = await jobs.create(flow(2));
+        for (let i = 0; i < 2; i++) {
+          const task = await jobs.claimNext('w1');
+          assert.ok(task, 'a task to run');
+          await jobs.finish(task.id, () => ({ status: 'success', result: ok }));
+        }
+        assert.equal((await jobs.get(null, done.id))?.status, 'success');
+        // a second flow killed while its first task runs: that task is terminating, the second one never made
+        const killed = await jobs.create(flow(2));
+        const running = (await jobs.claimNext('w1'))!;
+        await jobs.kill(token.projectId, killed.id);
+        await jobs.finish(running.id, (current) => ({
+          status: current === 'terminating' ? 'terminated' : 'error',
+          result: ok,
+        }));
+        assert.equal((await jobs.get(null, killed.id))?.status, 'terminated');
+        const { samples } = await scrape(registry);
+        const finished = (component: string, status: string) =>
+          figure(samples, 'gex_jobs_finished_total', { component, status });
+        assert.equal(finished('keboola.orchestrator', 'success'), 1);
+        assert.equal(finished('ex-generic-v2', 'success'), 2);
+        assert.equal(finished('ex-generic-v2', 'terminated'), 1);
+        assert.equal(finished('keboola.orchestrator', 'terminated'), 1);
+        assert.equal(
+          samples.filter((s) => s.name === 'gex_jobs_finished_total').reduce((n, s) => n + s.value, 0),
+          5,
+          'two flows and three tasks: no phase',
+        );
+        assert.equal(figure(samples, 'gex_jobs_waiting'), 0);
+        assert.equal(figure(samples, 'gex_jobs_processing'), 0, "no flow's own job counted as running");
       });
 
       it('schedule ticks fired and missed, counted by the ticker that saw them', async () => {
