@@ -115,6 +115,21 @@ describe('gex worker --metrics-listen: job metrics of a real worker', function (
       'the worker committed every end',
     );
 
+    // a schedule firing every 2 s: the worker's ticker (the only one: gex serve --workers 0 fires none) counts it
+    const added = await runGex(['schedules', 'add', a, '--cron', '*/2 * * * * *', '--store', store], TEST_KEY);
+    assert.equal(added.code, 0, added.stderr);
+    const scheduleId = /Schedule (\d+) added/.exec(added.stdout)?.[1];
+    assert.ok(scheduleId, added.stdout);
+    const deadline = Date.now() + 20_000;
+    let fired = 0;
+    while (fired < 1 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      fired = figure(await scrape(url), 'gex_schedules_fired_total') ?? 0;
+    }
+    assert.equal((await runGex(['schedules', 'remove', scheduleId, '--store', store], TEST_KEY)).code, 0);
+    assert.ok(fired >= 1, `the schedule fired on the worker (${fired})`);
+    assert.equal(figure(await scrape(served.url), 'gex_schedules_fired_total'), 0, 'gex serve --workers 0 fires none');
+
     assert.equal((await fetch(`${url}/other`)).status, 404);
     assert.equal((await fetch(`${url}/metrics`, { method: 'POST' })).status, 405);
   });
