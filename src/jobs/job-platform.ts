@@ -95,6 +95,7 @@ export class JobPlatform {
     const { logger, workers } = options;
     const holder: { sender?: NotificationSender } = {};
     let pool: WorkerPool | undefined;
+    let lastReadWarning = -Infinity;
     const metrics =
       options.metrics &&
       new JobPlatformMetrics(
@@ -103,7 +104,12 @@ export class JobPlatform {
           queue: () => readQueueFigures(backend.db),
           workers: () => pool?.slots() ?? { busy: 0, idle: 0 },
         },
-        (error) => logger.warn(`Job metrics: the queue figures could not be read: ${error.message}`),
+        (error) => {
+          // a scrape every few seconds during a database outage: one line a minute
+          if (Date.now() - lastReadWarning < 60_000) return;
+          lastReadWarning = Date.now();
+          logger.warn(`Job metrics: the queue figures could not be read: ${error.message}`);
+        },
       );
     const queue = await openJobQueue(backend, {
       logger,
