@@ -1,3 +1,4 @@
+import type { Registry } from 'prom-client';
 import type { Logger } from '../common/logger.js';
 import type { EmbeddedBackend } from '../store/embedded/embedded-backend.js';
 import { BackgroundServices, type BackgroundService } from './background-services.js';
@@ -11,6 +12,7 @@ import { checkLongRuns, LONG_RUN_CHECK_MS } from './notifications/long-run-check
 import { storageJobServices, type StorageJobSettings } from './storage/storage-job-services.js';
 import type { StorageJobRunner } from './storage/storage-job-runner.js';
 import type { WorkerPool } from './worker-pool.js';
+import { JobPlatformMetrics, readQueueFigures } from './job-platform-metrics.js';
 import {
   NotificationSender,
   type EmailChannel,
@@ -48,6 +50,8 @@ export interface JobPlatformOptions {
   storageJobs?: StorageJobSettings;
   /** how this process delivers notifications (every server and worker delivers the store's outbox) */
   notifications?: NotificationSettings;
+  /** the job metrics (JobPlatformMetrics) in this registry: a server's `/metrics`, a worker's listener; absent: none */
+  metrics?: Registry;
 }
 
 /** The delivery settings of a process: its SMTP relay, the console's public origin for links. */
@@ -66,6 +70,8 @@ export interface ServedJobs {
   notifications: { outbox: NotificationOutbox; sender: NotificationSender };
   queueHooks: QueueHooks;
   storageJobs?: StorageJobRunner;
+  /** the registry of the job metrics, which the server's `/metrics` serves with its own (absent: no job metrics) */
+  metricsRegistry?: Registry;
 }
 
 /**
@@ -81,29 +87,56 @@ export class JobPlatform {
     private readonly services: BackgroundServices,
     /** the delivery of the store's notification outbox in this process */
     readonly notifications: NotificationSender,
+    /** this process's job metrics (absent: JobPlatformOptions.metrics was not given) */
+    readonly metrics: JobPlatformMetrics | undefined,
   ) {}
 
   static async open(backend: EmbeddedBackend, options: JobPlatformOptions): Promise<JobPlatform> {
     const { logger, workers } = options;
     const holder: { sender?: NotificationSender } = {};
+    let pool: WorkerPool | undefined;
+    let lastReadWarning = -Infinity;
+    const metrics =
+      options.metrics &&
+      new JobPlatformMetrics(
+        options.metrics,
+        {
+          queue: () => readQueueFigures(backend.db),
+          workers: () => pool?.slots() ?? { busy: 0, idle: 0 },
+        },
+        (error) => {
+          // a scrape every few seconds during a database outage: one line a minute
+          if (Date.now() - lastReadWarning < 60_000) return;
+          lastReadWarning = Date.now();
+          logger.warn(`Job metrics: the queue figures could not be read: ${error.message}`);
+        },
+      );
     const queue = await openJobQueue(backend, {
       logger,
       retryLimit: options.retryLimit,
       supervise: !!workers,
       onNotificationEvents: () => holder.sender?.wake(),
+      onJobsEnded: metrics && ((ends) => metrics.jobsEnded(ends)),
     });
+    const onAttempt = options.notifications?.onAttempt;
     const sender = (holder.sender = new NotificationSender({
       outbox: queue.outbox,
       subscriptions: queue.subscriptions,
       logger,
       ...options.notifications,
+      onAttempt:
+        metrics || onAttempt
+          ? (channel, counted) => {
+              metrics?.notificationAttempt(channel, counted);
+              onAttempt?.(channel, counted);
+            }
+          : undefined,
     }));
     const [{ WorkerPool }, { startScheduleTicker }] = await Promise.all([
       import('./worker-pool.js'),
       import('./schedules/schedule-ticker.js'),
     ]);
     const storage = options.storageJobs && storageJobServices(backend, options.storageJobs);
-    let pool: WorkerPool | undefined;
     const workerPool: BackgroundService = {
       name: 'worker pool',
       start: async () => {
@@ -174,7 +207,12 @@ export class JobPlatform {
         name: 'schedule ticker',
         // every server and worker fires due schedule ticks; the store makes each tick one job
         start: async () => {
-          if (workers) ticker = startScheduleTicker(backend, queue, logger, () => pool?.wake());
+          if (workers)
+            ticker = startScheduleTicker(backend, queue, logger, {
+              onJob: () => pool?.wake(),
+              onFired: metrics && (() => metrics.scheduleFired()),
+              onMissed: metrics && ((ticks) => metrics.schedulesMissed(ticks)),
+            });
         },
         stop: async () => ticker?.stop(),
       },
@@ -186,8 +224,9 @@ export class JobPlatform {
       notifications: { outbox: queue.outbox, sender },
       queueHooks: { created: () => pool?.wake(), killed: (job) => pool?.kill(job.id) },
       storageJobs: storage?.runner,
+      metricsRegistry: options.metrics,
     };
-    return new JobPlatform(queue, served, services, sender);
+    return new JobPlatform(queue, served, services, sender, metrics || undefined);
   }
 
   start(): Promise<void> {

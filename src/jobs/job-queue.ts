@@ -2,7 +2,7 @@ import type { Logger } from '../common/logger.js';
 import type { EmbeddedBackend } from '../store/embedded/embedded-backend.js';
 import type { PostgresDatabase } from '../store/sql/postgres-database.js';
 import type { PgBossDispatch } from './dispatch/pg-boss-dispatch.js';
-import { JobRepository } from './job-repository.js';
+import { JobRepository, type JobRepositoryOptions } from './job-repository.js';
 import { FlowNotifications } from './flows/flow-notifications.js';
 import type { DueNotification } from './flows/flow-runs.js';
 import { ScheduleRepository } from './schedules/schedule-repository.js';
@@ -19,6 +19,8 @@ export interface JobQueueOptions {
   supervise?: boolean;
   /** told after a commit that wrote notification events (the process's sender looks at once) */
   onNotificationEvents?: () => void;
+  /** told after a commit of the jobs whose end it committed (the job metrics) */
+  onJobsEnded?: JobRepositoryOptions['onJobsEnded'];
 }
 
 /** what a subscription's sealed secrets are bound to (with its project) */
@@ -48,7 +50,7 @@ export interface JobQueue {
  * on any number of machines share it (docs/jobs.md).
  */
 export async function openJobQueue(backend: EmbeddedBackend, options: JobQueueOptions): Promise<JobQueue> {
-  const { logger, retryLimit = 0, onNotificationEvents } = options;
+  const { logger, retryLimit = 0, onNotificationEvents, onJobsEnded } = options;
   const outbox = new NotificationOutbox(backend.db);
   const registry = new WorkerRegistry(backend.db);
   const subscriptions = new SubscriptionRepository(backend.db, backend.projectSecrets(SUBSCRIPTION_SECRETS));
@@ -63,6 +65,7 @@ export async function openJobQueue(backend: EmbeddedBackend, options: JobQueueOp
       workerGone: (job) => registry.gone(job.worker),
       onNotifications,
       onNotificationEvents,
+      onJobsEnded,
     }));
     return {
       jobs,
@@ -94,6 +97,7 @@ export async function openJobQueue(backend: EmbeddedBackend, options: JobQueueOp
     retryLimit,
     onNotifications,
     onNotificationEvents,
+    onJobsEnded,
     logMarker: () => logMarker.marker(),
     workerGone: async (job) => {
       if (!(await killLocks.takeIfOrphaned(job.id))) return false;

@@ -54,6 +54,15 @@ export interface JobRepositoryOptions {
   logMarker?: () => Promise<string | null>;
   /** Told, after the commit, that a job's end wrote notification events into the outbox (the sender looks at once). */
   onNotificationEvents?: () => void;
+  /** Told, after the commit, of the jobs whose end it committed (the job metrics; a flow's phases are not told) */
+  onJobsEnded?: (ends: readonly EndedJob[]) => void;
+}
+
+/** A job whose end was committed: its component, its final status, its run's time (none: it never started). */
+export interface EndedJob {
+  componentId: string;
+  status: JobStatus;
+  durationSeconds: number | null;
 }
 
 const CANCELLED: JobResult = {
@@ -92,11 +101,13 @@ export class JobRepository extends JobReads {
     if (found.length) await this.options.onRunnable?.(found);
   }
 
-  /** After a commit: the dispatch told of what became runnable, the sender of the notifications due. */
+  /** After a commit: the dispatch told of what became runnable, the sender of the notifications due, the metrics of the ends. */
   private async afterFlowStep(
     step: FlowStepOutcome | undefined,
     also: ReadonlyArray<RunnableJob | undefined> = [],
+    ends: readonly EndedJob[] = [],
   ): Promise<void> {
+    if (ends.length) this.options.onJobsEnded?.(ends);
     await this.runnable([...also, ...(step?.runnable ?? [])]);
     if (step?.notifications.length) this.options.onNotifications?.(step.notifications);
     if (this.eventsWritten) {
@@ -105,13 +116,33 @@ export class JobRepository extends JobReads {
     }
   }
 
-  /** What a flow's step may do to the queue inside transaction `tx`. */
-  private queueTx(tx: SqlExecutor, now: Date): QueueTx {
+  /**
+   * A job's end in `tx`, noted in `ends` for the metrics (told after the commit; a retried
+   * transaction starts a new list). Its row is read only when someone listens.
+   */
+  private async noteEnd(tx: SqlExecutor, id: number, now: Date, ends: EndedJob[], row?: Row): Promise<void> {
+    if (!this.options.onJobsEnded) return;
+    const found =
+      row ?? (await tx.get<Row>('SELECT component_id, status, started, type FROM queue_jobs WHERE id = ?', [id]));
+    if (!found || found.type === 'phaseContainer') return;
+    const started =
+      found.started === null || found.started === undefined ? undefined : Date.parse(String(found.started));
+    ends.push({
+      componentId: String(found.component_id),
+      status: found.status as JobStatus,
+      durationSeconds:
+        started === undefined || Number.isNaN(started) ? null : Math.max(0, (now.getTime() - started) / 1000),
+    });
+  }
+
+  /** What a flow's step may do to the queue inside transaction `tx`; the jobs it ends are noted in `ends`. */
+  private queueTx(tx: SqlExecutor, now: Date, ends: EndedJob[]): QueueTx {
     return {
       tx,
       now,
       jobEnded: async (id) => {
         if ((await enqueueJobEnd(tx, id, now)) > 0) this.eventsWritten = true;
+        await this.noteEnd(tx, id, now, ends);
       },
       createRun: async (job) => {
         const id = await nextJobId(tx);
@@ -128,6 +159,7 @@ export class JobRepository extends JobReads {
             `UPDATE queue_jobs SET status = 'cancelled', desired_status = 'terminating', ended = ?, result = ? WHERE id = ?`,
             [now.toISOString(), JSON.stringify(CANCELLED), id],
           );
+          await this.noteEnd(tx, id, now, ends, { ...row, status: 'cancelled', started: null });
           return job.status === 'created' ? this.promoteNext(tx, configKeyOf(row)) : undefined;
         }
         if (job.status === 'processing') {
@@ -141,10 +173,15 @@ export class JobRepository extends JobReads {
   }
 
   /** A flow's task job ended (or was cancelled) in `tx`: the flow's next step, in the same transaction. */
-  private async taskEnded(tx: SqlExecutor, row: Row, now: Date): Promise<FlowStepOutcome | undefined> {
+  private async taskEnded(
+    tx: SqlExecutor,
+    row: Row,
+    now: Date,
+    ends: EndedJob[],
+  ): Promise<FlowStepOutcome | undefined> {
     if (row.orchestration_task_id === null || row.orchestration_task_id === undefined) return undefined;
     if (row.orchestration_job_id === null || row.type !== 'standard') return undefined;
-    return advanceFlow(this.queueTx(tx, now), Number(row.orchestration_job_id));
+    return advanceFlow(this.queueTx(tx, now, ends), Number(row.orchestration_job_id));
   }
 
   /** Records a notification task's outcome and takes its flow's next step. */
@@ -154,22 +191,26 @@ export class JobRepository extends JobReads {
     failure: string | undefined,
     now = new Date(),
   ): Promise<void> {
+    let ends: EndedJob[] = [];
     const step = await this.db.transaction(async (tx) => {
+      ends = [];
       await this.lockQueue(tx);
-      return notificationSent(this.queueTx(tx, now), rootJobId, taskId, failure);
+      return notificationSent(this.queueTx(tx, now, ends), rootJobId, taskId, failure);
     });
-    await this.afterFlowStep(step);
+    await this.afterFlowStep(step, [], ends);
   }
 
   /** Takes the next step of every flow run whose wait (a delay, a retry) ran out; how many. */
   async advanceDueFlows(now = new Date()): Promise<number> {
     const due = await this.db.transaction((tx) => dueFlowRuns(tx, now));
     for (const rootId of due) {
+      let ends: EndedJob[] = [];
       const step = await this.db.transaction(async (tx) => {
+        ends = [];
         await this.lockQueue(tx);
-        return advanceFlow(this.queueTx(tx, now), rootId);
+        return advanceFlow(this.queueTx(tx, now, ends), rootId);
       });
-      await this.afterFlowStep(step);
+      await this.afterFlowStep(step, [], ends);
     }
     return due.length;
   }
@@ -218,14 +259,16 @@ export class JobRepository extends JobReads {
     claim: (tx: SqlExecutor, jobId: () => Promise<number>) => Promise<boolean>,
     now = new Date(),
   ): Promise<QueueJob | undefined> {
+    let ends: EndedJob[] = [];
     const created = await this.db.transaction(async (tx) => {
+      ends = [];
       await this.lockQueue(tx);
       let reserved: number | undefined;
       const nextId = async () => (reserved ??= await nextJobId(tx));
       if (!(await claim(tx, nextId))) return undefined;
       const id = await nextId();
       let step: FlowStepOutcome | undefined;
-      if (job.flow) step = await startFlow(this.queueTx(tx, now), { ...job, flow: job.flow }, id);
+      if (job.flow) step = await startFlow(this.queueTx(tx, now, ends), { ...job, flow: job.flow }, id);
       else {
         const status = (await runAhead(tx, job)) ? 'waiting' : 'created';
         await insertJob(tx, job, { id, status, retryLimit: this.options.retryLimit ?? 0 }, now);
@@ -233,7 +276,7 @@ export class JobRepository extends JobReads {
       return { job: toJob((await tx.get<Row>(`${SELECT} WHERE j.id = ?`, [id]))!), step };
     });
     if (!created) return undefined;
-    await this.afterFlowStep(created.step, created.job.status === 'created' ? [created.job] : []);
+    await this.afterFlowStep(created.step, created.job.status === 'created' ? [created.job] : [], ends);
     return created.job;
   }
 
@@ -318,9 +361,11 @@ export class JobRepository extends JobReads {
   async kill(projectId: number, id: number, now = new Date()): Promise<QueueJob | undefined> {
     let next: RunnableJob | undefined;
     let flowStep: FlowStepOutcome | undefined;
+    let ends: EndedJob[] = [];
     const killed = await this.db.transaction(async (tx) => {
       next = undefined;
       flowStep = undefined;
+      ends = [];
       await this.lockQueue(tx);
       const row = await tx.get<Row>(`${SELECT} WHERE j.id = ? AND j.project_id = ?`, [id, projectId]);
       if (!row) return undefined;
@@ -340,7 +385,7 @@ export class JobRepository extends JobReads {
         );
       }
       if (job.type === 'orchestrationContainer') {
-        flowStep = await killFlow(this.queueTx(tx, now), id);
+        flowStep = await killFlow(this.queueTx(tx, now, ends), id);
         return toJob((await tx.get<Row>(`${SELECT} WHERE j.id = ?`, [id]))!);
       }
       if (job.status === 'terminating') return job;
@@ -349,14 +394,15 @@ export class JobRepository extends JobReads {
           `UPDATE queue_jobs SET status = 'cancelled', desired_status = 'terminating', ended = ?, result = ? WHERE id = ?`,
           [now.toISOString(), JSON.stringify(CANCELLED), id],
         );
+        await this.noteEnd(tx, id, now, ends, { ...row, status: 'cancelled', started: null });
         if (job.status === 'created') next = await this.promoteNext(tx, configKeyOf(row));
-        flowStep = await this.taskEnded(tx, row, now);
+        flowStep = await this.taskEnded(tx, row, now, ends);
       } else {
         await tx.run(`UPDATE queue_jobs SET status = 'terminating', desired_status = 'terminating' WHERE id = ?`, [id]);
       }
       return toJob((await tx.get<Row>(`${SELECT} WHERE j.id = ?`, [id]))!);
     });
-    await this.afterFlowStep(flowStep, [next]);
+    await this.afterFlowStep(flowStep, [next], ends);
     if (killed?.status !== 'terminating' || killed.type !== 'standard') return killed;
     // nothing would ever stop it: its worker is gone
     if (!(await (this.options.workerGone ?? localWorkerGone)(killed))) return killed;
@@ -376,9 +422,11 @@ export class JobRepository extends JobReads {
     const channel = await this.log.channel();
     let next: RunnableJob | undefined;
     let flowStep: FlowStepOutcome | undefined;
+    let ends: EndedJob[] = [];
     const ended = await this.db.transaction(async (tx) => {
       next = undefined;
       flowStep = undefined;
+      ends = [];
       await this.lockQueue(tx);
       const row = await tx.get<Row>(
         `SELECT status, started, attempt, retry_limit, project_id, component_id, config_id, branch_id, type,
@@ -419,11 +467,12 @@ export class JobRepository extends JobReads {
       );
       // the events its end causes, in the same transaction: written exactly when the end is
       if ((await enqueueJobEnd(tx, id, now)) > 0) this.eventsWritten = true;
+      await this.noteEnd(tx, id, now, ends, { ...row, status, started: started.toISOString() });
       next = await this.promoteNext(tx, configKeyOf(row));
-      flowStep = await this.taskEnded(tx, row, now);
+      flowStep = await this.taskEnded(tx, row, now, ends);
       return true;
     });
-    await this.afterFlowStep(flowStep, [next]);
+    await this.afterFlowStep(flowStep, [next], ends);
     return ended;
   }
 

@@ -64,6 +64,12 @@ export class WorkerPool {
 
   constructor(private readonly options: WorkerPoolOptions) {}
 
+  /** Jobs running in this pool now, and its free slots (the job metrics). */
+  slots(): { busy: number; idle: number } {
+    const busy = this.running.size;
+    return { busy, idle: this.stopping ? 0 : Math.max(0, this.options.workers - busy) };
+  }
+
   /** Ends the jobs dead workers left running (the source knows how to tell), then starts claiming. */
   async start(): Promise<void> {
     await this.options.registry?.register(this.options.workers);

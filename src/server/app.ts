@@ -7,6 +7,7 @@ import { ReadCache, type ReadCacheLimits } from './operations/read-cache.js';
 import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler } from './errors/errors.js';
 import { MAX_ADDRESSABLE_ID_LENGTH } from '../store/addressable-id.js';
 import { healthRoute } from './operations/health.js';
+import type { Registry } from 'prom-client';
 import { ServerMetrics } from './operations/metrics.js';
 import { requestLog } from './operations/request-log.js';
 import { observeResponses } from './operations/response-observers.js';
@@ -64,6 +65,8 @@ export interface ServerOptions {
   requestTimeoutMs?: number;
   /** count requests and serve `GET /metrics` (Prometheus, no token); default off (`gex serve` turns it on) */
   metrics?: boolean;
+  /** the registry `/metrics` serves (the job platform's, with its job metrics); default: the server's own */
+  metricsRegistry?: Registry;
   /** bytes of one data-preview answer (default 32 MiB) and of all held at once (default 128 MiB) */
   previews?: PreviewLimits;
   /** told of created and killed queue jobs (the embedded worker pool); none: jobs wait for a worker's poll */
@@ -154,7 +157,9 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   registerBodyParsers(app);
   app.setErrorHandler(errorHandler(bodyLimit));
   app.setNotFoundHandler(notFoundHandler);
-  const metrics = options.metrics ? new ServerMetrics({ uploads: storage.files.uploads }) : undefined;
+  const metrics = options.metrics
+    ? new ServerMetrics({ uploads: storage.files.uploads }, options.metricsRegistry)
+    : undefined;
   metrics?.register(app);
   const log = options.logger && requestLog(options.logger);
   observeResponses(

@@ -22,6 +22,31 @@ describe('gex worker: refusals', function () {
       /--retries takes a whole number from 0 to 10/,
     ],
     [
+      '--metrics-listen without a port',
+      ['worker', '--store', 'postgres://nobody@127.0.0.1:1/x', '--metrics-listen', '0.0.0.0'],
+      /--metrics-listen takes HOST:PORT, got 0\.0\.0\.0: e\.g\. --metrics-listen 127\.0\.0\.1:9464/,
+    ],
+    [
+      '--metrics-listen with a port out of range',
+      ['worker', '--store', 'postgres://nobody@127.0.0.1:1/x', '--metrics-listen', '127.0.0.1:65536'],
+      /--metrics-listen takes HOST:PORT, its port a whole number from 0 to 65535 \(0: any free port\), got 65536/,
+    ],
+    [
+      '--metrics-listen with no host',
+      ['worker', '--store', 'postgres://nobody@127.0.0.1:1/x', '--metrics-listen', ':9464'],
+      /--metrics-listen takes HOST:PORT, got no host in :9464/,
+    ],
+    [
+      '--metrics-listen with a host that is no name',
+      ['worker', '--store', 'postgres://nobody@127.0.0.1:1/x', '--metrics-listen', 'evil host\n:9464'],
+      /--metrics-listen takes HOST:PORT, got .*which is no host name or IP address/,
+    ],
+    [
+      '--metrics-listen given empty',
+      ['worker', '--store', 'postgres://nobody@127.0.0.1:1/x', '--metrics-listen', ''],
+      /--metrics-listen needs a value, and it was given an empty one/,
+    ],
+    [
       '--job-retention-days 0 on serve',
       ['serve', '--store', 'x.sqlite', '--job-retention-days', '0'],
       /--job-retention-days takes a whole number of days from 1/,

@@ -197,7 +197,10 @@ export async function serve(args: ServeArgs): Promise<number> {
       builtinComponents: builtinComponents(),
       onCreate: (what) => logger.warn(`Created ${what}`),
     });
-    const { JobPlatform } = await import('../../jobs/job-platform.js');
+    const [{ JobPlatform }, { newRegistry }] = await Promise.all([
+      import('../../jobs/job-platform.js'),
+      import('../../server/operations/metrics.js'),
+    ]);
     // jobs a server or worker that died left running end as error (or are retried) before anything is claimed
     platform = await JobPlatform.open(backend, {
       logger,
@@ -205,6 +208,8 @@ export async function serve(args: ServeArgs): Promise<number> {
       workers: workerSettings(args, args.workers, args.store),
       storageJobs: { logger },
       notifications,
+      // one registry: /metrics serves the job metrics beside the server's own
+      metrics: args.metrics ? newRegistry() : undefined,
     });
     await platform.start();
     if (args.workers === 0) await sayWhoRunsJobs(platform.queue, logger);

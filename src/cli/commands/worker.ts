@@ -7,12 +7,15 @@ import { builtinComponents } from '../builtin-components.js';
 import { jobWorkerOptions, workerSettings, type JobWorkerArgs } from '../options/job-worker-options.js';
 import { notificationOptions, notificationSettings, type NotificationArgs } from '../options/notification-options.js';
 import { integerOption } from '../options/option-checks.js';
+import { listenAddressOption, type ListenAddress } from '../options/listen-address.js';
+import { displayText } from '../../common/log-text.js';
 import { createCliLogging, type LoggingArgs } from '../process/logging.js';
 import { untilStopSignal } from '../process/stop-signals.js';
 
 interface WorkerArgs extends LoggingArgs, JobWorkerArgs, NotificationArgs {
   store?: string;
   concurrency: number;
+  'metrics-listen'?: ListenAddress;
 }
 
 /** `gex worker`: runs the queue jobs of a PostgreSQL store, beside any number of other workers and servers. */
@@ -31,9 +34,17 @@ export function workerCommand(yargs: Argv): Argv {
           'concurrency',
           integerOption('concurrency', { min: 1, max: 256, default: 1, describe: 'jobs this worker runs at once' }),
         )
+        .option(
+          'metrics-listen',
+          listenAddressOption(
+            'metrics-listen',
+            'serve Prometheus metrics (job metrics and process metrics) at GET /metrics on HOST:PORT, without a token (default: none)',
+          ),
+        )
+        .example('$0 worker --store postgres://gex@db/gex --concurrency 4', 'run up to 4 jobs at once')
         .example(
-          '$0 worker --store postgres://gex@db/gex --concurrency 4',
-          'run up to 4 jobs at once',
+          '$0 worker --store postgres://gex@db/gex --metrics-listen 0.0.0.0:9464',
+          'also serve http://<this machine>:9464/metrics',
         ) as Argv<WorkerArgs>,
     async (args) => {
       process.exitCode = await runWorker(args);
@@ -41,11 +52,35 @@ export function workerCommand(yargs: Argv): Argv {
   );
 }
 
+async function loadMetrics() {
+  const [{ newRegistry, collectProcessMetrics }, { startMetricsListener }] = await Promise.all([
+    import('../../server/operations/metrics.js'),
+    import('../../server/operations/metrics-listener.js'),
+  ]);
+  return { newRegistry, collectProcessMetrics, startMetricsListener };
+}
+
+/** Why --metrics-listen could not listen, and what to choose instead. */
+function metricsListenError(error: unknown, listen: ListenAddress): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  const where = `${displayText(listen.host)}:${listen.port}`;
+  const fix: Record<string, string> = {
+    EADDRINUSE: `port ${listen.port} on ${displayText(listen.host)} is already in use: choose another port`,
+    EACCES: `not allowed to listen on ${where}: choose a port above 1023`,
+    EADDRNOTAVAIL: `${displayText(listen.host)} is no address of this machine: choose another host, e.g. 127.0.0.1 or 0.0.0.0`,
+    ENOTFOUND: `${displayText(listen.host)} is no address of this machine (its name does not resolve): choose another host, e.g. 127.0.0.1 or 0.0.0.0`,
+    EAI_AGAIN: `${displayText(listen.host)} could not be resolved: choose an IP address, e.g. 127.0.0.1 or 0.0.0.0`,
+  };
+  const message = code ? fix[code] : undefined;
+  return message ? new UserError('GEX_SERVER_LISTEN_FAILED', `--metrics-listen ${where}: ${message}`) : error;
+}
+
 /** Runs jobs until SIGINT/SIGTERM; then stops its jobs' processes (their jobs end as error, or are retried). */
 export async function runWorker(args: WorkerArgs): Promise<number> {
   const { logger } = createCliLogging(args);
   let backend: EmbeddedBackend | undefined;
   let platform: JobPlatform | undefined;
+  let listener: { url: string; close(): Promise<void> } | undefined;
   try {
     const store = args.store ?? process.env.GEX_STORE ?? '';
     if (!isPostgresStore(store))
@@ -55,10 +90,12 @@ export async function runWorker(args: WorkerArgs): Promise<number> {
           ? 'gex worker needs the store: --store postgres://… (or $GEX_STORE)'
           : 'gex worker runs the jobs of a PostgreSQL store (--store postgres://…); the jobs of a SQLite store are run by its one server: gex serve --workers N',
       );
-    const [{ openEmbeddedStore }, { JobPlatform }] = await Promise.all([
+    const [{ openEmbeddedStore }, { JobPlatform }, metricsModules] = await Promise.all([
       import('../../store/open-store.js'),
       import('../../jobs/job-platform.js'),
+      args['metrics-listen'] ? loadMetrics() : undefined,
     ]);
+    const registry = metricsModules?.newRegistry();
     const notifications = notificationSettings(args, process.env);
     backend = await openEmbeddedStore(store, process.env, { builtinComponents: builtinComponents() });
     platform = await JobPlatform.open(backend, {
@@ -66,7 +103,16 @@ export async function runWorker(args: WorkerArgs): Promise<number> {
       retryLimit: args.retries,
       workers: workerSettings(args, args.concurrency, store),
       notifications,
+      metrics: registry,
     });
+    const listen = args['metrics-listen'];
+    if (metricsModules && registry && listen) {
+      metricsModules.collectProcessMetrics(registry);
+      listener = await metricsModules.startMetricsListener(registry, listen.host, listen.port).catch((e: unknown) => {
+        throw metricsListenError(e, listen);
+      });
+      logger.info(`Metrics listening on ${listener.url}/metrics`);
+    }
     await platform.start();
     logger.info(
       `Worker ready: up to ${args.concurrency} ${args.concurrency === 1 ? 'job' : 'jobs'} at once from ${displayLocation(store)}`,
@@ -79,6 +125,7 @@ export async function runWorker(args: WorkerArgs): Promise<number> {
     else logger.error({ err: error, ...errorLogFields(error) }, `Application error: ${(error as Error).message}`);
     return exitCodeOf(error);
   } finally {
+    await listener?.close();
     await platform?.stop();
     await backend?.close();
   }

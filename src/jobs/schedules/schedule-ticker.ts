@@ -35,6 +35,9 @@ export interface ScheduleTickerOptions {
   logger: Logger;
   /** a job was created (the pool may start it at once) */
   onJob?(job: QueueJob): void;
+  /** counted by the job metrics: a tick this ticker fired (its job created), ticks it found missed */
+  onFired?(): void;
+  onMissed?(ticks: number): void;
   now?: () => Date;
   /** the ticks of a cron expression in a time zone (cronTicks; a test counts what is evaluated) */
   cron?: (expression: string, timeZone: string) => CronTicks;
@@ -285,8 +288,10 @@ export class ScheduleTicker {
       which = `more than ${MISSED_COUNT_CAP} ticks from ${first.toISOString()} until ${until.toISOString()} were`;
     }
     const next = inclusive ? missed.next : until;
+    const missedTicks = missed.exact ? missed.count - (inclusive ? 0 : 1) : MISSED_COUNT_CAP + 1;
+    this.options.onMissed?.(missedTicks);
     this.options.logger.warn(
-      { scheduleId: record.id, missedTicks: missed.exact ? missed.count - (inclusive ? 0 : 1) : MISSED_COUNT_CAP + 1 },
+      { scheduleId: record.id, missedTicks },
       `${label(record)}: ${which} missed (no worker ran, or the schedule was disabled); not made up${next ? `, next ${next.toISOString()}` : ''}`,
     );
   }
@@ -319,6 +324,7 @@ export class ScheduleTicker {
     const created = await schedules.fire(record, tick, job, jobs, now);
     schedule.seen = tick.getTime();
     if (!created) return;
+    this.options.onFired?.();
     logger.info(
       { scheduleId: record.id, jobId: created.id, tick: tick.toISOString() },
       `${label(record)} fired the tick of ${tick.toISOString()}: job ${created.id} (${displayId(target.componentId)} ${displayId(target.configurationId)})`,
@@ -387,7 +393,7 @@ export function startScheduleTicker(
   backend: EmbeddedBackend,
   queue: Pick<JobQueue, 'jobs' | 'schedules'>,
   logger: Logger,
-  onJob?: (job: QueueJob) => void,
+  hooks: Pick<ScheduleTickerOptions, 'onJob' | 'onFired' | 'onMissed'> = {},
 ): ScheduleTicker {
   const ticker = new ScheduleTicker({
     schedules: queue.schedules,
@@ -395,7 +401,7 @@ export function startScheduleTicker(
     token: (id) => backend.tokenById(id),
     storeOf: (token) => backend.session(token),
     logger,
-    onJob,
+    ...hooks,
   });
   ticker.start();
   return ticker;

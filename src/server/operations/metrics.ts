@@ -9,34 +9,33 @@ const EVENT_LOOP_SAMPLE_MS = 100;
 /** Latency buckets in seconds: cached reads take well under a millisecond, lock waits up to 10 s. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+/** A new, empty registry (the job platform's and the server's metrics share one). */
+export function newRegistry(): Registry {
+  return new Registry();
+}
+
+/**
+ * Node's default process metrics (CPU, memory, event-loop delay, …) in `registry`. The event-loop
+ * delay is sampled every 100 ms, not every 10 ms (prom-client's default): the frequent timer cost
+ * gex serve ~5% of its throughput under load (bench/serve-overhead.ts).
+ */
+export function collectProcessMetrics(registry: Registry): void {
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
+}
+
 /**
  * Prometheus metrics of one server (prom-client): requests and their latency by method, route
  * pattern and status, store errors by Keboola error code, and Node's default process metrics.
  * Every label has a bounded set of values — route patterns (`unmatched` for anything no route
  * matched), HTTP methods, status codes, error codes — so no request can add a series of its own.
- * Each server has its own registry (tests build many servers in one process).
+ * Each server has its own registry (tests build many servers in one process), or the one given
+ * (the job platform's: its job metrics beside these).
  */
 export class ServerMetrics {
-  readonly registry = new Registry();
-  private readonly requests = new Counter({
-    name: 'gex_http_requests_total',
-    help: 'HTTP requests answered, by method, route pattern and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [this.registry],
-  });
-  private readonly duration = new Histogram({
-    name: 'gex_http_request_duration_seconds',
-    help: 'Time from receiving a request to its answer, by method, route pattern and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
-  private readonly storeErrors = new Counter({
-    name: 'gex_store_errors_total',
-    help: 'Requests the store failed (5xx: database unavailable, internal errors) and failed health checks, by error code',
-    labelNames: ['code'] as const,
-    registers: [this.registry],
-  });
+  readonly registry: Registry;
+  private readonly requests: Counter<'method' | 'route' | 'status'>;
+  private readonly duration: Histogram<'method' | 'route' | 'status'>;
+  private readonly storeErrors: Counter<'code'>;
 
   /**
    * The counter and histogram children of each label combination, made once: prom-client hashes
@@ -44,7 +43,27 @@ export class ServerMetrics {
    */
   private readonly series = new Map<string, { record(seconds: number): void }>();
 
-  constructor(budgets: { uploads?: ByteBudget } = {}) {
+  constructor(budgets: { uploads?: ByteBudget } = {}, registry = new Registry()) {
+    this.registry = registry;
+    this.requests = new Counter({
+      name: 'gex_http_requests_total',
+      help: 'HTTP requests answered, by method, route pattern and status',
+      labelNames: ['method', 'route', 'status'] as const,
+      registers: [registry],
+    });
+    this.duration = new Histogram({
+      name: 'gex_http_request_duration_seconds',
+      help: 'Time from receiving a request to its answer, by method, route pattern and status',
+      labelNames: ['method', 'route', 'status'] as const,
+      buckets: LATENCY_BUCKETS,
+      registers: [registry],
+    });
+    this.storeErrors = new Counter({
+      name: 'gex_store_errors_total',
+      help: 'Requests the store failed (5xx: database unavailable, internal errors) and failed health checks, by error code',
+      labelNames: ['code'] as const,
+      registers: [registry],
+    });
     const { uploads } = budgets;
     if (uploads) {
       new Gauge({
@@ -64,9 +83,7 @@ export class ServerMetrics {
         },
       });
     }
-    // the event-loop delay is sampled every 100 ms, not every 10 ms (prom-client's default): the
-    // frequent timer cost gex serve ~5% of its throughput under load (bench/serve-overhead.ts)
-    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
+    collectProcessMetrics(registry);
   }
 
   private seriesOf(method: string, route: string, status: number): { record(seconds: number): void } {
