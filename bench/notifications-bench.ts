@@ -230,7 +230,7 @@ async function outboxCounts(p: Platform): Promise<{ delivered: number; attempts:
 }
 
 /** The receiver (bench/webhook-receiver-process.ts) as the parent sees it: what it received, by when. */
-interface RemoteReceiver {
+export interface RemoteReceiver {
   url: string;
   received: Receipt[];
   answerAfter(ms: number): void;
@@ -239,7 +239,7 @@ interface RemoteReceiver {
   close(): Promise<void>;
 }
 
-async function startRemoteReceiver(): Promise<RemoteReceiver> {
+export async function startRemoteReceiver(): Promise<RemoteReceiver> {
   const child = fork(fileURLToPath(new URL('./webhook-receiver-process.js', import.meta.url)), [], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -453,8 +453,8 @@ export function describeNotifications(f: NotificationsFigure): string[] {
   );
   const t = f.throughput;
   lines.push(
-    `${name} ${t.jobEnds.toLocaleString('en')} job ends (create → claim → finish) with ${t.subscriptions} webhook subscriptions each, ${t.enders} at a time: ${t.onMs} ms, ${t.onPerSecond}/s | ` +
-      `no subscriptions: ${t.offMs} ms, ${t.offPerSecond}/s | ratio ${t.ratio.toFixed(2)} (${verdict(t.ratio <= THROUGHPUT_RATIO_TARGET)}: <= ${THROUGHPUT_RATIO_TARGET}); ` +
+    `${name} store level, the bookkeeping's worst case (no process runs: JobRepository create → claim → finish): ${t.jobEnds.toLocaleString('en')} job ends with ${t.subscriptions} webhook subscriptions each, ${t.enders} at a time: ${t.onMs} ms, ${t.onPerSecond}/s | ` +
+      `no subscriptions: ${t.offMs} ms, ${t.offPerSecond}/s | ratio ${t.ratio.toFixed(2)} (store level: no target; the <= ${THROUGHPUT_RATIO_TARGET} is on real jobs); ` +
       `batches ${t.batches.map((b) => `${b.side} ${b.ms}`).join(', ')}`,
     `${name} of which the events' own writes: ${t.writeOnly.jobs.toLocaleString('en')} job ends with the subscriptions and no sender running ${t.writeOnly.ms} ms ` +
       `vs as many with none right after ${t.writeOnly.besideMs} ms = ${t.writeOnly.ratio.toFixed(2)}× (the rest of the ratio: the sender's reads and records beside the job ends)`,

@@ -8,10 +8,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import { startFixtureServer, type FixtureServer } from '../test/support/fixture-server/fixture-server.js';
 import { runGex, startServe } from '../test/support/cli.js';
-import { call, startWorker, untilFinished } from '../test/support/queue.js';
+import { call, startWorker, untilFinished, type Json } from '../test/support/queue.js';
 import { inSchema, withPostgresClient } from '../test/support/store.js';
 
-const KEY = { GEX_MASTER_KEY: '68'.repeat(32) };
+export const KEY = { GEX_MASTER_KEY: '68'.repeat(32) };
 const CONFIGS = '/v2/storage/branch/default/components/ex-generic-v2/configs';
 
 export interface DispatchLatency {
@@ -42,7 +42,7 @@ function rssMb(pid: number): number {
   return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 102.4) / 10;
 }
 
-async function stop(children: ChildProcess[]): Promise<void> {
+export async function stop(children: ChildProcess[]): Promise<void> {
   await Promise.all(
     children.map(
       (child) =>
@@ -56,7 +56,7 @@ async function stop(children: ChildProcess[]): Promise<void> {
 }
 
 /** A store with a token and `count` one-request configurations against `api`. */
-async function prepareStore(location: string, api: FixtureServer, serveUrl: string, count: number) {
+export async function prepareStore(location: string, api: FixtureServer, serveUrl: string, count: number) {
   const made = await runGex(['tokens', 'create', '--description', 'bench', '--store', location], KEY);
   if (made.code !== 0) throw new Error(made.stderr);
   const token = made.stdout.trim();
@@ -75,6 +75,27 @@ async function prepareStore(location: string, api: FixtureServer, serveUrl: stri
   return { token, configs };
 }
 
+/** `count` jobs POSTed through the Queue API one after another, round the configurations; their ids. */
+export async function postJobs(url: string, token: string, configs: string[], count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const job = await call(url, token, 'POST', '/jobs', {
+      component: 'ex-generic-v2',
+      config: configs[i % configs.length],
+    });
+    if (job.status !== 201) throw new Error(`POST /jobs: ${job.status} ${JSON.stringify(job.body)}`);
+    ids.push(String(job.body.id));
+  }
+  return ids;
+}
+
+/** The jobs once all are finished (each polled in turn, 50 ms apart). */
+export async function untilAllFinished(url: string, token: string, ids: string[]): Promise<Json[]> {
+  const jobs: Json[] = [];
+  for (const id of ids) jobs.push(await untilFinished(url, token, id, 600_000));
+  return jobs;
+}
+
 /** Sends a job and polls until it is `processing` (5 ms apart); the time it took. */
 async function timeToProcessing(url: string, token: string, config: string): Promise<number> {
   const started = performance.now();
@@ -90,7 +111,7 @@ async function timeToProcessing(url: string, token: string, config: string): Pro
   }
 }
 
-async function withApi<T>(work: (api: FixtureServer) => Promise<T>): Promise<T> {
+export async function withApi<T>(work: (api: FixtureServer) => Promise<T>): Promise<T> {
   const api = await startFixtureServer({ record: false, handler: () => ({ body: { data: [{ id: 1, name: 'x' }] } }) });
   try {
     return await work(api);
@@ -149,7 +170,7 @@ async function measureLatency(
   return { store, samplesMs, medianMs: median(samplesMs) };
 }
 
-async function inPostgresSchema(url: string, work: (store: string) => Promise<void>): Promise<void> {
+export async function inPostgresSchema(url: string, work: (store: string) => Promise<void>): Promise<void> {
   const schema = `gex_bench_queue_${randomBytes(4).toString('hex')}`;
   await withPostgresClient(url, (c) => c.query(`CREATE SCHEMA ${schema}`));
   try {
@@ -186,15 +207,7 @@ export async function queueThroughput(
         await sleep(2000);
         const workerRssMb = [{ jobs: 0, rssMb: rssMb(workers[0].child.pid!) }];
         const runBatch = async (count: number) => {
-          const ids: string[] = [];
-          for (let i = 0; i < count; i++) {
-            const job = await call(served.url, token, 'POST', '/jobs', {
-              component: 'ex-generic-v2',
-              config: configs[i % configs.length],
-            });
-            ids.push(String(job.body.id));
-          }
-          for (const id of ids) await untilFinished(served.url, token, id, 600_000);
+          await untilAllFinished(served.url, token, await postJobs(served.url, token, configs, count));
         };
         const started = performance.now();
         await runBatch(options.jobs);

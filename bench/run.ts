@@ -14,8 +14,9 @@
  * a phase's end → the next phase's start, SQLite and PostgreSQL (bench/results-flows.json);
  * GEX_BENCH_ONLY=console the console's pages on a big history against the JSON calls returning the
  * same data, SQLite and PostgreSQL (bench/results-console.json); GEX_BENCH_ONLY=notifications a job end's
- * delivery latency to a webhook, job ends with 3 subscriptions each against none and the drain of
- * their events, SQLite and PostgreSQL (bench/results-notifications.json).
+ * delivery latency to a webhook, job ends at the store with 3 subscriptions each against none (the
+ * bookkeeping's worst case) and the drain of their events, and real queue jobs with 3 subscriptions
+ * each against none, SQLite and PostgreSQL (bench/results-notifications.json).
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -36,6 +37,13 @@ import {
   type NotificationsFigure,
   type NotificationsShape,
 } from './notifications-bench.js';
+import {
+  describeRealJobs,
+  postgresRealJobs,
+  sqliteRealJobs,
+  type RealJobsFigure,
+  type RealJobsShape,
+} from './notifications-jobs-bench.js';
 import { describeScheduleTicker, scheduleTickerFigure } from './schedules-bench.js';
 import { repoRoot } from './measure.js';
 import { rowHistoryFigure, type RowHistoryFigure } from './row-history-bench.js';
@@ -197,7 +205,8 @@ async function consoleSection(): Promise<void> {
 
 /**
  * notifications (issue 37): a job end → its webhook POST (the sender told by its own repository, or
- * seeing another connection's end by its poll); job ends with subscriptions against none; the drain
+ * seeing another connection's end by its poll); job ends at the store with subscriptions against none;
+ * the drain; real queue jobs with subscriptions against none (the target's figure)
  */
 async function notificationsSection(): Promise<void> {
   const shape: NotificationsShape = quick
@@ -227,10 +236,21 @@ async function notificationsSection(): Promise<void> {
   if (process.env.GEX_BENCH_NOTIFICATION_JOBS) shape.jobEnds = postgresJobEnds;
   // GEX_BENCH_NOTIFICATION_CONCURRENCY=N the sender's concurrency in the job-end runs (8: gex's default)
   shape.concurrency = Number(process.env.GEX_BENCH_NOTIFICATION_CONCURRENCY) || shape.concurrency;
+  // real queue jobs (each a gex run process) through gex serve / gex worker, with the subscriptions made
+  // through the Notification API: GEX_BENCH_NOTIFICATION_REAL_JOBS=N jobs each side (150: ~2 minutes for
+  // both stores here, beside the store level's ~5; 300 gave the same ratios)
+  const real: RealJobsShape = {
+    jobs: Number(process.env.GEX_BENCH_NOTIFICATION_REAL_JOBS) || (quick ? 40 : 150),
+    batches: quick ? 2 : 3,
+    subscriptions: 3,
+    answerDelayMs: 50,
+    configurations: 20,
+  };
   section(
     `notifications: delivery latency to a local webhook (median of ${shape.latencyJobs} job ends, target <= 1000 ms); ` +
-      `${shape.jobEnds.toLocaleString('en')} job ends (PostgreSQL ${postgresJobEnds.toLocaleString('en')}) × ${shape.subscriptions} webhook subscriptions (answers after ${shape.answerDelayMs} ms) vs none, ` +
-      `${shape.batches} batches each, alternating (target <= 1.1×); the drain of their events (sender concurrency ${shape.concurrency}${shape.concurrency === 8 ? ', the default' : ': proposed, the default is 8'})`,
+      `store level (the bookkeeping's worst case, no target): ${shape.jobEnds.toLocaleString('en')} job ends (PostgreSQL ${postgresJobEnds.toLocaleString('en')}) × ${shape.subscriptions} webhook subscriptions (answers after ${shape.answerDelayMs} ms) vs none, ` +
+      `${shape.batches} batches each, alternating; the drain of their events (sender concurrency ${shape.concurrency}${shape.concurrency === 8 ? ', the default' : ': proposed, the default is 8'}); ` +
+      `real jobs: ${real.jobs} gex jobs each side × ${real.subscriptions} webhook subscriptions vs none, ${real.batches} runs each, alternating (target <= 1.1×), every event exactly once`,
   );
   const figures: NotificationsFigure[] = [];
   const postgres = process.env.GEX_TEST_POSTGRES?.trim() || POSTGRES_EXAMPLE;
@@ -253,7 +273,21 @@ async function notificationsSection(): Promise<void> {
       );
     }
   }
-  results.notifications = figures;
+  const realFigures: RealJobsFigure[] = [];
+  const sqliteReal = await sqliteRealJobs(real);
+  realFigures.push(sqliteReal);
+  console.log(describeRealJobs(sqliteReal));
+  try {
+    const figure = await postgresRealJobs(postgres, real);
+    realFigures.push(figure);
+    console.log(describeRealJobs(figure));
+  } catch (error) {
+    if (!/ECONNREFUSED|ENOTFOUND|password|does not exist|timeout/i.test((error as Error).message)) throw error;
+    console.log(
+      `PostgreSQL real jobs: skipped (${(error as Error).message.split('\n')[0]}; set GEX_TEST_POSTGRES to a reachable database)`,
+    );
+  }
+  results.notifications = { storeLevel: figures, realJobs: realFigures };
 }
 
 /** the section groups that run alone (GEX_BENCH_ONLY), each writing bench/results-<name>.json */
