@@ -38,13 +38,24 @@ python=/usr/bin/python3
 
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
+# stops the servers of DIR and waits until they are gone (5 s, then SIGKILL): their ports are free after
 stop_all() {
-  local pidfile
+  local pidfile pids=() pid
   for pidfile in "$dir"/run/*.pid; do
     [ -f "$pidfile" ] || continue
-    if alive "$pidfile"; then kill "$(cat "$pidfile")" 2>/dev/null || true; fi
+    if alive "$pidfile"; then
+      pid=$(cat "$pidfile")
+      kill "$pid" 2>/dev/null && pids+=("$pid")
+    fi
     rm -f "$pidfile"
   done
+  for _ in $(seq 50); do
+    local left=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && left=1; done
+    [ $left = 0 ] && return 0
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
 }
 
 if $stop; then
