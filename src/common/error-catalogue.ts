@@ -175,7 +175,8 @@ export const ERROR_CATALOGUE = {
   },
   GEX_OBJECT_STORE_REFUSED: {
     type: 'user',
-    message: 'The object store at {endpoint} refused {what} s3://{bucket}: {wrong key, access denied, no such bucket} …',
+    message:
+      'The object store at {endpoint} refused {what} s3://{bucket}: {wrong key, access denied, no such bucket} …',
   },
 
   // gex's own faults and its environment's
