@@ -1,8 +1,13 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { promisify } from 'node:util';
 import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { UserError } from '../../../src/common/errors.js';
 import { maskUrlSignatures } from '../../../src/common/url-signature.js';
@@ -13,7 +18,17 @@ import {
   parseObjectStoreUrl,
   type ObjectStoreSettings,
 } from '../../../src/store/files/object-store.js';
-import { freshBucket, swiftOrSkip, swiftSettings, type Swift, type TestBucket } from '../../support/object-store.js';
+import { repoRoot } from '../../support/cli.js';
+import {
+  SWIFT_PORT,
+  freshBucket,
+  swiftOrSkip,
+  swiftSettings,
+  type Swift,
+  type TestBucket,
+} from '../../support/object-store.js';
+
+const run = promisify(execFile);
 
 /** `size` bytes of a fixed pseudo-random sequence, made as they are read (never whole in memory). */
 function generated(size: number, seed = 1): Readable {
@@ -398,5 +413,54 @@ describe('S3ObjectStore without a reachable object store', function () {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
+  });
+});
+
+describe('scripts/object-store/start-swift.sh', function () {
+  this.timeout(120_000);
+  const script = path.join(repoRoot, 'scripts', 'object-store', 'start-swift.sh');
+  let dir: string;
+
+  before(async function () {
+    await swiftOrSkip(this);
+    dir = await mkdtemp(path.join(os.tmpdir(), 'gex-swift-script-'));
+  });
+  after(async () => {
+    if (!dir) return;
+    await run(script, ['--stop', dir]);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('starts a one-node Swift in a folder, finds it running the second time, and stops it', async () => {
+    const port = String(SWIFT_PORT + 100);
+    const first = Date.now();
+    const { stdout } = await run(script, [dir, port], { timeout: 60_000 });
+    const firstMs = Date.now() - first;
+    assert.match(stdout, new RegExp(`^AWS_ENDPOINT_URL=http://127\\.0\\.0\\.1:${port}$`, 'm'));
+    assert.match(stdout, /^AWS_ACCESS_KEY_ID=gex:tester$/m);
+    const key = /^AWS_SECRET_ACCESS_KEY=([0-9a-f]{32})$/m.exec(stdout)?.[1];
+    assert.ok(key, stdout);
+    const again = Date.now();
+    assert.equal((await run(script, [dir, port], { timeout: 60_000 })).stdout, stdout, 'the same settings');
+    const againMs = Date.now() - again;
+    assert.ok(againMs < firstMs, `found running in ${againMs} ms (started in ${firstMs} ms)`);
+    const store = new S3ObjectStore({
+      bucket: 'nothing-yet',
+      prefix: '',
+      endpoint: `http://127.0.0.1:${port}`,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'gex:tester', secretAccessKey: key },
+      maxAttempts: 1,
+    });
+    try {
+      // the key works: the bucket is missing, not the credentials wrong
+      assert.match((await thrown(store.check())).message, /there is no bucket nothing-yet/);
+      await run(script, ['--stop', dir]);
+      assert.equal((await thrown(store.check())).gexCode, 'GEX_OBJECT_STORE_UNREACHABLE');
+    } finally {
+      store.close();
+    }
+    await assert.rejects(run(script, [dir, '80']), /PORT must be 1024\.\.65530/);
   });
 });
