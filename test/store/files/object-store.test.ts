@@ -351,6 +351,40 @@ describe('S3ObjectStore on Swift (s3api)', function () {
     }
   });
 
+  it("takes its settings from s3:// and the SDK's environment, masking the environment's secret", async () => {
+    const names = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE'] as const;
+    const saved = names.map((name) => process.env[name]);
+    try {
+      for (const name of names) delete process.env[name];
+      process.env.AWS_ACCESS_KEY_ID = swift.accessKeyId;
+      process.env.AWS_SECRET_ACCESS_KEY = swift.secretAccessKey;
+      const settings = parseObjectStoreUrl(`s3://${bucket.name}/from/env`, { AWS_ENDPOINT_URL_S3: swift.endpoint });
+      assert.equal(settings.credentials, undefined, "the SDK's default chain finds the credentials");
+      const store = new S3ObjectStore(settings);
+      await store.check();
+      await store.putStream(fileKey(7, 8), Readable.from([Buffer.from('from the environment')]));
+      store.close();
+      const listed = await bucket.client.send(new ListObjectsV2Command({ Bucket: bucket.name }));
+      assert.deepEqual(
+        listed.Contents?.map((o) => o.Key),
+        ['from/env/projects/7/files/8'],
+      );
+
+      const wrong = 'wrong-secret-from-the-environment';
+      process.env.AWS_SECRET_ACCESS_KEY = wrong;
+      const refused = new S3ObjectStore({ ...settings, maxAttempts: 1 });
+      const error = await thrown(refused.putStream('x', Readable.from([Buffer.from('x')])));
+      refused.close();
+      assert.match(error.message, /secret key is wrong/);
+      assert.ok(!error.message.includes(wrong), error.message);
+    } finally {
+      names.forEach((name, i) => {
+        if (saved[i] === undefined) delete process.env[name];
+        else process.env[name] = saved[i];
+      });
+    }
+  });
+
   it('fails its check on a missing bucket', async () => {
     const store = new S3ObjectStore({ ...swiftSettings(swift, 'gex-no-such-bucket'), maxAttempts: 1 });
     try {
