@@ -44,7 +44,7 @@ async function start(): Promise<Swift | string> {
   }
   let stdout: string;
   try {
-    ({ stdout } = await run('flock', [`${SWIFT_DIR}.lock`, SCRIPT, SWIFT_DIR, String(SWIFT_PORT)], {
+    ({ stdout } = await run('flock', ['-o', '-w', '60', `${SWIFT_DIR}.lock`, SCRIPT, SWIFT_DIR, String(SWIFT_PORT)], {
       timeout: 60_000,
     }));
   } catch (error) {

@@ -19,14 +19,7 @@ import {
   type ObjectStoreSettings,
 } from '../../../src/store/files/object-store.js';
 import { repoRoot } from '../../support/cli.js';
-import {
-  SWIFT_PORT,
-  freshBucket,
-  swiftOrSkip,
-  swiftSettings,
-  type Swift,
-  type TestBucket,
-} from '../../support/object-store.js';
+import { freshBucket, swiftOrSkip, swiftSettings, type Swift, type TestBucket } from '../../support/object-store.js';
 
 const run = promisify(execFile);
 
@@ -466,10 +459,20 @@ describe('scripts/object-store/start-swift.sh', function () {
   });
 
   it('starts a one-node Swift in a folder, finds it running the second time, and stops it', async () => {
-    const port = String(SWIFT_PORT + 100);
-    const first = Date.now();
-    const { stdout } = await run(script, [dir, port], { timeout: 60_000 });
-    const firstMs = Date.now() - first;
+    // a base port of its own: the script refuses ports in use, then another is tried
+    let port = '';
+    let stdout = '';
+    let firstMs = 0;
+    for (let attempt = 0; !stdout; attempt++) {
+      port = String(20_000 + Math.floor(Math.random() * 40_000));
+      const first = Date.now();
+      try {
+        ({ stdout } = await run(script, [dir, port], { timeout: 60_000 }));
+      } catch (error) {
+        if (attempt > 5 || !/is in use/.test(String((error as { stderr?: string }).stderr))) throw error;
+      }
+      firstMs = Date.now() - first;
+    }
     assert.match(stdout, new RegExp(`^AWS_ENDPOINT_URL=http://127\\.0\\.0\\.1:${port}$`, 'm'));
     assert.match(stdout, /^AWS_ACCESS_KEY_ID=gex:tester$/m);
     const key = /^AWS_SECRET_ACCESS_KEY=([0-9a-f]{32})$/m.exec(stdout)?.[1];
