@@ -169,6 +169,15 @@ export const ERROR_CATALOGUE = {
   },
   GEX_STORAGE_API_REFUSED: { type: 'user', message: 'The Storage API at {url} refused {what}: {reason}' },
   GEX_STORAGE_API_UNREACHABLE: { type: 'user', message: 'The Storage API at {url} cannot be reached: {reason} …' },
+  GEX_OBJECT_STORE_UNREACHABLE: {
+    type: 'user',
+    message: 'The object store at {endpoint} cannot be reached while {what} s3://{bucket}: {reason} …',
+  },
+  GEX_OBJECT_STORE_REFUSED: {
+    type: 'user',
+    message:
+      'The object store at {endpoint} refused {what} s3://{bucket}: {wrong key, access denied, no such bucket} …',
+  },
 
   // gex's own faults and its environment's
   GEX_INTERNAL: {

@@ -37,6 +37,7 @@ const ENVIRONMENT_VARIABLES = new Set([
   'GEX_PUBLIC_URL',
   'GEX_SMTP_URL',
   'GEX_SMTP_FROM',
+  'GEX_S3_FORCE_PATH_STYLE',
 ]);
 
 function sourceFiles(folder: string): string[] {

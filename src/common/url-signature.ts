@@ -1,0 +1,23 @@
+/**
+ * Pre-signed addresses (S3's query authentication) carry their credential scope, signature and
+ * session token in the query string: anyone holding the address holds the access it grants until
+ * it expires. Log lines, errors and answers that show such an address show it with these masked.
+ */
+
+/** Query parameters of a pre-signed address that grant access (SigV4, and SigV2's older form). */
+const SIGNING_PARAMETERS = [
+  'X-Amz-Signature',
+  'X-Amz-Credential',
+  'X-Amz-Security-Token',
+  'Signature',
+  'AWSAccessKeyId',
+];
+
+export const MASKED = '***';
+
+const PATTERN = new RegExp(`([?&](?:${SIGNING_PARAMETERS.join('|')})=)[^&#\\s"'<>]*`, 'gi');
+
+/** `text` (a URL, a log line, an error message) with the signing parameters of any URL in it masked. */
+export function maskUrlSignatures(text: string): string {
+  return text.replace(PATTERN, `$1${MASKED}`);
+}
