@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { SUBSCRIPTION_SECRETS } from '../src/jobs/job-queue.js';
 import { JobRepository } from '../src/jobs/job-repository.js';
 import { NotificationOutbox } from '../src/jobs/notifications/notification-outbox.js';
-import { NotificationSender } from '../src/jobs/notifications/notification-sender.js';
+import { DEFAULT_CONCURRENCY, NotificationSender } from '../src/jobs/notifications/notification-sender.js';
 import { subscriptionInput } from '../src/jobs/notifications/subscription-input.js';
 import { SubscriptionRepository } from '../src/jobs/notifications/subscription-repository.js';
 import { fromPlain } from '../src/json/index.js';
@@ -18,8 +18,6 @@ import type { Receipt } from './webhook-receiver-process.js';
 
 /** the sender's poll without being told (its default: the worst case of a job end it is not told of) */
 const POLL_MS = 500;
-/** the sender's default number of attempts in flight */
-const DEFAULT_CONCURRENCY = 8;
 const OK = { message: 'done', configVersion: '1', output: { tables: [] } };
 
 export interface NotificationsShape {
@@ -35,7 +33,7 @@ export interface NotificationsShape {
   batches: number;
   /** job ends in flight at once (loops of create → claim → finish, each on configurations of its own) */
   enders: number;
-  /** the sender's concurrency in the throughput run (its default is 8) */
+  /** the sender's concurrency in the throughput run (its default: DEFAULT_CONCURRENCY) */
   concurrency: number;
   /** events of a backlog drained once at the default concurrency */
   defaultBacklog: number;

@@ -37,6 +37,7 @@ import {
   type NotificationsFigure,
   type NotificationsShape,
 } from './notifications-bench.js';
+import { DEFAULT_CONCURRENCY } from '../src/jobs/notifications/notification-sender.js';
 import {
   describeRealJobs,
   postgresRealJobs,
@@ -217,7 +218,7 @@ async function notificationsSection(): Promise<void> {
         answerDelayMs: 50,
         batches: 2,
         enders: 4,
-        concurrency: 64,
+        concurrency: DEFAULT_CONCURRENCY,
         defaultBacklog: 240,
       }
     : {
@@ -227,14 +228,14 @@ async function notificationsSection(): Promise<void> {
         answerDelayMs: 50,
         batches: 5,
         enders: 4,
-        concurrency: 64,
+        concurrency: DEFAULT_CONCURRENCY,
         defaultBacklog: 960,
       };
   // PostgreSQL's job ends are ~4× slower here (~40/s with subscriptions): the brief's 10,000 would take 6 minutes
   // alone; GEX_BENCH_NOTIFICATION_JOBS=N sets both stores' number
   const postgresJobEnds = Number(process.env.GEX_BENCH_NOTIFICATION_JOBS) || (quick ? shape.jobEnds : 2000);
   if (process.env.GEX_BENCH_NOTIFICATION_JOBS) shape.jobEnds = postgresJobEnds;
-  // GEX_BENCH_NOTIFICATION_CONCURRENCY=N the sender's concurrency in the job-end runs (8: gex's default)
+  // GEX_BENCH_NOTIFICATION_CONCURRENCY=N the sender's concurrency in the job-end runs (default: the sender's own, 32)
   shape.concurrency = Number(process.env.GEX_BENCH_NOTIFICATION_CONCURRENCY) || shape.concurrency;
   // real queue jobs (each a gex run process) through gex serve / gex worker, with the subscriptions made
   // through the Notification API: GEX_BENCH_NOTIFICATION_REAL_JOBS=N jobs each side (150: ~2 minutes for
@@ -249,7 +250,7 @@ async function notificationsSection(): Promise<void> {
   section(
     `notifications: delivery latency to a local webhook (median of ${shape.latencyJobs} job ends, target <= 1000 ms); ` +
       `store level (the bookkeeping's worst case, no target): ${shape.jobEnds.toLocaleString('en')} job ends (PostgreSQL ${postgresJobEnds.toLocaleString('en')}) × ${shape.subscriptions} webhook subscriptions (answers after ${shape.answerDelayMs} ms) vs none, ` +
-      `${shape.batches} batches each, alternating; the drain of their events (sender concurrency ${shape.concurrency}${shape.concurrency === 8 ? ', the default' : ': proposed, the default is 8'}); ` +
+      `${shape.batches} batches each, alternating; the drain of their events (sender concurrency ${shape.concurrency}${shape.concurrency === DEFAULT_CONCURRENCY ? ', the default' : `, not the default ${DEFAULT_CONCURRENCY}`}); ` +
       `real jobs: ${real.jobs} gex jobs each side × ${real.subscriptions} webhook subscriptions vs none, ${real.batches} runs each, alternating (target <= 1.1×), every event exactly once`,
   );
   const figures: NotificationsFigure[] = [];

@@ -39,7 +39,7 @@ export interface NotificationSenderOptions {
 
 const DEFAULT_POLL_MS = 500;
 /** attempts in flight at once: 32 receivers answering in 50 ms are 640 deliveries a second */
-const DEFAULT_CONCURRENCY = 32;
+export const DEFAULT_CONCURRENCY = 32;
 /** how long a stop waits for attempts in flight before cutting them (they are retried) */
 const STOP_WAIT_MS = 5000;
 
