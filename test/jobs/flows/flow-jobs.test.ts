@@ -51,6 +51,23 @@ describe('flow jobs (gex serve --workers)', function () {
     (await call(served.url, token, 'GET', `/search/jobs?parentRunId=${root.runId}&limit=100&sortOrder=asc`))
       .body as unknown as Json[];
 
+  const waiting = new Map<string, () => void>();
+  const bothArrived = (tag: string): Promise<void> => {
+    const other = waiting.get(tag === 'a' ? 'b' : 'a');
+    if (other) {
+      waiting.set(tag, () => undefined);
+      other();
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 10_000);
+      waiting.set(tag, () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  };
+
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'gex-flow-jobs-'));
     store = path.join(dir, 'store.sqlite');
@@ -58,6 +75,9 @@ describe('flow jobs (gex serve --workers)', function () {
       handler: async (r) => {
         const tag = new URL(r.url, 'http://x').searchParams.get('tag') ?? '?';
         const arrived = Date.now();
+        // the first a and b (the first test's phase): each waits up to 10 s for the other, so their
+        // overlap does not hang on how fast two gex run processes start on a busy machine
+        if ((tag === 'a' || tag === 'b') && !waiting.has(tag)) await bothArrived(tag);
         await sleep(tag.startsWith('slow') ? 6000 : 300);
         calls.set(tag, [...(calls.get(tag) ?? []), [arrived, Date.now()]]);
         if (tag.startsWith('bad')) return { status: 404, body: { error: 'no such thing' } };
