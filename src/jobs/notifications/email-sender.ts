@@ -201,8 +201,13 @@ const final = (statusCode: number | null, message: string): AttemptOutcome => ({
 function tlsProblem(err: SmtpError): string {
   const code = err.originalCode ?? '';
   // "80AC…:error:0A00010B:SSL routines:ssl3_get_record:wrong version number:…/ssl3_record.c:350:"
-  const reason =
-    /:error:[0-9A-F]+:[^:]*:[^:]*:([^:]+)/.exec(err.message ?? '')?.[1] ?? err.message ?? 'handshake failed';
+  const reason = (
+    /:error:[0-9A-F]+:[^:]*:[^:]*:([^:]+)/.exec(err.message ?? '')?.[1] ??
+    err.message ??
+    'handshake failed'
+  )
+    // Node 24's own hint (--use-system-ca): the advice below names gex's way
+    .replace(/; if the root CA is installed locally, try running Node\.js with --use-system-ca/, '');
   if (isCertificateError({ code }))
     return `${reason} (${code}); trust the relay's CA with NODE_EXTRA_CA_CERTS, or fix its certificate`;
   if (/wrong version number/i.test(reason))
