@@ -165,6 +165,18 @@ describe('gex serve --file-storage s3://… (files in an object store)', functio
         ['3', 'Cé'],
       ]);
 
+      // an export is stored as a new file in the bucket
+      const exportJob = await call(url, token, 'POST', `${S}/tables/in.c-shop.users/export-async`, {});
+      assert.equal(exportJob.status, 202, JSON.stringify(exportJob.body));
+      const exported = (await jobResult(url, token, exportJob.body.id)) as { file: { id: number } };
+      ids.push(exported.file.id);
+      const exportedSize = await bucket.store.head(fileKey(projectId, exported.file.id));
+      const exportedText = await (
+        await fetch(`${url}${S}/files/${exported.file.id}/content`, { headers: { 'X-StorageApi-Token': token } })
+      ).text();
+      assert.equal(exportedSize, Buffer.byteLength(exportedText));
+      assert.match(exportedText, /"2","Bob, Jr\."/);
+
       // an upload past --max-file-size (sent chunked: no length to refuse it by) stores nothing and stays prepared
       const big = await call(url, token, 'POST', `${S}/files/prepare`, { name: 'big.csv' });
       const refused = await fetch(big.body.uploadParams.url, {

@@ -1,5 +1,4 @@
 import type { Options } from 'yargs';
-import { UserError } from '../../common/errors.js';
 import type { EmbeddedBackend } from '../../store/embedded/embedded-backend.js';
 import {
   parseObjectStoreUrl,
@@ -27,10 +26,8 @@ export function fileStorageSettings(
   env: NodeJS.ProcessEnv,
 ): ObjectStoreSettings | undefined {
   const value = option ?? env.GEX_FILE_STORAGE;
-  if (value === undefined || value === '') {
-    if (option === '') throw new UserError('GEX_CLI_USAGE', '--file-storage needs s3://BUCKET[/PREFIX]');
-    return undefined;
-  }
+  // an empty --file-storage is refused by the option checks; an empty variable means none
+  if (value === undefined || value === '') return undefined;
   return parseObjectStoreUrl(value, env);
 }
 
