@@ -147,7 +147,7 @@ export function fileRoutes(app: FastifyInstance, limits: FileLimits): void {
   app.get<{ Params: FileParams }>('/files/:fileId/content', async (request, reply) => {
     const files = sessionOf(request).files;
     const file = await files.uploaded(fileId(request.params.fileId));
-    const content = files.content(file);
+    const content = await files.open(file);
     reply.raw.once('close', () => content.destroy());
     return reply
       .code(200)

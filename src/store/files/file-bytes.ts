@@ -1,6 +1,8 @@
 import { Readable } from 'node:stream';
 import { setImmediate } from 'node:timers/promises';
+import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 import type { Database, SqlExecutor } from '../sql/database.js';
+import { StoreError } from '../store-error.js';
 import { fileKey, PART_BYTES, UPLOAD_QUEUE, type ObjectStore } from './object-store.js';
 
 /**
@@ -21,6 +23,8 @@ export interface FileBytes {
   write(projectId: number, fileId: number, body: AsyncIterable<Buffer>, size: number | undefined): Promise<number>;
   /** The bytes of an uploaded file of `size` bytes, read as the consumer pulls them; `gone`: the error when they vanished meanwhile. */
   read(projectId: number, fileId: number, size: number, gone: () => Error): Readable;
+  /** `read`, once the bytes are known to be there (before a download answers 200); else `gone`'s error or why not. */
+  open(projectId: number, fileId: number, size: number, gone: () => Error): Promise<Readable>;
   /** Whether `read` works while a transaction of the same store is open. */
   readableInTransactions(db: Database): boolean;
   /** Drops bytes inside the transaction that changes the files' rows (chunk rows). */
@@ -82,6 +86,11 @@ export class DatabaseChunks implements FileBytes {
     return Readable.from(chunks(), { objectMode: false, highWaterMark: CHUNK_BYTES });
   }
 
+  /** The chunks are read as the consumer pulls them: a missing one ends the stream with `gone`'s error. */
+  open(projectId: number, fileId: number, size: number, gone: () => Error): Promise<Readable> {
+    return Promise.resolve(this.read(projectId, fileId, size, gone));
+  }
+
   /**
    * On PostgreSQL the chunks are read on another pooled connection, if the pool has one for every
    * running job's reads besides its load's; SQLite's one connection would make the read wait for
@@ -139,6 +148,21 @@ export class ObjectStoreBytes implements FileBytes {
       }
     }
     return Readable.from(bytes(), { objectMode: false });
+  }
+
+  /** One HEAD first: an object missing or of another size is refused before a byte is answered. */
+  async open(projectId: number, fileId: number, size: number): Promise<Readable> {
+    const stored = await this.objects.head(fileKey(projectId, fileId));
+    if (stored !== size) {
+      throw StoreError.keboola(
+        KEBOOLA_ERRORS.filesNotFound,
+        `The bytes of file ${fileId} are ${stored === undefined ? 'not' : `${stored} bytes rather than ${size}`} in ${this.location} ` +
+          '(uploaded before --file-storage was set, or changed in the bucket); upload the file again.',
+        undefined,
+        'GEX_FILE_NOT_FOUND',
+      );
+    }
+    return this.read(projectId, fileId);
   }
 
   /** The object is read over HTTP, never on a connection of the database. */

@@ -266,6 +266,11 @@ export class ProjectFiles {
     return this.bytes.read(this.projectId, file.id, file.sizeBytes ?? 0, () => fileNotFound(file.id));
   }
 
+  /** `content`, once its bytes are known to be there: a download answers 200 only then. */
+  open(file: StoredFile): Promise<Readable> {
+    return this.bytes.open(this.projectId, file.id, file.sizeBytes ?? 0, () => fileNotFound(file.id));
+  }
+
   /**
    * Whether `content` can be read while a transaction of the same store is open: on PostgreSQL the
    * chunks are read on another pooled connection, if the pool has one for every running job's reads

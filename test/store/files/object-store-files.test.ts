@@ -99,6 +99,28 @@ describeEachBackend('File Storage with the bytes in an object store', (backendFa
     assert.equal(await bucket.store.head(fileKey(projectId, file.id)), undefined);
   });
 
+  it('refuses a download (404, before any byte) whose object is missing or not of its size', async () => {
+    // uploaded to the database before the object store was set
+    const inDatabase = new ProjectFiles(server().backend.db, projectId);
+    const old = await inDatabase.prepare({ name: 'before.csv', token: TOKEN });
+    await inDatabase.upload(old.id, Readable.from([Buffer.from('a\n1\n')]), 1000);
+    const before = await server().get(`${S}/files/${old.id}/content`);
+    assert.equal(before.status, 404, before.text);
+    assert.match(before.body.error, new RegExp(`The bytes of file ${old.id} are not in s3://${bucket.name}/files/`));
+    // an object changed in the bucket behind gex's back
+    const files = filesOf();
+    const file = await files.prepare({ name: 'z.csv', token: TOKEN });
+    await files.upload(file.id, Readable.from([Buffer.from('abc')]), 1000);
+    const fine = await fetch(`${server().baseUrl}${S}/files/${file.id}/content`, {
+      headers: { 'X-StorageApi-Token': server().token },
+    });
+    assert.equal(await fine.text(), 'abc');
+    await bucket.store.putStream(fileKey(projectId, file.id), Readable.from([Buffer.from('abcdef')]));
+    const changed = await server().get(`${S}/files/${file.id}/content`);
+    assert.equal(changed.status, 404, changed.text);
+    assert.match(changed.body.error, /are 6 bytes rather than 3 in s3:/);
+  });
+
   it("purges every project's expired files with their objects, rows first", async () => {
     let now = new Date('2030-01-01T00:00:00Z');
     const clocked = new ProjectFiles(server().backend.db, projectId, () => now, new ObjectStoreBytes(bucket.store));
