@@ -119,8 +119,8 @@ export class EmbeddedBackend {
 
   /**
    * Keeps files' bytes in `objects` rather than in the database: set at start, before serving.
-   * Nothing is moved: bytes of files uploaded to the database before are not read from there any more. The caller has
-   * checked the store (ObjectStore.check) and closes it after the backend.
+   * Nothing is moved: bytes of files uploaded to the database before are not read from there any
+   * more. The caller has checked the store (ObjectStore.check) and closes it after the backend.
    */
   storeFileBytesIn(objects: ObjectStore): void {
     this.fileBytes = new ObjectStoreBytes(objects);

@@ -12,8 +12,8 @@ export { CHUNK_BYTES, POOL_FOR_READS_IN_TRANSACTIONS };
  * A project's File Storage (docs/storage-api.md#files): each file's metadata is a row of
  * `storage_files`, its bytes rows of `storage_file_chunks` (about 1 MiB each) in the store's own
  * database, so every server process on a PostgreSQL store sees every file — or, with an object
- * store (FileBytes), one object per file in a bucket; the row is the same either way. An upload writes chunk
- * after chunk (short statements: other requests go on meanwhile; on SQLite on a worker thread)
+ * store (FileBytes), one object per file in a bucket; the row is the same either way. An upload
+ * writes chunk after chunk (short statements: other requests go on meanwhile; on SQLite on a worker thread)
  * while the file is `uploading`, holding at most two chunks in memory (uploadMemory); only the
  * last step, one statement, makes it `uploaded` and readable — a truncated upload or a killed
  * server leaves a file that was never uploaded, never a partial one. A file's name is metadata
@@ -242,6 +242,8 @@ export class ProjectFiles {
       // deleted while it was uploaded: its bytes go too (below)
       if (done.changes === 0) throw fileNotFound(id);
     } catch (error) {
+      // objects first, while the file is still `uploading`: a retry claiming it afterwards cannot lose its own
+      await this.bytes.dropDeleted([{ projectId: this.projectId, id }]).catch(() => undefined);
       await this.db
         .transaction(async (tx) => {
           await this.bytes.dropInTransaction(tx, [id]);
@@ -251,8 +253,6 @@ export class ProjectFiles {
           ]);
         })
         .catch(() => undefined);
-      // the file is prepared (or gone) again: no uploaded file names these bytes any more
-      await this.bytes.dropDeleted([{ projectId: this.projectId, id }]).catch(() => undefined);
       throw error;
     }
     return this.get(id);
