@@ -9,6 +9,8 @@ import { track } from '../support/children.js';
 import { freshBucket, swiftOrSkip, type Swift, type TestBucket } from '../support/object-store.js';
 import { openEmbeddedStore } from '../support/open-store.js';
 import { call } from '../support/serve-cluster.js';
+import { runGex } from '../support/cli.js';
+import { postgresBackend, TEST_KEY } from '../support/store.js';
 import { jobResult } from '../support/serve-files.js';
 
 const S = '/v2/storage';
@@ -101,6 +103,32 @@ describe('gex serve --file-storage s3://… (files in an object store)', functio
       assert.equal(lines.length, 1, `${what}: one line, got ${output}`);
       assert.doesNotMatch(output, /listening/, what);
       for (const secret of [wrongSecret, swift.secretAccessKey]) assert.equal(output.includes(secret), false, what);
+    }
+  });
+
+  it('gex worker exits 1 at start the same way, before it runs a job', async function () {
+    const pg = postgresBackend();
+    if (!pg) return this.skip();
+    const fresh = await pg.fresh();
+    try {
+      const wrongSecret = 'wrong-secret-77a1c9d0';
+      bucket = await freshBucket(swift);
+      for (const [env, cause] of [
+        [{ AWS_SECRET_ACCESS_KEY: wrongSecret }, /secret key is wrong/],
+        [{ GEX_FILE_STORAGE: 's3://gex-no-such-bucket-9d1e' }, /there is no bucket gex-no-such-bucket-9d1e/],
+      ] as const) {
+        const args = ['worker', '--store', fresh.location];
+        if (!('GEX_FILE_STORAGE' in env)) args.push('--file-storage', `s3://${bucket.name}`);
+        const result = await runGex(args, { ...TEST_KEY, ...swiftEnv(swift, env) });
+        const output = result.stdout + result.stderr;
+        assert.equal(result.code, 1, output);
+        assert.match(output, cause);
+        assert.equal(output.trim().split('\n').length, 1, output);
+        assert.doesNotMatch(output, /Worker ready/);
+        for (const secret of [wrongSecret, swift.secretAccessKey]) assert.equal(output.includes(secret), false);
+      }
+    } finally {
+      await fresh.dispose();
     }
   });
 
