@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { setImmediate } from 'node:timers/promises';
+import { UserError } from '../../common/errors.js';
 import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 import type { Database, SqlExecutor } from '../sql/database.js';
 import { StoreError } from '../store-error.js';
@@ -112,6 +113,27 @@ export class DatabaseChunks implements FileBytes {
  * into the object in parts (ObjectStore.putStream: PART_BYTES each, UPLOAD_QUEUE in flight), a
  * download or an import streams from it; any server or worker with the same settings reads them.
  */
+/** An unreachable object store as the server answers it: 503 with Retry-After, its message kept. */
+function unavailable(error: unknown): unknown {
+  if (error instanceof UserError && error.gexCode === 'GEX_OBJECT_STORE_UNREACHABLE') {
+    return StoreError.keboola(
+      KEBOOLA_ERRORS.fileStorageUnavailable,
+      `${error.message} Retry when it is reachable again.`,
+      undefined,
+      'GEX_OBJECT_STORE_UNREACHABLE',
+    );
+  }
+  return error;
+}
+
+async function answerable<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw unavailable(error);
+  }
+}
+
 export class ObjectStoreBytes implements FileBytes {
   readonly location: string;
   constructor(readonly objects: ObjectStore) {
@@ -129,10 +151,8 @@ export class ObjectStoreBytes implements FileBytes {
     body: AsyncIterable<Buffer>,
     size: number | undefined,
   ): Promise<number> {
-    const stored = await this.objects.putStream(
-      fileKey(projectId, fileId),
-      Readable.from(body, { objectMode: false }),
-      size,
+    const stored = await answerable(() =>
+      this.objects.putStream(fileKey(projectId, fileId), Readable.from(body, { objectMode: false }), size),
     );
     return stored.size;
   }
@@ -152,7 +172,7 @@ export class ObjectStoreBytes implements FileBytes {
 
   /** One HEAD first: an object missing or of another size is refused before a byte is answered. */
   async open(projectId: number, fileId: number, size: number): Promise<Readable> {
-    const stored = await this.objects.head(fileKey(projectId, fileId));
+    const stored = await answerable(() => this.objects.head(fileKey(projectId, fileId)));
     if (stored !== size) {
       throw StoreError.keboola(
         KEBOOLA_ERRORS.filesNotFound,

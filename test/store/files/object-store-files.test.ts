@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
-import { fileKey } from '../../../src/store/files/object-store.js';
+import { fileKey, S3ObjectStore } from '../../../src/store/files/object-store.js';
 import { ProjectFiles } from '../../../src/store/files/project-files.js';
 import { ObjectStoreBytes } from '../../../src/store/files/file-bytes.js';
-import { freshBucket, swiftOrSkip, type TestBucket } from '../../support/object-store.js';
+import { freshBucket, swiftOrSkip, swiftSettings, type Swift, type TestBucket } from '../../support/object-store.js';
 import { describeEachBackend, useTestServer, type Json, type TestServer } from '../../support/storage-api-server.js';
 
 const S = '/v2/storage';
@@ -21,10 +21,11 @@ describeEachBackend('File Storage with the bytes in an object store', (backendFa
   const server = useTestServer({ backend: backendFactory });
   let bucket: TestBucket;
   let projectId: number;
+  let swift: Swift;
 
   beforeEach(async function () {
     this.timeout(30_000);
-    const swift = await swiftOrSkip(this);
+    swift = await swiftOrSkip(this);
     bucket = await freshBucket(swift, 'files/');
     server().backend.storeFileBytesIn(bucket.store);
     projectId = (await server().backend.authenticate(server().token))!.projectId;
@@ -119,6 +120,37 @@ describeEachBackend('File Storage with the bytes in an object store', (backendFa
     const changed = await server().get(`${S}/files/${file.id}/content`);
     assert.equal(changed.status, 404, changed.text);
     assert.match(changed.body.error, /are 6 bytes rather than 3 in s3:/);
+  });
+
+  it('answers 503 with Retry-After when the object store cannot be reached, and the file stays prepared', async () => {
+    const files = filesOf();
+    const uploaded = await files.prepare({ name: 'up.csv', token: TOKEN });
+    await files.upload(uploaded.id, Readable.from([Buffer.from('a\n')]), 1000);
+    const unreachable = new S3ObjectStore({
+      ...swiftSettings(swift, bucket.name, 'files/'),
+      endpoint: 'http://127.0.0.1:1',
+      maxAttempts: 1,
+    });
+    server().backend.storeFileBytesIn(unreachable);
+    try {
+      const prepared = await server().post(`${S}/files/prepare`, { json: { name: 'x.csv' } });
+      const put = await fetch(prepared.body.uploadParams.url, {
+        method: 'PUT',
+        headers: { 'X-StorageApi-Token': server().token },
+        body: 'a\n1\n',
+      });
+      const answer = (await put.json()) as { code: string; gexCode: string; error: string };
+      assert.equal(put.status, 503, JSON.stringify(answer));
+      assert.equal(put.headers.get('retry-after'), '5');
+      assert.equal(answer.gexCode, 'GEX_OBJECT_STORE_UNREACHABLE');
+      assert.match(answer.error, /cannot be reached while storing an object in s3:\/\//);
+      assert.equal(answer.error.includes(swift.secretAccessKey), false);
+      assert.equal((await server().get(`${S}/files/${prepared.body.id}`)).body.sizeBytes, null);
+      const download = await server().get(`${S}/files/${uploaded.id}/content`);
+      assert.equal(download.status, 503, download.text);
+    } finally {
+      unreachable.close();
+    }
   });
 
   it("purges every project's expired files with their objects, rows first", async () => {
