@@ -126,11 +126,6 @@ export class EmbeddedBackend {
     this.fileBytes = new ObjectStoreBytes(objects);
   }
 
-  /** Where files' bytes are: 'database' or the object store's `s3://bucket/prefix/`. */
-  get fileStorage(): string {
-    return this.fileBytes?.location ?? 'database';
-  }
-
   files(token: TokenInfo): ProjectFiles {
     return new ProjectFiles(this.db, token.projectId, undefined, this.fileBytes);
   }
