@@ -171,6 +171,7 @@ export const ERROR_CATALOGUE = {
   GEX_STORAGE_API_UNREACHABLE: { type: 'user', message: 'The Storage API at {url} cannot be reached: {reason} …' },
   GEX_OBJECT_STORE_UNREACHABLE: {
     type: 'user',
+    status: 503,
     message: 'The object store at {endpoint} cannot be reached while {what} s3://{bucket}: {reason} …',
   },
   GEX_OBJECT_STORE_REFUSED: {

@@ -40,6 +40,7 @@ export const KEBOOLA_ERRORS = {
   internalError: { code: 'storage.internalError', status: 500 },
   notImplemented: { code: 'notImplemented', status: 501 },
   databaseUnavailable: { code: 'storage.databaseUnavailable', status: 503 },
+  fileStorageUnavailable: { code: 'storage.fileStorageUnavailable', status: 503 },
 
   // configurations and rows
   componentsValidation: { code: 'storage.components.validation', status: 400 },

@@ -47,6 +47,16 @@ describe('gex worker: refusals', function () {
       /--metrics-listen needs a value, and it was given an empty one/,
     ],
     [
+      '--file-storage that is no s3:// location (before the store is opened)',
+      ['worker', '--store', 'postgres://nobody@127.0.0.1:1/x', '--file-storage', 'https://bucket'],
+      /The file storage must be s3:\/\/BUCKET\[\/PREFIX\]/,
+    ],
+    [
+      '--file-storage given empty',
+      ['worker', '--store', 'postgres://nobody@127.0.0.1:1/x', '--file-storage', ''],
+      /--file-storage needs a value, and it was given an empty one/,
+    ],
+    [
       '--job-retention-days 0 on serve',
       ['serve', '--store', 'x.sqlite', '--job-retention-days', '0'],
       /--job-retention-days takes a whole number of days from 1/,

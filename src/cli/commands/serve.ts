@@ -29,6 +29,9 @@ import type { JobPlatform } from '../../jobs/job-platform.js';
 import { jobWorkerOptions, sayWhoRunsJobs, workerSettings, type JobWorkerArgs } from '../options/job-worker-options.js';
 import { notificationOptions, notificationSettings, type NotificationArgs } from '../options/notification-options.js';
 import { integerOption } from '../options/option-checks.js';
+import { fileStorageOption, fileStorageSettings, openFileStorage } from '../options/file-storage-option.js';
+import type { ObjectStore } from '../../store/files/object-store.js';
+import { OBJECT_UPLOAD_MEMORY } from '../../store/files/file-bytes.js';
 
 interface ServeArgs extends LoggingArgs, JobWorkerArgs, NotificationArgs {
   port: number;
@@ -39,6 +42,7 @@ interface ServeArgs extends LoggingArgs, JobWorkerArgs, NotificationArgs {
   'max-upload-memory': number;
   'request-timeout': number;
   durability?: string;
+  'file-storage'?: string;
   metrics: boolean;
   workers: number;
 }
@@ -115,6 +119,7 @@ export function serveCommand(yargs: Argv): Argv {
           defaultDescription: `$${DURABILITY_VARIABLE} or full`,
           describe: `SQLite store: ${DURABILITY_LEVELS.join(' or ')}. full fsyncs every commit, so an acknowledged write survives a power loss; normal is faster but may lose the last writes`,
         })
+        .option('file-storage', fileStorageOption())
         .option('metrics', {
           type: 'boolean',
           default: true,
@@ -174,6 +179,7 @@ export async function serve(args: ServeArgs): Promise<number> {
   const { logger } = createCliLogging(args, { batchStdout: true });
   let backend: EmbeddedBackend | undefined;
   let platform: JobPlatform | undefined;
+  let objects: ObjectStore | undefined;
   try {
     if (isRemoteStore(args.store))
       throw new UserError(
@@ -191,12 +197,23 @@ export async function serve(args: ServeArgs): Promise<number> {
         : { ...process.env, [DURABILITY_VARIABLE]: parseDurability(args.durability, '--durability') };
     durabilityFromEnv(env);
     const notifications = notificationSettings(args, process.env);
+    const fileStorage = fileStorageSettings(args['file-storage'], process.env);
+    if (fileStorage !== undefined) {
+      // one upload into a bucket holds its parts in flight: the budget must fit one
+      if (args['max-upload-memory'] < OBJECT_UPLOAD_MEMORY)
+        throw new UserError(
+          'GEX_CLI_USAGE',
+          `--max-upload-memory must be at least ${OBJECT_UPLOAD_MEMORY} bytes with --file-storage (one upload to the bucket holds up to that much)`,
+        );
+    }
     // gex serve creates the store it is named (a new volume starts empty, see docs/security.md), and says so:
     // a mistyped --store shows up as "created a new, empty store" at start
     backend = await openEmbeddedStore(args.store, env, {
       builtinComponents: builtinComponents(),
       onCreate: (what) => logger.warn(`Created ${what}`),
     });
+    // checked before anything is served: a wrong key or bucket is one line at start, not failed uploads later
+    if (fileStorage !== undefined) objects = await openFileStorage(backend, fileStorage);
     const [{ JobPlatform }, { newRegistry }] = await Promise.all([
       import('../../jobs/job-platform.js'),
       import('../../server/operations/metrics.js'),
@@ -225,7 +242,9 @@ export async function serve(args: ServeArgs): Promise<number> {
     });
     const store = backend.location;
     // fastify logs the address once it listens; this text replaces its default line
-    const listenTextResolver = (address: string) => `Storage API listening on ${address}/v2/storage (store: ${store})`;
+    const files = objects ? `, files: ${objects.location}` : '';
+    const listenTextResolver = (address: string) =>
+      `Storage API listening on ${address}/v2/storage (store: ${store}${files})`;
     const address = await app.listen({ port: args.port, host: args.host, listenTextResolver }).catch((e: unknown) => {
       throw listenError(e, args);
     });
@@ -242,5 +261,6 @@ export async function serve(args: ServeArgs): Promise<number> {
   } finally {
     await platform?.stop();
     await backend?.close();
+    objects?.close();
   }
 }

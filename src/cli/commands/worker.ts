@@ -7,6 +7,8 @@ import { builtinComponents } from '../builtin-components.js';
 import { jobWorkerOptions, workerSettings, type JobWorkerArgs } from '../options/job-worker-options.js';
 import { notificationOptions, notificationSettings, type NotificationArgs } from '../options/notification-options.js';
 import { integerOption } from '../options/option-checks.js';
+import { fileStorageOption, fileStorageSettings, openFileStorage } from '../options/file-storage-option.js';
+import type { ObjectStore } from '../../store/files/object-store.js';
 import { listenAddressOption, type ListenAddress } from '../options/listen-address.js';
 import { displayText } from '../../common/log-text.js';
 import { createCliLogging, type LoggingArgs } from '../process/logging.js';
@@ -15,6 +17,7 @@ import { untilStopSignal } from '../process/stop-signals.js';
 interface WorkerArgs extends LoggingArgs, JobWorkerArgs, NotificationArgs {
   store?: string;
   concurrency: number;
+  'file-storage'?: string;
   'metrics-listen'?: ListenAddress;
 }
 
@@ -34,6 +37,7 @@ export function workerCommand(yargs: Argv): Argv {
           'concurrency',
           integerOption('concurrency', { min: 1, max: 256, default: 1, describe: 'jobs this worker runs at once' }),
         )
+        .option('file-storage', fileStorageOption())
         .option(
           'metrics-listen',
           listenAddressOption(
@@ -81,6 +85,7 @@ export async function runWorker(args: WorkerArgs): Promise<number> {
   let backend: EmbeddedBackend | undefined;
   let platform: JobPlatform | undefined;
   let listener: { url: string; close(): Promise<void> } | undefined;
+  let objects: ObjectStore | undefined;
   try {
     const store = args.store ?? process.env.GEX_STORE ?? '';
     if (!isPostgresStore(store))
@@ -97,7 +102,9 @@ export async function runWorker(args: WorkerArgs): Promise<number> {
     ]);
     const registry = metricsModules?.newRegistry();
     const notifications = notificationSettings(args, process.env);
+    const fileStorage = fileStorageSettings(args['file-storage'], process.env);
     backend = await openEmbeddedStore(store, process.env, { builtinComponents: builtinComponents() });
+    if (fileStorage !== undefined) objects = await openFileStorage(backend, fileStorage);
     platform = await JobPlatform.open(backend, {
       logger,
       retryLimit: args.retries,
@@ -128,5 +135,6 @@ export async function runWorker(args: WorkerArgs): Promise<number> {
     await listener?.close();
     await platform?.stop();
     await backend?.close();
+    objects?.close();
   }
 }

@@ -7,7 +7,6 @@ import {
   MAX_LIST_LIMIT,
   MAX_TAG,
   MAX_TAGS,
-  uploadMemory,
   type StoredFile,
 } from '../../store/files/project-files.js';
 import { StoreError } from '../../store/store-error.js';
@@ -148,7 +147,7 @@ export function fileRoutes(app: FastifyInstance, limits: FileLimits): void {
   app.get<{ Params: FileParams }>('/files/:fileId/content', async (request, reply) => {
     const files = sessionOf(request).files;
     const file = await files.uploaded(fileId(request.params.fileId));
-    const content = files.content(file);
+    const content = await files.open(file);
     reply.raw.once('close', () => content.destroy());
     return reply
       .code(200)
@@ -167,12 +166,12 @@ export function fileRoutes(app: FastifyInstance, limits: FileLimits): void {
       async (request, reply) => {
         let file: StoredFile;
         const declared = declaredLength(request);
-        // taken before any byte is read
-        const memory = uploadMemory(declared);
         let discard = false;
         try {
           const session = sessionOf(request);
           requireWriteAccess(session);
+          // taken before any byte is read
+          const memory = session.files.uploadMemory(declared);
           if (!limits.uploads.tryTake(memory)) {
             discard = declared !== undefined && declared <= DISCARDED_BODY_BYTES;
             throw uploadCapacity(limits.uploads);

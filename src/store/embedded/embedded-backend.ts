@@ -13,6 +13,8 @@ import { addressableIdProblem } from '../addressable-id.js';
 import type { Database } from '../sql/database.js';
 import { requireRunner, type RevealRequest } from '../secret-reveal.js';
 import { ProjectFiles, purgeExpiredFiles } from '../files/project-files.js';
+import { ObjectStoreBytes } from '../files/file-bytes.js';
+import type { ObjectStore } from '../files/object-store.js';
 import { JobLocks } from '../sql/advisory-locks.js';
 import type { PostgresDatabase } from '../sql/postgres-database.js';
 import {
@@ -51,6 +53,9 @@ export interface EmbeddedBackendOptions {
  * component registry and configurations. Created and migrated on first use.
  */
 export class EmbeddedBackend {
+  /** files' bytes in an object store (`--file-storage`); undefined: chunk rows of `db` */
+  private fileBytes: ObjectStoreBytes | undefined;
+
   private constructor(
     /** the store's database: the jobs layer keeps its queue jobs and schedules in it */
     readonly db: Database,
@@ -112,8 +117,17 @@ export class EmbeddedBackend {
     return new StorageJobs(this.db, token.projectId);
   }
 
+  /**
+   * Keeps files' bytes in `objects` rather than in the database: set at start, before serving.
+   * Nothing is moved: bytes of files uploaded to the database before are not read from there any
+   * more. The caller has checked the store (ObjectStore.check) and closes it after the backend.
+   */
+  storeFileBytesIn(objects: ObjectStore): void {
+    this.fileBytes = new ObjectStoreBytes(objects);
+  }
+
   files(token: TokenInfo): ProjectFiles {
-    return new ProjectFiles(this.db, token.projectId);
+    return new ProjectFiles(this.db, token.projectId, undefined, this.fileBytes);
   }
 
   /** The project's tables and files on a connection of their own where SQLite needs one (a long job must not hold the server's). */
@@ -121,7 +135,7 @@ export class EmbeddedBackend {
     const db = this.db.separateConnection?.() ?? this.db;
     return {
       tables: new ProjectTables(db, token.projectId),
-      files: new ProjectFiles(db, token.projectId),
+      files: new ProjectFiles(db, token.projectId, undefined, this.fileBytes),
       close: async () => {
         if (db !== this.db) await db.close();
       },
@@ -150,7 +164,7 @@ export class EmbeddedBackend {
   }
 
   purgeExpiredFiles(): Promise<number> {
-    return purgeExpiredFiles(this.db, new Date());
+    return purgeExpiredFiles(this.db, new Date(), undefined, this.fileBytes);
   }
 
   /** Access for the local CLI and runner (no token needed): an internal token of the project. */

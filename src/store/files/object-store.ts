@@ -24,8 +24,8 @@ import { maskUrlSignatures } from '../../common/url-signature.js';
 
 /**
  * Bytes of File Storage in an S3-compatible object store (AWS S3, MinIO, Ceph RGW, Cloudflare R2,
- * Swift's s3api): the `ObjectStore` interface and `S3ObjectStore`, AWS's own client. Not wired to
- * File Storage yet: ProjectFiles keeps bytes in the store's database.
+ * Swift's s3api): the `ObjectStore` interface and `S3ObjectStore`, AWS's own client. File Storage
+ * keeps its bytes here with `--file-storage` (ObjectStoreBytes in file-bytes.ts).
  *
  * Settings are `s3://BUCKET[/PREFIX][?path-style=true|false]` plus the AWS SDK's own environment
  * (AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,

@@ -1,16 +1,19 @@
 import { randomInt } from 'node:crypto';
-import { Readable } from 'node:stream';
-import { setImmediate } from 'node:timers/promises';
+import type { Readable } from 'node:stream';
 import { excerptId } from '../../common/log-text.js';
 import type { Database } from '../sql/database.js';
 import { StoreError } from '../store-error.js';
 import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
+import { CHUNK_BYTES, DatabaseChunks, POOL_FOR_READS_IN_TRANSACTIONS, type FileBytes } from './file-bytes.js';
+
+export { CHUNK_BYTES, POOL_FOR_READS_IN_TRANSACTIONS };
 
 /**
  * A project's File Storage (docs/storage-api.md#files): each file's metadata is a row of
  * `storage_files`, its bytes rows of `storage_file_chunks` (about 1 MiB each) in the store's own
- * database, so every server process on a PostgreSQL store sees every file. An upload writes chunk
- * after chunk (short statements: other requests go on meanwhile; on SQLite on a worker thread)
+ * database, so every server process on a PostgreSQL store sees every file — or, with an object
+ * store (FileBytes), one object per file in a bucket; the row is the same either way. An upload
+ * writes chunk after chunk (short statements: other requests go on meanwhile; on SQLite on a worker thread)
  * while the file is `uploading`, holding at most two chunks in memory (uploadMemory); only the
  * last step, one statement, makes it `uploaded` and readable — a truncated upload or a killed
  * server leaves a file that was never uploaded, never a partial one. A file's name is metadata
@@ -41,8 +44,6 @@ export interface PrepareFile {
   token: { id: number; description: string };
 }
 
-/** Bytes of one stored chunk: a file is read and written this much at a time. */
-export const CHUNK_BYTES = 1024 * 1024;
 /** A file not made permanent is deleted this long after it was prepared (Keboola's 15 days). */
 export const FILE_MAX_AGE_DAYS = 15;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -54,11 +55,6 @@ export const MAX_TAG = 1000;
 export const MAX_TAGS = 100;
 /** Most files one list answers (Keboola's limit). */
 export const MAX_LIST_LIMIT = 1000;
-/**
- * Connections a pool needs for imports to read a file's chunks beside their load's transaction: a
- * server runs two storage jobs at once, each holding one connection for its load and one for reads.
- */
-export const POOL_FOR_READS_IN_TRANSACTIONS = 4;
 /** Files read from the database at a time by a list. */
 const LIST_PAGE = 500;
 
@@ -88,8 +84,8 @@ export function fileNotFound(id: number | string): StoreError {
 }
 
 /**
- * The most bytes of a file one upload holds in memory at once: the chunk being filled and the one
- * being written, never more than the `declaredBytes` it announced (its Content-Length).
+ * The most bytes of a file one upload holds in memory at once in the database: the chunk being
+ * filled and the one being written, never more than the `declaredBytes` it announced (its Content-Length).
  */
 export function uploadMemory(declaredBytes?: number): number {
   return Math.min(declaredBytes ?? Infinity, 2 * CHUNK_BYTES);
@@ -109,7 +105,14 @@ export class ProjectFiles {
     private readonly db: Database,
     private readonly projectId: number,
     private readonly now: () => Date = () => new Date(),
+    /** where the bytes are: chunk rows of `db` unless an object store is given */
+    private readonly bytes: FileBytes = new DatabaseChunks(db),
   ) {}
+
+  /** The most bytes one upload of `declaredBytes` (its Content-Length) holds in memory. */
+  uploadMemory(declaredBytes?: number): number {
+    return this.bytes.uploadMemory(declaredBytes);
+  }
 
   /** A new file, not yet uploaded; expired files of the project go first. */
   async prepare(input: PrepareFile): Promise<StoredFile> {
@@ -190,12 +193,14 @@ export class ProjectFiles {
     return found;
   }
 
+  /** The row goes first, then the bytes (an object left over by a failure is never named again). */
   async delete(id: number): Promise<void> {
     await this.get(id);
     await this.db.transaction(async (tx) => {
       await tx.run('DELETE FROM storage_files WHERE project_id = ? AND id = ?', [this.projectId, id]);
-      await tx.run('DELETE FROM storage_file_chunks WHERE file_id = ?', [id]);
+      await this.bytes.dropInTransaction(tx, [id]);
     });
+    await this.bytes.dropDeleted([{ projectId: this.projectId, id }]);
   }
 
   /**
@@ -218,7 +223,7 @@ export class ProjectFiles {
         `UPDATE storage_files SET state = 'uploading' WHERE project_id = ? AND id = ? AND state = 'prepared' AND (expires IS NULL OR expires > ?)`,
         [this.projectId, id, this.now().toISOString()],
       );
-      if (changed.changes > 0) await tx.run('DELETE FROM storage_file_chunks WHERE file_id = ?', [id]);
+      if (changed.changes > 0) await this.bytes.dropInTransaction(tx, [id]);
       return changed;
     });
     if (claimed.changes === 0) {
@@ -229,17 +234,19 @@ export class ProjectFiles {
       );
     }
     try {
-      const size = await writeChunks(this.db, id, body, limit, declaredBytes);
+      const size = await this.bytes.write(this.projectId, id, bounded(body, limit, declaredBytes), declaredBytes);
       const done = await this.db.run(
         `UPDATE storage_files SET state = 'uploaded', size_bytes = ? WHERE project_id = ? AND id = ? AND state = 'uploading'`,
         [size, this.projectId, id],
       );
-      // deleted while it was uploaded: its chunks go too (below)
+      // deleted while it was uploaded: its bytes go too (below)
       if (done.changes === 0) throw fileNotFound(id);
     } catch (error) {
+      // objects first, while the file is still `uploading`: a retry claiming it afterwards cannot lose its own
+      await this.bytes.dropDeleted([{ projectId: this.projectId, id }]).catch(() => undefined);
       await this.db
         .transaction(async (tx) => {
-          await tx.run('DELETE FROM storage_file_chunks WHERE file_id = ?', [id]);
+          await this.bytes.dropInTransaction(tx, [id]);
           await tx.run(`UPDATE storage_files SET state = 'prepared' WHERE project_id = ? AND id = ?`, [
             this.projectId,
             id,
@@ -252,62 +259,57 @@ export class ProjectFiles {
   }
 
   /**
-   * The bytes of an uploaded file, read chunk by chunk as the consumer pulls them (one chunk in
-   * memory at a time). A file deleted while it is read ends the stream with its not-found error.
+   * The bytes of an uploaded file, read as the consumer pulls them (one chunk or one network read
+   * in memory at a time). A file deleted while it is read ends the stream with its not-found error.
    */
   content(file: StoredFile): Readable {
-    const { db } = this;
-    const size = file.sizeBytes ?? 0;
-    const sql = 'SELECT bytes FROM storage_file_chunks WHERE file_id = ? AND seq = ?';
-    const fetch = (seq: number) => {
-      const row = db.get<{ bytes: Buffer }>(sql, [file.id, seq]).then((r) => r?.bytes);
-      row.catch(() => undefined); // awaited below; a reader gone early leaves it unread
-      return row;
-    };
-    async function* chunks(): AsyncGenerator<Buffer> {
-      let read = 0;
-      // the next chunk is read from the database while this one is sent
-      let next = fetch(0);
-      for (let seq = 0; read < size; seq++) {
-        const bytes = await next;
-        if (!bytes) throw fileNotFound(file.id); // deleted (or expired and purged) while it was read
-        read += bytes.length;
-        if (read < size) next = fetch(seq + 1);
-        // a chunk read ahead is ready at once: without this the consumer (a load) would run chunk
-        // after chunk in microtasks and starve the server's other requests until it ends
-        await setImmediate();
-        yield bytes;
-      }
-    }
-    return Readable.from(chunks(), { objectMode: false, highWaterMark: CHUNK_BYTES });
+    return this.bytes.read(this.projectId, file.id, file.sizeBytes ?? 0, () => fileNotFound(file.id));
+  }
+
+  /** `content`, once its bytes are known to be there: a download answers 200 only then. */
+  open(file: StoredFile): Promise<Readable> {
+    return this.bytes.open(this.projectId, file.id, file.sizeBytes ?? 0, () => fileNotFound(file.id));
   }
 
   /**
    * Whether `content` can be read while a transaction of the same store is open: on PostgreSQL the
    * chunks are read on another pooled connection, if the pool has one for every running job's reads
    * besides its load's; SQLite's one connection would make the read wait for the transaction that
-   * waits for it.
+   * waits for it. Objects are always readable.
    */
   get readableInTransactions(): boolean {
-    return (this.db.poolSize ?? 0) >= POOL_FOR_READS_IN_TRANSACTIONS;
+    return this.bytes.readableInTransactions(this.db);
   }
 
   /** Deletes the project's files past their expiry with their chunks. */
   async purgeExpired(): Promise<number> {
-    return purgeExpiredFiles(this.db, this.now(), this.projectId);
+    return purgeExpiredFiles(this.db, this.now(), this.projectId, this.bytes);
   }
 }
 
-/** Deletes expired files (of one project, or of all) with their chunks; returns how many. */
-export async function purgeExpiredFiles(db: Database, now: Date, projectId?: number): Promise<number> {
-  return db.transaction(async (tx) => {
+/** Deletes expired files (of one project, or of all) with their bytes, rows first; returns how many. */
+export async function purgeExpiredFiles(
+  db: Database,
+  now: Date,
+  projectId?: number,
+  bytes: FileBytes = new DatabaseChunks(db),
+): Promise<number> {
+  const expired = await db.transaction(async (tx) => {
     const params = projectId === undefined ? [now.toISOString()] : [now.toISOString(), projectId];
     const where = `expires IS NOT NULL AND expires <= ?${projectId === undefined ? '' : ' AND project_id = ?'}`;
-    const expired = await tx.all<{ id: unknown }>(`SELECT id FROM storage_files WHERE ${where}`, params);
-    for (const { id } of expired) await tx.run('DELETE FROM storage_file_chunks WHERE file_id = ?', [Number(id)]);
+    const rows = await tx.all<{ id: unknown; project_id: unknown }>(
+      `SELECT id, project_id FROM storage_files WHERE ${where}`,
+      params,
+    );
+    await bytes.dropInTransaction(
+      tx,
+      rows.map((r) => Number(r.id)),
+    );
     await tx.run(`DELETE FROM storage_files WHERE ${where}`, params);
-    return expired.length;
+    return rows.map((r) => ({ id: Number(r.id), projectId: Number(r.project_id) }));
   });
+  await bytes.dropDeleted(expired);
+  return expired.length;
 }
 
 function longerThanDeclared(declared: number): StoreError {
@@ -317,68 +319,18 @@ function longerThanDeclared(declared: number): StoreError {
   );
 }
 
-/**
- * Stores `body` as chunks 0, 1, … of file `id` (CHUNK_BYTES each, the last one shorter); returns
- * its size. The pieces are copied as they arrive into one of the upload's two buffers while the
- * other one is written, then the two swap: the upload holds nothing else (uploadMemory) and
- * allocates no more than them.
- */
-async function writeChunks(
-  db: Database,
-  id: number,
+/** `body` as Buffers, refused (413) once past `limit` or (400) past the `declared` length, before the piece is passed on. */
+async function* bounded(
   body: AsyncIterable<Buffer | string>,
   limit: number,
-  declared?: number,
-): Promise<number> {
+  declared: number | undefined,
+): AsyncGenerator<Buffer> {
   let size = 0;
-  let seq = 0;
-  /** bytes handed to inserts so far */
-  let stored = 0;
-  const buffers: Array<Buffer | undefined> = [undefined, undefined];
-  let turn = 0;
-  /** the buffer being filled, `room` bytes of it for this chunk, `filled` so far */
-  let chunk: Buffer | undefined;
-  let room = 0;
-  let filled = 0;
-  // one insert in flight while the next chunk arrives
-  let writing: Promise<unknown> = Promise.resolve();
-  const flush = async (): Promise<void> => {
-    if (chunk === undefined || filled === 0) return;
-    const bytes = chunk.subarray(0, filled);
-    chunk = undefined;
-    stored += filled;
-    filled = 0;
-    // the write of the other buffer ends here: it is free to be filled next
-    await writing;
-    writing = db.runLarge('INSERT INTO storage_file_chunks (file_id, seq, bytes) VALUES (?, ?, ?)', [id, seq++, bytes]);
-    writing.catch(() => undefined); // awaited by the next flush or at the end
-  };
-  try {
-    for await (const piece of body) {
-      let buffer = typeof piece === 'string' ? Buffer.from(piece) : piece;
-      size += buffer.length;
-      if (size > limit) throw fileTooLarge(limit);
-      if (declared !== undefined && size > declared) throw longerThanDeclared(declared);
-      while (buffer.length > 0) {
-        if (chunk === undefined) {
-          // a declared size makes the last chunk exactly as long as what is left; a buffer is
-          // made at its first use for what is left then, and later chunks never need more
-          room = Math.min(CHUNK_BYTES, (declared ?? Infinity) - stored);
-          chunk = buffers[turn] ??= Buffer.allocUnsafe(room);
-          turn = 1 - turn;
-        }
-        const copied = buffer.copy(chunk, filled, 0, Math.min(buffer.length, room - filled));
-        filled += copied;
-        buffer = buffer.subarray(copied);
-        if (filled === room) await flush();
-      }
-    }
-    await flush();
-    await writing;
-  } catch (error) {
-    // the caller drops the chunks written: none may land after that
-    await writing.catch(() => undefined);
-    throw error;
+  for await (const piece of body) {
+    const buffer = typeof piece === 'string' ? Buffer.from(piece) : piece;
+    size += buffer.length;
+    if (size > limit) throw fileTooLarge(limit);
+    if (declared !== undefined && size > declared) throw longerThanDeclared(declared);
+    yield buffer;
   }
-  return size;
 }
