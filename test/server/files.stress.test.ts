@@ -11,12 +11,13 @@ import { storeBackends, TEST_KEY } from '../support/store.js';
 
 /**
  * gex serve's peak RSS while it takes, loads, exports and sends a file of ~200 MB (and a ~250 MB
- * export): bounded, not growing with the file. Measured: SQLite ~250 MB, PostgreSQL 280–315 MB —
+ * export): bounded, not growing with the file. Measured: SQLite 250–300 MB, PostgreSQL 280–339 MB
+ * (four CI runs of the same code: 315, 311, 318, 339) —
  * transient garbage of the export's CSV and of PostgreSQL's hex-encoded chunks that V8 collects
  * late, not data held (the import of a 103 MB file peaks as high as this 214 MB one;
  * docs/performance.md).
  */
-const RSS_LIMIT_MB = 330;
+const RSS_LIMIT_MB = 360;
 const ROWS = 2_000_000;
 
 for (const factory of storeBackends()) {
