@@ -93,6 +93,8 @@ export interface ObjectStoreFigures {
   sizes?: ObjectStoreSize[];
   /** the largest size's final peak RSS / the smallest's */
   rssGrowth?: number;
+  /** the machine's 1-minute load average at the start and the end (shared machines: how noisy) */
+  loadAverage?: [number, number];
 }
 
 function swiftEnv(swift: Swift): NodeJS.ProcessEnv {
@@ -327,6 +329,7 @@ export async function objectStoreFigures(
 ): Promise<ObjectStoreFigures> {
   const swift = await swiftOrReason();
   if (typeof swift === 'string') return { skipped: swift };
+  const loadAtStart = Math.round(os.loadavg()[0] * 10) / 10;
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gex-object-store-bench-'));
   try {
     const file = path.join(dir, 'rows.csv');
@@ -355,7 +358,8 @@ export async function objectStoreFigures(
     await writeBenchCsv(file, shape.largeRows, 0, 'bench');
     sizes.push(await sizeFigure(backend, swift, file, shape.largeRows, shape.repetitions[1]));
     const rssGrowth = ratio(sizes[1].serverRssMb.afterImport, sizes[0].serverRssMb.afterImport);
-    return { endpoint: swift.endpoint, load, sizes, rssGrowth };
+    const loadAverage: [number, number] = [loadAtStart, Math.round(os.loadavg()[0] * 10) / 10];
+    return { endpoint: swift.endpoint, load, sizes, rssGrowth, loadAverage };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -394,6 +398,7 @@ export function describeObjectStore(f: ObjectStoreFigures): string[] {
       `download ${large.downloadRatio.toFixed(2)} (${verdict(ok(large.downloadRatio))}: >= ${THROUGHPUT_RATIO_TARGET}); at ${small.fileMb} MB: ${small.uploadRatio.toFixed(2)} / ${small.downloadRatio.toFixed(2)}`,
     `  server peak RSS ${large.fileMb} MB / ${small.fileMb} MB: ${large.serverRssMb.afterImport} / ${small.serverRssMb.afterImport} MB = ${f.rssGrowth!.toFixed(2)} ` +
       `(${verdict(f.rssGrowth! <= RSS_GROWTH_TARGET)}: flat, <= ${RSS_GROWTH_TARGET})`,
+    `  load average (1 min) ${f.loadAverage![0]} at the start, ${f.loadAverage![1]} at the end`,
   );
   return lines;
 }
