@@ -139,7 +139,7 @@ async function objectStoreSection(): Promise<void> {
     results.objectStore = await objectStoreFigures(postgresBackendAt(postgres), shape);
   } catch (error) {
     if (!/ECONNREFUSED|ENOTFOUND|password|does not exist|timeout/i.test((error as Error).message)) throw error;
-    const skipped = `PostgreSQL at ${postgres} cannot be used (${(error as Error).message.split('\n')[0]}; set GEX_TEST_POSTGRES to a reachable database)`;
+    const skipped = `PostgreSQL cannot be used (${(error as Error).message.split('\n')[0]}; set GEX_TEST_POSTGRES to a reachable database)`;
     results.objectStore = { skipped };
   }
   for (const line of describeObjectStore(results.objectStore as ObjectStoreFigures)) console.log(line);
