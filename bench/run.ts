@@ -10,8 +10,8 @@
  * load (bench/results-files.json); GEX_BENCH_ONLY=object-store File Storage in the local Swift's bucket:
  * a table loaded through gex serve on PostgreSQL with --file-storage (and with database chunks)
  * against the embedded load, the server's peak RSS with a ~100 MB and a ~1 GB file, and gex's upload
- * and download throughput against the AWS SDK's on the same bucket (bench/results-object-store.json); GEX_BENCH_ONLY=schedules the schedule ticker of an idle server
- * (bench/results-schedules.json); GEX_BENCH_ONLY=runtimes the same build on this Node and on
+ * and download throughput against the AWS SDK's on the same bucket (bench/results-object-store.json);
+ * GEX_BENCH_ONLY=schedules the schedule ticker of an idle server (bench/results-schedules.json); GEX_BENCH_ONLY=runtimes the same build on this Node and on
  * GEX_BENCH_NODE (CI: Node 24 LTS) side by side (bench/results-runtimes.json); GEX_BENCH_ONLY=flows a flow
  * of 3 phases × 10 tasks on 4 workers against a script that POSTs the same jobs phase by phase, and
  * a phase's end → the next phase's start, SQLite and PostgreSQL (bench/results-flows.json);
@@ -134,14 +134,15 @@ async function objectStoreSection(): Promise<void> {
       `the server's peak RSS with a ${quick ? '~10' : '~100'} MB and a ${quick ? '~50' : '~1,000'} MB file (flat); ` +
       "upload and download through gex's client vs the AWS SDK on the same bucket (target >= 0.9×)",
   );
-  const postgres = process.env.GEX_TEST_POSTGRES?.trim() || POSTGRES_EXAMPLE;
+  const backend = postgresBackendAt(process.env.GEX_TEST_POSTGRES?.trim() || POSTGRES_EXAMPLE);
+  let unusable: string | undefined;
   try {
-    results.objectStore = await objectStoreFigures(postgresBackendAt(postgres), shape);
+    await (await backend.fresh()).dispose();
   } catch (error) {
-    if (!/ECONNREFUSED|ENOTFOUND|password|does not exist|timeout/i.test((error as Error).message)) throw error;
-    const skipped = `PostgreSQL cannot be used (${(error as Error).message.split('\n')[0]}; set GEX_TEST_POSTGRES to a reachable database)`;
-    results.objectStore = { skipped };
+    // the message of a refused connection, not the URL (it may hold a password)
+    unusable = `PostgreSQL cannot be used (${(error as Error).message.split('\n')[0]}; set GEX_TEST_POSTGRES to a reachable database)`;
   }
+  results.objectStore = unusable === undefined ? await objectStoreFigures(backend, shape) : { skipped: unusable };
   for (const line of describeObjectStore(results.objectStore as ObjectStoreFigures)) console.log(line);
 }
 
