@@ -29,7 +29,7 @@ export interface FilesLoadComparison {
 }
 
 /** The embedded load of `file`, in a process of its own (time and peak RSS of the load alone). */
-async function embeddedLoad(backend: BackendFactory, file: string): Promise<{ ms: number; peakRssMb: number }> {
+export async function embeddedLoad(backend: BackendFactory, file: string): Promise<{ ms: number; peakRssMb: number }> {
   const fresh = await backend.fresh();
   try {
     const opened = await openEmbeddedStore(fresh.location, TEST_KEY);

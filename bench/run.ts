@@ -7,8 +7,11 @@
  * GEX_BENCH_ONLY=extraction runs sections 1–2 only (extraction against the floors, peak memory)
  * and writes bench/results-extraction.json instead; GEX_BENCH_ONLY=queue the queue jobs' section
  * (bench/results-queue.json); GEX_BENCH_ONLY=files tables loaded through gex serve against the embedded
- * load (bench/results-files.json); GEX_BENCH_ONLY=schedules the schedule ticker of an idle server
- * (bench/results-schedules.json); GEX_BENCH_ONLY=runtimes the same build on this Node and on
+ * load (bench/results-files.json); GEX_BENCH_ONLY=object-store File Storage in the local Swift's bucket:
+ * a table loaded through gex serve on PostgreSQL with --file-storage (and with database chunks)
+ * against the embedded load, the server's peak RSS with a ~100 MB and a ~1 GB file, and gex's upload
+ * and download throughput against the AWS SDK's on the same bucket (bench/results-object-store.json);
+ * GEX_BENCH_ONLY=schedules the schedule ticker of an idle server (bench/results-schedules.json); GEX_BENCH_ONLY=runtimes the same build on this Node and on
  * GEX_BENCH_NODE (CI: Node 24 LTS) side by side (bench/results-runtimes.json); GEX_BENCH_ONLY=flows a flow
  * of 3 phases × 10 tasks on 4 workers against a script that POSTs the same jobs phase by phase, and
  * a phase's end → the next phase's start, SQLite and PostgreSQL (bench/results-flows.json);
@@ -54,6 +57,7 @@ import { rateLimitedRun } from './rate-limit-bench.js';
 import { runWithLoadVsNoLoad } from './run-load-bench.js';
 import { describeComparison, tableLoadComparison, type TableLoadComparison } from './table-load-bench.js';
 import { describeFilesComparison, filesLoadComparison, type FilesLoadComparison } from './files-bench.js';
+import { describeObjectStore, objectStoreFigures, type ObjectStoreFigures } from './object-store-bench.js';
 import {
   concurrentUpdateRate,
   historyLatency,
@@ -66,7 +70,17 @@ import { POSTGRES_EXAMPLE, postgresBackendAt, sqliteBackend } from '../test/supp
 
 const quick = process.env.GEX_BENCH_QUICK === '1';
 const only = process.env.GEX_BENCH_ONLY;
-const GROUPS = ['extraction', 'queue', 'files', 'schedules', 'runtimes', 'flows', 'console', 'notifications'];
+const GROUPS = [
+  'extraction',
+  'queue',
+  'files',
+  'object-store',
+  'schedules',
+  'runtimes',
+  'flows',
+  'console',
+  'notifications',
+];
 if (only !== undefined && !GROUPS.includes(only))
   throw new Error(`GEX_BENCH_ONLY=${only}: the section groups that run alone are ${GROUPS.join(', ')}`);
 const results: Record<string, unknown> = { date: new Date().toISOString(), quick };
@@ -105,6 +119,31 @@ async function filesSection(): Promise<void> {
     }
   }
   results.files = figures;
+}
+
+/**
+ * File Storage in an object store (issue 38): the local Swift with s3api the tests use, PostgreSQL
+ * at GEX_TEST_POSTGRES; skipped loudly when either is missing
+ */
+async function objectStoreSection(): Promise<void> {
+  const shape = quick
+    ? { loadRows: 100_000, largeRows: 500_000, repetitions: [2, 1] as [number, number] }
+    : { loadRows: 1_000_000, largeRows: 10_000_000, repetitions: [3, 1] as [number, number] };
+  section(
+    `object store (Swift s3api): a table of ${shape.loadRows.toLocaleString('en')} rows through gex serve on PostgreSQL with --file-storage vs the embedded load (target <= 1.5×); ` +
+      `the server's peak RSS with a ${quick ? '~10' : '~100'} MB and a ${quick ? '~50' : '~1,000'} MB file (flat); ` +
+      "upload and download through gex's client vs the AWS SDK on the same bucket (target >= 0.9×)",
+  );
+  const backend = postgresBackendAt(process.env.GEX_TEST_POSTGRES?.trim() || POSTGRES_EXAMPLE);
+  let unusable: string | undefined;
+  try {
+    await (await backend.fresh()).dispose();
+  } catch (error) {
+    // the message of a refused connection, not the URL (it may hold a password)
+    unusable = `PostgreSQL cannot be used (${(error as Error).message.split('\n')[0]}; set GEX_TEST_POSTGRES to a reachable database)`;
+  }
+  results.objectStore = unusable === undefined ? await objectStoreFigures(backend, shape) : { skipped: unusable };
+  for (const line of describeObjectStore(results.objectStore as ObjectStoreFigures)) console.log(line);
 }
 
 /** issue 33: what schedules cost an idle server, against the same server with none */
@@ -295,6 +334,7 @@ async function notificationsSection(): Promise<void> {
 const ALONE: Record<string, () => Promise<void>> = {
   schedules: schedulesSection,
   files: filesSection,
+  'object-store': objectStoreSection,
   queue: queueSection,
   runtimes: runtimesSection,
   flows: flowsSection,
@@ -535,6 +575,8 @@ for (const backend of [sqliteBackend, postgresBackendAt(postgresUrl)]) {
 results.tableLoads = tableLoads;
 
 await filesSection();
+
+await objectStoreSection();
 
 await queueSection();
 

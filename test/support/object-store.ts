@@ -72,10 +72,15 @@ async function start(): Promise<Swift | string> {
   };
 }
 
+/** The running Swift, started once per process, or why it cannot run here (the bench prints it and skips). */
+export function swiftOrReason(): Promise<Swift | string> {
+  started ??= start();
+  return started;
+}
+
 /** The running Swift, started once per test process; skips the test (loudly) when Swift is absent. */
 export async function swiftOrSkip(context: Mocha.Context): Promise<Swift> {
-  started ??= start();
-  const swift = await started;
+  const swift = await swiftOrReason();
   if (typeof swift === 'string') {
     console.warn(`\n  !!! SKIPPED (object store tests): ${swift}\n`);
     return context.skip();
