@@ -255,6 +255,11 @@ function networkCode(error: SdkError): string | undefined {
   return undefined;
 }
 
+/** A body that ended early without a network code (`aborted`, a premature close): a reset connection. */
+function brokenOff(error: unknown): SdkError {
+  return { code: 'ECONNRESET', message: (error as SdkError)?.message, cause: error };
+}
+
 export class S3ObjectStore implements ObjectStore {
   readonly location: string;
   private readonly client: S3Client;
@@ -391,10 +396,23 @@ export class S3ObjectStore implements ObjectStore {
     const answer = await this.run('reading an object of', () =>
       this.client.send(new GetObjectCommand({ Bucket: this.settings.bucket, Key: this.fullKey(key) })),
     );
-    if (!(answer.Body instanceof Readable)) {
+    const body = answer.Body;
+    if (!(body instanceof Readable)) {
       throw new UserError('GEX_OBJECT_STORE_REFUSED', `The object store answered ${key} without a body`);
     }
-    return answer.Body;
+    // a connection that breaks while the body is read fails like a request: a UserError saying where
+    const failure = (error: unknown) =>
+      this.failure(networkCode(error as SdkError) ? error : brokenOff(error), 'reading an object of');
+    async function* pieces(): AsyncGenerator<Buffer> {
+      try {
+        for await (const piece of body as Readable) yield piece as Buffer;
+      } catch (error) {
+        throw failure(error);
+      } finally {
+        (body as Readable).destroy();
+      }
+    }
+    return Readable.from(pieces(), { objectMode: false });
   }
 
   async head(key: string): Promise<number | undefined> {
@@ -405,7 +423,16 @@ export class S3ObjectStore implements ObjectStore {
       return answer.ContentLength ?? 0;
     } catch (error) {
       const e = error as SdkError;
-      if (e.name === 'NotFound' || e.name === 'NoSuchKey') return undefined;
+      const missing = e.name === 'NotFound' || e.name === 'NoSuchKey';
+      // an answer to HEAD has no body to say why: a missing bucket is a 404 too, a wrong key a bare
+      // 403; a list of that one key (a request only on this path) names the cause
+      if (missing || e.$metadata?.httpStatusCode === 403)
+        await this.run('reading an object of', () =>
+          this.client.send(
+            new ListObjectsV2Command({ Bucket: this.settings.bucket, Prefix: this.fullKey(key), MaxKeys: 1 }),
+          ),
+        );
+      if (missing) return undefined;
       throw this.failure(error, 'reading an object of');
     }
   }
