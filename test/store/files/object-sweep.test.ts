@@ -5,7 +5,7 @@ import { createLogger } from '../../../src/common/logger.js';
 import type { EmbeddedBackend } from '../../../src/store/embedded/embedded-backend.js';
 import { ObjectStoreBytes } from '../../../src/store/files/file-bytes.js';
 import { fileKey } from '../../../src/store/files/object-store.js';
-import { parseFileKey } from '../../../src/store/files/object-sweep.js';
+import { parseFileKey, sweepObjects } from '../../../src/store/files/object-sweep.js';
 import { ProjectFiles, purgeExpiredFiles } from '../../../src/store/files/project-files.js';
 import { trySingletonLock } from '../../../src/store/sql/advisory-locks.js';
 import type { PostgresDatabase } from '../../../src/store/sql/postgres-database.js';
@@ -47,6 +47,56 @@ describe('object store: the keys a sweep takes for files', () => {
       'other/projects/1/files/1',
     ])
       assert.equal(parseFileKey(key), undefined, key);
+  });
+});
+
+describe("object store sweep: the server's service", () => {
+  const logged = () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    return { lines, logger: createLogger({ level: 'debug', format: 'text', stdout: sink, stderr: sink }) };
+  };
+  const until = async (test: () => boolean) => {
+    for (let i = 0; i < 500 && !test(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  };
+
+  it('warns of a failed sweep and tries again the next interval; one sweep at a time; stop waits and stops it', async () => {
+    const { lines, logger } = logged();
+    let calls = 0;
+    let running = 0;
+    let most = 0;
+    let stoppedSeen = false;
+    const store = {
+      sweepObjects: async (options: { stopped?: () => boolean }) => {
+        calls++;
+        most = Math.max(most, ++running);
+        try {
+          if (calls === 1) throw new Error('the bucket said no');
+          await new Promise((resolve) => setTimeout(resolve, 60));
+          stoppedSeen ||= options.stopped?.() === true;
+          return { objects: 3, deleted: 0, recent: 1, foreign: 2, uploads: 0, aborted: 0, interrupted: false };
+        } finally {
+          running--;
+        }
+      },
+    };
+    const { services } = storageJobServices(store, { logger, objectSweepIntervalMs: 10 });
+    for (const service of services) await service.start();
+    await until(() => calls >= 3);
+    for (const service of [...services].reverse()) await service.stop();
+    const text = lines.join('');
+    assert.match(text, /WARN .*Object store sweep failed \(tried again in the next interval\): the bucket said no/);
+    assert.match(text, /DEBUG .*Object store swept in \d+ ms: 3 objects, 0 deleted .* 2 not files' \(left\)/);
+    assert.equal(most, 1, 'never two sweeps at once');
+    assert.ok(stoppedSeen, 'the sweep running at stop was told to stop');
+    const after = calls;
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    assert.equal(calls, after, 'no sweep after stop');
   });
 });
 
@@ -121,7 +171,16 @@ for (const factory of storeBackends()) {
       const read: Buffer[] = [];
       for await (const piece of files.content(await files.get(kept.id))) read.push(piece as Buffer);
       assert.equal(Buffer.concat(read).toString(), 'a\n');
-      // a second sweep has nothing left to do
+      // a sweep told to stop stops before its next page
+      await put(fileKey(projectId, 11));
+      const halted = await sweepObjects(backend.db, b.store, { now: () => later, stopped: () => true });
+      assert.equal(halted.interrupted, true);
+      assert.equal(halted.objects, 0);
+      assert.equal(await b.store.head(fileKey(projectId, 11)), 1);
+      const listed = await b.store.list('projects', undefined, 1);
+      assert.ok(listed.objects[0].lastModified instanceof Date, 'the list says when each object was written');
+      // a second sweep has nothing left to do but the object put since
+      assert.equal((await backend.sweepObjects({ now: () => later }))?.deleted, 1);
       const again = await backend.sweepObjects({ now: () => later });
       assert.equal(again?.deleted, 0);
       assert.equal(again?.aborted, 0);
