@@ -1,6 +1,12 @@
 import type { Database } from '../sql/database.js';
 import { anyOf } from '../sql/value-list.js';
-import { fileKey, MAX_KEYS_PER_REQUEST, type ObjectStore, type UploadPage } from './object-store.js';
+import {
+  fileKey,
+  MAX_KEYS_PER_REQUEST,
+  MAX_PRESIGN_SECONDS,
+  type ObjectStore,
+  type UploadPage,
+} from './object-store.js';
 
 /**
  * The sweep of File Storage's bucket: what a failure left behind — an object whose file's row is
@@ -17,6 +23,13 @@ import { fileKey, MAX_KEYS_PER_REQUEST, type ObjectStore, type UploadPage } from
 
 /** Objects and uploads younger than this are never swept (an upload's row commits before its bytes). */
 export const SWEEP_GRACE_MS = 60 * 60 * 1000;
+
+/**
+ * A multipart upload of a file still to upload is kept this long: longer than any request gex
+ * serves (--request-timeout is at most a day) and any pre-signed address lives (7 days), so one
+ * still older was left by a server that died or a client that gave up.
+ */
+export const STALE_UPLOAD_MS = (MAX_PRESIGN_SECONDS + 24 * 60 * 60) * 1000;
 
 export interface SweepOptions {
   /** the sweep's clock (the grace is counted from it) */
@@ -39,7 +52,7 @@ export interface SweepCounts {
   foreign: number;
   /** multipart uploads looked at */
   uploads: number;
-  /** multipart uploads aborted: their file is gone, expired or already uploaded */
+  /** multipart uploads aborted: their file is gone, expired or already uploaded, or the upload is stale */
   aborted: number;
   /** whether the sweep stopped before the end (`stopped`) */
   interrupted: boolean;
@@ -141,7 +154,13 @@ export async function sweepObjects(
     if (stopped()) return { ...counts, interrupted: true };
     const page = await objects.listMultipart(UNDER, continuation, pageSize);
     continuation = page.continuation;
-    const candidates: Array<{ key: string; uploadId: string; projectId: number; fileId: number }> = [];
+    const candidates: Array<{
+      key: string;
+      uploadId: string;
+      initiated: Date | undefined;
+      projectId: number;
+      fileId: number;
+    }> = [];
     for (const upload of page.uploads) {
       counts.uploads++;
       const parsed = parseFileKey(upload.key);
@@ -154,9 +173,12 @@ export async function sweepObjects(
     const nowText = now.toISOString();
     for (const candidate of candidates) {
       const row = rows.get(candidate.fileId);
-      // an upload of a file that is still prepared or uploading may be a slow client's: kept
+      // an upload of a file that is still prepared or uploading may be a slow client's: kept, unless stale
       const live =
-        names(row, candidate.projectId) && row.state !== 'uploaded' && (row.expires === null || row.expires > nowText);
+        names(row, candidate.projectId) &&
+        row.state !== 'uploaded' &&
+        (row.expires === null || row.expires > nowText) &&
+        youngerThan(candidate.initiated, now.getTime() - STALE_UPLOAD_MS);
       if (live) continue;
       await objects.abortMultipart(candidate.key, candidate.uploadId);
       counts.aborted++;

@@ -186,7 +186,7 @@ for (const factory of storeBackends()) {
       assert.equal(again?.aborted, 0);
     });
 
-    it('aborts multipart uploads whose file is gone, expired or already uploaded; keeps those of files still to upload', async () => {
+    it('aborts multipart uploads whose file is gone, expired or already uploaded; keeps those of files still to upload until stale', async () => {
       const b = bucket!;
       let now = new Date();
       const files = new ProjectFiles(backend.db, projectId, () => now, new ObjectStoreBytes(b.store));
@@ -209,6 +209,11 @@ for (const factory of storeBackends()) {
       assert.equal(swept?.uploads, 5);
       assert.equal(swept?.aborted, 3);
       assert.deepEqual(await uploads(b), [fileKey(projectId, waiting.id), 'projects/notes.txt'].sort());
+      // older than any request or pre-signed address lives, the file not expired yet: left by a server that died
+      now = new Date(Date.now() + 9 * 24 * HOUR);
+      assert.equal((await files.get(waiting.id)).state, 'prepared');
+      assert.equal((await backend.sweepObjects({ now: () => now }))?.aborted, 1);
+      assert.deepEqual(await uploads(b), ['projects/notes.txt']);
     });
 
     it('the purge removes the objects of prepared files past their expiry, rows first', async () => {
