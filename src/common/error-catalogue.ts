@@ -176,6 +176,7 @@ export const ERROR_CATALOGUE = {
   },
   GEX_OBJECT_STORE_REFUSED: {
     type: 'user',
+    status: 503,
     message:
       'The object store at {endpoint} refused {what} s3://{bucket}: {wrong key, access denied, no such bucket} …',
   },

@@ -4,6 +4,7 @@ import { displayText } from './log-text.js';
 import type { LogFile } from './log-file.js';
 import type { ProgressLine } from './progress-line.js';
 import { SecretMasker } from './secret-masker.js';
+import { maskUrlSignatures } from './url-signature.js';
 
 export type LogFormat = 'text' | 'json';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -88,7 +89,8 @@ const MAX_DEPTH = 8;
  * masked as a whole; a JSON line is checked as a whole (one pattern match: the common case has no
  * secret) and, when it holds one, built again from masked keys and strings, so it stays valid JSON
  * whatever the secret looks like. A secret still in it then (a number, a form spanning JSON
- * syntax) hides all of the line but its level and time. Info, warnings and debug lines go to
+ * syntax) hides all of the line but its level and time. The signing parameters of any pre-signed
+ * address in a line are masked too (maskUrlSignatures). Info, warnings and debug lines go to
  * stdout, errors to stderr (Keboola's convention); a log file (`--log-file`) gets every line.
  */
 class LogWriter {
@@ -136,7 +138,8 @@ class LogWriter {
   }
 
   private maskAll(text: string, view: LineView): string {
-    text = this.masker.mask(text);
+    // a pre-signed address grants access until it expires: its signature never reaches a log
+    text = maskUrlSignatures(this.masker.mask(text));
     for (const extra of view.maskers) text = extra.mask(text);
     return text;
   }

@@ -15,9 +15,24 @@ const SIGNING_PARAMETERS = [
 
 export const MASKED = '***';
 
-const PATTERN = new RegExp(`([?&](?:${SIGNING_PARAMETERS.join('|')})=)[^&#\\s"'<>]*`, 'gi');
+/**
+ * A signing parameter and its value, also percent-encoded once or twice (`%3FX-Amz-Signature%3D…`: an
+ * address inside another's query or path). An encoded value runs to the next `&`, so what follows
+ * it in the outer address may be masked with it: more hidden, never less.
+ */
+const PATTERN = new RegExp(
+  `((?:[?&]|%(?:25)?(?:3F|26))(?:${SIGNING_PARAMETERS.join('|')})(?:=|%(?:25)?3D))[^&#\\s"'<>]*`,
+  'gi',
+);
 
 /** `text` (a URL, a log line, an error message) with the signing parameters of any URL in it masked. */
 export function maskUrlSignatures(text: string): string {
   return text.replace(PATTERN, `$1${MASKED}`);
+}
+
+const ANYWHERE = new RegExp(`(?:${SIGNING_PARAMETERS.join('|')})(?:=|%(?:25)?3D)`, 'i');
+
+/** Whether `text` names a signing parameter with a value anywhere (in a path, a parameter's name…), raw or percent-encoded. */
+export function holdsUrlSignature(text: string): boolean {
+  return ANYWHERE.test(text);
 }

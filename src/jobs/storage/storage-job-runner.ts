@@ -1,5 +1,6 @@
 import PQueue from 'p-queue';
 import { UserError } from '../../common/errors.js';
+import { maskUrlSignatures } from '../../common/url-signature.js';
 import type { Logger } from '../../common/logger.js';
 import { storedIdentityLiveness, thisProcessText } from '../../common/process-liveness.js';
 import { StoreError } from '../../store/store-error.js';
@@ -60,8 +61,11 @@ export function workerGone(worker: string): boolean {
  * refusals Keboola's codes), a user error's message; gex's own faults only in the server's log.
  */
 function jobError(error: unknown): { code: string; message: string } {
-  if (error instanceof StoreError) return { code: error.code || KEBOOLA_ERRORS.jobsError.code, message: error.message };
-  if (error instanceof UserError) return { code: KEBOOLA_ERRORS.tablesValidation.code, message: error.message };
+  // a message naming a pre-signed address never carries its signature into the job's answer
+  if (error instanceof StoreError)
+    return { code: error.code || KEBOOLA_ERRORS.jobsError.code, message: maskUrlSignatures(error.message) };
+  if (error instanceof UserError)
+    return { code: KEBOOLA_ERRORS.tablesValidation.code, message: maskUrlSignatures(error.message) };
   return {
     code: KEBOOLA_ERRORS.jobsInternal.code,
     message: 'Application error: the job failed; the server log says why.',

@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../../common/error-catalogue.js';
 import { excerpt } from '../../common/log-text.js';
+import { holdsUrlSignature, maskUrlSignatures } from '../../common/url-signature.js';
 import { describeBytes } from '../../common/text.js';
 import type { JsonObject, JsonValue } from '../../json/index.js';
 import { MAX_ADDRESSABLE_ID_LENGTH } from '../../store/addressable-id.js';
@@ -110,7 +111,7 @@ export function sendError(
 ): FastifyReply {
   if (shape === 'service') return sendJson(reply, error.status, serviceErrorBody(error, exceptionId));
   const body: JsonObject = new Map([
-    ['error', excerpt(error.message, MAX_MESSAGE_CHARACTERS)],
+    ['error', excerpt(maskUrlSignatures(error.message), MAX_MESSAGE_CHARACTERS)],
     ['code', error.code],
     ['status', 'error'],
     ['exceptionId', exceptionId],
@@ -128,7 +129,7 @@ function serviceErrorBody(error: StoreError, exceptionId: string): JsonObject {
   const details = detailsOf(error);
   if (details) context.set('errors', details);
   return new Map<string, JsonValue>([
-    ['error', excerpt(error.message, MAX_MESSAGE_CHARACTERS)],
+    ['error', excerpt(maskUrlSignatures(error.message), MAX_MESSAGE_CHARACTERS)],
     ['code', error.status],
     ['exceptionId', exceptionId],
     ['status', 'error'],
@@ -168,6 +169,14 @@ export function errorHandler(bodyLimit: number, shape: ErrorShape = 'storage') {
   };
 }
 
+function safeDecoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
 /** The longest part of a request path an error repeats. */
 const SHOWN_PATH_CHARACTERS = 200;
 
@@ -178,8 +187,10 @@ const SHOWN_PATH_CHARACTERS = 200;
  */
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const path = request.url.split('?')[0];
+  // a pre-signed address's signing parameter pasted into the path is not repeated back
+  const said = holdsUrlSignature(path) || holdsUrlSignature(safeDecoded(path)) ? '[a path holding a signature]' : path;
   // request.url is percent-encoded: no control characters; only its length needs a bound
-  const shown = `${request.method} ${path.length > SHOWN_PATH_CHARACTERS ? `${path.slice(0, SHOWN_PATH_CHARACTERS)}…` : path}`;
+  const shown = `${request.method} ${said.length > SHOWN_PATH_CHARACTERS ? `${said.slice(0, SHOWN_PATH_CHARACTERS)}…` : said}`;
   const feature = unimplementedFeature(path);
   if (feature !== null) {
     return sendError(

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { displayText } from '../../common/log-text.js';
+import { holdsUrlSignature } from '../../common/url-signature.js';
 import type { Logger } from '../../common/logger.js';
 import { tokenIdOf, tokenOf } from '../auth.js';
 import type { ResponseObserver } from './response-observers.js';
@@ -39,13 +40,18 @@ function holdsToken(text: string, token: string | undefined): boolean {
   return false;
 }
 
+/** Does `text` (raw or percent-decoded) name a pre-signed address's signing parameter with a value? */
+function holdsSignature(text: string): boolean {
+  return holdsUrlSignature(text) || holdsUrlSignature(decoded(text));
+}
+
 function loggableQuery(query: string, token: string | undefined): string {
   return query
     .split('&')
     .map((pair) => {
       const eq = pair.indexOf('=');
       const name = eq < 0 ? pair : pair.slice(0, eq);
-      const shownName = holdsToken(name, token) ? HIDDEN : name;
+      const shownName = holdsToken(name, token) || holdsSignature(name) ? HIDDEN : name;
       if (eq < 0) return shownName;
       const value = pair.slice(eq + 1);
       const shown = SHOWN_PARAMETERS.has(decoded(name)) && PLAIN_VALUE.test(value) && !holdsToken(value, token);
@@ -56,14 +62,15 @@ function loggableQuery(query: string, token: string | undefined): string {
 
 /**
  * The URL for a log line. Query values are hidden unless their parameter is a known list option
- * with a short plain value (a client may put a token or a secret in any other); a path that holds
- * a token is replaced by `[hidden]`. Control characters are escaped (see displayText), so a URL
+ * with a short plain value (a client may put a token or a secret in any other, such as a pre-signed
+ * address's X-Amz-Signature); a path or a parameter's name that holds a token or a pre-signed
+ * address's signing parameter (raw or percent-encoded) is replaced by `[hidden]`. Control characters are escaped (see displayText), so a URL
  * cannot forge a line; long URLs are cut.
  */
 export function loggableUrl(url: string, token?: string): string {
   const at = url.indexOf('?');
   const path = at < 0 ? url : url.slice(0, at);
-  let shown = holdsToken(path, token) ? HIDDEN : path;
+  let shown = holdsToken(path, token) || holdsSignature(path) ? HIDDEN : path;
   if (at >= 0) shown += `?${loggableQuery(url.slice(at + 1), token)}`;
   if (shown.length > MAX_LOGGED_URL) shown = `${shown.slice(0, MAX_LOGGED_URL)}…`;
   return displayText(shown);

@@ -15,7 +15,8 @@ import { requireRunner, type RevealRequest } from '../secret-reveal.js';
 import { ProjectFiles, purgeExpiredFiles } from '../files/project-files.js';
 import { ObjectStoreBytes } from '../files/file-bytes.js';
 import type { ObjectStore } from '../files/object-store.js';
-import { JobLocks } from '../sql/advisory-locks.js';
+import { JobLocks, trySingletonLock } from '../sql/advisory-locks.js';
+import { sweepObjects, type SweepCounts, type SweepOptions } from '../files/object-sweep.js';
 import type { PostgresDatabase } from '../sql/postgres-database.js';
 import {
   endOrphanedJobs,
@@ -165,6 +166,24 @@ export class EmbeddedBackend {
 
   purgeExpiredFiles(): Promise<number> {
     return purgeExpiredFiles(this.db, new Date(), undefined, this.fileBytes);
+  }
+
+  /**
+   * Sweeps the object store of what no file row names (object-sweep.ts); undefined when files are
+   * in the database, or another process of a PostgreSQL store is sweeping (one at a time; a SQLite
+   * store has one server).
+   */
+  async sweepObjects(options: SweepOptions = {}): Promise<SweepCounts | undefined> {
+    const objects = this.fileBytes?.objects;
+    if (!objects) return undefined;
+    if (this.db.dialect.name !== 'postgres') return sweepObjects(this.db, objects, options);
+    const release = await trySingletonLock(this.db as PostgresDatabase, 'object-sweep');
+    if (!release) return undefined;
+    try {
+      return await sweepObjects(this.db, objects, options);
+    } finally {
+      await release();
+    }
   }
 
   /** Access for the local CLI and runner (no token needed): an internal token of the project. */

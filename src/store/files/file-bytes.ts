@@ -109,20 +109,27 @@ export class DatabaseChunks implements FileBytes {
 }
 
 /**
- * The bytes as one object per file in a bucket, under fileKey(project, file). An upload streams
- * into the object in parts (ObjectStore.putStream: PART_BYTES each, UPLOAD_QUEUE in flight), a
- * download or an import streams from it; any server or worker with the same settings reads them.
+ * An object store that cannot be reached, or that refuses (a wrong key, the bucket deleted, access
+ * denied), as the server answers it: 503 `storage.fileStorageUnavailable` with its message kept
+ * (endpoint, bucket, what was refused, no secret) and its own gexCode — never an internal error.
+ * A storage job ends `error` with the same message.
  */
-/** An unreachable object store as the server answers it: 503 with Retry-After, its message kept. */
 function unavailable(error: unknown): unknown {
-  if (error instanceof UserError && error.gexCode === 'GEX_OBJECT_STORE_UNREACHABLE') {
+  if (error instanceof StoreError || !(error instanceof UserError)) return error;
+  if (error.gexCode === 'GEX_OBJECT_STORE_UNREACHABLE')
     return StoreError.keboola(
       KEBOOLA_ERRORS.fileStorageUnavailable,
       `${error.message} Retry when it is reachable again.`,
       undefined,
       'GEX_OBJECT_STORE_UNREACHABLE',
     );
-  }
+  if (error.gexCode === 'GEX_OBJECT_STORE_REFUSED')
+    return StoreError.keboola(
+      KEBOOLA_ERRORS.fileStorageUnavailable,
+      error.message,
+      undefined,
+      'GEX_OBJECT_STORE_REFUSED',
+    );
   return error;
 }
 
@@ -134,6 +141,11 @@ async function answerable<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * The bytes as one object per file in a bucket, under fileKey(project, file). An upload streams
+ * into the object in parts (ObjectStore.putStream: PART_BYTES each, UPLOAD_QUEUE in flight), a
+ * download or an import streams from it; any server or worker with the same settings reads them.
+ */
 export class ObjectStoreBytes implements FileBytes {
   readonly location: string;
   constructor(readonly objects: ObjectStore) {
@@ -160,9 +172,11 @@ export class ObjectStoreBytes implements FileBytes {
   read(projectId: number, fileId: number): Readable {
     const { objects } = this;
     async function* bytes(): AsyncGenerator<Buffer> {
-      const stream = await objects.getStream(fileKey(projectId, fileId));
+      const stream = await answerable(() => objects.getStream(fileKey(projectId, fileId)));
       try {
         for await (const piece of stream) yield piece as Buffer;
+      } catch (error) {
+        throw unavailable(error);
       } finally {
         stream.destroy();
       }

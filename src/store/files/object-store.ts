@@ -10,6 +10,7 @@ import {
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -73,6 +74,22 @@ export interface ObjectStoreSettings {
 export interface ListedObject {
   readonly key: string;
   readonly size: number;
+  /** when it was last written (undefined: the server did not say) */
+  readonly lastModified: Date | undefined;
+}
+
+/** A multipart upload begun and neither completed nor aborted. */
+export interface ListedUpload {
+  readonly key: string;
+  readonly uploadId: string;
+  /** when it began (undefined: the server did not say) */
+  readonly initiated: Date | undefined;
+}
+
+export interface UploadPage {
+  readonly uploads: readonly ListedUpload[];
+  /** pass to listMultipart again for the next page; undefined on the last */
+  readonly continuation: { readonly keyMarker: string; readonly uploadIdMarker: string } | undefined;
 }
 
 export interface ObjectPage {
@@ -98,6 +115,8 @@ export interface ObjectStore {
   deleteMany(keys: readonly string[]): Promise<void>;
   /** keys under `prefix` (relative to the store's prefix), a page at a time */
   list(prefix: string, continuation?: string, maxKeys?: number): Promise<ObjectPage>;
+  /** multipart uploads under `prefix` (relative to the store's prefix) not yet completed or aborted, a page at a time */
+  listMultipart(prefix: string, continuation?: UploadPage['continuation'], maxUploads?: number): Promise<UploadPage>;
   presignPut(key: string, size: number, expiresSeconds: number): Promise<string>;
   presignGet(key: string, expiresSeconds: number): Promise<string>;
   createMultipart(key: string): Promise<string>;
@@ -236,6 +255,11 @@ function networkCode(error: SdkError): string | undefined {
   return undefined;
 }
 
+/** A body that ended early without a network code (`aborted`, a premature close): a reset connection. */
+function brokenOff(error: unknown): SdkError {
+  return { code: 'ECONNRESET', message: (error as SdkError)?.message, cause: error };
+}
+
 export class S3ObjectStore implements ObjectStore {
   readonly location: string;
   private readonly client: S3Client;
@@ -372,10 +396,23 @@ export class S3ObjectStore implements ObjectStore {
     const answer = await this.run('reading an object of', () =>
       this.client.send(new GetObjectCommand({ Bucket: this.settings.bucket, Key: this.fullKey(key) })),
     );
-    if (!(answer.Body instanceof Readable)) {
+    const body = answer.Body;
+    if (!(body instanceof Readable)) {
       throw new UserError('GEX_OBJECT_STORE_REFUSED', `The object store answered ${key} without a body`);
     }
-    return answer.Body;
+    // a connection that breaks while the body is read fails like a request: a UserError saying where
+    const failure = (error: unknown) =>
+      this.failure(networkCode(error as SdkError) ? error : brokenOff(error), 'reading an object of');
+    async function* pieces(): AsyncGenerator<Buffer> {
+      try {
+        for await (const piece of body as Readable) yield piece as Buffer;
+      } catch (error) {
+        throw failure(error);
+      } finally {
+        (body as Readable).destroy();
+      }
+    }
+    return Readable.from(pieces(), { objectMode: false });
   }
 
   async head(key: string): Promise<number | undefined> {
@@ -386,7 +423,16 @@ export class S3ObjectStore implements ObjectStore {
       return answer.ContentLength ?? 0;
     } catch (error) {
       const e = error as SdkError;
-      if (e.name === 'NotFound' || e.name === 'NoSuchKey') return undefined;
+      const missing = e.name === 'NotFound' || e.name === 'NoSuchKey';
+      // an answer to HEAD has no body to say why: a missing bucket is a 404 too, a wrong key a bare
+      // 403; a list of that one key (a request only on this path) names the cause
+      if (missing || e.$metadata?.httpStatusCode === 403)
+        await this.run('reading an object of', () =>
+          this.client.send(
+            new ListObjectsV2Command({ Bucket: this.settings.bucket, Prefix: this.fullKey(key), MaxKeys: 1 }),
+          ),
+        );
+      if (missing) return undefined;
       throw this.failure(error, 'reading an object of');
     }
   }
@@ -449,8 +495,57 @@ export class S3ObjectStore implements ObjectStore {
     );
     const objects = (answer.Contents ?? [])
       .filter((o) => o.Key?.startsWith(this.settings.prefix))
-      .map((o) => ({ key: (o.Key ?? '').slice(this.settings.prefix.length), size: o.Size ?? 0 }));
+      .map((o) => ({
+        key: (o.Key ?? '').slice(this.settings.prefix.length),
+        size: o.Size ?? 0,
+        lastModified: o.LastModified,
+      }));
     return { objects, continuation: answer.IsTruncated ? answer.NextContinuationToken : undefined };
+  }
+
+  async listMultipart(
+    prefix: string,
+    continuation?: UploadPage['continuation'],
+    maxUploads = MAX_KEYS_PER_REQUEST,
+  ): Promise<UploadPage> {
+    if (!Number.isInteger(maxUploads) || maxUploads < 1 || maxUploads > MAX_KEYS_PER_REQUEST) {
+      throw new RangeError(`A list page holds 1..${MAX_KEYS_PER_REQUEST} uploads, got ${maxUploads}`);
+    }
+    const under = prefix === '' ? this.settings.prefix : this.fullKey(prefix.replace(/\/$/, '')) + '/';
+    const answer = await this.run('listing the multipart uploads of', () =>
+      this.client.send(
+        new ListMultipartUploadsCommand({
+          Bucket: this.settings.bucket,
+          Prefix: under,
+          MaxUploads: maxUploads,
+          ...(continuation ? { KeyMarker: continuation.keyMarker, UploadIdMarker: continuation.uploadIdMarker } : {}),
+        }),
+      ),
+    );
+    const uploads = (answer.Uploads ?? [])
+      .filter((u) => u.Key?.startsWith(this.settings.prefix) && u.UploadId)
+      .map((u) => ({
+        key: (u.Key ?? '').slice(this.settings.prefix.length),
+        uploadId: u.UploadId ?? '',
+        initiated: u.Initiated,
+      }));
+    const next =
+      answer.IsTruncated && answer.NextKeyMarker !== undefined
+        ? { keyMarker: answer.NextKeyMarker, uploadIdMarker: answer.NextUploadIdMarker ?? '' }
+        : undefined;
+    // a server that says "more" without moving its marker would make the caller loop forever
+    if (
+      next &&
+      continuation &&
+      next.keyMarker === continuation.keyMarker &&
+      next.uploadIdMarker === continuation.uploadIdMarker
+    ) {
+      throw new UserError(
+        'GEX_OBJECT_STORE_REFUSED',
+        `The object store at ${this.shownEndpoint} answered the same page of multipart uploads of s3://${this.settings.bucket} twice`,
+      );
+    }
+    return { uploads, continuation: next };
   }
 
   async presignPut(key: string, size: number, expiresSeconds: number): Promise<string> {

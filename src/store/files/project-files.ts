@@ -193,14 +193,18 @@ export class ProjectFiles {
     return found;
   }
 
-  /** The row goes first, then the bytes (an object left over by a failure is never named again). */
+  /**
+   * The row goes first, then the bytes. The file is deleted once its row is: an object a refusing
+   * or unreachable bucket kept is never named again, and the bucket's sweep (object-sweep.ts)
+   * removes it later.
+   */
   async delete(id: number): Promise<void> {
     await this.get(id);
     await this.db.transaction(async (tx) => {
       await tx.run('DELETE FROM storage_files WHERE project_id = ? AND id = ?', [this.projectId, id]);
       await this.bytes.dropInTransaction(tx, [id]);
     });
-    await this.bytes.dropDeleted([{ projectId: this.projectId, id }]);
+    await this.bytes.dropDeleted([{ projectId: this.projectId, id }]).catch(() => undefined);
   }
 
   /**
@@ -308,7 +312,8 @@ export async function purgeExpiredFiles(
     await tx.run(`DELETE FROM storage_files WHERE ${where}`, params);
     return rows.map((r) => ({ id: Number(r.id), projectId: Number(r.project_id) }));
   });
-  await bytes.dropDeleted(expired);
+  // the files are gone with their rows; objects a refusing bucket kept go with its next sweep
+  await bytes.dropDeleted(expired).catch(() => undefined);
   return expired.length;
 }
 

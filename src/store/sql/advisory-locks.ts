@@ -89,3 +89,29 @@ export class JobLocks {
     await (await client?.catch(() => undefined))?.end().catch(() => undefined);
   }
 }
+
+/**
+ * A store-wide lock of one kind of work (`name`: a fixed word such as 'object-sweep') that one
+ * process at a time does: a session advisory lock keyed by the name and the store's schema, on a
+ * connection of its own. Returns its release, or undefined when another session holds it. A
+ * holder that dies loses it with its session.
+ */
+export async function trySingletonLock(db: PostgresDatabase, name: string): Promise<(() => Promise<void>) | undefined> {
+  const schema = (await db.storeSchema()).name;
+  const client = await db.openSession(
+    `gex ${name} pid ${process.pid} on ${os.hostname()}`.slice(0, 63),
+    () => undefined,
+  );
+  try {
+    const { rows } = await client.query<{ ok: boolean }>(
+      `SELECT pg_try_advisory_lock(hashtext('gex.singleton:' || $1::text), hashtext($2::text)) AS ok`,
+      [name, schema],
+    );
+    if (rows[0]?.ok === true) return () => client.end().catch(() => undefined);
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    throw error;
+  }
+  await client.end().catch(() => undefined);
+  return undefined;
+}
