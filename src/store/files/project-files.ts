@@ -292,13 +292,18 @@ export class ProjectFiles {
         // another complete may have finished it meanwhile
         const now = await this.get(id);
         if (now.state === 'uploaded') return now;
-        if (error instanceof UserError && error.gexCode === 'GEX_OBJECT_STORE_REFUSED')
+        // completed in the bucket before (a complete that died before it marked the file): the object tells
+        const completed =
+          error instanceof UserError &&
+          error.gexCode === 'GEX_OBJECT_STORE_REFUSED' &&
+          (await direct.size(this.projectId, file.id)) === declared;
+        if (error instanceof UserError && error.gexCode === 'GEX_OBJECT_STORE_REFUSED' && !completed)
           throw completeInvalid(
             'parts',
             `The bucket refused completing the upload of ${label}: ${maskUrlSignatures(error.message)} ` +
               'Check that every part was PUT and that each etag is the ETag header its PUT answered; or prepare the file again.',
           );
-        throw error;
+        if (!completed) throw error;
       }
     } else if (parts && parts.length > 0) {
       throw completeInvalid('parts', `${label} was prepared for one PUT, not a multipart upload: send no parts.`);
@@ -463,8 +468,13 @@ export class ProjectFiles {
       );
     }
     try {
+      // a chunked body is bounded by the size the file was prepared with, if any
+      const tooLong =
+        prepared && declaredBytes === undefined && declaredSize !== null
+          ? () => notDeclaredSize(prepared, `more than ${declaredSize}`)
+          : undefined;
       const expected = declaredBytes ?? declaredSize ?? undefined;
-      const size = await this.bytes.write(this.projectId, id, bounded(body, limit, expected), declaredBytes);
+      const size = await this.bytes.write(this.projectId, id, bounded(body, limit, expected, tooLong), declaredBytes);
       if (prepared && declaredSize !== null && size !== declaredSize) throw notDeclaredSize(prepared, size);
       const done = await this.db.run(
         `UPDATE storage_files SET state = 'uploaded', size_bytes = ?${prepared ? ', upload_id = NULL' : ''} WHERE project_id = ? AND id = ? AND state = 'uploading'`,
@@ -591,13 +601,14 @@ async function* bounded(
   body: AsyncIterable<Buffer | string>,
   limit: number,
   declared: number | undefined,
+  tooLong: () => StoreError = () => longerThanDeclared(declared ?? 0),
 ): AsyncGenerator<Buffer> {
   let size = 0;
   for await (const piece of body) {
     const buffer = typeof piece === 'string' ? Buffer.from(piece) : piece;
     size += buffer.length;
     if (size > limit) throw fileTooLarge(limit);
-    if (declared !== undefined && size > declared) throw longerThanDeclared(declared);
+    if (declared !== undefined && size > declared) throw tooLong();
     yield buffer;
   }
 }
