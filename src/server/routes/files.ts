@@ -3,12 +3,17 @@ import { describeBytes } from '../../common/text.js';
 import {
   fileNotFound,
   fileTooLarge,
+  MAX_DIRECT_PARTS,
   MAX_FILE_NAME,
   MAX_LIST_LIMIT,
   MAX_TAG,
   MAX_TAGS,
+  type ProjectFiles,
   type StoredFile,
 } from '../../store/files/project-files.js';
+import type { CompletedPart } from '../../store/files/object-store.js';
+import { isJsonObject, type JsonValue } from '../../json/index.js';
+import type { RequestOrigin } from '../../store/wire/absolute-uri.js';
 import { StoreError } from '../../store/store-error.js';
 import { sessionOf } from '../auth.js';
 import { BodyFields, numericId } from '../http/body-fields.js';
@@ -21,6 +26,62 @@ import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 
 interface FileParams {
   fileId: string;
+}
+
+/** An ETag as a bucket answers a part's PUT: quoted hex mostly; at most this long, of these characters. */
+const MAX_ETAG = 200;
+const ETAG = /^[A-Za-z0-9"._:+=/-]+$/;
+
+/** A file as GET files/{id} answers it: an uploaded file in an object store by a pre-signed GET from the bucket. */
+async function fileAnswer(request: RequestOrigin, files: ProjectFiles, file: StoredFile): Promise<JsonValue> {
+  return fileToWire(request, file, { downloadUrl: await files.downloadUrl(file) });
+}
+
+function partsInvalid(problem: string): StoreError {
+  return new StoreError(400, VALIDATION, `Invalid parameters - parts: ${problem}`, [
+    { key: 'parts', message: problem },
+  ]);
+}
+
+/** A whole number from a JSON number or its text; undefined when it is not one. */
+function wholeNumber(value: JsonValue | undefined): number | undefined {
+  const text = typeof value === 'number' ? String(value) : typeof value === 'string' ? value.trim() : undefined;
+  return text !== undefined && /^\d{1,6}$/.test(text) ? Number(text) : undefined;
+}
+
+/**
+ * `parts` of an upload-complete body: [{partNumber, etag}], each checked (a number 1..MAX_DIRECT_PARTS
+ * once, an ETag of at most MAX_ETAG safe characters); undefined when absent.
+ */
+function completedParts(raw: unknown): CompletedPart[] | undefined {
+  if (raw !== undefined && raw !== null && !isJsonObject(raw))
+    throw new StoreError(
+      400,
+      VALIDATION,
+      'Invalid parameters - body: The request body must be a JSON object or a form.',
+    );
+  const value = isJsonObject(raw) ? raw.get('parts') : undefined;
+  if (value === undefined || value === null) return undefined;
+  const items = Array.isArray(value) ? value : isJsonObject(value) ? [...value.values()] : undefined;
+  if (!items) throw partsInvalid('expected a list of {partNumber, etag}.');
+  if (items.length > MAX_DIRECT_PARTS) throw partsInvalid(`at most ${MAX_DIRECT_PARTS} parts, got ${items.length}.`);
+  const seen = new Set<number>();
+  return items.map((item, index) => {
+    if (!isJsonObject(item)) throw partsInvalid(`part ${index + 1} of the list is not an object {partNumber, etag}.`);
+    const partNumber = wholeNumber(item.get('partNumber'));
+    if (partNumber === undefined || partNumber < 1 || partNumber > MAX_DIRECT_PARTS)
+      throw partsInvalid(
+        `part ${index + 1} of the list: partNumber must be a whole number from 1 to ${MAX_DIRECT_PARTS}.`,
+      );
+    if (seen.has(partNumber)) throw partsInvalid(`partNumber ${partNumber} is listed twice.`);
+    seen.add(partNumber);
+    const etag = item.get('etag');
+    if (typeof etag !== 'string' || etag.length === 0 || etag.length > MAX_ETAG || !ETAG.test(etag))
+      throw partsInvalid(
+        `part ${partNumber}: etag must be the ETag its PUT answered, 1 to ${MAX_ETAG} letters, digits or "._:+=/-.`,
+      );
+    return { partNumber, etag };
+  });
 }
 
 const VALIDATION = KEBOOLA_ERRORS.filesValidation.code;
@@ -110,32 +171,47 @@ export function fileRoutes(app: FastifyInstance, limits: FileLimits): void {
     const tags = body.list('tags', MAX_TAGS) ?? [];
     if (tags.some((t) => t.length > MAX_TAG || t === ''))
       throw body.invalid('tags', `a tag must have 1 to ${MAX_TAG} characters.`);
+    // the size the client will upload: with an object store the file is uploaded straight to the bucket
+    let sizeBytes: number | undefined;
+    if (session.files.direct) {
+      sizeBytes = body.integer('sizeBytes', 0, Number.MAX_SAFE_INTEGER);
+      if (sizeBytes !== undefined && sizeBytes > limit) throw fileTooLarge(limit);
+    }
     const file = await session.files.prepare({
       name,
       isPermanent: body.flag('isPermanent', false),
       isEncrypted: body.flag('isEncrypted', false),
       tags: [...new Set(tags)],
       token: session.token,
+      ...(sizeBytes === undefined ? {} : { sizeBytes }),
     });
-    return sendJson(reply, 200, fileToWire(request, file, { upload: true }));
+    const direct = await session.files.directUpload(file);
+    return sendJson(reply, 200, fileToWire(request, file, { upload: true, direct }));
+  });
+
+  app.post<{ Params: FileParams }>('/files/:fileId/upload-complete', async (request, reply) => {
+    const session = sessionOf(request);
+    requireWriteAccess(session);
+    const id = fileId(request.params.fileId);
+    const parts = completedParts(request.body);
+    const file = await session.files.complete(id, parts);
+    return sendJson(reply, 200, await fileAnswer(request, session.files, file));
   });
 
   app.get<{ Querystring: Query }>('/files', async (request, reply) => {
-    const files = await sessionOf(request).files.list({
+    const project = sessionOf(request).files;
+    const files = await project.list({
       limit: queryNumber(request.query, 'limit', 100, MAX_LIST_LIMIT),
       offset: queryNumber(request.query, 'offset', 0, 1_000_000_000),
       tags: queryList(request.query, 'tags'),
     });
-    return sendJson(
-      reply,
-      200,
-      files.map((f) => fileToWire(request, f)),
-    );
+    return sendJson(reply, 200, await Promise.all(files.map((f) => fileAnswer(request, project, f))));
   });
 
-  app.get<{ Params: FileParams }>('/files/:fileId', async (request, reply) =>
-    sendJson(reply, 200, fileToWire(request, await sessionOf(request).files.get(fileId(request.params.fileId)))),
-  );
+  app.get<{ Params: FileParams }>('/files/:fileId', async (request, reply) => {
+    const files = sessionOf(request).files;
+    return sendJson(reply, 200, await fileAnswer(request, files, await files.get(fileId(request.params.fileId))));
+  });
 
   app.delete<{ Params: FileParams }>('/files/:fileId', async (request, reply) => {
     const session = sessionOf(request);
@@ -186,7 +262,7 @@ export function fileRoutes(app: FastifyInstance, limits: FileLimits): void {
           if (!discard && !request.raw.readableEnded) void reply.header('connection', 'close');
           throw error;
         }
-        return sendJson(reply, 200, fileToWire(request, file));
+        return sendJson(reply, 200, await fileAnswer(request, sessionOf(request).files, file));
       },
     );
   });

@@ -4,7 +4,7 @@ import { UserError } from '../../common/errors.js';
 import { KEBOOLA_ERRORS } from '../../common/keboola-errors.js';
 import type { Database, SqlExecutor } from '../sql/database.js';
 import { StoreError } from '../store-error.js';
-import { fileKey, PART_BYTES, UPLOAD_QUEUE, type ObjectStore } from './object-store.js';
+import { fileKey, PART_BYTES, UPLOAD_QUEUE, type CompletedPart, type ObjectStore } from './object-store.js';
 
 /**
  * Where File Storage keeps a file's bytes (its metadata is always a row of `storage_files`): one
@@ -32,6 +32,38 @@ export interface FileBytes {
   dropInTransaction(tx: SqlExecutor, fileIds: readonly number[]): Promise<void>;
   /** Drops bytes once the files' rows are gone or reset (objects): never before, so no visible file names missing bytes. */
   dropDeleted(files: ReadonlyArray<{ projectId: number; id: number }>): Promise<void>;
+  /** Uploads and downloads that go to the bucket itself by pre-signed addresses; undefined: only through the server. */
+  readonly direct: DirectBytes | undefined;
+}
+
+/**
+ * A file's object reached by its client itself (an object store only): pre-signed addresses to PUT
+ * it whole or in parts and to GET it, and what the server does around them. Signing is local
+ * computation; the other calls reach the bucket. Unreachable: a 503 with Retry-After.
+ */
+export interface DirectBytes {
+  /** A PUT of the object, signed for exactly `size` bytes (a body of another length is refused by the bucket). */
+  presignPut(projectId: number, fileId: number, size: number, expiresSeconds: number): Promise<string>;
+  presignGet(projectId: number, fileId: number, expiresSeconds: number): Promise<string>;
+  /** Starts a multipart upload of the object; its upload id. */
+  startMultipart(projectId: number, fileId: number): Promise<string>;
+  presignPart(
+    projectId: number,
+    fileId: number,
+    uploadId: string,
+    partNumber: number,
+    expiresSeconds: number,
+  ): Promise<string>;
+  completeMultipart(
+    projectId: number,
+    fileId: number,
+    uploadId: string,
+    parts: readonly CompletedPart[],
+  ): Promise<void>;
+  /** Drops a multipart upload's parts (one already gone is no error). */
+  abortMultipart(projectId: number, fileId: number, uploadId: string): Promise<void>;
+  /** The object's size; undefined when there is none. */
+  size(projectId: number, fileId: number): Promise<number | undefined>;
 }
 
 /** The most one upload into an object store holds: the part being filled and those being sent. */
@@ -48,6 +80,7 @@ export const POOL_FOR_READS_IN_TRANSACTIONS = 4;
 /** The bytes as rows of `storage_file_chunks` (about CHUNK_BYTES each) in the store's database. */
 export class DatabaseChunks implements FileBytes {
   readonly location = 'database';
+  readonly direct = undefined;
   constructor(private readonly db: Database) {}
 
   /** The chunk being filled and the one being written, never more than the `declaredBytes` announced. */
@@ -146,10 +179,50 @@ async function answerable<T>(call: () => Promise<T>): Promise<T> {
  * into the object in parts (ObjectStore.putStream: PART_BYTES each, UPLOAD_QUEUE in flight), a
  * download or an import streams from it; any server or worker with the same settings reads them.
  */
-export class ObjectStoreBytes implements FileBytes {
+export class ObjectStoreBytes implements FileBytes, DirectBytes {
   readonly location: string;
+  readonly direct: DirectBytes = this;
   constructor(readonly objects: ObjectStore) {
     this.location = objects.location;
+  }
+
+  presignPut(projectId: number, fileId: number, size: number, expiresSeconds: number): Promise<string> {
+    return answerable(() => this.objects.presignPut(fileKey(projectId, fileId), size, expiresSeconds));
+  }
+
+  presignGet(projectId: number, fileId: number, expiresSeconds: number): Promise<string> {
+    return answerable(() => this.objects.presignGet(fileKey(projectId, fileId), expiresSeconds));
+  }
+
+  startMultipart(projectId: number, fileId: number): Promise<string> {
+    return answerable(() => this.objects.createMultipart(fileKey(projectId, fileId)));
+  }
+
+  presignPart(
+    projectId: number,
+    fileId: number,
+    uploadId: string,
+    partNumber: number,
+    expiresSeconds: number,
+  ): Promise<string> {
+    return answerable(() => this.objects.presignPart(fileKey(projectId, fileId), uploadId, partNumber, expiresSeconds));
+  }
+
+  completeMultipart(
+    projectId: number,
+    fileId: number,
+    uploadId: string,
+    parts: readonly CompletedPart[],
+  ): Promise<void> {
+    return answerable(() => this.objects.completeMultipart(fileKey(projectId, fileId), uploadId, parts));
+  }
+
+  abortMultipart(projectId: number, fileId: number, uploadId: string): Promise<void> {
+    return answerable(() => this.objects.abortMultipart(fileKey(projectId, fileId), uploadId));
+  }
+
+  size(projectId: number, fileId: number): Promise<number | undefined> {
+    return answerable(() => this.objects.head(fileKey(projectId, fileId)));
   }
 
   /** The part being filled and those being sent. */

@@ -323,6 +323,16 @@ export const MIGRATIONS: Array<{ version: number; description: string; statement
         status_code INTEGER, message TEXT NOT NULL, sender TEXT NOT NULL, PRIMARY KEY (event_id, attempt))`,
     ],
   },
+  {
+    version: 20,
+    description: 'storage_files: the size a direct upload to the object store declared, and its multipart upload',
+    statements: [
+      // a file prepared for an upload straight to the bucket: the size it was signed for (null:
+      // uploaded through the server) and the id of its multipart upload (null: one PUT or none)
+      `ALTER TABLE storage_files ADD COLUMN declared_size BIGINT`,
+      `ALTER TABLE storage_files ADD COLUMN upload_id TEXT`,
+    ],
+  },
 ];
 
 export const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied TEXT NOT NULL)`;

@@ -1,5 +1,5 @@
 import { fromPlain, isJsonObject, type JsonValue } from '../../json/index.js';
-import { FILE_MAX_AGE_DAYS, type StoredFile } from '../files/project-files.js';
+import { FILE_MAX_AGE_DAYS, type DirectUpload, type StoredFile } from '../files/project-files.js';
 import { absoluteUri, type RequestOrigin } from './absolute-uri.js';
 
 /**
@@ -12,9 +12,46 @@ export function fileContentUrl(request: RequestOrigin, id: number): string {
   return absoluteUri(request, `/v2/storage/files/${id}/content`);
 }
 
-/** A file in Keboola's shape (docs/storage-api.md#files); `provider` "gex" tells it from a cloud bucket. */
-export function fileToWire(request: RequestOrigin, file: StoredFile, options: { upload?: boolean } = {}): JsonValue {
-  const url = fileContentUrl(request, file.id);
+/** Where a client that uploaded a file straight to the bucket says it is done (POST). */
+export function fileCompleteUrl(request: RequestOrigin, id: number): string {
+  return absoluteUri(request, `/v2/storage/files/${id}/upload-complete`);
+}
+
+export interface FileWireOptions {
+  /** answer `uploadParams` (a prepared file): through the server unless `direct` is given */
+  upload?: boolean;
+  /** the file's direct upload to the bucket (ProjectFiles.directUpload) */
+  direct?: DirectUpload;
+  /** the file's `url`: a pre-signed GET from the bucket (ProjectFiles.downloadUrl); else the server's content address */
+  downloadUrl?: string;
+}
+
+/** `uploadParams` of a prepared file: the server's content address, or a direct upload to the bucket. */
+function uploadParams(
+  request: RequestOrigin,
+  file: StoredFile,
+  direct: DirectUpload | undefined,
+): Record<string, unknown> {
+  if (!direct) return { url: fileContentUrl(request, file.id), method: 'PUT' };
+  const completeUrl = fileCompleteUrl(request, file.id);
+  if (direct.method === 'PUT')
+    return { url: direct.url, method: 'PUT', direct: true, expiresAt: direct.expiresAt, completeUrl };
+  return {
+    method: 'MULTIPART',
+    direct: true,
+    partSize: direct.partSize,
+    parts: direct.parts.map((p) => ({ partNumber: p.partNumber, url: p.url })),
+    expiresAt: direct.expiresAt,
+    completeUrl,
+  };
+}
+
+/**
+ * A file in Keboola's shape (docs/storage-api.md#files); `provider` "gex" tells it from a cloud
+ * bucket. Pre-signed addresses are made by the caller (signing is asynchronous in the SDK) and passed in.
+ */
+export function fileToWire(request: RequestOrigin, file: StoredFile, options: FileWireOptions = {}): JsonValue {
+  const url = options.downloadUrl ?? fileContentUrl(request, file.id);
   return fromPlain({
     id: file.id,
     created: file.created,
@@ -31,7 +68,7 @@ export function fileToWire(request: RequestOrigin, file: StoredFile, options: { 
     runId: null,
     runIds: [],
     creatorToken: { id: file.creatorToken.id, description: file.creatorToken.description },
-    ...(options.upload ? { uploadParams: { url, method: 'PUT' } } : {}),
+    ...(options.upload ? { uploadParams: uploadParams(request, file, options.direct) } : {}),
   });
 }
 
