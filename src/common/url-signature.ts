@@ -21,3 +21,13 @@ const PATTERN = new RegExp(`([?&](?:${SIGNING_PARAMETERS.join('|')})=)[^&#\\s"'<
 export function maskUrlSignatures(text: string): string {
   return text.replace(PATTERN, `$1${MASKED}`);
 }
+
+/** Whether `url` is an address pre-signed with SigV4 (S3's query authentication). */
+export function isPresignedUrl(url: string): boolean {
+  try {
+    const { searchParams } = new URL(url);
+    return searchParams.has('X-Amz-Signature') && searchParams.has('X-Amz-Credential');
+  } catch {
+    return false;
+  }
+}
