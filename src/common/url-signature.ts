@@ -36,3 +36,13 @@ const ANYWHERE = new RegExp(`(?:${SIGNING_PARAMETERS.join('|')})(?:=|%(?:25)?3D)
 export function holdsUrlSignature(text: string): boolean {
   return ANYWHERE.test(text);
 }
+
+/** Whether `url` is an address pre-signed with SigV4 (S3's query authentication). */
+export function isPresignedUrl(url: string): boolean {
+  try {
+    const { searchParams } = new URL(url);
+    return searchParams.has('X-Amz-Signature') && searchParams.has('X-Amz-Credential');
+  } catch {
+    return false;
+  }
+}

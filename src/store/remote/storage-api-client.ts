@@ -106,6 +106,25 @@ export class StorageApiClient {
     return url !== null && url.origin === this.origin;
   }
 
+  /** Whether `url` is an address of this API's own origin (where the token may go). */
+  isOwnAddress(url: string): boolean {
+    try {
+      return this.sameOrigin(new URL(url));
+    } catch {
+      return false;
+    }
+  }
+
+  /** What a transfer to a pre-signed address shares with this client: its budget, clock and log, never the token. */
+  transferOptions(): { retry: RetryBudgetSettings; clock?: Clock; logger?: Logger; issuer: string } {
+    return {
+      retry: this.retry,
+      clock: this.options.clock,
+      logger: this.options.logger,
+      issuer: `The ${this.name} at ${this.options.url}`,
+    };
+  }
+
   async call(
     method: Method,
     path: string,
