@@ -6,7 +6,7 @@ import { fileKey } from '../../src/store/files/object-store.js';
 import {
   DIRECT_PUT_MAX,
   MIN_DIRECT_PART,
-  UPLOAD_URL_SECONDS,
+  PUT_URL_SECONDS,
   directPartCount,
   directPartSize,
 } from '../../src/store/files/project-files.js';
@@ -109,11 +109,9 @@ describeEachBackend('File Storage: direct uploads to the bucket and pre-signed d
     assert.equal(params.direct, true);
     assert.equal(params.completeUrl, `${server().baseUrl}${S}/files/${file.id}/upload-complete`);
     assert.ok(params.url.startsWith(`${swift.endpoint}/${bucket.name}/files/${fileKey(projectId, file.id)}?`));
-    assert.equal(new URL(params.url).searchParams.get('X-Amz-Expires'), String(UPLOAD_URL_SECONDS));
+    assert.equal(new URL(params.url).searchParams.get('X-Amz-Expires'), String(PUT_URL_SECONDS));
     const expires = Date.parse(params.expiresAt);
-    assert.ok(
-      expires >= before + UPLOAD_URL_SECONDS * 1000 - 1000 && expires <= Date.now() + UPLOAD_URL_SECONDS * 1000,
-    );
+    assert.ok(expires >= before + PUT_URL_SECONDS * 1000 - 1000 && expires <= Date.now() + PUT_URL_SECONDS * 1000);
     // the file itself, not uploaded yet: the server's address, no size
     assert.equal(file.url, `${server().baseUrl}${S}/files/${file.id}/content`);
     assert.equal(file.sizeBytes, null);

@@ -72,7 +72,12 @@ export const DIRECT_PUT_MAX = 32 * 1024 * 1024;
 export const MIN_DIRECT_PART = 16 * 1024 * 1024;
 /** Most parts of a direct multipart upload: the parts grow with the file beyond this. */
 export const MAX_DIRECT_PARTS = 1000;
-/** How long the pre-signed addresses of an upload (PUT, parts) and of a download (GET) live. */
+/**
+ * How long the pre-signed addresses of an upload and of a download (GET) live. A single PUT's is
+ * short: it could overwrite the object with other bytes of the same length until it expires, also
+ * after the file was completed (a multipart upload's parts cannot: completing it ends them).
+ */
+export const PUT_URL_SECONDS = 15 * 60;
 export const UPLOAD_URL_SECONDS = 60 * 60;
 export const DOWNLOAD_URL_SECONDS = 60 * 60;
 
@@ -228,11 +233,12 @@ export class ProjectFiles {
   async directUpload(file: StoredFile): Promise<DirectUpload | undefined> {
     const direct = this.bytes.direct;
     if (!direct || file.state !== 'prepared' || file.declaredSize === null) return undefined;
-    const expiresAt = new Date(this.now().getTime() + UPLOAD_URL_SECONDS * 1000).toISOString();
+    const expiresIn = (seconds: number) => new Date(this.now().getTime() + seconds * 1000).toISOString();
     if (file.uploadId === null) {
-      const url = await direct.presignPut(this.projectId, file.id, file.declaredSize, UPLOAD_URL_SECONDS);
-      return { method: 'PUT', url, expiresAt };
+      const url = await direct.presignPut(this.projectId, file.id, file.declaredSize, PUT_URL_SECONDS);
+      return { method: 'PUT', url, expiresAt: expiresIn(PUT_URL_SECONDS) };
     }
+    const expiresAt = expiresIn(UPLOAD_URL_SECONDS);
     const { uploadId } = file;
     const count = directPartCount(file.declaredSize);
     const parts = await Promise.all(
