@@ -44,6 +44,15 @@ describe('queue jobs on PostgreSQL: gex worker processes on one database (pg-bos
     for (const w of workers) if (w.child.exitCode === null && (await childrenOf(w.child.pid!)).length) found.push(w);
     return found;
   };
+  /** The worker whose gex run runs the one job processing: a job is `processing` a moment before its process starts. */
+  const untilRunner = async (): Promise<Worker> => {
+    for (let i = 0; i < 100; i++) {
+      const [found] = await runnerOf();
+      if (found) return found;
+      await sleep(100);
+    }
+    throw new Error('no worker started a gex run for the processing job within 10 s');
+  };
 
   before(async () => {
     await withPostgresClient(url, (c) => c.query(`CREATE SCHEMA ${schema}`));
@@ -199,8 +208,7 @@ describe('queue jobs on PostgreSQL: gex worker processes on one database (pg-bos
     const lost = await create(plain.url, configs.slow);
     const next = await create(plain.url, configs.slow);
     await untilJob(plain.url, token, lost.id, 20_000, (j) => j.status === 'processing');
-    const [victim] = await runnerOf();
-    assert.ok(victim, 'a worker runs the job');
+    const victim = await untilRunner();
     victim.child.kill('SIGKILL');
     const killedAt = Date.now();
     await exited(victim.child);
@@ -215,7 +223,7 @@ describe('queue jobs on PostgreSQL: gex worker processes on one database (pg-bos
     // with --retries 1 on the server that created it: run again on another worker
     const retried = await create(retrying.url, configs.slow);
     await untilJob(plain.url, token, retried.id, 20_000, (j) => j.status === 'processing');
-    const [second] = await runnerOf();
+    const second = await untilRunner();
     second.child.kill('SIGKILL');
     const done = await untilFinished(plain.url, token, retried.id, 90_000);
     assert.equal(done.status, 'success', JSON.stringify(done.result));
