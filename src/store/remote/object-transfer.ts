@@ -124,8 +124,16 @@ export class ObjectTransfer {
     };
     let index = 0;
     for await (const bytes of partsOf(body, partSize)) {
+      if (failed !== undefined) break;
       const part = parts[index++];
-      if (part === undefined || failed !== undefined) break;
+      if (part === undefined) {
+        // never cut: a file that grew since its size was taken is refused, not uploaded short
+        failed = new UserError(
+          'GEX_STORAGE_API_REFUSED',
+          `The file to upload is longer than the ${size} bytes announced (it changed while it was read); upload it again.`,
+        );
+        break;
+      }
       send(part, bytes);
       while (inFlight.size >= PARTS_IN_FLIGHT) await Promise.race(inFlight);
     }

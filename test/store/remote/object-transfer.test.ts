@@ -173,6 +173,28 @@ describe('uploads and downloads at pre-signed addresses of a gex server with its
     assert.ok(!bucket.isDone(), 'no byte went to the bucket');
   });
 
+  it('refuses a body longer than the size announced rather than cutting it, and one shorter than its parts', async () => {
+    const parts = [1, 2].map((n) => ({
+      partNumber: n,
+      url: presigned('/gex/projects/1/files/28', `&partNumber=${n}`),
+    }));
+    nock(BUCKET).put('/gex/projects/1/files/28').query(true).times(2).reply(200, '', { etag: '"e"' });
+    const prepared = {
+      ...fileObject(28, null),
+      uploadParams: { method: 'MULTIPART', direct: true, partSize: 10, parts },
+    };
+    nock(URL).post('/v2/storage/files/prepare').reply(200, prepared);
+    const complete = nock(URL).post('/v2/storage/files/28/upload-complete').reply(200, fileObject(28, 20));
+    await assert.rejects(
+      files().upload('x.csv', body('y'.repeat(25)), 20),
+      refused(/longer than the 20 bytes announced/),
+    );
+    nock(URL).post('/v2/storage/files/prepare').reply(200, prepared);
+    nock(BUCKET).put('/gex/projects/1/files/28').query(true).reply(200, '', { etag: '"e"' });
+    await assert.rejects(files().upload('x.csv', body('y'.repeat(8)), 20), refused(/ended after 1 of its 2 parts/));
+    assert.ok(!complete.isDone(), 'nothing was completed');
+  });
+
   it("a bucket's refusal is named without the address's signature; a 403 says to start again", async () => {
     nock(BUCKET)
       .put('/gex/projects/1/files/23')
